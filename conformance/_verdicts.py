@@ -1,0 +1,31 @@
+"""What a check says: fail, expect, observe, needs."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from conformance import _context
+from conformance._exceptions import Failure, NeedsUnmet
+
+
+def fail(message: str) -> NoReturn:
+    """The target broke the rule: say what it did and what the rule wanted."""
+    raise Failure(message)
+
+
+def expect(condition: object, message: str) -> None:
+    """``fail(message)`` unless ``condition`` holds."""
+    if not condition:
+        raise Failure(message)
+
+
+def observe(message: str) -> None:
+    """Note an observation on the running check (reported with its verdict, never changes it)."""
+    record = _context.current()
+    if record is not None:
+        record.notes.append(message)
+
+
+def needs(what: str, option: str | None = None) -> NoReturn:
+    """Skip: the check needs ``what``, which ``option`` supplies."""
+    raise NeedsUnmet(what, option)

@@ -1,0 +1,284 @@
+"""Settings: one typed object built from the command line, the environment and configuration files.
+
+Precedence, highest first: command-line option > environment variable > ``conformance.toml`` (or the file named by
+``--conformance-config``) > ``[tool.conformance]`` in ``pyproject.toml`` > pytest ini key ``conformance_<name>`` >
+default. Secrets (API keys, passwords) have no command-line option: environment or configuration file only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import tomllib
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from conformance._exceptions import ConfigError
+from conformance.rules import SUITE_TARGET, SUITES
+
+Kind = Literal["str", "bool", "int", "float", "path", "list"]
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One setting. ``flag`` is the command-line option (None for secrets); ``env`` its environment variable."""
+
+    name: str
+    help: str
+    kind: Kind = "str"
+    default: Any = None
+    secret: bool = False
+    flag: str | None = None
+    env: str | None = None
+
+    @property
+    def cli_flag(self) -> str | None:
+        if self.secret:
+            return None
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    @property
+    def env_var(self) -> str:
+        return self.env or "CONFORMANCE_" + self.name.upper()
+
+
+CORE_OPTIONS: list[OptionSpec] = [
+    OptionSpec("target_url", "URL of the MCP tool server to certify (suites auth, profile)"),
+    OptionSpec("platform_url", "base URL of the platform API sandbox (suites platform, campaigns)"),
+    OptionSpec("platform_api_key", "API key for the platform sandbox", secret=True),
+    OptionSpec("compression_url", "base URL of the image compression sandbox (suite compression)"),
+    OptionSpec("compression_api_key", "API key for the compression sandbox", secret=True),
+    OptionSpec("suite", "comma-separated suites to run (default: all)", kind="list"),
+    OptionSpec("report_dir", "directory for report.json, report.html, junit.xml", kind="path", default="reports"),
+    OptionSpec("expected_failures", "baseline file (TOML) of rules expected to fail", kind="path"),
+    # pytest owns --strict; the plugin reads it as "SHOULD rules fail the run" too.
+    OptionSpec("strict", "SHOULD rules fail the run", kind="bool", default=False, flag="--strict"),
+    OptionSpec(
+        "allow_insecure_loopback",
+        "allow http:// and self-signed TLS on 127.0.0.1/::1/localhost only",
+        kind="bool",
+        default=False,
+    ),
+    OptionSpec(
+        "allow_private_network",
+        "allow metadata-driven fetches and redirects to private or link-local addresses",
+        kind="bool",
+        default=False,
+    ),
+    OptionSpec("ca_bundle", "PEM file of extra CA certificates to trust", kind="path"),
+    OptionSpec("connect_timeout", "seconds to connect", kind="float", default=5.0),
+    OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=20.0),
+    OptionSpec("total_timeout", "seconds for one request including retries", kind="float", default=60.0),
+    OptionSpec("max_response_bytes", "largest response body read", kind="int", default=16 * 1024 * 1024),
+    OptionSpec("run_id", "prefix for objects a run creates (default: random)"),
+]
+
+
+def suite_options() -> list[OptionSpec]:
+    """Options declared by the suites in ``conformance/suites/<suite>/options.py``."""
+    found: list[OptionSpec] = []
+    for suite in SUITES:
+        try:
+            module = importlib.import_module(f"conformance.suites.{suite}.options")
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("conformance.suites"):
+                continue
+            raise
+        found.extend(getattr(module, "OPTIONS", []))
+    return found
+
+
+def all_options() -> list[OptionSpec]:
+    options = CORE_OPTIONS + suite_options()
+    names = [o.name for o in options]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise ConfigError(f"options declared twice: {sorted(duplicates)}")
+    return options
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def convert(spec: OptionSpec, value: Any, origin: str) -> Any:
+    """Coerce a raw value (string from env/CLI, or a TOML value) to the option's kind; clear error otherwise."""
+    if value is None:
+        return None
+    try:
+        if spec.kind == "bool":
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            raise ValueError(f"expected true/false, got {value!r}")
+        if spec.kind == "int":
+            return int(value)
+        if spec.kind == "float":
+            return float(value)
+        if spec.kind == "path":
+            return Path(str(value)).expanduser()
+        if spec.kind == "list":
+            items = value if isinstance(value, list) else str(value).split(",")
+            return [str(item).strip() for item in items if str(item).strip()]
+        return str(value)
+    except (TypeError, ValueError) as exc:
+        shown = "<hidden>" if spec.secret else repr(value)
+        raise ConfigError(f"{spec.name} from {origin}: cannot read {shown} as {spec.kind} ({exc})") from None
+
+
+def read_config_files(rootdir: Path, explicit: Path | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """Configuration tables in precedence order: explicit file or conformance.toml, then [tool.conformance]."""
+    tables: list[tuple[str, dict[str, Any]]] = []
+    candidate = explicit or rootdir / "conformance.toml"
+    if explicit is not None and not explicit.is_file():
+        raise ConfigError(f"configuration file {explicit} does not exist")
+    if candidate.is_file():
+        tables.append((str(candidate), _load_toml(candidate)))
+    pyproject = rootdir / "pyproject.toml"
+    if pyproject.is_file():
+        table = _load_toml(pyproject).get("tool", {}).get("conformance")
+        if isinstance(table, dict):
+            tables.append((f"{pyproject} [tool.conformance]", table))
+    return tables
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
+@dataclass
+class Target:
+    """One configured service under test."""
+
+    name: str  # tool_server, platform, compression
+    base_url: str
+    api_key: str | None = None
+    scheme: str = "bearer"  # how api_key is presented: bearer, basic (user "api")
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + "/" + path.lstrip("/")
+
+    @property
+    def auth(self) -> dict[str, str]:
+        if not self.api_key:
+            return {}
+        if self.scheme == "basic":
+            import base64
+
+            token = base64.b64encode(f"api:{self.api_key}".encode()).decode()
+            return {"Authorization": f"Basic {token}"}
+        return {"Authorization": f"Bearer {self.api_key}"}
+
+
+@dataclass
+class Settings:
+    """Resolved settings of one run. ``origins`` says where each value came from (for the report header)."""
+
+    values: dict[str, Any]
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self.values.get(name)
+        return default if value is None else value
+
+    def __getattr__(self, name: str) -> Any:
+        # Attribute access for declared options: settings.target_url, settings.strict ...
+        values = self.__dict__.get("values")
+        if values is not None and name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    @property
+    def selected_suites(self) -> list[str]:
+        chosen = self.values.get("suite") or list(SUITES)
+        unknown = [s for s in chosen if s not in SUITES]
+        if unknown:
+            raise ConfigError(f"unknown suite(s) {unknown}; known: {', '.join(SUITES)}")
+        return list(chosen)
+
+    def target(self, name: str) -> Target | None:
+        if name == "tool_server":
+            url = self.values.get("target_url")
+            return Target("tool_server", url) if url else None
+        if name == "platform":
+            url = self.values.get("platform_url")
+            return Target("platform", url, self.values.get("platform_api_key")) if url else None
+        if name == "compression":
+            url = self.values.get("compression_url")
+            key = self.values.get("compression_api_key")
+            return Target("compression", url, key, scheme="basic") if url else None
+        raise ConfigError(f"unknown target {name!r}")
+
+    def targets(self) -> dict[str, Target]:
+        found = {}
+        for name in sorted(set(SUITE_TARGET.values())):
+            target = self.target(name)
+            if target is not None:
+                found[name] = target
+        return found
+
+    def secrets(self) -> list[str]:
+        """Secret values, for value-based redaction everywhere."""
+        specs = {o.name: o for o in all_options()}
+        return [str(v) for k, v in self.values.items() if v and k in specs and specs[k].secret]
+
+    def public(self) -> dict[str, Any]:
+        """Values safe to show in a report (secrets replaced by whether they are set)."""
+        specs = {o.name: o for o in all_options()}
+        shown: dict[str, Any] = {}
+        for key, value in self.values.items():
+            spec = specs.get(key)
+            if spec is not None and spec.secret:
+                shown[key] = "<set>" if value else None
+            else:
+                shown[key] = str(value) if isinstance(value, Path) else value
+        return shown
+
+
+def resolve(
+    cli: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+    files: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    ini: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Merge the sources by precedence into :class:`Settings`."""
+    cli = cli or {}
+    env = os.environ if env is None else env
+    ini = ini or {}
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    options = all_options()
+    known = {o.name for o in options}
+    for origin, table in files:
+        unknown = sorted(set(table) - known)
+        if unknown:
+            raise ConfigError(f"{origin}: unknown setting(s) {unknown}")
+    for spec in options:
+        candidates: list[tuple[str, Any]] = []
+        if not spec.secret:
+            candidates.append((spec.cli_flag or spec.name, cli.get(spec.name)))
+        candidates.append((spec.env_var, env.get(spec.env_var)))
+        candidates.extend((origin, table.get(spec.name)) for origin, table in files)
+        candidates.append((f"ini conformance_{spec.name}", ini.get(spec.name)))
+        chosen = next(((o, v) for o, v in candidates if v not in (None, "", [])), None)
+        if chosen is None:
+            values[spec.name] = convert(spec, spec.default, "default")
+            origins[spec.name] = "default"
+        else:
+            values[spec.name] = convert(spec, chosen[1], chosen[0])
+            origins[spec.name] = chosen[0]
+    if not values.get("run_id"):
+        values["run_id"] = "cf" + uuid.uuid4().hex[:8]
+        origins["run_id"] = "generated"
+    return Settings(values, origins)

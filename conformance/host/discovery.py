@@ -1,0 +1,111 @@
+"""Protected-resource metadata discovery (RFC 9728) in the order the host uses.
+
+1. ``resource_metadata`` from the tool server's 401 challenge,
+2. the path-suffixed well-known URL ``{origin}/.well-known/oauth-protected-resource{path}``,
+3. the root well-known URL ``{origin}/.well-known/oauth-protected-resource``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from conformance._exceptions import Failure
+from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
+from conformance.host.http import HostHTTP
+
+PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
+MCP_PROTOCOL_VERSION = "2025-06-18"
+
+
+def prm_urls(resource_url: str) -> list[str]:
+    """Well-known PRM URLs for a resource: path-suffixed first (when the resource has a path), then root."""
+    parts = urlsplit(resource_url)
+    path = parts.path.rstrip("/")
+    root = urlunsplit((parts.scheme, parts.netloc, PRM_WELL_KNOWN, "", ""))
+    if path:
+        return [urlunsplit((parts.scheme, parts.netloc, PRM_WELL_KNOWN + path, "", "")), root]
+    return [root]
+
+
+def initialize_request() -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": MCP_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "conformance-host", "version": "0.1"},
+        },
+    }
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def unauthenticated_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
+    """What a host sends first: an MCP initialize without credentials."""
+    return http.post(mcp_url, json=initialize_request(), headers=MCP_HEADERS, retry=None)
+
+
+def challenge_of(response: httpx.Response) -> Challenge | None:
+    """The first Bearer challenge of a response's WWW-Authenticate header(s), if it parses."""
+    values = response.headers.get_list("www-authenticate")
+    if not values:
+        return None
+    try:
+        found = bearer_challenges(", ".join(values))
+    except ChallengeParseError:
+        return None
+    return found[0] if found else None
+
+
+def json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+    """The response body as a JSON object, or a Failure naming what was wrong."""
+    if response.status_code != 200:
+        raise Failure(f"{what}: {response.request.url} answered {response.status_code}, expected 200")
+    try:
+        document = json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        ctype = response.headers.get("content-type", "none")
+        raise Failure(f"{what}: {response.request.url} is not JSON (Content-Type {ctype})") from None
+    if not isinstance(document, dict):
+        raise Failure(f"{what}: {response.request.url} is JSON but not an object")
+    return document
+
+
+@dataclass
+class PrmDiscovery:
+    url: str
+    document: dict[str, Any]
+    via: str  # challenge, path-suffixed, root
+    challenge: Challenge | None
+    tried: list[str] = field(default_factory=list)
+
+
+def discover_prm(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
+    """Find the protected-resource metadata the way a host does; raise Failure saying what each step gave."""
+    tried: list[str] = []
+    probe = unauthenticated_probe(http, mcp_url)
+    challenge = challenge_of(probe) if probe.status_code == 401 else None
+    candidates: list[tuple[str, str]] = []
+    if challenge is not None and challenge.get("resource_metadata"):
+        candidates.append(("challenge", str(challenge.get("resource_metadata"))))
+    else:
+        tried.append(f"unauthenticated initialize → {probe.status_code}, no resource_metadata in a Bearer challenge")
+    urls = prm_urls(mcp_url)
+    candidates += [("path-suffixed" if len(urls) == 2 and i == 0 else "root", u) for i, u in enumerate(urls)]
+    for via, url in candidates:
+        response = http.get(url, headers={"Accept": "application/json"}, metadata_driven=via == "challenge")
+        try:
+            document = json_object(response, "protected resource metadata")
+        except Failure as exc:
+            tried.append(f"{via} {url}: {exc.message}")
+            continue
+        return PrmDiscovery(url=url, document=document, via=via, challenge=challenge, tried=tried)
+    raise Failure("no protected resource metadata found; " + "; ".join(tried))

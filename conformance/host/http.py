@@ -1,0 +1,285 @@
+"""The host's one HTTP client. Every check talks to targets through it.
+
+It adds what a well-behaved host does and what a reviewer needs: explicit timeouts, TLS verification (with an
+optional local CA bundle), a response size cap, the URL guard, the retry policy, and an exchange recorder that
+attaches each request and response, redacted at capture, to the running check.
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+
+from conformance import _context
+from conformance._exceptions import ResponseTooLarge, TargetUnreachable
+from conformance.host._guard import UrlGuard, host_of, is_loopback_host
+from conformance.host._redact import Redactor
+from conformance.host._retry import DEFAULT_RETRY, RetryPolicy
+
+BODY_EXCERPT_CHARS = 2048
+MAX_REDIRECTS = 10
+USER_AGENT = "conformance-host/0.1"
+_UNSET: Any = object()
+
+
+def ssl_context(ca_bundle: Path | None = None, *, verify: bool = True) -> ssl.SSLContext:
+    """System trust plus the optional CA bundle (the embedded stack's local CA)."""
+    context = ssl.create_default_context()
+    if ca_bundle is not None:
+        context.load_verify_locations(cafile=str(ca_bundle))
+    if not verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+class HostHTTP:
+    """Synchronous host client (httpx). Responses come back fully read (up to the size cap)."""
+
+    def __init__(
+        self,
+        *,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 20.0,
+        total_timeout: float = 60.0,
+        max_response_bytes: int = 16 * 1024 * 1024,
+        ca_bundle: Path | None = None,
+        guard: UrlGuard | None = None,
+        redactor: Redactor | None = None,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Any = time.sleep,
+        client_cert: tuple[str, str] | None = None,
+    ) -> None:
+        self.timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout)
+        self.total_timeout = total_timeout
+        self.max_response_bytes = max_response_bytes
+        self.ca_bundle = ca_bundle
+        self.guard = guard or UrlGuard()
+        self.redactor = redactor or Redactor()
+        self.retry = retry
+        self._sleep = sleep
+        context = ssl_context(ca_bundle)
+        if client_cert is not None:
+            context.load_cert_chain(*client_cert)
+        mounts: dict[str, httpx.BaseTransport | None] = {}
+        if transport is None and self.guard.allow_insecure_loopback:
+            # Self-signed TLS is tolerated on loopback only; everything else is verified.
+            insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False))
+            for host in ("127.0.0.1", "localhost", "[::1]"):
+                mounts[f"all://{host}"] = insecure
+        self._client = httpx.Client(
+            timeout=self.timeout,
+            verify=context,
+            transport=transport,
+            mounts=mounts or None,
+            follow_redirects=False,
+            headers={"User-Agent": USER_AGENT},
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Any, **overrides: Any) -> HostHTTP:
+        trusted = {host_of(t.base_url) for t in settings.targets().values()}
+        guard = UrlGuard(
+            allow_insecure_loopback=bool(settings.get("allow_insecure_loopback")),
+            allow_private_network=bool(settings.get("allow_private_network")),
+            trusted_hosts=trusted,
+        )
+        kwargs: dict[str, Any] = {
+            "connect_timeout": settings.get("connect_timeout", 5.0),
+            "read_timeout": settings.get("read_timeout", 20.0),
+            "total_timeout": settings.get("total_timeout", 60.0),
+            "max_response_bytes": settings.get("max_response_bytes", 16 * 1024 * 1024),
+            "ca_bundle": settings.get("ca_bundle"),
+            "guard": guard,
+            "redactor": Redactor(settings.secrets()),
+        }
+        kwargs.update(overrides)
+        return cls(**kwargs)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HostHTTP:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- requests ------------------------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        params: Any = None,
+        json: Any = _UNSET,
+        data: Any = None,
+        content: bytes | str | None = None,
+        retry: RetryPolicy | None = _UNSET,
+        follow_redirects: bool = False,
+        metadata_driven: bool = False,
+        timeout: float | None = None,
+    ) -> httpx.Response:
+        """Send one logical request (with retries and guarded redirects); return the final response.
+
+        ``metadata_driven`` marks a URL taken from a target's answer (the guard then refuses internal addresses).
+        Raises :class:`TargetUnreachable`, :class:`ResponseTooLarge` or :class:`UrlRefused` (all TargetError).
+        """
+        policy = self.retry if retry is _UNSET else retry
+        started = time.monotonic()
+        attempt = 0
+        hops = 0
+        while True:
+            self.guard.check(url, metadata_driven=metadata_driven or hops > 0)
+            kwargs: dict[str, Any] = {"headers": headers, "params": params, "data": data, "content": content}
+            if json is not _UNSET:
+                kwargs["json"] = json
+            if timeout is not None:
+                kwargs["timeout"] = timeout
+            response = self._send(method, url, kwargs, started)
+            if follow_redirects and response.is_redirect and hops < MAX_REDIRECTS:
+                location = response.headers.get("location", "")
+                url = urljoin(str(response.url), location)
+                hops += 1
+                if response.status_code in (301, 302, 303) and method.upper() != "HEAD":
+                    method, json, data, content = "GET", _UNSET, None, None
+                continue
+            if policy is None:
+                return response
+            wait = policy.delay(response, attempt, time.monotonic() - started)
+            if wait is None or time.monotonic() - started + wait > self.total_timeout:
+                return response
+            self._note(f"retrying after {wait:.2f}s (status {response.status_code}, attempt {attempt + 1})")
+            self._sleep(wait)
+            attempt += 1
+
+    def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:
+        request = self._client.build_request(method, url, **{k: v for k, v in kwargs.items() if k != "timeout"})
+        if "timeout" in kwargs:
+            request.extensions["timeout"] = httpx.Timeout(kwargs["timeout"]).as_dict()
+        t0 = time.monotonic()
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        try:
+            response = self._client.send(request, stream=True)
+            try:
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body.extend(chunk)
+                    if len(body) > self.max_response_bytes:
+                        raise ResponseTooLarge(
+                            f"{method} {self.redactor.url(url)}: response body exceeds "
+                            f"{self.max_response_bytes} bytes"
+                        )
+                    if time.monotonic() - started > self.total_timeout:
+                        raise TargetUnreachable(
+                            f"{method} {self.redactor.url(url)}: no complete response within "
+                            f"{self.total_timeout:.0f}s"
+                        )
+            finally:
+                response.close()
+        except (ResponseTooLarge, TargetUnreachable) as exc:
+            self._record(request, None, None, time.monotonic() - t0, stamp, str(exc))
+            raise
+        except httpx.HTTPError as exc:
+            message = f"{method} {self.redactor.url(url)}: {_describe(exc)}"
+            self._record(request, None, None, time.monotonic() - t0, stamp, message)
+            raise TargetUnreachable(message) from None
+        decoded = bytes(body)
+        # The body is already decoded; drop Content-Encoding so httpx does not decode it twice.
+        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+        final = httpx.Response(
+            status_code=response.status_code,
+            headers=headers,
+            content=decoded,
+            request=request,
+            extensions={"http_version": response.extensions.get("http_version", b"HTTP/1.1")},
+        )
+        self._record(request, response, decoded, time.monotonic() - t0, stamp, None)
+        return final
+
+    # -- evidence ------------------------------------------------------------------------------------------
+
+    def _record(
+        self,
+        request: httpx.Request,
+        response: httpx.Response | None,
+        body: bytes | None,
+        elapsed: float,
+        stamp: str,
+        error: str | None,
+    ) -> None:
+        record = _context.current()
+        if record is None:
+            return
+        redact = self.redactor
+        request_body = request.content if isinstance(request.stream, httpx.ByteStream) else None
+        exchange = {
+            "method": request.method,
+            "url": redact.url(str(request.url)),
+            "request_headers": redact.headers(request.headers),
+            "request_body": redact.body(request_body, request.headers.get("content-type"), BODY_EXCERPT_CHARS),
+            "status": response.status_code if response is not None else None,
+            "response_headers": redact.headers(response.headers) if response is not None else {},
+            "response_body": (
+                redact.body(body, response.headers.get("content-type"), BODY_EXCERPT_CHARS)
+                if response is not None
+                else None
+            ),
+            "elapsed_s": round(elapsed, 4),
+            "started_at": stamp,
+            "error": redact.scrub(error) if error else None,
+        }
+        record.add_exchange(exchange)
+
+    def _note(self, text: str) -> None:
+        record = _context.current()
+        if record is not None:
+            record.notes.append(text)
+
+    # -- shortcuts -----------------------------------------------------------------------------------------
+
+    def get(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", url, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("PUT", url, **kwargs)
+
+    def patch(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("PATCH", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> httpx.Response:
+        return self.request("DELETE", url, **kwargs)
+
+    def httpx_client_kwargs(self) -> dict[str, Any]:
+        """Settings for another httpx client (e.g. the MCP SDK's) that must behave like this one."""
+        insecure = self.guard.allow_insecure_loopback
+        return {"timeout": self.timeout, "verify": ssl_context(self.ca_bundle), "insecure_loopback": insecure}
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "connection timed out"
+    if isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
+        return "timed out waiting for the response"
+    if isinstance(exc, httpx.ConnectError):
+        text = str(exc) or "connection failed"
+        if "CERTIFICATE_VERIFY_FAILED" in text:
+            return f"TLS certificate not trusted ({text}); pass --ca-bundle for a private CA"
+        return f"could not connect ({text})"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+__all__ = ["HostHTTP", "RetryPolicy", "UrlGuard", "is_loopback_host", "ssl_context"]

@@ -1,0 +1,508 @@
+"""The pytest face of the harness: options, fixtures, markers, and the hooks that turn tests into rule verdicts.
+
+``pytest --target-url URL`` with no test paths collects the bundled suites. Each check is a test marked with the
+rule(s) it decides; its outcome becomes a verdict (passed, failed, warning, skipped, blocked, error) with the
+exchanges it recorded as evidence. At the end of the session the verdicts are aggregated per rule and target and
+written as report.json, report.html and junit.xml; the exit code is the run's verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections.abc import Generator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import _context
+from conformance._exceptions import (
+    Blocked,
+    ConfigError,
+    Failure,
+    NeedsUnmet,
+    TargetError,
+)
+from conformance.config import Settings, Target, all_options, read_config_files, resolve
+from conformance.host.http import HostHTTP
+from conformance.report.baseline import Baseline
+from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
+from conformance.rules import IMPLEMENTED, RULES, SUITE_TARGET, SUITES, Level
+
+SUITES_DIR = Path(__file__).parent / "suites"
+SESSION_KEY = pytest.StashKey["ConformanceSession"]()
+NEED_KEY = pytest.StashKey[tuple[str, str]]()
+_SKIP_EXCEPTION: type[BaseException] = pytest.skip.Exception
+
+TARGET_OPTION = {
+    "tool_server": ("--target-url", "CONFORMANCE_TARGET_URL"),
+    "platform": ("--platform-url", "CONFORMANCE_PLATFORM_URL"),
+    "compression": ("--compression-url", "CONFORMANCE_COMPRESSION_URL"),
+}
+
+
+class ConformanceSession:
+    """Per-run state on ``config.stash``."""
+
+    def __init__(self, settings: Settings, strict: bool, baseline: Baseline | None, active: bool) -> None:
+        self.settings = settings
+        self.strict = strict
+        self.baseline = baseline
+        self.active = active
+        self.outcomes: list[dict[str, Any]] = []
+        self.suites_run: set[str] = set()
+        self.other_failures = 0
+        self.started_at = datetime.now(UTC)
+        self.t0 = time.monotonic()
+        self.report: dict[str, Any] | None = None
+        self.files: list[str] = []
+
+
+# -- options ---------------------------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "conformance harness (plays the assistant host)")
+    for spec in all_options():
+        flag = spec.cli_flag
+        if flag and flag != "--strict":  # pytest already owns --strict; we read it
+            help_text = f"{spec.help} [env {spec.env_var}]"
+            if spec.kind == "bool":
+                group.addoption(flag, action="store_true", default=None, dest=f"conformance_{spec.name}", help=help_text)
+            else:
+                group.addoption(flag, default=None, dest=f"conformance_{spec.name}", help=help_text)
+        parser.addini(f"conformance_{spec.name}", help=f"conformance: {spec.help}", default=None)
+    group.addoption(
+        "--conformance-config",
+        default=None,
+        dest="conformance_config",
+        help="configuration file (TOML); default conformance.toml, then [tool.conformance] in pyproject.toml",
+    )
+
+
+def _build_settings(config: pytest.Config) -> Settings:
+    cli: dict[str, Any] = {}
+    ini: dict[str, Any] = {}
+    for spec in all_options():
+        if spec.name == "strict":
+            cli["strict"] = True if config.getoption("strict", default=False) else None
+        elif not spec.secret:
+            cli[spec.name] = config.getoption(f"conformance_{spec.name}", default=None)
+        try:
+            ini[spec.name] = config.getini(f"conformance_{spec.name}")
+        except (ValueError, KeyError):
+            ini[spec.name] = None
+    explicit = config.getoption("conformance_config", default=None)
+    files = read_config_files(config.rootpath, Path(explicit) if explicit else None)
+    return resolve(cli=cli, env=os.environ, files=files, ini=ini)
+
+
+# -- configuration ---------------------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "conformance_rule(*ids): the rule IDs a conformance check decides")
+    for suite in SUITES:
+        config.addinivalue_line("markers", f"{suite}: conformance suite {suite}")
+    try:
+        settings = _build_settings(config)
+        selected = settings.selected_suites
+        path = settings.get("expected_failures")
+        baseline = Baseline.load(Path(path)) if path else None
+    except ConfigError as exc:
+        raise pytest.UsageError(f"conformance: {exc}") from None
+    strict = bool(settings.get("strict"))
+    explicit_args = config.args_source == pytest.Config.ArgsSource.ARGS
+    active = bool(settings.targets()) or any(_in_suites(Path(a.split("::")[0])) for a in config.args if explicit_args)
+    if not explicit_args and (settings.targets() or settings.get("suite")):
+        # No test paths: run the bundled suites, only those selected.
+        config.args = [str(SUITES_DIR / s) for s in selected if (SUITES_DIR / s).is_dir()] or [str(SUITES_DIR)]
+    session = ConformanceSession(settings, strict, baseline, active)
+    config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(_OutcomeCollector(session), "conformance-collector")
+    if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
+        config.option.xmlpath = str(_report_dir(config, settings) / "junit.xml")
+    _register_hypothesis_profile()
+
+
+def _register_hypothesis_profile() -> None:
+    try:
+        from hypothesis import HealthCheck
+        from hypothesis import settings as hyp_settings
+    except ImportError:  # pragma: no cover - hypothesis is a dependency
+        return
+    hyp_settings.register_profile(
+        "conformance",
+        max_examples=int(os.environ.get("CONFORMANCE_HYPOTHESIS_EXAMPLES", "25")),
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+def _report_dir(config: pytest.Config, settings: Settings) -> Path:
+    directory = Path(settings.get("report_dir") or "reports")
+    return directory if directory.is_absolute() else config.invocation_params.dir / directory
+
+
+def _in_suites(path: Path) -> bool:
+    try:
+        path.resolve().relative_to(SUITES_DIR.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _suite_of(item: pytest.Item) -> str | None:
+    try:
+        relative = Path(item.path).resolve().relative_to(SUITES_DIR.resolve())
+    except ValueError:
+        return None
+    return relative.parts[0] if relative.parts and relative.parts[0] in SUITES else None
+
+
+def _rules_of(item: pytest.Item) -> list[str]:
+    return [rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None or not session.active:
+        return []
+    lines = [f"conformance: suites {', '.join(session.settings.selected_suites)}; strict={session.strict}"]
+    for name, target in session.settings.targets().items():
+        lines.append(f"conformance: {name} = {target.base_url}")
+    if session.baseline is not None:
+        lines.append(f"conformance: baseline {session.baseline.source} ({len(session.baseline.entries)} entries)")
+    return lines
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash[SESSION_KEY]
+    selected = set(state.settings.selected_suites)
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        suite = _suite_of(item)
+        rules = _rules_of(item)
+        if suite is None or not rules:
+            keep.append(item)
+            continue
+        state.active = True
+        if suite not in selected:
+            dropped.append(item)
+            continue
+        item.add_marker(getattr(pytest.mark, suite))
+        item.extra_keyword_matches.update(rules)
+        for rule_id in rules:
+            item.user_properties.append(("conformance.rule", rule_id))
+            item.user_properties.append(("conformance.level", RULES[rule_id].level.value))
+        target_name = SUITE_TARGET[suite]
+        if state.settings.target(target_name) is None:
+            flag, env = TARGET_OPTION[target_name]
+            need = f"a {target_name.replace('_', ' ')} to certify"
+            item.stash[NEED_KEY] = (need, f"{flag} or {env}")
+            item.add_marker(pytest.mark.skip(reason=f"needs {need} (supply with {flag} or {env})"))
+        keep.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash[SESSION_KEY]
+    for item in session.items:
+        suite = _suite_of(item)
+        if suite is not None and _rules_of(item):
+            state.suites_run.add(suite)
+
+
+# -- running checks --------------------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    if _rules_of(item) and _suite_of(item):
+        _context.begin()
+        item.stash[_STARTED] = time.monotonic()
+        try:
+            yield
+        finally:
+            _context.end()
+    else:
+        yield
+
+
+_STARTED = pytest.StashKey[float]()
+_DONE = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    rules = _rules_of(item)
+    if not rules or _suite_of(item) is None or item.stash.get(_DONE, False):
+        return
+    if call.when == "teardown" or (call.when == "setup" and report.passed):
+        return
+    try:
+        _decide(item, call, report, rules)
+    except Exception as exc:  # the harness must never crash the run: turn it into a loud error verdict
+        report.outcome = "failed"
+        report.longrepr = f"conformance harness error while judging {item.nodeid}: {exc!r}"
+        report.conformance = check_outcome(  # type: ignore[attr-defined]
+            nodeid=item.nodeid, rules=rules, status=Status.ERROR, message=f"harness error: {exc!r}"
+        )
+    item.stash[_DONE] = True
+
+
+def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport, rules: list[str]) -> None:
+    state = item.config.stash[SESSION_KEY]
+    record = _context.current()
+    evidence = list(record.exchanges) if record else []
+    notes = list(record.notes) if record else []
+    level = _strictest_level(rules)
+    need = option = blocked_by = None
+    excinfo = call.excinfo
+    redactor = _redactor(item)
+    if excinfo is None:
+        status, message = Status.PASSED, "; ".join(notes)
+    elif isinstance(excinfo.value, NeedsUnmet):
+        status, message = Status.SKIPPED, str(excinfo.value.msg)
+        need, option = excinfo.value.need, excinfo.value.option
+    elif isinstance(excinfo.value, Blocked):
+        status, message, blocked_by = Status.BLOCKED, str(excinfo.value.msg), excinfo.value.rule_id
+    elif isinstance(excinfo.value, _SKIP_EXCEPTION):
+        status, message = Status.SKIPPED, str(getattr(excinfo.value, "msg", "") or "skipped")
+        if NEED_KEY in item.stash:
+            need, option = item.stash[NEED_KEY]
+    elif isinstance(excinfo.value, Failure | AssertionError | TargetError):
+        text = excinfo.value.message if isinstance(excinfo.value, Failure) else str(excinfo.value)
+        message = redactor(text.strip() or f"{type(excinfo.value).__name__} (no message)")
+        if isinstance(excinfo.value, AssertionError) and not isinstance(excinfo.value, Failure):
+            message = message.splitlines()[0] if message else "assertion failed"
+        status = level_status(Status.FAILED, level, state.strict)
+        if level is Level.INFO:
+            message = f"observed (INFO): {message}"
+    else:
+        status = Status.ERROR
+        message = redactor(f"harness error: {type(excinfo.value).__name__}: {excinfo.value}")
+    if notes and excinfo is not None and status is not Status.PASSED:
+        message = "; ".join([message, *notes])
+    started = item.stash.get(_STARTED, time.monotonic())
+    result = check_outcome(
+        nodeid=item.nodeid,
+        rules=rules,
+        status=status,
+        message=message,
+        need=need,
+        option=option,
+        blocked_by=blocked_by,
+        evidence=evidence,
+        duration_s=time.monotonic() - started,
+    )
+    report.conformance = result  # type: ignore[attr-defined]
+    report.user_properties = [*report.user_properties, ("conformance.status", status.value)]
+    item.user_properties.append(("conformance.status", status.value))
+    # Make pytest's own outcome agree with the verdict.
+    expected = state.baseline is not None and all(
+        state.baseline.expects(r, SUITE_TARGET[RULES[r].suite]) for r in rules
+    )
+    if status in (Status.FAILED, Status.WARNING, Status.ERROR) and expected:
+        report.outcome = "skipped"
+        report.wasxfail = f"expected failure (baseline): {message}"  # type: ignore[attr-defined]
+    elif status is Status.FAILED:
+        report.outcome = "failed"
+        report.longrepr = f"[{', '.join(rules)}] {message}"
+    elif status is Status.WARNING or (status is Status.PASSED and excinfo is not None):
+        if call.when == "call":
+            report.outcome = "passed"
+            report.longrepr = None
+    elif status is Status.ERROR:
+        report.outcome = "failed"  # keep pytest's traceback: a harness error must be loud
+
+
+def _strictest_level(rules: list[str]) -> Level:
+    levels = {RULES[r].level for r in rules}
+    for level in (Level.MUST, Level.SHOULD, Level.INFO):
+        if level in levels:
+            return level
+    return Level.MUST
+
+
+def _redactor(item: pytest.Item) -> Any:
+    settings = item.config.stash[SESSION_KEY].settings
+    from conformance.host._redact import Redactor
+
+    return Redactor(settings.secrets()).scrub
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    result = getattr(report, "conformance", None)
+    if result is None:
+        return None
+    status = result["status"]
+    if hasattr(report, "wasxfail"):
+        return None
+    if status == "warning":
+        return "passed", "W", ("WARNING", {"yellow": True})
+    if status == "blocked":
+        return "blocked", "B", ("BLOCKED", {"purple": True})
+    return None
+
+
+class _OutcomeCollector:
+    """Gathers verdicts on the controller (xdist forwards worker reports with their attributes)."""
+
+    def __init__(self, state: ConformanceSession) -> None:
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = getattr(report, "conformance", None)
+        if result is not None:
+            self.state.outcomes.append(result)
+        elif report.failed and report.when != "teardown":
+            self.state.other_failures += 1
+
+
+# -- fixtures --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def conformance_settings(pytestconfig: pytest.Config) -> Settings:
+    """The run's resolved settings."""
+    return pytestconfig.stash[SESSION_KEY].settings
+
+
+@pytest.fixture(scope="session")
+def host_http(conformance_settings: Settings) -> Iterator[HostHTTP]:
+    """The host's HTTP client: timeouts, TLS, URL guard, retry policy, evidence recording, redaction."""
+    client = HostHTTP.from_settings(conformance_settings)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _target_fixture(name: str) -> Any:
+    @pytest.fixture(scope="session", name=f"{name}_target")
+    def fixture(conformance_settings: Settings) -> Target:
+        target = conformance_settings.target(name)
+        if target is None:
+            flag, env = TARGET_OPTION[name]
+            raise NeedsUnmet(f"a {name.replace('_', ' ')} to certify", f"{flag} or {env}")
+        return target
+
+    return fixture
+
+
+tool_server_target = _target_fixture("tool_server")
+platform_target = _target_fixture("platform")
+compression_target = _target_fixture("compression")
+
+
+# -- the end of the run ----------------------------------------------------------------------------------------
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    state = config.stash.get(SESSION_KEY, None)
+    if state is None or not state.active or hasattr(config, "workerinput"):
+        return
+    try:
+        report = build_report(state)
+        state.report = report
+        state.files = write_reports(report, _report_dir(config, state.settings), config)
+    except Exception:
+        sys.stderr.write("conformance: could not write the report:\n" + traceback.format_exc())
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        return
+    if int(session.exitstatus) in (int(pytest.ExitCode.OK), int(pytest.ExitCode.TESTS_FAILED)):
+        session.exitstatus = pytest.ExitCode(report["verdict"]["exit_code"])
+
+
+def build_report(state: ConformanceSession) -> dict[str, Any]:
+    from conformance import __version__
+
+    targets = {name: t.base_url for name, t in state.settings.targets().items()}
+    results = aggregate(
+        state.outcomes,
+        strict=state.strict,
+        unimplemented_suites=sorted(state.suites_run),
+        implemented=IMPLEMENTED.keys(),
+        targets=targets,
+    )
+    if state.baseline is not None:
+        state.baseline.apply(results)
+    finished = datetime.now(UTC)
+    public = state.settings.public()
+    return {
+        "format": 1,
+        "harness": {"name": "conformance", "version": __version__},
+        "started_at": _iso(state.started_at),
+        "finished_at": _iso(finished),
+        "duration_s": round(time.monotonic() - state.t0, 3),
+        "verdict": verdict(results, strict=state.strict, other_failures=state.other_failures),
+        "config": {
+            "strict": state.strict,
+            "expected_failures": state.baseline.source if state.baseline else None,
+            "suites": sorted(state.suites_run),
+            "allow_insecure_loopback": bool(public.get("allow_insecure_loopback")),
+            "allow_private_network": bool(public.get("allow_private_network")),
+            "run_id": public.get("run_id"),
+        },
+        "targets": {name: {"url": url} for name, url in targets.items()},
+        "summary": summarize(results),
+        "results": results,
+    }
+
+
+def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config | None = None) -> list[str]:
+    from conformance.report.json_writer import write_json
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    json_path = directory / "report.json"
+    write_json(report, json_path)
+    written.append(str(json_path))
+    try:
+        from conformance.report.html import write_html
+    except ImportError:
+        write_html = None  # type: ignore[assignment]
+    if write_html is not None:
+        html_path = directory / "report.html"
+        write_html(report, html_path)
+        written.append(str(html_path))
+    xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
+    if xmlpath:
+        written.append(str(xmlpath))
+    return written
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(SESSION_KEY, None)
+    if state is None or state.report is None:
+        return
+    from conformance.report.console import render_summary
+
+    terminalreporter.write_sep("=", "conformance")
+    render_summary(
+        state.report,
+        terminalreporter._tw._file,
+        files=state.files,
+        color=terminalreporter.hasmarkup,
+    )

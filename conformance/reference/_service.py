@@ -1,0 +1,48 @@
+"""What every reference service tells the stack: how to start it, where it is healthy, what a run needs.
+
+Each service package under ``conformance.reference`` exposes ``services(ctx: StackContext) -> list[ServiceSpec]``.
+``conformance.reference.stack`` starts the specs as child processes (one process group each), waits for every
+``health_url`` and stops them all on exit. Tests may instead start a service in-process; the spec is the contract.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class StackContext:
+    """Shared by every service of one stack: loopback host, one local CA, a data directory, the mutants."""
+
+    data_dir: Path
+    ca_file: Path  # PEM of the local CA (trust this to talk to the stack)
+    cert_file: Path  # server certificate chain for 127.0.0.1 and localhost, signed by the CA
+    key_file: Path
+    host: str = "127.0.0.1"
+    mutants: frozenset[str] = frozenset()
+
+    def port(self) -> int:
+        return free_port(self.host)
+
+
+@dataclass
+class ServiceSpec:
+    """One child process of the stack."""
+
+    name: str
+    argv: list[str]  # full command; Python services use [sys.executable, "-m", ...]
+    health_url: str  # GET answers 2xx once the service is ready (https, verified with ca_file)
+    env: dict[str, str] = field(default_factory=dict)
+    # NAME=VALUE settings a conformance run needs for this service (printed by `conformance up`)
+    settings: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    start_timeout_s: float = 20.0

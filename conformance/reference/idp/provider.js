@@ -1,0 +1,328 @@
+// Reference authorization server of the conformance harness: node-oidc-provider configured the way the
+// tool-server authorization contract asks (HTTPS issuer, PKCE S256, RFC 9207 iss, RFC 8707 resource indicators
+// issuing JWT access tokens, refresh tokens, CIMD, DCR, UserInfo with email_verified) plus login and consent
+// forms for the test accounts. Started by conformance.reference.idp; settings come from one JSON file
+// (--config) so that passwords never appear on a command line.
+//
+// Mutants (--mutant NAME) change exactly one behaviour each; see conformance/reference/idp/mutants.py.
+
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+import { parseArgs } from 'node:util';
+
+import Provider, { errors } from 'oidc-provider';
+import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import LRU from 'oidc-provider/lib/helpers/lru.js';
+
+const { values: args } = parseArgs({
+  options: {
+    config: { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string' },
+    certfile: { type: 'string' },
+    keyfile: { type: 'string' },
+    'data-dir': { type: 'string' },
+    mutant: { type: 'string', multiple: true, default: [] },
+  },
+});
+
+const config = JSON.parse(fs.readFileSync(args.config, 'utf8'));
+const mutants = new Set([...(config.mutants ?? []), ...args.mutant]);
+const resources = new Set(config.resources);
+const resourceScope = config.resource_scopes.join(' ');
+const accounts = new Map(config.accounts.map((account) => [account.sub, account]));
+
+// ---------------------------------------------------------------------------------------------- storage
+// One in-memory store per process (the default adapter warns about being for development, which this is).
+const store = new LRU({ maxSize: 10000 });
+
+class ReferenceAdapter extends MemoryAdapter {
+  constructor(model) {
+    super(model, store);
+  }
+
+  async consume(id) {
+    // idp-code-reuse: codes are never marked used, so a second exchange succeeds.
+    if (mutants.has('idp-code-reuse') && this.model === 'AuthorizationCode') return;
+    await super.consume(id);
+  }
+
+  async find(id) {
+    // idp-jti-replay: the replay cache never remembers a client assertion.
+    if (mutants.has('idp-jti-replay') && this.model === 'ReplayDetection') return undefined;
+    return super.find(id);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- accounts
+function findByLogin(login, password) {
+  for (const account of accounts.values()) {
+    if (account.login === login && constantEquals(account.password, password)) return account;
+  }
+  return undefined;
+}
+
+function constantEquals(a, b) {
+  const left = Buffer.from(String(a));
+  const right = Buffer.from(String(b));
+  return left.length === right.length && crypto.timingSafeEqual(left, right);
+}
+
+async function findAccount(ctx, sub) {
+  const account = accounts.get(sub);
+  if (!account) return undefined;
+  return {
+    accountId: sub,
+    async claims() {
+      const claims = {
+        sub,
+        email: account.email,
+        // idp-email-unverified: UserInfo says the address is not verified.
+        email_verified: !mutants.has('idp-email-unverified'),
+        name: account.name,
+      };
+      if (account.nickname) claims.nickname = account.nickname;
+      return claims;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- provider
+const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: crypto.randomUUID(), use: 'sig', alg: 'RS256' };
+
+const scopes = [...config.scopes];
+if (mutants.has('idp-advertised-scope-refused')) scopes.push('tools.admin');
+
+const provider = new Provider(config.issuer, {
+  adapter: ReferenceAdapter,
+  jwks: { keys: [signingKey] },
+  cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
+  findAccount,
+  claims: {
+    openid: ['sub'],
+    email: ['email', 'email_verified'],
+    profile: ['name', 'nickname'],
+  },
+  scopes,
+  clientAuthMethods: ['none', 'private_key_jwt', 'client_secret_basic', 'client_secret_post'],
+  // idp-pkce-optional: an authorization request without code_challenge is accepted.
+  pkce: { required: () => !mutants.has('idp-pkce-optional') },
+  features: {
+    devInteractions: { enabled: false },
+    registration: { enabled: true },
+    userinfo: { enabled: true },
+    revocation: { enabled: true },
+    clientIdMetadataDocument: {
+      enabled: true,
+      ack: 'draft-02',
+      // Documents are re-read soon so that a harness can change its keys between runs.
+      cacheDuration: { min: 1, max: 60 },
+    },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async (ctx, client, oneOf) => oneOf,
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async (ctx, indicator) => {
+        if (!resources.has(indicator)) throw new errors.InvalidTarget();
+        if (mutants.has('idp-advertised-scope-refused') && ctx.oidc.params?.scope?.split(' ').includes('tools.admin')) {
+          throw new errors.InvalidScope('requested scope is not enabled for this client', 'tools.admin');
+        }
+        return {
+          scope: resourceScope,
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: config.access_token_ttl,
+          jwt: { sign: { alg: 'RS256' } },
+        };
+      },
+    },
+  },
+  ttl: {
+    AccessToken: () => config.access_token_ttl,
+    AuthorizationCode: 60,
+    IdToken: 3600,
+    RefreshToken: 24 * 3600,
+    Grant: 24 * 3600,
+    Session: 24 * 3600,
+    Interaction: 3600,
+  },
+  // Refresh tokens for every client allowed the grant (the host does not always ask offline_access).
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
+  rotateRefreshToken: true,
+  // Display fields travel in the JWT access token so the tool server can show them (scope-gated like UserInfo).
+  extraTokenClaims: async (ctx, token) => {
+    if (token.kind !== 'AccessToken' || !token.accountId) return undefined;
+    const account = accounts.get(token.accountId);
+    if (!account) return undefined;
+    const granted = new Set(String(token.scope ?? '').split(' '));
+    const extra = {};
+    if (granted.has('email') || token.resourceServer) extra.email = account.email;
+    if (granted.has('profile') || token.resourceServer) {
+      extra.name = account.name;
+      if (account.nickname) extra.nickname = account.nickname;
+    }
+    return extra;
+  },
+  // Loopback is where the harness publishes its CIMD documents and JWKS: drop the library's SSRF guard
+  // (its dispatcher) and rely on NODE_EXTRA_CA_CERTS to trust the stack's local CA.
+  fetch: (url, options) => {
+    const { dispatcher, ...rest } = options;
+    return globalThis.fetch(url, rest);
+  },
+  interactions: { url: async (ctx, interaction) => `/interaction/${interaction.uid}` },
+  renderError: async (ctx, out) => {
+    ctx.type = 'html';
+    ctx.body = page('Error', Object.entries(out).map(([k, v]) => `<p><b>${esc(k)}</b>: ${esc(v)}</p>`).join(''));
+  },
+});
+
+if (mutants.has('idp-redirect-prefix')) {
+  // A registered redirect URI is treated as a prefix instead of an exact string.
+  const exact = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function prefixAllowed(value) {
+    return exact.call(this, value) || this.redirectUris.some((uri) => String(value).startsWith(uri));
+  };
+}
+
+if (mutants.has('idp-dcr-client-forgotten')) {
+  // A dynamically registered client is dropped once it obtained its first token.
+  provider.on('grant.success', async (ctx) => {
+    const client = ctx.oidc.client;
+    if (client && !client.clientIdMetadataDocument && !config.static_client_ids?.includes(client.clientId)) {
+      await new ReferenceAdapter('Client').destroy(client.clientId);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------- interactions
+function esc(value) {
+  return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function page(title, body) {
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>${esc(title)}</title></head>`
+    + `<body><h1>${esc(title)}</h1>${body}</body></html>`;
+}
+
+function loginPage(uid, clientId, message) {
+  return page('Sign in', `${message ? `<p class="error">${esc(message)}</p>` : ''}`
+    + `<p>Signing in to ${esc(clientId)}</p>`
+    + `<form id="login" method="post" action="/interaction/${esc(uid)}/login" autocomplete="off">`
+    + '<label>Login <input name="login" type="text" autofocus></label>'
+    + '<label>Password <input name="password" type="password"></label>'
+    + '<button type="submit" name="submit" value="login">Sign in</button></form>'
+    + `<form id="cancel" method="post" action="/interaction/${esc(uid)}/abort">`
+    + '<button type="submit" name="cancel" value="cancel">Cancel</button></form>');
+}
+
+function consentPage(uid, clientId, scopes) {
+  return page('Authorize', `<p>${esc(clientId)} asks for: ${esc(scopes.join(' '))}</p>`
+    + `<form id="consent" method="post" action="/interaction/${esc(uid)}/confirm">`
+    + '<button type="submit" name="decision" value="approve">Allow</button></form>'
+    + `<form id="deny" method="post" action="/interaction/${esc(uid)}/abort">`
+    + '<button type="submit" name="decision" value="deny">Deny</button></form>');
+}
+
+async function readForm(req) {
+  const chunks = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size > 64 * 1024) throw new errors.InvalidRequest('form too large');
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+async function interactions(ctx, next) {
+  ctx.set('cache-control', 'no-store');
+  if (ctx.path === '/healthz') {
+    ctx.body = { status: 'ok' };
+    return undefined;
+  }
+  if (ctx.path === '/.well-known/oauth-authorization-server') {
+    // RFC 8414 location of the same metadata (the library serves only the OpenID discovery path).
+    ctx.path = '/.well-known/openid-configuration';
+    return next();
+  }
+  const match = /^\/interaction\/([^/]+)(?:\/(login|confirm|abort))?$/.exec(ctx.path);
+  if (!match) return next();
+  const [, , action] = match;
+  const details = await provider.interactionDetails(ctx.req, ctx.res);
+  const { uid, prompt, params } = details;
+
+  if (!action && ctx.method === 'GET') {
+    ctx.type = 'html';
+    if (prompt.name === 'login') {
+      ctx.body = loginPage(uid, params.client_id);
+    } else {
+      const asked = [...(prompt.details.missingOIDCScope ?? [])];
+      for (const scope of Object.values(prompt.details.missingResourceScopes ?? {})) asked.push(...scope);
+      ctx.body = consentPage(uid, params.client_id, [...new Set(asked)]);
+    }
+    return undefined;
+  }
+  if (ctx.method !== 'POST') return next();
+
+  if (action === 'login') {
+    const form = await readForm(ctx.req);
+    const account = findByLogin(form.get('login'), form.get('password'));
+    if (!account) {
+      ctx.type = 'html';
+      ctx.body = loginPage(uid, params.client_id, 'Invalid login or password.');
+      return undefined;
+    }
+    await provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: account.sub } },
+      { mergeWithLastSubmission: false });
+    ctx.respond = false;
+    return undefined;
+  }
+
+  if (action === 'confirm') {
+    await readForm(ctx.req);
+    const { accountId } = details.session;
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId, clientId: params.client_id });
+    if (prompt.details.missingOIDCScope) grant.addOIDCScope(prompt.details.missingOIDCScope.join(' '));
+    if (prompt.details.missingOIDCClaims) grant.addOIDCClaims(prompt.details.missingOIDCClaims);
+    for (const [indicator, scope] of Object.entries(prompt.details.missingResourceScopes ?? {})) {
+      grant.addResourceScope(indicator, scope.join(' '));
+    }
+    const grantId = await grant.save();
+    const consent = details.grantId ? {} : { grantId };
+    await provider.interactionFinished(ctx.req, ctx.res, { consent }, { mergeWithLastSubmission: true });
+    ctx.respond = false;
+    return undefined;
+  }
+
+  // abort: the user cancelled login or denied consent; the error goes back to the client (with iss).
+  await readForm(ctx.req);
+  await provider.interactionFinished(ctx.req, ctx.res, {
+    error: 'access_denied',
+    error_description: 'End-User denied the request',
+  }, { mergeWithLastSubmission: false });
+  ctx.respond = false;
+  return undefined;
+}
+
+provider.use(interactions);
+
+// ---------------------------------------------------------------------------------------------- server
+const server = https.createServer({
+  cert: fs.readFileSync(args.certfile),
+  key: fs.readFileSync(args.keyfile),
+}, provider.callback());
+
+server.listen(Number(args.port), args.host, () => {
+  process.stdout.write(`idp listening on https://${args.host}:${args.port} issuer=${config.issuer}\n`);
+});
+
+function shutdown() {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+  setTimeout(() => process.exit(0), 1000).unref();
+}
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);

@@ -1,0 +1,96 @@
+"""Profile store of the reference tool server: one row per (issuer, subject) with an opaque id.
+
+The id is random when the row is made and never changes afterwards (display fields do); deleted rows keep their
+id so it is never handed to another profile. SQLite in the data directory, one connection per call (the server
+is small and calls are rare).
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+DISPLAY_FIELDS = ("name", "email", "nickname")
+
+
+@dataclass(frozen=True)
+class Profile:
+    seq: int  # row number (what a numeric-id mutant leaks)
+    id: str | None  # None or blank when the stored id was lost (hook for PROF-13)
+    issuer: str
+    subject: str
+    name: str | None
+    email: str | None
+    nickname: str | None
+
+
+class ProfileStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with self._db() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS profiles (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT,"
+                " issuer TEXT NOT NULL, subject TEXT NOT NULL, name TEXT, email TEXT, nickname TEXT,"
+                " deleted INTEGER NOT NULL DEFAULT 0, UNIQUE (issuer, subject))"
+            )
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=5.0)
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def resolve(self, issuer: str, subject: str, display: dict[str, str | None]) -> Profile:
+        """The profile of this account, made on first sight; display fields follow the latest token."""
+        with self._db() as db:
+            row = db.execute(
+                "SELECT seq FROM profiles WHERE issuer = ? AND subject = ?", (issuer, subject)
+            ).fetchone()
+            if row is None:
+                db.execute(
+                    "INSERT INTO profiles (id, issuer, subject, name, email, nickname) VALUES (?, ?, ?, ?, ?, ?)",
+                    ("usr_" + secrets.token_hex(10), issuer, subject, *(display.get(f) for f in DISPLAY_FIELDS)),
+                )
+            else:
+                updates = {f: display[f] for f in DISPLAY_FIELDS if display.get(f)}
+                if updates:
+                    assignments = ", ".join(f"{f} = ?" for f in updates)
+                    db.execute(
+                        f"UPDATE profiles SET {assignments} WHERE issuer = ? AND subject = ?",
+                        (*updates.values(), issuer, subject),
+                    )
+        found = self.get(issuer, subject)
+        assert found is not None
+        return found
+
+    def get(self, issuer: str, subject: str) -> Profile | None:
+        with self._db() as db:
+            row = db.execute(
+                "SELECT seq, id, issuer, subject, name, email, nickname FROM profiles"
+                " WHERE issuer = ? AND subject = ? AND deleted = 0",
+                (issuer, subject),
+            ).fetchone()
+        return Profile(*row) if row else None
+
+    def blank_id(self, subject: str) -> int:
+        """Lose the stored id of every profile of this subject (the reference hook behind PROF-13)."""
+        with self._db() as db:
+            return db.execute("UPDATE profiles SET id = '' WHERE subject = ?", (subject,)).rowcount
+
+    def set_display(self, subject: str, fields: dict[str, str]) -> int:
+        """Change display fields directly (proves the id does not follow them)."""
+        updates = {f: fields[f] for f in DISPLAY_FIELDS if f in fields}
+        if not updates:
+            return 0
+        assignments = ", ".join(f"{f} = ?" for f in updates)
+        with self._db() as db:
+            return db.execute(
+                f"UPDATE profiles SET {assignments} WHERE subject = ?", (*updates.values(), subject)
+            ).rowcount

@@ -1,0 +1,191 @@
+"""Bearer-token checks of the reference tool server: signature (JWKS), iss, exp, nbf, aud and scopes.
+
+Each trusted issuer has a key source: the IdP's JWKS (found through its discovery metadata) or a JWKS URL given
+at start (``https://...`` or ``file:...``; the harness mints claim-level test tokens with the matching key). Keys
+are cached and re-fetched when a token names an unknown ``kid`` (at most once per second per issuer).
+
+The ``defects`` set switches off one check at a time for mutants; the reference passes an empty set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import httpx
+import jwt
+
+ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"]
+
+
+class TokenError(Exception):
+    """The token is not acceptable; ``str(exc)`` is the error_description of the challenge."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a verified token represents."""
+
+    issuer: str
+    subject: str
+    scopes: frozenset[str]
+    client_id: str | None
+    claims: dict[str, Any]
+
+
+@dataclass
+class KeySource:
+    issuer: str
+    jwks_url: str | None = None  # None: read jwks_uri from the issuer's discovery metadata
+    keys: dict[str, jwt.PyJWK] = field(default_factory=dict)
+    fetched_at: float = 0.0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class JwtVerifier:
+    def __init__(
+        self,
+        *,
+        resource: str,
+        issuers: dict[str, str | None],
+        ca_file: str | None = None,
+        defects: frozenset[str] = frozenset(),
+    ) -> None:
+        self.resource = resource
+        self.sources = {iss: KeySource(iss, url) for iss, url in issuers.items()}
+        self.defects = defects
+        self._http = httpx.AsyncClient(verify=ca_file or True, timeout=5.0)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def verify(self, token: str) -> Principal:
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError as exc:
+            raise TokenError(f"malformed token: {exc}") from None
+        issuer = unverified.get("iss")
+        alg = header.get("alg")
+        if alg == "none" and "accept-alg-none" in self.defects:
+            claims = unverified
+        elif "ignore-signature" in self.defects:
+            claims = unverified
+        else:
+            if not isinstance(alg, str) or alg not in ALGORITHMS:
+                raise TokenError(f"signing algorithm {alg!r} is not accepted")
+            key = await self._key_for(issuer, header.get("kid"))
+            try:
+                claims = jwt.decode(
+                    token,
+                    key=key,
+                    algorithms=[alg],
+                    options={"verify_exp": False, "verify_nbf": False, "verify_aud": False, "verify_iss": False},
+                )
+            except jwt.PyJWTError as exc:
+                raise TokenError(f"signature check failed: {exc}") from None
+        self._check_claims(claims)
+        scopes = frozenset(str(claims.get("scope", "")).split())
+        client_id = claims.get("client_id") or claims.get("azp")
+        return Principal(
+            issuer=str(claims.get("iss", "")),
+            subject=str(claims["sub"]),
+            scopes=scopes,
+            client_id=str(client_id) if client_id else None,
+            claims=claims,
+        )
+
+    def _check_claims(self, claims: dict[str, Any]) -> None:
+        now = time.time()
+        if "skip-iss" not in self.defects and claims.get("iss") not in self.sources:
+            raise TokenError("token issuer is not trusted")
+        exp = claims.get("exp")
+        if "skip-exp" not in self.defects:
+            if not isinstance(exp, int | float):
+                raise TokenError("token has no expiry")
+            if exp <= now:
+                raise TokenError("token expired")
+        nbf = claims.get("nbf")
+        if "skip-nbf" not in self.defects and isinstance(nbf, int | float) and nbf > now:
+            raise TokenError("token not yet valid")
+        if "skip-audience" not in self.defects:
+            aud = claims.get("aud")
+            audiences = aud if isinstance(aud, list) else [aud]
+            if self.resource not in audiences:
+                raise TokenError("token was issued for another resource")
+        if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+            raise TokenError("token has no subject")
+
+    async def _key_for(self, issuer: Any, kid: Any) -> jwt.PyJWK:
+        if "skip-iss" in self.defects:
+            # Any trusted key will do, whatever the token says its issuer is.
+            for source in self.sources.values():
+                key = await self._lookup(source, kid)
+                if key is not None:
+                    return key
+            raise TokenError("no trusted key matches the token")
+        source = self.sources.get(issuer) if isinstance(issuer, str) else None
+        if source is None:
+            raise TokenError("token issuer is not trusted")
+        key = await self._lookup(source, kid)
+        if key is None:
+            raise TokenError("no trusted key matches the token")
+        return key
+
+    async def _lookup(self, source: KeySource, kid: Any) -> jwt.PyJWK | None:
+        async with source.lock:
+            key = self._pick(source, kid)
+            if key is None and time.monotonic() - source.fetched_at > 1.0:
+                # Unknown kid: the issuer may have rotated its keys.
+                source.keys = await self._fetch_keys(source)
+                source.fetched_at = time.monotonic()
+                key = self._pick(source, kid)
+            return key
+
+    @staticmethod
+    def _pick(source: KeySource, kid: Any) -> jwt.PyJWK | None:
+        if kid is None:
+            return next(iter(source.keys.values()), None) if len(source.keys) == 1 else None
+        return source.keys.get(str(kid))
+
+    async def _fetch_keys(self, source: KeySource) -> dict[str, jwt.PyJWK]:
+        try:
+            url = source.jwks_url or await self._discover_jwks_uri(source.issuer)
+            document = await self._read_json(url)
+        except (httpx.HTTPError, OSError, ValueError):
+            return source.keys  # keep what we had; the token is refused if its key is unknown
+        keys: dict[str, jwt.PyJWK] = {}
+        for index, jwk in enumerate(document.get("keys", [])):
+            if jwk.get("use", "sig") != "sig":
+                continue
+            try:
+                keys[str(jwk.get("kid", index))] = jwt.PyJWK(jwk)
+            except jwt.PyJWTError:
+                continue
+        return keys
+
+    async def _discover_jwks_uri(self, issuer: str) -> str:
+        for suffix in ("/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"):
+            try:
+                metadata = await self._read_json(issuer.rstrip("/") + suffix)
+            except (httpx.HTTPError, ValueError):
+                continue
+            if isinstance(metadata.get("jwks_uri"), str):
+                return str(metadata["jwks_uri"])
+        raise ValueError(f"no jwks_uri for {issuer}")
+
+    async def _read_json(self, url: str) -> dict[str, Any]:
+        if url.startswith("file:"):
+            document = json.loads(Path(unquote(urlparse(url).path)).read_text())
+        else:
+            response = await self._http.get(url)
+            response.raise_for_status()
+            document = response.json()
+        if not isinstance(document, dict):
+            raise ValueError(f"{url} did not return a JSON object")
+        return document

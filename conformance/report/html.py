@@ -1,0 +1,608 @@
+"""The reviewer's report: one self-contained HTML file rendered from the report.json dict.
+
+Reviewers decide from this file, and everything in evidence comes from targets, so it is hostile: jinja2
+autoescapes every value, control and bidi-override characters are shown as escapes (they could reorder what a
+reviewer reads), bodies and exchange lists are capped, and a Content-Security-Policy carrying the hashes of the
+inline CSS and JS stops anything that might slip through from running or fetching. The only external links are RFCs
+on rfc-editor.org. Content is plain HTML (readable without JavaScript); the script only adds filters, search,
+pagination of long runs and copy buttons.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import shlex
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+# Worst first: the order of rules on the page and how a group of results is summarised.
+STATUSES: tuple[str, ...] = ("failed", "error", "warning", "blocked", "skipped", "passed")
+STATUS_ICONS = {"failed": "✗", "error": "⚠", "warning": "▲", "blocked": "⊘", "skipped": "↷", "passed": "✓"}
+STATUS_HINTS = {
+    "failed": "a MUST rule failed",
+    "error": "the harness itself failed: the verdict on this rule is unknown",
+    "warning": "a SHOULD rule failed",
+    "blocked": "not run: a prerequisite rule failed",
+    "skipped": "not run: something the check needs is missing",
+    "passed": "the rule holds",
+}
+LEVELS: tuple[str, ...] = ("MUST", "SHOULD", "INFO")
+FAILING = frozenset({"failed", "error", "warning"})
+
+# The stage flow of linking a user (contract A, "States and transitions") and the rules that decide each stage.
+# A stage is reached only when the ones before it work, so the first stage that fails is where linking breaks.
+#   metadata           Unlinked → the host fetches protected resource metadata, then the AS metadata (PRM, ASM).
+#   client identified  CIMD or DCR, and mTLS (the host's identity at the transport); the registered client must
+#                      stay valid for the connection (DCR-02).
+#   client ready       The user invokes a tool needing auth: the linking UI appears only when tools declare
+#                      securitySchemes and the runtime challenge is complete (A Auth 7): TOOL-01..04/06, CHAL-*.
+#   authorizing        Authorization code + PKCE with `resource`, returned `iss` equal to the issuer (FLOW, ISS).
+#   linked             The tool server checks every token and serves valid results; re-authorization and the
+#                      workspace domain restriction need a token too (TOK, TOOL-05, REAUTH, WS).
+# Entries ending in "-" are prefixes; others are exact rule IDs and win over prefixes.
+AUTH_STAGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("metadata", "Metadata", ("AUTH-PRM-", "AUTH-ASM-")),
+    ("client-identified", "Client identified", ("AUTH-CIMD-", "AUTH-DCR-", "AUTH-MTLS-")),
+    (
+        "client-ready",
+        "Client ready",
+        ("AUTH-TOOL-01", "AUTH-TOOL-02", "AUTH-TOOL-03", "AUTH-TOOL-04", "AUTH-TOOL-06", "AUTH-CHAL-"),
+    ),
+    ("authorizing", "Authorizing", ("AUTH-FLOW-", "AUTH-ISS-")),
+    ("linked", "Linked", ("AUTH-TOK-", "AUTH-TOOL-05", "AUTH-REAUTH-", "AUTH-WS-")),
+)
+
+# Source documents named by the catalog's `source` letters (shared/spec/).
+DOCUMENTS = {
+    "A": "Tool-Server Authorization Contract",
+    "P": "Platform API",
+    "C": "Image Compression API",
+}
+_SECTION_NAMES = {"Auth": "Authentication", "PRM table": "Protected resource metadata", "AS table": "AS metadata"}
+_RFC = re.compile(r"^RFC\s*(\d{3,5})(?:\s*§\s*([0-9][0-9.]*[0-9]|[0-9]))?")
+
+# Caps that keep a full run's file small and a fleet's page responsive; everything is in report.json anyway.
+BODY_CHARS = {True: 4096, False: 1024}  # failing result → generous; passing → an excerpt
+EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges shown; the middle is elided
+EVIDENCE_BUDGET_CHARS = 1_200_000  # beyond it, exchanges keep their summary line and curl only
+
+REDACTION = re.compile(r"\[REDACTED[^\]\s]*\]")
+_BINARY_BODY = re.compile(r"^<binary body: (\d+) bytes, (.*)>$", re.S)
+_TRUNCATED_BODY = re.compile(r"… \[(\d+) more characters\]$")
+# C0/C1 controls (not \t \n), DEL, bidi overrides/isolates, lone surrogates (possible in JSON strings).
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_ANCHOR_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+_TEMPLATES = Path(__file__).with_name("templates")
+
+
+def clean(value: Any) -> str:
+    """Text safe to show: controls and bidi overrides become visible escapes, lone surrogates U+FFFD."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    text = text.replace("\r\n", "\n")
+
+    def visible(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        if 0xD800 <= code <= 0xDFFF:
+            return "\ufffd"
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _UNSAFE_CHARS.sub(visible, text)
+
+
+def anchor(*parts: str) -> str:
+    """An id/fragment made of safe characters only (rule IDs stay as they are: #AUTH-PRM-01)."""
+    return "--".join(_ANCHOR_UNSAFE.sub("_", p).strip("_") or "_" for p in parts)
+
+
+def inline_code(value: Any) -> Markup:
+    """Escape, then show `backticked` spans of catalog text as code."""
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(clean(value)))))
+
+
+@dataclass
+class SourceRef:
+    document: str | None
+    section: str
+    href: str | None = None
+
+
+def parse_source(source: str | None) -> list[SourceRef]:
+    """'A Endpoints; RFC 9728 §3' → the contract's section and a link to the RFC section.
+
+    A part without a document letter belongs to the previous part's document ('A Errors; Endpoints').
+    """
+    refs: list[SourceRef] = []
+    document: str | None = None
+    for raw in (source or "").split(";"):
+        part = raw.strip()
+        if not part:
+            continue
+        rfc = _RFC.match(part)
+        if rfc:
+            number, section = rfc.groups()
+            href = f"https://www.rfc-editor.org/rfc/rfc{number}" + (f"#section-{section}" if section else "")
+            refs.append(SourceRef(None, part, href))
+            document = None
+            continue
+        letter, _, rest = part.partition(" ")
+        if letter in DOCUMENTS and rest:
+            document, part = DOCUMENTS[letter], rest
+        elif part.startswith(("OAuth", "MCP", "Field")):
+            document = None
+        for short, long in _SECTION_NAMES.items():
+            part = re.sub(rf"^{re.escape(short)}\b", long, part)
+        refs.append(SourceRef(document, "field practice (the contract is silent)" if part == "Field" else part))
+    return refs
+
+
+@dataclass
+class Body:
+    text: str
+    hidden_chars: int = 0  # cut here, beyond the excerpt report.json already holds
+
+
+@dataclass
+class Exchange:
+    number: int
+    method: str
+    url: str
+    status: int | None
+    elapsed: str
+    started_at: str
+    error: str
+    request_headers: str
+    request_body: Body | None
+    response_headers: str
+    response_body: Body | None
+    curl: str
+    compact: bool = False
+    open: bool = False
+
+    @property
+    def status_class(self) -> str:
+        if self.error or self.status is None:
+            return "hx"
+        return f"h{self.status // 100}" if 100 <= self.status < 600 else "hx"
+
+
+@dataclass
+class ResultView:
+    anchor: str
+    target: str
+    target_url: str
+    status: str
+    message: str
+    need: str
+    option: str
+    blocked_by: str
+    blocked_by_anchor: str | None
+    baseline: str
+    checks: list[str]
+    duration: str
+    exchanges: list[Exchange] = field(default_factory=list)
+    elided_after: int | None = None  # index in `exchanges` after which exchanges were left out
+    elided: int = 0
+    total_exchanges: int = 0
+
+
+@dataclass
+class RuleView:
+    anchor: str
+    id: str
+    level: str
+    suite: str
+    title: str
+    text: str
+    sources: list[SourceRef]
+    results: list[ResultView]
+    status: str = "passed"
+    counts: list[tuple[str, int]] = field(default_factory=list)
+    stage: str | None = None
+
+
+@dataclass
+class StageView:
+    key: str
+    name: str
+    status: str | None  # None: no rule of the stage was run
+    counts: list[tuple[str, int]]
+    problems: list[tuple[str, str]]  # (rule ID, anchor) of failing rules
+    total: int
+    breaks: bool = False
+
+
+def _worst(statuses: list[str]) -> str:
+    known = [s for s in statuses if s in STATUSES]
+    return min(known, key=STATUSES.index) if known else "error"
+
+
+def _counts(statuses: list[str]) -> list[tuple[str, int]]:
+    tally = Counter(statuses)
+    return [(s, tally[s]) for s in STATUSES if tally[s]]
+
+
+def auth_stage(rule_id: str) -> str | None:
+    """The key of the auth stage a rule decides, or None."""
+    for key, _, entries in AUTH_STAGES:
+        if rule_id in entries:
+            return key
+    for key, _, entries in AUTH_STAGES:
+        if any(e.endswith("-") and rule_id.startswith(e) for e in entries):
+            return key
+    return None
+
+
+def _format_time(stamp: Any) -> str:
+    if not stamp:
+        return "unknown"
+    try:
+        moment = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return clean(stamp)
+    if moment.utcoffset() is not None and not moment.utcoffset():
+        return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.isoformat(sep=" ", timespec="seconds")
+
+
+def _format_duration(seconds: Any) -> str:
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+        return ""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def _header_lines(headers: Any) -> str:
+    if isinstance(headers, dict):
+        pairs = list(headers.items())
+    elif isinstance(headers, list):
+        pairs = [tuple(p) for p in headers if isinstance(p, list | tuple) and len(p) == 2]
+    else:
+        pairs = []
+    return "\n".join(f"{clean(k)}: {clean(v)}" for k, v in pairs)
+
+
+def _body(value: Any, cap: int) -> Body | None:
+    if value is None or value == "":
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    try:  # compact JSON from the recorder reads better indented; excerpts cut mid-way stay as they are
+        parsed = json.loads(text)
+        if isinstance(parsed, dict | list):
+            text = json.dumps(parsed, indent=2, ensure_ascii=False)
+    except ValueError:
+        pass
+    text = clean(text)
+    if len(text) > cap:
+        return Body(text[:cap], len(text) - cap)
+    return Body(text)
+
+
+def _placeholder(context: str, header: str | None) -> str:
+    """A shell variable name for a redacted secret, from the header or the field name just before it."""
+    if header:
+        lowered = header.lower()
+        if lowered in {"authorization", "proxy-authorization"}:
+            scheme = context.strip().split(" ")[0].lower() if context.strip() else ""
+            return {"bearer": "ACCESS_TOKEN", "basic": "BASIC_CREDENTIALS"}.get(scheme, "AUTHORIZATION")
+        name = lowered
+    else:
+        found = re.search(r"([A-Za-z_][A-Za-z0-9_.-]*)\"?\s*[=:]\s*\"?$", context)
+        name = found.group(1) if found else "secret"
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper() or "SECRET"
+
+
+def _shell_word(text: str, header: str | None, names: list[str]) -> str:
+    """Single-quoted shell word with each redaction marker replaced by "${NAME}" (a placeholder to set)."""
+    pieces: list[str] = []
+    last = 0
+    for match in REDACTION.finditer(text):
+        literal = text[last : match.start()]
+        if literal:
+            pieces.append(shlex.quote(literal))
+        name = _placeholder(text[: match.start()], header)
+        if name not in names:
+            names.append(name)
+        pieces.append(f'"${{{name}}}"')
+        last = match.end()
+    if last < len(text) or not pieces:
+        pieces.append(shlex.quote(text[last:]))
+    return "".join(pieces)
+
+
+# curl computes these itself; replaying them would only get in the way.
+_CURL_SKIP_HEADERS = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
+
+
+def curl_command(exchange: dict[str, Any]) -> str:
+    """A copy-pasteable curl reproducer of a recorded (redacted) request; secrets become ${PLACEHOLDERS}."""
+    method = clean(exchange.get("method") or "GET").upper()
+    body = exchange.get("request_body")
+    if body is not None and not isinstance(body, str):
+        body = json.dumps(body, ensure_ascii=False)
+    names: list[str] = []
+    notes: list[str] = []
+    args = ["curl -sS -i"]
+    if method == "HEAD":
+        args[0] += " -I"
+    elif not (method == "GET" and not body) and not (method == "POST" and body):
+        args[0] += f" -X {shlex.quote(method)}"
+    args[0] += " " + _shell_word(clean(exchange.get("url") or ""), None, names)
+    headers = exchange.get("request_headers")
+    pairs = list(headers.items()) if isinstance(headers, dict) else []
+    for name, value in pairs:
+        if str(name).lower() in _CURL_SKIP_HEADERS:
+            continue
+        args.append("-H " + _shell_word(f"{clean(name)}: {clean(value)}", str(name), names))
+    if body:
+        binary = _BINARY_BODY.match(body)
+        if binary:
+            notes.append(f"# body: binary ({binary.group(1)} bytes, {clean(binary.group(2))}), not in the report;")
+            notes.append("# save it as body.bin")
+            args.append("--data-binary @body.bin")
+        else:
+            truncated = _TRUNCATED_BODY.search(body)
+            if truncated:
+                notes.append(f"# body truncated in the report ({truncated.group(1)} characters missing)")
+                body = body[: truncated.start()]
+            args.append("--data-raw " + _shell_word(clean(body), None, names))
+    if names:
+        notes.insert(0, "# set " + ", ".join(names) + " first: redacted in this report")
+    return "\n".join([*notes, " \\\n  ".join(args)])
+
+
+class _Budget:
+    def __init__(self, chars: int) -> None:
+        self.left = chars
+
+    def take(self, chars: int) -> bool:
+        if chars > self.left:
+            self.left = 0  # once exhausted stay exhausted: later (less severe) results are all compact
+            return False
+        self.left -= chars
+        return True
+
+
+def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) -> Exchange:
+    status = raw.get("status")
+    cap = BODY_CHARS[failing]
+    request_headers = _header_lines(raw.get("request_headers"))
+    response_headers = _header_lines(raw.get("response_headers"))
+    request_body = _body(raw.get("request_body"), cap)
+    response_body = _body(raw.get("response_body"), cap)
+    size = len(request_headers) + len(response_headers)
+    size += sum(len(b.text) for b in (request_body, response_body) if b)
+    compact = not budget.take(size)
+    return Exchange(
+        number=number,
+        method=clean(raw.get("method") or "?"),
+        url=clean(raw.get("url")),
+        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        elapsed=_format_duration(raw.get("elapsed_s")),
+        started_at=clean(raw.get("started_at")),
+        error=clean(raw.get("error")),
+        request_headers="" if compact else request_headers,
+        request_body=None if compact else request_body,
+        response_headers="" if compact else response_headers,
+        response_body=None if compact else response_body,
+        curl=curl_command(raw),
+        compact=compact,
+    )
+
+
+def _result(raw: dict[str, Any], targets: dict[str, Any], rule_anchor: str) -> ResultView:
+    target = clean(raw.get("target"))
+    info = targets.get(str(raw.get("target")))
+    return ResultView(
+        anchor=anchor(rule_anchor, target) if target else rule_anchor,
+        target=target,
+        target_url=clean(info.get("url")) if isinstance(info, dict) else "",
+        status=str(raw.get("status")) if raw.get("status") in STATUSES else "error",
+        message=clean(raw.get("message")),
+        need=clean(raw.get("need")),
+        option=clean(raw.get("option")),
+        blocked_by=clean(raw.get("blocked_by")),
+        blocked_by_anchor=None,
+        baseline=clean(raw.get("baseline")),
+        checks=[clean(c) for c in raw.get("checks") or []],
+        duration=_format_duration(raw.get("duration_s")),
+        total_exchanges=len(raw.get("evidence") or []),
+    )
+
+
+def _attach_evidence(view: ResultView, evidence: list[Any], budget: _Budget) -> None:
+    failing = view.status in FAILING
+    head, tail = EXCHANGES_HEAD_TAIL[failing]
+    numbered = [(i + 1, e) for i, e in enumerate(evidence) if isinstance(e, dict)]
+    if len(numbered) > head + tail:
+        view.elided = len(numbered) - head - tail
+        view.elided_after = head
+        numbered = numbered[:head] + numbered[-tail:]
+    view.exchanges = [_exchange(e, n, failing, budget) for n, e in numbered]
+    if failing and view.exchanges:
+        view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
+
+
+def build_view(report: dict[str, Any]) -> dict[str, Any]:
+    """The template's context: rules grouped and ordered worst first, matrix, stage flow, header facts."""
+    targets = report.get("targets") if isinstance(report.get("targets"), dict) else {}
+    assert isinstance(targets, dict)
+    raw_results = [r for r in report.get("results") or [] if isinstance(r, dict)]
+
+    groups: dict[str, RuleView] = {}
+    pairs: list[tuple[ResultView, dict[str, Any]]] = []
+    for raw in raw_results:
+        rule_id = clean(raw.get("rule")) or "UNKNOWN"
+        rule = groups.get(rule_id)
+        if rule is None:
+            rule = groups[rule_id] = RuleView(
+                anchor=anchor(rule_id),
+                id=rule_id,
+                level=clean(raw.get("level")) or "MUST",
+                suite=clean(raw.get("suite")) or "other",
+                title=clean(raw.get("title")) or rule_id,
+                text=clean(raw.get("text")),
+                sources=parse_source(raw.get("source") if isinstance(raw.get("source"), str) else None),
+                results=[],
+                stage=auth_stage(rule_id),
+            )
+        view = _result(raw, targets, rule.anchor)
+        rule.results.append(view)
+        pairs.append((view, raw))
+
+    # Unique anchors even when sanitizing made two targets look alike.
+    seen = {r.anchor for r in groups.values()}
+    for view, _ in pairs:
+        base, n = view.anchor, 2
+        while view.anchor in seen:
+            view.anchor, n = f"{base}-{n}", n + 1
+        seen.add(view.anchor)
+
+    # Evidence budget spent on the most severe results first.
+    budget = _Budget(EVIDENCE_BUDGET_CHARS)
+    for view, raw in sorted(pairs, key=lambda p: STATUSES.index(p[0].status)):
+        evidence = raw.get("evidence")
+        _attach_evidence(view, evidence if isinstance(evidence, list) else [], budget)
+
+    anchors = {r.id: r.anchor for r in groups.values()}
+    suites: list[str] = []
+    config = report.get("config") if isinstance(report.get("config"), dict) else {}
+    assert isinstance(config, dict)
+    for suite in [*(config.get("suites") or []), *(r.suite for r in groups.values())]:
+        if isinstance(suite, str) and clean(suite) not in suites:
+            suites.append(clean(suite))
+    for rule in groups.values():
+        statuses = [r.status for r in rule.results]
+        rule.status = _worst(statuses)
+        rule.counts = _counts(statuses)
+        for view in rule.results:
+            view.blocked_by_anchor = anchors.get(view.blocked_by)
+    rules = sorted(groups.values(), key=lambda r: STATUSES.index(r.status))  # stable: catalog order within
+
+    all_statuses = [v.status for v, _ in pairs]
+    matrix = []
+    for suite in suites:
+        row = Counter(v.status for rule in groups.values() if rule.suite == suite for v in rule.results)
+        if sum(row.values()) or suite in (config.get("suites") or []):
+            matrix.append((suite, [row[s] for s in STATUSES], sum(row.values())))
+    totals = Counter(all_statuses)
+
+    stages: list[StageView] = []
+    for key, name, _ in AUTH_STAGES:
+        stage_results = [v.status for rule in groups.values() if rule.stage == key for v in rule.results]
+        problems = [(r.id, r.anchor) for r in rules if r.stage == key and r.status in {"failed", "error"}]
+        stages.append(
+            StageView(
+                key=key,
+                name=name,
+                status=_worst(stage_results) if stage_results else None,
+                counts=_counts(stage_results),
+                problems=problems,
+                total=len(stage_results),
+            )
+        )
+    broken = next((s for s in stages if s.status in {"failed", "error"}), None)
+    if broken:
+        broken.breaks = True
+
+    verdict = report.get("verdict") if isinstance(report.get("verdict"), dict) else {}
+    assert isinstance(verdict, dict)
+    accepted = verdict.get("accepted")
+    baseline_counts = Counter(v.baseline for v, _ in pairs if v.baseline)
+    harness = report.get("harness") if isinstance(report.get("harness"), dict) else {}
+    assert isinstance(harness, dict)
+    target_rows = [
+        (clean(name), clean(info.get("url")) if isinstance(info, dict) else clean(info))
+        for name, info in targets.items()
+    ]
+    other_config = [
+        (clean(k), clean(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v))
+        for k, v in config.items()
+        if k not in {"strict", "expected_failures", "suites"}
+    ]
+    return {
+        "accepted": accepted if isinstance(accepted, bool) else None,
+        "reason": clean(verdict.get("reason")),
+        "exit_code": verdict.get("exit_code") if isinstance(verdict.get("exit_code"), int) else None,
+        "harness_name": clean(harness.get("name") or "conformance"),
+        "harness_version": clean(harness.get("version") or "unknown"),
+        "started": _format_time(report.get("started_at")),
+        "finished": _format_time(report.get("finished_at")),
+        "duration": _format_duration(report.get("duration_s")) or "unknown",
+        "strict": bool(config.get("strict")),
+        "baseline_file": clean(config.get("expected_failures")),
+        "baseline_expected": baseline_counts.get("expected", 0),
+        "baseline_stale": baseline_counts.get("stale", 0),
+        "suites": suites,
+        "other_config": other_config,
+        "targets": target_rows,
+        "multi_target": len({v.target for v, _ in pairs}) > 1,
+        "totals": [(s, totals[s]) for s in STATUSES],
+        "total": len(pairs),
+        "warnings": totals["warning"],
+        "matrix": matrix,
+        "matrix_totals": [totals[s] for s in STATUSES],
+        "stages": stages if any(s.total for s in stages) else [],
+        "broken": broken,
+        "rules": rules,
+        "levels": [lv for lv in LEVELS if any(r.level == lv for r in rules)]
+        + sorted({r.level for r in rules} - set(LEVELS)),
+        "suite_counts": Counter(r.suite for r in rules),
+    }
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_TEMPLATES),
+        autoescape=True,  # every value is escaped; the templates are HTML whatever their file name
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["code"] = inline_code
+    env.globals.update(STATUSES=STATUSES, ICONS=STATUS_ICONS, HINTS=STATUS_HINTS)
+    return env
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The report as one self-contained HTML document."""
+    css = (_TEMPLATES / "report.css").read_text(encoding="utf-8")
+    script = (_TEMPLATES / "report.js").read_text(encoding="utf-8")
+    # No network at all (default-src 'none'); only these exact inline blocks may style and run.
+    csp = (
+        f"default-src 'none'; style-src {_csp_hash(css)}; script-src {_csp_hash(script)}; img-src data:; "
+        "base-uri 'none'; form-action 'none'"
+    )
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        view=build_view(report),
+        css=Markup(css),
+        script=Markup(script),
+        csp=csp,
+    )
+
+
+def write_html(report: dict[str, Any], path: Path) -> None:
+    """Write the report to `path` (UTF-8), creating its directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(report), encoding="utf-8")

@@ -1,0 +1,35 @@
+"""report.json: the machine-readable run report, and the source every other writer can re-render from."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+FORMAT_VERSION = 1
+
+
+def report_schema() -> dict[str, Any]:
+    text = resources.files("conformance").joinpath("schemas/report.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def validate_report(report: dict[str, Any]) -> None:
+    """Raise ``jsonschema.ValidationError`` when ``report`` does not follow the published schema."""
+    import jsonschema
+
+    jsonschema.validate(report, report_schema())
+
+
+def write_json(report: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)  # a reader never sees half a report
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

@@ -1,0 +1,172 @@
+"""The result model: what one check concluded, and one result per rule per target built from those.
+
+Checks produce :class:`CheckOutcome` (plain dicts on the wire, so pytest-xdist can carry them); the session
+aggregates them into rule results and a run report, which every writer renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Any
+
+from conformance.rules import RULES, SUITE_TARGET, Level
+
+MAX_EVIDENCE_PER_RULE = 40
+
+
+class Status(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"  # a MUST rule failed
+    WARNING = "warning"  # a SHOULD rule failed
+    SKIPPED = "skipped"  # could not run: a need is missing
+    BLOCKED = "blocked"  # a prerequisite rule failed
+    ERROR = "error"  # the harness itself failed
+
+
+# When several checks decide one rule, the first status here that occurs wins.
+STATUS_PRECEDENCE = (Status.ERROR, Status.FAILED, Status.WARNING, Status.BLOCKED, Status.PASSED, Status.SKIPPED)
+
+
+def level_status(failed_status: Status, level: Level, strict: bool = False) -> Status:
+    """What a failure of a rule at ``level`` becomes: failed (MUST), warning (SHOULD), passed (INFO)."""
+    if failed_status is not Status.FAILED:
+        return failed_status
+    if level is Level.SHOULD:
+        return Status.FAILED if strict else Status.WARNING
+    if level is Level.INFO:
+        return Status.PASSED
+    return Status.FAILED
+
+
+def check_outcome(
+    *,
+    nodeid: str,
+    rules: list[str],
+    status: Status,
+    message: str = "",
+    need: str | None = None,
+    option: str | None = None,
+    blocked_by: str | None = None,
+    evidence: list[dict[str, Any]] | None = None,
+    duration_s: float = 0.0,
+) -> dict[str, Any]:
+    return {
+        "nodeid": nodeid,
+        "rules": rules,
+        "status": status.value,
+        "message": message,
+        "need": need,
+        "option": option,
+        "blocked_by": blocked_by,
+        "evidence": evidence or [],
+        "duration_s": round(duration_s, 4),
+    }
+
+
+def aggregate(
+    outcomes: Iterable[dict[str, Any]],
+    *,
+    strict: bool = False,
+    unimplemented_suites: Iterable[str] = (),
+    implemented: Iterable[str] = (),
+    targets: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """One result per rule per target, in catalog order.
+
+    ``unimplemented_suites``: suites that ran; their rules with no check at all are reported as skipped so that a
+    reviewer sees what this harness version does not decide (never a silent pass).
+    """
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for outcome in outcomes:
+        for rule_id in outcome["rules"]:
+            grouped.setdefault(rule_id, []).append(outcome)
+    implemented_set = set(implemented)
+    for suite in unimplemented_suites:
+        for rule in RULES.values():
+            if rule.suite == suite and rule.id not in grouped and rule.id not in implemented_set:
+                grouped[rule.id] = [
+                    check_outcome(
+                        nodeid="",
+                        rules=[rule.id],
+                        status=Status.SKIPPED,
+                        message="no check for this rule in this harness version",
+                        need="a check in this harness version",
+                    )
+                ]
+    results = []
+    for rule in RULES.values():
+        if rule.id not in grouped:
+            continue
+        mine = grouped[rule.id]
+        statuses = [Status(o["status"]) for o in mine]
+        status = next(s for s in STATUS_PRECEDENCE if s in statuses)
+        deciding = [o for o in mine if Status(o["status"]) is status]
+        messages = list(dict.fromkeys(o["message"] for o in deciding if o["message"]))
+        evidence = [e for o in mine for e in o["evidence"]]
+        target = SUITE_TARGET[rule.suite]
+        results.append(
+            {
+                "rule": rule.id,
+                "target": target,
+                "target_url": (targets or {}).get(target),
+                "suite": rule.suite,
+                "level": rule.level.value,
+                "status": status.value,
+                "title": rule.title,
+                "text": rule.text,
+                "source": rule.source,
+                "document": rule.document,
+                "message": "; ".join(messages),
+                "need": next((o["need"] for o in deciding if o.get("need")), None),
+                "option": next((o["option"] for o in deciding if o.get("option")), None),
+                "blocked_by": next((o["blocked_by"] for o in deciding if o.get("blocked_by")), None),
+                "baseline": None,
+                "checks": sorted({o["nodeid"] for o in mine if o["nodeid"]}),
+                "duration_s": round(sum(o["duration_s"] for o in mine), 4),
+                "evidence": evidence[:MAX_EVIDENCE_PER_RULE],
+                "evidence_dropped": max(0, len(evidence) - MAX_EVIDENCE_PER_RULE),
+            }
+        )
+    return results
+
+
+def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+    summary: dict[str, Any] = {"total": len(results)}
+    for status in Status:
+        summary[status.value] = sum(1 for r in results if r["status"] == status.value)
+    by_suite: dict[str, dict[str, int]] = {}
+    for result in results:
+        counts = by_suite.setdefault(result["suite"], {s.value: 0 for s in Status})
+        counts[result["status"]] += 1
+    summary["by_suite"] = by_suite
+    return summary
+
+
+def verdict(results: list[dict[str, Any]], *, strict: bool, other_failures: int = 0) -> dict[str, Any]:
+    """Accepted only when no MUST rule failed (nor a SHOULD with strict), nothing errored and no stale baseline."""
+    blocking: list[str] = []
+    stale: list[str] = []
+    for result in results:
+        if result["baseline"] == "expected":
+            continue
+        if result["baseline"] == "stale":
+            stale.append(result["rule"])
+        elif result["status"] in (Status.FAILED.value, Status.ERROR.value) or (
+            strict and result["status"] == Status.WARNING.value
+        ):
+            blocking.append(result["rule"])
+    reasons = []
+    if blocking:
+        reasons.append(f"{len(blocking)} rule(s) failed: {', '.join(blocking[:8])}" + (" …" if len(blocking) > 8 else ""))
+    if stale:
+        reasons.append(f"stale baseline entries now pass: {', '.join(stale)}")
+    if other_failures:
+        reasons.append(f"{other_failures} other test(s) failed")
+    decided = sum(1 for r in results if r["status"] in ("passed", "warning"))
+    if not reasons and not decided:
+        reasons.append("no rule could be decided (everything skipped or blocked)")
+    accepted = not reasons
+    if accepted:
+        reasons.append(f"no MUST rule failed ({decided} rule(s) decided)")
+    return {"accepted": accepted, "exit_code": 0 if accepted else 1, "reason": "; ".join(reasons)}

@@ -1,0 +1,78 @@
+"""Protected resource metadata (RFC 9728): AUTH-PRM-01, 02, 04, 05, 06."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from conformance import expect, fail, observe, rule
+from conformance.config import Target
+from conformance.host.discovery import (
+    PrmDiscovery,
+    challenge_of,
+    discover_prm,
+    json_object,
+    unauthenticated_probe,
+)
+from conformance.host.http import HostHTTP
+
+
+@rule("AUTH-PRM-01")
+def test_metadata_is_served(host_http: HostHTTP, tool_server_target: Target) -> None:
+    found = discover_prm(host_http, tool_server_target.base_url)
+    expect(urlsplit(found.url).scheme == "https", f"metadata served over {urlsplit(found.url).scheme}, not HTTPS")
+    observe(f"found via {found.via}: {found.url}")
+
+
+@rule("AUTH-PRM-02")
+def test_resource_is_canonical(prm_discovery: PrmDiscovery, tool_server_target: Target) -> None:
+    resource = prm_discovery.document.get("resource")
+    if not isinstance(resource, str) or not resource:
+        fail(f"`resource` is missing or not a string: {resource!r}")
+    expect(urlsplit(resource).scheme == "https", f"`resource` {resource!r} is not an HTTPS URL")
+    expect(
+        resource == tool_server_target.base_url,
+        f"`resource` {resource!r} is not the URL the host connects to ({tool_server_target.base_url!r}); "
+        "the host sends this exact value as `resource`",
+    )
+
+
+@rule("AUTH-PRM-04")
+def test_optional_field_types(prm_discovery: PrmDiscovery) -> None:
+    document = prm_discovery.document
+    problems = []
+    scopes = document.get("scopes_supported")
+    if scopes is not None and not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
+        problems.append(f"`scopes_supported` must be an array of strings, got {scopes!r}")
+    for name in ("resource_documentation", "resource_policy_uri", "resource_tos_uri"):
+        if name in document and not isinstance(document[name], str):
+            problems.append(f"`{name}` must be a string, got {document[name]!r}")
+    expect(not problems, "; ".join(problems))
+
+
+@rule("AUTH-PRM-05")
+def test_401_challenge_points_to_metadata(
+    host_http: HostHTTP, tool_server_target: Target, prm_discovery: PrmDiscovery
+) -> None:
+    response = unauthenticated_probe(host_http, tool_server_target.base_url)
+    expect(response.status_code == 401, f"an unauthenticated initialize answered {response.status_code}, not 401")
+    challenge = challenge_of(response)
+    if challenge is None:
+        fail(f"the 401 has no parseable Bearer challenge (WWW-Authenticate: {response.headers.get('www-authenticate')!r})")
+    url = challenge.get("resource_metadata")
+    if not url:
+        fail("the Bearer challenge has no resource_metadata parameter")
+    served = json_object(host_http.get(url, metadata_driven=True), "resource_metadata URL")
+    expect(served == prm_discovery.document, f"{url} serves different metadata than the discovered document")
+
+
+@rule("AUTH-PRM-06")
+def test_challenge_names_scopes(prm_discovery: PrmDiscovery) -> None:
+    if prm_discovery.challenge is None:
+        fail("no Bearer challenge on the unauthenticated request, so no `scope` to read")
+    scope = prm_discovery.challenge.get("scope")
+    if not scope:
+        fail("the 401 challenge carries no scope=\"...\" parameter")
+    supported = prm_discovery.document.get("scopes_supported")
+    if isinstance(supported, list):
+        unknown = [s for s in scope.split() if s not in supported]
+        expect(not unknown, f"challenge scopes {unknown} are not in scopes_supported {supported}")
