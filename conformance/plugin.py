@@ -160,11 +160,9 @@ def _in_suites(path: Path) -> bool:
 
 
 def _suite_of(item: pytest.Item) -> str | None:
-    try:
-        relative = Path(item.path).resolve().relative_to(SUITES_DIR.resolve())
-    except ValueError:
-        return None
-    return relative.parts[0] if relative.parts and relative.parts[0] in SUITES else None
+    """A check's suite is the suite of the rules it decides (so checks may live anywhere)."""
+    rules = _rules_of(item)
+    return RULES[rules[0]].suite if rules and rules[0] in RULES else None
 
 
 def _rules_of(item: pytest.Item) -> list[str]:

@@ -139,6 +139,7 @@ class HostHTTP:
         started = time.monotonic()
         attempt = 0
         hops = 0
+        waited = 0.0  # counted apart from the clock so that an injected sleep still respects the bounds
         while True:
             self.guard.check(url, metadata_driven=metadata_driven or hops > 0)
             kwargs: dict[str, Any] = {"headers": headers, "params": params, "data": data, "content": content}
@@ -156,11 +157,13 @@ class HostHTTP:
                 continue
             if policy is None:
                 return response
-            wait = policy.delay(response, attempt, time.monotonic() - started)
-            if wait is None or time.monotonic() - started + wait > self.total_timeout:
+            spent = max(time.monotonic() - started, waited)
+            wait = policy.delay(response, attempt, spent)
+            if wait is None or spent + wait > self.total_timeout:
                 return response
             self._note(f"retrying after {wait:.2f}s (status {response.status_code}, attempt {attempt + 1})")
             self._sleep(wait)
+            waited += wait
             attempt += 1
 
     def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:

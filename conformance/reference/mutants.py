@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-SERVICE_PACKAGES = ("platform", "compression", "toolserver", "idp")
+SERVICE_PACKAGES = ("platform", "compression", "toolserver", "idp", "proxy")
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ _RFC = re.compile(r"^RFC\s*(\d{3,5})(?:\s*§\s*([0-9][0-9.]*[0-9]|[0-9]))?")
 # Caps that keep a full run's file small and a fleet's page responsive; everything is in report.json anyway.
 BODY_CHARS = {True: 4096, False: 1024}  # failing result → generous; passing → an excerpt
 EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges shown; the middle is elided
-EVIDENCE_BUDGET_CHARS = 1_200_000  # beyond it, exchanges keep their summary line and curl only
+EVIDENCE_BUDGET_CHARS = 1_200_000  # beyond it (fleets), exchanges keep their summary line only
 
 REDACTION = re.compile(r"\[REDACTED[^\]\s]*\]")
 _BINARY_BODY = re.compile(r"^<binary body: (\d+) bytes, (.*)>$", re.S)
@@ -100,6 +100,19 @@ def clean(value: Any) -> str:
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
     return _UNSAFE_CHARS.sub(visible, text)
+
+
+def pre_text(value: Any) -> Markup:
+    """Escape for element content only (< and &; > for symmetry): quotes stay readable and bytes are spared.
+
+    Never use it in an attribute value; autoescape covers those.
+    """
+    text = clean(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Markup(text)
+
+
+def same_text(a: str, b: str) -> bool:
+    return a.rstrip(". ") == b.rstrip(". ")
 
 
 def anchor(*parts: str) -> str:
@@ -197,6 +210,10 @@ class ResultView:
     elided: int = 0
     total_exchanges: int = 0
 
+    @property
+    def compact(self) -> int:
+        return sum(e.compact for e in self.exchanges)
+
 
 @dataclass
 class RuleView:
@@ -257,6 +274,11 @@ def _format_time(stamp: Any) -> str:
     return moment.isoformat(sep=" ", timespec="seconds")
 
 
+def _same_day(start: str, end: str) -> str:
+    """The end time without its date when the run did not cross midnight."""
+    return end[11:] if len(end) > 11 and start[:11] == end[:11] else end
+
+
 def _format_duration(seconds: Any) -> str:
     if not isinstance(seconds, int | float) or isinstance(seconds, bool):
         return ""
@@ -299,7 +321,8 @@ def _placeholder(context: str, header: str | None) -> str:
     if header:
         lowered = header.lower()
         if lowered in {"authorization", "proxy-authorization"}:
-            scheme = context.strip().split(" ")[0].lower() if context.strip() else ""
+            value = context.partition(":")[2].strip()  # context is "name: Scheme " up to the marker
+            scheme = value.split(" ")[0].lower() if value else ""
             return {"bearer": "ACCESS_TOKEN", "basic": "BASIC_CREDENTIALS"}.get(scheme, "AUTHORIZATION")
         name = lowered
     else:
@@ -386,7 +409,8 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) 
     response_headers = _header_lines(raw.get("response_headers"))
     request_body = _body(raw.get("request_body"), cap)
     response_body = _body(raw.get("response_body"), cap)
-    size = len(request_headers) + len(response_headers)
+    curl = curl_command(raw)
+    size = len(request_headers) + len(response_headers) + len(curl)
     size += sum(len(b.text) for b in (request_body, response_body) if b)
     compact = not budget.take(size)
     return Exchange(
@@ -401,7 +425,7 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) 
         request_body=None if compact else request_body,
         response_headers="" if compact else response_headers,
         response_body=None if compact else response_body,
-        curl=curl_command(raw),
+        curl="" if compact else curl,
         compact=compact,
     )
 
@@ -543,7 +567,7 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
         "harness_name": clean(harness.get("name") or "conformance"),
         "harness_version": clean(harness.get("version") or "unknown"),
         "started": _format_time(report.get("started_at")),
-        "finished": _format_time(report.get("finished_at")),
+        "finished": _same_day(_format_time(report.get("started_at")), _format_time(report.get("finished_at"))),
         "duration": _format_duration(report.get("duration_s")) or "unknown",
         "strict": bool(config.get("strict")),
         "baseline_file": clean(config.get("expected_failures")),
@@ -567,15 +591,28 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class _DedentLoader(jinja2.FileSystemLoader):
+    """Drops template indentation: over thousands of results it would be megabytes of spaces.
+
+    Safe because multi-line <pre> content only ever comes from values, never from template text.
+    """
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str | None, Any]:
+        source, filename, uptodate = super().get_source(environment, template)
+        return "\n".join(line.lstrip() for line in source.splitlines()), filename, uptodate
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_TEMPLATES),
+        loader=_DedentLoader(_TEMPLATES),
         autoescape=True,  # every value is escaped; the templates are HTML whatever their file name
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
     env.filters["code"] = inline_code
+    env.filters["pre"] = pre_text
+    env.tests["same_text"] = same_text
     env.globals.update(STATUSES=STATUSES, ICONS=STATUS_ICONS, HINTS=STATUS_HINTS)
     return env
 

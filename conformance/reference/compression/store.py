@@ -112,6 +112,11 @@ def parse_store(options: object, *, lenient_path: bool = False) -> StoreRequest:
     return StoreRequest(service, bucket, key, cache_control, credentials)
 
 
+def stored_url(request: StoreRequest, config: StoreConfig) -> str:
+    endpoint = config.objstore_a_endpoint if request.service == "objstore_a" else config.objstore_b_endpoint
+    return f"{(endpoint or '').rstrip('/')}/{request.bucket}/{quote(request.key)}"
+
+
 def write(request: StoreRequest, data: bytes, mime: str, config: StoreConfig) -> str:
     """Write the object; returns its URL (the ``Location`` of the answer)."""
     if request.service == "objstore_a":
@@ -153,7 +158,7 @@ def _write_a(request: StoreRequest, data: bytes, mime: str, config: StoreConfig)
         raise StoreError(502, "BadGateway", "The object store is unreachable") from exc
     finally:
         client.close()
-    return f"{endpoint.rstrip('/')}/{request.bucket}/{quote(request.key)}"
+    return stored_url(request, config)
 
 
 def _write_b(request: StoreRequest, data: bytes, mime: str, config: StoreConfig) -> str:
@@ -185,4 +190,4 @@ def _write_b(request: StoreRequest, data: bytes, mime: str, config: StoreConfig)
         raise StoreError(400, "BadRequest", "The bucket does not exist")
     if response.status_code != 200:
         raise StoreError(502, "BadGateway", f"The object store refused the write ({response.status_code})")
-    return f"{base}/{request.bucket}/{quote(request.key)}"
+    return stored_url(request, config)

@@ -6,7 +6,8 @@ Choices where the contract is silent (documented in the README of the sandbox):
 - an archived campaign is read-only: updates, ``activate`` and ``pause`` answer ``400 campaign_archived``;
   ``archive`` again is an idempotent 200;
 - ``mode`` and ``product_feed_id`` are fixed at creation like ``bidding_type``;
-- an empty ``custom_audiences.ids`` list is the same as omitting it (the campaign is exclusion-only or untargeted);
+- an empty ``custom_audiences.ids`` list is the same as omitting it (the campaign is exclusion-only or
+  untargeted);
 - the audience population check subtracts excluded sizes from included sizes (no overlap data in the sandbox).
 """
 
@@ -77,7 +78,9 @@ def check_budget(value: Any, mutants: frozenset[str]) -> dict[str, int]:
         raise wrong_type("budget.lifetime_spend_limit_micros", "an integer")
     minimum = 1 if "budget-minimum-unenforced" in mutants else BUDGET_MIN
     if not minimum <= micros <= INT64_MAX:
-        raise invalid("budget.lifetime_spend_limit_micros", f"must be at least {BUDGET_MIN} (and fit in 64 bits)")
+        raise invalid(
+            "budget.lifetime_spend_limit_micros", f"must be at least {BUDGET_MIN} (and fit in 64 bits)"
+        )
     return {"lifetime_spend_limit_micros": int(micros)}
 
 
@@ -199,9 +202,13 @@ def check_conversions(bidding_type: str, ids: list[str], mutants: frozenset[str]
     for ces_id in ids:
         setting = seeds.CONVERSION_EVENT_SETTINGS.get(ces_id)
         if setting is None:
-            raise invalid(param, f"unknown conversion event setting '{ces_id}'", "conversion_event_setting_not_found")
+            raise invalid(
+                param, f"unknown conversion event setting '{ces_id}'", "conversion_event_setting_not_found"
+            )
         if setting["kind"] != "standard":
-            raise invalid(param, "custom event settings cannot be optimization goals", "conversion_event_not_eligible")
+            raise invalid(
+                param, "custom event settings cannot be optimization goals", "conversion_event_not_eligible"
+            )
         if setting["status"] != "active" or setting["active_sources"] != 1:
             raise invalid(
                 param,
@@ -248,7 +255,9 @@ def validate_create(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         if required not in body:
             raise missing(required)
     status = body["status"]
-    allowed_status = ("active", "paused", "archived") if "create-archived-accepted" in mutants else ("active", "paused")
+    allowed_status = (
+        ("active", "paused", "archived") if "create-archived-accepted" in mutants else ("active", "paused")
+    )
     if status not in allowed_status:
         raise invalid("status", "'status' on create must be 'active' or 'paused'")
     description = body.get("description")
@@ -267,7 +276,9 @@ def validate_create(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         "start_time": check_time("start_time", body.get("start_time")),
         "end_time": check_time("end_time", body.get("end_time")),
         "budget": check_budget(body["budget"], mutants),
-        "bidding_type": None if "no-bidding-default" in mutants and "bidding_type" not in body else bidding_type,
+        "bidding_type": None
+        if "no-bidding-default" in mutants and "bidding_type" not in body
+        else bidding_type,
         "conversion_event_setting_ids": ces_ids,
         "mode": mode,
         "product_feed_id": feed,
@@ -300,7 +311,9 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         new["status"] = body["status"]
     if "bidding_type" in body and body["bidding_type"] != doc["bidding_type"]:
         if "bidding-type-mutable" not in mutants:
-            raise invalid("bidding_type", "'bidding_type' cannot be changed after creation", "field_immutable")
+            raise invalid(
+                "bidding_type", "'bidding_type' cannot be changed after creation", "field_immutable"
+            )
         if body["bidding_type"] not in BIDDING_TYPES:
             raise invalid("bidding_type", f"'bidding_type' must be one of {', '.join(BIDDING_TYPES)}")
         new["bidding_type"] = body["bidding_type"]
@@ -347,8 +360,8 @@ def conflict() -> ApiError:
     return ApiError(
         409,
         "custom_audience_mutation_conflict",
-        "A membership update of a targeted custom audience is in progress; the edit was not applied. Wait for it "
-        "to finish, retrieve the campaign and retry if still appropriate.",
+        "A membership update of a targeted custom audience is in progress; the edit was not applied. "
+        "Wait for it to finish, retrieve the campaign and retry if still appropriate.",
         param="targeting",
         type_="invalid_request_error",
     )

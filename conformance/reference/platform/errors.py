@@ -1,8 +1,8 @@
 """The sandbox's error answers: every error is JSON ``{"error": {"type", "code", "message", "param"}}``.
 
 Types and codes follow the real platform where the contract is silent: validation problems are
-``400 invalid_request_error`` with a specific ``code`` and the offending ``param`` (dotted path), unknown ids are
-``404 not_found_error``, a bad key is ``401 invalid_request_error / invalid_api_key``.
+``400 invalid_request_error`` with a specific ``code`` and the offending ``param`` (dotted path), unknown
+ids are ``404 not_found_error``, a bad key is ``401 invalid_request_error / invalid_api_key``.
 """
 
 from __future__ import annotations

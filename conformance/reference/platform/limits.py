@@ -2,10 +2,10 @@
 token limit, the fault switch, and the ``x-ratelimit-*`` headers with Go-style durations.
 
 Windows are fixed (they start with the first request after the previous one ended), so ``reset`` is the exact
-time until the counters return to the limit and ``Retry-After`` (whole seconds, rounded up) is never too short.
-Counters live in memory: a restart gives every project a fresh window. Requests that fail validation count; a
-request refused with 429 does not consume budget (otherwise a client hammering a throttled key would never get
-through).
+time until the counters return to the limit and ``Retry-After`` (whole seconds, rounded up) is never too
+short. Counters live in memory: a restart gives every project a fresh window. Requests that fail validation
+count; a request refused with 429 does not consume budget (otherwise a client hammering a throttled key
+would never get through).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from conformance.reference.platform.settings import KeySpec
 
 
 def go_duration(seconds: float) -> str:
-    """Format like Go's ``time.Duration.String`` at millisecond precision: ``20ms``, ``1s``, ``6m0s``, ``1h0m0s``."""
+    """Format like Go's ``time.Duration.String`` (ms precision): ``20ms``, ``1s``, ``6m0s``, ``1h0m0s``."""
     ms = max(0, round(seconds * 1000))
     if ms == 0:
         return "0s"
@@ -60,7 +60,7 @@ class Limiter:
     _state: dict[tuple[str, str], _ProjectState] = field(default_factory=dict)
 
     def admit(self, spec: KeySpec, token_estimate: int) -> dict[str, str]:
-        """Count one request; return its rate-limit headers or raise the 429/503 ApiError (headers attached)."""
+        """Count one request; return its rate-limit headers or raise the 429/503 ApiError (with headers)."""
         with self._lock:
             now = self.clock()
             state = self._state.get((spec.organization, spec.project))
@@ -78,7 +78,10 @@ class Limiter:
                 raise self._throttled(spec, state, now, "requests")
             if state.window.tokens + token_estimate > spec.tpm:
                 raise self._throttled(spec, state, now, "tokens")
-            if spec.project_tpm is not None and state.project_window.tokens + token_estimate > spec.project_tpm:
+            if (
+                spec.project_tpm is not None
+                and state.project_window.tokens + token_estimate > spec.project_tpm
+            ):
                 raise self._throttled(spec, state, now, "project tokens")
 
             if "remaining-not-decreasing" not in self.mutants:
@@ -112,8 +115,8 @@ class Limiter:
         return ApiError(
             429,
             "rate_limit_exceeded",
-            f"Rate limit reached for {spec.project} in organization {spec.organization} on {what} per window: "
-            f"limit {limit}. Please try again in {go_duration(wait)}.",
+            f"Rate limit reached for {spec.project} in organization {spec.organization} on {what} "
+            f"per window: limit {limit}. Please try again in {go_duration(wait)}.",
             type_="rate_limit_error",
             headers=headers,
         )
@@ -143,12 +146,16 @@ class Limiter:
 
 
 def _fault_due(n: int, rate: float) -> bool:
-    """True for the n-th request when floor(n·rate) steps up: rate 0.5 faults every second request, exactly."""
+    """True for the n-th request when floor(n·rate) steps up: rate 0.5 faults every second request."""
     return math.floor(n * rate) > math.floor((n - 1) * rate)
 
 
 def estimate_tokens(body_text: str, max_tokens: object) -> int:
     """The token-rate estimate: the larger of ``max_tokens`` (or ``max_output_tokens``) and characters / 4."""
     by_chars = math.ceil(len(body_text) / 4)
-    cap = max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0 else 0
+    cap = (
+        max_tokens
+        if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0
+        else 0
+    )
     return max(by_chars, cap)

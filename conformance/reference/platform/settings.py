@@ -1,8 +1,8 @@
 """Sandbox configuration: API keys, the organization/project/ad account each belongs to, and its limits.
 
-Limits are configured per key (``--config FILE``, JSON ``{"keys": [...]}`` with the fields of :class:`KeySpec`) so
-tests can hit them quickly; keys of the same organization and project share one rate-limit window. The fault
-switch (``fault_rate``) is configuration, never a public endpoint.
+Limits are configured per key (``--config FILE``, JSON ``{"keys": [...]}`` with the fields of
+:class:`KeySpec`) so tests can hit them quickly; keys of the same organization and project share one
+rate-limit window. The fault switch (``fault_rate``) is configuration, never a public endpoint.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class Store:
             raise
         conn.execute("COMMIT")
 
-    # -- campaigns ---------------------------------------------------------------------------------------------
+    # -- campaigns --
 
     def create_campaign(self, account: str, doc: dict[str, Any]) -> dict[str, Any]:
         now = int(time.time())
@@ -91,7 +91,7 @@ class Store:
         self, account: str, campaign_id: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]
     ) -> dict[str, Any] | None:
         """Apply ``change`` to the stored document in one transaction. ``change`` returns the new document, or
-        None for "nothing changed"; it may raise to abort (nothing is written). None when the id is unknown."""
+        None for "nothing changed"; it may raise to abort (nothing written). None for an unknown id."""
         with self._tx() as conn:
             row = conn.execute(
                 "SELECT id, created_at, updated_at, doc FROM campaigns WHERE id = ? AND account = ?",
@@ -127,9 +127,9 @@ class Store:
     ) -> tuple[list[dict[str, Any]], bool] | None:
         """A page in ``order`` and whether more items lie beyond it in the direction of the walk.
 
-        ``after`` pages forward (items following the cursor in ``order``); ``before`` pages backward and returns
-        the ``limit`` items immediately preceding the cursor, still in ``order``; ``has_more`` then says whether
-        items precede the page. None when the cursor is not a campaign of this account.
+        ``after`` pages forward (items following the cursor in ``order``); ``before`` pages backward and
+        returns the ``limit`` items immediately preceding the cursor, still in ``order``; ``has_more`` then
+        says whether items precede the page. None when the cursor is not a campaign of this account.
         """
         conn = self._conn()
         cursor_id = after or before
@@ -142,7 +142,7 @@ class Store:
                 return None
             cursor_seq = int(row[0])
         asc = order == "asc"
-        # Walking "forward" means increasing seq for asc and decreasing seq for desc; before walks the other way.
+        # "forward" is increasing seq for asc, decreasing for desc; before walks the other way.
         forward = before is None
         increasing = asc == forward
         op = ">" if increasing else "<"
@@ -164,7 +164,7 @@ class Store:
             has_more = True
         return items, has_more
 
-    # -- spend -------------------------------------------------------------------------------------------------
+    # -- spend --
 
     def add_spend(self, project: str, micros: int) -> int:
         with self._tx() as conn:

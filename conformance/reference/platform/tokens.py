@@ -5,8 +5,8 @@ The count follows the chat formatting of OpenAI models (documented constants bel
 - every message costs ``MESSAGE_OVERHEAD`` boundary tokens (start, separator, end) plus its role's tokens plus
   its content; a string ``input`` is one ``user`` message; ``instructions`` is one ``developer`` message;
 - every request pays ``REPLY_PRIMING`` tokens (the assistant turn the model starts);
-- tools: ``TOOLS_OVERHEAD`` once when any tool is given, then per tool ``TOOL_OVERHEAD`` plus the tokens of the
-  tool definition serialized deterministically (JSON, sorted keys, no spaces, UTF-8 kept);
+- tools: ``TOOLS_OVERHEAD`` once when any tool is given, then per tool ``TOOL_OVERHEAD`` plus the tokens of
+  the tool definition serialized deterministically (JSON, sorted keys, no spaces, UTF-8 kept);
 - ``input_image``: ``detail=low`` costs 85; ``high``/``auto`` scale the image to fit 2048×2048, then its short
   side to 768, and cost ``85 + 170 × tiles`` (512-pixel tiles). The size comes from the decoded data URL; a
   remote URL is not fetched (the sandbox is offline) and is counted as a 1024×1024 image;
@@ -48,6 +48,7 @@ DEFAULT_MODEL = "gpt-4o"
 
 ROLES = ("user", "assistant", "system", "developer")
 # Top-level fields the real endpoint takes that do not change the count here.
+_FIELDS = {"model", "input", "instructions", "tools", "conversation", "previous_response_id"}
 _IGNORED_FIELDS = {
     "reasoning",
     "text",
@@ -82,7 +83,11 @@ def encoding_name_for(model: str) -> str:
     if model.startswith(_CL100K_PREFIXES):
         return "cl100k_base"
     raise ApiError(
-        404, "model_not_found", f"the model '{model}' does not exist", param="model", type_="invalid_request_error"
+        404,
+        "model_not_found",
+        f"the model '{model}' does not exist",
+        param="model",
+        type_="invalid_request_error",
     )
 
 
@@ -121,7 +126,9 @@ class Counter:
 
     def text(self, value: str, param: str) -> int:
         if len(value) > MAX_TEXT_CHARS:
-            raise invalid(param, f"'{param}' is longer than {MAX_TEXT_CHARS} characters", "string_above_max_length")
+            raise invalid(
+                param, f"'{param}' is longer than {MAX_TEXT_CHARS} characters", "string_above_max_length"
+            )
         try:
             return len(self.encoding.encode_ordinary(value))
         except (ValueError, bpe_openai.TokenizerError) as exc:
@@ -134,9 +141,8 @@ class Counter:
         if not isinstance(body, dict):
             raise wrong_type("body", "a JSON object")
         for name in body:
-            if name not in {"model", "input", "instructions", "tools", "conversation", "previous_response_id"}:
-                if name not in _IGNORED_FIELDS:
-                    raise unknown_parameter(name)
+            if name not in _FIELDS and name not in _IGNORED_FIELDS:
+                raise unknown_parameter(name)
         model = body.get("model", DEFAULT_MODEL)
         if not isinstance(model, str):
             raise wrong_type("model", "a string")
@@ -144,7 +150,9 @@ class Counter:
         for ref in ("conversation", "previous_response_id"):
             if body.get(ref) is not None:
                 # The sandbox stores no conversations or responses: any reference is unknown.
-                raise ApiError(404, "not_found", f"'{ref}' refers to nothing the sandbox has stored", param=ref)
+                raise ApiError(
+                    404, "not_found", f"'{ref}' refers to nothing the sandbox has stored", param=ref
+                )
 
         total = REPLY_PRIMING
         instructions = body.get("instructions")
@@ -214,7 +222,9 @@ class Counter:
             for name in ("call_id", "name", "arguments"):
                 if not isinstance(item.get(name), str):
                     raise wrong_type(f"{param}.{name}", "a string")
-            return self.message("assistant", self.text(item["name"], param) + self.text(item["arguments"], param))
+            return self.message(
+                "assistant", self.text(item["name"], param) + self.text(item["arguments"], param)
+            )
         if kind == "function_call_output":
             if not isinstance(item.get("call_id"), str):
                 raise wrong_type(f"{param}.call_id", "a string")
@@ -260,7 +270,9 @@ class Counter:
             raise invalid(f"{param}.detail", "'detail' must be one of low, high, auto")
         url = part.get("image_url")
         if part.get("file_id") is not None:
-            raise invalid(f"{param}.file_id", "the sandbox has no Files API; send image_url", "file_not_found")
+            raise invalid(
+                f"{param}.file_id", "the sandbox has no Files API; send image_url", "file_not_found"
+            )
         if not isinstance(url, str):
             raise wrong_type(f"{param}.image_url", "a string (URL or base64 data URL)")
         if url.startswith("data:"):
@@ -277,7 +289,9 @@ class Counter:
 def _data_url_size(url: str, param: str) -> tuple[int, int]:
     header, sep, data = url.partition(",")
     if not sep or not header.endswith(";base64") or not header[5:].startswith("image/"):
-        raise invalid(param, "expected a data URL of the form data:image/<type>;base64,<data>", "invalid_image_url")
+        raise invalid(
+            param, "expected a data URL of the form data:image/<type>;base64,<data>", "invalid_image_url"
+        )
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):

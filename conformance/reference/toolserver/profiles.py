@@ -48,24 +48,12 @@ class ProfileStore:
             db.close()
 
     def resolve(self, issuer: str, subject: str, display: dict[str, str | None]) -> Profile:
-        """The profile of this account, made on first sight; display fields follow the latest token."""
+        """The profile of this account, made on first sight with the display fields the token carries."""
         with self._db() as db:
-            row = db.execute(
-                "SELECT seq FROM profiles WHERE issuer = ? AND subject = ?", (issuer, subject)
-            ).fetchone()
-            if row is None:
-                db.execute(
-                    "INSERT INTO profiles (id, issuer, subject, name, email, nickname) VALUES (?, ?, ?, ?, ?, ?)",
+            db.execute(
+                    "INSERT OR IGNORE INTO profiles (id, issuer, subject, name, email, nickname) VALUES (?, ?, ?, ?, ?, ?)",
                     ("usr_" + secrets.token_hex(10), issuer, subject, *(display.get(f) for f in DISPLAY_FIELDS)),
-                )
-            else:
-                updates = {f: display[f] for f in DISPLAY_FIELDS if display.get(f)}
-                if updates:
-                    assignments = ", ".join(f"{f} = ?" for f in updates)
-                    db.execute(
-                        f"UPDATE profiles SET {assignments} WHERE issuer = ? AND subject = ?",
-                        (*updates.values(), issuer, subject),
-                    )
+            )
         found = self.get(issuer, subject)
         assert found is not None
         return found
@@ -85,7 +73,7 @@ class ProfileStore:
             return db.execute("UPDATE profiles SET id = '' WHERE subject = ?", (subject,)).rowcount
 
     def set_display(self, subject: str, fields: dict[str, str]) -> int:
-        """Change display fields directly (proves the id does not follow them)."""
+        """Change display fields, as the service's own account settings would (the id stays)."""
         updates = {f: fields[f] for f in DISPLAY_FIELDS if f in fields}
         if not updates:
             return 0

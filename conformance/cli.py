@@ -1,0 +1,146 @@
+"""The ``conformance`` command: the catalog, reports, and the embedded reference stack.
+
+    conformance rules [--json]                 the rule catalog, with implementation and mutant status
+    conformance report report.json -o out.html re-render the reviewer's HTML from a report.json
+    conformance up [--mutant NAME] [--env-file FILE]
+                                               start the reference stack and print the settings for a run
+    conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
+                                               start the stack, run the suites against it, stop, exit with the verdict
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from conformance._exceptions import ConformanceError
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from conformance.rules import catalog_rows
+
+    rows = catalog_rows()
+    if args.suite:
+        rows = [r for r in rows if r["suite"] in args.suite.split(",")]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"conformance rule catalog ({len(rows)} rules)")
+    for column in ("id", "level", "suite", "implemented", "mutants", "title"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        proven = ", ".join(row["mutants"]) or ("unproven" if row["implemented"] else "")
+        table.add_row(row["id"], row["level"], row["suite"], "yes" if row["implemented"] else "no", proven, row["title"])
+    Console().print(table)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from conformance.report.html import write_html
+    from conformance.report.json_writer import read_json
+
+    try:
+        report = read_json(Path(args.input))
+    except (OSError, ValueError) as exc:
+        print(f"conformance report: cannot read {args.input}: {exc}", file=sys.stderr)
+        return 2
+    output = Path(args.output) if args.output else Path(args.input).with_suffix(".html")
+    write_html(report, output)
+    print(f"wrote {output}")
+    return 0
+
+
+def _stack(mutants: list[str]) -> Any:
+    try:
+        from conformance.reference.stack import running_stack
+    except ImportError as exc:
+        raise ConformanceError(
+            f"the reference stack is not available ({exc}); install the extra: pip install 'conformance[reference]'"
+        ) from None
+    return running_stack(mutants=mutants)
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with _stack(args.mutant) as stack:
+        lines = [f"{name}={value}" for name, value in stack.settings.items()]
+        if args.env_file:
+            Path(args.env_file).write_text("\n".join(lines) + "\n", encoding="utf-8")
+            os.chmod(args.env_file, 0o600)  # it holds test keys
+        for name, value in stack.settings.items():
+            secret = any(word in name for word in ("KEY", "PASSWORD", "SECRET", "TOKEN"))
+            shown = "<in --env-file>" if secret and args.env_file else value
+            print(f"{name}={shown}", flush=True)
+        print("# reference stack is up; Ctrl-C to stop", flush=True)
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    report_dir = Path(args.report_dir).resolve()
+    with _stack(args.mutant) as stack:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+        env.update(stack.settings)
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
+        if args.suite:
+            command += ["--suite", args.suite]
+        command += args.pytest_args
+        print("$ " + " ".join(command), flush=True)
+        completed = subprocess.run(command, env=env, check=False)
+    return completed.returncode
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    rules = sub.add_parser("rules", help="print the rule catalog")
+    rules.add_argument("--json", action="store_true", help="JSON array instead of a table")
+    rules.add_argument("--suite", help="only these suites (comma list)")
+    rules.set_defaults(func=_cmd_rules)
+    report = sub.add_parser("report", help="render report.html from a report.json")
+    report.add_argument("input")
+    report.add_argument("-o", "--output")
+    report.set_defaults(func=_cmd_report)
+    up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
+    up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")
+    up.add_argument("--env-file", help="also write the settings to this file (mode 600)")
+    up.set_defaults(func=_cmd_up)
+    demo = sub.add_parser("demo", help="run every suite against the embedded reference stack")
+    demo.add_argument("--suite", help="only these suites (comma list)")
+    demo.add_argument("--report-dir", default="reports")
+    demo.add_argument("--mutant", action="append", default=[], help="certify a mutant instead (repeatable)")
+    demo.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    demo.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except ConformanceError as exc:
+        print(f"conformance: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,159 @@
+"""The stack's object stores, served over TLS with real credential checks.
+
+``python -m conformance.reference.compression.objstores s3 --host H --port P --certfile F --keyfile F``
+runs a moto S3 server with IAM authentication on: one user whose fixed key pair comes from the environment
+(``OBJSTORE_A_ACCESS_KEY_ID``, ``OBJSTORE_A_SECRET_ACCESS_KEY``), allowed to put objects and set their ACLs (and
+read them back, for the harness), and the buckets of ``OBJSTORE_A_BUCKETS``. Other keys or a wrong secret get
+moto's own ``InvalidAccessKeyId`` / ``SignatureDoesNotMatch``.
+
+``... objstores gcs ...`` runs gcp-storage-emulator in memory with the buckets of ``OBJSTORE_B_BUCKETS``, behind
+a bearer check: only the access tokens of ``OBJSTORE_B_TOKENS`` are accepted (the emulator itself checks none).
+Both answer ``GET /healthz`` for the stack's health probe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import os
+import ssl
+import sys
+from collections.abc import Callable, Iterable
+from functools import partial
+from http import server
+from typing import Any
+
+S3_USER = "conformance-store"
+_S3_ACTIONS = ["s3:PutObject", "s3:PutObjectAcl", "s3:GetObject", "s3:GetObjectAcl", "s3:ListBucket", "s3:DeleteObject"]
+
+
+def _env_list(name: str) -> list[str]:
+    return [v.strip() for v in os.environ.get(name, "").split(",") if v.strip()]
+
+
+def build_s3_app(access_key_id: str, secret: str, buckets: Iterable[str]) -> Callable[..., Any]:
+    """moto's WSGI app with IAM auth on and one user holding the given key pair."""
+    from moto import settings
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.iam.models import iam_backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+    from moto.s3.models import s3_backends
+
+    account = DEFAULT_ACCOUNT_ID
+    iam = iam_backends[account]["aws"]
+    iam.create_user("us-east-1", S3_USER)
+    key = iam.create_access_key(S3_USER)
+    del iam.access_keys[key.physical_resource_id]
+    key.access_key_id, key.secret_access_key = access_key_id, secret  # fixed, so the stack can hand them out
+    iam.access_keys[key.physical_resource_id] = key
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": _S3_ACTIONS, "Resource": "*"}]}
+    iam.put_user_policy(S3_USER, "store", json.dumps(policy))
+    s3 = s3_backends[account]["aws"]
+    for bucket in buckets:
+        s3.create_bucket(bucket, "us-east-1")
+    settings.INITIAL_NO_AUTH_ACTION_COUNT = 0  # every request from now on is authenticated
+    moto_app = DomainDispatcherApplication(create_backend_app)
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if environ.get("PATH_INFO") == "/healthz":
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [b'{"status": "ok"}']
+        return moto_app(environ, start_response)
+
+    return app
+
+
+def serve_s3(host: str, port: int, certfile: str, keyfile: str) -> None:
+    from werkzeug.serving import run_simple
+
+    access_key_id = os.environ["OBJSTORE_A_ACCESS_KEY_ID"]
+    secret = os.environ["OBJSTORE_A_SECRET_ACCESS_KEY"]
+    app = build_s3_app(access_key_id, secret, _env_list("OBJSTORE_A_BUCKETS"))
+    run_simple(host, port, app, threaded=True, ssl_context=(certfile, keyfile))
+
+
+def make_gcs_server(
+    host: str, port: int, tokens: Iterable[str], buckets: Iterable[str], context: ssl.SSLContext | None
+) -> server.ThreadingHTTPServer:
+    """gcp-storage-emulator's handler behind a bearer-token check, on a threading (optionally TLS) server."""
+    from gcp_storage_emulator.handlers import buckets as bucket_handlers
+    from gcp_storage_emulator.server import RequestHandler
+    from gcp_storage_emulator.storage import Storage
+
+    storage = Storage(use_memory_fs=True)
+    for bucket in buckets:
+        bucket_handlers.create_bucket(bucket, storage)
+    accepted = [t.encode() for t in tokens]
+
+    class GuardedHandler(RequestHandler):  # type: ignore[misc]
+        def _allowed(self) -> bool:
+            if self.path == "/healthz":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "16")
+                self.end_headers()
+                self.wfile.write(b'{"status": "ok"}')
+                return False
+            scheme, _, token = self.headers.get("Authorization", "").partition(" ")
+            if scheme.lower() == "bearer" and any(hmac.compare_digest(token.encode(), t) for t in accepted):
+                return True
+            body = json.dumps({"error": {"code": 401, "message": "Invalid Credentials"}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return False
+
+        def do_GET(self) -> None:
+            if self._allowed():
+                super().do_GET()
+
+        def do_POST(self) -> None:
+            if self._allowed():
+                super().do_POST()
+
+        def do_PUT(self) -> None:
+            if self._allowed():
+                super().do_PUT()
+
+        def do_PATCH(self) -> None:
+            if self._allowed():
+                super().do_PATCH()
+
+        def do_DELETE(self) -> None:
+            if self._allowed():
+                super().do_DELETE()
+
+    httpd = server.ThreadingHTTPServer((host, port), partial(GuardedHandler, storage))
+    httpd.daemon_threads = True
+    if context is not None:
+        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    return httpd
+
+
+def serve_gcs(host: str, port: int, certfile: str, keyfile: str) -> None:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certfile, keyfile)
+    httpd = make_gcs_server(host, port, _env_list("OBJSTORE_B_TOKENS"), _env_list("OBJSTORE_B_BUCKETS"), context)
+    httpd.serve_forever()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m conformance.reference.compression.objstores")
+    parser.add_argument("kind", choices=["s3", "gcs"])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--certfile", required=True)
+    parser.add_argument("--keyfile", required=True)
+    args = parser.parse_args(argv)
+    serve = serve_s3 if args.kind == "s3" else serve_gcs
+    try:
+        serve(args.host, args.port, args.certfile, args.keyfile)
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

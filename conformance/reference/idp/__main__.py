@@ -1,0 +1,3 @@
+from conformance.reference.idp import main
+
+main()

@@ -1,0 +1,73 @@
+"""Defects injected through the IdP's configuration (provider.js reads the names from its config file)."""
+
+from __future__ import annotations
+
+from conformance.reference.mutants import Mutant
+
+# Rules that need a completed authorization (a token for the tool server); a mutant that breaks the flow may
+# fail or block them too.
+AFTER_FLOW = frozenset(
+    {
+        *(f"AUTH-FLOW-0{i}" for i in range(1, 8)),
+        *(f"AUTH-TOK-0{i}" for i in range(1, 10)),
+        *(f"AUTH-CIMD-0{i}" for i in range(1, 7)),
+        "AUTH-DCR-01",
+        "AUTH-DCR-02",
+        "AUTH-ISS-01",
+        "AUTH-ISS-02",
+        "AUTH-ISS-03",
+        "AUTH-TOOL-05",
+        "AUTH-CHAL-01",
+        "AUTH-CHAL-02",
+        "AUTH-REAUTH-01",
+        "AUTH-WS-01",
+        *(f"PROF-{i:02d}" for i in range(6, 14)),
+    }
+)
+
+MUTANTS: list[Mutant] = [
+    Mutant(
+        name="idp-pkce-optional",
+        service="idp",
+        rules=frozenset({"AUTH-FLOW-04"}),
+        description="An authorization request without code_challenge is accepted (PKCE not required).",
+    ),
+    Mutant(
+        name="idp-code-reuse",
+        service="idp",
+        rules=frozenset({"AUTH-FLOW-06"}),
+        description="Authorization codes are never marked used: a second exchange returns another token.",
+    ),
+    Mutant(
+        name="idp-jti-replay",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-04"}),
+        description="The client-assertion replay cache forgets every jti: a replayed private_key_jwt is accepted.",
+    ),
+    Mutant(
+        name="idp-redirect-prefix",
+        service="idp",
+        rules=frozenset({"AUTH-FLOW-07"}),
+        description="A redirect_uri is accepted when a registered one is a prefix of it (no exact match).",
+    ),
+    Mutant(
+        name="idp-dcr-client-forgotten",
+        service="idp",
+        rules=frozenset({"AUTH-DCR-02"}),
+        description="A dynamically registered client is deleted after its first token: reuse gets invalid_client.",
+        dependents=frozenset({"AUTH-REAUTH-01", "PROF-08"}),
+    ),
+    Mutant(
+        name="idp-email-unverified",
+        service="idp",
+        rules=frozenset({"AUTH-WS-01"}),
+        description="UserInfo returns email_verified: false.",
+    ),
+    Mutant(
+        name="idp-advertised-scope-refused",
+        service="idp",
+        rules=frozenset({"AUTH-ASM-07"}),
+        description="scopes_supported lists tools.admin, but a request for it fails with invalid_scope.",
+        dependents=AFTER_FLOW,
+    ),
+]

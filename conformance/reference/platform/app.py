@@ -1,0 +1,302 @@
+"""The platform sandbox as a Starlette app: token counting, rate limits, campaigns on SQLite."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from conformance.reference.platform import campaigns as camp
+from conformance.reference.platform import seeds
+from conformance.reference.platform.errors import ApiError, invalid, not_found, wrong_type
+from conformance.reference.platform.limits import Limiter, estimate_tokens
+from conformance.reference.platform.settings import KeySpec, SandboxSettings
+from conformance.reference.platform.store import Store
+from conformance.reference.platform.tokens import count_input_tokens
+
+log = logging.getLogger("conformance.reference.platform")
+
+Handler = Callable[[Request, KeySpec, str], Awaitable[Any]]
+
+
+class Sandbox:
+    """State shared by the handlers of one app."""
+
+    def __init__(self, settings: SandboxSettings, data_dir: Path, mutants: frozenset[str]) -> None:
+        self.settings = settings
+        self.mutants = mutants
+        self.store = Store(data_dir / "platform.sqlite3")
+        self.limiter = Limiter(mutants)
+        self.calls = 0  # token counts served (drives the nondeterministic mutant)
+
+    def authenticate(self, request: Request) -> KeySpec:
+        header = request.headers.get("authorization", "")
+        scheme, _, value = header.partition(" ")
+        spec = self.settings.key(value.strip()) if scheme.lower() == "bearer" else None
+        if (
+            spec is None
+            and "campaigns-auth-unchecked" in self.mutants
+            and request.url.path.startswith("/v1/campaigns")
+        ):
+            spec = self.settings.keys[0]
+        if spec is None:
+            message = "Incorrect API key provided." if value.strip() else "You didn't provide an API key."
+            raise ApiError(401, "invalid_api_key", message, type_="invalid_request_error")
+        return spec
+
+
+def _api(sandbox: Sandbox, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """Auth, body reading, spend cap, rate limits and the fault switch around one handler; errors as JSON."""
+
+    async def endpoint(request: Request) -> Response:
+        headers: dict[str, str] = {}
+        try:
+            spec = sandbox.authenticate(request)
+            body_text = await _read_body(request, sandbox.settings.max_body_bytes)
+            if spec.spend_cap_micros is not None:
+                spent = await run_in_threadpool(sandbox.store.spend, spec.project)
+                if spent >= spec.spend_cap_micros:
+                    # Quota errors need a person: no Retry-After.
+                    raise ApiError(
+                        429,
+                        "billing_hard_limit_reached",
+                        "The hard spend limit of this project has been reached; raise it to continue.",
+                        type_="insufficient_quota",
+                    )
+            headers = sandbox.limiter.admit(spec, _token_estimate(request, body_text))
+            result = await handler(request, spec, body_text)
+            return JSONResponse(result, headers=headers)
+        except ApiError as exc:
+            return exc.response({**headers, **exc.headers} if exc.headers else headers)
+        except Exception:
+            # A bug (or the 5xx mutant): still a JSON error, never a stack trace.
+            log.exception("internal error on %s %s", request.method, request.url.path)
+            body = {
+                "error": {"type": "server_error", "code": None, "message": "internal error", "param": None}
+            }
+            return JSONResponse(body, status_code=500, headers=headers)
+
+    return endpoint
+
+
+async def _read_body(request: Request, limit: int) -> str:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, "request_too_large", f"the request body exceeds {limit} bytes")
+        chunks.append(chunk)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError:
+        raise invalid(None, "the request body is not UTF-8", "invalid_json") from None
+
+
+def _token_estimate(request: Request, body_text: str) -> int:
+    if request.url.path != "/v1/responses/input_tokens":
+        return 0  # only model endpoints spend tokens
+    try:
+        body = json.loads(body_text) if body_text else {}
+    except (ValueError, RecursionError):
+        body = {}
+    cap = body.get("max_output_tokens", body.get("max_tokens")) if isinstance(body, dict) else None
+    return estimate_tokens(body_text, cap)
+
+
+def _json(body_text: str) -> Any:
+    if not body_text.strip():
+        raise invalid(None, "the request body must be a JSON object", "invalid_json")
+    try:
+        return json.loads(body_text)
+    except (ValueError, RecursionError):
+        # ValueError also covers integers too long to convert.
+        raise invalid(None, "the request body is not valid JSON", "invalid_json") from None
+
+
+def _no_body(body_text: str) -> None:
+    if body_text.strip() and body_text.strip() != "{}":
+        raise invalid(None, "this action takes no body", "unexpected_body")
+
+
+def create_app(
+    data_dir: Path,
+    *,
+    settings: SandboxSettings | None = None,
+    mutants: frozenset[str] | set[str] = frozenset(),
+) -> Starlette:
+    """The sandbox app. ``data_dir`` holds the SQLite database (kept across restarts)."""
+    sandbox = Sandbox(settings or SandboxSettings(), Path(data_dir), frozenset(mutants))
+    store, minimum, muts = sandbox.store, sandbox.settings.audience_minimum, sandbox.mutants
+
+    async def input_tokens(request: Request, spec: KeySpec, body_text: str) -> Any:
+        body = _json(body_text)
+        count = await run_in_threadpool(count_input_tokens, body, muts)
+        if "token-count-nondeterministic" in muts:
+            sandbox.calls += 1
+            count += sandbox.calls % 2
+        if spec.micros_per_token:
+            await run_in_threadpool(store.add_spend, spec.project, count * spec.micros_per_token)
+        obj = "input_tokens" if "token-count-wrong-object" in muts else "response.input_tokens"
+        return {"object": obj, "input_tokens": count}
+
+    async def list_campaigns(request: Request, spec: KeySpec, body_text: str) -> Any:
+        params = request.query_params
+        for key in params:
+            if key not in ("limit", "after", "before", "order"):
+                raise ApiError(400, "unknown_parameter", f"unknown query parameter '{key}'", param=key)
+        raw_limit = params.get("limit", "20")
+        try:
+            limit = int(raw_limit)
+        except ValueError:
+            raise wrong_type("limit", "an integer") from None
+        top = 1000 if "limit-501-accepted" in muts else 500
+        if not 1 <= limit <= top:
+            raise invalid("limit", "'limit' must be between 1 and 500")
+        order = params.get("order", "desc")
+        if order not in ("asc", "desc"):
+            raise invalid("order", "'order' must be 'asc' or 'desc'")
+        after, before = params.get("after"), params.get("before")
+        if after is not None and before is not None:
+            raise invalid("before", "'after' and 'before' cannot be combined")
+        page = await run_in_threadpool(
+            lambda: store.list_campaigns(
+                spec.account, limit=limit, order=order, after=after, before=before, mutants=muts
+            )
+        )
+        if page is None:
+            raise invalid(
+                "after" if after is not None else "before",
+                "the cursor is not a campaign id",
+                "invalid_cursor",
+            )
+        items, has_more = page
+        data = [camp.render(row) for row in items]
+        return {
+            "object": "list",
+            "data": data,
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+            "has_more": has_more,
+        }
+
+    async def create_campaign(request: Request, spec: KeySpec, body_text: str) -> Any:
+        doc = camp.validate_create(_json(body_text), minimum, muts)
+        if camp.touches_conflict_audience(doc["targeting"]):
+            raise camp.conflict()
+        row = await run_in_threadpool(store.create_campaign, spec.account, doc)
+        return camp.render(row)
+
+    async def campaign(request: Request, spec: KeySpec, body_text: str) -> Any:
+        campaign_id = request.path_params["campaign_id"]
+        if request.method == "GET":
+            row = await run_in_threadpool(store.get_campaign, spec.account, campaign_id)
+            if row is None:
+                if "unknown-campaign-400" in muts:
+                    raise invalid(None, "bad campaign id")
+                raise not_found("campaign", campaign_id)
+            return camp.render(row)
+        if request.method in ("PATCH", "PUT") and "patch-accepted" not in muts:
+            raise ApiError(
+                405,
+                "method_not_allowed",
+                f"{request.method} is not supported; update a campaign with POST",
+                headers={"Allow": "GET, POST"},
+            )
+        if request.method not in ("POST", "PATCH", "PUT"):
+            raise ApiError(
+                405,
+                "method_not_allowed",
+                f"{request.method} is not supported",
+                headers={"Allow": "GET, POST"},
+            )
+        body = _json(body_text)
+        conflict: list[bool] = []
+
+        def change(doc: dict[str, Any]) -> dict[str, Any]:
+            new = camp.apply_update(doc, body, minimum, muts)
+            if (
+                isinstance(body, dict)
+                and "targeting" in body
+                and camp.touches_conflict_audience(new["targeting"])
+            ):
+                conflict.append(True)
+                if "conflict-applies-edit" not in muts:
+                    raise camp.conflict()
+            return new
+
+        row = await run_in_threadpool(store.update_campaign, spec.account, campaign_id, change)
+        if row is None:
+            raise not_found("campaign", campaign_id)
+        if conflict:
+            raise camp.conflict()
+        return camp.render(row)
+
+    def action(target: str) -> Handler:
+        async def handler(request: Request, spec: KeySpec, body_text: str) -> Any:
+            _no_body(body_text)
+            campaign_id = request.path_params["campaign_id"]
+
+            def change(doc: dict[str, Any]) -> dict[str, Any] | None:
+                if doc["status"] == "archived" and target != "archived" and "archive-reversible" not in muts:
+                    raise invalid(
+                        None, "the campaign is archived and can no longer be changed", "campaign_archived"
+                    )
+                if doc["status"] == target:
+                    return None  # idempotent: nothing written, updated_at kept
+                return {**doc, "status": target}
+
+            row = await run_in_threadpool(store.update_campaign, spec.account, campaign_id, change)
+            if row is None:
+                raise not_found("campaign", campaign_id)
+            return camp.render(row)
+
+        return handler
+
+    async def custom_audiences(request: Request, spec: KeySpec, body_text: str) -> Any:
+        use = request.query_params.get("intended_use")
+        if use not in ("inclusion", "exclusion"):
+            raise invalid("intended_use", "'intended_use' must be 'inclusion' or 'exclusion'")
+        records = [seeds.audience_record(a, minimum) for a in seeds.AUDIENCES.values()]
+        data = [r for r in records if use in r["eligible_uses"]]
+        return {"object": "list", "data": data, "has_more": False}
+
+    async def model_limits(request: Request, spec: KeySpec, body_text: str) -> Any:
+        return {"object": "list", "data": seeds.FINE_TUNING_MODEL_LIMITS}
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def not_found_handler(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        if status == 405:
+            return ApiError(405, "method_not_allowed", f"{request.method} is not supported here").response()
+        if status == 404:
+            return ApiError(404, "unknown_url", f"unknown path {request.url.path}").response()
+        return ApiError(status, None, "request failed").response()
+
+    every_method = ["GET", "POST", "PATCH", "PUT", "DELETE"]
+    routes = [
+        Route("/healthz", healthz),
+        Route("/v1/responses/input_tokens", _api(sandbox, input_tokens), methods=["POST"]),
+        Route("/v1/campaigns", _api(sandbox, list_campaigns), methods=["GET"]),
+        Route("/v1/campaigns", _api(sandbox, create_campaign), methods=["POST"]),
+        Route("/v1/campaigns/{campaign_id}", _api(sandbox, campaign), methods=every_method),
+        Route("/v1/campaigns/{campaign_id}/activate", _api(sandbox, action("active")), methods=["POST"]),
+        Route("/v1/campaigns/{campaign_id}/pause", _api(sandbox, action("paused")), methods=["POST"]),
+        Route("/v1/campaigns/{campaign_id}/archive", _api(sandbox, action("archived")), methods=["POST"]),
+        Route("/v1/custom_audiences", _api(sandbox, custom_audiences), methods=["GET"]),
+        Route("/v1/fine_tuning/model_limits", _api(sandbox, model_limits), methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: not_found_handler})
+    app.state.sandbox = sandbox
+    return app

@@ -1,0 +1,43 @@
+"""Rewriting HTTPS proxy in front of the reference IdP; started only when a proxy mutant is asked for."""
+
+from __future__ import annotations
+
+import sys
+
+from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference.idp.layout import auth_layout
+from conformance.reference.proxy.app import create_app
+
+__all__ = ["create_app", "services"]
+
+
+def services(ctx: StackContext) -> list[ServiceSpec]:
+    from conformance.reference.proxy.mutants import MUTANTS
+
+    active = [m.name for m in MUTANTS if m.name in ctx.mutants]
+    if not active:
+        return []
+    layout = auth_layout(ctx)
+    argv = [
+        sys.executable,
+        "-m",
+        "conformance.reference.proxy",
+        "--host",
+        ctx.host,
+        "--port",
+        str(layout.proxy_port),
+        "--certfile",
+        str(ctx.cert_file),
+        "--keyfile",
+        str(ctx.key_file),
+        "--data-dir",
+        str(ctx.data_dir),
+        "--ca-file",
+        str(ctx.ca_file),
+        "--upstream",
+        layout.idp_url,
+    ]
+    for name in active:
+        argv += ["--mutant", name]
+    # /healthz is forwarded to the IdP: healthy means the whole path works.
+    return [ServiceSpec(name="proxy", argv=argv, health_url=f"{layout.proxy_url}/healthz")]

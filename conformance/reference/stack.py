@@ -1,0 +1,283 @@
+"""The embedded reference stack: every reference service on 127.0.0.1, real HTTPS from one local CA, no orphans.
+
+``running_stack()`` makes a CA (trustme) and one server certificate for 127.0.0.1/localhost, asks each service
+package present (``conformance.reference.<package>.services(ctx)``) for its process specs, starts them all at once
+(one process group each, killed with the parent on Linux), waits until every health URL answers 2xx (bounded), and
+on exit (normal, exception, Ctrl-C, SIGTERM) stops every process group it started. ``Stack.settings`` holds the
+NAME=VALUE settings a conformance run against the stack needs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+import httpx
+
+from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
+
+# A selected package brings the packages it cannot work without.
+REQUIRES = {"toolserver": ("idp",), "proxy": ("idp",)}
+SECRET_NAME = re.compile(r"(PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN)$")
+STOP_GRACE_S = 5.0
+
+
+class StackError(RuntimeError):
+    """The stack could not start (a service exited or never became healthy)."""
+
+
+@dataclass
+class ServiceProcess:
+    spec: ServiceSpec
+    process: subprocess.Popen[bytes]
+    log_file: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+@dataclass
+class Stack:
+    settings: dict[str, str]
+    ca_file: Path
+    services: list[ServiceSpec]
+    data_dir: Path
+    processes: list[ServiceProcess] = field(default_factory=list)
+    mutants: frozenset[str] = frozenset()
+    startup_s: float = 0.0
+
+    @property
+    def secret_names(self) -> list[str]:
+        """Setting names whose values are secrets (print the name, write the value only to an env file)."""
+        return sorted(name for name in self.settings if SECRET_NAME.search(name))
+
+    def public_settings(self) -> dict[str, str]:
+        secrets = set(self.secret_names)
+        return {k: ("<secret: see env file>" if k in secrets else v) for k, v in self.settings.items()}
+
+    def write_env_file(self, path: Path) -> None:
+        """All settings as NAME=VALUE lines, readable by the owner only."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.writelines(f"{k}={v}\n" for k, v in sorted(self.settings.items()))
+
+    def dead(self) -> list[str]:
+        """Names of services whose process has exited."""
+        return [p.spec.name for p in self.processes if p.process.poll() is not None]
+
+
+def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
+    """(CA bundle, server certificate chain, server key) for 127.0.0.1, ::1 and localhost."""
+    import trustme
+
+    ca = trustme.CA(organization_name="conformance reference stack")
+    cert = ca.issue_cert("127.0.0.1", "localhost", "::1")
+    ca_file, cert_file, key_file = directory / "ca.pem", directory / "server.pem", directory / "server-key.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+    cert.private_key_pem.write_to_path(str(key_file))
+    os.chmod(key_file, 0o600)
+    with cert_file.open("wb") as handle:
+        for blob in cert.cert_chain_pems:
+            handle.write(blob.bytes())
+    return ca_file, cert_file, key_file
+
+
+def _select_packages(services: Iterable[str] | None) -> list[str]:
+    if services is None:
+        return list(SERVICE_PACKAGES)
+    wanted = set(services)
+    unknown = wanted - set(SERVICE_PACKAGES)
+    if unknown:
+        raise ValueError(f"unknown service(s) {sorted(unknown)}; known: {', '.join(SERVICE_PACKAGES)}")
+    for name in list(wanted):
+        wanted.update(REQUIRES.get(name, ()))
+    return [p for p in SERVICE_PACKAGES if p in wanted]
+
+
+def collect_specs(ctx: StackContext, packages: Iterable[str]) -> list[ServiceSpec]:
+    """The specs of every selected package that exists here (others are being written, or not installed)."""
+    specs: list[ServiceSpec] = []
+    for package in packages:
+        try:
+            module = importlib.import_module(f"conformance.reference.{package}")
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("conformance.reference"):
+                continue
+            raise
+        factory = getattr(module, "services", None)
+        if factory is not None:
+            specs.extend(factory(ctx))
+    return specs
+
+
+def _die_with_parent() -> None:
+    # Runs in the child before exec: ask Linux to SIGTERM it if the parent dies (no orphans after a crash).
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def start_process(spec: ServiceSpec, log_dir: Path) -> ServiceProcess:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = log_dir / f"{spec.name}.log"
+    env = {**os.environ, **spec.env, "PYTHONUNBUFFERED": "1"}
+    with log_file.open("wb") as log:
+        process = subprocess.Popen(
+            spec.argv,
+            cwd=spec.cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # own process group: stopping it takes any grandchildren along
+            preexec_fn=_die_with_parent,
+        )
+    return ServiceProcess(spec, process, log_file)
+
+
+def stop_processes(processes: Iterable[ServiceProcess], grace_s: float = STOP_GRACE_S) -> None:
+    """SIGTERM every process group, wait up to ``grace_s``, then SIGKILL what is left."""
+    running = list(processes)
+    for proc in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for proc in running:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in running:
+        # The group may outlive its leader (a grandchild): kill the group whatever the leader did.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.process.wait(timeout=2.0)
+
+
+def wait_healthy(processes: list[ServiceProcess], ca_file: Path) -> None:
+    """Poll every health URL until each answers 2xx; fail fast when a process exits; bounded per service."""
+    pending = {p.spec.name: p for p in processes}
+    started = time.monotonic()
+    with httpx.Client(verify=str(ca_file), timeout=1.0) as client:
+        while pending:
+            for name, proc in list(pending.items()):
+                code = proc.process.poll()
+                if code is not None:
+                    raise StackError(f"service {name} exited with {code} while starting:\n{proc.log_tail()}")
+                try:
+                    if client.get(proc.spec.health_url).is_success:
+                        del pending[name]
+                        continue
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() - started > proc.spec.start_timeout_s:
+                    raise StackError(
+                        f"service {name} not healthy at {proc.spec.health_url} after "
+                        f"{proc.spec.start_timeout_s:.0f} s:\n{proc.log_tail()}"
+                    )
+            if pending:
+                time.sleep(0.05)
+
+
+@contextmanager
+def _terminate_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM into SystemExit (main thread only) so that the stack's cleanup runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def run_services(specs: list[ServiceSpec], ca_file: Path, log_dir: Path) -> Iterator[list[ServiceProcess]]:
+    """Start the specs, wait for health, yield the processes; stop them all on the way out, whatever happens."""
+    processes: list[ServiceProcess] = []
+    with _terminate_on_sigterm():
+        try:
+            for spec in specs:
+                processes.append(start_process(spec, log_dir))
+            wait_healthy(processes, ca_file)
+            yield processes
+        finally:
+            stop_processes(processes)
+
+
+def _validate_mutants(mutants: Iterable[str]) -> frozenset[str]:
+    chosen = frozenset(mutants)
+    known = all_mutants()
+    unknown = sorted(chosen - set(known))
+    if unknown:
+        raise ValueError(f"unknown mutant(s) {unknown}; see `conformance rules` or conformance.reference.mutants")
+    return chosen
+
+
+@contextmanager
+def running_stack(
+    *,
+    mutants: Iterable[str] = (),
+    services: Iterable[str] | None = None,
+    data_dir: Path | None = None,
+) -> Iterator[Stack]:
+    """Start the reference stack (optionally with mutants); stop every process on exit.
+
+    ``services`` names service packages (platform, compression, toolserver, idp, proxy); default all present.
+    ``data_dir`` keeps certificates, logs and state; default a temporary directory removed afterwards.
+    """
+    chosen = _validate_mutants(mutants)
+    packages = _select_packages(services)
+    with contextlib.ExitStack() as cleanup:
+        if data_dir is None:
+            data_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="conformance-stack-")))
+        data_dir.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        ca_file, cert_file, key_file = make_certificates(data_dir)
+        ctx = StackContext(data_dir=data_dir, ca_file=ca_file, cert_file=cert_file, key_file=key_file, mutants=chosen)
+        specs = collect_specs(ctx, packages)
+        processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs"))
+        settings: dict[str, str] = {
+            "CONFORMANCE_CA_BUNDLE": str(ca_file),
+            # Everything lives on loopback: let metadata-driven fetches go there.
+            "CONFORMANCE_ALLOW_PRIVATE_NETWORK": "true",
+        }
+        for spec in specs:
+            settings.update(spec.settings)
+        yield Stack(
+            settings=settings,
+            ca_file=ca_file,
+            services=specs,
+            data_dir=data_dir,
+            processes=processes,
+            mutants=chosen,
+            startup_s=time.monotonic() - started,
+        )

@@ -1,0 +1,88 @@
+"""The reference MCP tool server (``mcp`` SDK, streamable HTTP, uvicorn over TLS).
+
+Tools: ``search_docs`` (noauth), ``list_orders`` (tools.read), ``cancel_order`` (tools.write, destructive) and the
+profile tool ``get_profile`` (``_meta["<vendor>/profile"]: true``). Tokens are JWTs from the IdP of the stack (and
+from an optional extra test issuer whose key the harness holds).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference.idp.layout import TEST_ISSUER, auth_layout, write_private
+from conformance.reference.toolserver.app import ToolServerConfig, create_app
+
+__all__ = ["ToolServerConfig", "create_app", "services", "test_issuer_key"]
+
+
+def test_issuer_key(ctx: StackContext) -> tuple[str, str]:
+    """(key file, JWKS file) of the stack's test issuer: an EC P-256 key the harness signs test tokens with."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from jwt.algorithms import ECAlgorithm
+
+    key_file = ctx.data_dir / "test-issuer-key.pem"
+    jwks_file = ctx.data_dir / "test-issuer-jwks.json"
+    if not key_file.is_file():
+        key = ec.generate_private_key(ec.SECP256R1())
+        pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        write_private(key_file, pem.decode())
+        jwk = json.loads(ECAlgorithm.to_jwk(key.public_key()))
+        jwk.update({"kid": "test-issuer-1", "use": "sig", "alg": "ES256"})
+        jwks_file.write_text(json.dumps({"keys": [jwk]}))
+    return str(key_file), str(jwks_file)
+
+
+def services(ctx: StackContext) -> list[ServiceSpec]:
+    layout = auth_layout(ctx)
+    from conformance.reference.toolserver.mutants import MUTANTS
+
+    key_file, jwks_file = test_issuer_key(ctx)
+    argv = [
+        sys.executable,
+        "-m",
+        "conformance.reference.toolserver",
+        "--host",
+        ctx.host,
+        "--port",
+        str(layout.toolserver_port),
+        "--certfile",
+        str(ctx.cert_file),
+        "--keyfile",
+        str(ctx.key_file),
+        "--data-dir",
+        str(ctx.data_dir),
+        "--ca-file",
+        str(ctx.ca_file),
+        "--resource",
+        layout.resource,
+        "--issuer",
+        layout.issuer,
+        "--trusted-issuer",
+        f"{TEST_ISSUER}=file:{jwks_file}",
+    ]
+    for mutant in MUTANTS:
+        if mutant.name in ctx.mutants:
+            argv += ["--mutant", mutant.name]
+    return [
+        ServiceSpec(
+            name="toolserver",
+            argv=argv,
+            health_url=f"{layout.toolserver_url}/healthz",
+            # The admin key reaches the server through the environment, never the command line.
+            env={"CONFORMANCE_REFERENCE_ADMIN_KEY": layout.admin_key},
+            settings={
+                "CONFORMANCE_TARGET_URL": layout.resource,
+                "CONFORMANCE_ALT_RESOURCE": layout.alt_resource,
+                "CONFORMANCE_TEST_ISSUER": TEST_ISSUER,
+                "CONFORMANCE_TEST_ISSUER_KEY_FILE": key_file,
+                "CONFORMANCE_TEST_ISSUER_KID": "test-issuer-1",
+                "CONFORMANCE_REFERENCE_ADMIN_URL": f"{layout.toolserver_url}/_reference",
+                "CONFORMANCE_REFERENCE_ADMIN_KEY": layout.admin_key,
+            },
+        )
+    ]

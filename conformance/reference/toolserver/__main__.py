@@ -1,0 +1,58 @@
+"""``python -m conformance.reference.toolserver --host H --port P --certfile F --keyfile F --data-dir D ...``"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import uvicorn
+
+from conformance.reference.toolserver.app import ToolServerConfig, create_app
+from conformance.reference.toolserver.mutants import MUTANTS
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m conformance.reference.toolserver")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--certfile", required=True)
+    parser.add_argument("--keyfile", required=True)
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--ca-file", help="CA bundle for fetching the issuers' JWKS")
+    parser.add_argument("--resource", required=True, help="canonical resource = the MCP endpoint URL")
+    parser.add_argument("--issuer", required=True, help="issuer of the authorization server")
+    parser.add_argument(
+        "--trusted-issuer",
+        action="append",
+        default=[],
+        metavar="ISSUER=JWKS_URL",
+        help="an extra issuer to trust and its JWKS (https: or file: URL); repeatable",
+    )
+    parser.add_argument("--vendor", default="openai", help="vendor prefix of the profile marker")
+    parser.add_argument("--mutant", action="append", default=[], choices=[m.name for m in MUTANTS])
+    args = parser.parse_args(argv)
+    extra = dict(item.split("=", 1) for item in args.trusted_issuer)
+    config = ToolServerConfig(
+        resource=args.resource,
+        issuer=args.issuer,
+        data_dir=args.data_dir,
+        ca_file=args.ca_file,
+        extra_issuers=extra,
+        vendor=args.vendor,
+        admin_key=os.environ.get("CONFORMANCE_REFERENCE_ADMIN_KEY") or None,
+        defects=frozenset(args.mutant),
+    )
+    uvicorn.run(
+        create_app(config),
+        host=args.host,
+        port=args.port,
+        ssl_certfile=args.certfile,
+        ssl_keyfile=args.keyfile,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+    )
+
+
+if __name__ == "__main__":
+    main()

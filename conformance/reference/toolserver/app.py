@@ -1,0 +1,535 @@
+"""The reference MCP tool server: the `mcp` SDK's low-level server over streamable HTTP, behind our own bearer gate.
+
+Why not the SDK's built-in auth: it makes the whole endpoint require a token, while the contract wants mixed
+access (``search_docs`` anonymous, the other tools behind OAuth, with the challenge in the tool result). So the gate
+here lets anonymous requests through, answers 401 + ``WWW-Authenticate`` to a presented-but-bad token, and tool
+handlers decide per tool (``securitySchemes``), returning ``isError`` results with ``_meta["mcp/www_authenticate"]``.
+
+``defects`` holds mutant names (``conformance.reference.toolserver.mutants``); each switches exactly one behaviour.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mcp.types as mt
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import ConfigDict, SerializeAsAny
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from conformance.reference.toolserver.profiles import Profile, ProfileStore
+from conformance.reference.toolserver.verifier import JwtVerifier, Principal, TokenError
+
+PRINCIPAL_KEY = "conformance.principal"
+TOOL_SCOPES = ["tools.read", "tools.write"]
+PROFILE_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "minLength": 1, "pattern": "\\S"},
+        "name": {"type": "string"},
+        "email": {"type": "string"},
+        "nickname": {"type": "string"},
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
+ORDER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "item": {"type": "string"},
+        "status": {"type": "string", "enum": ["open", "shipped", "cancelled"]},
+        "total_cents": {"type": "integer", "minimum": 0},
+    },
+    "required": ["id", "item", "status", "total_cents"],
+    "additionalProperties": False,
+}
+DOCS = [
+    {"title": "Getting started", "url": "https://docs.example.test/start"},
+    {"title": "Orders and cancellations", "url": "https://docs.example.test/orders"},
+    {"title": "Connecting several accounts", "url": "https://docs.example.test/accounts"},
+]
+
+
+@dataclass
+class ToolServerConfig:
+    resource: str  # canonical resource identifier = the MCP endpoint URL
+    issuer: str
+    data_dir: Path
+    ca_file: str | None = None
+    extra_issuers: dict[str, str] = field(default_factory=dict)  # issuer -> JWKS URL (https: or file:)
+    vendor: str = "openai"
+    admin_key: str | None = None  # enables /_reference/* hooks when set
+    defects: frozenset[str] = frozenset()
+
+    @property
+    def mcp_path(self) -> str:
+        from urllib.parse import urlparse
+
+        return urlparse(self.resource).path or "/"
+
+    @property
+    def origin(self) -> str:
+        return self.resource[: len(self.resource) - len(self.mcp_path)]
+
+    @property
+    def metadata_url(self) -> str:
+        suffix = "" if self.mcp_path == "/" else self.mcp_path
+        return f"{self.origin}/.well-known/oauth-protected-resource{suffix}"
+
+
+class _DeclaredTool(mt.Tool):
+    # Keeps `securitySchemes` (a field of the contract, not of the MCP schema) on the wire.
+    model_config = ConfigDict(extra="allow", alias_generator=mt.Tool.model_config["alias_generator"], populate_by_name=True)
+
+
+class _ToolList(mt.ListToolsResult):
+    tools: list[SerializeAsAny[mt.Tool]]  # type: ignore[assignment]
+
+
+def _quote(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+class ToolServer:
+    """Tools, their declarations and the auth decisions; independent of the HTTP plumbing."""
+
+    def __init__(self, config: ToolServerConfig) -> None:
+        self.config = config
+        self.defects = config.defects
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.profiles = ProfileStore(config.data_dir / "toolserver-profiles.sqlite3")
+        self.orders: dict[str, list[dict[str, Any]]] = {}
+
+    # ------------------------------------------------------------------ challenges
+    def challenge(self, error: str | None = None, description: str | None = None, scope: str | None = None) -> str:
+        params = [f'resource_metadata="{_quote(self.config.metadata_url)}"']
+        if "ts-no-challenge-scope" not in self.defects:
+            params.append(f'scope="{_quote(scope or " ".join(TOOL_SCOPES))}"')
+        if error:
+            params.append(f'error="{_quote(error)}"')
+        if description and "ts-challenge-without-description" not in self.defects:
+            params.append(f'error_description="{_quote(description)}"')
+        return "Bearer " + ", ".join(params)
+
+    def auth_error(self, error: str, description: str, scope: str | None = None) -> mt.CallToolResult:
+        meta = None if "ts-omit-meta-challenge" in self.defects else {
+            "mcp/www_authenticate": [self.challenge(error, description, scope)]
+        }
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text=description)], is_error=True, _meta=meta)
+
+    # ------------------------------------------------------------------ declarations
+    def security(self, name: str) -> list[dict[str, Any]]:
+        if name == "search_docs":
+            if "ts-bad-security-schemes" in self.defects:
+                return [{"type": "noauth", "scopes": ["tools.read"]}]
+            return [{"type": "noauth"}]
+        if name == "list_orders":
+            return [{"type": "oauth2", "scopes": ["tools.read"]}]
+        if name == "cancel_order":
+            if "ts-anonymous-cancel" in self.defects:
+                return [{"type": "noauth"}, {"type": "oauth2", "scopes": ["tools.write"]}]
+            return [{"type": "oauth2", "scopes": ["tools.write"]}]
+        if "ts-profile-noauth" in self.defects:
+            return [{"type": "noauth"}]
+        return [{"type": "oauth2", "scopes": ["tools.read"]}]
+
+    def required_scopes(self, name: str) -> list[str] | None:
+        """Scopes a call needs; None when anonymous calls are allowed."""
+        schemes = self.security(name)
+        if name == "list_orders" and "ts-anonymous-list-orders" in self.defects:
+            return None
+        if name == self.profile_tool_name and "ts-profile-placeholder" in self.defects:
+            return None
+        if name == self.profile_tool_name:
+            return ["tools.read"]  # the declaration may lie (a mutant); the runtime check does not
+        if any(s["type"] == "noauth" for s in schemes):
+            return None
+        return [scope for s in schemes for scope in s.get("scopes", [])]
+
+    @property
+    def profile_tool_name(self) -> str:
+        return "get_profile"
+
+    def declarations(self) -> list[mt.Tool]:
+        profile_key = f"{self.config.vendor}/profile"
+        marker: Any = "true" if "ts-profile-marker-string" in self.defects else True
+        tools: list[dict[str, Any]] = [
+            {
+                "name": "search_docs",
+                "description": "Search the public product documentation.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string", "minLength": 1}},
+                    "required": ["query"],
+                    "additionalProperties": False,
+                },
+                "output_schema": {
+                    "type": "object",
+                    "properties": {
+                        "results": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {"title": {"type": "string"}, "url": {"type": "string"}},
+                                "required": ["title", "url"],
+                                "additionalProperties": False,
+                            },
+                        }
+                    },
+                    "required": ["results"],
+                    "additionalProperties": False,
+                },
+                "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
+                "meta": {profile_key: True} if "ts-profile-two-markers" in self.defects else None,
+            },
+            {
+                "name": "list_orders",
+                "description": "List the signed-in customer's orders.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"status": {"type": "string", "enum": ["open", "shipped", "cancelled"]}},
+                    "additionalProperties": False,
+                },
+                "output_schema": {
+                    "type": "object",
+                    "properties": {"orders": {"type": "array", "items": ORDER_SCHEMA}},
+                    "required": ["orders"],
+                    "additionalProperties": False,
+                },
+                "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
+            },
+            {
+                "name": "cancel_order",
+                "description": "Cancel one of the signed-in customer's open orders.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"order_id": {"type": "string", "minLength": 1}},
+                    "required": ["order_id"],
+                    "additionalProperties": False,
+                },
+                "output_schema": {
+                    "type": "object",
+                    "properties": {"order": ORDER_SCHEMA},
+                    "required": ["order"],
+                    "additionalProperties": False,
+                },
+                "annotations": mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
+            },
+            {
+                "name": self.profile_tool_name,
+                "description": "Return the profile of the account this connection is signed in as.",
+                "input_schema": (
+                    {"type": "object", "properties": {"account": {"type": "string"}}}
+                    if "ts-profile-input-props" in self.defects
+                    else {"type": "object", "properties": {}, "additionalProperties": False}
+                ),
+                "output_schema": (
+                    {**PROFILE_OUTPUT_SCHEMA, "required": [], "additionalProperties": True}
+                    if "ts-profile-output-schema" in self.defects
+                    else PROFILE_OUTPUT_SCHEMA
+                ),
+                "annotations": mt.ToolAnnotations(
+                    read_only_hint=True,
+                    destructive_hint=False,
+                    open_world_hint="ts-profile-annotations" in self.defects,
+                ),
+                "meta": {profile_key: marker},
+            },
+        ]
+        declared: list[mt.Tool] = []
+        for spec in tools:
+            if spec["name"] == "search_docs" and "ts-tool-without-description" in self.defects:
+                spec = {k: v for k, v in spec.items() if k != "description"}
+            schemes = self.security(spec["name"])
+            # Apps-SDK style: the schemes at the top level and mirrored in _meta for clients that drop unknowns.
+            meta = {**(spec.pop("meta", None) or {}), "securitySchemes": schemes}
+            declared.append(_DeclaredTool(**spec, securitySchemes=schemes, _meta=meta))
+        return declared
+
+    def list_tools_result(self) -> mt.ListToolsResult:
+        return _ToolList(tools=self.declarations())
+
+    # ------------------------------------------------------------------ calls
+    async def call(self, name: str, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+        handlers = {
+            "search_docs": self._search_docs,
+            "list_orders": self._list_orders,
+            "cancel_order": self._cancel_order,
+            self.profile_tool_name: self._get_profile,
+        }
+        handler = handlers.get(name)
+        if handler is None:
+            return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"unknown tool {name}")], is_error=True)
+        required = self.required_scopes(name)
+        if required is not None:
+            if principal is None:
+                return self.auth_error(
+                    "invalid_token", f"Sign in to use {name}: this tool needs a linked account.", " ".join(required)
+                )
+            missing = [s for s in required if s not in principal.scopes]
+            if missing and "ts-skip-scope" not in self.defects:
+                return self.auth_error(
+                    "insufficient_scope", f"{name} needs the scope {' '.join(missing)}.", " ".join(required)
+                )
+        return await handler(arguments, principal)
+
+    @staticmethod
+    def _result(structured: dict[str, Any], text: str | None = None) -> mt.CallToolResult:
+        body = text if text is not None else json.dumps(structured, separators=(",", ":"))
+        return mt.CallToolResult(
+            content=[mt.TextContent(type="text", text=body)], structured_content=structured, is_error=False
+        )
+
+    async def _search_docs(self, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+        query = str(arguments.get("query", "")).lower()
+        words = [w for w in query.split() if w]
+        hits = [d for d in DOCS if any(w in d["title"].lower() for w in words)] or DOCS[:1]
+        return self._result({"results": hits})
+
+    def _orders_of(self, principal: Principal | None) -> list[dict[str, Any]]:
+        owner = f"{principal.issuer}|{principal.subject}" if principal else "anonymous"
+        if owner not in self.orders:
+            self.orders[owner] = [
+                {"id": "ord_1001", "item": "Blue notebook", "status": "open", "total_cents": 1250},
+                {"id": "ord_1002", "item": "Desk lamp", "status": "shipped", "total_cents": 3999},
+                {"id": "ord_1003", "item": "Pencil set", "status": "open", "total_cents": 599},
+            ]
+        return self.orders[owner]
+
+    async def _list_orders(self, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+        status = arguments.get("status")
+        orders = [dict(o) for o in self._orders_of(principal) if status in (None, o["status"])]
+        if "ts-bad-output" in self.defects:
+            for order in orders:
+                order["total_cents"] = f"{order['total_cents'] / 100:.2f}"
+        return self._result({"orders": orders})
+
+    async def _cancel_order(self, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+        order_id = arguments.get("order_id")
+        for order in self._orders_of(principal):
+            if order["id"] == order_id:
+                if order["status"] == "shipped":
+                    return mt.CallToolResult(
+                        content=[mt.TextContent(type="text", text=f"{order_id} has shipped and cannot be cancelled")],
+                        is_error=True,
+                    )
+                order["status"] = "cancelled"
+                return self._result({"order": dict(order)})
+        return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"no order {order_id}")], is_error=True)
+
+    async def _get_profile(self, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+        if principal is None:  # only reachable in the placeholder mutant
+            return self._result({"id": "anonymous", "name": "Guest"})
+        claims = principal.claims
+        profile = self.profiles.resolve(
+            principal.issuer,
+            principal.subject,
+            {f: claims.get(f) if isinstance(claims.get(f), str) else None for f in ("name", "email", "nickname")},
+        )
+        record = self._profile_record(profile, principal)
+        if record is None:
+            return mt.CallToolResult(
+                content=[mt.TextContent(type="text", text="This account's profile id is missing; reconnect it.")],
+                is_error=True,
+            )
+        if "ts-profile-text-mismatch" in self.defects:
+            return self._result(record, text=json.dumps({"profile": record}))
+        return self._result(record)
+
+    def _profile_record(self, profile: Profile, principal: Principal) -> dict[str, Any] | None:
+        d = self.defects
+        stored_id = profile.id if profile.id and profile.id.strip() else None
+        pid: Any = stored_id
+        if stored_id is None:
+            if "ts-profile-blank-id-invents" not in d:
+                return None
+            pid = "usr_" + secrets.token_hex(10)
+        elif "ts-profile-numeric-id" in d:
+            pid = profile.seq
+        elif "ts-profile-id-per-token" in d:
+            token_id = str(principal.claims.get("jti") or principal.claims.get("iat"))
+            pid = "usr_" + hashlib.sha256(token_id.encode()).hexdigest()[:20]
+        elif "ts-profile-id-shared" in d:
+            pid = "usr_00000000000000000001"
+        elif "ts-profile-id-from-email" in d and profile.email:
+            pid = profile.email
+        record: dict[str, Any] = {"id": pid}
+        for key in ("name", "email", "nickname"):
+            value = getattr(profile, key)
+            if value:
+                record[key] = value
+            elif "ts-profile-invented-fields" in d:
+                record[key] = "N/A"
+        return record
+
+
+class BearerGate:
+    """ASGI wrapper of the MCP endpoint: anonymous passes, a bad token gets 401 with the challenge."""
+
+    def __init__(self, app: Any, server: ToolServer, verifier: JwtVerifier) -> None:
+        self.app = app
+        self.server = server
+        self.verifier = verifier
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        header = request.headers.get("authorization")
+        token: str | None = None
+        query_token = request.query_params.get("access_token")
+        if query_token is not None and header is None:
+            if "ts-accept-query-token" not in self.server.defects:
+                await self._deny(send, 401, "invalid_request", "Access tokens are accepted only in the header.")
+                return
+            token = query_token
+        elif header is not None:
+            scheme, _, value = header.partition(" ")
+            if scheme.lower() != "bearer" or not value.strip():
+                await self._deny(send, 401, "invalid_token", "The Authorization header is not a Bearer token.")
+                return
+            token = value.strip()
+        principal: Principal | None = None
+        if token is not None:
+            try:
+                principal = await self.verifier.verify(token)
+            except TokenError as exc:
+                await self._deny(send, 401, "invalid_token", str(exc))
+                return
+        scope[PRINCIPAL_KEY] = principal
+        await self.app(scope, receive, send)
+
+    async def _deny(self, send: Send, status: int, error: str, description: str) -> None:
+        headers = {"content-type": "application/json"}
+        if "ts-no-www-authenticate" not in self.server.defects:
+            headers["www-authenticate"] = self.server.challenge(error, description)
+        response = JSONResponse({"error": error, "error_description": description}, status, headers=headers)
+        await response({"type": "http"}, _no_receive, send)
+
+
+async def _no_receive() -> dict[str, Any]:
+    return {"type": "http.disconnect"}
+
+
+def create_app(config: ToolServerConfig) -> Starlette:
+    tools = ToolServer(config)
+    verifier = JwtVerifier(
+        resource=config.resource,
+        issuers={config.issuer: None, **config.extra_issuers},
+        ca_file=config.ca_file,
+        defects=frozenset(
+            flag
+            for name, flag in (
+                ("ts-skip-audience", "skip-audience"),
+                ("ts-accept-alg-none", "accept-alg-none"),
+                ("ts-ignore-signature", "ignore-signature"),
+                ("ts-skip-exp", "skip-exp"),
+                ("ts-skip-nbf", "skip-nbf"),
+                ("ts-skip-iss", "skip-iss"),
+            )
+            if name in config.defects
+        ),
+    )
+
+    async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+        return tools.list_tools_result()
+
+    async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+        principal = ctx.request.scope.get(PRINCIPAL_KEY) if ctx.request is not None else None
+        return await tools.call(params.name, dict(params.arguments or {}), principal)
+
+    server: Server[Any] = Server(
+        "conformance-reference-toolserver", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool
+    )
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        stateless=True,
+        json_response=True,
+        security_settings=TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*"],
+            allowed_origins=["https://127.0.0.1:*", "https://localhost:*"],
+        ),
+    )
+    mcp_endpoint = BearerGate(StreamableHTTPASGIApp(manager), tools, verifier)
+
+    def metadata() -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "resource": config.resource,
+            "authorization_servers": [config.issuer],
+            "scopes_supported": TOOL_SCOPES,
+            "bearer_methods_supported": ["header"],
+            "resource_documentation": config.origin + "/docs",
+        }
+        if "ts-prm-wrong-resource" in config.defects:
+            document["resource"] = config.origin + "/"
+        if "ts-prm-bad-types" in config.defects:
+            document["scopes_supported"] = " ".join(TOOL_SCOPES)
+        return document
+
+    async def protected_resource(request: Request) -> Response:
+        if "ts-prm-missing" in config.defects:
+            return JSONResponse({"error": "not_found"}, 404)
+        return JSONResponse(metadata(), headers={"cache-control": "max-age=60"})
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def docs(request: Request) -> Response:
+        return JSONResponse({"documents": DOCS})
+
+    async def admin(request: Request) -> Response:
+        # Reference-only hooks for checks that need to change server state (PROF-13, display changes).
+        key = request.headers.get("x-reference-admin-key", "")
+        if not config.admin_key or not secrets.compare_digest(key, config.admin_key):
+            return JSONResponse({"error": "forbidden"}, 403)
+        body = await request.json()
+        subject = body.get("subject") if isinstance(body, dict) else None
+        if not isinstance(subject, str) or not subject:
+            return JSONResponse({"error": "subject required"}, 400)
+        action = request.path_params["action"]
+        if action == "blank-profile-id":
+            changed = tools.profiles.blank_id(subject)
+        elif action == "set-profile-display":
+            changed = tools.profiles.set_display(subject, {k: str(v) for k, v in body.items() if k != "subject"})
+        else:
+            return JSONResponse({"error": "unknown action"}, 404)
+        return JSONResponse({"changed": changed})
+
+    suffix = "" if config.mcp_path == "/" else config.mcp_path
+    routes = [
+        Route(config.mcp_path, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]),
+        Route("/.well-known/oauth-protected-resource", protected_resource, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/docs", docs, methods=["GET"]),
+        Route("/_reference/{action}", admin, methods=["POST"]),
+    ]
+    if suffix:
+        routes.append(Route(f"/.well-known/oauth-protected-resource{suffix}", protected_resource, methods=["GET"]))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            try:
+                yield
+            finally:
+                await verifier.aclose()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.tool_server = tools
+    return app

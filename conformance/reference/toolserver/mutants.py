@@ -1,0 +1,100 @@
+"""Defects of the reference tool server, each switched by one ``--mutant NAME`` flag (see app.py / verifier.py)."""
+
+from __future__ import annotations
+
+from conformance.reference.mutants import Mutant
+
+
+def _m(name: str, rules: set[str], description: str, dependents: set[str] | None = None) -> Mutant:
+    return Mutant(name, "toolserver", frozenset(rules), description, frozenset(dependents or ()))
+
+
+_PROFILE_CALLS = {"PROF-06", "PROF-07", "PROF-08", "PROF-09", "PROF-10", "PROF-12", "PROF-13"}
+
+MUTANTS: list[Mutant] = [
+    # --- token checks (verifier)
+    _m("ts-skip-audience", {"AUTH-TOK-06"}, "Tokens issued for another resource (aud) are accepted."),
+    _m("ts-accept-alg-none", {"AUTH-TOK-04"}, "Unsigned tokens (alg: none) are accepted."),
+    _m(
+        "ts-ignore-signature",
+        {"AUTH-TOK-03", "AUTH-TOK-04"},
+        "Signatures are not checked: tampered tokens and tokens signed by unknown keys are accepted.",
+    ),
+    _m("ts-skip-exp", {"AUTH-TOK-05"}, "Expired tokens are accepted."),
+    _m("ts-skip-nbf", {"AUTH-TOK-07"}, "Tokens whose nbf lies in the future are accepted."),
+    _m("ts-skip-iss", {"AUTH-TOK-07"}, "The iss claim is ignored: any trusted key validates any issuer's token."),
+    _m("ts-skip-scope", {"AUTH-TOK-08"}, "Tool calls are not checked against the token's scopes."),
+    _m("ts-accept-query-token", {"AUTH-TOK-09"}, "An access_token query parameter is accepted as the bearer token."),
+    # --- challenges
+    _m(
+        "ts-omit-meta-challenge",
+        {"AUTH-CHAL-01", "AUTH-CHAL-02"},
+        'Auth errors inside tool calls carry no _meta["mcp/www_authenticate"].',
+        {"PROF-11", "AUTH-TOK-08", "AUTH-TOK-02"},
+    ),
+    _m(
+        "ts-challenge-without-description",
+        {"AUTH-CHAL-01", "AUTH-CHAL-02"},
+        "Bearer challenges lack error_description.",
+        {"PROF-11", "AUTH-TOK-08", "AUTH-TOK-02", "AUTH-PRM-05"},
+    ),
+    _m("ts-no-www-authenticate", {"AUTH-PRM-05"}, "401 answers carry no WWW-Authenticate header.", {"AUTH-PRM-06"}),
+    _m("ts-no-challenge-scope", {"AUTH-PRM-06"}, 'Bearer challenges carry no scope="..." parameter.'),
+    # --- protected resource metadata
+    _m(
+        "ts-prm-missing",
+        {"AUTH-PRM-01"},
+        "No protected resource metadata is served (404).",
+        {
+            "AUTH-PRM-02",
+            "AUTH-PRM-03",
+            "AUTH-PRM-04",
+            "AUTH-PRM-05",
+            "AUTH-CHAL-02",
+            "AUTH-ASM-01",
+            "AUTH-ASM-02",
+        },
+    ),
+    _m("ts-prm-wrong-resource", {"AUTH-PRM-02"}, "The metadata's resource is the server origin, not the MCP URL."),
+    _m("ts-prm-bad-types", {"AUTH-PRM-04"}, "scopes_supported is a string instead of an array."),
+    # --- tool declarations and access
+    _m("ts-anonymous-list-orders", {"AUTH-TOOL-03"}, "list_orders (oauth2 only) returns data to anonymous calls."),
+    _m(
+        "ts-anonymous-cancel",
+        {"AUTH-TOOL-04"},
+        "cancel_order (destructive) is declared noauth + oauth2 and works anonymously.",
+    ),
+    _m("ts-bad-security-schemes", {"AUTH-TOOL-02"}, "search_docs declares a noauth scheme that carries scopes."),
+    _m("ts-tool-without-description", {"AUTH-TOOL-01"}, "search_docs has no description."),
+    _m("ts-bad-output", {"AUTH-TOOL-05"}, "list_orders returns total_cents as a string, against its outputSchema."),
+    # --- profile tool
+    _m(
+        "ts-profile-marker-string",
+        {"AUTH-TOOL-06"},
+        'The profile marker is the string "true" instead of a boolean.',
+        {"PROF-01", *_PROFILE_CALLS, "PROF-02", "PROF-03", "PROF-04", "PROF-05", "PROF-11"},
+    ),
+    _m("ts-profile-two-markers", {"PROF-01"}, "Two tools carry the profile marker.", _PROFILE_CALLS),
+    _m("ts-profile-input-props", {"PROF-02"}, "The profile tool's inputSchema has a property and allows more."),
+    _m("ts-profile-annotations", {"PROF-03"}, "The profile tool declares openWorldHint: true."),
+    _m("ts-profile-noauth", {"PROF-04"}, "The profile tool declares securitySchemes noauth (runtime still needs auth)."),
+    _m("ts-profile-output-schema", {"PROF-05"}, "The profile outputSchema allows extra properties and no id."),
+    _m("ts-profile-text-mismatch", {"PROF-06"}, "The text content is not the same JSON as structuredContent."),
+    _m(
+        "ts-profile-numeric-id",
+        {"PROF-07", "AUTH-TOOL-05"},
+        "The profile id is a JSON number (the store's row number), not a string.",
+        {"PROF-08", "PROF-09", "PROF-06"},
+    ),
+    _m("ts-profile-id-per-token", {"PROF-08"}, "The profile id is derived from the token (changes on refresh)."),
+    _m("ts-profile-id-shared", {"PROF-09"}, "Every account gets the same profile id."),
+    _m("ts-profile-id-from-email", {"PROF-10"}, "The profile id is the account's email address."),
+    _m(
+        "ts-profile-placeholder",
+        {"PROF-11", "AUTH-TOOL-03"},
+        "Without credentials the profile tool returns a placeholder profile.",
+        {"AUTH-CHAL-01", "AUTH-CHAL-02"},
+    ),
+    _m("ts-profile-invented-fields", {"PROF-12"}, 'Missing display fields are returned as "N/A".'),
+    _m("ts-profile-blank-id-invents", {"PROF-13"}, "A blank stored id is replaced by a freshly invented one."),
+]

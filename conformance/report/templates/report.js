@@ -1,0 +1,178 @@
+// Filters, search, pagination, deep links and copy buttons. The content is plain HTML: nothing here is needed to
+// read it. Runs of thousands of results show one page at a time (PAGE results) so the page never freezes.
+(function () {
+  "use strict";
+  var PAGE = 200;
+  var doc = document;
+  var list = doc.getElementById("rule-list");
+  var form = doc.getElementById("toolbar");
+  if (!list || !form) return;
+  var more = doc.getElementById("more");
+  var moreWrap = doc.getElementById("more-wrap");
+  var shown = doc.getElementById("shown");
+  var search = doc.getElementById("q");
+  var limit = PAGE;
+
+  var rules = Array.prototype.map.call(list.children, function (el) {
+    return {
+      el: el, suite: el.getAttribute("data-suite"), level: el.getAttribute("data-level"), text: null,
+      hidden: false, paged: false,
+      results: Array.prototype.map.call(el.querySelectorAll(".result"), function (r) {
+        return { el: r, status: r.getAttribute("data-status"), text: null, hidden: false };
+      })
+    };
+  });
+
+  function checked(name) {
+    var set = {};
+    form.querySelectorAll('input[name="' + name + '"]').forEach(function (box) { set[box.value] = box.checked; });
+    return set;
+  }
+  // Search text is built on first use only: reading textContent of thousands of rules costs time.
+  function ruleText(rule) {
+    if (rule.text === null) {
+      var head = rule.el.querySelector("h3");
+      var chips = rule.el.querySelector(".chips");
+      rule.text = ((head ? head.textContent : "") + " " + (chips ? chips.textContent : "")).toLowerCase();
+    }
+    return rule.text;
+  }
+  function resultText(result) {
+    if (result.text === null) {
+      var parts = result.el.querySelectorAll(".line, .need, .blk, .base");
+      result.text = Array.prototype.map.call(parts, function (p) { return p.textContent; }).join(" ").toLowerCase();
+    }
+    return result.text;
+  }
+  function setHidden(item, value) {
+    if (item.hidden !== value) { item.hidden = value; item.el.hidden = value; }
+  }
+
+  function apply() {
+    var statuses = checked("status"), suites = checked("suite"), levels = checked("level");
+    var query = search.value.trim().toLowerCase();
+    var results = 0, visibleRules = 0, total = 0, onPage = 0;
+    rules.forEach(function (rule) {
+      total += rule.results.length;
+      var ok = suites[rule.suite] !== false && levels[rule.level] !== false;
+      var hits = 0;
+      if (ok) {
+        var ruleHit = !query || ruleText(rule).indexOf(query) >= 0;
+        rule.results.forEach(function (r) {
+          var hit = statuses[r.status] !== false && (ruleHit || resultText(r).indexOf(query) >= 0);
+          setHidden(r, !hit);
+          if (hit) hits += 1;
+        });
+      }
+      setHidden(rule, hits === 0);
+      var paged = hits > 0 && onPage >= limit;
+      if (rule.paged !== paged) { rule.paged = paged; rule.el.classList.toggle("paged-out", paged); }
+      if (hits > 0) {
+        visibleRules += 1; results += hits;
+        if (!paged) onPage += hits;
+      }
+    });
+    shown.textContent = "Showing " + results + " of " + total + " results in " + visibleRules + " rules" +
+      (onPage < results ? " (" + onPage + " on this page)" : "") + ".";
+    moreWrap.hidden = onPage >= results;
+    more.textContent = "Show " + Math.min(PAGE, results - onPage) + " more (" + (results - onPage) + " left)";
+  }
+
+  function setAll(name, value) {
+    form.querySelectorAll('input[name="' + name + '"]').forEach(function (box) { box.checked = value; });
+  }
+  function reset() {
+    ["status", "suite", "level"].forEach(function (n) { setAll(n, true); });
+    search.value = "";
+    limit = PAGE;
+  }
+
+  // Deep links (#AUTH-PRM-01, #AUTH-PRM-01--tool_server): make the element visible, open it, scroll to it.
+  function reveal() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var el = id && doc.getElementById(id);
+    if (!el || !list.contains(el)) return;
+    var article = el.closest("article.rule");
+    var rule = rules.find(function (r) { return r.el === article; });
+    if (!rule) return;
+    if (rule.hidden || (el !== article && el.hidden)) { reset(); apply(); }
+    while (rule.paged) { limit += PAGE; apply(); }
+    for (var node = el; node && node !== list; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+    var evidence = el.querySelector("details.evidence");
+    if (evidence) evidence.open = true;
+    el.scrollIntoView({ block: "start" });
+  }
+
+  function addCopyButton(pre) {
+    if (!navigator.clipboard || pre.querySelector(".copy")) return;
+    var button = doc.createElement("button");
+    button.type = "button";
+    button.className = "copy";
+    button.textContent = "Copy";
+    button.setAttribute("aria-label", "Copy the curl command");
+    pre.insertBefore(button, pre.firstChild);
+  }
+  function copyButtonsIn(root) { root.querySelectorAll("details[open] > .exb pre.curl").forEach(addCopyButton); }
+
+  form.addEventListener("change", function () { limit = PAGE; apply(); });
+  form.addEventListener("submit", function (e) { e.preventDefault(); });
+  var timer = 0;
+  search.addEventListener("input", function () {
+    clearTimeout(timer);
+    timer = setTimeout(function () { limit = PAGE; apply(); }, 120);
+  });
+  form.addEventListener("click", function (e) {
+    var act = e.target.closest("button") && e.target.closest("button").getAttribute("data-act");
+    if (!act) return;
+    if (act === "reset") { reset(); apply(); }
+    if (act === "problems") {
+      form.querySelectorAll('input[name="status"]').forEach(function (box) {
+        box.checked = box.value !== "passed" && box.value !== "skipped";
+      });
+      limit = PAGE; apply();
+    }
+    if (act === "expand" || act === "collapse") {
+      rules.forEach(function (rule) {
+        if (rule.hidden || rule.paged) return;
+        rule.el.querySelectorAll("details").forEach(function (d) { d.open = act === "expand"; });
+      });
+      if (act === "expand") copyButtonsIn(list);
+    }
+  });
+  more.addEventListener("click", function () { limit += PAGE; apply(); });
+  list.addEventListener("click", function (e) {
+    var button = e.target.closest("button.copy");
+    if (!button) return;
+    var pre = button.parentElement;
+    var text = Array.prototype.filter.call(pre.childNodes, function (n) { return n !== button; })
+      .map(function (n) { return n.textContent; }).join("");
+    navigator.clipboard.writeText(text).then(function () { button.textContent = "Copied"; },
+      function () { button.textContent = "Select and copy"; });
+  });
+  // `toggle` does not bubble: listen in the capture phase to add copy buttons when evidence is opened.
+  list.addEventListener("toggle", function (e) { if (e.target.open) copyButtonsIn(e.target); }, true);
+  doc.addEventListener("keydown", function (e) {
+    if (e.key === "/" && doc.activeElement !== search && !/INPUT|TEXTAREA/.test(doc.activeElement.tagName)) {
+      e.preventDefault(); search.focus();
+    }
+  });
+  window.addEventListener("hashchange", reveal);
+
+  // Printing expands everything (all pages, all evidence), then restores the reader's view.
+  var printState = null;
+  window.addEventListener("beforeprint", function () {
+    printState = Array.prototype.filter.call(list.querySelectorAll("details"), function (d) { return !d.open; });
+    printState.forEach(function (d) { d.open = true; });
+  });
+  window.addEventListener("afterprint", function () {
+    if (printState) printState.forEach(function (d) { d.open = false; });
+    printState = null;
+  });
+
+  form.hidden = false;
+  apply();
+  copyButtonsIn(list);
+  if (location.hash) reveal();
+})();

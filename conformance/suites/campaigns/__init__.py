@@ -1,0 +1,1 @@
+"""Suite campaigns: the advertising campaign endpoints of the platform API (CAMP-*)."""

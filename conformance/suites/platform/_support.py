@@ -1,0 +1,143 @@
+"""Helpers shared by the platform and campaigns suites: JSON error bodies, Go durations, rate-limit headers,
+Hypothesis settings for checks that talk to a target."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from hypothesis import Phase, settings
+
+from conformance import Failure
+
+# Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
+_GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|μs|ns)")
+
+PAIRS = (
+    ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    ("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+)
+PROJECT = (
+    "x-ratelimit-limit-project-tokens",
+    "x-ratelimit-remaining-project-tokens",
+    "x-ratelimit-reset-project-tokens",
+)
+
+
+def parse_go_duration(text: str) -> float | None:
+    """Seconds of a Go duration string, or None when it is not one."""
+    if not _GO_DURATION.match(text):
+        return None
+    return sum(float(n) * _UNIT_S[u] for n, u in _PART.findall(text))
+
+
+def parse_retry_after(text: str | None) -> float | None:
+    """Retry-After as delta-seconds (the form rate limiters send); None when absent or unparseable."""
+    if text is None:
+        return None
+    try:
+        value = float(text.strip())
+    except ValueError:
+        from conformance.host._retry import parse_retry_after as parse_http_date
+
+        return parse_http_date(text)
+    return value if value >= 0 else None
+
+
+def json_body(response: httpx.Response) -> Any:
+    try:
+        return json.loads(response.content)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def error_object(response: httpx.Response) -> dict[str, Any] | None:
+    """The ``error`` object of a JSON error body, or None."""
+    body = json_body(response)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return body["error"]
+    return None
+
+
+def describe(response: httpx.Response) -> str:
+    text = response.text[:200].replace("\n", " ")
+    return f"{response.request.method} {response.request.url.path} → {response.status_code} {text}"
+
+
+def expect_json_error(response: httpx.Response, statuses: range | tuple[int, ...], what: str) -> dict[str, Any]:
+    """Fail unless the response has one of ``statuses`` and a JSON ``{"error": {...}}`` body."""
+    if response.status_code not in statuses:
+        raise Failure(f"{what}: expected status in {_show(statuses)}, got {describe(response)}")
+    error = error_object(response)
+    if error is None:
+        raise Failure(f"{what}: the {response.status_code} body is not a JSON error object: {describe(response)}")
+    return error
+
+
+def _show(statuses: range | tuple[int, ...]) -> str:
+    if isinstance(statuses, range):
+        return f"{statuses.start}..{statuses.stop - 1}"
+    return ", ".join(str(s) for s in statuses)
+
+
+CLIENT_ERROR = range(400, 500)
+
+
+def rate_limit_problems(response: httpx.Response) -> list[str]:
+    """RL-01 on one response: integers, remaining ≤ limit, reset values are Go durations."""
+    problems: list[str] = []
+    headers = response.headers
+    for group in (*PAIRS, PROJECT):
+        limit_name, remaining_name, reset_name = group
+        values: dict[str, int] = {}
+        for name in (limit_name, remaining_name):
+            raw = headers.get(name)
+            if raw is None:
+                continue
+            if not raw.strip().isdigit():
+                problems.append(f"{name}: {raw!r} is not a non-negative integer")
+            else:
+                values[name] = int(raw)
+        if limit_name in values and remaining_name in values and values[remaining_name] > values[limit_name]:
+            problems.append(f"{remaining_name} {values[remaining_name]} exceeds {limit_name} {values[limit_name]}")
+        reset = headers.get(reset_name)
+        if reset is not None and parse_go_duration(reset.strip()) is None:
+            problems.append(f"{reset_name}: {reset!r} is not duration text like 1s, 6m0s, 20ms")
+    return problems
+
+
+def target_settings(**overrides: Any) -> settings:
+    """The ``conformance`` Hypothesis profile for checks that talk to a target: no shrinking (every replay costs
+    requests and the target's state moves on), one reported failure."""
+    base = settings.get_profile("conformance")
+    values: dict[str, Any] = {
+        "phases": (Phase.explicit, Phase.reuse, Phase.generate),
+        "report_multiple_bugs": False,
+        "print_blob": False,
+    }
+    values.update(overrides)
+    return settings(base, **values)
+
+
+def run_property(test: Callable[[], None]) -> None:
+    """Run a Hypothesis test; a flaky or grouped failure is reported as its first Failure (a verdict), not as a
+    harness error — a target that answers differently on replay has still broken the rule."""
+    try:
+        test()
+    except BaseExceptionGroup as group:
+        failures = [e for e in _leaves(group) if isinstance(e, AssertionError)]
+        if failures:
+            raise Failure(str(failures[0])) from None
+        raise
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found

@@ -1,0 +1,51 @@
+"""Fixtures of the platform suite."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance.config import Settings, Target
+from conformance.host._retry import NO_RETRY
+from conformance.host.http import HostHTTP
+
+TOKENS_PATH = "/v1/responses/input_tokens"
+
+
+@dataclass
+class PlatformApi:
+    """The calls the platform checks make. Token counts go out without host retries so that every answer is the
+    target's own (a retried 503 would hide what the check is looking at)."""
+
+    http: HostHTTP
+    target: Target
+    model: str
+
+    def headers(self, api_key: str | None = None) -> dict[str, str]:
+        if api_key is None:
+            return dict(self.target.auth)
+        return {"Authorization": f"Bearer {api_key}"}
+
+    def count_raw(self, body: Any, *, api_key: str | None = None, headers: dict[str, str] | None = None) -> httpx.Response:
+        sent = self.headers(api_key) if headers is None else headers
+        return self.http.post(self.target.url(TOKENS_PATH), json=body, headers=sent, retry=NO_RETRY)
+
+    def body(self, **fields: Any) -> dict[str, Any]:
+        return {"model": self.model, **fields}
+
+    def get(self, path: str, *, api_key: str | None = None, **kwargs: Any) -> httpx.Response:
+        return self.http.get(self.target.url(path), headers=self.headers(api_key), retry=NO_RETRY, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def platform_api(host_http: HostHTTP, platform_target: Target, conformance_settings: Settings) -> PlatformApi:
+    if platform_target.api_key:
+        host_http.redactor.add_secret(platform_target.api_key)
+    for name in ("platform_throttle_api_key", "platform_fault_api_key"):
+        value = conformance_settings.get(name)
+        if value:
+            host_http.redactor.add_secret(str(value))
+    return PlatformApi(host_http, platform_target, str(conformance_settings.get("platform_model", "gpt-4o")))

@@ -1,0 +1,84 @@
+"""HostHTTP: evidence recording, size cap, unreachable targets, guarded redirects."""
+
+from __future__ import annotations
+
+import socket
+
+import httpx
+import pytest
+
+from conformance import ResponseTooLarge, TargetUnreachable, UrlRefused, _context
+from conformance.host._guard import UrlGuard
+from conformance.host.http import HostHTTP
+
+
+def mock(handler: object, **kwargs: object) -> HostHTTP:
+    return HostHTTP(transport=httpx.MockTransport(handler), guard=UrlGuard(), retry=None, **kwargs)  # type: ignore[arg-type]
+
+
+def test_exchanges_are_recorded_on_the_running_check() -> None:
+    client = mock(lambda r: httpx.Response(201, json={"id": "c1"}, headers={"Location": "/c1"}))
+    record = _context.begin()
+    try:
+        response = client.post("https://t.example/v1/campaigns", json={"name": "abc"})
+    finally:
+        _context.end()
+    assert response.status_code == 201 and response.json() == {"id": "c1"}
+    (exchange,) = record.exchanges
+    assert exchange["method"] == "POST" and exchange["status"] == 201
+    assert exchange["request_body"] == '{"name": "abc"}'
+    assert exchange["response_headers"]["location"] == "/c1"
+    assert exchange["elapsed_s"] >= 0
+
+
+def test_nothing_is_recorded_outside_a_check() -> None:
+    client = mock(lambda r: httpx.Response(200))
+    assert _context.current() is None
+    client.get("https://t.example/")
+
+
+def test_response_size_is_capped() -> None:
+    client = mock(lambda r: httpx.Response(200, content=b"x" * 5000), max_response_bytes=1000)
+    with pytest.raises(ResponseTooLarge, match="1000 bytes"):
+        client.get("https://t.example/big")
+
+
+def test_dead_port_is_a_target_error_with_a_clear_message() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = HostHTTP(guard=UrlGuard(allow_insecure_loopback=True), retry=None, connect_timeout=2)
+    with pytest.raises(TargetUnreachable, match="could not connect"):
+        client.get(f"https://127.0.0.1:{port}/mcp")
+    client.close()
+
+
+def test_redirects_are_followed_only_through_the_guard() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/start":
+            return httpx.Response(302, headers={"Location": "https://169.254.169.254/latest"})
+        return httpx.Response(200)
+
+    client = mock(handler)
+    assert client.get("https://t.example/start").status_code == 302  # not followed by default
+    with pytest.raises(UrlRefused, match="internal address"):
+        client.get("https://t.example/start", follow_redirects=True)
+
+
+def test_redirect_to_public_host_is_followed() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "t.example":
+            return httpx.Response(303, headers={"Location": "https://93.184.216.34/done"})
+        return httpx.Response(200, text="done")
+
+    response = mock(handler).post("https://t.example/start", json={}, follow_redirects=True)
+    assert response.status_code == 200 and response.text == "done"
+    assert response.request.method == "GET"
+
+
+def test_gzip_bodies_arrive_decoded() -> None:
+    import gzip
+
+    payload = gzip.compress(b'{"a": 1}')
+    client = mock(lambda r: httpx.Response(200, content=payload, headers={"Content-Encoding": "gzip"}))
+    assert client.get("https://t.example/").json() == {"a": 1}

@@ -1,0 +1,81 @@
+"""Settings precedence: command line > environment > conformance.toml > [tool.conformance] > ini > default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance import ConfigError
+from conformance.config import CORE_OPTIONS, read_config_files, resolve
+
+
+def test_command_line_wins_over_everything() -> None:
+    settings = resolve(
+        cli={"target_url": "https://cli.example/mcp"},
+        env={"CONFORMANCE_TARGET_URL": "https://env.example/mcp"},
+        files=[("conformance.toml", {"target_url": "https://file.example/mcp"})],
+        ini={"target_url": "https://ini.example/mcp"},
+    )
+    assert settings.target_url == "https://cli.example/mcp"
+    assert settings.origins["target_url"] == "--target-url"
+
+
+def test_environment_wins_over_files_and_ini() -> None:
+    settings = resolve(
+        cli={},
+        env={"CONFORMANCE_TARGET_URL": "https://env.example/mcp"},
+        files=[("conformance.toml", {"target_url": "https://file.example/mcp"})],
+        ini={"target_url": "https://ini.example/mcp"},
+    )
+    assert settings.target_url == "https://env.example/mcp"
+
+
+def test_files_in_order_then_ini_then_default() -> None:
+    files = [("conformance.toml", {"read_timeout": 3}), ("pyproject", {"read_timeout": 4, "connect_timeout": 2})]
+    settings = resolve(cli={}, env={}, files=files, ini={"connect_timeout": "9", "total_timeout": "11"})
+    assert settings.read_timeout == 3.0
+    assert settings.connect_timeout == 2.0
+    assert settings.total_timeout == 11.0
+    assert settings.max_response_bytes == 16 * 1024 * 1024
+    assert settings.origins["max_response_bytes"] == "default"
+
+
+def test_secrets_have_no_command_line_option_and_come_from_env() -> None:
+    secret_specs = [o for o in CORE_OPTIONS if o.secret]
+    assert secret_specs and all(o.cli_flag is None for o in secret_specs)
+    settings = resolve(cli={"platform_api_key": "from-cli"}, env={"CONFORMANCE_PLATFORM_API_KEY": "sk-env-1234"})
+    assert settings.platform_api_key == "sk-env-1234"
+    assert settings.public()["platform_api_key"] == "<set>"
+    assert "sk-env-1234" in settings.secrets()
+
+
+def test_bad_values_are_clear_errors_without_secret_values() -> None:
+    with pytest.raises(ConfigError, match="connect_timeout"):
+        resolve(cli={}, env={"CONFORMANCE_CONNECT_TIMEOUT": "soon"})
+    with pytest.raises(ConfigError, match="unknown setting"):
+        resolve(cli={}, env={}, files=[("conformance.toml", {"no_such_setting": 1})])
+    with pytest.raises(ConfigError, match="unknown suite"):
+        _ = resolve(cli={"suite": "auth,nope"}, env={}).selected_suites
+
+
+def test_config_files_are_found_in_rootdir(tmp_path: Path) -> None:
+    (tmp_path / "conformance.toml").write_text('target_url = "https://a.example/mcp"\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.conformance]\ntarget_url = "https://b.example/mcp"\n')
+    tables = read_config_files(tmp_path)
+    settings = resolve(cli={}, env={}, files=tables)
+    assert settings.target_url == "https://a.example/mcp"
+    with pytest.raises(ConfigError, match="does not exist"):
+        read_config_files(tmp_path, tmp_path / "missing.toml")
+
+
+def test_targets_and_auth_headers() -> None:
+    settings = resolve(
+        cli={"platform_url": "https://p.example", "compression_url": "https://c.example"},
+        env={"CONFORMANCE_PLATFORM_API_KEY": "sk-1234", "CONFORMANCE_COMPRESSION_API_KEY": "key-5678"},
+    )
+    targets = settings.targets()
+    assert set(targets) == {"platform", "compression"}
+    assert targets["platform"].auth == {"Authorization": "Bearer sk-1234"}
+    assert targets["compression"].auth["Authorization"].startswith("Basic ")
+    assert targets["platform"].url("/v1/campaigns") == "https://p.example/v1/campaigns"

@@ -1,0 +1,272 @@
+"""The plugin end to end with pytester: verdicts, writers, selection, baseline, strictness, xdist, dead targets."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.report.json_writer import validate_report
+
+DEAD = "https://127.0.0.1:1/mcp"
+
+EVERY_STATUS = '''
+import pytest
+from conformance import Blocked, expect, fail, needs, observe, rule
+
+@rule("AUTH-PRM-01")
+def test_passes():
+    observe("looked fine")
+
+@rule("AUTH-PRM-02")
+def test_fails():
+    fail("resource was http://evil <script>alert(1)</script>")
+
+@rule("AUTH-PRM-06")
+def test_should_fails():
+    expect(False, "no scope in the challenge")
+
+@rule("AUTH-TOK-06")
+def test_needs():
+    needs("a second resource", "--alt-resource")
+
+@rule("AUTH-TOK-03")
+def test_blocked():
+    raise Blocked("AUTH-TOK-01", "no valid token")
+
+@rule("AUTH-TOK-04")
+def test_harness_bug():
+    {}["missing"]
+'''
+
+
+def report_of(pytester: pytest.Pytester) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())
+    validate_report(report)
+    return report
+
+
+def statuses(report: dict[str, Any]) -> dict[str, str]:
+    return {r["rule"]: r["status"] for r in report["results"]}
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:cacheprovider", "--report-dir", "out", *args)
+
+
+def test_every_status_reaches_every_writer(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_checks=EVERY_STATUS)
+    result = run(pytester, "--target-url", DEAD, "test_checks.py")
+    assert result.ret == 1
+    report = report_of(pytester)
+    expected = {
+        "AUTH-PRM-01": "passed",
+        "AUTH-PRM-02": "failed",
+        "AUTH-PRM-06": "warning",
+        "AUTH-TOK-06": "skipped",
+        "AUTH-TOK-03": "blocked",
+        "AUTH-TOK-04": "error",
+    }
+    got = statuses(report)
+    assert {k: got[k] for k in expected} == expected
+    by_rule = {r["rule"]: r for r in report["results"]}
+    assert by_rule["AUTH-TOK-06"]["need"] == "a second resource"
+    assert by_rule["AUTH-TOK-06"]["option"] == "--alt-resource"
+    assert by_rule["AUTH-TOK-03"]["blocked_by"] == "AUTH-TOK-01"
+    assert "KeyError" in by_rule["AUTH-TOK-04"]["message"]
+    assert by_rule["AUTH-PRM-01"]["message"] == "looked fine"
+    assert report["verdict"]["accepted"] is False
+    # JUnit carries rule, level and status as properties.
+    tree = ET.parse(pytester.path / "out" / "junit.xml")
+    props = {
+        (p.get("name"), p.get("value"))
+        for case in tree.iter("testcase")
+        for p in case.iter("property")
+    }
+    assert ("conformance.rule", "AUTH-PRM-06") in props and ("conformance.level", "SHOULD") in props
+    assert {("conformance.status", s) for s in expected.values()} <= props
+    # Console: the summary and each problem line.
+    out = result.stdout.str()
+    assert "NOT ACCEPTED" in out and "WARNING  AUTH-PRM-06" in out and "ERROR    AUTH-TOK-04" in out
+    assert "INTERNALERROR" not in out
+    html = pytester.path / "out" / "report.html"
+    if html.exists():
+        text = html.read_text()
+        assert "<script>alert(1)</script>" not in text
+        for status in expected.values():
+            assert status in text
+
+
+def test_should_failures_pass_unless_strict(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_should='''
+from conformance import fail, rule
+
+@rule("AUTH-PRM-01")
+def test_ok():
+    pass
+
+@rule("AUTH-PRM-06")
+def test_should():
+    fail("no scope")
+'''
+    )
+    assert run(pytester, "--target-url", DEAD, "test_should.py").ret == 0
+    assert statuses(report_of(pytester))["AUTH-PRM-06"] == "warning"
+    assert run(pytester, "--target-url", DEAD, "--strict", "test_should.py").ret == 1
+    assert statuses(report_of(pytester))["AUTH-PRM-06"] == "failed"
+
+
+BASELINE_CHECKS = '''
+from conformance import fail, rule
+
+@rule("AUTH-PRM-01")
+def test_ok():
+    pass
+
+@rule("AUTH-PRM-02")
+def test_bad():
+    fail("wrong resource")
+'''
+
+
+@pytest.mark.parametrize(
+    ("baseline", "exit_code", "marks"),
+    [
+        ('expected_failures = ["AUTH-PRM-02"]', 0, {"AUTH-PRM-02": "expected"}),
+        ("expected_failures = []", 1, {}),
+        (
+            '[[expected]]\nrule = "AUTH-PRM-01"\ntarget = "tool_server"\n'
+            '[[expected]]\nrule = "AUTH-PRM-02"\nreason = "known"',
+            1,
+            {"AUTH-PRM-01": "stale", "AUTH-PRM-02": "expected"},
+        ),
+    ],
+    ids=["listed-failure-is-ok", "unlisted-failure-fails", "listed-pass-is-stale"],
+)
+def test_baseline(pytester: pytest.Pytester, baseline: str, exit_code: int, marks: dict[str, str]) -> None:
+    pytester.makepyfile(test_base=BASELINE_CHECKS)
+    pytester.path.joinpath("baseline.toml").write_text(baseline)
+    result = run(pytester, "--target-url", DEAD, "--expected-failures", "baseline.toml", "test_base.py")
+    assert result.ret == exit_code
+    report = report_of(pytester)
+    assert report["verdict"]["exit_code"] == exit_code
+    assert {r["rule"]: r["baseline"] for r in report["results"] if r["baseline"]} == marks
+
+
+def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("baseline.toml").write_text('expected_failures = ["NOPE-1"]')
+    result = run(pytester, "--target-url", DEAD, "--expected-failures", "baseline.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unknown rule ID" in result.stderr.str()
+
+
+def test_bundled_suites_are_collected_and_dead_target_is_failed_or_blocked(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--target-url", DEAD, "--allow-insecure-loopback", "--suite", "auth")
+    assert result.ret == 1
+    report = report_of(pytester)
+    got = statuses(report)
+    assert got["AUTH-PRM-01"] == "failed"
+    decided = {r: s for r, s in got.items() if s not in ("skipped",)}
+    assert set(decided.values()) <= {"failed", "blocked"}
+    assert any(s == "blocked" for s in decided.values())
+    prm01 = next(r for r in report["results"] if r["rule"] == "AUTH-PRM-01")
+    assert "could not connect" in prm01["message"] and prm01["evidence"]
+    out = result.stdout.str()
+    assert "Traceback" not in out and "INTERNALERROR" not in out
+
+
+def test_suite_without_target_is_skipped_with_the_option(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_platform='''
+from conformance import rule
+
+@rule("TOK-01")
+def test_tok(platform_target):
+    pass
+
+@rule("AUTH-PRM-01")
+def test_auth():
+    pass
+'''
+    )
+    run(pytester, "--target-url", DEAD, "test_platform.py")
+    by_rule = {r["rule"]: r for r in report_of(pytester)["results"]}
+    assert by_rule["TOK-01"]["status"] == "skipped"
+    assert "--platform-url" in by_rule["TOK-01"]["option"]
+    assert by_rule["AUTH-PRM-01"]["status"] == "passed"
+
+
+def test_selection_by_rule_id_marker_and_suite(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_sel=EVERY_STATUS)
+    result = run(pytester, "--target-url", DEAD, "-k", "AUTH-PRM-01", "test_sel.py")
+    result.assert_outcomes(passed=1, deselected=5)
+    result = run(pytester, "--target-url", DEAD, "-m", "auth and not auth", "test_sel.py")
+    result.assert_outcomes(deselected=6)
+    result = run(pytester, "--target-url", DEAD, "--suite", "platform", "test_sel.py")
+    result.assert_outcomes(deselected=6)
+
+
+def test_report_header_shows_targets(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_h="from conformance import rule\n@rule('AUTH-PRM-01')\ndef test_x(): pass\n")
+    result = run(pytester, "--target-url", DEAD, "test_h.py")
+    result.stdout.fnmatch_lines(["conformance: tool_server = https://127.0.0.1:1/mcp"])
+
+
+def test_xdist_keeps_every_result(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_par=EVERY_STATUS)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "-n", "2", "test_par.py"
+    )
+    assert result.ret == 1
+    got = statuses(report_of(pytester))
+    assert {k: got[k] for k in ("AUTH-PRM-01", "AUTH-PRM-02", "AUTH-PRM-06", "AUTH-TOK-06", "AUTH-TOK-03")} == {
+        "AUTH-PRM-01": "passed",
+        "AUTH-PRM-02": "failed",
+        "AUTH-PRM-06": "warning",
+        "AUTH-TOK-06": "skipped",
+        "AUTH-TOK-03": "blocked",
+    }
+    assert got["AUTH-TOK-04"] == "error"
+
+
+def test_plain_tests_are_left_alone(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_x():\n    assert 1\n")
+    result = run(pytester, "test_plain.py")
+    assert result.ret == 0
+    assert not (pytester.path / "out" / "report.json").exists()
+
+
+def test_env_supplies_target(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFORMANCE_TARGET_URL", DEAD)
+    pytester.makepyfile(test_e="from conformance import rule\n@rule('AUTH-PRM-01')\ndef test_x(): pass\n")
+    run(pytester, "test_e.py")
+    assert report_of(pytester)["targets"] == {"tool_server": {"url": DEAD}}
+
+
+def test_config_file_supplies_target(pytester: pytest.Pytester) -> None:
+    pytester.path.joinpath("conformance.toml").write_text(f'target_url = "{DEAD}"\n')
+    pytester.makepyfile(test_c="from conformance import rule\n@rule('AUTH-PRM-01')\ndef test_x(): pass\n")
+    run(pytester, "test_c.py")
+    assert report_of(pytester)["targets"]["tool_server"]["url"] == DEAD
+
+
+def test_secret_in_failure_message_is_redacted(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFORMANCE_PLATFORM_API_KEY", "sk-live-abcdef123456")
+    pytester.makepyfile(
+        test_s='''
+import os
+from conformance import fail, rule
+
+@rule("TOK-01")
+def test_leaky(platform_target):
+    fail("server echoed " + os.environ["CONFORMANCE_PLATFORM_API_KEY"])
+'''
+    )
+    result = run(pytester, "--platform-url", "https://127.0.0.1:1", "test_s.py")
+    text = Path(pytester.path / "out" / "report.json").read_text()
+    assert "sk-live-abcdef123456" not in text
+    assert "sk-live-abcdef123456" not in result.stdout.str()

@@ -1,0 +1,55 @@
+"""The catalog matches the requirements catalog, and checks cannot name unknown rules."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance import UnknownRuleError, rule
+from conformance.rules import IMPLEMENTED, RULES, SUITES, Level, catalog_rows, load_all_checks
+
+REQUIREMENTS = Path(__file__).resolve().parents[2] / "shared" / "requirements.md"
+
+
+def requirement_ids() -> list[str]:
+    text = REQUIREMENTS.read_text(encoding="utf-8")
+    return re.findall(r"^\| ([A-Z]+(?:-[A-Z]+)?-\d+) \|", text, flags=re.M)
+
+
+@pytest.mark.skipif(not REQUIREMENTS.exists(), reason="shared/requirements.md is not beside the clone")
+def test_catalog_has_every_requirement_and_nothing_else() -> None:
+    ids = requirement_ids()
+    assert len(ids) == len(set(ids)) > 100
+    assert set(ids) == set(RULES)
+
+
+def test_every_rule_is_well_formed() -> None:
+    for rule_id, entry in RULES.items():
+        assert entry.id == rule_id
+        assert entry.suite in SUITES
+        assert isinstance(entry.level, Level)
+        assert entry.title and entry.text and entry.source
+
+
+def test_unknown_rule_id_fails_at_decoration() -> None:
+    with pytest.raises(UnknownRuleError, match="NOPE-01"):
+        rule("NOPE-01")
+    with pytest.raises(UnknownRuleError):
+        rule()
+
+
+def test_bundled_checks_name_only_catalog_rules() -> None:
+    load_all_checks()
+    assert IMPLEMENTED, "no bundled check was found"
+    assert set(IMPLEMENTED) <= set(RULES)
+
+
+def test_catalog_rows_are_json_ready() -> None:
+    rows = catalog_rows()
+    assert len(rows) == len(RULES)
+    for row in rows:
+        assert {"id", "level", "suite", "title", "source", "implemented", "mutants"} <= set(row)
+        assert isinstance(row["mutants"], list)
+    assert any(row["implemented"] for row in rows)
