@@ -33,7 +33,7 @@ def run(command: list[str], **kwargs: object) -> None:
 
 
 def ensure_venv() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - run.py may be started by an older python3
         sys.exit(f"Python 3.11+ is required, this is {sys.version.split()[0]}")
     if not PY.exists():
         say("creating .venv")

@@ -1,11 +1,11 @@
 """The ``conformance`` command: the catalog, reports, and the embedded reference stack.
 
-    conformance rules [--json]                 the rule catalog, with implementation and mutant status
-    conformance report report.json -o out.html re-render the reviewer's HTML from a report.json
-    conformance up [--mutant NAME] [--env-file FILE]
-                                               start the reference stack and print the settings for a run
-    conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
-                                               start the stack, run the suites against it, stop, exit with the verdict
+conformance rules [--json]                 the rule catalog, with implementation and mutant status
+conformance report report.json -o out.html re-render the reviewer's HTML from a report.json
+conformance up [--mutant NAME] [--env-file FILE]
+                                           start the reference stack and print the settings for a run
+conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
+                                           start the stack, run the suites against it, stop, exit with the verdict
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ def _cmd_rules(args: argparse.Namespace) -> int:
         table.add_column(column, overflow="fold")
     for row in rows:
         proven = ", ".join(row["mutants"]) or ("unproven" if row["implemented"] else "")
-        table.add_row(row["id"], row["level"], row["suite"], "yes" if row["implemented"] else "no", proven, row["title"])
+        table.add_row(
+            row["id"], row["level"], row["suite"], "yes" if row["implemented"] else "no", proven, row["title"]
+        )
     Console().print(table)
     return 0
 

@@ -72,7 +72,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         if flag and flag != "--strict":  # pytest already owns --strict; we read it
             help_text = f"{spec.help} [env {spec.env_var}]"
             if spec.kind == "bool":
-                group.addoption(flag, action="store_true", default=None, dest=f"conformance_{spec.name}", help=help_text)
+                group.addoption(
+                    flag, action="store_true", default=None, dest=f"conformance_{spec.name}", help=help_text
+                )
             else:
                 group.addoption(flag, default=None, dest=f"conformance_{spec.name}", help=help_text)
         parser.addini(f"conformance_{spec.name}", help=f"conformance: {spec.help}", default=None)
@@ -142,7 +144,11 @@ def _register_hypothesis_profile() -> None:
         deadline=None,
         database=None,
         derandomize=False,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+        ],
     )
 
 
@@ -317,7 +323,7 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
     )
     if status in (Status.FAILED, Status.WARNING, Status.ERROR) and expected:
         report.outcome = "skipped"
-        report.wasxfail = f"expected failure (baseline): {message}"  # type: ignore[attr-defined]
+        report.wasxfail = f"expected failure (baseline): {message}"
     elif status is Status.FAILED:
         report.outcome = "failed"
         report.longrepr = f"[{', '.join(rules)}] {message}"

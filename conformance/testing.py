@@ -43,7 +43,16 @@ def run_harness(
     merged = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     merged.update(env or {})
     merged.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir), *args]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        str(report_dir),
+        *args,
+    ]
     completed = subprocess.run(
         command,
         capture_output=True,

@@ -32,7 +32,10 @@ def test_environment_wins_over_files_and_ini() -> None:
 
 
 def test_files_in_order_then_ini_then_default() -> None:
-    files = [("conformance.toml", {"read_timeout": 3}), ("pyproject", {"read_timeout": 4, "connect_timeout": 2})]
+    files = [
+        ("conformance.toml", {"read_timeout": 3}),
+        ("pyproject", {"read_timeout": 4, "connect_timeout": 2}),
+    ]
     settings = resolve(cli={}, env={}, files=files, ini={"connect_timeout": "9", "total_timeout": "11"})
     assert settings.read_timeout == 3.0
     assert settings.connect_timeout == 2.0

@@ -13,7 +13,7 @@ from conformance.report.json_writer import validate_report
 
 DEAD = "https://127.0.0.1:1/mcp"
 
-EVERY_STATUS = '''
+EVERY_STATUS = """
 import pytest
 from conformance import Blocked, expect, fail, needs, observe, rule
 
@@ -40,7 +40,7 @@ def test_blocked():
 @rule("AUTH-TOK-04")
 def test_harness_bug():
     {}["missing"]
-'''
+"""
 
 
 def report_of(pytester: pytest.Pytester) -> dict[str, Any]:
@@ -81,11 +81,7 @@ def test_every_status_reaches_every_writer(pytester: pytest.Pytester) -> None:
     assert report["verdict"]["accepted"] is False
     # JUnit carries rule, level and status as properties.
     tree = ET.parse(pytester.path / "out" / "junit.xml")
-    props = {
-        (p.get("name"), p.get("value"))
-        for case in tree.iter("testcase")
-        for p in case.iter("property")
-    }
+    props = {(p.get("name"), p.get("value")) for case in tree.iter("testcase") for p in case.iter("property")}
     assert ("conformance.rule", "AUTH-PRM-06") in props and ("conformance.level", "SHOULD") in props
     assert {("conformance.status", s) for s in expected.values()} <= props
     # Console: the summary and each problem line.
@@ -102,7 +98,7 @@ def test_every_status_reaches_every_writer(pytester: pytest.Pytester) -> None:
 
 def test_should_failures_pass_unless_strict(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_should='''
+        test_should="""
 from conformance import fail, rule
 
 @rule("AUTH-PRM-01")
@@ -112,7 +108,7 @@ def test_ok():
 @rule("AUTH-PRM-06")
 def test_should():
     fail("no scope")
-'''
+"""
     )
     assert run(pytester, "--target-url", DEAD, "test_should.py").ret == 0
     assert statuses(report_of(pytester))["AUTH-PRM-06"] == "warning"
@@ -120,7 +116,7 @@ def test_should():
     assert statuses(report_of(pytester))["AUTH-PRM-06"] == "failed"
 
 
-BASELINE_CHECKS = '''
+BASELINE_CHECKS = """
 from conformance import fail, rule
 
 @rule("AUTH-PRM-01")
@@ -130,7 +126,7 @@ def test_ok():
 @rule("AUTH-PRM-02")
 def test_bad():
     fail("wrong resource")
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -181,7 +177,7 @@ def test_bundled_suites_are_collected_and_dead_target_is_failed_or_blocked(pytes
 
 def test_suite_without_target_is_skipped_with_the_option(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_platform='''
+        test_platform="""
 from conformance import rule
 
 @rule("TOK-01")
@@ -191,7 +187,7 @@ def test_tok(platform_target):
 @rule("AUTH-PRM-01")
 def test_auth():
     pass
-'''
+"""
     )
     run(pytester, "--target-url", DEAD, "test_platform.py")
     by_rule = {r["rule"]: r for r in report_of(pytester)["results"]}
@@ -257,14 +253,14 @@ def test_config_file_supplies_target(pytester: pytest.Pytester) -> None:
 def test_secret_in_failure_message_is_redacted(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONFORMANCE_PLATFORM_API_KEY", "sk-live-abcdef123456")
     pytester.makepyfile(
-        test_s='''
+        test_s="""
 import os
 from conformance import fail, rule
 
 @rule("TOK-01")
 def test_leaky(platform_target):
     fail("server echoed " + os.environ["CONFORMANCE_PLATFORM_API_KEY"])
-'''
+"""
     )
     result = run(pytester, "--platform-url", "https://127.0.0.1:1", "test_s.py")
     text = Path(pytester.path / "out" / "report.json").read_text()

@@ -137,7 +137,9 @@ class Redactor:
     def json_value(self, value: Any) -> Any:
         if isinstance(value, dict):
             return {
-                k: (REDACTED if isinstance(k, str) and is_secret_name(k) and v not in (None, "") else self.json_value(v))
+                k: (
+                    REDACTED if isinstance(k, str) and is_secret_name(k) and v not in (None, "") else self.json_value(v)
+                )
                 for k, v in value.items()
             }
         if isinstance(value, list):

@@ -38,13 +38,13 @@ def parse_www_authenticate(value: str) -> list[Challenge]:
             break
         match = _SCHEME_RE.match(value, pos)
         if not match:
-            raise ChallengeParseError(f"expected an auth scheme at position {pos}: {value[pos:pos + 20]!r}")
+            raise ChallengeParseError(f"expected an auth scheme at position {pos}: {value[pos : pos + 20]!r}")
         challenge = Challenge(scheme=match.group(1))
         pos = match.end()
         # token68 form: Scheme abc123==
         t68 = re.compile(rf"\s+({_TOKEN68})\s*(?:,|$)").match(value, pos)
         param_ahead = _PARAM_RE.match(value, pos)
-        after_eq = value[param_ahead.end():].lstrip(" \t")[:1] if param_ahead else ""
+        after_eq = value[param_ahead.end() :].lstrip(" \t")[:1] if param_ahead else ""
         if t68 and (not param_ahead or after_eq in ("", ",", "=")):
             challenge.token68 = t68.group(1)
             pos = t68.end()

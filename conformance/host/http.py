@@ -58,7 +58,9 @@ class HostHTTP:
         sleep: Any = time.sleep,
         client_cert: tuple[str, str] | None = None,
     ) -> None:
-        self.timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout)
+        self.timeout = httpx.Timeout(
+            connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout
+        )
         self.total_timeout = total_timeout
         self.max_response_bytes = max_response_bytes
         self.ca_bundle = ca_bundle
@@ -180,13 +182,11 @@ class HostHTTP:
                     body.extend(chunk)
                     if len(body) > self.max_response_bytes:
                         raise ResponseTooLarge(
-                            f"{method} {self.redactor.url(url)}: response body exceeds "
-                            f"{self.max_response_bytes} bytes"
+                            f"{method} {self.redactor.url(url)}: response body exceeds {self.max_response_bytes} bytes"
                         )
                     if time.monotonic() - started > self.total_timeout:
                         raise TargetUnreachable(
-                            f"{method} {self.redactor.url(url)}: no complete response within "
-                            f"{self.total_timeout:.0f}s"
+                            f"{method} {self.redactor.url(url)}: no complete response within {self.total_timeout:.0f}s"
                         )
             finally:
                 response.close()

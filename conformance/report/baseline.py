@@ -49,7 +49,7 @@ class Baseline:
             raise ConfigError(f"baseline {path}: [[expected]] must be an array of tables")
         for table in tables:
             if not isinstance(table, dict) or not isinstance(table.get("rule"), str):
-                raise ConfigError(f"baseline {path}: every [[expected]] needs rule = \"ID\"")
+                raise ConfigError(f'baseline {path}: every [[expected]] needs rule = "ID"')
             target = table.get("target")
             baseline._add(path, table["rule"], str(target) if target else None, str(table.get("reason", "")))
         return baseline

@@ -30,7 +30,9 @@ def render_summary(report: dict[str, Any], file: TextIO, *, files: list[str] | N
         table.add_row(suite, *[str(counts.get(s, 0)) or "0" for s in ORDER])
     table.add_row("total", *[str(report["summary"].get(s, 0)) for s in ORDER], style="bold")
     console.print(table)
-    problems = [r for r in report["results"] if r["status"] in ("failed", "error", "warning") or r["baseline"] == "stale"]
+    problems = [
+        r for r in report["results"] if r["status"] in ("failed", "error", "warning") or r["baseline"] == "stale"
+    ]
     for result in problems[:50]:
         line = Text()
         line.append(f"{result['status'].upper():8}", style=STATUS_STYLE[result["status"]])
@@ -43,6 +45,11 @@ def render_summary(report: dict[str, Any], file: TextIO, *, files: list[str] | N
         console.print(f"… and {len(problems) - 50} more (see the report files)")
     verdict = report["verdict"]
     label = "ACCEPTED" if verdict["accepted"] else "NOT ACCEPTED"
-    console.print(Text(f"verdict: {label} — {verdict['reason']}", style="bold green" if verdict["accepted"] else "bold red"))
+    console.print(
+        Text(
+            f"verdict: {label} — {verdict['reason']}",
+            style="bold green" if verdict["accepted"] else "bold red",
+        )
+    )
     for path in files or []:
         console.print(f"report: {path}")

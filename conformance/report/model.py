@@ -25,7 +25,14 @@ class Status(StrEnum):
 
 
 # When several checks decide one rule, the first status here that occurs wins.
-STATUS_PRECEDENCE = (Status.ERROR, Status.FAILED, Status.WARNING, Status.BLOCKED, Status.PASSED, Status.SKIPPED)
+STATUS_PRECEDENCE = (
+    Status.ERROR,
+    Status.FAILED,
+    Status.WARNING,
+    Status.BLOCKED,
+    Status.PASSED,
+    Status.SKIPPED,
+)
 
 
 def level_status(failed_status: Status, level: Level, strict: bool = False) -> Status:
@@ -158,7 +165,9 @@ def verdict(results: list[dict[str, Any]], *, strict: bool, other_failures: int 
             blocking.append(result["rule"])
     reasons = []
     if blocking:
-        reasons.append(f"{len(blocking)} rule(s) failed: {', '.join(blocking[:8])}" + (" …" if len(blocking) > 8 else ""))
+        reasons.append(
+            f"{len(blocking)} rule(s) failed: {', '.join(blocking[:8])}" + (" …" if len(blocking) > 8 else "")
+        )
     if stale:
         reasons.append(f"stale baseline entries now pass: {', '.join(stale)}")
     if other_failures:

@@ -23,7 +23,6 @@ import mcp.types as mt
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import ConfigDict, SerializeAsAny
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -91,13 +90,22 @@ class ToolServerConfig:
         return f"{self.origin}/.well-known/oauth-protected-resource{suffix}"
 
 
-class _DeclaredTool(mt.Tool):
-    # Keeps `securitySchemes` (a field of the contract, not of the MCP schema) on the wire.
-    model_config = ConfigDict(extra="allow", alias_generator=mt.Tool.model_config["alias_generator"], populate_by_name=True)
+async def _lift_security_schemes(ctx: Any, call_next: Any) -> Any:
+    """Server middleware: copy ``_meta.securitySchemes`` to the tool's top level on the wire.
 
-
-class _ToolList(mt.ListToolsResult):
-    tools: list[SerializeAsAny[mt.Tool]]  # type: ignore[assignment]
+    ``securitySchemes`` is a field of the contract (Apps-SDK style), not of the MCP schema, and the SDK's
+    per-version serializer drops unknown fields; a middleware's returned dict goes out as it is.
+    """
+    result = await call_next(ctx)
+    if ctx.method == "tools/list" and isinstance(result, dict):
+        tools = [
+            {**tool, "securitySchemes": tool["_meta"]["securitySchemes"]}
+            if isinstance(tool.get("_meta"), dict) and "securitySchemes" in tool["_meta"]
+            else tool
+            for tool in result.get("tools", [])
+        ]
+        result = {**result, "tools": tools}
+    return result
 
 
 def _quote(value: str) -> str:
@@ -255,13 +263,13 @@ class ToolServer:
             if spec["name"] == "search_docs" and "ts-tool-without-description" in self.defects:
                 spec = {k: v for k, v in spec.items() if k != "description"}
             schemes = self.security(spec["name"])
-            # Apps-SDK style: the schemes at the top level and mirrored in _meta for clients that drop unknowns.
+            # In _meta for clients that drop unknown fields; lifted to the top level by _lift_security_schemes.
             meta = {**(spec.pop("meta", None) or {}), "securitySchemes": schemes}
-            declared.append(_DeclaredTool(**spec, securitySchemes=schemes, _meta=meta))
+            declared.append(mt.Tool(**spec, _meta=meta))
         return declared
 
     def list_tools_result(self) -> mt.ListToolsResult:
-        return _ToolList(tools=self.declarations())
+        return mt.ListToolsResult(tools=self.declarations())
 
     # ------------------------------------------------------------------ calls
     async def call(self, name: str, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
@@ -456,6 +464,7 @@ def create_app(config: ToolServerConfig) -> Starlette:
     server: Server[Any] = Server(
         "conformance-reference-toolserver", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool
     )
+    server.middleware.append(_lift_security_schemes)
     manager = StreamableHTTPSessionManager(
         app=server,
         stateless=True,

@@ -57,7 +57,8 @@ def test_401_challenge_points_to_metadata(
     expect(response.status_code == 401, f"an unauthenticated initialize answered {response.status_code}, not 401")
     challenge = challenge_of(response)
     if challenge is None:
-        fail(f"the 401 has no parseable Bearer challenge (WWW-Authenticate: {response.headers.get('www-authenticate')!r})")
+        header = response.headers.get("www-authenticate")
+        fail(f"the 401 has no parseable Bearer challenge (WWW-Authenticate: {header!r})")
     url = challenge.get("resource_metadata")
     if not url:
         fail("the Bearer challenge has no resource_metadata parameter")
@@ -71,7 +72,7 @@ def test_challenge_names_scopes(prm_discovery: PrmDiscovery) -> None:
         fail("no Bearer challenge on the unauthenticated request, so no `scope` to read")
     scope = prm_discovery.challenge.get("scope")
     if not scope:
-        fail("the 401 challenge carries no scope=\"...\" parameter")
+        fail('the 401 challenge carries no scope="..." parameter')
     supported = prm_discovery.document.get("scopes_supported")
     if isinstance(supported, list):
         unknown = [s for s in scope.split() if s not in supported]

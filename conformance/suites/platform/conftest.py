@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 from conformance.config import Settings, Target
-from conformance.host._retry import NO_RETRY
 from conformance.host.http import HostHTTP
 
 TOKENS_PATH = "/v1/responses/input_tokens"
@@ -29,15 +28,17 @@ class PlatformApi:
             return dict(self.target.auth)
         return {"Authorization": f"Bearer {api_key}"}
 
-    def count_raw(self, body: Any, *, api_key: str | None = None, headers: dict[str, str] | None = None) -> httpx.Response:
+    def count_raw(
+        self, body: Any, *, api_key: str | None = None, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
         sent = self.headers(api_key) if headers is None else headers
-        return self.http.post(self.target.url(TOKENS_PATH), json=body, headers=sent, retry=NO_RETRY)
+        return self.http.post(self.target.url(TOKENS_PATH), json=body, headers=sent, retry=None)
 
     def body(self, **fields: Any) -> dict[str, Any]:
         return {"model": self.model, **fields}
 
     def get(self, path: str, *, api_key: str | None = None, **kwargs: Any) -> httpx.Response:
-        return self.http.get(self.target.url(path), headers=self.headers(api_key), retry=NO_RETRY, **kwargs)
+        return self.http.get(self.target.url(path), headers=self.headers(api_key), retry=None, **kwargs)
 
 
 @pytest.fixture(scope="session")

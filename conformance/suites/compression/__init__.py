@@ -1,0 +1,1 @@
+"""Suite compression: the image compression API (rules IMG-*)."""

@@ -1,0 +1,253 @@
+"""Test images, generated (nothing is downloaded), and the decoders the checks trust instead of headers.
+
+Every image is deterministic. Metadata values are distinctive strings so that "gone" can be checked by searching
+the output bytes as well as by parsing EXIF/XMP.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import random
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from PIL import Image, ImageDraw, PngImagePlugin
+from PIL.TiffImagePlugin import IFDRational
+
+JPEG = "image/jpeg"
+PNG = "image/png"
+
+COPYRIGHT = "(c) Conformance Photographer 7f3a91"
+CREATED_EXIF = "2019:07:14 09:26:53"
+CREATED_ISO = "2019-07-14T09:26:53"
+GPS_LAT = (52.0, 22.0, 12.34)
+GPS_LON = (4.0, 53.0, 5.0)
+
+_EXIF_COPYRIGHT = 0x8298
+_EXIF_IFD = 0x8769
+_EXIF_DATETIME_ORIGINAL = 0x9003
+_GPS_IFD = 0x8825
+
+# Salient subject for cover/thumb: a saturated red disc, off-centre on a flat white background.
+SUBJECT_SIZE = (400, 200)
+SUBJECT_CENTRE = (70, 100)
+SUBJECT_RADIUS = 45
+
+
+def sniff(data: bytes) -> str | None:
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return PNG
+    if data.startswith(b"\xff\xd8\xff"):
+        return JPEG
+    return None
+
+
+@dataclass(frozen=True)
+class Decoded:
+    mime: str
+    width: int
+    height: int
+    image: Image.Image
+
+
+def decode(data: bytes) -> Decoded | None:
+    """Fully decode with Pillow; None when the bytes are not a complete PNG or JPEG."""
+    mime = sniff(data)
+    if mime is None:
+        return None
+    try:
+        with Image.open(io.BytesIO(data)) as probe:
+            probe.verify()
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except Exception:
+        return None
+    if (image.format, mime) not in (("PNG", PNG), ("JPEG", JPEG)):
+        return None
+    return Decoded(mime, image.width, image.height, image)
+
+
+def _save(image: Image.Image, mime: str, **kwargs: object) -> bytes:
+    out = io.BytesIO()
+    if mime == JPEG:
+        image.convert("RGB").save(out, "JPEG", quality=95, **kwargs)
+    else:
+        image.save(out, "PNG", **kwargs)
+    return out.getvalue()
+
+
+@cache
+def photo_pixels(width: int = 240, height: int = 160) -> Image.Image:
+    """Photo-like content: smooth gradients, soft shapes and sensor-like noise."""
+    rnd = random.Random(7)
+    image = Image.new("RGB", (width, height))
+    pixels = image.load()
+    assert pixels is not None
+    for y in range(height):
+        for x in range(width):
+            r = 120 + 80 * math.sin(x / 23.0) * math.cos(y / 31.0)
+            g = 90 + 100 * y / height + 20 * math.sin((x + y) / 17.0)
+            b = 140 + 60 * math.cos(x / 41.0)
+            n = rnd.randint(-9, 9)
+            pixels[x, y] = (int(r + n) % 256, int(g + n) % 256, int(b + n) % 256)
+    draw = ImageDraw.Draw(image)
+    draw.ellipse((30, 20, 110, 100), fill=(200, 170, 60))
+    draw.rectangle((140, 60, 220, 140), fill=(40, 90, 160))
+    return image
+
+
+@cache
+def flat_pixels(width: int = 200, height: int = 120) -> Image.Image:
+    """Screenshot-like content: flat colour areas and thin lines."""
+    image = Image.new("RGB", (width, height), (245, 245, 245))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, width, 18), fill=(30, 60, 120))
+    for i, y in enumerate(range(30, height - 10, 12)):
+        draw.rectangle((12, y, 12 + 40 + (i * 37) % 120, y + 5), fill=(90, 90, 90))
+    draw.rectangle((150, 40, 190, 100), fill=(220, 120, 40))
+    return image
+
+
+@cache
+def subject_pixels() -> Image.Image:
+    rnd = random.Random(11)
+    image = Image.new("RGB", SUBJECT_SIZE, (255, 255, 255))
+    pixels = image.load()
+    assert pixels is not None
+    cx, cy = SUBJECT_CENTRE
+    for y in range(cy - SUBJECT_RADIUS, cy + SUBJECT_RADIUS + 1):
+        for x in range(cx - SUBJECT_RADIUS, cx + SUBJECT_RADIUS + 1):
+            if (x - cx) ** 2 + (y - cy) ** 2 <= SUBJECT_RADIUS**2:
+                # textured but always clearly red: salient for any attention model
+                pixels[x, y] = (rnd.randint(190, 255), rnd.randint(0, 40), rnd.randint(0, 40))
+    return image
+
+
+def _exif(copyright_: bool = True, created: bool = True, gps: bool = True) -> bytes:
+    exif = Image.Exif()
+    if copyright_:
+        exif[_EXIF_COPYRIGHT] = COPYRIGHT
+    if created:
+        exif.get_ifd(_EXIF_IFD)[_EXIF_DATETIME_ORIGINAL] = CREATED_EXIF
+    if gps:
+        ifd = exif.get_ifd(_GPS_IFD)
+        ifd[1] = "N"
+        ifd[2] = tuple(IFDRational(int(v * 100), 100) for v in GPS_LAT)
+        ifd[3] = "E"
+        ifd[4] = tuple(IFDRational(int(v * 100), 100) for v in GPS_LON)
+    return bytes(exif.tobytes())
+
+
+def _xmp() -> str:
+    return (
+        "<?xpacket begin='' id='W5M0MpCehiHzreSzNTczkc9d'?>"
+        "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+        "<rdf:Description rdf:about='' xmlns:dc='http://purl.org/dc/elements/1.1/'"
+        " xmlns:xmp='http://ns.adobe.com/xap/1.0/' xmlns:exif='http://ns.adobe.com/exif/1.0/'>"
+        f"<dc:rights><rdf:Alt><rdf:li xml:lang='x-default'>{COPYRIGHT}</rdf:li></rdf:Alt></dc:rights>"
+        f"<xmp:CreateDate>{CREATED_ISO}</xmp:CreateDate>"
+        "<exif:GPSLatitude>52,22.2057N</exif:GPSLatitude><exif:GPSLongitude>4,53.0833E</exif:GPSLongitude>"
+        "</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end='w'?>"
+    )
+
+
+@cache
+def image(name: str) -> bytes:
+    """The named test image. Names: photo.jpg, photo.png, flat.png, flat.jpg, meta.jpg, meta.png, subject.png,
+    truncated.jpg, truncated.png, fake.png, text.txt."""
+    if name == "photo.jpg":
+        return _save(photo_pixels(), JPEG)
+    if name == "photo.png":
+        return _save(photo_pixels(), PNG)
+    if name == "flat.png":
+        return _save(flat_pixels(), PNG)
+    if name == "flat.jpg":
+        return _save(flat_pixels(), JPEG)
+    if name == "meta.jpg":
+        return _save(photo_pixels(), JPEG, exif=_exif())
+    if name == "meta.png":
+        info = PngImagePlugin.PngInfo()
+        info.add_itxt("XML:com.adobe.xmp", _xmp())
+        return _save(photo_pixels(), PNG, pnginfo=info)
+    if name == "subject.png":
+        return _save(subject_pixels(), PNG)
+    if name == "truncated.jpg":
+        data = image("photo.jpg")
+        return data[: len(data) // 2]
+    if name == "truncated.png":
+        data = image("photo.png")
+        return data[: len(data) // 2]
+    if name == "fake.png":  # a PNG signature in front of bytes that are no image
+        return b"\x89PNG\r\n\x1a\n" + b"this is not an image, only a signature " * 20
+    if name == "text.txt":
+        return b"Hello, I am plain text pretending to be an upload.\n" * 10
+    raise KeyError(name)
+
+
+# --- metadata as the checks see it ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FoundMetadata:
+    copyright: bool
+    created: bool
+    gps: bool
+    gps_value: tuple[tuple[float, ...], tuple[float, ...]] | None
+    exif_bytes: int
+    xmp: str
+
+    @property
+    def any(self) -> bool:
+        return self.copyright or self.created or self.gps
+
+
+def _xmp_text(image: Image.Image) -> str:
+    raw = image.info.get("xmp") or image.info.get("XML:com.adobe.xmp") or ""
+    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+
+
+def find_metadata(data: bytes) -> FoundMetadata:
+    """Copyright / creation / GPS present in EXIF, XMP, or anywhere in the bytes (for "gone" checks)."""
+    decoded = decode(data)
+    exif_copyright = exif_created = False
+    gps_value = None
+    xmp = ""
+    exif_size = 0
+    if decoded is not None:
+        exif = decoded.image.getexif()
+        exif_size = len(decoded.image.info.get("exif", b"") or b"")
+        exif_copyright = COPYRIGHT in str(exif.get(_EXIF_COPYRIGHT, ""))
+        exif_created = CREATED_EXIF in str(exif.get_ifd(_EXIF_IFD).get(_EXIF_DATETIME_ORIGINAL, ""))
+        gps = exif.get_ifd(_GPS_IFD)
+        if 2 in gps and 4 in gps:
+            gps_value = (tuple(float(v) for v in gps[2]), tuple(float(v) for v in gps[4]))
+        xmp = _xmp_text(decoded.image)
+    text = data.decode("latin-1")
+    copyright_ = exif_copyright or COPYRIGHT in xmp or COPYRIGHT in text
+    created = exif_created or CREATED_ISO in xmp or CREATED_EXIF in text or CREATED_ISO in text
+    gps_found = gps_value is not None or bool(re.search(r"GPSLatitude|GPSLongitude", xmp + text))
+    return FoundMetadata(copyright_, created, gps_found, gps_value, exif_size, xmp)
+
+
+def red_fraction(img: Image.Image) -> tuple[float, int]:
+    """How much of the red disc survives in ``img``: red pixels over the area of a disc whose diameter is the
+    larger side of their bounding box (a crop shortens one side, not the other). Returns (fraction, red pixels)."""
+    rgb = img.convert("RGB")
+    width, height = rgb.size
+    data = rgb.tobytes()
+    count = 0
+    xs: list[int] = []
+    ys: list[int] = []
+    for i in range(0, len(data), 3):
+        r, g, b = data[i], data[i + 1], data[i + 2]
+        if r > 140 and g < 110 and b < 110:
+            count += 1
+            p = i // 3
+            xs.append(p % width)
+            ys.append(p // width)
+    if not count:
+        return 0.0, 0
+    diameter = max(max(xs) - min(xs) + 1, max(ys) - min(ys) + 1)
+    return count / (math.pi / 4 * diameter * diameter), count

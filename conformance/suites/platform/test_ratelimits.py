@@ -1,0 +1,175 @@
+"""Rate limits: ``x-ratelimit-*`` headers, throttling, overload (RL-01..05). RL-06, the harness as a good client,
+is proven by the project's own tests against the reference sandbox."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from conformance import expect, fail, needs, observe, rule
+from conformance.config import Settings
+from conformance.host._retry import USER_ACTION_CODES
+from conformance.suites.platform._support import (
+    PROJECT,
+    describe,
+    expect_json_error,
+    parse_go_duration,
+    parse_retry_after,
+    rate_limit_problems,
+)
+from conformance.suites.platform.conftest import PlatformApi
+
+CHEAP = "/v1/campaigns"  # a cheap authenticated GET (limit=1)
+THROTTLE_OPTION = "CONFORMANCE_PLATFORM_THROTTLE_API_KEY (a key with a low limit) or --platform-rl-budget"
+FAULT_OPTION = "CONFORMANCE_PLATFORM_FAULT_API_KEY (a key the sandbox's fault switch answers 503)"
+
+
+def _sample(api: PlatformApi, settings: Settings) -> list[httpx.Response]:
+    """Responses of several kinds: success, validation error, unknown id, and the other configured keys."""
+    responses = [
+        api.count_raw(api.body(input="rate limit headers")),
+        api.count_raw(api.body(input=42)),
+        api.get(CHEAP, params={"limit": 1}),
+        api.get("/v1/campaigns/cmp_conformance_unknown"),
+    ]
+    for option in ("platform_throttle_api_key", "platform_fault_api_key"):
+        key = settings.get(option)
+        if key:
+            responses.append(api.count_raw(api.body(input="rate limit headers"), api_key=str(key)))
+    return responses
+
+
+def _has_rate_limit_headers(response: httpx.Response) -> bool:
+    return any(name.lower().startswith("x-ratelimit-") for name in response.headers)
+
+
+@rule("RL-01")
+def test_headers_are_consistent(platform_api: PlatformApi, conformance_settings: Settings) -> None:
+    responses = _sample(platform_api, conformance_settings)
+    with_headers = [r for r in responses if _has_rate_limit_headers(r)]
+    if not with_headers:
+        needs("x-ratelimit-* headers on the target's responses")
+    problems = [f"{describe(r)[:80]}: {p}" for r in with_headers for p in rate_limit_problems(r)]
+    expect(not problems, "; ".join(problems))
+    observe(f"{len(with_headers)} of {len(responses)} responses carried x-ratelimit-* headers, all consistent")
+
+
+def _remaining(response: httpx.Response) -> int | None:
+    raw = response.headers.get("x-ratelimit-remaining-requests")
+    return int(raw) if raw is not None and raw.strip().isdigit() else None
+
+
+@rule("RL-02")
+def test_remaining_requests_decreases(platform_api: PlatformApi) -> None:
+    # Successful and failed requests alike must consume the request budget.
+    steps = {
+        "a list request": lambda: platform_api.get(CHEAP, params={"limit": 1}),
+        "a rejected token count (400)": lambda: platform_api.count_raw(platform_api.body(input=42)),
+        "an unknown campaign (404)": lambda: platform_api.get("/v1/campaigns/cmp_conformance_unknown"),
+        "another list request": lambda: platform_api.get(CHEAP, params={"limit": 1}),
+    }
+    for attempt in range(2):
+        seen: list[tuple[str, int, float]] = []
+        window_ended = False
+        for what, step in steps.items():
+            response = step()
+            value = _remaining(response)
+            if value is None:
+                needs("x-ratelimit-remaining-requests on every response")
+            reset = parse_go_duration(response.headers.get("x-ratelimit-reset-requests", "").strip())
+            if seen and value >= seen[-1][1]:
+                # A window that ended in between legitimately restores the budget: measure again once.
+                if seen[-1][2] < 5.0 and attempt == 0:
+                    window_ended = True
+                    break
+                fail(
+                    f"x-ratelimit-remaining-requests did not decrease: {seen[-1][0]} left {seen[-1][1]}, "
+                    f"then {what} left {value}"
+                )
+            seen.append((what, value, reset if reset is not None else float("inf")))
+        if not window_ended:
+            return
+    fail("the request window kept resetting; remaining-requests could not be observed within one window")
+
+
+def _wait_for(response: httpx.Response, settings: Settings) -> float:
+    """Seconds to wait after a 429: Retry-After when given (must parse), else the request reset time, else 1 s."""
+    raw = response.headers.get("retry-after")
+    longest = float(settings.get("platform_max_retry_after", 65.0))
+    if raw is not None:
+        seconds = parse_retry_after(raw)
+        if seconds is None:
+            fail(f"Retry-After {raw!r} is neither delta-seconds nor an HTTP date")
+        if seconds > longest:
+            needs(f"a Retry-After of at most {longest:.0f}s (got {seconds:.0f}s)", "--platform-max-retry-after")
+        return seconds
+    reset = parse_go_duration(response.headers.get("x-ratelimit-reset-requests", "").strip())
+    return min(reset, longest) if reset is not None else 1.0
+
+
+@rule("RL-03")
+def test_throttling_and_retry_after(platform_api: PlatformApi, conformance_settings: Settings) -> None:
+    key = conformance_settings.get("platform_throttle_api_key")
+    budget = int(conformance_settings.get("platform_rl_budget", 60))
+    first = platform_api.get(CHEAP, params={"limit": 1}, api_key=key)
+    limit = first.headers.get("x-ratelimit-limit-requests", "")
+    if limit.strip().isdigit() and int(limit) > budget:
+        needs(f"a request limit within the budget of {budget} requests (the key allows {limit})", THROTTLE_OPTION)
+    throttled = first if first.status_code == 429 else None
+    for _ in range(budget - 1):
+        if throttled is not None:
+            break
+        response = platform_api.get(CHEAP, params={"limit": 1}, api_key=key)
+        if response.status_code == 429:
+            throttled = response
+    if throttled is None:
+        needs(f"throttling within {budget} requests", THROTTLE_OPTION)
+    error = expect_json_error(throttled, (429,), "the throttled request")
+    code, kind = error.get("code"), error.get("type")
+    if code in USER_ACTION_CODES or kind in USER_ACTION_CODES:
+        fail(f"the 429 is a quota or billing error ({kind}/{code}), not a temporary rate limit")
+    observe(f"throttled: {kind}/{code}, Retry-After {throttled.headers.get('retry-after')!r}")
+    wait = _wait_for(throttled, conformance_settings)
+    time.sleep(wait + 0.05)
+    after = platform_api.get(CHEAP, params={"limit": 1}, api_key=key)
+    expect(
+        after.status_code < 400,
+        f"after waiting {wait:.2f}s as told, the request still failed: {describe(after)}",
+    )
+
+
+@rule("RL-04")
+def test_overload_answer(platform_api: PlatformApi, conformance_settings: Settings) -> None:
+    key = conformance_settings.get("platform_fault_api_key")
+    if not key:
+        needs("the sandbox's fault switch or an observed 503", FAULT_OPTION)
+    overloaded = None
+    for _ in range(10):
+        response = platform_api.count_raw(platform_api.body(input="are you overloaded?"), api_key=str(key))
+        if response.status_code == 503:
+            overloaded = response
+            break
+    if overloaded is None:
+        needs("a 503 from the fault switch within 10 requests", FAULT_OPTION)
+    error = expect_json_error(overloaded, (503,), "the overloaded request")
+    expect(
+        (error.get("type"), error.get("code")) == ("service_unavailable_error", "server_is_overloaded"),
+        f"503 error is {error.get('type')}/{error.get('code')}, expected service_unavailable_error/server_is_overloaded",
+    )
+    raw = overloaded.headers.get("retry-after")
+    if raw is not None:
+        expect(parse_retry_after(raw) is not None, f"Retry-After {raw!r} on the 503 does not parse")
+
+
+@rule("RL-05")
+def test_project_token_headers_together(platform_api: PlatformApi, conformance_settings: Settings) -> None:
+    responses = _sample(platform_api, conformance_settings)
+    with_project = 0
+    for response in responses:
+        present = [name for name in PROJECT if name in response.headers]
+        if present and len(present) != len(PROJECT):
+            missing = sorted(set(PROJECT) - set(present))
+            fail(f"project-token headers appear without {', '.join(missing)}: {describe(response)[:80]}")
+        with_project += bool(present)
+    observe(f"{with_project} of {len(responses)} responses reported a project token limit")

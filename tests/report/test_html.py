@@ -1,0 +1,286 @@
+"""The HTML writer on synthetic results: statuses, hostile strings, redaction, self-containment, size."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import re
+import shlex
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.report.report_factory import HOSTILE_SCRIPT, HOSTILE_STRINGS, SECRET_IN_TEST, build_report
+
+from conformance._catalog import CATALOG
+from conformance.report import html as writer
+from conformance.report.html import auth_stage, curl_command, parse_source, render_html, write_html
+
+ALLOWED_EXTERNAL = "https://www.rfc-editor.org/rfc/rfc"
+
+
+class Tags(HTMLParser):
+    """Every element and attribute the browser would build from the document."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.data: dict[str, list[str]] = {}
+        self._stack: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._stack:
+            while self._stack.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        if self._stack:
+            self.data.setdefault(self._stack[-1], []).append(data)
+
+    def named(self, tag: str) -> list[dict[str, str | None]]:
+        return [attrs for name, attrs in self.tags if name == tag]
+
+
+def parse(document: str) -> Tags:
+    tags = Tags()
+    tags.feed(document)
+    tags.close()
+    return tags
+
+
+@pytest.fixture(scope="module")
+def full_report() -> dict[str, Any]:
+    return build_report()
+
+
+@pytest.fixture(scope="module")
+def full_html(full_report: dict[str, Any]) -> str:
+    return render_html(full_report)
+
+
+def _result(**fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "rule": "AUTH-PRM-01",
+        "target": "tool_server",
+        "suite": "auth",
+        "level": "MUST",
+        "status": "passed",
+        "title": "Protected resource metadata is served",
+        "text": "Protected resource metadata is served as JSON.",
+        "source": "A Endpoints; RFC 9728 §3",
+        "message": "",
+        "evidence": [],
+    }
+    return {**base, **fields}
+
+
+def _report(*results: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {"format": 1, "verdict": {"accepted": True, "exit_code": 0, "reason": ""}, "results": list(results), **fields}
+
+
+def test_every_status_is_shown_with_its_word_and_icon(full_report: dict[str, Any], full_html: str) -> None:
+    statuses = {r["status"] for r in full_report["results"]}
+    assert statuses == set(writer.STATUSES)  # the fixture covers them all
+    for status in writer.STATUSES:
+        assert f'data-status="{status}"' in full_html
+        # Colour is never the only signal: each badge carries an icon and the status word.
+        assert re.search(rf'class="badge st-{status}"[^>]*><span class="ico" aria-hidden="true">.</span> {status}', full_html)
+    assert "Not accepted" in full_html
+    assert "3 MUST rules failed: AUTH-CIMD-03, AUTH-ISS-01, CAMP-02" in full_html
+
+
+def test_failed_rules_come_first(full_html: str) -> None:
+    statuses = re.findall(r'<article class="rule st-(\w+)"', full_html)
+    order = [writer.STATUSES.index(s) for s in statuses]
+    assert statuses[0] == "failed"
+    assert order == sorted(order)
+
+
+def test_hostile_strings_never_become_markup(full_html: str) -> None:
+    tags = parse(full_html)
+    assert len(tags.named("script")) == 1  # ours only
+    assert tags.named("img") == []
+    assert [t for t in tags.named("h1")] == [{}]  # no injected "FAKE VERDICT" heading
+    assert not any(k.startswith("on") for _, attrs in tags.tags for k in attrs)
+    assert HOSTILE_SCRIPT not in full_html
+    assert "&lt;script&gt;alert(" in full_html  # shown to the reviewer as text
+    assert "{{ 7*7 }}" in full_html  # not evaluated as a template
+    visible_text = "".join(tags.data.get("pre", []))
+    assert HOSTILE_STRINGS[2] in visible_text  # the fake markup is visible, verbatim, as evidence
+
+
+def test_controls_bidi_and_surrogates_are_shown_as_escapes(full_html: str, tmp_path: Path) -> None:
+    assert "\x00" not in full_html and "\x1b" not in full_html and "\x7f" not in full_html
+    assert "\u202e" not in full_html  # a right-to-left override could disguise a URL
+    assert "\\x00\\x01\\x02garbage" in full_html  # binary garbage in a non-JSON body
+    assert "\\u202eevil.com" in full_html
+    assert "\u65e5\u672c\u8a9e \U0001f512" in full_html  # ordinary unicode is kept
+    # A lone surrogate (valid in JSON strings) must not break writing UTF-8.
+    report = _report(_result(message="bad \ud800 surrogate"))
+    write_html(report, tmp_path / "sub" / "report.html")
+    assert "bad \ufffd surrogate" in (tmp_path / "sub" / "report.html").read_text(encoding="utf-8")
+
+
+def test_long_bodies_and_many_exchanges_are_capped(full_report: dict[str, Any], full_html: str) -> None:
+    camp02 = next(r for r in full_report["results"] if r["rule"] == "CAMP-02")
+    assert len(camp02["evidence"][-1]["response_body"]) > writer.BODY_CHARS[True]
+    assert "more characters in report.json" in full_html
+    many = next(r for r in full_report["results"] if r["rule"] == "CAMP-08")
+    head, tail = writer.EXCHANGES_HEAD_TAIL[False]
+    assert f"{len(many['evidence']) - head - tail} exchanges not shown" in full_html
+
+
+def test_evidence_budget_keeps_failures_whole(monkeypatch: pytest.MonkeyPatch, full_report: dict[str, Any]) -> None:
+    monkeypatch.setattr(writer, "EVIDENCE_BUDGET_CHARS", 40_000)
+    view = writer.build_view(full_report)
+    results = [r for rule in view["rules"] for r in rule.results]
+    failed = [e for r in results if r.status == "failed" for e in r.exchanges]
+    passed = [e for r in results if r.status == "passed" for e in r.exchanges]
+    assert failed and not any(e.compact for e in failed)
+    assert passed and all(e.compact and not e.curl for e in passed[-5:])
+    assert "Headers, bodies and reproducers: in report.json" in render_html(full_report)
+
+
+def test_redaction_markers_survive_and_become_placeholders(full_html: str) -> None:
+    assert SECRET_IN_TEST not in full_html
+    assert "authorization: Bearer [REDACTED]" in full_html
+    assert "-H 'authorization: Bearer '\"${ACCESS_TOKEN}\"" in full_html
+    assert "# set ACCESS_TOKEN" in full_html
+
+
+def _curl_words(command: str) -> list[str]:
+    lines = [line for line in command.splitlines() if not line.startswith("#")]
+    return shlex.split("\n".join(lines).replace("\\\n", " "))
+
+
+def test_curl_reproducer_is_valid_shell_with_placeholders() -> None:
+    hostile = "x'; rm -rf / #$(reboot)`id`"
+    exchange = {
+        "method": "POST",
+        "url": "https://as.example/token?code=[REDACTED]&state=a'b",
+        "request_headers": {
+            "authorization": "Basic [REDACTED]",
+            "content-type": "application/x-www-form-urlencoded",
+            "x-weird": hostile,
+            "content-length": "99",
+        },
+        "request_body": "grant_type=authorization_code&client_assertion=[REDACTED]&note=" + hostile,
+    }
+    command = curl_command(exchange)
+    assert command.startswith("# set CODE, BASIC_CREDENTIALS, CLIENT_ASSERTION first")
+    words = _curl_words(command)
+    assert words[:3] == ["curl", "-sS", "-i"]
+    assert "https://as.example/token?code=${CODE}&state=a'b" in words
+    assert "authorization: Basic ${BASIC_CREDENTIALS}" in words
+    assert f"x-weird: {hostile}" in words  # quoted, never executed
+    assert not any(w.startswith("content-length") for w in words)
+    assert words[-2:] == ["--data-raw", "grant_type=authorization_code&client_assertion=${CLIENT_ASSERTION}&note=" + hostile]
+
+
+def test_curl_for_binary_truncated_and_bodyless_requests() -> None:
+    upload = curl_command({"method": "POST", "url": "https://c.example/shrink", "request_body": "<binary body: 10 bytes, image/png>"})
+    assert "--data-binary @body.bin" in upload and "save it as body.bin" in upload
+    cut = curl_command({"method": "PUT", "url": "https://p.example/x", "request_body": '{"a": 1}… [5 more characters]'})
+    assert _curl_words(cut)[-2:] == ["--data-raw", '{"a": 1}'] and "-X PUT" in cut and "truncated" in cut
+    delete = curl_command({"method": "DELETE", "url": "https://p.example/x"})
+    assert _curl_words(delete) == ["curl", "-sS", "-i", "-X", "DELETE", "https://p.example/x"]
+
+
+def test_no_external_url_except_rule_sources(full_html: str) -> None:
+    tags = parse(full_html)
+    links = [attrs.get(a) or "" for _, attrs in tags.tags for a in ("src", "href", "action", "srcset") if a in attrs]
+    assert links
+    for link in links:
+        assert link.startswith(("#", "data:", ALLOWED_EXTERNAL)), link
+    assert any(link.startswith(ALLOWED_EXTERNAL + "9728#section-3") for link in links)
+    assert tags.named("link") == [{"rel": "icon", "href": "data:,"}]  # no favicon request either
+    assert not re.search(r"url\(|@import", full_html.split("</style>")[0])  # no fetch from CSS
+
+
+def test_content_security_policy_allows_exactly_the_inline_blocks(full_html: str) -> None:
+    csp = next(a["content"] for a in parse(full_html).named("meta") if a.get("http-equiv") == "Content-Security-Policy")
+    assert csp and csp.startswith("default-src 'none';")
+    for tag in ("style", "script"):
+        body = re.search(rf"<{tag}>(.*?)</{tag}>", full_html, re.S)
+        assert body
+        digest = base64.b64encode(hashlib.sha256(body.group(1).encode()).digest()).decode()
+        assert f"{tag}-src 'sha256-{digest}'" in csp
+    assert " style=" not in full_html  # inline style attributes would be refused by the policy
+
+
+def test_skipped_and_blocked_rules_say_why(full_report: dict[str, Any], full_html: str) -> None:
+    skipped = next(r for r in full_report["results"] if r["status"] == "skipped")
+    assert f"Supply it with <code>{skipped['option']}</code>" in full_html
+    assert "<b>Blocked by:</b> <a href=\"#AUTH-ISS-01\">AUTH-ISS-01</a>" in full_html
+    assert "expected failure (listed in the baseline)" in full_html
+    assert "stale entry: listed in the baseline but now passing" in full_html
+
+
+def test_rule_shows_id_level_title_source_and_deep_link(full_html: str) -> None:
+    article = full_html[full_html.index('id="AUTH-PRM-01"') :]
+    article = article[: article.index("</article>")]
+    assert '<a class="rid" href="#AUTH-PRM-01">AUTH-PRM-01</a>' in article
+    assert '<span class="lvl lvl-MUST"' in article
+    assert "<cite>Tool-Server Authorization Contract</cite>, Endpoints" in article
+    assert 'href="https://www.rfc-editor.org/rfc/rfc9728#section-3"' in article
+
+
+def test_sources_are_parsed_into_documents_sections_and_rfc_links() -> None:
+    refs = parse_source("A Errors; Endpoints; RFC 7523 §3.1; OAuth 2.1 §4.1.3; Field")
+    assert [(r.document, r.section, r.href) for r in refs] == [
+        ("Tool-Server Authorization Contract", "Errors", None),
+        ("Tool-Server Authorization Contract", "Endpoints", None),
+        (None, "RFC 7523 §3.1", "https://www.rfc-editor.org/rfc/rfc7523#section-3.1"),
+        (None, "OAuth 2.1 §4.1.3", None),
+        (None, "field practice (the contract is silent)", None),
+    ]
+    assert parse_source("P Campaigns; Limits 9")[1].document == "Platform API"
+    assert parse_source("A Auth 4")[0].section == "Authentication 4"
+    assert parse_source(None) == []
+
+
+def test_every_auth_rule_of_the_catalog_has_a_stage() -> None:
+    auth = [str(r["id"]) for r in CATALOG if r["suite"] == "auth"]
+    assert {rid: auth_stage(rid) for rid in auth if auth_stage(rid) is None} == {}
+    assert auth_stage("AUTH-PRM-01") == "metadata"
+    assert auth_stage("AUTH-DCR-02") == "client-identified"
+    assert auth_stage("AUTH-CHAL-02") == "client-ready"
+    assert auth_stage("AUTH-ISS-03") == "authorizing"
+    assert auth_stage("AUTH-TOOL-05") == "linked"
+    assert auth_stage("CAMP-01") is None
+
+
+def test_stage_flow_names_where_linking_breaks(full_html: str) -> None:
+    flow = full_html[full_html.index('id="flow-h"') :]
+    flow = flow[: flow.index("</section>")]
+    assert "Linking would break at <b>Client identified</b>" in flow
+    assert re.findall(r'<li class="stage st-(\w+)', flow) == ["warning", "failed", "passed", "failed", "skipped"]
+    assert flow.count("Linking breaks here") == 1
+
+
+def test_matrix_counts_results_by_suite_and_status(full_report: dict[str, Any], full_html: str) -> None:
+    tags = parse(full_html)
+    assert [a for a in tags.named("table") if a.get("class") == "matrix"]
+    assert len(tags.named("th")) >= 7 and all(a.get("scope") for a in tags.named("th"))
+    failed_campaigns = sum(r["suite"] == "campaigns" and r["status"] == "failed" for r in full_report["results"])
+    row = re.search(r'<tr><th scope="row">campaigns</th>(.*?)</tr>', full_html)
+    assert row and re.findall(r">(\d+)<", row.group(1))[0] == str(failed_campaigns)
+
+
+def test_accepted_and_minimal_reports_render() -> None:
+    accepted = render_html(_report(_result()))
+    assert "✓</span>\nAccepted" in accepted or "Accepted</h2>" in accepted
+    assert "every MUST rule passed" in accepted
+    bare = render_html({"results": [{"rule": "X-1", "status": "weird", "evidence": [None, {"status": "x"}]}]})
+    assert "Verdict unknown" in bare and 'data-status="error"' in bare  # unknown statuses are not hidden as passes
+
+
+def test_full_run_stays_small_and_renders_deterministically(full_report: dict[str, Any], full_html: str) -> None:
+    assert len(full_html.encode()) < 2_000_000
+    assert render_html(copy.deepcopy(full_report)) == full_html
