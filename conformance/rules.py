@@ -99,17 +99,26 @@ def rule(*rule_ids: str) -> Callable[[F], F]:
     return decorate
 
 
-def load_all_checks() -> None:
-    """Import every suite module so that :data:`IMPLEMENTED` is complete (used by ``conformance rules``)."""
+def load_all_checks() -> dict[str, str]:
+    """Import every suite module so that :data:`IMPLEMENTED` is complete; return modules that failed to import."""
     import importlib
     import pkgutil
 
     import conformance.suites as suites_pkg
 
-    for info in pkgutil.walk_packages(suites_pkg.__path__, prefix="conformance.suites."):
+    broken: dict[str, str] = {}
+
+    def onerror(name: str) -> None:
+        broken[name] = "package failed to import"
+
+    for info in pkgutil.walk_packages(suites_pkg.__path__, prefix="conformance.suites.", onerror=onerror):
         leaf = info.name.rsplit(".", 1)[-1]
         if leaf.startswith("test_"):
-            importlib.import_module(info.name)
+            try:
+                importlib.import_module(info.name)
+            except Exception as exc:  # a broken suite module must not take the catalog or the report down
+                broken[info.name] = f"{type(exc).__name__}: {exc}"
+    return broken
 
 
 def catalog_rows() -> list[dict[str, Any]]:

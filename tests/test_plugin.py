@@ -13,6 +13,12 @@ from conformance.report.json_writer import validate_report
 
 DEAD = "https://127.0.0.1:1/mcp"
 
+
+@pytest.fixture(autouse=True)
+def quiet_ini(pytester: pytest.Pytester) -> None:
+    # The inner runs have no project ini; pin pytest-asyncio's loop scope so they do not warn.
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
 EVERY_STATUS = """
 import pytest
 from conformance import Blocked, expect, fail, needs, observe, rule
@@ -266,3 +272,53 @@ def test_leaky(platform_target):
     text = Path(pytester.path / "out" / "report.json").read_text()
     assert "sk-live-abcdef123456" not in text
     assert "sk-live-abcdef123456" not in result.stdout.str()
+
+
+SETUP_FAILURES = '''
+import pytest
+from conformance import Blocked, TargetUnreachable, rule
+
+@pytest.fixture
+def broken_fixture():
+    raise RuntimeError("fixture bug")
+
+@pytest.fixture
+def unreachable():
+    raise TargetUnreachable("GET https://t.example/x: could not connect")
+
+@pytest.fixture
+def prerequisite():
+    raise Blocked("AUTH-PRM-01", "no metadata")
+
+@rule("AUTH-PRM-02")
+def test_a(broken_fixture):
+    pass
+
+@rule("AUTH-PRM-04")
+def test_b(unreachable):
+    pass
+
+@rule("AUTH-PRM-05")
+def test_c(prerequisite):
+    pass
+'''
+
+
+def test_fixture_failures_become_verdicts_not_crashes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_setup=SETUP_FAILURES)
+    result = run(pytester, "--target-url", DEAD, "test_setup.py")
+    got = statuses(report_of(pytester))
+    assert got["AUTH-PRM-02"] == "error"
+    assert got["AUTH-PRM-04"] == "failed"
+    assert got["AUTH-PRM-05"] == "blocked"
+    assert "INTERNALERROR" not in result.stdout.str()
+
+
+def test_exitfirst_and_last_failed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_lf=BASELINE_CHECKS)
+    first = pytester.runpytest("--report-dir", "out", "--target-url", DEAD, "-x", "test_lf.py")
+    assert first.ret == 1
+    again = pytester.runpytest("--report-dir", "out", "--target-url", DEAD, "--lf", "test_lf.py")
+    again.assert_outcomes(failed=1, deselected=1)
+    got = statuses(report_of(pytester))
+    assert got["AUTH-PRM-02"] == "failed" and "AUTH-PRM-01" not in got

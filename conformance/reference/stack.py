@@ -14,6 +14,7 @@ import importlib
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -32,7 +33,7 @@ from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 
 # A selected package brings the packages it cannot work without.
 REQUIRES = {"toolserver": ("idp",), "proxy": ("idp",)}
-SECRET_NAME = re.compile(r"(PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN)$")
+SECRET_NAME = re.compile(r"(PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN)(_\d+)?$")
 STOP_GRACE_S = 5.0
 
 
@@ -181,7 +182,7 @@ def wait_healthy(processes: list[ServiceProcess], ca_file: Path) -> None:
     """Poll every health URL until each answers 2xx; fail fast when a process exits; bounded per service."""
     pending = {p.spec.name: p for p in processes}
     started = time.monotonic()
-    with httpx.Client(verify=str(ca_file), timeout=1.0) as client:
+    with httpx.Client(verify=ssl.create_default_context(cafile=str(ca_file)), timeout=1.0) as client:
         while pending:
             for name, proc in list(pending.items()):
                 code = proc.process.poll()

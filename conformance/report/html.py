@@ -16,6 +16,7 @@ import json
 import re
 import shlex
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -209,6 +210,7 @@ class ResultView:
     elided_after: int | None = None  # index in `exchanges` after which exchanges were left out
     elided: int = 0
     total_exchanges: int = 0
+    dropped: int = 0  # exchanges the recorder itself did not keep (evidence_dropped)
 
     @property
     def compact(self) -> int:
@@ -244,6 +246,14 @@ class StageView:
 def _worst(statuses: list[str]) -> str:
     known = [s for s in statuses if s in STATUSES]
     return min(known, key=STATUSES.index) if known else "error"
+
+
+def _stage_status(statuses: list[str]) -> str | None:
+    """A stage's verdict: its worst problem; else passed when anything passed (skips are listed in the counts)."""
+    if not statuses:
+        return None
+    worst = _worst(statuses)
+    return "passed" if worst == "skipped" and "passed" in statuses else worst
 
 
 def _counts(statuses: list[str]) -> list[tuple[str, int]]:
@@ -436,7 +446,7 @@ def _result(raw: dict[str, Any], targets: dict[str, Any], rule_anchor: str) -> R
     return ResultView(
         anchor=anchor(rule_anchor, target) if target else rule_anchor,
         target=target,
-        target_url=clean(info.get("url")) if isinstance(info, dict) else "",
+        target_url=clean(info.get("url") if isinstance(info, dict) else raw.get("target_url")),
         status=str(raw.get("status")) if raw.get("status") in STATUSES else "error",
         message=clean(raw.get("message")),
         need=clean(raw.get("need")),
@@ -447,6 +457,7 @@ def _result(raw: dict[str, Any], targets: dict[str, Any], rule_anchor: str) -> R
         checks=[clean(c) for c in raw.get("checks") or []],
         duration=_format_duration(raw.get("duration_s")),
         total_exchanges=len(raw.get("evidence") or []),
+        dropped=raw.get("evidence_dropped") if isinstance(raw.get("evidence_dropped"), int) else 0,
     )
 
 
@@ -535,7 +546,7 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
             StageView(
                 key=key,
                 name=name,
-                status=_worst(stage_results) if stage_results else None,
+                status=_stage_status(stage_results),
                 counts=_counts(stage_results),
                 problems=problems,
                 total=len(stage_results),
@@ -597,7 +608,7 @@ class _DedentLoader(jinja2.FileSystemLoader):
     Safe because multi-line <pre> content only ever comes from values, never from template text.
     """
 
-    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str | None, Any]:
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         source, filename, uptodate = super().get_source(environment, template)
         return "\n".join(line.lstrip() for line in source.splitlines()), filename, uptodate
 

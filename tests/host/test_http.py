@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import httpx
 import pytest
 
@@ -44,9 +42,7 @@ def test_response_size_is_capped() -> None:
 
 
 def test_dead_port_is_a_target_error_with_a_clear_message() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = 1  # privileged and never listened on here: a freed ephemeral port could be reused by a parallel test
     client = HostHTTP(guard=UrlGuard(allow_insecure_loopback=True), retry=None, connect_timeout=2)
     with pytest.raises(TargetUnreachable, match="could not connect"):
         client.get(f"https://127.0.0.1:{port}/mcp")

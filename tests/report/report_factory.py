@@ -38,13 +38,25 @@ HOSTILE_STRINGS = [
     "\u202eevil.com\u202c/txt.exe",
     "lone surrogate \ud800 here",
 ]
+PATHS = {
+    "tool_server": ["/.well-known/oauth-protected-resource", "/token", "/mcp", "/authorize?client_id=x&state=s"],
+    "platform": ["/v1/campaigns", "/v1/responses/input_tokens", "/v1/campaigns?limit=20&after=cmp_0003"],
+    "compression": ["/shrink", "/output/2xnsp7jn34e5", "/output/2xnsp7jn34e5/resize"],
+}
+POSTS = {"/token", "/mcp", "/v1/responses/input_tokens", "/shrink", "/output/2xnsp7jn34e5/resize"}
+DOCUMENTS = {
+    "A": "Tool-Server Authorization Contract (000_0337f9e2b7ef4d29.txt)",
+    "P": "Platform API (001_ac3353e89bc660bb.txt)",
+    "C": "Image Compression API (002_62e67b920237d681.txt)",
+}
+MAX_EVIDENCE = 40
 SECRET_IN_TEST = "sk-live-THIS-MUST-NEVER-APPEAR"  # never put in the report: redaction happened at capture
 
 # The demo's defects: rule → (status, message). Everything not listed passes (or is skipped when it has needs).
 DEFECTS: dict[str, tuple[str, str]] = {
     "AUTH-ISS-01": ("failed", "the authorization response has no `iss` although the metadata advertises it"),
     "AUTH-CIMD-03": ("failed", "an assertion signed by a key not in the JWKS was accepted (200, token issued)"),
-    "AUTH-PRM-06": ("warning", "the 401 challenge carries no scope=\"...\" parameter"),
+    "AUTH-PRM-06": ("warning", 'the 401 challenge carries no scope="..." parameter'),
     "CAMP-02": ("failed", "a 2-character name was accepted (201) " + HOSTILE_SCRIPT),
     "IMG-RSZ-07": ("error", "KeyError: 'width' in conformance/suites/compression/test_resize.py:88"),
     "IMG-PRS-03": ("warning", "preserving copyright added 412 bytes (expected at most 96)"),
@@ -57,8 +69,10 @@ BLOCKED = {  # rule → prerequisite that failed
 BASELINE = {"IMG-PRS-03": "expected", "CAMP-15": "stale"}
 
 
-def _exchange(rng: random.Random, target_url: str, status: int, *, hostile: bool, big: bool = False) -> dict[str, Any]:
-    path = rng.choice(["/.well-known/oauth-protected-resource", "/v1/campaigns", "/shrink", "/token", "/mcp"])
+def _exchange(
+    rng: random.Random, kind: str, target_url: str, status: int, *, hostile: bool, big: bool = False
+) -> dict[str, Any]:
+    path = rng.choice(PATHS[kind])
     body: Any = {"object": "list", "data": [{"id": f"cmp_{i:04d}", "name": f"Campaign {i}"} for i in range(3)]}
     if hostile:
         body = {"error": {"message": rng.choice(HOSTILE_STRINGS), "code": "invalid_request"}}
@@ -66,7 +80,7 @@ def _exchange(rng: random.Random, target_url: str, status: int, *, hostile: bool
     if big:
         text = ("A" * 2048) + "… [198000 more characters]"
     return {
-        "method": "POST" if path in {"/token", "/shrink", "/mcp"} else "GET",
+        "method": "POST" if path in POSTS else "GET",
         "url": f"{target_url}{path}" + ("?code=[REDACTED]&state=xyz" if path == "/token" else ""),
         "request_headers": {
             "authorization": "Bearer [REDACTED]",
@@ -92,7 +106,9 @@ def _exchange(rng: random.Random, target_url: str, status: int, *, hostile: bool
     }
 
 
-def _result(rule: dict[str, Any], target: str, target_url: str, rng: random.Random, fleet_index: int) -> dict[str, Any]:
+def _result(
+    rule: dict[str, Any], kind: str, target: str, target_url: str, rng: random.Random, fleet_index: int
+) -> dict[str, Any]:
     rule_id = str(rule["id"])
     status, message = "passed", ""
     need = option = blocked_by = None
@@ -111,25 +127,39 @@ def _result(rule: dict[str, Any], target: str, target_url: str, rng: random.Rand
     if rule_id in {"CAMP-08", "TOK-05"}:
         count = 60  # property-based checks make many requests
     evidence = [
-        _exchange(rng, target_url, 200 if status == "passed" else 401, hostile=status != "passed" or rng.random() < 0.1)
+        _exchange(
+            rng, kind, target_url, 200 if status == "passed" else 401, hostile=status != "passed" or rng.random() < 0.1
+        )
         for _ in range(count)
     ]
     if rule_id == "CAMP-02" and evidence:
-        evidence[-1] = _exchange(rng, target_url, 201, hostile=True, big=True)
-        evidence[-1]["response_body"] = "\x00\x01\x02garbage\xff\xfe" + HOSTILE_SCRIPT + "\u202e" * 3 + "x" * 5000
+        evidence[-1] = _exchange(rng, kind, target_url, 201, hostile=True, big=True)
+        evidence[-1].update(
+            method="POST",
+            url=f"{target_url}/v1/campaigns",
+            request_body=json.dumps(
+                {"name": "ab", "status": "active", "budget": {"lifetime_spend_limit_micros": 10**6}}
+            ),
+            response_body="\x00\x01\x02garbage\xff\xfe" + HOSTILE_SCRIPT + "\u202e" * 3 + "x" * 5000,
+        )
     if rule_id == "AUTH-ISS-01" and evidence:
         evidence[-1]["status"] = 302
         evidence[-1]["response_headers"]["location"] = "https://host.example/callback?code=[REDACTED]&state=abc"
         evidence.append({**evidence[-1], "status": None, "error": "ReadTimeout: " + HOSTILE_STRINGS[2]})
+    dropped = 0
+    if len(evidence) > MAX_EVIDENCE:  # as the result model does: a bounded number of exchanges per rule
+        evidence, dropped = evidence[:MAX_EVIDENCE], len(evidence) - MAX_EVIDENCE
     return {
         "rule": rule_id,
         "target": target,
+        "target_url": target_url,
         "suite": rule["suite"],
         "level": rule["level"],
         "status": status,
         "title": rule["title"],
         "text": rule["text"],
         "source": rule["source"],
+        "document": DOCUMENTS.get(str(rule["source"])[:2].strip()),
         "message": message,
         "need": need,
         "option": option,
@@ -138,6 +168,7 @@ def _result(rule: dict[str, Any], target: str, target_url: str, rng: random.Rand
         "checks": [f"conformance/suites/{rule['suite']}/test_{rule_id.lower().replace('-', '_')}.py::test_check"],
         "duration_s": round(rng.uniform(0.001, 2.5), 3),
         "evidence": evidence,
+        "evidence_dropped": dropped,
     }
 
 
@@ -155,12 +186,14 @@ def build_report(results: int | None = None, *, seed: int = 7) -> dict[str, Any]
             name = f"{kind}-{index:03d}" if fleet else kind
             url = f"https://vendor-{index:03d}.example.test/{kind}" if fleet else TARGET_URLS[kind]
             targets[name] = {"url": url}
-            out.append(_result(rule, name, url, rng, index))
+            out.append(_result(rule, kind, name, url, rng, index))
             if len(out) == wanted:
                 break
         index += 1
     targets["tool_server" if not fleet else "tool_server-000"]["url"] += "?" + HOSTILE_STRINGS[1]
-    tally = {s: sum(r["status"] == s for r in out) for s in ("passed", "failed", "warning", "skipped", "blocked", "error")}
+    tally = {
+        s: sum(r["status"] == s for r in out) for s in ("passed", "failed", "warning", "skipped", "blocked", "error")
+    }
     by_suite: dict[str, dict[str, int]] = {}
     for r in out:
         by_suite.setdefault(r["suite"], {}).setdefault(r["status"], 0)

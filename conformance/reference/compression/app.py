@@ -255,11 +255,12 @@ class Sandbox:
             raise ApiError(400, "BadRequest", f"JSON validation error: unsupported option(s) {sorted(unknown)}")
         resize = parse_resize(document["resize"], self.defects) if "resize" in document else None
         preserve = parse_preserve(document["preserve"]) if "preserve" in document else frozenset()
-        target = (
-            store.parse_store(document["store"], lenient_path="bad_path_accepted" in self.defects)
-            if "store" in document
-            else None
-        )
+        target = None
+        if "store" in document:
+            try:
+                target = store.parse_store(document["store"], lenient_path="bad_path_accepted" in self.defects)
+            except store.StoreError as exc:
+                raise ApiError(exc.status, exc.error, exc.message) from exc
         cost = (1 if resize else 0) + (1 if "preserve" in document and "preserve_counts" in self.defects else 0)
         if cost:
             self.check_quota(account)

@@ -19,6 +19,7 @@ PNG = "image/png"
 MAX_PIXELS = 50_000_000
 JPEG_QUALITY = 78
 PNG_QUALITY = 90
+PNG_EFFORT = 7  # libimagequant effort: 10 costs twice the time for <1% smaller files
 RESIZE_METHODS = ("scale", "fit", "cover", "thumb")
 _HUGE = 10_000_000  # "unbounded" side for thumbnail_image when only one dimension is given
 _KEEP_ICC = int(pyvips.enums.ForeignKeep.ICC)  # colour profile stays; every other block is rebuilt by us
@@ -98,7 +99,7 @@ def _encode(image: pyvips.Image, mime: str, defects: frozenset[str]) -> bytes:
             return bytes(image.pngsave_buffer(compression=0, keep=0))
         return bytes(
             image.pngsave_buffer(
-                palette=True, Q=PNG_QUALITY, dither=1.0, effort=10, compression=9, keep=_KEEP_ICC
+                palette=True, Q=PNG_QUALITY, dither=1.0, effort=PNG_EFFORT, compression=9, keep=_KEEP_ICC
             )
         )
     if image.hasalpha():

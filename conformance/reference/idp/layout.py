@@ -117,3 +117,8 @@ def write_private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(text)
+
+
+def load_layout(data_dir: Path) -> AuthLayout:
+    """The layout a running stack wrote into its data directory."""
+    return AuthLayout.from_json(json.loads((data_dir / LAYOUT_FILE).read_text()))

@@ -150,18 +150,13 @@ const provider = new Provider(config.issuer, {
   // Refresh tokens for every client allowed the grant (the host does not always ask offline_access).
   issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
   rotateRefreshToken: true,
-  // Display fields travel in the JWT access token so the tool server can show them (scope-gated like UserInfo).
+  // Display fields travel in the JWT access tokens for the tool server, which shows them in its profile tool.
   extraTokenClaims: async (ctx, token) => {
-    if (token.kind !== 'AccessToken' || !token.accountId) return undefined;
+    if (token.kind !== 'AccessToken' || !token.resourceServer || !token.accountId) return undefined;
     const account = accounts.get(token.accountId);
     if (!account) return undefined;
-    const granted = new Set(String(token.scope ?? '').split(' '));
-    const extra = {};
-    if (granted.has('email') || token.resourceServer) extra.email = account.email;
-    if (granted.has('profile') || token.resourceServer) {
-      extra.name = account.name;
-      if (account.nickname) extra.nickname = account.nickname;
-    }
+    const extra = { email: account.email, name: account.name };
+    if (account.nickname) extra.nickname = account.nickname;
     return extra;
   },
   // Loopback is where the harness publishes its CIMD documents and JWKS: drop the library's SSRF guard

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import re
 import secrets
+import ssl
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
@@ -50,24 +51,23 @@ def pkce_pair() -> tuple[str, str]:
 
 class ScriptedClient:
     def __init__(self, issuer: str, ca_file: str, *, metadata_path: str = "/.well-known/openid-configuration"):
-        self.http = httpx.Client(verify=ca_file, timeout=10.0, follow_redirects=False)
+        self.http = httpx.Client(verify=ssl.create_default_context(cafile=ca_file), timeout=10.0, follow_redirects=False)
         self.metadata: dict[str, Any] = self.http.get(issuer.rstrip("/") + metadata_path).raise_for_status().json()
         self.client_id: str | None = None
 
     def close(self) -> None:
         self.http.close()
 
-    def register(self, redirect_uri: str = REDIRECT_URI) -> str:
-        response = self.http.post(
-            self.metadata["registration_endpoint"],
-            json={
-                "redirect_uris": [redirect_uri],
-                "token_endpoint_auth_method": "none",
-                "grant_types": ["authorization_code", "refresh_token"],
-                "response_types": ["code"],
-                "application_type": "web",
-            },
-        )
+    def register(self, redirect_uri: str = REDIRECT_URI, **metadata: Any) -> str:
+        document = {
+            "redirect_uris": [redirect_uri],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "application_type": "web",
+            **metadata,
+        }
+        response = self.http.post(self.metadata["registration_endpoint"], json=document)
         if response.status_code != 201:
             raise FlowError(f"registration failed: {response.status_code} {response.text}")
         self.client_id = str(response.json()["client_id"])
@@ -127,11 +127,13 @@ class ScriptedClient:
     def token(self, **form: str) -> httpx.Response:
         return self.http.post(self.metadata["token_endpoint"], data={"client_id": self.client_id or "", **form})
 
-    def exchange(self, code: str, verifier: str, resource: str | None, redirect_uri: str = REDIRECT_URI) -> dict[str, Any]:
+    def exchange(
+        self, code: str, verifier: str, resource: str | None, redirect_uri: str = REDIRECT_URI, **extra: str
+    ) -> dict[str, Any]:
         form = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier, "redirect_uri": redirect_uri}
         if resource:
             form["resource"] = resource
-        response = self.token(**form)
+        response = self.token(**form, **extra)
         if response.status_code != 200:
             raise FlowError(f"token request failed: {response.status_code} {response.text}")
         return dict(response.json())

@@ -8,6 +8,7 @@ redirects, or the ``resource`` parameter of requests. Without a mutant it is a t
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -63,7 +64,7 @@ def _drop_resource(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def create_app(upstream: str, ca_file: str | None, defects: frozenset[str]) -> Starlette:
-    client = httpx.AsyncClient(base_url=upstream, verify=ca_file or True, timeout=15.0, follow_redirects=False)
+    client = httpx.AsyncClient(base_url=upstream, verify=ssl.create_default_context(cafile=ca_file) if ca_file else True, timeout=15.0, follow_redirects=False)
 
     async def forward(request: Request) -> Response:
         path = request.url.path

@@ -155,18 +155,19 @@ class ToolServer:
             return [{"type": "noauth"}]
         return [{"type": "oauth2", "scopes": ["tools.read"]}]
 
-    def required_scopes(self, name: str) -> list[str] | None:
-        """Scopes a call needs; None when anonymous calls are allowed."""
-        schemes = self.security(name)
+    def anonymous_allowed(self, name: str) -> bool:
         if name == "list_orders" and "ts-anonymous-list-orders" in self.defects:
-            return None
-        if name == self.profile_tool_name and "ts-profile-placeholder" in self.defects:
-            return None
+            return True
         if name == self.profile_tool_name:
-            return ["tools.read"]  # the declaration may lie (a mutant); the runtime check does not
-        if any(s["type"] == "noauth" for s in schemes):
-            return None
-        return [scope for s in schemes for scope in s.get("scopes", [])]
+            # The declaration may lie (a mutant); the runtime rule does not, except in the placeholder mutant.
+            return "ts-profile-placeholder" in self.defects
+        return any(s["type"] == "noauth" for s in self.security(name))
+
+    def token_scopes(self, name: str) -> list[str]:
+        """Scopes a call with a token needs (a tool declared noauth + oauth2 still checks a presented token)."""
+        if name == self.profile_tool_name:
+            return ["tools.read"]
+        return [scope for s in self.security(name) if s["type"] == "oauth2" for scope in s.get("scopes", [])]
 
     @property
     def profile_tool_name(self) -> str:
@@ -282,17 +283,16 @@ class ToolServer:
         handler = handlers.get(name)
         if handler is None:
             return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"unknown tool {name}")], is_error=True)
-        required = self.required_scopes(name)
-        if required is not None:
-            if principal is None:
-                return self.auth_error(
-                    "invalid_token", f"Sign in to use {name}: this tool needs a linked account.", " ".join(required)
-                )
-            missing = [s for s in required if s not in principal.scopes]
-            if missing and "ts-skip-scope" not in self.defects:
-                return self.auth_error(
-                    "insufficient_scope", f"{name} needs the scope {' '.join(missing)}.", " ".join(required)
-                )
+        required = self.token_scopes(name)
+        if principal is None and not self.anonymous_allowed(name):
+            return self.auth_error(
+                "invalid_token", f"Sign in to use {name}: this tool needs a linked account.", " ".join(required)
+            )
+        missing = [s for s in required if principal is not None and s not in principal.scopes]
+        if missing and "ts-skip-scope" not in self.defects:
+            return self.auth_error(
+                "insufficient_scope", f"{name} needs the scope {' '.join(missing)}.", " ".join(required)
+            )
         return await handler(arguments, principal)
 
     @staticmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,7 @@ class JwtVerifier:
         self.resource = resource
         self.sources = {iss: KeySource(iss, url) for iss, url in issuers.items()}
         self.defects = defects
-        self._http = httpx.AsyncClient(verify=ca_file or True, timeout=5.0)
+        self._http = httpx.AsyncClient(verify=ssl.create_default_context(cafile=ca_file) if ca_file else True, timeout=5.0)
 
     async def aclose(self) -> None:
         await self._http.aclose()

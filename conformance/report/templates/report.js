@@ -105,14 +105,16 @@
     el.scrollIntoView({ block: "start" });
   }
 
+  // The button sits in the label above the command, so the command's text stays exactly what is copied.
   function addCopyButton(pre) {
-    if (!navigator.clipboard || pre.querySelector(".copy")) return;
+    var label = pre.previousElementSibling;
+    if (!navigator.clipboard || !label || label.querySelector(".copy")) return;
     var button = doc.createElement("button");
     button.type = "button";
     button.className = "copy";
     button.textContent = "Copy";
     button.setAttribute("aria-label", "Copy the curl command");
-    pre.insertBefore(button, pre.firstChild);
+    label.appendChild(button);
   }
   function copyButtonsIn(root) { root.querySelectorAll("details[open] > .exb pre.curl").forEach(addCopyButton); }
 
@@ -145,9 +147,7 @@
   list.addEventListener("click", function (e) {
     var button = e.target.closest("button.copy");
     if (!button) return;
-    var pre = button.parentElement;
-    var text = Array.prototype.filter.call(pre.childNodes, function (n) { return n !== button; })
-      .map(function (n) { return n.textContent; }).join("");
+    var text = button.parentElement.nextElementSibling.textContent;
     navigator.clipboard.writeText(text).then(function () { button.textContent = "Copied"; },
       function () { button.textContent = "Select and copy"; });
   });

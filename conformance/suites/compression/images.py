@@ -166,11 +166,11 @@ def image(name: str) -> bytes:
     if name == "flat.jpg":
         return _save(flat_pixels(), JPEG)
     if name == "meta.jpg":
-        return _save(photo_pixels(), JPEG, exif=_exif())
+        return _save(photo_pixels(160, 100), JPEG, exif=_exif())
     if name == "meta.png":
         info = PngImagePlugin.PngInfo()
         info.add_itxt("XML:com.adobe.xmp", _xmp())
-        return _save(photo_pixels(), PNG, pnginfo=info)
+        return _save(photo_pixels(160, 100), PNG, pnginfo=info)
     if name == "subject.png":
         return _save(subject_pixels(), PNG)
     if name == "truncated.jpg":

@@ -155,7 +155,8 @@ def test_overload_answer(platform_api: PlatformApi, conformance_settings: Settin
     error = expect_json_error(overloaded, (503,), "the overloaded request")
     expect(
         (error.get("type"), error.get("code")) == ("service_unavailable_error", "server_is_overloaded"),
-        f"503 error is {error.get('type')}/{error.get('code')}, expected service_unavailable_error/server_is_overloaded",
+        f"503 error is {error.get('type')}/{error.get('code')}, "
+        "expected service_unavailable_error/server_is_overloaded",
     )
     raw = overloaded.headers.get("retry-after")
     if raw is not None:

@@ -1,0 +1,204 @@
+"""What a campaign must look like, and cursor walks over the list endpoint checked page by page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance import expect, fail
+from conformance.suites.campaigns.conftest import CampaignsApi
+from conformance.suites.platform._support import describe, json_body
+
+STATUSES = ("active", "paused", "archived")
+BIDDING_TYPES = ("impressions", "clicks", "conversions")
+# Fields compared between a model and the target's answers (ids, timestamps and targeting are checked apart).
+COMPARED = (
+    "name",
+    "description",
+    "status",
+    "start_time",
+    "end_time",
+    "budget",
+    "bidding_type",
+    "conversion_event_setting_ids",
+)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def shape_problems(campaign: Any) -> list[str]:
+    """Every documented field present with its documented type."""
+    if not isinstance(campaign, dict):
+        return [f"the campaign is not a JSON object: {campaign!r:.80}"]
+    problems: list[str] = []
+
+    def check(name: str, ok: bool, wanted: str) -> None:
+        if name not in campaign:
+            problems.append(f"'{name}' is missing")
+        elif not ok:
+            problems.append(f"'{name}' is {campaign[name]!r:.60}, expected {wanted}")
+
+    value = campaign.get
+    check("id", isinstance(value("id"), str) and bool(value("id")), "a non-empty string")
+    check("created_at", _is_int(value("created_at")), "an integer Unix timestamp")
+    check("updated_at", _is_int(value("updated_at")), "an integer Unix timestamp")
+    check("name", isinstance(value("name"), str), "a string")
+    check("description", value("description") is None or isinstance(value("description"), str), "a string or null")
+    check("status", value("status") in STATUSES, " / ".join(STATUSES))
+    for name in ("start_time", "end_time"):
+        check(name, value(name) is None or _is_int(value(name)), "an integer or null")
+    budget = value("budget")
+    check(
+        "budget",
+        isinstance(budget, dict) and _is_int(budget.get("lifetime_spend_limit_micros")),
+        "an object with integer lifetime_spend_limit_micros",
+    )
+    check("bidding_type", value("bidding_type") in BIDDING_TYPES, " / ".join(BIDDING_TYPES))
+    ids = value("conversion_event_setting_ids")
+    check(
+        "conversion_event_setting_ids",
+        isinstance(ids, list) and all(isinstance(i, str) for i in ids),
+        "an array of strings",
+    )
+    check("mode", value("mode") is None or isinstance(value("mode"), str), "a string or null")
+    # targeting is an object; null is accepted too because an update may clear it.
+    check("targeting", value("targeting") is None or isinstance(value("targeting"), dict), "an object")
+    return problems
+
+
+def expect_shape(campaign: Any, what: str) -> None:
+    problems = shape_problems(campaign)
+    expect(not problems, f"{what}: " + "; ".join(problems))
+
+
+def page(api: CampaignsApi, **params: Any) -> dict[str, Any]:
+    """One list page that must be well formed: envelope, first/last ids, at most ``limit`` items."""
+    response = api.list(**params)
+    if response.status_code != 200:
+        fail(f"listing with {params} failed: {describe(response)}")
+    body = json_body(response)
+    if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+        fail(f"listing with {params}: not a list envelope: {describe(response)}")
+    data = body["data"]
+    ids = [item.get("id") if isinstance(item, dict) else None for item in data]
+    expect(all(isinstance(i, str) for i in ids), f"listing with {params}: an item has no string id")
+    expect(body.get("object") == "list", f"listing with {params}: object is {body.get('object')!r}, not 'list'")
+    expect(isinstance(body.get("has_more"), bool), f"listing with {params}: has_more is {body.get('has_more')!r}")
+    if data:
+        expect(
+            body.get("first_id") == ids[0] and body.get("last_id") == ids[-1],
+            f"listing with {params}: first_id/last_id {body.get('first_id')}/{body.get('last_id')} are not "
+            f"the first and last items {ids[0]}/{ids[-1]}",
+        )
+    limit = params.get("limit", 20)
+    expect(len(data) <= int(limit), f"listing with {params}: {len(data)} items exceed the limit {limit}")
+    return body
+
+
+def walk_after(
+    api: CampaignsApi, *, order: str, limit: int, after: str | None, budget: int, stop_at: str | None = None
+) -> list[str]:
+    """Follow ``after`` cursors from ``after`` to the end (or until ``stop_at`` is on a page); ids in walking
+    order. Checks: no duplicate, has_more true only when another page follows and false exactly at the end."""
+    seen: list[str] = []
+    cursor = after
+    for _ in range(budget):
+        body = page(api, order=order, limit=limit, after=cursor)
+        ids = [item["id"] for item in body["data"]]
+        expect(
+            ids or cursor == after,
+            f"after-walk ({order}, limit {limit}): has_more was true, but the page after {cursor} is empty",
+        )
+        repeated = [i for i in ids if i in seen or i == cursor]
+        expect(not repeated, f"after-walk ({order}, limit {limit}): {repeated[0] if repeated else ''} appears twice")
+        seen.extend(ids)
+        if stop_at is not None and stop_at in ids:
+            return seen
+        if not body["has_more"]:
+            if ids or cursor is not None:
+                end = page(api, order=order, limit=limit, after=ids[-1] if ids else cursor)
+                expect(
+                    not end["data"],
+                    f"after-walk ({order}, limit {limit}): has_more was false, but after {ids[-1] if ids else cursor} "
+                    f"{len(end['data'])} more item(s) follow",
+                )
+            return seen
+        expect(ids, f"after-walk ({order}, limit {limit}): has_more is true on an empty page")
+        cursor = ids[-1]
+    fail(f"after-walk ({order}, limit {limit}) did not end within {budget} pages")
+
+
+def walk_before(
+    api: CampaignsApi, *, order: str, limit: int, before: str, stop_at: str | None, budget: int
+) -> list[str]:
+    """Follow ``before`` cursors back from ``before`` until ``stop_at`` is on a page or the start is reached;
+    returns ids in list order (earliest first). Each page must be in ``order`` and end right before its cursor."""
+    collected: list[str] = []
+    cursor = before
+    for _ in range(budget):
+        body = page(api, order=order, limit=limit, before=cursor)
+        ids = [item["id"] for item in body["data"]]
+        expect(
+            ids or cursor == before,
+            f"before-walk ({order}, limit {limit}): has_more was true, but the page before {cursor} is empty",
+        )
+        repeated = [i for i in ids if i in collected or i == cursor]
+        expect(not repeated, f"before-walk ({order}, limit {limit}): {repeated[0] if repeated else ''} appears twice")
+        collected[:0] = ids
+        if stop_at is not None and stop_at in ids:
+            return collected
+        if not body["has_more"]:
+            if ids:
+                start = page(api, order=order, limit=limit, before=ids[0])
+                expect(
+                    not start["data"],
+                    f"before-walk ({order}, limit {limit}): has_more was false, but {len(start['data'])} item(s) "
+                    f"precede {ids[0]}",
+                )
+            return collected
+        expect(ids, f"before-walk ({order}, limit {limit}): has_more is true on an empty page")
+        cursor = ids[0]
+    fail(f"before-walk ({order}, limit {limit}) did not end within {budget} pages")
+
+
+def check_walks(api: CampaignsApi, *, anchor: str, ours: list[str], limit: int, budget: int) -> None:
+    """The after/before walks around ``anchor`` (the first campaign this walker created; ``ours`` are the ones
+    created after it, oldest first) agree with creation order: nothing missing, nothing twice, order kept,
+    has_more exact at both ends. Campaigns created by others meanwhile may interleave; only ours are compared."""
+    mine = set(ours)
+    label = f"limit {limit}"
+    # asc: after the anchor to the very end (has_more false exactly there) ...
+    forward = walk_after(api, order="asc", limit=limit, after=anchor, budget=budget)
+    expect(
+        [i for i in forward if i in mine] == ours,
+        f"asc after-walk ({label}) from the anchor lists our campaigns as {_short(forward, mine)}, "
+        f"expected {_short(ours, mine)}",
+    )
+    # ... then back with before-cursors from the end to the anchor: the same items.
+    if forward:
+        back = walk_before(api, order="asc", limit=limit, before=forward[-1], stop_at=anchor, budget=budget)
+        expect(
+            anchor in back and back[back.index(anchor) + 1 :] == forward[:-1],
+            f"asc before-walk ({label}) back from the end lists {_short(back, mine)}, expected the after-walk "
+            f"{_short(forward[:-1], mine)}",
+        )
+    # desc: from the newest down to the anchor with after-cursors ...
+    newest = walk_after(api, order="desc", limit=limit, after=None, budget=budget, stop_at=anchor)
+    expect(anchor in newest, f"desc after-walk ({label}) never reached the anchor")
+    expect(
+        newest[: newest.index(anchor)] == forward[::-1] if anchor in newest else False,
+        f"desc after-walk ({label}) lists {_short(newest, mine)} before the anchor, expected the asc walk "
+        f"reversed {_short(forward[::-1], mine)}",
+    )
+    # ... and before-cursors from the anchor up to the newest (has_more false exactly at the start).
+    up = walk_before(api, order="desc", limit=limit, before=anchor, stop_at=None, budget=budget)
+    expect(
+        up == forward[::-1],
+        f"desc before-walk ({label}) from the anchor lists {_short(up, mine)}, expected {_short(forward[::-1], mine)}",
+    )
+
+
+def _short(ids: list[str], mine: set[str]) -> str:
+    shown = [i[-6:] for i in ids if i in mine]
+    return "[" + ", ".join(shown[:12]) + (", ..." if len(shown) > 12 else "") + "]"

@@ -1,0 +1,441 @@
+"""Campaign endpoints: create, bounds, get, list, update, immutable fields, actions, audiences, conflicts, errors
+(CAMP-01..07, 09..15; CAMP-08 is in test_pagination.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import expect, fail, needs, observe, rule
+from conformance.config import Settings
+from conformance.suites.campaigns._model import COMPARED, expect_shape, page
+from conformance.suites.campaigns.conftest import CampaignsApi
+from conformance.suites.platform._support import (
+    CLIENT_ERROR,
+    describe,
+    expect_json_error,
+    json_body,
+    run_property,
+    target_settings,
+)
+
+TIME_MIN, TIME_MAX = 946_684_800, 4_102_444_800
+BUDGET_MIN = 1_000_000
+# Name characters: visible BMP characters (length is the same in code points and UTF-16 units).
+NAME_CHARS = st.characters(categories=("L", "N", "P", "S"), max_codepoint=0xFFFF)
+SPACES = st.text(st.sampled_from(" \t\n"), min_size=3, max_size=12)
+CONVERSION_OPTION = "CONFORMANCE_CAMPAIGNS_CONVERSION_EVENT_SETTING_IDS (two active standard settings)"
+CONFLICT_OPTION = "--campaigns-conflict-audience-id or CONFORMANCE_CAMPAIGNS_CONFLICT_AUDIENCE_ID"
+
+
+def _created(response: Any, what: str) -> dict[str, Any]:
+    if response.status_code not in (200, 201):
+        fail(f"{what}: expected 200/201, got {describe(response)}")
+    body = json_body(response)
+    expect_shape(body, what)
+    result: dict[str, Any] = body
+    return result
+
+
+def _rejected(response: Any, what: str) -> None:
+    expect_json_error(response, CLIENT_ERROR, f"{what} was not rejected with a 4xx JSON error")
+
+
+def _stored(api: CampaignsApi, campaign_id: str) -> dict[str, Any]:
+    response = api.get(campaign_id)
+    if response.status_code != 200:
+        fail(f"reading campaign {campaign_id} back failed: {describe(response)}")
+    result: dict[str, Any] = json_body(response)
+    return result
+
+
+def _bounded(settings: Settings, cap: int) -> Any:
+    """Fewer examples for properties whose accepted cases create campaigns."""
+    from hypothesis import settings as hyp_settings
+
+    return target_settings(max_examples=min(hyp_settings.get_profile("conformance").max_examples, cap))
+
+
+@rule("CAMP-01")
+def test_create_returns_the_campaign(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
+    location = conformance_settings.get("campaigns_location_id")
+    body = campaigns_api.body(
+        description="created by the conformance harness",
+        status="active",
+        start_time=1_893_456_000,
+        end_time=1_924_992_000,
+        budget={"lifetime_spend_limit_micros": 7_500_000},
+    )
+    if location:
+        body["targeting"] = {"locations": {"include": [{"id": location}]}}
+    campaign = _created(campaigns_api.create(body), "create with every simple field")
+    for name in ("name", "description", "status", "start_time", "end_time", "budget"):
+        expect(campaign.get(name) == body[name], f"'{name}' came back as {campaign.get(name)!r}, sent {body[name]!r}")
+    expect(
+        campaign.get("bidding_type") == "impressions",
+        f"bidding_type defaults to {campaign.get('bidding_type')!r}, expected 'impressions'",
+    )
+    expect(
+        campaign.get("conversion_event_setting_ids") == [],
+        f"conversion_event_setting_ids defaults to {campaign.get('conversion_event_setting_ids')!r}, expected []",
+    )
+    if location:
+        include = ((campaign.get("targeting") or {}).get("locations") or {}).get("include")
+        if not isinstance(include, list) or len(include) != 1:
+            fail(f"the targeted location came back as {include!r}")
+        loc = include[0]
+        expect(
+            isinstance(loc, dict)
+            and loc.get("id") == location
+            and loc.get("type") in ("region", "dma")
+            and all(isinstance(loc.get(k), str) for k in ("country_code", "name", "region_code")),
+            f"a returned location needs id, type (region/dma), country_code, name, region_code: {loc!r}",
+        )
+    else:
+        observe("location targeting not checked (no --campaigns-location-id)")
+
+
+@rule("CAMP-02")
+def test_name_bounds(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
+    @_bounded(conformance_settings, 8)
+    @given(data=st.data())
+    def prop(data: st.DataObject) -> None:
+        shortest = data.draw(st.text(NAME_CHARS, min_size=3, max_size=3), label="3 characters")
+        prefix = campaigns_api.name("n")
+        longest = prefix + data.draw(
+            st.text(NAME_CHARS, min_size=1000 - len(prefix), max_size=1000 - len(prefix)), label="1000 characters"
+        )
+        for name in (shortest, longest):
+            campaign = _created(campaigns_api.create(campaigns_api.body(name=name)), f"a {len(name)}-character name")
+            expect(campaign.get("name") == name, f"a {len(name)}-character name came back changed")
+        too_short = data.draw(st.text(NAME_CHARS, min_size=2, max_size=2), label="2 characters")
+        too_long = longest + data.draw(NAME_CHARS, label="1001st character")
+        blank = data.draw(SPACES, label="whitespace only")
+        for what, name in (
+            (f"the 2-character name {too_short!r}", too_short),
+            ("a 1001-character name", too_long),
+            ("an empty name", ""),
+            (f"the whitespace-only name {blank!r}", blank),
+        ):
+            _rejected(campaigns_api.create(campaigns_api.body(name=name)), what)
+
+    run_property(prop)
+
+
+@rule("CAMP-03")
+def test_status_on_create_and_required_fields(campaigns_api: CampaignsApi) -> None:
+    for status in ("active", "paused"):
+        campaign = _created(campaigns_api.create(campaigns_api.body(status=status)), f"status {status}")
+        expect(campaign.get("status") == status, f"created with {status}, got {campaign.get('status')!r}")
+    for wrong in ("archived", "deleted", "", None, 1):
+        _rejected(campaigns_api.create(campaigns_api.body(status=wrong)), f"status {wrong!r} on create")
+    for field in ("name", "status", "budget"):
+        _rejected(campaigns_api.create(campaigns_api.body(**{field: ...})), f"a create without '{field}'")
+
+
+@rule("CAMP-04")
+def test_budget_minimum(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
+    def budget(micros: Any) -> dict[str, Any]:
+        return campaigns_api.body(budget={"lifetime_spend_limit_micros": micros})
+
+    campaign = _created(campaigns_api.create(budget(BUDGET_MIN)), "a budget of exactly 1,000,000 micros")
+    expect(campaign["budget"].get("lifetime_spend_limit_micros") == BUDGET_MIN, "the budget came back changed")
+    for what, body in (
+        ("a budget of 999,999 micros", budget(BUDGET_MIN - 1)),
+        ("a create without budget", campaigns_api.body(budget=...)),
+        ("an empty budget object", campaigns_api.body(budget={})),
+        ("a budget given as a string", budget("1000000")),
+    ):
+        _rejected(campaigns_api.create(body), what)
+
+    @_bounded(conformance_settings, 8)
+    @given(above=st.integers(BUDGET_MIN, 10**12), below=st.integers(-(10**12), BUDGET_MIN - 1))
+    def prop(above: int, below: int) -> None:
+        _created(campaigns_api.create(budget(above)), f"a budget of {above} micros")
+        _rejected(campaigns_api.create(budget(below)), f"a budget of {below} micros")
+
+    run_property(prop)
+
+
+@rule("CAMP-05")
+def test_timestamp_bounds(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
+    for field in ("start_time", "end_time"):
+        for value in (TIME_MIN, TIME_MAX):
+            campaign = _created(campaigns_api.create(campaigns_api.body(**{field: value})), f"{field} {value}")
+            expect(campaign.get(field) == value, f"{field} {value} came back as {campaign.get(field)!r}")
+        for value in (TIME_MIN - 1, TIME_MAX + 1):
+            _rejected(campaigns_api.create(campaigns_api.body(**{field: value})), f"{field} {value}")
+
+    @_bounded(conformance_settings, 6)
+    @given(
+        field=st.sampled_from(["start_time", "end_time"]),
+        inside=st.integers(TIME_MIN, TIME_MAX),
+        outside=st.one_of(st.integers(max_value=TIME_MIN - 1), st.integers(min_value=TIME_MAX + 1)),
+    )
+    def prop(field: str, inside: int, outside: int) -> None:
+        _created(campaigns_api.create(campaigns_api.body(**{field: inside})), f"{field} {inside}")
+        _rejected(campaigns_api.create(campaigns_api.body(**{field: outside})), f"{field} {outside}")
+
+    run_property(prop)
+
+
+@rule("CAMP-06")
+def test_get_by_id(campaigns_api: CampaignsApi) -> None:
+    created = campaigns_api.create_ok(description="read me back")
+    stored = _stored(campaigns_api, created["id"])
+    expect_shape(stored, "GET by id")
+    differing = [k for k in created if k != "updated_at" and stored.get(k) != created[k]]
+    expect(not differing, f"GET differs from the created campaign in {differing}")
+    response = campaigns_api.get(f"cmp_{campaigns_api.run_id}_does_not_exist")
+    expect_json_error(response, (404,), "an unknown campaign id")
+
+
+@rule("CAMP-07")
+def test_list_envelope_and_limit(campaigns_api: CampaignsApi) -> None:
+    existing = page(campaigns_api, limit=21)
+    for _ in range(21 - len(existing["data"])):
+        campaigns_api.create_ok()  # enough campaigns to see the default page size
+    default = page(campaigns_api)
+    expect(len(default["data"]) == 20, f"the default page has {len(default['data'])} items, expected 20")
+    expect(default["has_more"] is True, "21 or more campaigns exist, yet the default page says has_more false")
+    one = page(campaigns_api, limit=1)
+    expect(len(one["data"]) == 1 and one["has_more"] is True, f"limit=1 returned {len(one['data'])} items")
+    everything = page(campaigns_api, limit=500)  # page() checks it holds at most 500
+    expect(len(everything["data"]) >= 21, f"limit=500 returned only {len(everything['data'])} of 21+ campaigns")
+    for limit in ("0", "501", "-1", "ten"):
+        _rejected(campaigns_api.list(limit=limit), f"limit={limit}")
+
+
+@rule("CAMP-09")
+def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
+    location = conformance_settings.get("campaigns_location_id")
+    fields: dict[str, Any] = {"description": "before", "start_time": 1_900_000_000, "end_time": 1_950_000_000}
+    if location:
+        fields["targeting"] = {"locations": {"include": [{"id": location}]}}
+    original = campaigns_api.create_ok(**fields)
+    cid = original["id"]
+    for method in ("PATCH", "PUT"):
+        response = campaigns_api.send(method, f"/{cid}", json={**campaigns_api.body(), "name": f"{method} name"})
+        expect(400 <= response.status_code < 500, f"{method} was not refused: {describe(response)}")
+        expect(_stored(campaigns_api, cid).get("name") == original["name"], f"{method} changed the campaign")
+    renamed = campaigns_api.name("renamed")
+    response = campaigns_api.update(cid, {"name": renamed})
+    expect(response.status_code == 200, f"an update by POST failed: {describe(response)}")
+    updated = json_body(response)
+    expect_shape(updated, "the updated campaign")
+    expect(updated.get("name") == renamed, f"the name was not updated: {updated.get('name')!r}")
+    changed = [k for k in (*COMPARED, "targeting") if k != "name" and updated.get(k) != original.get(k)]
+    expect(not changed, f"fields omitted from the update changed: {changed}")
+    expect(updated["updated_at"] >= original["updated_at"], "updated_at went back")
+    _rejected(campaigns_api.update(cid, {"budget": {}}), "a partial budget object")
+    expect(_stored(campaigns_api, cid)["budget"] == original["budget"], "a rejected budget update changed the budget")
+    cleared = campaigns_api.update(cid, {"description": None, "start_time": None, "end_time": None, "targeting": None})
+    expect(cleared.status_code == 200, f"clearing with null failed: {describe(cleared)}")
+    stored = _stored(campaigns_api, cid)
+    for name in ("description", "start_time", "end_time"):
+        expect(stored.get(name) is None, f"'{name}' was not cleared by null: {stored.get(name)!r}")
+    expect(not stored.get("targeting"), f"targeting was not cleared by null: {stored.get('targeting')!r}")
+    expect(stored["updated_at"] >= updated["updated_at"], "updated_at went back")
+
+
+@rule("CAMP-10")
+def test_bidding_type_and_conversion_event_immutable(
+    campaigns_api: CampaignsApi, conformance_settings: Settings
+) -> None:
+    campaign = campaigns_api.create_ok()
+    response = campaigns_api.update(campaign["id"], {"bidding_type": "clicks"})
+    stored = _stored(campaigns_api, campaign["id"])
+    expect(
+        stored.get("bidding_type") == "impressions",
+        f"bidding_type changed to {stored.get('bidding_type')!r} by an update ({response.status_code})",
+    )
+    ids = conformance_settings.get("campaigns_conversion_event_setting_ids") or []
+    if len(ids) < 2:
+        needs("two active standard conversion event settings of the ad account", CONVERSION_OPTION)
+    optimized = _created(
+        campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=[ids[0]])),
+        "a conversion-optimized campaign",
+    )
+    response = campaigns_api.update(optimized["id"], {"conversion_event_setting_ids": [ids[1]]})
+    stored = _stored(campaigns_api, optimized["id"])
+    expect(
+        stored.get("conversion_event_setting_ids") == [ids[0]],
+        f"the conversion event changed to {stored.get('conversion_event_setting_ids')!r} ({response.status_code})",
+    )
+    response = campaigns_api.update(optimized["id"], {"bidding_type": "impressions"})
+    expect(
+        _stored(campaigns_api, optimized["id"]).get("bidding_type") == "conversions",
+        f"bidding_type of a conversion campaign changed by an update ({response.status_code})",
+    )
+
+
+@rule("CAMP-11")
+def test_actions_and_archived_is_final(campaigns_api: CampaignsApi) -> None:
+    campaign = campaigns_api.create_ok(status="active")
+    cid = campaign["id"]
+    for action, status in (("pause", "paused"), ("activate", "active"), ("pause", "paused"), ("archive", "archived")):
+        response = campaigns_api.action(cid, action)
+        expect(response.status_code == 200, f"{action} failed: {describe(response)}")
+        body = json_body(response)
+        expect_shape(body, f"the answer to {action}")
+        expect(body.get("id") == cid, f"{action} returned another campaign")
+        expect(body.get("status") == status, f"{action} returned status {body.get('status')!r}, expected {status}")
+    attempts = {
+        "activate": lambda: campaigns_api.action(cid, "activate"),
+        "pause": lambda: campaigns_api.action(cid, "pause"),
+        "an update to active": lambda: campaigns_api.update(cid, {"status": "active"}),
+        "an update to paused": lambda: campaigns_api.update(cid, {"status": "paused"}),
+    }
+    for what, attempt in attempts.items():
+        response = attempt()
+        body = json_body(response)
+        if response.status_code < 300 and isinstance(body, dict):
+            expect(body.get("status") == "archived", f"{what} on an archived campaign returned {body.get('status')!r}")
+        stored = _stored(campaigns_api, cid).get("status")
+        expect(stored == "archived", f"{what} took the campaign out of archived (now {stored!r})")
+
+
+@rule("CAMP-12")
+def test_conversion_bidding_needs_one_setting(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
+    _rejected(
+        campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=[])),
+        "bidding_type conversions with no conversion event setting",
+    )
+    _rejected(
+        campaigns_api.create(campaigns_api.body(bidding_type="conversions")),
+        "bidding_type conversions without conversion_event_setting_ids",
+    )
+    ids = conformance_settings.get("campaigns_conversion_event_setting_ids") or []
+    if len(ids) < 2:
+        needs("two active standard conversion event settings of the ad account", CONVERSION_OPTION)
+    _rejected(
+        campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=ids[:2])),
+        "bidding_type conversions with two conversion event settings",
+    )
+    campaign = _created(
+        campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=ids[:1])),
+        "bidding_type conversions with one conversion event setting",
+    )
+    expect(
+        campaign.get("bidding_type") == "conversions" and campaign.get("conversion_event_setting_ids") == ids[:1],
+        f"the conversion campaign came back as {campaign.get('bidding_type')!r} / "
+        f"{campaign.get('conversion_event_setting_ids')!r}",
+    )
+
+
+def _audience_ids(campaigns_api: CampaignsApi, use: str) -> list[str]:
+    response = campaigns_api.http.get(
+        campaigns_api.target.url("/v1/custom_audiences"),
+        params={"intended_use": use},
+        headers=campaigns_api.target.auth,
+    )
+    expect(response.status_code == 200, f"listing audiences for {use} failed: {describe(response)}")
+    body = json_body(response)
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or not all(isinstance(a, dict) and isinstance(a.get("id"), str) for a in data):
+        fail(f"the {use} audience list is not {{data: [{{id, ...}}]}}: {describe(response)}")
+    return [a["id"] for a in data]
+
+
+def _audiences(**sides: list[str]) -> dict[str, Any]:
+    return {key: {"ids": ids} for key, ids in sides.items()}
+
+
+@rule("CAMP-13")
+def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
+    conflict = conformance_settings.get("campaigns_conflict_audience_id")
+    _rejected(
+        campaigns_api.http.get(
+            campaigns_api.target.url("/v1/custom_audiences"),
+            params={"intended_use": "everything"},
+            headers=campaigns_api.target.auth,
+        ),
+        "intended_use=everything",
+    )
+    inclusion = [a for a in _audience_ids(campaigns_api, "inclusion") if a != conflict]
+    exclusion = [a for a in _audience_ids(campaigns_api, "exclusion") if a != conflict]
+    if not inclusion or not exclusion:
+        needs("custom audiences usable for inclusion and for exclusion in the ad account")
+    included = _created(
+        campaigns_api.create(campaigns_api.body(targeting=_audiences(custom_audiences=inclusion[:1]))),
+        "a campaign including an audience listed for inclusion",
+    )
+    expect(
+        (included.get("targeting") or {}).get("custom_audiences", {}).get("ids") == inclusion[:1],
+        f"the included audience came back as {included.get('targeting')!r}",
+    )
+    _rejected(
+        campaigns_api.create(
+            campaigns_api.body(
+                targeting=_audiences(custom_audiences=inclusion[:1], excluded_custom_audiences=inclusion[:1])
+            )
+        ),
+        "the same audience included and excluded",
+    )
+    exclusion_only = _created(
+        campaigns_api.create(campaigns_api.body(targeting=_audiences(excluded_custom_audiences=exclusion[:1]))),
+        "an exclusion-only campaign",
+    )
+    targeting = exclusion_only.get("targeting") or {}
+    expect(
+        targeting.get("custom_audiences") is None,
+        f"an exclusion-only campaign carries custom_audiences: {targeting.get('custom_audiences')!r}",
+    )
+    not_includable = [a for a in exclusion if a not in inclusion]
+    if not not_includable:
+        observe("every excludable audience is also includable: the refusal of a non-includable one is not tested")
+        return
+    _rejected(
+        campaigns_api.create(campaigns_api.body(targeting=_audiences(custom_audiences=not_includable[:1]))),
+        f"including {not_includable[0]}, which is listed for exclusion only",
+    )
+
+
+@rule("CAMP-14")
+def test_audience_conflict_leaves_campaign_unchanged(
+    campaigns_api: CampaignsApi, conformance_settings: Settings
+) -> None:
+    conflict = conformance_settings.get("campaigns_conflict_audience_id")
+    if not conflict:
+        needs("a conflict trigger (an audience whose membership update is in progress)", CONFLICT_OPTION)
+    before = campaigns_api.create_ok()
+    response = campaigns_api.update(
+        before["id"],
+        {"name": campaigns_api.name("conflicted"), "targeting": _audiences(custom_audiences=[conflict])},
+    )
+    error = expect_json_error(response, (409,), f"saving targeting with audience {conflict}")
+    expect(
+        error.get("code") == "custom_audience_mutation_conflict",
+        f"the 409 has code {error.get('code')!r}, expected custom_audience_mutation_conflict",
+    )
+    after = _stored(campaigns_api, before["id"])
+    changed = [k for k in (*COMPARED, "targeting", "updated_at") if after.get(k) != before.get(k)]
+    expect(not changed, f"the refused edit was applied anyway: {changed} changed")
+
+
+@rule("CAMP-15")
+def test_auth_and_error_bodies(campaigns_api: CampaignsApi) -> None:
+    for what, headers in (
+        ("no Authorization header", {}),
+        ("a wrong key", {"Authorization": "Bearer sk-conformance-wrong-key"}),
+        ("a Basic header", {"Authorization": "Basic YXBpOmtleQ=="}),
+    ):
+        expect_json_error(campaigns_api.send("GET", headers=headers), (401,), f"listing with {what}")
+        expect_json_error(
+            campaigns_api.send("POST", json=campaigns_api.body(), headers=headers), (401,), f"creating with {what}"
+        )
+    errors = {
+        "an unknown campaign (404)": campaigns_api.get(f"cmp_{campaigns_api.run_id}_unknown"),
+        "an invalid body (400)": campaigns_api.create(campaigns_api.body(name="")),
+        "an invalid limit (400)": campaigns_api.list(limit="0"),
+    }
+    codes = {}
+    for what, response in errors.items():
+        error = expect_json_error(response, CLIENT_ERROR, what)
+        code = error.get("code")
+        expect(isinstance(code, str) and code, f"{what}: error.code is {code!r}, expected a string to tell it apart")
+        expect(isinstance(error.get("message"), str), f"{what}: error.message is not a string")
+        codes[what] = (response.status_code, code)
+    observe(f"errors seen: {codes}")

@@ -1,0 +1,128 @@
+"""Resizing: scale, fit, cover, thumb; never enlarging; bad options; keeping the important area (IMG-RSZ-*).
+
+Dimensions are read by decoding the returned image, never from the headers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance import expect, fail, rule
+
+from . import images
+from .conftest import Api, decoded_or_fail, expect_json_error
+
+
+def _resize(api: Api, name: str, options: dict[str, Any]) -> images.Decoded:
+    upload = api.upload(name)
+    return decoded_or_fail(api.command(upload.location, {"resize": options}), f"resize {options} of {name}")
+
+
+def _source(name: str) -> images.Decoded:
+    decoded = images.decode(images.image(name))
+    assert decoded is not None  # our own images always decode
+    return decoded
+
+
+def _expect_400(api: Api, name: str, options: dict[str, Any]) -> None:
+    response = api.command(api.upload(name).location, {"resize": options})
+    expect(response.status_code == 400, f"resize {options} answered {response.status_code}, not 400")
+    expect_json_error(response, f"resize {options}")
+
+
+@rule("IMG-RSZ-01")
+def test_scale(api: Api) -> None:
+    source = _source("photo.jpg")
+    out = _resize(api, "photo.jpg", {"method": "scale", "width": 120})
+    expected_h = source.height * 120 / source.width
+    expect(out.width == 120, f"scale width=120 gave width {out.width}")
+    expect(abs(out.height - expected_h) <= 1, f"scale width=120 gave height {out.height}, not {expected_h:.1f}")
+    out = _resize(api, "photo.jpg", {"method": "scale", "height": 40})
+    expected_w = source.width * 40 / source.height
+    expect(out.height == 40, f"scale height=40 gave height {out.height}")
+    expect(abs(out.width - expected_w) <= 1, f"scale height=40 gave width {out.width}, not {expected_w:.1f}")
+    _expect_400(api, "photo.jpg", {"method": "scale", "width": 100, "height": 50})
+    _expect_400(api, "photo.jpg", {"method": "scale"})
+
+
+@rule("IMG-RSZ-02")
+def test_fit(api: Api) -> None:
+    source = _source("photo.jpg")
+    for box_w, box_h in ((100, 100), (200, 60)):
+        out = _resize(api, "photo.jpg", {"method": "fit", "width": box_w, "height": box_h})
+        what = f"fit {box_w}x{box_h} gave {out.width}x{out.height}"
+        expect(out.width <= box_w and out.height <= box_h, f"{what}: a dimension exceeds the box")
+        expect(out.width == box_w or out.height == box_h, f"{what}: neither dimension meets the box")
+        if out.width == box_w:
+            expect(abs(out.height - source.height * box_w / source.width) <= 1, f"{what}: aspect ratio not kept")
+        else:
+            expect(abs(out.width - source.width * box_h / source.height) <= 1, f"{what}: aspect ratio not kept")
+    _expect_400(api, "photo.jpg", {"method": "fit", "width": 100})
+
+
+@rule("IMG-RSZ-03")
+def test_cover(api: Api) -> None:
+    for box_w, box_h in ((100, 100), (150, 50)):
+        out = _resize(api, "photo.jpg", {"method": "cover", "width": box_w, "height": box_h})
+        expect((out.width, out.height) == (box_w, box_h), f"cover {box_w}x{box_h} gave {out.width}x{out.height}")
+    _expect_400(api, "photo.jpg", {"method": "cover", "height": 100})
+
+
+@rule("IMG-RSZ-04")
+def test_thumb(api: Api) -> None:
+    for name, box_w, box_h in (("subject.png", 100, 100), ("subject.png", 120, 40), ("photo.jpg", 90, 90)):
+        out = _resize(api, name, {"method": "thumb", "width": box_w, "height": box_h})
+        expect(
+            (out.width, out.height) == (box_w, box_h), f"thumb {box_w}x{box_h} of {name} gave {out.width}x{out.height}"
+        )
+    _expect_400(api, "photo.jpg", {"method": "thumb", "width": 100})
+
+
+@rule("IMG-RSZ-05")
+def test_never_enlarges(api: Api) -> None:
+    source = _source("photo.jpg")
+    big_w, big_h = source.width * 2, source.height * 2
+    problems = []
+    for options in (
+        {"method": "scale", "width": big_w},
+        {"method": "scale", "height": big_h},
+        {"method": "fit", "width": big_w, "height": big_h},
+        {"method": "cover", "width": big_w, "height": big_h},
+        {"method": "thumb", "width": big_w, "height": big_h},
+        {"method": "cover", "width": big_w, "height": source.height // 2},
+    ):
+        out = _resize(api, "photo.jpg", options)
+        if out.width > source.width or out.height > source.height:
+            problems.append(f"{options} gave {out.width}x{out.height} from {source.width}x{source.height}")
+    if problems:
+        fail("enlarged: " + "; ".join(problems))
+
+
+@rule("IMG-RSZ-06")
+def test_bad_resize_options(api: Api) -> None:
+    before = api.count()
+    for options in (
+        {"method": "stretch", "width": 100, "height": 100},
+        {"method": "scale", "width": "100"},
+        {"method": "scale", "width": 100.5},
+        {"method": "scale", "width": 0},
+        {"method": "scale", "width": -10},
+        {"method": "fit", "width": 100, "height": -5},
+        {"method": "cover", "width": 0, "height": 50},
+    ):
+        _expect_400(api, "photo.jpg", options)
+    after = api.count()
+    expect(after == before, f"rejected resizes raised Compression-Count from {before} to {after}")
+
+
+@rule("IMG-RSZ-07")
+def test_important_area_kept(api: Api) -> None:
+    kept_in_source, _ = images.red_fraction(images.subject_pixels())
+    problems = []
+    for method in ("cover", "thumb"):
+        out = _resize(api, "subject.png", {"method": method, "width": 100, "height": 100})
+        fraction, pixels = images.red_fraction(out.image)
+        if fraction < 0.8 * kept_in_source:
+            problems.append(f"{method} 100x100 kept {fraction:.0%} of the off-centre subject ({pixels} px)")
+    if problems:
+        fail("; ".join(problems))

@@ -1,0 +1,248 @@
+"""Authentication, uploads (binary and by URL), downloads, error bodies and transport (IMG-AUTH, SHRINK, OUT, ERR,
+TLS)."""
+
+from __future__ import annotations
+
+import base64
+import re
+import socket
+import uuid
+from urllib.parse import urlsplit
+
+import httpx
+
+from conformance import Failure, expect, fail, needs, observe, rule
+from conformance.config import Settings
+from conformance.host._guard import is_loopback_host
+from conformance.host.http import HostHTTP
+
+from . import images
+from .conftest import Api, ImageServer, count_of, decoded_or_fail, expect_json_error, json_body
+
+
+def _basic(user: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+def _credentials_message(response: httpx.Response, what: str) -> None:
+    expect(response.status_code == 401, f"{what}: expected 401, got {response.status_code}")
+    body = json_body(response)
+    expect(isinstance(body, dict), f"{what}: the 401 body is not a JSON object")
+    expect(isinstance(body.get("error"), str) and body["error"], f"{what}: the 401 body has no string `error`")
+    message = body.get("message")
+    expect(isinstance(message, str), f"{what}: the 401 body has no string `message`")
+    says = re.search(r"credential", message, re.I) and re.search(r"invalid|incorrect|not valid|wrong", message, re.I)
+    expect(says, f"{what}: the message {message!r} does not say that the credentials are invalid")
+
+
+@rule("IMG-AUTH-01")
+def test_basic_auth(api: Api, host_http: HostHTTP) -> None:
+    body = images.image("flat.jpg")
+    url = api.target.url("/shrink")
+    _credentials_message(host_http.post(url, content=body), "upload without Authorization")
+    wrong = _basic("api", f"{api.target.api_key}-not-{uuid.uuid4().hex[:6]}")
+    _credentials_message(host_http.post(url, content=body, headers=wrong), "upload with a wrong API key")
+    accepted = api.shrink(body)
+    expect(accepted.status_code == 201, f"upload with api:<key> was not accepted ({accepted.status_code})")
+
+
+def _check_upload(response: httpx.Response, sent: bytes, mime: str, what: str) -> None:
+    expect(response.status_code == 201, f"{what}: expected 201, got {response.status_code}")
+    expect(response.headers.get("location"), f"{what}: no Location header")
+    expect(count_of(response) is not None, f"{what}: Compression-Count is missing or not an integer")
+    record = json_body(response)
+    expect(isinstance(record, dict) and isinstance(record.get("input"), dict), f"{what}: no JSON `input` record")
+    size = record["input"].get("size")
+    expect(size == len(sent), f"{what}: input.size is {size!r}, the upload had {len(sent)} bytes")
+    kind = record["input"].get("type")
+    expect(kind == mime, f"{what}: input.type is {kind!r}, the bytes are {mime}")
+
+
+@rule("IMG-SHRINK-01")
+def test_upload_binary(api: Api) -> None:
+    for name, mime in (("photo.jpg", images.JPEG), ("photo.png", images.PNG)):
+        sent = images.image(name)
+        _check_upload(api.shrink(sent), sent, mime, f"upload of {name}")
+    # The type comes from the bytes: a PNG declared as JPEG is still a PNG.
+    sent = images.image("flat.png")
+    _check_upload(api.shrink(sent, content_type="image/jpeg"), sent, images.PNG, "PNG sent as Content-Type: image/jpeg")
+
+
+@rule("IMG-SHRINK-02")
+def test_upload_by_url(
+    api: Api, host_http: HostHTTP, image_server: ImageServer | None, conformance_settings: Settings
+) -> None:
+    url = conformance_settings.get("image_url")
+    if url:
+        fetched = host_http.get(url)
+        sent = fetched.content
+        mime = images.sniff(sent)
+        if fetched.status_code != 200 or mime is None:
+            needs("an --image-url that serves a PNG or JPEG image", "--image-url or CONFORMANCE_IMAGE_URL")
+    elif image_server is not None:
+        url = f"{image_server.base_url}/{image_server.token}/photo.png"
+        sent, mime = images.image("photo.png"), images.PNG
+    else:
+        needs("a URL the target can fetch (the harness serves one for local targets)", "--image-url")
+    _check_upload(api.shrink_url(url), sent, mime, f"upload by URL {url}")
+    if image_server is not None and not conformance_settings.get("image_url"):
+        observe(f"the target fetched {len(image_server.hits)} time(s) from the harness's image server")
+
+
+@rule("IMG-SHRINK-03")
+def test_bad_uploads(api: Api, image_server: ImageServer | None) -> None:
+    before = api.count()
+    for name, what in (
+        ("", "an empty body"),
+        ("text.txt", "plain text"),
+        ("fake.png", "a PNG signature followed by garbage"),
+        ("truncated.jpg", "a truncated JPEG"),
+        ("truncated.png", "a truncated PNG"),
+    ):
+        body = images.image(name) if name else b""
+        expect_json_error(api.shrink(body), f"upload of {what}")
+    bad_urls = ["not a url", "ftp://127.0.0.1/photo.png", "http://127.0.0.1:1/photo.png"]
+    if image_server is not None:
+        bad_urls += [
+            f"{image_server.base_url}/{image_server.token}/notes.txt",  # 200, but text
+            f"{image_server.base_url}/{image_server.token}/missing.png",  # 404
+        ]
+    for url in bad_urls:
+        expect_json_error(api.shrink_url(url), f"upload by bad source URL {url!r}")
+    after = api.count()
+    expect(after == before, f"failed uploads raised Compression-Count from {before} to {after}")
+
+
+@rule("IMG-SHRINK-04")
+def test_output_is_smaller_and_faithful(api: Api) -> None:
+    problems = []
+    for name in ("photo.jpg", "photo.png", "flat.png", "flat.jpg"):
+        upload = api.upload(name)
+        source = images.decode(upload.sent)
+        assert source is not None  # our own images always decode
+        response = api.get(upload.location)
+        out = decoded_or_fail(response, f"download of {name}")
+        if out.mime != source.mime:
+            problems.append(f"{name}: the output is {out.mime}")
+        if (out.width, out.height) != (source.width, source.height):
+            problems.append(f"{name}: {out.width}x{out.height} instead of {source.width}x{source.height}")
+        size = len(response.content)
+        if size > len(upload.sent):
+            problems.append(f"{name}: output {size} bytes > input {len(upload.sent)} bytes")
+    if problems:
+        fail("; ".join(problems))
+
+
+@rule("IMG-OUT-01")
+def test_download(api: Api) -> None:
+    for name in ("photo.jpg", "photo.png"):
+        upload = api.upload(name)
+        response = api.get(upload.location)
+        decoded = decoded_or_fail(response, f"download of {name}")
+        declared = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        expect(declared == decoded.mime, f"{name}: Content-Type {declared!r} but the bytes are {decoded.mime}")
+        length = response.headers.get("content-length")
+        expect(
+            length == str(len(response.content)),
+            f"{name}: Content-Length {length!r} but the body has {len(response.content)} bytes",
+        )
+        shown = (response.headers.get("image-width"), response.headers.get("image-height"))
+        expect(
+            shown == (str(decoded.width), str(decoded.height)),
+            f"{name}: Image-Width/Height {shown} but the image is {decoded.width}x{decoded.height}",
+        )
+        expect(count_of(response) is not None, f"{name}: Compression-Count is missing or not an integer")
+    unknown = api.upload("photo.jpg").location.rsplit("/", 1)[0] + "/" + "unknown" + uuid.uuid4().hex
+    response = api.get(unknown)
+    expect(response.status_code == 404, f"an unknown output id answered {response.status_code}, not 404")
+    expect_json_error(response, "an unknown output id")
+
+
+@rule("IMG-ERR-01")
+def test_error_bodies(api: Api, host_http: HostHTTP) -> None:
+    location = api.upload("photo.jpg").location
+    probes = [
+        ("upload without credentials", lambda: api.shrink(images.image("flat.jpg"), auth=False)),
+        ("unknown output", lambda: api.get(location + "-unknown")),
+        ("empty upload", lambda: api.shrink(b"")),
+        ("non-image upload", lambda: api.shrink(images.image("text.txt"))),
+        (
+            "invalid JSON command",
+            lambda: host_http.post(
+                location,
+                content=b"{not json",
+                headers={**api.target.auth, "Content-Type": "application/json"},
+            ),
+        ),
+        ("unknown resize method", lambda: api.command(location, {"resize": {"method": "stretch", "width": 10}})),
+    ]
+    problems = []
+    seen = 0
+    for what, send in probes:
+        response = send()
+        if response.status_code < 400:
+            continue  # whether it should have failed is another rule's business
+        seen += 1
+        body = json_body(response)
+        if not isinstance(body, dict):
+            problems.append(f"{what}: {response.status_code} body is not a JSON object")
+            continue
+        for name in ("error", "message"):
+            if not isinstance(body.get(name), str) or not body[name].strip():
+                problems.append(f"{what}: {response.status_code} body has no string `{name}`")
+    expect(seen, "none of the error probes produced an error answer")
+    if problems:
+        fail("; ".join(problems))
+
+
+def _plain_http_exchange(host: str, port: int, request: bytes) -> bytes | None:
+    """Send ``request`` over plain TCP; the raw answer, or None when nothing HTTP-like came back."""
+    try:
+        with socket.create_connection((host, port), timeout=5) as sock:
+            sock.settimeout(5)
+            sock.sendall(request)
+            answer = b""
+            while len(answer) < 65536:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+    except OSError:
+        return None
+    return answer if answer.startswith(b"HTTP/") else None
+
+
+@rule("IMG-TLS-01")
+def test_plain_http_refused(api: Api) -> None:
+    parts = urlsplit(api.target.base_url)
+    host = parts.hostname or ""
+    if parts.scheme == "http":
+        fail("the target is configured with a plain-HTTP URL")
+    port = parts.port or 80
+    loopback = is_loopback_host(host)
+    body = images.image("flat.png")
+    # Credentials go over plain HTTP only on loopback; elsewhere the probe carries none.
+    auth = "".join(f"{k}: {v}\r\n" for k, v in api.target.auth.items()) if loopback else ""
+    request = (
+        f"POST {parts.path.rstrip('/')}/shrink HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Length: {len(body)}\r\n"
+        f"Content-Type: application/octet-stream\r\nConnection: close\r\n{auth}\r\n"
+    ).encode() + body
+    before = api.count() if loopback else None
+    answer = _plain_http_exchange(host, port, request)
+    if answer is None:
+        observe(f"plain HTTP to {host}:{port} got no HTTP answer (not served)")
+    else:
+        head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+        status = int(head.split()[1]) if len(head.split()) > 1 and head.split()[1].isdigit() else 0
+        if 200 <= status < 300:
+            raise Failure(f"plain HTTP to {host}:{port} was served: {head.splitlines()[0]}")
+        if 300 <= status < 400:
+            location = re.search(r"(?im)^location:\s*(\S+)", head)
+            expect(
+                location and location.group(1).lower().startswith("https://"),
+                f"plain HTTP answered {status} without redirecting to https",
+            )
+        observe(f"plain HTTP to {host}:{port} answered {head.splitlines()[0]!r}")
+    if before is not None:
+        after = api.count()
+        expect(after == before, f"a plain-HTTP upload was processed: Compression-Count {before} -> {after}")

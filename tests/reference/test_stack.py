@@ -1,0 +1,102 @@
+"""The stack starts, is healthy, and leaves no process behind: on exit, after a child crash, on start-up failure,
+and when its parent is killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conformance.reference._service import ServiceSpec
+from conformance.reference.stack import StackError, make_certificates, run_services, running_stack
+from tests.reference.conftest import https_client, pids_alive
+
+
+def _wait_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout_s
+    while pids_alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids_alive(pids)
+
+
+def test_stack_is_healthy_and_stops_every_process(tmp_path: Path) -> None:
+    with running_stack(services=["toolserver"], data_dir=tmp_path) as stack:
+        pids = [p.pid for p in stack.processes]
+        assert {s.name for s in stack.services} == {"idp", "toolserver"}
+        with https_client(stack) as client:
+            for spec in stack.services:
+                assert client.get(spec.health_url).status_code == 200, spec.name
+        assert stack.settings["CONFORMANCE_TARGET_URL"].startswith("https://127.0.0.1:")
+        assert Path(stack.settings["CONFORMANCE_CA_BUNDLE"]) == stack.ca_file
+        assert {"CONFORMANCE_TEST_PASSWORD", "CONFORMANCE_TEST_PASSWORD_2"} <= set(stack.secret_names)
+        assert stack.public_settings()["CONFORMANCE_TEST_PASSWORD"] != stack.settings["CONFORMANCE_TEST_PASSWORD"]
+        env_file = tmp_path / "stack.env"
+        stack.write_env_file(env_file)
+        assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+        assert f"CONFORMANCE_TARGET_URL={stack.settings['CONFORMANCE_TARGET_URL']}" in env_file.read_text()
+        assert pids_alive(pids) == pids
+    assert pids_alive(pids) == []
+
+
+def test_a_crashed_child_does_not_leave_the_others_running(tmp_path: Path) -> None:
+    with running_stack(services=["toolserver"], data_dir=tmp_path) as stack:
+        pids = [p.pid for p in stack.processes]
+        idp = next(p for p in stack.processes if p.spec.name == "idp")
+        os.kill(idp.pid, signal.SIGKILL)
+        idp.process.wait(timeout=5)
+        assert stack.dead() == ["idp"]
+    assert pids_alive(pids) == []
+
+
+def test_a_failing_service_stops_the_ones_already_started(tmp_path: Path) -> None:
+    ca_file, _, _ = make_certificates(tmp_path)
+    pid_file = tmp_path / "sleeper.pid"
+    sleeper = ServiceSpec(
+        name="sleeper",
+        argv=[sys.executable, "-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"],
+        health_url="https://127.0.0.1:9/healthz",
+    )
+    crasher = ServiceSpec(
+        name="crasher",
+        argv=[sys.executable, "-c", f"import os, time\nwhile not os.path.exists({str(pid_file)!r}): time.sleep(0.01)\nraise SystemExit(3)"],
+        health_url="https://127.0.0.1:9/healthz",
+    )
+    with pytest.raises(StackError, match="crasher exited with 3"), run_services([sleeper, crasher], ca_file, tmp_path / "logs"):
+        pytest.fail("run_services must not yield when a service fails")
+    assert _wait_gone([int(pid_file.read_text())], timeout_s=1.0) == []
+
+
+def test_children_die_with_a_killed_parent(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from pathlib import Path
+        from conformance.reference.stack import running_stack
+        with running_stack(services=["toolserver"], data_dir=Path({str(tmp_path)!r})) as stack:
+            print(" ".join(str(p.pid) for p in stack.processes), flush=True)
+            time.sleep(120)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        pids = [int(x) for x in parent.stdout.readline().split()]
+        assert len(pids) == 2 and pids_alive(pids) == pids
+        parent.kill()  # no cleanup code runs: only the kernel's parent-death signal can stop the children
+        parent.wait(timeout=5)
+        assert _wait_gone(pids) == []
+    finally:
+        parent.kill()
+
+
+def test_unknown_mutant_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown mutant"), running_stack(mutants=["no-such-mutant"]):
+        pass

@@ -1,0 +1,246 @@
+"""Each tool-server mutant differs from the reference in exactly its defect.
+
+The app runs in-process (ASGI) with a test issuer whose key this module holds; a fixed set of probes observes
+every behaviour a mutant may touch, and a mutant must change exactly the probes of its footprint.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from jwt.algorithms import ECAlgorithm
+
+from conformance.reference.toolserver import ToolServerConfig, create_app
+from conformance.reference.toolserver.mutants import MUTANTS
+
+ISSUER = "https://idp.test"
+RESOURCE = "https://127.0.0.1:8443/mcp"
+ACCEPT = {"accept": "application/json, text/event-stream"}
+
+UNAUTHORIZED = {"aud", "alg_none", "tampered", "foreign_key", "expired", "nbf", "wrong_iss", "query_token", "bad_header"}
+META = {"anon_list_orders", "anon_cancel", "anon_profile", "insufficient_scope"}
+PROFILE_CALLS = {"profile", "profile_no_nickname"}
+FOOTPRINT: dict[str, set[str]] = {
+    "ts-skip-audience": {"aud"},
+    "ts-accept-alg-none": {"alg_none"},
+    "ts-ignore-signature": {"tampered", "alg_none", "foreign_key"},
+    "ts-skip-exp": {"expired"},
+    "ts-skip-nbf": {"nbf"},
+    "ts-skip-iss": {"wrong_iss"},
+    "ts-skip-scope": {"insufficient_scope"},
+    "ts-accept-query-token": {"query_token"},
+    "ts-omit-meta-challenge": META,
+    "ts-challenge-without-description": META | UNAUTHORIZED,
+    "ts-no-www-authenticate": UNAUTHORIZED,
+    "ts-no-challenge-scope": META | UNAUTHORIZED,
+    "ts-prm-missing": {"prm"},
+    "ts-prm-wrong-resource": {"prm"},
+    "ts-prm-bad-types": {"prm"},
+    "ts-anonymous-list-orders": {"anon_list_orders"},
+    "ts-anonymous-cancel": {"decl:cancel_order", "anon_cancel"},
+    "ts-bad-security-schemes": {"decl:search_docs"},
+    "ts-tool-without-description": {"decl:search_docs"},
+    "ts-bad-output": {"orders"},
+    "ts-profile-marker-string": {"decl:get_profile"},
+    "ts-profile-two-markers": {"decl:search_docs"},
+    "ts-profile-input-props": {"decl:get_profile"},
+    "ts-profile-annotations": {"decl:get_profile"},
+    "ts-profile-noauth": {"decl:get_profile"},
+    "ts-profile-output-schema": {"decl:get_profile"},
+    "ts-profile-text-mismatch": PROFILE_CALLS,
+    "ts-profile-numeric-id": PROFILE_CALLS,
+    "ts-profile-id-per-token": {"same_id_across_tokens"},
+    "ts-profile-id-shared": {"distinct_ids"},
+    "ts-profile-id-from-email": PROFILE_CALLS,
+    "ts-profile-placeholder": {"anon_profile"},
+    "ts-profile-invented-fields": {"profile_no_nickname"},
+    "ts-profile-blank-id-invents": {"blank_id"},
+}
+
+
+class Keys:
+    def __init__(self, directory: Path) -> None:
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.foreign = ec.generate_private_key(ec.SECP256R1())
+        jwk = json.loads(ECAlgorithm.to_jwk(self.key.public_key()))
+        jwk.update(kid="k1", use="sig", alg="ES256")
+        self.jwks_file = directory / "jwks.json"
+        self.jwks_file.write_text(json.dumps({"keys": [jwk]}))
+
+    def token(self, sub: str = "sub-alice", *, key: Any = None, **overrides: Any) -> str:
+        now = int(time.time())
+        claims = {
+            "iss": ISSUER,
+            "sub": sub,
+            "aud": RESOURCE,
+            "iat": now,
+            "exp": now + 300,
+            "jti": uuid.uuid4().hex,
+            "scope": "tools.read tools.write",
+            "client_id": "client-1",
+            "email": f"{sub.removeprefix('sub-')}@example.test",
+            "name": sub.removeprefix("sub-").title(),
+            **({"nickname": "ali"} if sub == "sub-alice" else {}),
+        }
+        claims.update(overrides)
+        claims = {k: v for k, v in claims.items() if v is not None}
+        pem = (key or self.key).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        return jwt.encode(claims, pem, algorithm="ES256", headers={"kid": "k1"})
+
+
+def _challenge_shape(value: str | None) -> tuple[str, ...] | None:
+    """Which parameters a challenge carries (values vary per call)."""
+    if value is None:
+        return None
+    return tuple(sorted(part.split("=", 1)[0].strip() for part in value.removeprefix("Bearer ").split(",")))
+
+
+async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
+    keys = Keys(directory)
+    config = ToolServerConfig(
+        resource=RESOURCE,
+        issuer=ISSUER,
+        data_dir=directory / "data",
+        extra_issuers={ISSUER: f"file:{keys.jwks_file}"},
+        admin_key="admin-key",
+        defects=defects,
+    )
+    app = create_app(config)
+    seen: dict[str, Any] = {}
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="https://127.0.0.1:8443") as client,
+    ):
+
+        async def rpc(method: str, params: dict[str, Any], token: str | None = None, **kw: Any) -> httpx.Response:
+            headers = {**ACCEPT, **({"authorization": f"Bearer {token}"} if token else {}), **kw.pop("headers", {})}
+            body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            return await client.post(kw.pop("path", "/mcp"), json=body, headers=headers)
+
+        async def call(name: str, token: str | None = None, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+            answer = await rpc("tools/call", {"name": name, "arguments": arguments or {}}, token)
+            assert answer.status_code == 200, answer.text
+            return dict(answer.json()["result"])
+
+        def call_shape(result: dict[str, Any]) -> Any:
+            meta = result.get("_meta") or {}
+            challenges = meta.get("mcp/www_authenticate")
+            return (
+                result.get("isError"),
+                "structuredContent" in result,
+                None if challenges is None else [_challenge_shape(c) for c in challenges],
+            )
+
+        def profile_shape(result: dict[str, Any]) -> Any:
+            record = result.get("structuredContent") or {}
+            pid = record.get("id")
+            text = result["content"][0]["text"] if result.get("content") else None
+            return (
+                result.get("isError"),
+                type(pid).__name__,
+                isinstance(pid, str) and "@" in pid,
+                {k: v for k, v in record.items() if k != "id"},
+                text is not None and json.loads(text) == record,
+            )
+
+        async def status(token: str, **kw: Any) -> Any:
+            answer = await rpc("tools/list", {}, token, **kw)
+            return answer.status_code, _challenge_shape(answer.headers.get("www-authenticate"))
+
+        listed = (await rpc("tools/list", {})).json()["result"]["tools"]
+        for tool in listed:
+            seen[f"decl:{tool['name']}"] = tool
+        seen["anon_list_orders"] = call_shape(await call("list_orders"))
+        seen["anon_cancel"] = call_shape(await call("cancel_order", None, {"order_id": "ord_1003"}))
+        seen["anon_profile"] = call_shape(await call("get_profile"))
+        alice = keys.token()
+        seen["orders"] = (await call("list_orders", alice))["structuredContent"]
+        first = await call("get_profile", alice)
+        seen["profile"] = profile_shape(first)
+        again = await call("get_profile", keys.token())
+        seen["same_id_across_tokens"] = first["structuredContent"]["id"] == again["structuredContent"]["id"]
+        bob = await call("get_profile", keys.token("sub-bob"))
+        seen["profile_no_nickname"] = profile_shape(bob)
+        seen["distinct_ids"] = bob["structuredContent"]["id"] != first["structuredContent"]["id"]
+        seen["insufficient_scope"] = call_shape(
+            await call("cancel_order", keys.token(scope="tools.read"), {"order_id": "ord_1001"})
+        )
+        head, payload, signature = alice.split(".")
+        seen["aud"] = await status(keys.token(aud="https://127.0.0.1:8443/alt"))
+        seen["alg_none"] = await status(jwt.encode(jwt.decode(alice, options={"verify_signature": False}), None, "none"))
+        forged = {**jwt.decode(alice, options={"verify_signature": False}), "sub": "sub-mallory"}
+        forged_payload = base64.urlsafe_b64encode(json.dumps(forged).encode()).rstrip(b"=").decode()
+        seen["tampered"] = await status(f"{head}.{forged_payload}.{signature}")
+        seen["foreign_key"] = await status(keys.token(key=keys.foreign))
+        seen["expired"] = await status(keys.token(exp=int(time.time()) - 60, iat=int(time.time()) - 400))
+        seen["nbf"] = await status(keys.token(nbf=int(time.time()) + 300))
+        seen["wrong_iss"] = await status(keys.token(iss="https://other-issuer.test"))
+        seen["bad_header"] = await status("", headers={"authorization": "Basic YTpi"})
+        answer = await client.post(f"/mcp?access_token={alice}", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}, headers=ACCEPT)
+        seen["query_token"] = answer.status_code, _challenge_shape(answer.headers.get("www-authenticate"))
+        prm = await client.get("/.well-known/oauth-protected-resource/mcp")
+        seen["prm"] = (prm.status_code, prm.json())
+        blank = await client.post("/_reference/blank-profile-id", json={"subject": "sub-bob"}, headers={"x-reference-admin-key": "admin-key"})
+        assert blank.json() == {"changed": 1}
+        seen["blank_id"] = call_shape(await call("get_profile", keys.token("sub-bob")))
+    return seen
+
+
+def _observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
+    run: Callable[[], Awaitable[dict[str, Any]]] = lambda: observe(defects, directory)  # noqa: E731
+    return anyio.run(run)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _observe(frozenset(), tmp_path_factory.mktemp("reference"))
+
+
+def test_reference_behaves(reference: dict[str, Any]) -> None:
+    for probe in UNAUTHORIZED:
+        assert reference[probe][0] == 401, probe
+        assert reference[probe][1] is not None and {"resource_metadata", "scope", "error"} <= set(reference[probe][1])
+    for probe in META:
+        assert reference[probe] == (True, False, [("error", "error_description", "resource_metadata", "scope")]), probe
+    assert reference["profile"] == (
+        False, "str", False, {"name": "Alice", "email": "alice@example.test", "nickname": "ali"}, True
+    )
+    assert reference["same_id_across_tokens"] is True and reference["distinct_ids"] is True
+    assert reference["blank_id"] == (True, False, None)
+    assert reference["prm"] == (
+        200,
+        {
+            "resource": RESOURCE,
+            "authorization_servers": [ISSUER],
+            "scopes_supported": ["tools.read", "tools.write"],
+            "bearer_methods_supported": ["header"],
+            "resource_documentation": "https://127.0.0.1:8443/docs",
+        },
+    )
+    assert reference["decl:get_profile"]["_meta"]["openai/profile"] is True
+    assert reference["decl:cancel_order"]["securitySchemes"] == [{"type": "oauth2", "scopes": ["tools.write"]}]
+
+
+def test_every_toolserver_mutant_has_a_footprint() -> None:
+    assert {m.name for m in MUTANTS} == set(FOOTPRINT)
+
+
+@pytest.mark.parametrize("name", sorted(FOOTPRINT))
+def test_mutant_differs_in_exactly_its_defect(name: str, reference: dict[str, Any], tmp_path: Path) -> None:
+    mutant = _observe(frozenset({name}), tmp_path)
+    changed = {probe for probe in reference if reference[probe] != mutant.get(probe)}
+    assert changed == FOOTPRINT[name]
