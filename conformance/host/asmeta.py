@@ -55,7 +55,14 @@ def load_schema(schema_name: str) -> dict[str, Any]:
     return schema
 
 
-_JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "dict": "object", "list": "array", "NoneType": "null"}
+_JSON_TYPES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "dict": "object",
+    "list": "array",
+    "NoneType": "null",
+}
 
 
 def _where(path: Any) -> str:
@@ -69,10 +76,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
     where = _where(error.absolute_path)
     value = error.instance
     if error.validator == "required":
-        missing = [name for name in error.validator_value if isinstance(value, dict) and name not in value]
-        field_names = ", ".join(missing) or str(error.message)
-        prefix = f"{where}." if where else ""
-        return f"{prefix}{field_names}: required field is missing"
+        # One error per missing property; its name is the quoted head of the message.
+        name = error.message.split("'")[1] if error.message.startswith("'") else error.message
+        return f"{where + '.' if where else ''}{name}: required field is missing"
     if error.validator == "type":
         shown = type(value).__name__ if not isinstance(value, bool) else "boolean"
         shown = _JSON_TYPES.get(shown, shown)
@@ -83,7 +89,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"{where}: must not be empty"
     if error.validator == "not" and not where:
         return "jwks, jwks_uri: a document must not carry both"
-    if error.validator is False or error.validator_value is False or error.message.endswith("should not be valid"):
+    if error.validator == "not" and error.validator_value == {}:
         return f"{where}: must not be present"
     return f"{where or 'document'}: {error.message}"
 

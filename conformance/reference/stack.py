@@ -46,6 +46,7 @@ class ServiceProcess:
     spec: ServiceSpec
     process: subprocess.Popen[bytes]
     log_file: Path
+    ready_s: float | None = None  # seconds from start until its health URL answered
 
     @property
     def pid(self) -> int:
@@ -190,6 +191,7 @@ def wait_healthy(processes: list[ServiceProcess], ca_file: Path) -> None:
                     raise StackError(f"service {name} exited with {code} while starting:\n{proc.log_tail()}")
                 try:
                     if client.get(proc.spec.health_url).is_success:
+                        proc.ready_s = time.monotonic() - started
                         del pending[name]
                         continue
                 except httpx.HTTPError:
@@ -205,8 +207,14 @@ def wait_healthy(processes: list[ServiceProcess], ca_file: Path) -> None:
 
 @contextmanager
 def _terminate_on_sigterm() -> Iterator[None]:
-    """Turn SIGTERM into SystemExit (main thread only) so that the stack's cleanup runs."""
-    if threading.current_thread() is not threading.main_thread():
+    """Turn SIGTERM into SystemExit (main thread only) so that the stack's cleanup runs.
+
+    A caller that installed its own SIGTERM handler (e.g. to stop a wait loop) keeps it.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
         yield
         return
 
@@ -236,6 +244,8 @@ def run_services(specs: list[ServiceSpec], ca_file: Path, log_dir: Path) -> Iter
 
 def _validate_mutants(mutants: Iterable[str]) -> frozenset[str]:
     chosen = frozenset(mutants)
+    if not chosen:
+        return chosen  # skip importing every package's catalog
     known = all_mutants()
     unknown = sorted(chosen - set(known))
     if unknown:

@@ -11,6 +11,7 @@ pagination of long runs and copy buttons.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -37,6 +38,7 @@ STATUS_HINTS = {
     "passed": "the rule holds",
 }
 LEVELS: tuple[str, ...] = ("MUST", "SHOULD", "INFO")
+SUITE_ORDER: tuple[str, ...] = ("auth", "profile", "platform", "campaigns", "compression")  # the contract's order
 FAILING = frozenset({"failed", "error", "warning"})
 
 # The stage flow of linking a user (contract A, "States and transitions") and the rules that decide each stage.
@@ -74,7 +76,11 @@ _RFC = re.compile(r"^RFC\s*(\d{3,5})(?:\s*§\s*([0-9][0-9.]*[0-9]|[0-9]))?")
 # Caps that keep a full run's file small and a fleet's page responsive; everything is in report.json anyway.
 BODY_CHARS = {True: 4096, False: 1024}  # failing result → generous; passing → an excerpt
 EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges shown; the middle is elided
-EVIDENCE_BUDGET_CHARS = 1_200_000  # beyond it (fleets), exchanges keep their summary line only
+# Bytes of exchange details (headers, bodies, reproducers) in the page; beyond it (fleets, or a run whose every
+# check made dozens of large requests) exchanges keep their summary line only. With the caps above it keeps a full
+# run's file under 2 MB whatever the evidence (tests/report/test_html.py holds a worst case).
+EVIDENCE_BUDGET_BYTES = 1_000_000
+URL_CHARS = 200  # in an exchange's summary line; the reproducer has the whole URL
 
 REDACTION = re.compile(r"\[REDACTED[^\]\s]*\]")
 _BINARY_BODY = re.compile(r"^<binary body: (\d+) bytes, (.*)>$", re.S)
@@ -140,7 +146,7 @@ def parse_source(source: str | None) -> list[SourceRef]:
     """
     refs: list[SourceRef] = []
     document: str | None = None
-    for raw in (source or "").split(";"):
+    for raw in clean(source).split(";"):
         part = raw.strip()
         if not part:
             continue
@@ -241,6 +247,19 @@ class StageView:
     problems: list[tuple[str, str]]  # (rule ID, anchor) of failing rules
     total: int
     breaks: bool = False
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """The report is read defensively: a part of the wrong type renders as absent instead of crashing."""
+    return value if isinstance(value, dict) else {}
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _sequence(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _worst(statuses: list[str]) -> str:
@@ -401,43 +420,54 @@ def curl_command(exchange: dict[str, Any]) -> str:
 
 
 class _Budget:
-    def __init__(self, chars: int) -> None:
-        self.left = chars
+    def __init__(self, size: int) -> None:
+        self.left = size
 
-    def take(self, chars: int) -> bool:
-        if chars > self.left:
+    def take(self, size: int) -> bool:
+        if size > self.left:
             self.left = 0  # once exhausted stay exhausted: later (less severe) results are all compact
             return False
-        self.left -= chars
+        self.left -= size
         return True
+
+
+def _page_bytes(*texts: str) -> int:
+    """What texts weigh in the file: UTF-8, after escaping."""
+    return sum(len(str(pre_text(t)).encode("utf-8", "replace")) for t in texts)
 
 
 def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) -> Exchange:
     status = raw.get("status")
+    url = clean(raw.get("url"))
+    view = Exchange(
+        number=number,
+        method=clean(raw.get("method") or "?"),
+        url=url if len(url) <= URL_CHARS else url[:URL_CHARS] + "…",
+        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        elapsed=_format_duration(raw.get("elapsed_s")),
+        started_at=clean(raw.get("started_at")),
+        error=clean(raw.get("error")),
+        request_headers="",
+        request_body=None,
+        response_headers="",
+        response_body=None,
+        curl="",
+        compact=True,
+    )
+    if budget.left <= 0:  # a fleet past its budget: skip the work of formatting what will not be shown
+        return view
     cap = BODY_CHARS[failing]
     request_headers = _header_lines(raw.get("request_headers"))
     response_headers = _header_lines(raw.get("response_headers"))
     request_body = _body(raw.get("request_body"), cap)
     response_body = _body(raw.get("response_body"), cap)
     curl = curl_command(raw)
-    size = len(request_headers) + len(response_headers) + len(curl)
-    size += sum(len(b.text) for b in (request_body, response_body) if b)
-    compact = not budget.take(size)
-    return Exchange(
-        number=number,
-        method=clean(raw.get("method") or "?"),
-        url=clean(raw.get("url")),
-        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
-        elapsed=_format_duration(raw.get("elapsed_s")),
-        started_at=clean(raw.get("started_at")),
-        error=clean(raw.get("error")),
-        request_headers="" if compact else request_headers,
-        request_body=None if compact else request_body,
-        response_headers="" if compact else response_headers,
-        response_body=None if compact else response_body,
-        curl="" if compact else curl,
-        compact=compact,
-    )
+    bodies = [b.text for b in (request_body, response_body) if b]
+    if budget.take(_page_bytes(request_headers, response_headers, curl, *bodies) + 400):  # + markup
+        view.request_headers, view.request_body = request_headers, request_body
+        view.response_headers, view.response_body = response_headers, response_body
+        view.curl, view.compact = curl, False
+    return view
 
 
 def _result(raw: dict[str, Any], targets: dict[str, Any], rule_anchor: str) -> ResultView:
@@ -454,10 +484,10 @@ def _result(raw: dict[str, Any], targets: dict[str, Any], rule_anchor: str) -> R
         blocked_by=clean(raw.get("blocked_by")),
         blocked_by_anchor=None,
         baseline=clean(raw.get("baseline")),
-        checks=[clean(c) for c in raw.get("checks") or []],
+        checks=[clean(c) for c in _sequence(raw.get("checks"))],
         duration=_format_duration(raw.get("duration_s")),
-        total_exchanges=len(raw.get("evidence") or []),
-        dropped=raw.get("evidence_dropped") if isinstance(raw.get("evidence_dropped"), int) else 0,
+        total_exchanges=len(_sequence(raw.get("evidence"))),
+        dropped=_count(raw.get("evidence_dropped")),
     )
 
 
@@ -476,8 +506,7 @@ def _attach_evidence(view: ResultView, evidence: list[Any], budget: _Budget) -> 
 
 def build_view(report: dict[str, Any]) -> dict[str, Any]:
     """The template's context: rules grouped and ordered worst first, matrix, stage flow, header facts."""
-    targets = report.get("targets") if isinstance(report.get("targets"), dict) else {}
-    assert isinstance(targets, dict)
+    targets = _mapping(report.get("targets"))
     raw_results = [r for r in report.get("results") or [] if isinstance(r, dict)]
 
     groups: dict[str, RuleView] = {}
@@ -510,25 +539,25 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
         seen.add(view.anchor)
 
     # Evidence budget spent on the most severe results first.
-    budget = _Budget(EVIDENCE_BUDGET_CHARS)
+    budget = _Budget(EVIDENCE_BUDGET_BYTES)
     for view, raw in sorted(pairs, key=lambda p: STATUSES.index(p[0].status)):
-        evidence = raw.get("evidence")
-        _attach_evidence(view, evidence if isinstance(evidence, list) else [], budget)
+        _attach_evidence(view, _sequence(raw.get("evidence")), budget)
 
     anchors = {r.id: r.anchor for r in groups.values()}
     suites: list[str] = []
-    config = report.get("config") if isinstance(report.get("config"), dict) else {}
-    assert isinstance(config, dict)
+    config = _mapping(report.get("config"))
     for suite in [*(config.get("suites") or []), *(r.suite for r in groups.values())]:
         if isinstance(suite, str) and clean(suite) not in suites:
             suites.append(clean(suite))
+    suites.sort(key=lambda s: SUITE_ORDER.index(s) if s in SUITE_ORDER else len(SUITE_ORDER))  # stable for others
     for rule in groups.values():
         statuses = [r.status for r in rule.results]
         rule.status = _worst(statuses)
         rule.counts = _counts(statuses)
         for view in rule.results:
             view.blocked_by_anchor = anchors.get(view.blocked_by)
-    rules = sorted(groups.values(), key=lambda r: STATUSES.index(r.status))  # stable: catalog order within
+    # Worst first, then by suite; stable, so the report's (catalog) order holds within a suite.
+    rules = sorted(groups.values(), key=lambda r: (STATUSES.index(r.status), suites.index(r.suite)))
 
     all_statuses = [v.status for v, _ in pairs]
     matrix = []
@@ -556,12 +585,10 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
     if broken:
         broken.breaks = True
 
-    verdict = report.get("verdict") if isinstance(report.get("verdict"), dict) else {}
-    assert isinstance(verdict, dict)
+    verdict = _mapping(report.get("verdict"))
     accepted = verdict.get("accepted")
     baseline_counts = Counter(v.baseline for v, _ in pairs if v.baseline)
-    harness = report.get("harness") if isinstance(report.get("harness"), dict) else {}
-    assert isinstance(harness, dict)
+    harness = _mapping(report.get("harness"))
     target_rows = [
         (clean(name), clean(info.get("url")) if isinstance(info, dict) else clean(info))
         for name, info in targets.items()
@@ -613,6 +640,7 @@ class _DedentLoader(jinja2.FileSystemLoader):
         return "\n".join(line.lstrip() for line in source.splitlines()), filename, uptodate
 
 
+@functools.cache  # compiling the template costs more than rendering a full run
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=_DedentLoader(_TEMPLATES),
@@ -634,20 +662,21 @@ def _csp_hash(text: str) -> str:
 
 def render_html(report: dict[str, Any]) -> str:
     """The report as one self-contained HTML document."""
+    css, script, csp = _assets()
+    template = _environment().get_template("report.html.j2")
+    return template.render(view=build_view(report), css=Markup(css), script=Markup(script), csp=csp)
+
+
+@functools.cache
+def _assets() -> tuple[str, str, str]:
+    """The inline CSS and JS, and the policy that lets exactly them (and nothing from the network) in."""
     css = (_TEMPLATES / "report.css").read_text(encoding="utf-8")
     script = (_TEMPLATES / "report.js").read_text(encoding="utf-8")
-    # No network at all (default-src 'none'); only these exact inline blocks may style and run.
     csp = (
         f"default-src 'none'; style-src {_csp_hash(css)}; script-src {_csp_hash(script)}; img-src data:; "
         "base-uri 'none'; form-action 'none'"
     )
-    template = _environment().get_template("report.html.j2")
-    return template.render(
-        view=build_view(report),
-        css=Markup(css),
-        script=Markup(script),
-        csp=csp,
-    )
+    return css, script, csp
 
 
 def write_html(report: dict[str, Any], path: Path) -> None:

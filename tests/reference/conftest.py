@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import ssl
 
 import httpx
 import pytest

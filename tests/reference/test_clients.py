@@ -17,7 +17,9 @@ from conformance.reference.stack import Stack
 from tests.reference.conftest import https_client, metadata_url, rpc
 
 
-async def _session_calls(stack: Stack, token: str | None, calls: list[tuple[str, dict[str, Any]]]) -> tuple[Any, list[Any]]:
+async def _session_calls(
+    stack: Stack, token: str | None, calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[Any, list[Any]]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     verify = ssl.create_default_context(cafile=str(stack.ca_file))
     async with (
@@ -32,12 +34,14 @@ async def _session_calls(stack: Stack, token: str | None, calls: list[tuple[str,
 
 
 def test_sdk_client_lists_tools_and_calls_the_profile_tool(auth_stack: Stack, alice_tokens: dict[str, Any]) -> None:
-    tools, (profile, again) = anyio.run(
-        _session_calls, auth_stack, alice_tokens["access_token"], [("get_profile", {}), ("get_profile", {})]
-    )
+    calls: list[tuple[str, dict[str, Any]]] = [("get_profile", {}), ("get_profile", {})]
+    tools, (profile, again) = anyio.run(_session_calls, auth_stack, alice_tokens["access_token"], calls)
     by_name = {tool.name: tool for tool in tools.tools}
     assert set(by_name) == {"search_docs", "list_orders", "cancel_order", "get_profile"}
-    assert by_name["get_profile"].meta == {"openai/profile": True, "securitySchemes": [{"type": "oauth2", "scopes": ["tools.read"]}]}
+    assert by_name["get_profile"].meta == {
+        "openai/profile": True,
+        "securitySchemes": [{"type": "oauth2", "scopes": ["tools.read"]}],
+    }
     assert profile.is_error is False
     record = profile.structured_content
     assert record["name"] == "Alice Example" and record["email"] == "alice@example.test" and record["nickname"] == "ali"
@@ -49,7 +53,9 @@ def test_sdk_client_lists_tools_and_calls_the_profile_tool(auth_stack: Stack, al
 
 
 def test_anonymous_list_orders_gets_the_meta_challenge(auth_stack: Stack) -> None:
-    _, (orders, docs) = anyio.run(_session_calls, auth_stack, None, [("list_orders", {}), ("search_docs", {"query": "orders"})])
+    _, (orders, docs) = anyio.run(
+        _session_calls, auth_stack, None, [("list_orders", {}), ("search_docs", {"query": "orders"})]
+    )
     assert orders.is_error is True and orders.structured_content is None
     (challenge,) = orders.meta["mcp/www_authenticate"]
     assert challenge.startswith("Bearer ")

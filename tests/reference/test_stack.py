@@ -12,7 +12,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from conformance.reference._service import ServiceSpec
@@ -61,15 +60,26 @@ def test_a_failing_service_stops_the_ones_already_started(tmp_path: Path) -> Non
     pid_file = tmp_path / "sleeper.pid"
     sleeper = ServiceSpec(
         name="sleeper",
-        argv=[sys.executable, "-c", f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"],
+        argv=[
+            sys.executable,
+            "-c",
+            f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)",
+        ],
         health_url="https://127.0.0.1:9/healthz",
     )
     crasher = ServiceSpec(
         name="crasher",
-        argv=[sys.executable, "-c", f"import os, time\nwhile not os.path.exists({str(pid_file)!r}): time.sleep(0.01)\nraise SystemExit(3)"],
+        argv=[
+            sys.executable,
+            "-c",
+            f"import os, time\nwhile not os.path.exists({str(pid_file)!r}): time.sleep(0.01)\nraise SystemExit(3)",
+        ],
         health_url="https://127.0.0.1:9/healthz",
     )
-    with pytest.raises(StackError, match="crasher exited with 3"), run_services([sleeper, crasher], ca_file, tmp_path / "logs"):
+    with (
+        pytest.raises(StackError, match="crasher exited with 3"),
+        run_services([sleeper, crasher], ca_file, tmp_path / "logs"),
+    ):
         pytest.fail("run_services must not yield when a service fails")
     assert _wait_gone([int(pid_file.read_text())], timeout_s=1.0) == []
 

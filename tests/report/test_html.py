@@ -14,6 +14,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance._catalog import CATALOG
 from conformance.report import html as writer
@@ -152,7 +154,7 @@ def test_long_bodies_and_many_exchanges_are_capped(full_report: dict[str, Any], 
 
 
 def test_evidence_budget_keeps_failures_whole(monkeypatch: pytest.MonkeyPatch, full_report: dict[str, Any]) -> None:
-    monkeypatch.setattr(writer, "EVIDENCE_BUDGET_CHARS", 40_000)
+    monkeypatch.setattr(writer, "EVIDENCE_BUDGET_BYTES", 40_000)
     view = writer.build_view(full_report)
     results = [r for rule in view["rules"] for r in rule.results]
     failed = [e for r in results if r.status == "failed" for e in r.exchanges]
@@ -304,3 +306,48 @@ def test_accepted_and_minimal_reports_render() -> None:
 def test_full_run_stays_small_and_renders_deterministically(full_report: dict[str, Any], full_html: str) -> None:
     assert len(full_html.encode()) < 2_000_000
     assert render_html(copy.deepcopy(full_report)) == full_html
+
+
+_KEYS = ["rule", "target", "suite", "level", "status", "title", "text", "source", "message", "need", "option"]
+_KEYS += ["blocked_by", "baseline", "checks", "duration_s", "evidence", "evidence_dropped", "target_url"]
+_EXCHANGE_KEYS = ["method", "url", "status", "request_headers", "request_body", "response_headers"]
+_EXCHANGE_KEYS += ["response_body", "elapsed_s", "error", "started_at"]
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=40))
+_values = st.one_of(
+    _scalars,
+    st.sampled_from([*HOSTILE_STRINGS, "passed", "failed", "[REDACTED]", "A Endpoints; RFC 9728 §3"]),
+    st.lists(st.text(max_size=20), max_size=3),
+    st.dictionaries(st.text(max_size=10), st.text(max_size=20), max_size=3),
+)
+_exchanges = st.lists(st.one_of(_scalars, st.dictionaries(st.sampled_from(_EXCHANGE_KEYS), _values)), max_size=3)
+_results = st.dictionaries(st.sampled_from(_KEYS), st.one_of(_values, _exchanges))
+
+
+@settings(max_examples=3000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(results=st.lists(_results, max_size=4), verdict=_values, targets=_values, config=_values)
+def test_any_report_shape_renders_without_markup_injection(
+    results: list[dict[str, Any]], verdict: Any, targets: Any, config: Any
+) -> None:
+    document = render_html({"results": results, "verdict": verdict, "targets": targets, "config": config})
+    tags = parse(document)
+    assert len(tags.named("script")) == 1 and tags.named("img") == []
+    assert not any(k.startswith("on") for _, attrs in tags.tags for k in attrs)
+    document.encode("utf-8")  # lone surrogates and controls never reach the output
+
+
+def test_worst_case_full_run_stays_under_2_mb(full_report: dict[str, Any]) -> None:
+    # Every rule at the result model's cap of 40 exchanges, each with 2 KB bodies both ways: the budget holds.
+    heavy = copy.deepcopy(full_report)
+    exchange = {
+        "method": "POST",
+        "url": "https://127.0.0.1:8443/mcp?" + "q=1&" * 100,
+        "request_headers": {f"x-header-{i}": "v" * 60 for i in range(12)},
+        "request_body": "<" * 2048 + "… [99999 more characters]",  # escaping makes it 4 bytes a character
+        "status": 200,
+        "response_headers": {f"x-header-{i}": "v" * 60 for i in range(12)},
+        "response_body": "\u65e5" * 2048 + "… [99999 more characters]",  # 3 bytes a character in UTF-8
+        "elapsed_s": 0.01,
+    }
+    for result in heavy["results"]:
+        result["evidence"] = [exchange] * 40
+    assert len(render_html(heavy).encode()) < 2_000_000

@@ -5,19 +5,25 @@ Skipped with the reason when no Chromium is found; in CI (CI=true) that is a fai
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
 
 from conformance.report._browser import ENV_VAR, find_chromium, launch_chromium
 from conformance.report.html import write_html
 from tests.report.report_factory import build_report
 
+try:
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:  # the `browser` extra is missing: the fixture skips (or fails in CI) with the reason
+    expect = sync_playwright = None  # type: ignore[assignment]
+
 REPORTS = Path(__file__).resolve().parents[2] / "reports"
+REAL_REPORT_VAR = "CONFORMANCE_BROWSER_REPORT"  # a real run's report.json; default: reports/report.json
 
 
 def _unavailable(reason: str) -> None:
@@ -28,9 +34,7 @@ def _unavailable(reason: str) -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
+    if sync_playwright is None:
         _unavailable("the playwright package is not installed (extra `browser`)")
     executable = find_chromium()
     if executable is None:
@@ -49,8 +53,8 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture
-def page(browser: Any, report_file: Path) -> Iterator[Any]:
+def open_report(browser: Any, path: Path) -> Any:
+    """A page on the report that records what must never happen: console errors, dialogs, network requests."""
     page = browser.new_page(viewport={"width": 1280, "height": 1700})
     problems: list[str] = []
     page.on(
@@ -65,12 +69,59 @@ def page(browser: Any, report_file: Path) -> Iterator[Any]:
     page.on("dialog", on_dialog)
     page.on("request", lambda r: None if r.url.startswith(("file:", "data:")) else problems.append(f"request: {r.url}"))
     page.problems = problems
-    page.goto(report_file.as_uri(), wait_until="load")
+    page.goto(path.as_uri(), wait_until="load")
+    return page
+
+
+@pytest.fixture
+def page(browser: Any, report_file: Path) -> Iterator[Any]:
+    page = open_report(browser, report_file)
     yield page
     page.close()
 
 
+def check_report_page(page: Any, report: dict[str, Any]) -> None:
+    """What any run's report must show: verdict, matrix, a failed rule's evidence, a working status filter."""
+    verdict = "Accepted" if report["verdict"]["accepted"] else "Not accepted"
+    assert page.get_by_role("heading", name=verdict, exact=True).is_visible()
+    matrix = page.get_by_role("table", name="Results per suite and status")
+    assert matrix.is_visible()
+    for suite in {r["suite"] for r in report["results"]}:
+        assert matrix.get_by_role("rowheader", name=suite, exact=True).is_visible()
+    failed = next((r for r in report["results"] if r["status"] == "failed" and r["evidence"]), None)
+    if failed:
+        article = page.locator(f"article[id='{failed['rule']}']")
+        assert article.locator(".msg").first.is_visible()
+        assert article.locator("details.ex[open] pre").first.is_visible()
+    passed = next(r for r in report["results"] if r["status"] == "passed")
+    passed_rule = page.locator(f"article[id='{passed['rule']}']")
+    assert passed_rule.is_visible()
+    page.locator('#toolbar input[name="status"][value="passed"]').uncheck()
+    assert passed_rule.is_hidden()
+    if failed:
+        assert page.locator(f"article[id='{failed['rule']}']").is_visible()
+    page.locator('#toolbar input[name="status"][value="passed"]').check()
+    assert page.problems == []
+
+
+def test_a_real_full_run(browser: Any) -> None:
+    source = Path(os.environ.get(REAL_REPORT_VAR) or REPORTS / "report.json")
+    if not source.is_file():
+        pytest.skip(f"no real run's report.json at {source} (python3 run.py demo writes one; or set {REAL_REPORT_VAR})")
+    report = json.loads(source.read_text(encoding="utf-8"))
+    path = REPORTS / "report-browser-check.html"
+    write_html(report, path)  # rendered now, by this writer, whatever wrote the report.html beside it
+    page = open_report(browser, path)
+    try:
+        check_report_page(page, report)
+        page.screenshot(path=str(REPORTS / "report-screenshot-full-run.png"))
+    finally:
+        page.close()
+        path.unlink()
+
+
 def test_verdict_matrix_and_failed_evidence_are_visible(page: Any) -> None:
+    check_report_page(page, build_report())
     assert page.get_by_role("heading", name="Not accepted", exact=True).is_visible()
     assert "AUTH-CIMD-03, AUTH-ISS-01, CAMP-02" in page.locator(".verdict .reason").inner_text()
     matrix = page.get_by_role("table", name="Results per suite and status")
@@ -158,3 +209,12 @@ def test_a_fleet_is_paginated_and_deep_links_reach_any_page(browser: Any, tmp_pa
     page.goto(f"{path.as_uri()}#{last}", wait_until="load")
     assert page.locator(f"[id='{last}']").is_visible()  # it was on the last page
     page.close()
+
+
+def test_a_matrix_count_filters_to_its_suite_and_status(page: Any) -> None:
+    page.get_by_role("table", name="Results per suite and status").get_by_title(
+        "Show the failed results of auth"
+    ).click()
+    assert page.locator("#shown").inner_text().startswith("Showing 2 of 115 results in 2 rules")
+    assert page.locator("article#AUTH-CIMD-03").is_visible() and page.locator("article#CAMP-02").is_hidden()
+    assert page.problems == []

@@ -19,6 +19,7 @@ from conformance.reference.compression.mutants import MUTANTS
 
 __all__ = ["MUTANTS", "StoreCredentials", "create_app", "services", "store_services"]
 
+
 def create_app(*args: Any, **kwargs: Any) -> Any:
     """See :func:`conformance.reference.compression.app.create_app` (imported lazily: libvips loads on use)."""
     from conformance.reference.compression.app import create_app as build

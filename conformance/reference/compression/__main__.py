@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-import uvicorn
-
 from .app import api_keys_from_env, create_app
 from .fetch import SourcePolicy
+from .serve import SandboxServer
 from .store import StoreConfig
 
 
@@ -46,15 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         monthly_limit=args.monthly_limit,
         workers=args.workers,
     )
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        ssl_certfile=args.certfile,
-        ssl_keyfile=args.keyfile,
-        log_level="warning",
-        server_header=False,
+    server = SandboxServer(
+        app, args.host, args.port, args.certfile, args.keyfile, plain_http="plain_http" in args.mutant
     )
+    server.run()
     return 0
 
 

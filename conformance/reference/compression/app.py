@@ -107,9 +107,7 @@ def parse_preserve(options: object) -> frozenset[str]:
         raise ApiError(400, "BadRequest", "JSON validation error: preserve must be an array of strings")
     unknown = set(options) - set(PRESERVE_VALUES)
     if unknown:
-        raise ApiError(
-            400, "BadRequest", f"JSON validation error: preserve accepts {', '.join(PRESERVE_VALUES)} only"
-        )
+        raise ApiError(400, "BadRequest", f"JSON validation error: preserve accepts {', '.join(PRESERVE_VALUES)} only")
     return frozenset(options)
 
 
@@ -217,9 +215,7 @@ class Sandbox:
                 "url": str(request.base_url).rstrip("/") + location,
             },
         }
-        return JSONResponse(
-            record, status_code=201, headers={"Location": location, "Compression-Count": str(count)}
-        )
+        return JSONResponse(record, status_code=201, headers={"Location": location, "Compression-Count": str(count)})
 
     def image_response(self, data: bytes, mime: str, width: int, height: int, count: int) -> Response:
         return Response(

@@ -164,7 +164,9 @@ def exif_block(meta: Metadata) -> bytes:
 def xmp_packet(meta: Metadata) -> bytes:
     parts = []
     if meta.copyright:
-        parts.append(f"<dc:rights><rdf:Alt><rdf:li xml:lang='x-default'>{_xml(meta.copyright)}</rdf:li></rdf:Alt></dc:rights>")
+        parts.append(
+            f"<dc:rights><rdf:Alt><rdf:li xml:lang='x-default'>{_xml(meta.copyright)}</rdf:li></rdf:Alt></dc:rights>"
+        )
     if meta.copyright_url:
         parts.append(f"<xmpRights:WebStatement>{_xml(meta.copyright_url)}</xmpRights:WebStatement>")
     if meta.created:

@@ -32,8 +32,14 @@ MUTANTS: list[Mutant] = [
     _m("copyright_dropped", {"IMG-PRS-01"}, "preserve: [copyright] drops the copyright"),
     _m("gps_kept_by_default", {"IMG-PRS-02"}, "GPS latitude and longitude are kept without preserve: [location]"),
     _m("preserve_bloat", {"IMG-PRS-03"}, "Preserving adds 1.5 kB of padding to the output"),
-    _m("store_writes_nothing", {"IMG-STO-01", "IMG-STO-02"}, "store answers 200 with a Location but writes nothing"),
+    _m(
+        "store_writes_nothing",
+        {"IMG-STO-01", "IMG-STO-02"},
+        "store answers 200 with a Location but writes nothing (so it cannot refuse bad credentials either)",
+        {"IMG-STO-03"},
+    ),
     _m("bad_path_accepted", {"IMG-STO-03"}, "store.path is not validated (trailing slash, '..' segments accepted)"),
     _m("preserve_counts", {"IMG-CNT-01"}, "A preserve request counts one compression"),
     _m("error_without_message", {"IMG-ERR-01"}, "Error bodies (other than 401) have no message"),
+    _m("plain_http", {"IMG-TLS-01"}, "The TLS port also serves plain HTTP (a front routes non-TLS connections)"),
 ]

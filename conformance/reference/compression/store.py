@@ -7,6 +7,7 @@ Each write is a single request, so an error never leaves a half-written object b
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import secrets
@@ -124,23 +125,36 @@ def write(request: StoreRequest, data: bytes, mime: str, config: StoreConfig) ->
     return _write_b(request, data, mime, config)
 
 
-def _write_a(request: StoreRequest, data: bytes, mime: str, config: StoreConfig) -> str:
-    endpoint = config.objstore_a_endpoint
-    if not endpoint:
-        raise StoreError(400, "BadRequest", "objstore_a is not available on this service")
-    client = boto3.client(
+@functools.lru_cache(maxsize=16)
+def _s3_client(endpoint: str, region: str, key_id: str, secret: str, ca_file: str | None) -> Any:
+    """boto3 clients are thread-safe and costly to build: one per credential set, a few kept."""
+    return boto3.client(
         "s3",
         endpoint_url=endpoint,
-        region_name=request.credentials["region"],
-        aws_access_key_id=request.credentials["objstore_a_access_key_id"],
-        aws_secret_access_key=request.credentials["objstore_a_secret_access_key"],
-        verify=config.ca_file or True,
+        region_name=region,
+        aws_access_key_id=key_id,
+        aws_secret_access_key=secret,
+        verify=ca_file or True,
         config=Config(
             s3={"addressing_style": "path"},
             retries={"max_attempts": 2},
             connect_timeout=5,
             read_timeout=20,
         ),
+    )
+
+
+def _write_a(request: StoreRequest, data: bytes, mime: str, config: StoreConfig) -> str:
+    endpoint = config.objstore_a_endpoint
+    if not endpoint:
+        raise StoreError(400, "BadRequest", "objstore_a is not available on this service")
+    creds = request.credentials
+    client = _s3_client(
+        endpoint,
+        creds["region"],
+        creds["objstore_a_access_key_id"],
+        creds["objstore_a_secret_access_key"],
+        config.ca_file,
     )
     extra: dict[str, Any] = {"ACL": "public-read", "ContentType": mime}
     if request.cache_control:
@@ -156,8 +170,6 @@ def _write_a(request: StoreRequest, data: bytes, mime: str, config: StoreConfig)
         raise StoreError(502, "BadGateway", f"The object store refused the write ({code})") from exc
     except BotoCoreError as exc:
         raise StoreError(502, "BadGateway", "The object store is unreachable") from exc
-    finally:
-        client.close()
     return stored_url(request, config)
 
 
@@ -171,9 +183,13 @@ def _write_b(request: StoreRequest, data: bytes, mime: str, config: StoreConfig)
         meta["cacheControl"] = request.cache_control
     boundary = secrets.token_hex(16)
     body = (
-        f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{json.dumps(meta)}\r\n"
-        f"--{boundary}\r\nContent-Type: {mime}\r\n\r\n"
-    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
+        (
+            f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{json.dumps(meta)}\r\n"
+            f"--{boundary}\r\nContent-Type: {mime}\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
     url = f"{base}/upload/storage/v1/b/{quote(request.bucket, safe='')}/o?uploadType=multipart"
     headers = {
         "Authorization": f"Bearer {request.credentials['objstore_b_access_token']}",

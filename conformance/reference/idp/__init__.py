@@ -103,9 +103,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
         "scopes": SCOPES,
         "resource_scopes": RESOURCE_SCOPES,
         "access_token_ttl": access_token_ttl(),
-        "accounts": [
-            {k: v for k, v in vars(a).items() if v is not None} for a in layout.accounts
-        ],
+        "accounts": [{k: v for k, v in vars(a).items() if v is not None} for a in layout.accounts],
         "mutants": mutants,
     }
     config_file = ctx.data_dir / "idp-config.json"

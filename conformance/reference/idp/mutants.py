@@ -54,7 +54,7 @@ MUTANTS: list[Mutant] = [
         name="idp-dcr-client-forgotten",
         service="idp",
         rules=frozenset({"AUTH-DCR-02"}),
-        description="A dynamically registered client is deleted after its first token: reuse gets invalid_client.",
+        description="A registered client that got a token is deleted at its next authorization (invalid_client).",
         dependents=frozenset({"AUTH-REAUTH-01", "PROF-08"}),
     ),
     Mutant(
@@ -69,5 +69,25 @@ MUTANTS: list[Mutant] = [
         rules=frozenset({"AUTH-ASM-07"}),
         description="scopes_supported lists tools.admin, but a request for it fails with invalid_scope.",
         dependents=AFTER_FLOW,
+    ),
+    Mutant(
+        name="idp-cimd-refused",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-01"}),
+        description="CIMD is advertised, but no client metadata document is ever fetched (invalid_client).",
+        dependents=frozenset({"AUTH-CIMD-02", "AUTH-CIMD-03", "AUTH-CIMD-04", "AUTH-CIMD-05", "AUTH-CIMD-06"}),
+    ),
+    Mutant(
+        name="idp-cimd-no-private-key-jwt",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-02"}),
+        description="A CIMD client whose document asks for private_key_jwt is refused.",
+        dependents=frozenset({"AUTH-CIMD-03", "AUTH-CIMD-04", "AUTH-CIMD-05"}),
+    ),
+    Mutant(
+        name="idp-cimd-stable-only",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-06"}),
+        description="Callback-specific client documents (/oauth/{callback_id}/client.json) are refused.",
     ),
 ]

@@ -119,6 +119,18 @@ const provider = new Provider(config.issuer, {
       ack: 'draft-02',
       // Documents are re-read soon so that a harness can change its keys between runs.
       cacheDuration: { min: 1, max: 60 },
+      // idp-cimd-refused: metadata advertises CIMD, but no document is ever fetched.
+      // idp-cimd-stable-only: callback-specific documents (/oauth/{callback_id}/client.json) are refused.
+      allowFetch: async (ctx, clientId) => {
+        if (mutants.has('idp-cimd-refused')) return false;
+        if (mutants.has('idp-cimd-stable-only') && /\/oauth\/[^/]+\/client\.json$/.test(new URL(clientId).pathname)) {
+          return false;
+        }
+        return true;
+      },
+      // idp-cimd-no-private-key-jwt: a CIMD client that authenticates with private_key_jwt is refused.
+      allowClient: async (ctx, client) => !(mutants.has('idp-cimd-no-private-key-jwt')
+        && client.clientAuthMethod === 'private_key_jwt'),
     },
     resourceIndicators: {
       enabled: true,
@@ -180,14 +192,22 @@ if (mutants.has('idp-redirect-prefix')) {
   };
 }
 
+// idp-dcr-client-forgotten: a dynamically registered client that obtained a token is deleted when it starts its
+// next authorization (as if its registration expired between two connections).
+const usedClients = new Set();
 if (mutants.has('idp-dcr-client-forgotten')) {
-  // A dynamically registered client is dropped once it obtained its first token.
-  provider.on('grant.success', async (ctx) => {
-    const client = ctx.oidc.client;
-    if (client && !client.clientIdMetadataDocument && !config.static_client_ids?.includes(client.clientId)) {
-      await new ReferenceAdapter('Client').destroy(client.clientId);
-    }
+  provider.on('grant.success', (ctx) => {
+    const { client } = ctx.oidc;
+    if (client && !client.clientIdMetadataDocument) usedClients.add(client.clientId);
   });
+}
+
+async function forgetUsedClients(ctx) {
+  const clientId = ctx.query?.client_id;
+  if (ctx.path === '/auth' && typeof clientId === 'string' && usedClients.has(clientId)) {
+    usedClients.delete(clientId);
+    await new ReferenceAdapter('Client').destroy(clientId);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------- interactions
@@ -231,11 +251,11 @@ async function readForm(req) {
 }
 
 async function interactions(ctx, next) {
-  ctx.set('cache-control', 'no-store');
   if (ctx.path === '/healthz') {
     ctx.body = { status: 'ok' };
     return undefined;
   }
+  await forgetUsedClients(ctx);
   if (ctx.path === '/.well-known/oauth-authorization-server') {
     // RFC 8414 location of the same metadata (the library serves only the OpenID discovery path).
     ctx.path = '/.well-known/openid-configuration';
@@ -243,6 +263,7 @@ async function interactions(ctx, next) {
   }
   const match = /^\/interaction\/([^/]+)(?:\/(login|confirm|abort))?$/.exec(ctx.path);
   if (!match) return next();
+  ctx.set('cache-control', 'no-store');
   const [, , action] = match;
   const details = await provider.interactionDetails(ctx.req, ctx.res);
   const { uid, prompt, params } = details;

@@ -50,9 +50,15 @@ def pkce_pair() -> tuple[str, str]:
 
 
 class ScriptedClient:
-    def __init__(self, issuer: str, ca_file: str, *, metadata_path: str = "/.well-known/openid-configuration"):
-        self.http = httpx.Client(verify=ssl.create_default_context(cafile=ca_file), timeout=10.0, follow_redirects=False)
-        self.metadata: dict[str, Any] = self.http.get(issuer.rstrip("/") + metadata_path).raise_for_status().json()
+    def __init__(self, issuer: str, ca_file: str, *, metadata: dict[str, Any] | None = None):
+        """``metadata`` fixes the endpoints (probes that must not depend on what discovery says); default discovery."""
+        self.http = httpx.Client(
+            verify=ssl.create_default_context(cafile=ca_file), timeout=10.0, follow_redirects=False
+        )
+        if metadata is None:
+            url = issuer.rstrip("/") + "/.well-known/openid-configuration"
+            metadata = dict(self.http.get(url).raise_for_status().json())
+        self.metadata = metadata
         self.client_id: str | None = None
 
     def close(self) -> None:
@@ -130,7 +136,12 @@ class ScriptedClient:
     def exchange(
         self, code: str, verifier: str, resource: str | None, redirect_uri: str = REDIRECT_URI, **extra: str
     ) -> dict[str, Any]:
-        form = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier, "redirect_uri": redirect_uri}
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "code_verifier": verifier,
+            "redirect_uri": redirect_uri,
+        }
         if resource:
             form["resource"] = resource
         response = self.token(**form, **extra)

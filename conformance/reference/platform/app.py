@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from conformance.reference.platform import campaigns as camp
@@ -76,6 +76,8 @@ def _api(sandbox: Sandbox, handler: Handler) -> Callable[[Request], Awaitable[Re
             result = await handler(request, spec, body_text)
             return JSONResponse(result, headers=headers)
         except ApiError as exc:
+            if exc.status == 503 and "overload-not-json" in sandbox.mutants:
+                return PlainTextResponse("Service Unavailable", status_code=503, headers={**headers, **exc.headers})
             return exc.response({**headers, **exc.headers} if exc.headers else headers)
         except Exception:
             # A bug (or the 5xx mutant): still a JSON error, never a stack trace.

@@ -148,8 +148,10 @@ def check_targeting(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
                 "audience_not_eligible",
             )
     if included:
+        # (The both-sides mutant forgets the overlap here too, as an implementation without that check would.)
+        subtracted = [a for a in excluded if a not in both] if "same-audience-both-sides" in mutants else excluded
         population = sum(seeds.AUDIENCES[a]["approximate_size"] for a in included) - sum(
-            seeds.AUDIENCES[a]["approximate_size"] for a in excluded
+            seeds.AUDIENCES[a]["approximate_size"] for a in subtracted
         )
         if population < minimum:
             raise invalid(
@@ -276,8 +278,8 @@ def validate_create(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         "start_time": check_time("start_time", body.get("start_time")),
         "end_time": check_time("end_time", body.get("end_time")),
         "budget": check_budget(body["budget"], mutants),
-        "bidding_type": None
-        if "no-bidding-default" in mutants and "bidding_type" not in body
+        "bidding_type": "clicks"
+        if "wrong-bidding-default" in mutants and "bidding_type" not in body
         else bidding_type,
         "conversion_event_setting_ids": ces_ids,
         "mode": mode,

@@ -95,7 +95,9 @@ class Limiter:
                     "server_is_overloaded",
                     "The server is overloaded (sandbox fault switch). Retry after the indicated time.",
                     type_="service_unavailable_error",
-                    headers={**headers, "Retry-After": str(spec.fault_retry_after_s)},
+                    headers=headers
+                    if spec.fault_retry_after_s is None
+                    else {**headers, "Retry-After": str(spec.fault_retry_after_s)},
                 )
             return headers
 

@@ -26,7 +26,7 @@ class KeySpec:
     spend_cap_micros: int | None = None  # hard spend cap: 429 without Retry-After once reached
     micros_per_token: int = 1  # what one counted input token adds to the project's tracked spend
     fault_rate: float = 0.0  # share of requests answered 503 server_is_overloaded (deterministic spacing)
-    fault_retry_after_s: int = 1
+    fault_retry_after_s: int | None = 1  # None: the 503 carries no Retry-After
 
 
 # Documented sandbox keys (printed by `conformance up`); values are not secrets of any real service.

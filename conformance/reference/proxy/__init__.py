@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from conformance.reference._service import ServiceSpec, StackContext
 from conformance.reference.idp.layout import auth_layout
-from conformance.reference.proxy.app import create_app
 
 __all__ = ["create_app", "services"]
+
+
+def __getattr__(name: str) -> Any:
+    # Keep the stack's import of this package light: the app is only needed in the proxy process.
+    if name == "create_app":
+        from conformance.reference.proxy.app import create_app
+
+        return create_app
+    raise AttributeError(name)
 
 
 def services(ctx: StackContext) -> list[ServiceSpec]:

@@ -42,20 +42,26 @@ def rewrite_metadata(document: dict[str, Any], defects: frozenset[str]) -> dict[
     return doc
 
 
+def _rewrite_params(params: list[tuple[str, str]], defects: frozenset[str]) -> list[tuple[str, str]]:
+    if "proxy-drop-state" in defects:
+        params = [(k, v) for k, v in params if k != "state"]
+    if "proxy-strip-iss" in defects:
+        params = [(k, v) for k, v in params if k != "iss"]
+    elif "proxy-alter-iss" in defects:
+        params = [(k, "https://other-issuer.example.test" if k == "iss" else v) for k, v in params]
+    elif "proxy-issuer-trailing-slash" in defects:
+        params = [(k, v.rstrip("/") + "/" if k == "iss" else v) for k, v in params]
+    return params
+
+
 def rewrite_location(location: str, defects: frozenset[str]) -> str:
+    """The redirect with the mutant's change to its query or fragment parameters (untouched otherwise)."""
     parts = urlsplit(location)
     for part_name in ("query", "fragment"):
-        raw = getattr(parts, part_name)
-        params = parse_qsl(raw, keep_blank_values=True)
-        if not any(k == "iss" for k, _ in params):
-            continue
-        if "proxy-strip-iss" in defects:
-            params = [(k, v) for k, v in params if k != "iss"]
-        elif "proxy-alter-iss" in defects:
-            params = [(k, "https://other-issuer.example.test" if k == "iss" else v) for k, v in params]
-        elif "proxy-issuer-trailing-slash" in defects:
-            params = [(k, v.rstrip("/") + "/" if k == "iss" else v) for k, v in params]
-        parts = parts._replace(**{part_name: urlencode(params)})
+        params = parse_qsl(getattr(parts, part_name), keep_blank_values=True)
+        changed = _rewrite_params(params, defects)
+        if changed != params:
+            parts = parts._replace(**{part_name: urlencode(changed)})
     return urlunsplit(parts)
 
 
@@ -64,12 +70,21 @@ def _drop_resource(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def create_app(upstream: str, ca_file: str | None, defects: frozenset[str]) -> Starlette:
-    client = httpx.AsyncClient(base_url=upstream, verify=ssl.create_default_context(cafile=ca_file) if ca_file else True, timeout=15.0, follow_redirects=False)
+    client = httpx.AsyncClient(
+        base_url=upstream,
+        verify=ssl.create_default_context(cafile=ca_file) if ca_file else True,
+        timeout=15.0,
+        follow_redirects=False,
+    )
 
     async def forward(request: Request) -> Response:
         path = request.url.path
         if "proxy-no-metadata" in defects and path in METADATA_PATHS:
             return JSONResponse({"error": "not_found"}, 404)
+        if "proxy-dcr-broken" in defects and path == "/reg":
+            return JSONResponse({"error": "server_error", "error_description": "registration is unavailable"}, 500)
+        if "proxy-reject-id-token-hint" in defects and "id_token_hint" in request.query_params:
+            return JSONResponse({"error": "invalid_request", "error_description": "id_token_hint not accepted"}, 400)
         query = request.url.query
         body = await request.body()
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
@@ -85,6 +100,8 @@ def create_app(upstream: str, ca_file: str | None, defects: frozenset[str]) -> S
         out_headers = [(k, v) for k, v in upstream_response.headers.multi_items() if k.lower() not in HOP_BY_HOP]
         if path in METADATA_PATHS and upstream_response.status_code == 200:
             content = json.dumps(rewrite_metadata(upstream_response.json(), defects)).encode()
+        if "proxy-token-type-not-bearer" in defects and path == "/token" and upstream_response.status_code == 200:
+            content = json.dumps({**upstream_response.json(), "token_type": "mac"}).encode()
         location = upstream_response.headers.get("location")
         if location is not None:
             out_headers = [(k, v) for k, v in out_headers if k.lower() != "location"]

@@ -70,7 +70,39 @@ MUTANTS: list[Mutant] = [
         "proxy-no-metadata",
         {"AUTH-ASM-01"},
         "Neither well-known metadata document is served (404).",
-        AFTER_FLOW | {"AUTH-ASM-02", "AUTH-ASM-03", "AUTH-ASM-04", "AUTH-ASM-05", "AUTH-ASM-06", "AUTH-ASM-07",
-                      "AUTH-ASM-08", "AUTH-PRM-03"},
+        AFTER_FLOW
+        | {
+            "AUTH-ASM-02",
+            "AUTH-ASM-03",
+            "AUTH-ASM-04",
+            "AUTH-ASM-05",
+            "AUTH-ASM-06",
+            "AUTH-ASM-07",
+            "AUTH-ASM-08",
+            "AUTH-PRM-03",
+        },
+    ),
+    _m(
+        "proxy-drop-state",
+        {"AUTH-FLOW-01"},
+        "Authorization redirects lose the state parameter.",
+        AFTER_FLOW,
+    ),
+    _m(
+        "proxy-token-type-not-bearer",
+        {"AUTH-FLOW-02"},
+        'Token responses say token_type "mac" instead of Bearer.',
+        AFTER_FLOW,
+    ),
+    _m(
+        "proxy-dcr-broken",
+        {"AUTH-DCR-01"},
+        "The registration endpoint answers 500 while metadata advertises it.",
+        frozenset({"AUTH-DCR-02"}),
+    ),
+    _m(
+        "proxy-reject-id-token-hint",
+        {"AUTH-REAUTH-01"},
+        "Authorization requests carrying id_token_hint are refused (400) instead of honoured or ignored.",
     ),
 ]

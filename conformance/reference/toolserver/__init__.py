@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 from conformance.reference._service import ServiceSpec, StackContext
 from conformance.reference.idp.layout import TEST_ISSUER, auth_layout, write_private
-from conformance.reference.toolserver.app import ToolServerConfig, create_app
 
 __all__ = ["ToolServerConfig", "create_app", "services", "test_issuer_key"]
+
+
+def __getattr__(name: str) -> Any:
+    # The app pulls in the mcp SDK (about a second to import); the stack only needs services() from here.
+    if name in ("ToolServerConfig", "create_app"):
+        from conformance.reference.toolserver import app
+
+        return getattr(app, name)
+    raise AttributeError(name)
 
 
 def test_issuer_key(ctx: StackContext) -> tuple[str, str]:

@@ -134,9 +134,11 @@ class ToolServer:
         return "Bearer " + ", ".join(params)
 
     def auth_error(self, error: str, description: str, scope: str | None = None) -> mt.CallToolResult:
-        meta = None if "ts-omit-meta-challenge" in self.defects else {
-            "mcp/www_authenticate": [self.challenge(error, description, scope)]
-        }
+        meta = (
+            None
+            if "ts-omit-meta-challenge" in self.defects
+            else {"mcp/www_authenticate": [self.challenge(error, description, scope)]}
+        )
         return mt.CallToolResult(content=[mt.TextContent(type="text", text=description)], is_error=True, _meta=meta)
 
     # ------------------------------------------------------------------ declarations
@@ -449,6 +451,7 @@ def create_app(config: ToolServerConfig) -> Starlette:
                 ("ts-skip-exp", "skip-exp"),
                 ("ts-skip-nbf", "skip-nbf"),
                 ("ts-skip-iss", "skip-iss"),
+                ("ts-expects-other-audience", "expects-other-audience"),
             )
             if name in config.defects
         ),

@@ -13,6 +13,12 @@ _PROFILE_CALLS = {"PROF-06", "PROF-07", "PROF-08", "PROF-09", "PROF-10", "PROF-1
 
 MUTANTS: list[Mutant] = [
     # --- token checks (verifier)
+    _m(
+        "ts-expects-other-audience",
+        {"AUTH-TOK-01"},
+        "The audience check expects the resource with a trailing slash: every valid token is refused.",
+        {*(f"AUTH-TOK-0{i}" for i in range(2, 10)), "AUTH-TOOL-05", "AUTH-CHAL-01", *_PROFILE_CALLS},
+    ),
     _m("ts-skip-audience", {"AUTH-TOK-06"}, "Tokens issued for another resource (aud) are accepted."),
     _m("ts-accept-alg-none", {"AUTH-TOK-04"}, "Unsigned tokens (alg: none) are accepted."),
     _m(
@@ -77,7 +83,9 @@ MUTANTS: list[Mutant] = [
     _m("ts-profile-two-markers", {"PROF-01"}, "Two tools carry the profile marker.", _PROFILE_CALLS),
     _m("ts-profile-input-props", {"PROF-02"}, "The profile tool's inputSchema has a property and allows more."),
     _m("ts-profile-annotations", {"PROF-03"}, "The profile tool declares openWorldHint: true."),
-    _m("ts-profile-noauth", {"PROF-04"}, "The profile tool declares securitySchemes noauth (runtime still needs auth)."),
+    _m(
+        "ts-profile-noauth", {"PROF-04"}, "The profile tool declares securitySchemes noauth (runtime still needs auth)."
+    ),
     _m("ts-profile-output-schema", {"PROF-05"}, "The profile outputSchema allows extra properties and no id."),
     _m("ts-profile-text-mismatch", {"PROF-06"}, "The text content is not the same JSON as structuredContent."),
     _m(

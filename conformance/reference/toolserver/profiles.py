@@ -51,8 +51,8 @@ class ProfileStore:
         """The profile of this account, made on first sight with the display fields the token carries."""
         with self._db() as db:
             db.execute(
-                    "INSERT OR IGNORE INTO profiles (id, issuer, subject, name, email, nickname) VALUES (?, ?, ?, ?, ?, ?)",
-                    ("usr_" + secrets.token_hex(10), issuer, subject, *(display.get(f) for f in DISPLAY_FIELDS)),
+                "INSERT OR IGNORE INTO profiles (id, issuer, subject, name, email, nickname) VALUES (?, ?, ?, ?, ?, ?)",
+                ("usr_" + secrets.token_hex(10), issuer, subject, *(display.get(f) for f in DISPLAY_FIELDS)),
             )
         found = self.get(issuer, subject)
         assert found is not None

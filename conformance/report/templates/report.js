@@ -144,6 +144,20 @@
     }
   });
   more.addEventListener("click", function () { limit += PAGE; apply(); });
+  // A count in the matrix shows exactly those results: one suite, one status.
+  var matrix = doc.querySelector("table.matrix");
+  if (matrix) matrix.addEventListener("click", function (e) {
+    var link = e.target.closest("a[data-suite]");
+    if (!link) return;
+    reset();
+    form.querySelectorAll('input[name="suite"]').forEach(function (box) {
+      box.checked = box.value === link.getAttribute("data-suite");
+    });
+    form.querySelectorAll('input[name="status"]').forEach(function (box) {
+      box.checked = box.value === link.getAttribute("data-status");
+    });
+    apply();
+  });
   list.addEventListener("click", function (e) {
     var button = e.target.closest("button.copy");
     if (!button) return;

@@ -244,7 +244,7 @@ def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: 
 def test_bidding_type_and_conversion_event_immutable(
     campaigns_api: CampaignsApi, conformance_settings: Settings
 ) -> None:
-    campaign = campaigns_api.create_ok()
+    campaign = campaigns_api.create_ok(bidding_type="impressions")
     response = campaigns_api.update(campaign["id"], {"bidding_type": "clicks"})
     stored = _stored(campaigns_api, campaign["id"])
     expect(

@@ -150,7 +150,7 @@ class ImageServer:
 
         self.httpd = server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     @property
@@ -203,12 +203,15 @@ class S3Store:
     secret_access_key: str
     ca_bundle: Path | None
     written: list[str] = field(default_factory=list)
+    _client: Any = None
 
     def client(self) -> Any:
         import boto3
         from botocore.config import Config
 
-        return boto3.client(
+        if self._client is not None:
+            return self._client
+        self._client = boto3.client(
             "s3",
             endpoint_url=self.endpoint,
             region_name=self.region,
@@ -217,6 +220,7 @@ class S3Store:
             verify=str(self.ca_bundle) if self.ca_bundle else True,
             config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}, connect_timeout=5),
         )
+        return self._client
 
     def store_options(self, key: str, **overrides: Any) -> dict[str, Any]:
         self.written.append(key)

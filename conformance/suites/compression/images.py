@@ -79,7 +79,7 @@ def _save(image: Image.Image, mime: str, **kwargs: object) -> bytes:
 
 
 @cache
-def photo_pixels(width: int = 240, height: int = 160) -> Image.Image:
+def photo_pixels(width: int = 192, height: int = 128) -> Image.Image:
     """Photo-like content: smooth gradients, soft shapes and sensor-like noise."""
     rnd = random.Random(7)
     image = Image.new("RGB", (width, height))

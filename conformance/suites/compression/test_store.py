@@ -68,9 +68,7 @@ def test_store_objstore_b(api: Api, objstore_b: GcsStore | None, run_prefix: str
 
 
 @rule("IMG-STO-03")
-def test_store_refusals(
-    api: Api, objstore_a: S3Store | None, objstore_b: GcsStore | None, run_prefix: str
-) -> None:
+def test_store_refusals(api: Api, objstore_a: S3Store | None, objstore_b: GcsStore | None, run_prefix: str) -> None:
     if objstore_a is None:
         needs(*_NEED_A)
     location = api.upload("photo.jpg").location

@@ -1,0 +1,503 @@
+"""Checks over tool declarations and tool results (AUTH-TOOL-01/02/05/06, AUTH-CHAL-01/02).
+
+Every check returns a list of :class:`Problem` (empty = conforming) instead of raising, so that a check can report
+all defects of a target at once and say exactly where each one is. Inputs are untrusted JSON from the target:
+nothing here may crash on a hostile shape (wrong types, huge nesting, invalid schemas, unparseable challenges).
+
+Schemas are never fetched: ``$ref`` resolves only within the schema itself and the bundled metaschemas, so a
+declaration cannot make the host reach the network.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+
+from conformance.host.challenge import Challenge, ChallengeParseError, parse_www_authenticate
+
+DEFAULT_VENDOR = "openai"
+CHALLENGE_META_KEY = "mcp/www_authenticate"
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+SCHEME_TYPES = ("noauth", "oauth2")
+_EMPTY_REGISTRY: Registry[Any] = Registry()
+_MESSAGE_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One defect: the rule it breaks, where it is, and what is wrong."""
+
+    rule: str
+    where: str  # e.g. "tool 'search' (tools[0]).inputSchema"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def describe(problems: Iterable[Problem], limit: int = 20) -> str:
+    """A one-line verdict text for ``fail()``; long lists are cut with a count of the rest."""
+    items = [str(p) for p in problems]
+    text = "; ".join(items[:limit])
+    return text + (f"; … and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def is_json_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _short(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def tool_label(tool: Any, index: int | None = None) -> str:
+    name = tool.get("name") if isinstance(tool, Mapping) else None
+    at = f"tools[{index}]" if index is not None else "tool"
+    return f"tool {name!r} ({at})" if isinstance(name, str) else at
+
+
+# ----------------------------------------------------------------------------------------------- JSON Schema
+
+
+class SchemaChecker:
+    """Validity of JSON Schema documents, honouring ``$schema`` (Draft 2020-12 when absent).
+
+    Metaschema validators are built once per dialect: building one is far costlier than using it, and a target
+    may declare thousands of tools.
+    """
+
+    def __init__(self, default: type[Validator] = Draft202012Validator) -> None:
+        self.default = default
+        self._meta: dict[type[Validator], Validator] = {}
+
+    def dialect(self, schema: Mapping[str, Any]) -> type[Validator] | str:
+        """The validator class for ``schema``, or a message when ``$schema`` names no known dialect."""
+        uri = schema.get("$schema")
+        if uri is None:
+            return self.default
+        if not isinstance(uri, str):
+            return f"`$schema` must be a string, got {_short(uri)}"
+        cls = validator_for({"$schema": uri}, default=None)
+        if cls is None:
+            return f"`$schema` {uri!r} names no JSON Schema dialect the host knows"
+        return cls
+
+    def problems(self, schema: Any, *, require_object_type: bool = True) -> list[str]:
+        """Messages saying why ``schema`` is not a valid JSON Schema object (empty when it is)."""
+        if not isinstance(schema, Mapping):
+            return [f"must be a JSON Schema object, got {_short(schema)}"]
+        cls = self.dialect(schema)
+        if isinstance(cls, str):
+            return [cls]
+        meta = self._meta.get(cls)
+        if meta is None:
+            meta_cls = validator_for(cls.META_SCHEMA, default=cls)
+            meta = meta_cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+            self._meta[cls] = meta
+        found: list[str] = []
+        try:
+            error = best_match(meta.iter_errors(schema))
+        except RecursionError:
+            return ["is nested too deeply to check"]
+        except Unresolvable as exc:  # pragma: no cover - the metaschemas are bundled
+            return [f"cannot be checked: {exc}"]
+        if error is not None:
+            at = "/".join(str(p) for p in error.absolute_path)
+            found.append(f"is not a valid JSON Schema{f' at {at}' if at else ''}: {error.message[:_MESSAGE_CHARS]}")
+        if require_object_type:
+            kind = schema.get("type")
+            if kind != "object" and not (isinstance(kind, list) and kind == ["object"]):
+                found.append(f'must declare "type": "object" at its root (MCP), got {_short(kind)}')
+        return found
+
+    def compile(self, schema: Mapping[str, Any]) -> Validator:
+        """A validator for instances of ``schema`` (assumed valid), with no remote ``$ref`` resolution."""
+        cls = self.dialect(schema)
+        if isinstance(cls, str):
+            cls = self.default
+        return cls(schema, registry=_EMPTY_REGISTRY)
+
+
+# ------------------------------------------------------------------------------------ declarations: pieces
+
+
+def security_schemes_of(tool: Mapping[str, Any]) -> tuple[Any, str] | None:
+    """The declared ``securitySchemes`` and where they were found.
+
+    The contract puts them at the tool's top level; servers whose MCP serializer drops unknown fields put them
+    in ``_meta["securitySchemes"]`` (the Apps SDK location). Top level wins when both exist.
+    """
+    if "securitySchemes" in tool:
+        return tool["securitySchemes"], "securitySchemes"
+    meta = tool.get("_meta")
+    if isinstance(meta, Mapping) and "securitySchemes" in meta:
+        return meta["securitySchemes"], '_meta["securitySchemes"]'
+    return None
+
+
+def security_scheme_problems(schemes: Any) -> list[str]:
+    """AUTH-TOOL-02: an array of ``{type: noauth}`` or ``{type: oauth2, scopes: [string]}``.
+
+    ``noauth`` may carry an empty ``scopes`` array (it carries no scope); unknown extra keys are tolerated.
+    """
+    if not isinstance(schemes, list):
+        return [f"must be an array, got {_short(schemes)}"]
+    found: list[str] = []
+    for i, scheme in enumerate(schemes):
+        at = f"[{i}]"
+        if not isinstance(scheme, Mapping):
+            found.append(f"{at} must be an object, got {_short(scheme)}")
+            continue
+        kind = scheme.get("type")
+        if kind not in SCHEME_TYPES:
+            found.append(f"{at}.type must be 'noauth' or 'oauth2', got {_short(kind)}")
+            continue
+        scopes = scheme.get("scopes")
+        if kind == "noauth":
+            if "scopes" in scheme and scopes != []:
+                found.append(f"{at} is noauth but carries scopes {_short(scopes)}")
+        elif not isinstance(scopes, list):
+            found.append(f"{at} is oauth2 and needs a scopes array, got {_short(scopes)}")
+        else:
+            bad = [s for s in scopes if not isinstance(s, str)]
+            if bad:
+                found.append(f"{at}.scopes must hold strings only, got {_short(bad)}")
+    return found
+
+
+def annotation_problems(annotations: Any) -> list[str]:
+    """AUTH-TOOL-01: ``annotations`` is an object whose hints, when present, are booleans."""
+    if not isinstance(annotations, Mapping):
+        return [f"must be an object, got {_short(annotations)}"]
+    found = [
+        f"{hint} must be a boolean, got {_short(annotations[hint])}"
+        for hint in HINTS
+        if hint in annotations and not isinstance(annotations[hint], bool)
+    ]
+    if "title" in annotations and not isinstance(annotations["title"], str):
+        found.append(f"title must be a string, got {_short(annotations['title'])}")
+    return found
+
+
+MARKER_ABSENT = "absent"
+MARKER_TRUE = "true"
+MARKER_FALSE = "false"
+MARKER_INVALID = "invalid"
+
+
+def profile_marker(tool: Any, vendor: str = DEFAULT_VENDOR) -> str:
+    """State of ``_meta["<vendor>/profile"]``: absent, true, false or invalid (string, number, null, ...)."""
+    meta = tool.get("_meta") if isinstance(tool, Mapping) else None
+    key = f"{vendor}/profile"
+    if not isinstance(meta, Mapping) or key not in meta:
+        return MARKER_ABSENT
+    value = meta[key]
+    if value is True:
+        return MARKER_TRUE
+    if value is False:
+        return MARKER_FALSE
+    return MARKER_INVALID
+
+
+# ------------------------------------------------------------------------------------ declarations: checker
+
+
+@dataclass
+class ToolIndex:
+    """The tools of a listing by name, with their compiled output validators (built once, reused per result)."""
+
+    tools: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    validators: dict[str, Validator] = field(default_factory=dict)
+
+
+class DeclarationChecker:
+    """AUTH-TOOL-01, 02, 05, 06 over a tools/list answer; structuredContent validation with cached validators."""
+
+    def __init__(self, *, vendor: str = DEFAULT_VENDOR, default_dialect: type[Validator] = Draft202012Validator):
+        self.vendor = vendor
+        self.schemas = SchemaChecker(default_dialect)
+        # Keyed by the schema's canonical JSON: equal schemas (common across tools) compile once.
+        self._compiled: dict[str, Validator | None] = {}
+        self.index = ToolIndex()
+
+    # -- one tool
+
+    def check_tool(self, tool: Any, index: int | None = None) -> list[Problem]:
+        where = tool_label(tool, index)
+        if not isinstance(tool, Mapping):
+            return [Problem("AUTH-TOOL-01", where, f"a tool must be an object, got {_short(tool)}")]
+        found: list[Problem] = []
+
+        def add(rule: str, part: str, messages: Iterable[str]) -> None:
+            found.extend(Problem(rule, f"{where}{part}", m) for m in messages)
+
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            add("AUTH-TOOL-01", ".name", [f"must be a non-empty string, got {_short(name)}"])
+        if "description" not in tool:
+            add("AUTH-TOOL-01", ".description", ["is missing"])
+        elif not isinstance(tool["description"], str):
+            add("AUTH-TOOL-01", ".description", [f"must be a string, got {_short(tool['description'])}"])
+        if "inputSchema" not in tool:
+            add("AUTH-TOOL-01", ".inputSchema", ["is missing"])
+        else:
+            add("AUTH-TOOL-01", ".inputSchema", self.schemas.problems(tool["inputSchema"]))
+        output_ok = False
+        if "outputSchema" in tool:
+            output_problems = self.schemas.problems(tool["outputSchema"])
+            add("AUTH-TOOL-01", ".outputSchema", output_problems)
+            output_ok = not output_problems
+        if "annotations" in tool:
+            add("AUTH-TOOL-01", ".annotations", annotation_problems(tool["annotations"]))
+        meta = tool.get("_meta")
+        if "_meta" in tool and not isinstance(meta, Mapping):
+            add("AUTH-TOOL-01", "._meta", [f"must be an object, got {_short(meta)}"])
+        declared = security_schemes_of(tool)
+        if declared is not None:
+            schemes, location = declared
+            add("AUTH-TOOL-02", f".{location}", security_scheme_problems(schemes))
+        if profile_marker(tool, self.vendor) == MARKER_INVALID:
+            value = meta[f"{self.vendor}/profile"]  # type: ignore[index]
+            add(
+                "AUTH-TOOL-06",
+                f'._meta["{self.vendor}/profile"]',
+                [f"must be a boolean (true marks the profile tool), got {_short(value)}"],
+            )
+        if isinstance(name, str) and name:
+            self.index.tools[name] = tool
+            validator = self._validator(tool["outputSchema"]) if output_ok else None
+            if validator is not None:
+                self.index.validators[name] = validator
+            else:
+                self.index.validators.pop(name, None)
+        return found
+
+    def _validator(self, schema: Mapping[str, Any]) -> Validator | None:
+        try:
+            key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError):
+            return None
+        if key not in self._compiled:
+            self._compiled[key] = self.schemas.compile(schema)
+        return self._compiled[key]
+
+    # -- a listing
+
+    def check_tools(self, tools: Any) -> list[Problem]:
+        """Every tool of a (merged, all pages) tools/list answer; also flags duplicate names."""
+        if not isinstance(tools, list):
+            return [Problem("AUTH-TOOL-01", "tools", f"must be an array, got {_short(tools)}")]
+        self.index = ToolIndex()
+        found: list[Problem] = []
+        seen: dict[str, int] = {}
+        for i, tool in enumerate(tools):
+            found.extend(self.check_tool(tool, i))
+            name = tool.get("name") if isinstance(tool, Mapping) else None
+            if isinstance(name, str) and name:
+                if name in seen:
+                    found.append(
+                        Problem("AUTH-TOOL-01", tool_label(tool, i), f"duplicates the name of tools[{seen[name]}]")
+                    )
+                else:
+                    seen[name] = i
+        return found
+
+    def profile_marker_problems(self, tools: Sequence[Any]) -> list[Problem]:
+        """AUTH-TOOL-06 alone (a check deciding only that rule)."""
+        return [p for i, t in enumerate(tools) for p in self.check_tool(t, i) if p.rule == "AUTH-TOOL-06"]
+
+    # -- results
+
+    def check_result(self, tool_name: str, result: Any) -> list[Problem]:
+        """AUTH-TOOL-05: the result's ``structuredContent`` validates against the tool's ``outputSchema``.
+
+        Also the result shape of the contract (content items ``{type: text, text: string}``, boolean isError)
+        as AUTH-TOOL-05 problems, since a result that is not a result cannot be validated. Error results
+        (``isError: true``) are exempt from the output schema, as in MCP.
+        """
+        where = f"result of {tool_name!r}"
+        shape = result_shape_problems(result)
+        found = [Problem("AUTH-TOOL-05", where, m) for m in shape]
+        if not isinstance(result, Mapping) or result.get("isError") is True:
+            return found
+        validator = self.index.validators.get(tool_name)
+        if validator is None:
+            return found
+        if "structuredContent" not in result:
+            missing = "the tool declares an outputSchema but returned no structuredContent"
+            return [*found, Problem("AUTH-TOOL-05", where, missing)]
+        structured = result["structuredContent"]
+        try:
+            error = best_match(validator.iter_errors(structured))
+        except Unresolvable as exc:
+            return [*found, Problem("AUTH-TOOL-05", where, f"outputSchema has a $ref that does not resolve: {exc}")]
+        except RecursionError:
+            return [*found, Problem("AUTH-TOOL-05", where, "structuredContent is nested too deeply to validate")]
+        if error is not None:
+            at = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            found.append(
+                Problem("AUTH-TOOL-05", f"{where}.structuredContent", f"at {at}: {error.message[:_MESSAGE_CHARS]}")
+            )
+        return found
+
+
+def result_shape_problems(result: Any) -> list[str]:
+    """The contract's tool result shape: content array of text items, object structuredContent, boolean isError."""
+    if not isinstance(result, Mapping):
+        return [f"a tool result must be an object, got {_short(result)}"]
+    found: list[str] = []
+    content = result.get("content")
+    if not isinstance(content, list):
+        found.append(f"content must be an array, got {_short(content)}")
+    else:
+        for i, item in enumerate(content):
+            if not isinstance(item, Mapping):
+                found.append(f"content[{i}] must be an object, got {_short(item)}")
+            elif item.get("type") == "text" and not isinstance(item.get("text"), str):
+                found.append(f"content[{i}] is a text item whose text is not a string: {_short(item.get('text'))}")
+    if "structuredContent" in result and not isinstance(result["structuredContent"], Mapping):
+        found.append(f"structuredContent must be an object, got {_short(result['structuredContent'])}")
+    if "isError" in result and not isinstance(result["isError"], bool):
+        found.append(f"isError must be a boolean, got {_short(result['isError'])}")
+    return found
+
+
+# ------------------------------------------------------------------------------------------ challenges
+
+
+@dataclass
+class ChallengeCheck:
+    """AUTH-CHAL-01 verdict over one tool result, with the Bearer challenges that parsed."""
+
+    problems: list[Problem]
+    challenges: list[Challenge]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def has_error_and_description(self) -> bool:
+        """What the linking UI needs (AUTH-CHAL-02): some Bearer challenge with both parameters non-empty."""
+        return any(_filled(c.get("error")) and _filled(c.get("error_description")) for c in self.challenges)
+
+    def first(self, name: str) -> str | None:
+        """A parameter of the first Bearer challenge carrying it (e.g. ``error``, ``scope``)."""
+        for challenge in self.challenges:
+            value = challenge.get(name)
+            if value is not None:
+                return value
+        return None
+
+
+REQUIRED_CHALLENGE_PARAMS = ("resource_metadata", "error", "error_description")
+
+
+def _filled(value: str | None) -> bool:
+    return value is not None and value.strip() != ""
+
+
+def check_challenge_result(result: Any, *, rule: str = "AUTH-CHAL-01") -> ChallengeCheck:
+    """An auth failure inside a tool call: ``isError`` true, a text content item, and
+    ``_meta["mcp/www_authenticate"]``: a non-empty array of strings, each exactly one Bearer challenge with
+    non-empty ``resource_metadata``, ``error`` and ``error_description``.
+    """
+    where = "auth error result"
+    found: list[Problem] = []
+    challenges: list[Challenge] = []
+
+    def add(part: str, message: str) -> None:
+        found.append(Problem(rule, where + part, message))
+
+    if not isinstance(result, Mapping):
+        add("", f"must be a tool result object, got {_short(result)}")
+        return ChallengeCheck(found, challenges)
+    if result.get("isError") is not True:
+        add(".isError", f"must be true, got {_short(result.get('isError'))}")
+    content = result.get("content")
+    texts = (
+        [item for item in content if isinstance(item, Mapping) and item.get("type") == "text"]
+        if isinstance(content, list)
+        else []
+    )
+    if not any(isinstance(item.get("text"), str) for item in texts):
+        add(".content", "has no text item ({type: text, text: string})")
+    meta = result.get("_meta")
+    if not isinstance(meta, Mapping) or CHALLENGE_META_KEY not in meta:
+        add(f'._meta["{CHALLENGE_META_KEY}"]', "is missing")
+        return ChallengeCheck(found, challenges)
+    values = meta[CHALLENGE_META_KEY]
+    part = f'._meta["{CHALLENGE_META_KEY}"]'
+    if not isinstance(values, list) or not values:
+        add(part, f"must be a non-empty array of strings, got {_short(values)}")
+        return ChallengeCheck(found, challenges)
+    for i, value in enumerate(values):
+        at = f"{part}[{i}]"
+        if not isinstance(value, str):
+            add(at, f"must be a string, got {_short(value)}")
+            continue
+        try:
+            parsed = parse_www_authenticate(value)
+        except ChallengeParseError as exc:
+            add(at, f"is not a parseable challenge ({exc}): {value[:120]!r}")
+            continue
+        if len(parsed) != 1 or parsed[0].scheme.lower() != "bearer":
+            schemes = [c.scheme for c in parsed]
+            add(at, f"must be exactly one Bearer challenge, got schemes {schemes}")
+            continue
+        challenge = parsed[0]
+        challenges.append(challenge)
+        missing = [name for name in REQUIRED_CHALLENGE_PARAMS if not _filled(challenge.get(name))]
+        if missing:
+            add(at, f"Bearer challenge lacks {', '.join(missing)}")
+    return ChallengeCheck(found, challenges)
+
+
+@dataclass
+class LinkingSummary:
+    """AUTH-CHAL-02: whether the host would show the account-linking UI, and which condition is missing."""
+
+    missing: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing
+
+
+def linking_ui_summary(
+    *,
+    metadata_published: bool,
+    tool: Mapping[str, Any] | None,
+    challenge: ChallengeCheck | None,
+) -> LinkingSummary:
+    """All three must hold: protected-resource metadata published (PRM-01); the tool whose call failed declares
+    well-formed ``securitySchemes`` (TOOL-02); its runtime challenge carries ``error`` and ``error_description``.
+    """
+    missing: list[str] = []
+    if not metadata_published:
+        missing.append("the protected resource metadata is not published (AUTH-PRM-01)")
+    declared = security_schemes_of(tool) if isinstance(tool, Mapping) else None
+    if declared is None:
+        missing.append("the tool declares no securitySchemes")
+    elif security_scheme_problems(declared[0]):
+        missing.append("the tool's securitySchemes are malformed (AUTH-TOOL-02)")
+    if challenge is None:
+        missing.append("no auth error result was obtained")
+    elif not challenge.has_error_and_description:
+        missing.append(
+            f'the result\'s _meta["{CHALLENGE_META_KEY}"] has no Bearer challenge with both error and error_description'
+        )
+    return LinkingSummary(missing)

@@ -1,0 +1,375 @@
+"""The profile tool (PROF-01 … PROF-07, PROF-10, PROF-12): find it, judge its declaration and its result.
+
+Every function returns a list of messages (empty = conforming) and never raises on hostile input, so that a check
+can report all defects at once. PROF-05's "equivalent to the profile record schema" is decided semantically: the
+declared outputSchema is compiled and must accept and reject the same probe records as the record schema shipped in
+``conformance/schemas/profile-record.schema.json`` (whatever the spelling: ``$defs``, ``allOf``, ``[^\\s]``, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from referencing.exceptions import Unresolvable
+
+from conformance.host.declarations import (
+    DEFAULT_VENDOR,
+    MARKER_TRUE,
+    SchemaChecker,
+    is_json_number,
+    profile_marker,
+    security_scheme_problems,
+    security_schemes_of,
+)
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "profile-record.schema.json"
+OPTIONAL_FIELDS = ("name", "email", "nickname")
+RECORD_FIELDS = ("id", *OPTIONAL_FIELDS)
+# Values that stand for "unknown" rather than a real display value (compared stripped and case-insensitively).
+PLACEHOLDERS = frozenset({"", "unknown", "n/a", "none", "null", "undefined"})
+# Shorter needles (an email local part "a", a name "Al") would flag ordinary ids by coincidence.
+MIN_ENCODED_CHARS = 3
+
+
+@cache
+def record_schema() -> dict[str, Any]:
+    """The profile record schema shipped with the harness."""
+    document: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return document
+
+
+@cache
+def _record_validator() -> Draft202012Validator:
+    return Draft202012Validator(record_schema())
+
+
+def _short(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# ----------------------------------------------------------------------------------------------- PROF-01
+
+
+@dataclass
+class ProfileToolSearch:
+    """Which tools carry ``_meta["<vendor>/profile"]: true``."""
+
+    marked: list[Mapping[str, Any]] = field(default_factory=list)
+
+    @property
+    def tool(self) -> Mapping[str, Any] | None:
+        """The profile tool when exactly one is designated."""
+        return self.marked[0] if len(self.marked) == 1 else None
+
+    @property
+    def names(self) -> list[str]:
+        return [str(t.get("name")) for t in self.marked]
+
+    def problems(self) -> list[str]:
+        """PROF-01: at most one. (None at all is not a problem: report it as INFO.)"""
+        if len(self.marked) > 1:
+            return [f"{len(self.marked)} tools carry the profile marker, at most one may: {self.names}"]
+        return []
+
+
+def find_profile_tool(tools: Sequence[Any], vendor: str = DEFAULT_VENDOR) -> ProfileToolSearch:
+    """The tools marked as the profile tool: exactly boolean true (a string "true" marks nothing, AUTH-TOOL-06)."""
+    return ProfileToolSearch([t for t in tools if isinstance(t, Mapping) and profile_marker(t, vendor) == MARKER_TRUE])
+
+
+# ----------------------------------------------------------------------------------------- declaration
+
+
+def input_schema_problems(tool: Mapping[str, Any]) -> list[str]:
+    """PROF-02: inputSchema is an object schema with no properties and ``additionalProperties: false``."""
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, Mapping):
+        return [f"inputSchema must be a JSON Schema object, got {_short(schema)}"]
+    found = [f"inputSchema {m}" for m in SchemaChecker().problems(schema)]
+    properties = schema.get("properties")
+    if properties not in (None, {}):
+        found.append(f"inputSchema must declare no properties, got {_short(properties)}")
+    if schema.get("additionalProperties") is not False:
+        found.append(
+            f"inputSchema must set additionalProperties: false, got {_short(schema.get('additionalProperties'))}"
+        )
+    for keyword in ("patternProperties", "required"):
+        if schema.get(keyword) not in (None, {}, []):
+            found.append(f"inputSchema must not declare {keyword}, got {_short(schema[keyword])}")
+    return found
+
+
+def annotation_problems(tool: Mapping[str, Any]) -> list[str]:
+    """PROF-03: readOnlyHint true, destructiveHint false, openWorldHint false (absent hints default otherwise)."""
+    annotations = tool.get("annotations")
+    if not isinstance(annotations, Mapping):
+        return [f"annotations must be an object with the three hints, got {_short(annotations)}"]
+    wanted = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
+    return [
+        f"annotations.{hint} must be {str(value).lower()}, got {_short(annotations.get(hint, '<absent>'))}"
+        for hint, value in wanted.items()
+        if annotations.get(hint) is not value
+    ]
+
+
+def security_problems(tool: Mapping[str, Any]) -> list[str]:
+    """PROF-04: securitySchemes declares oauth2 (and, the tool being authenticated, not noauth)."""
+    declared = security_schemes_of(tool)
+    if declared is None:
+        return ["securitySchemes is missing; the profile tool must declare oauth2"]
+    schemes, location = declared
+    shape = security_scheme_problems(schemes)
+    if shape:
+        return [f"{location}{m}" for m in shape]
+    kinds = [s.get("type") for s in schemes]
+    found = []
+    if "oauth2" not in kinds:
+        found.append(f"{location} must declare oauth2, got {kinds}")
+    if "noauth" in kinds:
+        found.append(f"{location} declares noauth: the profile tool is authenticated, never anonymous")
+    return found
+
+
+def _equivalence_probes() -> tuple[list[tuple[Any, str]], list[tuple[Any, str]]]:
+    accept: list[tuple[Any, str]] = [
+        ({"id": "a"}, "a one-character id"),
+        ({"id": "42"}, "a numeric id serialized as a string"),
+        ({"id": " a "}, "an id with surrounding spaces"),
+        ({"id": "usr 01\tx"}, "an id with inner whitespace"),
+        ({"id": "ü-✓"}, "a non-ASCII id"),
+        ({"id": "x" * 300}, "a long id"),
+        ({"id": "u1", "name": "Ada", "email": "ada@example.com", "nickname": "work"}, "all four fields"),
+        ({"id": "u1", "name": ""}, "an empty name (a string)"),
+        ({"id": "u1", "email": ""}, "an empty email (a string)"),
+        ({"id": "u1", "nickname": ""}, "an empty nickname (a string)"),
+        ({"id": "u1", "email": "not an email"}, "any string as email"),
+        ({"id": "u1", "nickname": "n" * 500}, "a long nickname"),
+    ]
+    reject: list[tuple[Any, str]] = [
+        ({}, "a record without id"),
+        ({"name": "Ada"}, "a record without id"),
+        ({"id": ""}, "an empty id"),
+        ({"id": " "}, "a whitespace-only id"),
+        ({"id": "\t\n "}, "a whitespace-only id"),
+        ({"id": 42}, "a numeric id"),
+        ({"id": None}, "a null id"),
+        ({"id": ["a"]}, "an array id"),
+        ({"id": "u1", "extra": "x"}, "an additional property"),
+        ({"id": "u1", "profile": {"id": "u1"}}, "an additional property"),
+        ({"id": "u1", "name": 1}, "a non-string name"),
+        ({"id": "u1", "email": None}, "a null email"),
+        ({"id": "u1", "nickname": True}, "a non-string nickname"),
+        (["u1"], "a non-object record"),
+        ("u1", "a non-object record"),
+    ]
+    return accept, reject
+
+
+def output_schema_problems(tool: Mapping[str, Any]) -> list[str]:
+    """PROF-05: outputSchema is equivalent to the profile record schema (decided by probe records)."""
+    schema = tool.get("outputSchema")
+    if schema is None:
+        return ["outputSchema is missing; it must be the profile record schema"]
+    checker = SchemaChecker()
+    invalid = checker.problems(schema)
+    if invalid:
+        return [f"outputSchema {m}" for m in invalid]
+    validator = checker.compile(schema)
+    accept, reject = _equivalence_probes()
+    found: list[str] = []
+    told: set[str] = set()  # one message per kind of difference
+    try:
+        for record, what in accept:
+            if what not in told and best_match(validator.iter_errors(record)) is not None:
+                found.append(f"outputSchema rejects {what} {_short(record)} that the record schema allows")
+                told.add(what)
+        for record, what in reject:
+            if what not in told and validator.is_valid(record):
+                found.append(f"outputSchema accepts {what} {_short(record)} that the record schema forbids")
+                told.add(what)
+    except (Unresolvable, RecursionError) as exc:
+        return [f"outputSchema cannot be evaluated: {type(exc).__name__}: {exc}"[:300]]
+    return found
+
+
+def declaration_problems(tool: Mapping[str, Any]) -> dict[str, list[str]]:
+    """PROF-02 … PROF-05 by rule ID."""
+    return {
+        "PROF-02": input_schema_problems(tool),
+        "PROF-03": annotation_problems(tool),
+        "PROF-04": security_problems(tool),
+        "PROF-05": output_schema_problems(tool),
+    }
+
+
+# ---------------------------------------------------------------------------------------------- result
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON value equality: unlike Python's ``==``, true is not 1 and 1.0 is 1 only as numbers."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if is_json_number(a) and is_json_number(b):
+        return bool(a == b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is not type(b):
+        return False
+    return bool(a == b)
+
+
+def _strict_loads(text: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def result_problems(result: Any) -> list[str]:
+    """PROF-06: isError false, the profile in structuredContent (fields at the top level), and exactly one text
+    content item whose JSON equals structuredContent. An absent isError is false, as in MCP.
+    """
+    if not isinstance(result, Mapping):
+        return [f"the result must be an object, got {_short(result)}"]
+    found: list[str] = []
+    if result.get("isError", False) is not False:
+        found.append(f"isError must be false, got {_short(result.get('isError'))}")
+    structured = result.get("structuredContent")
+    if not isinstance(structured, dict):
+        found.append(f"structuredContent must hold the profile object, got {_short(structured)}")
+    elif "id" not in structured:
+        nested = [k for k, v in structured.items() if isinstance(v, Mapping) and "id" in v]
+        if nested:
+            found.append(f"profile fields are nested under {nested[0]!r}; they must sit at the top level")
+    content = result.get("content")
+    texts = (
+        [item for item in content if isinstance(item, Mapping) and item.get("type") == "text"]
+        if isinstance(content, list)
+        else []
+    )
+    if len(texts) != 1:
+        found.append(f"content must hold exactly one text item with the profile JSON, found {len(texts)}")
+        return found
+    text = texts[0].get("text")
+    if not isinstance(text, str):
+        found.append(f"the text item's text must be a string, got {_short(text)}")
+        return found
+    try:
+        parsed = _strict_loads(text)
+    except (ValueError, RecursionError):
+        found.append(f"the text item is not JSON: {text[:80]!r}")
+        return found
+    if isinstance(structured, dict) and not json_equal(parsed, structured):
+        found.append(f"the text item's JSON {_short(parsed)} differs from structuredContent {_short(structured)}")
+    return found
+
+
+def id_problems(record: Any) -> list[str]:
+    """PROF-07: ``id`` is a string with a non-whitespace character (numeric ids must be serialized as strings)."""
+    if not isinstance(record, Mapping) or "id" not in record:
+        return ["the profile has no id"]
+    pid = record["id"]
+    if not isinstance(pid, str):
+        hint = " (serialize numeric provider ids as strings)" if is_json_number(pid) else ""
+        return [f"id must be a string, got {_short(pid)}{hint}"]
+    if not pid.strip():
+        return [f"id must contain a non-whitespace character, got {pid!r}"]
+    return []
+
+
+def validate_profile_record(record: Any) -> list[str]:
+    """The record against the shipped schema (every error, by path), plus PROF-07 in Python terms."""
+    try:
+        errors = sorted(_record_validator().iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
+    except RecursionError:
+        return ["the profile is nested too deeply to validate"]
+    found = [f"at {'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message[:200]}" for e in errors]
+    if isinstance(record, Mapping) and isinstance(record.get("id"), str) and record["id"] and not record["id"].strip():
+        found.append("id must contain a non-whitespace character")  # Python's isspace is wider than ECMA's \s
+    return found
+
+
+def _alnum(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def id_encoding_problems(record: Any, *, known: Mapping[str, str] | None = None) -> list[str]:
+    """PROF-10: the id is not, and does not contain, the email, its local part, the display name or an
+    organization (case-insensitive; also with separators dropped). ``known`` adds identity facts the harness
+    has from elsewhere (the test account's email, name, organization).
+    """
+    if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
+        return []
+    pid = record["id"]
+    facts: list[tuple[str, str]] = []
+    for source in (record, known or {}):
+        for key in ("email", "name", "organization"):
+            value = source.get(key)
+            if isinstance(value, str):
+                facts.append((key, value))
+                if key == "email" and "@" in value:
+                    facts.append(("email local part", value.rsplit("@", 1)[0]))
+    found: list[str] = []
+    reported: set[str] = set()
+    for what, value in facts:
+        needle = value.strip()
+        if len(needle) < MIN_ENCODED_CHARS or what in reported:
+            continue
+        plain = _alnum(needle)
+        if needle.casefold() in pid.casefold() or (len(plain) >= MIN_ENCODED_CHARS and plain in _alnum(pid)):
+            found.append(f"id {pid!r} encodes the {what} {needle!r}")
+            reported.add(what)
+    return found
+
+
+def invented_field_problems(record: Any) -> list[str]:
+    """PROF-12: optional display fields that are present hold real values, not null, "" or a placeholder."""
+    if not isinstance(record, Mapping):
+        return []
+    found: list[str] = []
+    for key in OPTIONAL_FIELDS:
+        if key not in record:
+            continue
+        value = record[key]
+        if value is None:
+            found.append(f"{key} is null; omit an unavailable field instead")
+        elif isinstance(value, str) and value.strip().casefold() in PLACEHOLDERS:
+            found.append(f"{key} is the placeholder {value!r}; omit an unavailable field instead")
+    return found
+
+
+@dataclass
+class ProfileVerdicts:
+    """Every result rule over one profile-tool result, keyed by rule ID (empty list = passed)."""
+
+    record: dict[str, Any] | None
+    problems: dict[str, list[str]]
+
+
+def judge_result(result: Any, *, known: Mapping[str, str] | None = None) -> ProfileVerdicts:
+    """PROF-06, 07, 10, 12 over one result; the record is ``structuredContent`` when it is an object."""
+    structured = result.get("structuredContent") if isinstance(result, Mapping) else None
+    record = structured if isinstance(structured, dict) else None
+    return ProfileVerdicts(
+        record=record,
+        problems={
+            "PROF-06": result_problems(result),
+            "PROF-07": id_problems(record),
+            "PROF-10": id_encoding_problems(record, known=known),
+            "PROF-12": invented_field_problems(record),
+        },
+    )

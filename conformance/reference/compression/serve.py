@@ -1,0 +1,80 @@
+"""Serving the sandbox with uvicorn over TLS; the ``plain_http`` mutant also answers plain HTTP on the same port.
+
+For that mutant a small TCP front peeks at the first byte of each connection: a TLS handshake (0x16) goes to the
+TLS server, anything else to a plain-HTTP server of the same app, both on internal loopback ports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import uvicorn
+
+from conformance.reference._service import free_port
+
+TLS_HANDSHAKE = b"\x16"
+
+
+class SandboxServer:
+    def __init__(self, app: Any, host: str, port: int, certfile: str, keyfile: str, *, plain_http: bool = False):
+        self.host, self.port, self.plain_http = host, port, plain_http
+        tls_port = free_port(host) if plain_http else port
+        common: dict[str, Any] = {"host": host, "log_level": "warning", "server_header": False}
+        self.tls = uvicorn.Server(
+            uvicorn.Config(app, port=tls_port, ssl_certfile=certfile, ssl_keyfile=keyfile, **common)
+        )
+        self.plain = uvicorn.Server(uvicorn.Config(app, port=free_port(host), **common)) if plain_http else None
+        self._front: asyncio.Server | None = None
+
+    @property
+    def started(self) -> bool:
+        servers_up = self.tls.started and (self.plain is None or self.plain.started)
+        return servers_up and (not self.plain_http or self._front is not None)
+
+    def stop(self) -> None:
+        self.tls.should_exit = True
+        if self.plain is not None:
+            self.plain.should_exit = True
+
+    def run(self) -> None:
+        asyncio.run(self.serve())
+
+    async def serve(self) -> None:
+        if self.plain is None:
+            await self.tls.serve()
+            return
+        self._front = await asyncio.start_server(self._route, self.host, self.port)
+        try:
+            await asyncio.gather(self.tls.serve(), self.plain.serve())
+        finally:
+            self._front.close()
+
+    async def _route(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        assert self.plain is not None
+        try:
+            first = await asyncio.wait_for(reader.read(1), timeout=10)
+            if not first:
+                return
+            port = self.tls.config.port if first == TLS_HANDSHAKE else self.plain.config.port
+            back_reader, back_writer = await asyncio.open_connection(self.host, port)
+            back_writer.write(first)
+            await asyncio.gather(_pipe(reader, back_writer), _pipe(back_reader, writer))
+        except (OSError, TimeoutError):
+            return
+        finally:
+            with contextlib.suppress(OSError):
+                writer.close()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await reader.read(65536):
+            writer.write(chunk)
+            await writer.drain()
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            writer.close()

@@ -1,0 +1,72 @@
+"""Options of the auth suite: the host's client identity, how the user logs in, and what extra probes need."""
+
+from __future__ import annotations
+
+from conformance.config import OptionSpec
+
+OPTIONS: list[OptionSpec] = [
+    OptionSpec(
+        "client_metadata_url",
+        "public https origin where the host's CIMD documents and JWKS are reachable by the authorization server "
+        "(default: the harness serves them itself on 127.0.0.1; see `conformance cimd export`)",
+    ),
+    OptionSpec(
+        "client_key",
+        "PEM private key (EC P-256 or RSA) the host signs private_key_jwt assertions with (default: a new key per run)",
+        kind="path",
+    ),
+    OptionSpec(
+        "publisher_host",
+        "address the harness's CIMD publisher listens on",
+        default="127.0.0.1",
+    ),
+    OptionSpec("publisher_port", "port of the CIMD publisher (0: a free port)", kind="int", default=0),
+    OptionSpec("publisher_certfile", "TLS certificate (PEM chain) of the CIMD publisher", kind="path"),
+    OptionSpec("publisher_keyfile", "TLS private key of the CIMD publisher", kind="path"),
+    OptionSpec(
+        "redirect_base",
+        "base of the host's redirect URIs: stable = this URL, callback-specific = this URL/{callback_id} "
+        "(default: {client_metadata_url}/oauth/callback)",
+    ),
+    OptionSpec(
+        "client_registration",
+        "how the host identifies itself: auto (CIMD when advertised, else DCR, else the predefined client), "
+        "cimd, dcr or predefined",
+        default="auto",
+    ),
+    OptionSpec("client_id", "predefined OAuth client id registered at the authorization server"),
+    OptionSpec("client_secret", "secret of the predefined client", secret=True),
+    OptionSpec(
+        "client_auth_method",
+        "token endpoint auth method of the predefined client (default: negotiated with the metadata)",
+    ),
+    OptionSpec("login_driver", "how the user logs in: form, browser or manual", default="form"),
+    OptionSpec(
+        "login_steps", "TOML file of login and consent steps (default: the bundled reference steps)", kind="path"
+    ),
+    OptionSpec("login_timeout", "seconds the manual login driver waits for the callback", kind="float", default=300.0),
+    OptionSpec("test_user", "login of the test account (environment or config file only)", secret=True),
+    OptionSpec("test_password", "password of the test account", secret=True),
+    OptionSpec("test_user_2", "login of a second test account (PROF-09)", secret=True),
+    OptionSpec("test_password_2", "password of the second test account", secret=True),
+    OptionSpec(
+        "alt_resource",
+        "a second resource the authorization server issues tokens for and the target must refuse (AUTH-TOK-06)",
+    ),
+    OptionSpec(
+        "max_expiry_wait",
+        "longest access-token lifetime (seconds) the harness waits out to test expiry (AUTH-TOK-05)",
+        kind="float",
+        default=120.0,
+    ),
+    OptionSpec(
+        "workspace_domain",
+        "email domain of a workspace that restricts linking to it (AUTH-WS-01)",
+    ),
+    OptionSpec(
+        "legacy_stable_redirect",
+        "the tool server was published before callback-specific redirects: keep the stable redirect URI",
+        kind="bool",
+        default=False,
+    ),
+]

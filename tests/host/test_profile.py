@@ -1,0 +1,403 @@
+"""The profile tool rules, driven by Hypothesis against oracles restated here (or known by construction)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from conformance.host.profile import (
+    SCHEMA_PATH,
+    annotation_problems,
+    declaration_problems,
+    find_profile_tool,
+    id_encoding_problems,
+    id_problems,
+    input_schema_problems,
+    invented_field_problems,
+    judge_result,
+    output_schema_problems,
+    record_schema,
+    result_problems,
+    security_problems,
+    validate_profile_record,
+)
+
+MISSING: Any = object()
+HYPOTHESIS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FIELDS = ("id", "name", "email", "nickname")
+PLACEHOLDER_WORDS = ["", " ", "unknown", "Unknown", "N/A", "n/a", "none", "NONE", "null", "undefined"]
+
+CANONICAL = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "minLength": 1, "pattern": "\\S"},
+        "name": {"type": "string"},
+        "email": {"type": "string"},
+        "nickname": {"type": "string"},
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
+PROFILE_TOOL = {
+    "name": "whoami",
+    "description": "Who is signed in.",
+    "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+    "outputSchema": CANONICAL,
+    "annotations": {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False},
+    "securitySchemes": [{"type": "oauth2", "scopes": ["profile"]}],
+    "_meta": {"openai/profile": True},
+}
+
+# ------------------------------------------------------------------------------------------- oracles
+
+
+def has_visible_char(value: str) -> bool:
+    return any(not ch.isspace() for ch in value)
+
+
+def oracle_record_ok(record: Any) -> bool:
+    if type(record) is not dict or "id" not in record or not set(record) <= set(FIELDS):
+        return False
+    if type(record["id"]) is not str or not has_visible_char(record["id"]):
+        return False
+    return all(type(record[k]) is str for k in FIELDS[1:] if k in record)
+
+
+def oracle_invented(record: dict[str, Any]) -> set[str]:
+    placeholders = {"", "unknown", "n/a", "none", "null", "undefined"}
+    return {
+        k
+        for k in FIELDS[1:]
+        if k in record and (record[k] is None or (type(record[k]) is str and record[k].strip().lower() in placeholders))
+    }
+
+
+# ---------------------------------------------------------------------------------------- generators
+
+ids = st.one_of(
+    st.text(min_size=1, max_size=12),
+    st.sampled_from(["", " ", "\t\n", "\u00a0", "usr_01", "42", " a "]),
+    st.integers(),
+    st.none(),
+    st.just(MISSING),
+)
+display = st.one_of(
+    st.text(max_size=12), st.sampled_from(PLACEHOLDER_WORDS), st.none(), st.integers(), st.just(MISSING)
+)
+
+
+@st.composite
+def records(draw: st.DrawFn) -> Any:
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.sampled_from([[], "u1", 1, None, [{"id": "u1"}]]))
+    record: dict[str, Any] = {}
+    for key, strategy in (("id", ids), ("name", display), ("email", display), ("nickname", display)):
+        value = draw(strategy)
+        if value is not MISSING:
+            record[key] = value
+    if draw(st.integers(0, 4)) == 0:
+        record[draw(st.sampled_from(["extra", "profile", "Id", "sub"]))] = draw(st.text(max_size=3))
+    return record
+
+
+# --------------------------------------------------------------------------------------- record rules
+
+
+def test_shipped_schema_is_a_valid_2020_12_schema() -> None:
+    Draft202012Validator.check_schema(record_schema())
+    assert json.loads(SCHEMA_PATH.read_text())["required"] == ["id"]
+
+
+@HYPOTHESIS
+@given(records())
+def test_record_validator_matches_the_oracle(record: Any) -> None:
+    assert (not validate_profile_record(record)) == oracle_record_ok(record)
+
+
+@HYPOTHESIS
+@given(records())
+def test_id_rule_matches_the_oracle(record: Any) -> None:
+    expected = type(record) is dict and type(record.get("id")) is str and has_visible_char(record["id"])
+    assert (not id_problems(record)) == expected
+
+
+@HYPOTHESIS
+@given(records())
+def test_invented_fields_match_the_oracle(record: Any) -> None:
+    found = invented_field_problems(record)
+    expected = oracle_invented(record) if type(record) is dict else set()
+    assert {m.split(" ", 1)[0] for m in found} == expected
+
+
+def test_numeric_id_hint() -> None:
+    assert id_problems({"id": 1234}) == ["id must be a string, got 1234 (serialize numeric provider ids as strings)"]
+
+
+# ------------------------------------------------------------------------------------------- PROF-10
+
+
+@st.composite
+def identity_cases(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
+    local = draw(st.text(alphabet="abcdefghij.", min_size=1, max_size=8))
+    email = f"{local}@example.com"
+    name = draw(st.sampled_from(["Ada Lovelace", "Al", "Grace Hopper", "Émile Zola"]))
+    how = draw(st.sampled_from(["opaque", "email", "local", "name", "name-joined", "upper"]))
+    pid = {
+        "opaque": "usr_01HZX9K2M3",
+        "email": email,
+        "local": f"u-{local}-1",
+        "name": f"{name}#7",
+        "name-joined": "id_" + "".join(c for c in name.lower() if c.isalnum()),
+        "upper": email.upper(),
+    }[how]
+    needles = {"email": email, "local": local, "name": name, "name-joined": name, "upper": email}
+    # Too-short needles (under 3 visible characters) are ignored on purpose.
+    alnum = "".join(c for c in needles.get(how, "").casefold() if c.isalnum())
+    encoded = how != "opaque" and len(needles[how].strip()) >= 3 and len(alnum) >= 3
+    if how == "local" and len(local.strip()) < 3:
+        encoded = False
+    return {"id": pid, "name": name, "email": email}, encoded
+
+
+@HYPOTHESIS
+@given(identity_cases())
+def test_id_encoding_matches_construction(case: tuple[dict[str, Any], bool]) -> None:
+    record, encoded = case
+    found = id_encoding_problems(record)
+    if encoded:
+        assert found
+    elif record["id"] == "usr_01HZX9K2M3":
+        assert found == []
+
+
+def test_id_encoding_uses_known_identity_and_organization() -> None:
+    record = {"id": "acme-corp-0042"}
+    assert id_encoding_problems(record) == []
+    assert id_encoding_problems(record, known={"organization": "ACME Corp"}) == [
+        "id 'acme-corp-0042' encodes the organization 'ACME Corp'"
+    ]
+    assert id_encoding_problems({"id": "x", "email": 5}) == []
+
+
+# ------------------------------------------------------------------------------------------- PROF-06
+
+
+@st.composite
+def results(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
+    record = {"id": "u1", "name": draw(st.text(max_size=6)), "score": draw(st.sampled_from([1, 1.0, True, None]))}
+    result: dict[str, Any] = {"structuredContent": record}
+    defect = draw(st.sampled_from(["none", "none", "is-error", "no-text", "two-texts", "different", "type-drift",
+                                   "not-json", "nested", "nan", "missing-iserror"]))  # fmt: skip
+    text = json.dumps(record)
+    content: list[Any] = [{"type": "text", "text": text}]
+    result["isError"] = False
+    if defect == "is-error":
+        result["isError"] = draw(st.sampled_from([True, "false", 0]))
+    elif defect == "no-text":
+        content = [{"type": "image", "data": ""}]
+    elif defect == "two-texts":
+        content = [*content, {"type": "text", "text": text}]
+    elif defect == "different":
+        content = [{"type": "text", "text": json.dumps({**record, "id": "u2"})}]
+    elif defect == "type-drift":
+        score = record["score"]
+        # 1, 1.0 and True are one dict key in Python, so no lookup table here.
+        swap = "1" if isinstance(score, float) else 1 if score is True else 0 if score is None else True
+        drifted = {**record, "score": swap}
+        content = [{"type": "text", "text": json.dumps(drifted)}]
+        if json.dumps(drifted) == text:
+            defect = "none"
+    elif defect == "not-json":
+        content = [{"type": "text", "text": "Profile: u1"}]
+    elif defect == "nested":
+        result["structuredContent"] = {"profile": record}
+        content = [{"type": "text", "text": json.dumps({"profile": record})}]
+    elif defect == "nan":
+        content = [{"type": "text", "text": text.replace('"u1"', "NaN", 1)}]
+    elif defect == "missing-iserror":
+        del result["isError"]  # MCP's default is false
+        defect = "none"
+    if draw(st.booleans()):
+        content = [{"type": "image", "data": ""}, *content]  # non-text items do not count
+    result["content"] = content
+    return result, defect == "none"
+
+
+@HYPOTHESIS
+@given(results())
+def test_result_rule_matches_construction(case: tuple[dict[str, Any], bool]) -> None:
+    result, ok = case
+    assert (not result_problems(result)) == ok, result_problems(result)
+
+
+def test_nested_fields_are_named() -> None:
+    result = {"isError": False, "structuredContent": {"profile": {"id": "u"}}, "content": []}
+    assert "nested under 'profile'" in result_problems(result)[0]
+
+
+def test_judge_result_gathers_every_rule() -> None:
+    record = {"id": "ada@example.com", "email": "ada@example.com", "name": "N/A"}
+    result = {"isError": False, "structuredContent": record, "content": [{"type": "text", "text": json.dumps(record)}]}
+    verdicts = judge_result(result)
+    assert verdicts.record == record
+    assert verdicts.problems["PROF-06"] == [] and verdicts.problems["PROF-07"] == []
+    assert verdicts.problems["PROF-10"] and verdicts.problems["PROF-12"] == [
+        "name is the placeholder 'N/A'; omit an unavailable field instead"
+    ]
+
+
+@HYPOTHESIS
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+                    lambda x: st.lists(x, max_size=3) | st.dictionaries(st.text(max_size=4), x, max_size=3)))  # fmt: skip
+def test_hostile_results_never_crash(value: Any) -> None:
+    verdicts = judge_result(value)
+    assert all(isinstance(v, list) for v in verdicts.problems.values())
+    assert isinstance(declaration_problems(value if isinstance(value, dict) else {}), dict)
+
+
+# ---------------------------------------------------------------------------- PROF-01 … PROF-05
+
+
+@HYPOTHESIS
+@given(st.lists(st.sampled_from([True, False, "true", 1, None, MISSING]), max_size=5))
+def test_profile_tool_search_counts_only_boolean_true(markers: list[Any]) -> None:
+    tools = [{"name": f"t{i}", "_meta": {} if m is MISSING else {"openai/profile": m}} for i, m in enumerate(markers)]
+    search = find_profile_tool(tools)
+    marked = [i for i, m in enumerate(markers) if m is True]
+    assert search.names == [f"t{i}" for i in marked]
+    assert bool(search.problems()) == (len(marked) > 1)
+    assert (search.tool is not None) == (len(marked) == 1)
+
+
+def test_the_canonical_declaration_passes_every_rule() -> None:
+    assert declaration_problems(PROFILE_TOOL) == {"PROF-02": [], "PROF-03": [], "PROF-04": [], "PROF-05": []}
+
+
+def test_the_reference_tool_servers_schema_is_equivalent() -> None:
+    from conformance.reference.toolserver.app import PROFILE_OUTPUT_SCHEMA
+
+    assert output_schema_problems({"outputSchema": PROFILE_OUTPUT_SCHEMA}) == []
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object"},
+        {"type": "object", "additionalProperties": False, "properties": {}, "required": []},
+    ],
+)
+def test_empty_input_schema_forms(schema: dict[str, Any]) -> None:
+    problems = input_schema_problems({"inputSchema": schema})
+    assert bool(problems) == ("additionalProperties" not in schema)
+
+
+@pytest.mark.parametrize(
+    ("schema", "fragment"),
+    [
+        (
+            {"type": "object", "properties": {"account": {"type": "string"}}, "additionalProperties": False},
+            "properties",
+        ),
+        ({"type": "object", "additionalProperties": False, "patternProperties": {".": {}}}, "patternProperties"),
+        ({"type": "object", "additionalProperties": False, "required": ["a"]}, "required"),
+        ({"type": "array"}, "type"),
+        (None, "JSON Schema object"),
+    ],
+)
+def test_input_schema_defects(schema: Any, fragment: str) -> None:
+    assert any(fragment in p for p in input_schema_problems({"inputSchema": schema}))
+
+
+@pytest.mark.parametrize(
+    ("annotations", "count"),
+    [
+        ({"readOnlyHint": True, "destructiveHint": False, "openWorldHint": True}, 1),
+        ({"readOnlyHint": True}, 2),  # absent hints default to destructive and open-world in MCP
+        ({"readOnlyHint": "true", "destructiveHint": 0, "openWorldHint": False}, 2),
+        (None, 1),
+    ],
+)
+def test_annotation_rule(annotations: Any, count: int) -> None:
+    assert len(annotation_problems({"annotations": annotations})) == count
+
+
+@pytest.mark.parametrize(
+    ("tool", "ok"),
+    [
+        ({"securitySchemes": [{"type": "oauth2", "scopes": []}]}, True),
+        ({"_meta": {"securitySchemes": [{"type": "oauth2", "scopes": ["p"]}]}}, True),
+        ({"securitySchemes": [{"type": "noauth"}]}, False),
+        ({"securitySchemes": [{"type": "noauth"}, {"type": "oauth2", "scopes": []}]}, False),
+        ({"securitySchemes": [{"type": "oauth2"}]}, False),
+        ({}, False),
+    ],
+)
+def test_security_rule(tool: dict[str, Any], ok: bool) -> None:
+    assert (not security_problems(tool)) == ok
+
+
+def _mutated(path: list[Any], value: Any) -> dict[str, Any]:
+    schema = copy.deepcopy(CANONICAL)
+    target: Any = schema
+    for key in path[:-1]:
+        target = target[key]
+    if value is MISSING:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return schema
+
+
+EQUIVALENT = [
+    _mutated(["properties", "id", "pattern"], "[^\\s]"),
+    _mutated(["properties", "id", "minLength"], MISSING),  # the pattern alone implies a length of 1
+    {**CANONICAL, "$schema": "http://json-schema.org/draft-07/schema#"},
+    {
+        "$defs": {"text": {"type": "string"}},
+        "type": "object",
+        "properties": {
+            "id": {"allOf": [{"$ref": "#/$defs/text"}, {"pattern": "\\S"}]},
+            "name": {"$ref": "#/$defs/text"},
+            "email": {"$ref": "#/$defs/text"},
+            "nickname": {"$ref": "#/$defs/text"},
+        },
+        "required": ["id"],
+        "additionalProperties": False,
+    },
+]
+NOT_EQUIVALENT = [
+    _mutated(["required"], []),
+    _mutated(["required"], ["id", "name"]),
+    _mutated(["additionalProperties"], True),
+    _mutated(["additionalProperties"], MISSING),
+    _mutated(["properties", "id", "pattern"], MISSING),
+    _mutated(["properties", "id", "minLength"], 5),
+    _mutated(["properties", "id", "type"], ["string", "integer"]),
+    _mutated(["properties", "name"], MISSING),
+    _mutated(["properties", "email", "type"], ["string", "null"]),
+    _mutated(["properties", "extra"], {"type": "string"}),
+    _mutated(["properties", "nickname", "minLength"], 1),
+    {"type": "object", "properties": {"profile": CANONICAL}, "required": ["profile"]},
+]
+
+
+@pytest.mark.parametrize("schema", EQUIVALENT)
+def test_equivalent_spellings_pass(schema: dict[str, Any]) -> None:
+    assert output_schema_problems({"outputSchema": schema}) == []
+
+
+@pytest.mark.parametrize("schema", NOT_EQUIVALENT)
+def test_non_equivalent_schemas_fail(schema: dict[str, Any]) -> None:
+    assert output_schema_problems({"outputSchema": schema})
+
+
+def test_equivalence_messages_say_which_record_differs() -> None:
+    (problem,) = output_schema_problems({"outputSchema": _mutated(["properties", "id", "pattern"], MISSING)})
+    assert problem == 'outputSchema accepts a whitespace-only id {"id": " "} that the record schema forbids'
+    assert output_schema_problems({}) == ["outputSchema is missing; it must be the profile record schema"]

@@ -1,0 +1,349 @@
+"""IdP and proxy mutants: each starts (for real) and differs from the reference IdP in exactly its defect.
+
+The probes talk to fixed endpoint paths of the reference IdP (not to what discovery says), so that a mutant of
+the metadata does not change what the flows observe; origins are normalized so stacks on other ports compare.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+import uvicorn
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from jwt.algorithms import ECAlgorithm
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from conformance.reference._service import free_port
+from conformance.reference.idp.layout import load_layout
+from conformance.reference.idp.mutants import MUTANTS as IDP_MUTANTS
+from conformance.reference.idp.scripted import REDIRECT_URI, FlowError, ScriptedClient, pkce_pair
+from conformance.reference.proxy.mutants import MUTANTS as PROXY_MUTANTS
+from conformance.reference.stack import Stack, running_stack
+
+METADATA_KEYS = (
+    "issuer",
+    "code_challenge_methods_supported",
+    "authorization_response_iss_parameter_supported",
+    "token_endpoint",
+    "registration_endpoint",
+    "client_id_metadata_document_supported",
+    "token_endpoint_auth_methods_supported",
+    "scopes_supported",
+)
+FOOTPRINT: dict[str, set[str]] = {
+    "idp-pkce-optional": {"no_pkce"},
+    "idp-code-reuse": {"code_reuse"},
+    "idp-jti-replay": {"jti_replay"},
+    "idp-redirect-prefix": {"redirect_prefix"},
+    "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
+    "idp-cimd-refused": {"cimd_none", "cimd_pkjwt"},
+    "idp-cimd-no-private-key-jwt": {"cimd_pkjwt"},
+    "idp-cimd-stable-only": {"cimd_none"},
+    "proxy-drop-state": {"flow_state", "id_token_hint", "admin_scope", "no_pkce"},
+    "proxy-token-type-not-bearer": {"token_type"},
+    "proxy-dcr-broken": {"dcr"},
+    "proxy-reject-id-token-hint": {"id_token_hint"},
+    "idp-email-unverified": {"userinfo_verified"},
+    "idp-advertised-scope-refused": {"metadata", "admin_scope"},
+    "proxy-strip-iss": {"flow_iss", "deny_iss"},
+    "proxy-alter-iss": {"flow_iss", "deny_iss"},
+    "proxy-issuer-trailing-slash": {"metadata", "flow_iss", "deny_iss"},
+    "proxy-drop-s256": {"metadata"},
+    "proxy-iss-unadvertised": {"metadata"},
+    "proxy-drop-resource": {"token_aud"},
+    "proxy-http-token-endpoint": {"metadata"},
+    "proxy-no-client-identification": {"metadata"},
+    "proxy-secret-methods-only": {"metadata"},
+    "proxy-no-metadata": {"metadata"},
+}
+
+
+def _normalize(value: Any, origin: str) -> Any:
+    return json.loads(json.dumps(value).replace(origin, "ORIGIN"))
+
+
+def _assertion(key: ec.EllipticCurvePrivateKey, client_id: str, audience: str) -> str:
+    now = int(time.time())
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": now,
+        "exp": now + 60,
+        "jti": secrets.token_hex(8),
+    }
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return jwt.encode(claims, pem, algorithm="ES256", headers={"kid": "c1"})
+
+
+def observe(stack: Stack) -> dict[str, Any]:
+    layout = load_layout(stack.data_dir)
+    origin, issuer, resource = layout.issuer, layout.issuer, layout.resource
+    alice = layout.accounts[0]
+    ca = str(stack.ca_file)
+    endpoints = {
+        "issuer": issuer,
+        "authorization_endpoint": origin + "/auth",
+        "token_endpoint": origin + "/token",
+        "registration_endpoint": origin + "/reg",
+        "userinfo_endpoint": origin + "/me",
+    }
+    scope = "openid email profile tools.read tools.write"
+    seen: dict[str, Any] = {}
+
+    def client(**metadata: Any) -> ScriptedClient:
+        # Registered at the IdP itself, so that a broken registration endpoint (a proxy mutant) shows only in
+        # the "dcr" probe; the client is then used through the issuer's origin like any other.
+        c = ScriptedClient(issuer, ca, metadata={**endpoints, "registration_endpoint": layout.idp_url + "/reg"})
+        c.register(**metadata)
+        c.metadata = endpoints
+        return c
+
+    def authorize(c: ScriptedClient, **kw: Any) -> dict[str, str] | str:
+        args: dict[str, Any] = {"login": alice.login, "password": alice.password, "resource": resource, "scope": scope}
+        args.update(kw)
+        try:
+            return c.authorize(**args).params
+        except FlowError:
+            return "refused"
+
+    with httpx.Client(verify=ssl.create_default_context(cafile=ca), timeout=10) as http:
+        statuses = []
+        for path in ("/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"):
+            answer = http.get(origin + path)
+            statuses.append(answer.status_code)
+            if answer.status_code == 200:
+                seen["metadata"] = _normalize({k: answer.json().get(k) for k in METADATA_KEYS}, origin)
+        seen["metadata"] = (statuses, seen.get("metadata"))
+
+    with httpx.Client(verify=ssl.create_default_context(cafile=ca), timeout=10) as http:
+        registration = http.post(endpoints["registration_endpoint"], json={"redirect_uris": [REDIRECT_URI]})
+        seen["dcr"] = registration.status_code, "client_id" in registration.json()
+
+    main = client()
+    verifier, challenge = pkce_pair()
+    params = authorize(main, challenge=challenge, extra={"state": "state-123"})
+    assert isinstance(params, dict) and "code" in params, params
+    seen["flow_iss"] = _normalize(params.get("iss"), origin)
+    seen["flow_state"] = params.get("state")
+    tokens = main.exchange(params["code"], verifier, resource)
+    seen["token_type"] = tokens["token_type"]
+    try:
+        seen["token_aud"] = jwt.decode(tokens["access_token"], options={"verify_signature": False})["aud"] == resource
+    except jwt.PyJWTError:
+        seen["token_aud"] = "opaque"
+    again = main.token(
+        grant_type="authorization_code",
+        code=params["code"],
+        code_verifier=verifier,
+        redirect_uri=REDIRECT_URI,
+        resource=resource,
+    )
+    seen["code_reuse"] = again.status_code == 200
+    verifier2, challenge2 = pkce_pair()
+    second = authorize(main, challenge=challenge2)
+    reused = (
+        main.token(
+            grant_type="authorization_code",
+            code=second["code"],
+            code_verifier=verifier2,
+            redirect_uri=REDIRECT_URI,
+            resource=resource,
+        ).status_code
+        if isinstance(second, dict) and "code" in second
+        else second
+    )
+    seen["client_reuse"] = reused
+    hinted = authorize(main, challenge=pkce_pair()[1], extra={"id_token_hint": tokens["id_token"]})
+    seen["id_token_hint"] = sorted(set(hinted) - {"iss"}) if isinstance(hinted, dict) else hinted
+    main.close()
+
+    denier = client()
+    denied = authorize(denier, challenge=pkce_pair()[1], decision="deny")
+    seen["deny_iss"] = _normalize(
+        denied if isinstance(denied, str) else (denied.get("error"), denied.get("iss")), origin
+    )
+    # Parameter names only (iss aside: flow_iss and deny_iss observe it).
+    seen["no_pkce"] = sorted(set(authorize(denier, challenge=None)) - {"iss"})
+    admin = authorize(denier, challenge=pkce_pair()[1], scope="openid tools.read tools.admin")
+    seen["admin_scope"] = sorted(set(admin) - {"iss"})
+    seen["redirect_prefix"] = authorize(denier, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI + "/elsewhere")
+    seen["redirect_prefix"] = "refused" if seen["redirect_prefix"] == "refused" else "redirected"
+    # UserInfo: a token without resource is for the UserInfo endpoint.
+    verifier3, challenge3 = pkce_pair()
+    got = authorize(denier, challenge=challenge3, resource=None, scope="openid email")
+    assert isinstance(got, dict), got
+    userinfo_token = denier.exchange(got["code"], verifier3, None)["access_token"]
+    info = denier.http.get(endpoints["userinfo_endpoint"], headers={"authorization": f"Bearer {userinfo_token}"})
+    seen["userinfo_verified"] = info.json().get("email_verified")
+    denier.close()
+
+    # private_key_jwt: an assertion used twice is a replay.
+    key = ec.generate_private_key(ec.SECP256R1())
+    jwk = json.loads(ECAlgorithm.to_jwk(key.public_key()))
+    jwk.update(kid="c1", use="sig", alg="ES256")
+    signer = client(
+        token_endpoint_auth_method="private_key_jwt",
+        token_endpoint_auth_signing_alg="ES256",
+        jwks={"keys": [jwk]},
+    )
+    assert signer.client_id is not None
+    verifier4, challenge4 = pkce_pair()
+    got = authorize(signer, challenge=challenge4)
+    assert isinstance(got, dict), got
+    assertion = _assertion(key, signer.client_id, endpoints["token_endpoint"])
+    kind = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    first = signer.exchange(got["code"], verifier4, resource, client_assertion_type=kind, client_assertion=assertion)
+    replay = signer.token(
+        grant_type="refresh_token",
+        refresh_token=first["refresh_token"],
+        resource=resource,
+        client_assertion_type=kind,
+        client_assertion=assertion,
+    )
+    seen["jti_replay"] = replay.status_code == 200
+    signer.close()
+
+    # CIMD: documents published on loopback with the stack's certificate.
+    with publish_cimd(stack, jwk) as (stable, callback):
+        cimd = ScriptedClient(issuer, ca, metadata=endpoints)
+        cimd.client_id = callback  # token_endpoint_auth_method none
+        verifier5, challenge5 = pkce_pair()
+        got = authorize(cimd, challenge=challenge5)
+        seen["cimd_none"] = (
+            cimd.token(
+                grant_type="authorization_code",
+                code=got["code"],
+                code_verifier=verifier5,
+                redirect_uri=REDIRECT_URI,
+                resource=resource,
+            ).status_code
+            if isinstance(got, dict) and "code" in got
+            else got
+        )
+        cimd.client_id = stable  # private_key_jwt with the JWKS next to the document
+        verifier6, challenge6 = pkce_pair()
+        got = authorize(cimd, challenge=challenge6)
+        seen["cimd_pkjwt"] = (
+            cimd.token(
+                grant_type="authorization_code",
+                code=got["code"],
+                code_verifier=verifier6,
+                redirect_uri=REDIRECT_URI,
+                resource=resource,
+                client_assertion_type=kind,
+                client_assertion=_assertion(key, stable, endpoints["token_endpoint"]),
+            ).status_code
+            if isinstance(got, dict) and "code" in got
+            else got
+        )
+        cimd.close()
+    return seen
+
+
+@contextmanager
+def publish_cimd(stack: Stack, jwk: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """An HTTPS server on loopback with the stack's certificate: a stable client document using private_key_jwt
+    (JWKS at /oauth/jwks.json) and a callback-specific one using none. Yields the two client ids."""
+    port = free_port()
+    origin = f"https://127.0.0.1:{port}"
+    stable, callback = f"{origin}/oauth/client.json", f"{origin}/oauth/cb1/client.json"
+    base = {
+        "redirect_uris": [REDIRECT_URI],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "client_name": "conformance test host",
+    }
+
+    async def stable_doc(request: Request) -> JSONResponse:
+        return JSONResponse(
+            {
+                **base,
+                "client_id": stable,
+                "token_endpoint_auth_method": "private_key_jwt",
+                "token_endpoint_auth_signing_alg": "ES256",
+                "jwks_uri": f"{origin}/oauth/jwks.json",
+            }
+        )
+
+    async def callback_doc(request: Request) -> JSONResponse:
+        return JSONResponse({**base, "client_id": callback, "token_endpoint_auth_method": "none"})
+
+    async def jwks(request: Request) -> JSONResponse:
+        return JSONResponse({"keys": [jwk]})
+
+    app = Starlette(
+        routes=[
+            Route("/oauth/client.json", stable_doc),
+            Route("/oauth/cb1/client.json", callback_doc),
+            Route("/oauth/jwks.json", jwks),
+        ]
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            ssl_certfile=str(stack.data_dir / "server.pem"),
+            ssl_keyfile=str(stack.data_dir / "server-key.pem"),
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield stable, callback
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def reference(auth_stack: Stack) -> dict[str, Any]:
+    return observe(auth_stack)
+
+
+def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
+    statuses, metadata = reference["metadata"]
+    assert statuses == [200, 200]
+    assert metadata["issuer"] == "ORIGIN" and metadata["code_challenge_methods_supported"] == ["S256"]
+    assert reference["flow_iss"] == "ORIGIN" and reference["deny_iss"] == ["access_denied", "ORIGIN"]
+    assert reference["token_aud"] is True
+    assert reference["code_reuse"] is False and reference["client_reuse"] == 200
+    assert reference["no_pkce"] == ["error", "error_description", "state"]
+    assert reference["redirect_prefix"] == "refused"
+    assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
+    assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200
+    assert reference["dcr"] == (201, True) and reference["flow_state"] == "state-123"
+    assert reference["token_type"] == "Bearer" and reference["id_token_hint"] == ["code", "state"]
+
+
+def test_every_idp_and_proxy_mutant_has_a_footprint() -> None:
+    assert {m.name for m in [*IDP_MUTANTS, *PROXY_MUTANTS]} == set(FOOTPRINT)
+
+
+@pytest.mark.parametrize("name", sorted(FOOTPRINT))
+def test_mutant_differs_in_exactly_its_defect(name: str, reference: dict[str, Any], tmp_path: Path) -> None:
+    service = "proxy" if name.startswith("proxy-") else "idp"
+    with running_stack(services=[service], mutants=[name], data_dir=tmp_path) as stack:
+        mutant = observe(stack)
+    changed = {probe for probe in reference if reference[probe] != mutant.get(probe)}
+    assert changed == FOOTPRINT[name], {p: (reference[p], mutant.get(p)) for p in changed | FOOTPRINT[name]}

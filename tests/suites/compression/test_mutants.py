@@ -1,0 +1,65 @@
+"""The compression suite proven both ways: every IMG rule passes on the reference sandbox, and each mutant fails
+exactly its rules (plus at most its dependents). The object stores are shared; each run gets its own sandbox,
+served in this process (the subprocess form is covered by the reference tests)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conformance.reference.compression.mutants import MUTANTS
+from conformance.rules import RULES
+from conformance.testing import RunResult, run_harness
+from tests.reference.compression.stack import running_stores, serving_sandbox
+
+IMG_RULES = {rule_id for rule_id, rule in RULES.items() if rule.suite == "compression"}
+CASES = ["reference", *sorted(m.name for m in MUTANTS)]
+BY_NAME = {m.name: m for m in MUTANTS}
+WORKERS = 3  # runs in flight: each is one sandbox process plus one pytest process
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunResult]:
+    root = tmp_path_factory.mktemp("compression-matrix")
+
+    with running_stores(root / "stores") as stores:
+
+        def run(case: str) -> RunResult:
+            mutants = frozenset() if case == "reference" else frozenset({case})
+            with serving_sandbox(stores, case, mutants) as sandbox:
+                report_dir = root / "reports" / case
+                report_dir.mkdir(parents=True)
+                return run_harness(["--suite", "compression", "-q"], report_dir, env=sandbox.settings, timeout=300)
+
+        with ThreadPoolExecutor(WORKERS) as pool:
+            return dict(zip(CASES, pool.map(run, CASES), strict=True))
+
+
+def _describe(result: RunResult) -> str:
+    lines = [f"{r['rule']}: {r['status']} {r.get('message') or ''}"[:300] for r in result.report["results"]]
+    return "\n".join(lines) + f"\n--- stdout tail ---\n{result.stdout[-1500:]}"
+
+
+def test_reference_passes_every_rule(matrix: dict[str, RunResult]) -> None:
+    result = matrix["reference"]
+    statuses = result.statuses()
+    assert set(statuses) == IMG_RULES, _describe(result)
+    assert {s for s in statuses.values()} == {"passed"}, _describe(result)
+    assert result.exit_code == 0
+
+
+@pytest.mark.parametrize("name", CASES[1:])
+def test_mutant_fails_exactly_its_rules(matrix: dict[str, RunResult], name: str) -> None:
+    mutant = BY_NAME[name]
+    result = matrix[name]
+    assert not result.with_status("error"), _describe(result)
+    failed = result.failed_rules
+    assert mutant.rules <= failed, f"{name} did not trip {sorted(mutant.rules - failed)}\n{_describe(result)}"
+    unexpected = failed - mutant.rules - mutant.dependents
+    assert not unexpected, f"{name} also tripped {sorted(unexpected)}\n{_describe(result)}"
+
+
+def test_every_rule_has_a_mutant() -> None:
+    proven = set().union(*(m.rules for m in MUTANTS))
+    assert proven == IMG_RULES, sorted(IMG_RULES - proven)
