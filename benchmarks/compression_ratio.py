@@ -74,9 +74,9 @@ def measure(paths: list[Path]) -> int:
         if not found:
             continue
         as_is = statistics.mean(r for _, r, _ in found)
-        captured = statistics.mean(c for _, _, c in found)
+        as_captured_mean = statistics.mean(c for _, _, c in found)
         print(
-            f"{mime}: {len(found)} files, mean ratio {as_is:.3f} as found, {captured:.3f} as captured "
+            f"{mime}: {len(found)} files, mean ratio {as_is:.3f} as found, {as_captured_mean:.3f} as captured "
             f"(published for the real service: {published[mime]})"
         )
     return 0

@@ -28,6 +28,7 @@ from conformance._exceptions import (
     TargetError,
 )
 from conformance.config import Settings, Target, all_options, read_config_files, resolve
+from conformance.host._redact import Redactor
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
@@ -60,6 +61,8 @@ class ConformanceSession:
         self.t0 = time.monotonic()
         self.report: dict[str, Any] | None = None
         self.files: list[str] = []
+        # One redactor for the run: secrets learnt by any client (tokens, codes) also scrub verdict messages.
+        self.redactor = Redactor(settings.secrets())
 
 
 # -- options ---------------------------------------------------------------------------------------------------
@@ -332,7 +335,8 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
             report.outcome = "passed"
             report.longrepr = None
     elif status is Status.ERROR:
-        report.outcome = "failed"  # keep pytest's traceback: a harness error must be loud
+        report.outcome = "failed"  # keep pytest's traceback (a harness error must be loud), scrubbed of secrets
+        report.longrepr = redactor(str(report.longrepr))
 
 
 def _strictest_level(rules: list[str]) -> Level:
@@ -344,10 +348,7 @@ def _strictest_level(rules: list[str]) -> Level:
 
 
 def _redactor(item: pytest.Item) -> Any:
-    settings = item.config.stash[SESSION_KEY].settings
-    from conformance.host._redact import Redactor
-
-    return Redactor(settings.secrets()).scrub
+    return item.config.stash[SESSION_KEY].redactor.scrub
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
@@ -388,9 +389,9 @@ def conformance_settings(pytestconfig: pytest.Config) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def host_http(conformance_settings: Settings) -> Iterator[HostHTTP]:
+def host_http(pytestconfig: pytest.Config, conformance_settings: Settings) -> Iterator[HostHTTP]:
     """The host's HTTP client: timeouts, TLS, URL guard, retry policy, evidence recording, redaction."""
-    client = HostHTTP.from_settings(conformance_settings)
+    client = HostHTTP.from_settings(conformance_settings, redactor=pytestconfig.stash[SESSION_KEY].redactor)
     try:
         yield client
     finally:

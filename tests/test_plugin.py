@@ -322,3 +322,20 @@ def test_exitfirst_and_last_failed(pytester: pytest.Pytester) -> None:
     again.assert_outcomes(failed=1, deselected=1)
     got = statuses(report_of(pytester))
     assert got["AUTH-PRM-02"] == "failed" and "AUTH-PRM-01" not in got
+
+
+def test_secret_learnt_during_the_run_is_scrubbed_from_messages(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_learnt='''
+from conformance import fail, rule
+
+@rule("AUTH-PRM-01")
+def test_token(host_http):
+    token = "at-" + "0123456789abcdef"
+    host_http.redactor.add_secret(token)
+    fail("the server echoed the access token " + token)
+'''
+    )
+    result = run(pytester, "--target-url", DEAD, "test_learnt.py")
+    assert "at-0123456789abcdef" not in (pytester.path / "out" / "report.json").read_text()
+    assert "at-0123456789abcdef" not in result.stdout.str()

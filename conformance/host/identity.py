@@ -161,7 +161,7 @@ class HostIdentity:
     stable_redirect_uri: str | None = None
     client_name: str = CLIENT_NAME
     extra_redirect_uris: tuple[str, ...] = ()
-    _used_jtis: list[str] = field(default_factory=list, repr=False)
+    last_jti: str | None = field(default=None, repr=False)  # jti of the last assertion signed
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -239,7 +239,7 @@ class HostIdentity:
         """An RFC 7523 client assertion: iss = sub = client_id, aud, short exp, iat, unique jti."""
         issued = int(time.time() if now is None else now)
         token_id = jti or secrets.token_urlsafe(24)
-        self._used_jtis.append(token_id)
+        self.last_jti = token_id
         claims = {
             "iss": client_id if iss is None else iss,
             "sub": client_id if sub is None else sub,
@@ -250,8 +250,14 @@ class HostIdentity:
         }
         return (key or self.key).sign(claims, kid=kid or self.key.kid)
 
-    def broken_assertion(self, kind: BrokenAssertion | str, client_id: str, audience: str) -> str:
-        """An assertion broken in exactly one way; the rest is as valid as :meth:`client_assertion`'s."""
+    def broken_assertion(
+        self, kind: BrokenAssertion | str, client_id: str, audience: str, *, replay_of: str | None = None
+    ) -> str:
+        """An assertion broken in exactly one way; the rest is as valid as :meth:`client_assertion`'s.
+
+        ``REPLAYED_JTI`` reuses the jti of ``replay_of`` (an assertion the AS already accepted), by default the
+        last assertion this identity signed: sign, send, then probe, and the AS has seen that jti.
+        """
         kind = BrokenAssertion(kind)
         if kind is BrokenAssertion.FOREIGN_KEY:
             return self.client_assertion(client_id, audience, key=HostKey.generate(self.key.kind), kid=self.key.kid)
@@ -266,10 +272,13 @@ class HostIdentity:
             return self.client_assertion(client_id, audience, sub=other)
         if kind is BrokenAssertion.WRONG_ISS_SUB:
             return self.client_assertion(client_id, audience, iss=other, sub=other)
-        # REPLAYED_JTI: reuse the last jti this identity signed (sign one first when there is none).
-        if not self._used_jtis:
-            self.client_assertion(client_id, audience)
-        return self.client_assertion(client_id, audience, jti=self._used_jtis[-1])
+        if replay_of is not None:
+            jti = jwt.decode(replay_of, options={"verify_signature": False}).get("jti")
+        else:
+            jti = self.last_jti
+        if not isinstance(jti, str) or not jti:
+            raise ValueError("a replay needs an earlier assertion: sign and send one first (or pass replay_of)")
+        return self.client_assertion(client_id, audience, jti=jti)
 
 
 def _check_callback_id(callback_id: str) -> None:

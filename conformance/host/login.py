@@ -468,6 +468,7 @@ class LoginResult:
     visited: list[str] = field(default_factory=list)  # "METHOD URL → status" lines (redacted by the caller)
     steps: list[str] = field(default_factory=list)  # names of the steps performed, in order
     stopped: str | None = None  # why it stopped without a callback
+    notes: list[str] = field(default_factory=list)  # e.g. consent was never asked, so the decision did not apply
     final_status: int | None = None
     final_url: str | None = None
 
@@ -499,6 +500,12 @@ def _register_callback_secrets(http: HostHTTP, url: str) -> None:
             http.redactor.add_secret(value)
 
 
+def _note_decision(result: LoginResult, steps: LoginSteps, decision: Decision) -> None:
+    ran = {s.name for s in steps.steps if s.decision == decision and s.name in result.steps}
+    if not ran:
+        result.notes.append(f"no {decision} step ran (consent was not asked): the decision did not apply")
+
+
 def clear_cookies(http: HostHTTP) -> None:
     """Forget the user-agent session (a new user, or a login that must not reuse the AS session)."""
     client = getattr(http, "_client", None)  # HostHTTP has no public cookie API yet (notes/requests-oauth.md)
@@ -511,7 +518,11 @@ def clear_cookies(http: HostHTTP) -> None:
 
 @dataclass
 class FormDriver:
-    """Declarative steps over HTTP. Stays on the authorization endpoint's origin (plus ``allowed_origins``)."""
+    """Declarative steps over HTTP. Stays on the authorization endpoint's origin (plus ``allowed_origins``).
+
+    Cookies are the HTTP client's: a second authorization reuses the AS session like a browser would. A ``deny``
+    starts from a fresh session (an earlier grant would skip the consent page), as does ``fresh_session``.
+    """
 
     http: HostHTTP
     steps: LoginSteps
@@ -522,7 +533,7 @@ class FormDriver:
     def login(
         self, authorization_url: str, redirect_uri: str, *, decision: Decision = "approve", state: str | None = None
     ) -> LoginResult:
-        if self.fresh_session:
+        if self.fresh_session or decision == "deny":
             clear_cookies(self.http)
         credentials = self.credentials
         origins = {_origin(authorization_url), *(_origin(o) for o in self.allowed_origins)}
@@ -533,6 +544,7 @@ class FormDriver:
             if _is_redirect_target(url, redirect_uri):
                 _register_callback_secrets(self.http, url)
                 result.callback_url = url
+                _note_decision(result, self.steps, decision)
                 return result
             if _origin(url) not in origins:
                 result.stopped = f"the flow left the authorization server for {self.http.redactor.url(url)}"
@@ -665,6 +677,7 @@ class BrowserDriver:
                         # The click may still be navigating; give the page a moment before reading it again.
                         page.wait_for_timeout(100)
                 result.final_url = result.callback_url
+                _note_decision(result, self.steps, decision)
                 return result
             finally:
                 browser.close()

@@ -719,6 +719,7 @@ class TokenEndpoint:
     as_meta: AsMetadata
     client: OAuthClient
     assertion_audience: str | None = None  # default: the token endpoint URL (see identity.py's decision)
+    last_assertion: str | None = field(default=None, repr=False)  # the client assertion last sent (replay probes)
 
     @property
     def url(self) -> str:
@@ -742,6 +743,7 @@ class TokenEndpoint:
                     raise ConfigError("private_key_jwt needs the host identity")
                 assertion = client.identity.client_assertion(client.client_id, self.assertion_audience or self.url)
             self.http.redactor.add_secret(assertion)
+            self.last_assertion = assertion
             fields = {"client_id": client.client_id, "client_assertion_type": ASSERTION_TYPE}
             return {}, {**fields, "client_assertion": assertion}
         secret = client.client_secret or "conformance-probe-secret"  # probes of a method outside the intersection

@@ -33,6 +33,7 @@ from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 
 # A selected package brings the packages it cannot work without.
 REQUIRES = {"toolserver": ("idp",), "proxy": ("idp",)}
+START_ORDER = ("toolserver", "idp", "proxy", "compression", "platform")
 SECRET_NAME = re.compile(r"(PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN)(_\d+)?$")
 STOP_GRACE_S = 5.0
 
@@ -229,8 +230,11 @@ def _terminate_on_sigterm() -> Iterator[None]:
 
 
 @contextmanager
-def run_services(specs: list[ServiceSpec], ca_file: Path, log_dir: Path) -> Iterator[list[ServiceProcess]]:
-    """Start the specs, wait for health, yield the processes; stop them all on the way out, whatever happens."""
+def run_services(specs: Iterable[ServiceSpec], ca_file: Path, log_dir: Path) -> Iterator[list[ServiceProcess]]:
+    """Start the specs, wait for health, yield the processes; stop them all on the way out, whatever happens.
+
+    ``specs`` may be a generator: each spec starts as soon as it is produced (and a failure while producing the
+    next one still stops those already started)."""
     processes: list[ServiceProcess] = []
     with _terminate_on_sigterm():
         try:
@@ -274,8 +278,17 @@ def running_stack(
         started = time.monotonic()
         ca_file, cert_file, key_file = make_certificates(data_dir)
         ctx = StackContext(data_dir=data_dir, ca_file=ca_file, cert_file=cert_file, key_file=key_file, mutants=chosen)
-        specs = collect_specs(ctx, packages)
-        processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs"))
+        specs: list[ServiceSpec] = []
+
+        def produce() -> Iterator[ServiceSpec]:
+            # Package by package, slowest-starting services first, so children boot while the parent imports
+            # the next package.
+            for package in sorted(packages, key=lambda p: START_ORDER.index(p) if p in START_ORDER else 99):
+                for spec in collect_specs(ctx, [package]):
+                    specs.append(spec)
+                    yield spec
+
+        processes = cleanup.enter_context(run_services(produce(), ca_file, data_dir / "logs"))
         settings: dict[str, str] = {
             "CONFORMANCE_CA_BUNDLE": str(ca_file),
             # Everything lives on loopback: let metadata-driven fetches go there.

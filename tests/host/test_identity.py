@@ -161,10 +161,16 @@ def test_broken_assertions_break_exactly_one_thing(ec_key: HostKey) -> None:
     assert wrong_sub["sub"] != CLIENT_ID and wrong_sub["iss"] == CLIENT_ID
     both = claims(BrokenAssertion.WRONG_ISS_SUB)
     assert both["iss"] == both["sub"] != CLIENT_ID
-    # Replay: a fresh, validly signed assertion that reuses the previous jti.
-    first = verify(identity.client_assertion(CLIENT_ID, TOKEN_ENDPOINT), ec_key)
+    # Replay: a fresh, validly signed assertion that reuses the jti of one already sent.
+    sent = identity.client_assertion(CLIENT_ID, TOKEN_ENDPOINT)
+    first = verify(sent, ec_key)
     replayed = verify(identity.broken_assertion(BrokenAssertion.REPLAYED_JTI, CLIENT_ID, TOKEN_ENDPOINT), ec_key)
-    assert replayed["jti"] == first["jti"]
+    assert replayed["jti"] == first["jti"] and replayed["iat"] >= first["iat"]
+    identity.client_assertion(CLIENT_ID, TOKEN_ENDPOINT)  # a later assertion does not change an explicit replay
+    explicit = identity.broken_assertion(BrokenAssertion.REPLAYED_JTI, CLIENT_ID, TOKEN_ENDPOINT, replay_of=sent)
+    assert verify(explicit, ec_key)["jti"] == first["jti"]
+    with pytest.raises(ValueError, match="earlier assertion"):
+        HostIdentity("https://host.example", key=ec_key).broken_assertion("replayed_jti", CLIENT_ID, TOKEN_ENDPOINT)
     for kind in BrokenAssertion:
         assert kind.description
 

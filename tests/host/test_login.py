@@ -326,6 +326,19 @@ def test_an_existing_session_goes_straight_to_the_callback() -> None:
     client = HostHTTP(transport=httpx.MockTransport(handler), guard=UrlGuard(allow_private_network=True), retry=None)
     result = FormDriver(http=client, steps=LoginSteps.default()).login("https://as.example/auth", REDIRECT)
     assert result.callback_url == f"{REDIRECT}?code=c&state=s" and result.steps == []
+    assert result.notes == ["no approve step ran (consent was not asked): the decision did not apply"]
+
+
+def test_a_deny_starts_from_a_fresh_session() -> None:
+    fake = FakeAS()
+    client = client_for(fake)
+    driver = FormDriver(http=client, steps=LoginSteps.default(), credentials=CREDS)
+    driver.login(auth_url(fake), REDIRECT)
+    assert client._client.cookies.get("_session") is not None  # the AS session is kept, as a browser keeps it
+    sessions = set(fake.sessions)
+    result = driver.login(auth_url(fake, "st-d"), REDIRECT, decision="deny")
+    assert result.notes == [] and result.steps == ["login", "deny consent"]
+    assert len(set(fake.sessions) - sessions) == 1
 
 
 def test_credentials_default_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,6 @@ import secrets
 import string
 import sys
 from dataclasses import dataclass
-
 from typing import Any
 
 from conformance.reference._service import ServiceSpec, StackContext

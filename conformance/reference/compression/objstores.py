@@ -86,7 +86,7 @@ def make_gcs_server(
         bucket_handlers.create_bucket(bucket, storage)
     accepted = [t.encode() for t in tokens]
 
-    class GuardedHandler(RequestHandler):  # type: ignore[misc]
+    class GuardedHandler(RequestHandler):
         def _allowed(self) -> bool:
             if self.path == "/healthz":
                 self.send_response(200)

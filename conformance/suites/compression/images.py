@@ -235,7 +235,7 @@ def red_fraction(img: Image.Image) -> tuple[float, int]:
     """How much of the red disc survives in ``img``: red pixels over the area of a disc whose diameter is the
     larger side of their bounding box (a crop shortens one side, not the other). Returns (fraction, red pixels)."""
     rgb = img.convert("RGB")
-    width, height = rgb.size
+    width = rgb.width
     data = rgb.tobytes()
     count = 0
     xs: list[int] = []

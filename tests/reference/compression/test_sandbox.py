@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import ssl
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +25,8 @@ def _count(client: httpx.Client, location: str) -> int:
     return int(client.get(location).headers["compression-count"])
 
 
-def _error(response: httpx.Response, status: int) -> dict[str, Any]:
+def _error(response: Any, status: int) -> dict[str, Any]:
+    """Status and error body; ``response`` is httpx's (or the TestClient's equivalent)."""
     assert response.status_code == status, response.text
     body = response.json()
     assert isinstance(body["error"], str) and isinstance(body["message"], str)
@@ -42,13 +44,24 @@ def test_services_describe_the_sandbox_and_its_stores(tmp_path: Path) -> None:
     assert specs[-1].env["COMPRESSION_API_KEYS"] == settings["CONFORMANCE_COMPRESSION_API_KEY"]
 
 
-def test_authentication(client: httpx.Client, sandbox: Sandbox) -> None:
-    assert client.get("/healthz", auth=None).status_code == 200
-    for auth in (None, ("api", "wrong"), ("user", sandbox.api_key)):
-        body = _error(client.post("/shrink", content=image_bytes(), auth=auth), 401)
-        assert body == {"error": "Unauthorized", "message": "Credentials are invalid"}
-    garbled = {"Authorization": "Basic !!!" + base64.b64encode(b"x").decode()}
-    _error(client.post("/shrink", content=image_bytes(), headers=garbled, auth=None), 401)
+def test_authentication(sandbox: Sandbox) -> None:
+    verify = ssl.create_default_context(cafile=str(sandbox.ca_file))
+    with httpx.Client(base_url=sandbox.base_url, verify=verify, timeout=30) as anonymous:
+        assert anonymous.get("/healthz").status_code == 200
+        garbled = "Basic !!!" + base64.b64encode(b"x").decode()
+        for headers in (
+            {},
+            {"Authorization": _basic("api", "wrong")},
+            {"Authorization": _basic("user", sandbox.api_key)},
+            {"Authorization": garbled},
+            {"Authorization": f"Bearer {sandbox.api_key}"},
+        ):
+            body = _error(anonymous.post("/shrink", content=image_bytes(), headers=headers), 401)
+            assert body == {"error": "Unauthorized", "message": "Credentials are invalid"}
+
+
+def _basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
 def test_upload_then_download(client: httpx.Client) -> None:
