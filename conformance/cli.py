@@ -107,6 +107,27 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return completed.returncode
 
 
+def _cmd_cimd_export(args: argparse.Namespace) -> int:
+    from conformance.host.cimd_export import export_cimd
+    from conformance.host.identity import HostKey
+
+    key = HostKey.load(args.key) if args.key else None
+    result = export_cimd(
+        args.directory,
+        args.base_url,
+        key,
+        private_key_path=args.private_key_out,
+        callback_ids=args.callback_id,
+    )
+    for url, path in result.files.items():
+        print(f"{url} -> {path}")
+    if result.private_key is not None:
+        print(f"private key (keep it secret, never publish it): {result.private_key}")
+    print(f"client_id: {result.client_id}  kid: {result.kid}")
+    print(f"run with: --client-metadata-url {result.client_id} and the key file as --client-key")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -128,6 +149,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--mutant", action="append", default=[], help="certify a mutant instead (repeatable)")
     demo.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     demo.set_defaults(func=_cmd_demo)
+    cimd = sub.add_parser("cimd", help="client metadata documents for static hosting")
+    cimd_sub = cimd.add_subparsers(dest="cimd_command", required=True)
+    export = cimd_sub.add_parser("export", help="write the CIMD documents and JWKS for static hosting")
+    export.add_argument("directory", help="public directory to write the documents into")
+    export.add_argument("--base-url", required=True, help="public HTTPS origin that will serve the directory")
+    export.add_argument("--key", help="existing private key (PEM) to publish the public half of")
+    export.add_argument("--private-key-out", help="where to save a generated key (outside the public directory)")
+    export.add_argument("--callback-id", action="append", default=[], help="also a callback-specific document")
+    export.set_defaults(func=_cmd_cimd_export)
     return parser
 
 

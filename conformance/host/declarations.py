@@ -72,16 +72,54 @@ def tool_label(tool: Any, index: int | None = None) -> str:
 # ----------------------------------------------------------------------------------------------- JSON Schema
 
 
+# Keywords whose values are (maps or arrays of) subschemas, across drafts 4 to 2020-12.
+_SCHEMA_KEYWORDS = frozenset(
+    {
+        "additionalItems", "additionalProperties", "contains", "else", "if", "items", "not", "propertyNames",
+        "then", "unevaluatedItems", "unevaluatedProperties",
+    }
+)  # fmt: skip
+_SCHEMA_LIST_KEYWORDS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
+_SCHEMA_MAP_KEYWORDS = frozenset(
+    {"$defs", "definitions", "dependentSchemas", "dependencies", "patternProperties", "properties"}
+)
+
+
+# Parts of a node that the metaschemas constrain only by type (string annotations, map keys with no
+# propertyNames rule, arrays of unique strings). Blanking them leaves the verdict unchanged and lets nodes that
+# differ only in names and prose share one metaschema check.
+_ANNOTATION_STRINGS = frozenset({"title", "description", "$comment"})
+_FREE_KEY_MAPS = frozenset({"properties", "$defs", "definitions", "dependentSchemas"})
+
+
+def _canonical(node: dict[str, Any]) -> dict[str, Any]:
+    canonical = dict(node)
+    for keyword, value in node.items():
+        if keyword in _ANNOTATION_STRINGS and isinstance(value, str):
+            canonical[keyword] = ""
+        elif keyword in _FREE_KEY_MAPS and isinstance(value, Mapping) and all(v == {} for v in value.values()):
+            canonical[keyword] = {str(i): {} for i in range(len(value))}
+        elif keyword == "required" and isinstance(value, list):
+            if all(isinstance(v, str) for v in value) and len(set(value)) == len(value):
+                canonical[keyword] = [str(i) for i in range(len(value))]
+    return canonical
+
+
 class SchemaChecker:
     """Validity of JSON Schema documents, honouring ``$schema`` (Draft 2020-12 when absent).
 
-    Metaschema validators are built once per dialect: building one is far costlier than using it, and a target
-    may declare thousands of tools.
+    Checking a whole schema against the 2020-12 metaschema is slow (``$dynamicRef`` across vocabularies), and a
+    target may declare thousands of tools whose schemas share most of their parts. So a schema is checked node by
+    node: each object node is validated *shallowly* (its subschemas replaced by ``{}``, which every draft accepts
+    as a schema) and the verdict is memoized by the node's canonical JSON; then each subschema is checked the
+    same way. Metaschema keywords constrain a node and the shape of its containers, never the content of a
+    subschema from outside, so the verdict equals a whole-document check (the tests compare both).
     """
 
     def __init__(self, default: type[Validator] = Draft202012Validator) -> None:
         self.default = default
         self._meta: dict[type[Validator], Validator] = {}
+        self._verdicts: dict[tuple[type[Validator], str], str | None] = {}
 
     def dialect(self, schema: Mapping[str, Any]) -> type[Validator] | str:
         """The validator class for ``schema``, or a message when ``$schema`` names no known dialect."""
@@ -95,6 +133,62 @@ class SchemaChecker:
             return f"`$schema` {uri!r} names no JSON Schema dialect the host knows"
         return cls
 
+    def _metaschema(self, cls: type[Validator]) -> Validator:
+        meta = self._meta.get(cls)
+        if meta is None:
+            meta_cls = validator_for(cls.META_SCHEMA, default=cls)
+            meta = meta_cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+            self._meta[cls] = meta
+        return meta
+
+    def _node_error(self, cls: type[Validator], node: Any) -> str | None:
+        """The first metaschema error of one node (subschemas stubbed out), memoized; None when valid."""
+        try:
+            key: str | None = json.dumps(node, sort_keys=True, separators=(",", ":"))
+        except (TypeError, ValueError):
+            key = None
+        if key is not None and (cls, key) in self._verdicts:
+            return self._verdicts[(cls, key)]
+        error = best_match(self._metaschema(cls).iter_errors(node))
+        verdict = None
+        if error is not None:
+            at = "/".join(str(p) for p in error.absolute_path)
+            verdict = f"{at}\0{error.message[:_MESSAGE_CHARS]}"
+        if key is not None:
+            self._verdicts[(cls, key)] = verdict
+        return verdict
+
+    def _first_error(self, cls: type[Validator], node: Any, path: str) -> str | None:
+        if not isinstance(node, Mapping):
+            found = self._node_error(cls, node)
+            return None if found is None else self._at(path, found)
+        shallow: dict[str, Any] = dict(node)
+        children: list[tuple[str, Any]] = []
+        for keyword, value in node.items():
+            if keyword in _SCHEMA_KEYWORDS and isinstance(value, Mapping):
+                shallow[keyword] = {}
+                children.append((keyword, value))
+            elif keyword in _SCHEMA_LIST_KEYWORDS and isinstance(value, list):
+                shallow[keyword] = [{} if isinstance(v, Mapping) else v for v in value]
+                children += [(f"{keyword}/{i}", v) for i, v in enumerate(value) if isinstance(v, Mapping)]
+            elif keyword in _SCHEMA_MAP_KEYWORDS and isinstance(value, Mapping):
+                shallow[keyword] = {k: {} if isinstance(v, Mapping) else v for k, v in value.items()}
+                children += [(f"{keyword}/{k}", v) for k, v in value.items() if isinstance(v, Mapping)]
+        found = self._node_error(cls, _canonical(shallow))
+        if found is not None:
+            return self._at(path, found)
+        for where, child in children:
+            found = self._first_error(cls, child, f"{path}/{where}" if path else where)
+            if found is not None:
+                return found
+        return None
+
+    @staticmethod
+    def _at(path: str, found: str) -> str:
+        inner, message = found.split("\0", 1)
+        at = "/".join(p for p in (path, inner) if p)
+        return f"is not a valid JSON Schema{f' at {at}' if at else ''}: {message}"
+
     def problems(self, schema: Any, *, require_object_type: bool = True) -> list[str]:
         """Messages saying why ``schema`` is not a valid JSON Schema object (empty when it is)."""
         if not isinstance(schema, Mapping):
@@ -102,21 +196,15 @@ class SchemaChecker:
         cls = self.dialect(schema)
         if isinstance(cls, str):
             return [cls]
-        meta = self._meta.get(cls)
-        if meta is None:
-            meta_cls = validator_for(cls.META_SCHEMA, default=cls)
-            meta = meta_cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
-            self._meta[cls] = meta
         found: list[str] = []
         try:
-            error = best_match(meta.iter_errors(schema))
+            error = self._first_error(cls, schema, "")
         except RecursionError:
             return ["is nested too deeply to check"]
         except Unresolvable as exc:  # pragma: no cover - the metaschemas are bundled
             return [f"cannot be checked: {exc}"]
         if error is not None:
-            at = "/".join(str(p) for p in error.absolute_path)
-            found.append(f"is not a valid JSON Schema{f' at {at}' if at else ''}: {error.message[:_MESSAGE_CHARS]}")
+            found.append(error)
         if require_object_type:
             kind = schema.get("type")
             if kind != "object" and not (isinstance(kind, list) and kind == ["object"]):

@@ -109,6 +109,10 @@ class HostHTTP:
     def close(self) -> None:
         self._client.close()
 
+    def clear_cookies(self) -> None:
+        """Forget the user-agent session (cookies the login pages set), as a fresh browser profile would."""
+        self._client.cookies.clear()
+
     def __enter__(self) -> HostHTTP:
         return self
 

@@ -508,9 +508,7 @@ def _note_decision(result: LoginResult, steps: LoginSteps, decision: Decision) -
 
 def clear_cookies(http: HostHTTP) -> None:
     """Forget the user-agent session (a new user, or a login that must not reuse the AS session)."""
-    client = getattr(http, "_client", None)  # HostHTTP has no public cookie API yet (notes/requests-oauth.md)
-    if client is not None:
-        client.cookies.clear()
+    http.clear_cookies()
 
 
 # -- the form driver -------------------------------------------------------------------------------------------
@@ -708,13 +706,26 @@ def _form_locator(page: Page, index: int | None) -> str:
 # -- the manual driver -----------------------------------------------------------------------------------------
 
 
+def announce(text: str) -> None:
+    """Show text to the person at the terminal, past pytest's output capture (which also captures fd 2)."""
+    try:
+        with open("/dev/tty", "w", encoding="utf-8") as tty:
+            tty.write(text + "\n")
+            return
+    except OSError:
+        pass
+    stream = sys.__stderr__ or sys.stderr
+    stream.write(text + "\n")
+    stream.flush()
+
+
 @dataclass
 class ManualDriver:
     """Print the URL and wait on the publisher's callback route; the redirect URI must be served by it."""
 
     publisher: Publisher
     timeout_s: float = 300.0
-    write: Callable[[str], Any] = field(default=lambda text: print(text, file=sys.stderr, flush=True))
+    write: Callable[[str], Any] = announce
 
     def login(
         self, authorization_url: str, redirect_uri: str, *, decision: Decision = "approve", state: str | None = None

@@ -336,7 +336,10 @@ def register_client(
     if scope:
         metadata["scope"] = scope
     metadata.update(extra_metadata or {})
-    response = http.post(endpoint, json=metadata, headers={"Accept": "application/json"}, metadata_driven=True)
+    # No retry: a repeated POST could register twice.
+    response = http.post(
+        endpoint, json=metadata, headers={"Accept": "application/json"}, metadata_driven=True, retry=None
+    )
     try:
         body = json.loads(response.content) if response.content else None
     except ValueError:
@@ -389,6 +392,57 @@ class ClientRegistry:
 
     def forget(self, as_meta: AsMetadata, redirect_uris: Sequence[str]) -> None:
         self._clients.pop((as_meta.registration_endpoint or "", tuple(redirect_uris)), None)
+
+
+RegistrationMode = Literal["auto", "cimd", "dcr", "predefined"]
+
+
+def identify_client(
+    http: HostHTTP,
+    as_meta: AsMetadata,
+    identity: HostIdentity,
+    redirect: RedirectChoice,
+    *,
+    mode: RegistrationMode | str = "auto",
+    registry: ClientRegistry | None = None,
+    client_id: str | None = None,
+    client_secret: str | None = None,
+    client_auth_method: str | None = None,
+) -> OAuthClient:
+    """How the host identifies itself (AUTH-ASM-05). ``auto``: a configured predefined client (the user asked for
+    it), else CIMD when advertised (the contract's preference), else DCR. Raises :class:`Failure` naming what
+    each way lacked."""
+    orders: dict[str, tuple[str, ...]] = {
+        "auto": ("predefined", "cimd", "dcr"),
+        "cimd": ("cimd",),
+        "dcr": ("dcr",),
+        "predefined": ("predefined",),
+    }
+    if mode not in orders:
+        raise ConfigError(f"client_registration must be auto, cimd, dcr or predefined, not {mode!r}")
+    lacking: list[str] = []
+    for kind in orders[mode]:
+        if kind == "predefined":
+            if client_id:
+                return predefined_client(
+                    client_id,
+                    client_secret=client_secret,
+                    auth_method=client_auth_method,
+                    redirect_uris=[redirect.redirect_uri],
+                    as_meta=as_meta,
+                    http=http,
+                )
+            lacking.append("no predefined client configured (client_id)")
+        elif kind == "cimd":
+            if as_meta.cimd_supported:
+                return cimd_client(identity, as_meta, redirect)
+            lacking.append("CIMD: client_id_metadata_document_supported is not true")
+        else:
+            if as_meta.registration_endpoint:
+                registry = registry if registry is not None else ClientRegistry()
+                return registry.get_or_register(http, as_meta, [redirect.redirect_uri], identity=identity)
+            lacking.append("DCR: no registration_endpoint")
+    raise Failure("the host cannot identify itself to the authorization server: " + "; ".join(lacking))
 
 
 # -- the authorization request ---------------------------------------------------------------------------------
@@ -857,6 +911,7 @@ __all__ = [
     "choose_redirect_mode",
     "choose_scopes",
     "cimd_client",
+    "identify_client",
     "issuer_identification_met",
     "negotiate_auth_method",
     "new_pkce",

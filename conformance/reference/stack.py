@@ -33,7 +33,6 @@ from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 
 # A selected package brings the packages it cannot work without.
 REQUIRES = {"toolserver": ("idp",), "proxy": ("idp",)}
-START_ORDER = ("toolserver", "idp", "proxy", "compression", "platform")
 SECRET_NAME = re.compile(r"(PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN)(_\d+)?$")
 STOP_GRACE_S = 5.0
 
@@ -268,6 +267,8 @@ def running_stack(
 
     ``services`` names service packages (platform, compression, toolserver, idp, proxy); default all present.
     ``data_dir`` keeps certificates, logs and state; default a temporary directory removed afterwards.
+    The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
+    ``with`` block in the thread that entered it.
     """
     chosen = _validate_mutants(mutants)
     packages = _select_packages(services)
@@ -278,17 +279,8 @@ def running_stack(
         started = time.monotonic()
         ca_file, cert_file, key_file = make_certificates(data_dir)
         ctx = StackContext(data_dir=data_dir, ca_file=ca_file, cert_file=cert_file, key_file=key_file, mutants=chosen)
-        specs: list[ServiceSpec] = []
-
-        def produce() -> Iterator[ServiceSpec]:
-            # Package by package, slowest-starting services first, so children boot while the parent imports
-            # the next package.
-            for package in sorted(packages, key=lambda p: START_ORDER.index(p) if p in START_ORDER else 99):
-                for spec in collect_specs(ctx, [package]):
-                    specs.append(spec)
-                    yield spec
-
-        processes = cleanup.enter_context(run_services(produce(), ca_file, data_dir / "logs"))
+        specs = collect_specs(ctx, packages)
+        processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs"))
         settings: dict[str, str] = {
             "CONFORMANCE_CA_BUNDLE": str(ca_file),
             # Everything lives on loopback: let metadata-driven fetches go there.

@@ -14,6 +14,7 @@ import base64
 import functools
 import hashlib
 import json
+import math
 import re
 import shlex
 from collections import Counter
@@ -309,7 +310,7 @@ def _same_day(start: str, end: str) -> str:
 
 
 def _format_duration(seconds: Any) -> str:
-    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or not math.isfinite(seconds):
         return ""
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"

@@ -40,9 +40,14 @@ DIALECTS = [
     "https://json-schema.org/draft/2019-09/schema",
     "http://json-schema.org/draft-07/schema#",
     "http://json-schema.org/draft-07/schema",
+    "http://json-schema.org/draft-06/schema#",
+    "http://json-schema.org/draft-04/schema#",
 ]
 leaf_schemas = st.one_of(
-    st.builds(lambda n: {"type": "string", "minLength": n}, st.integers(0, 5)),
+    st.builds(
+        lambda n, d: {"type": "string", "minLength": n, "description": d}, st.integers(0, 5), st.text(max_size=9)
+    ),
+    st.builds(lambda v: {"type": "array", "items": {"enum": v}, "title": "t"}, st.lists(st.integers(), min_size=1)),
     st.builds(lambda n: {"type": "integer", "minimum": n}, st.integers(-5, 5)),
     st.builds(lambda v: {"enum": v}, st.lists(st.text(max_size=3), min_size=1, max_size=3)),
     st.just({"type": "boolean"}),
@@ -77,6 +82,8 @@ SCHEMA_DEFECTS: list[tuple[str, Any]] = [
     ("$schema", "urn:not-a-dialect"),
     ("$schema", 7),
     ("additionalProperties", "no"),
+    ("description", 5),
+    ("title", ["x"]),
 ]
 NON_OBJECTS = [None, True, "schema", 3, ["type", "object"]]
 
@@ -90,7 +97,17 @@ def schemas_with_truth(draw: st.DrawFn) -> tuple[Any, bool]:
     if kind == "non-object":
         return draw(st.sampled_from(NON_OBJECTS)), False
     key, value = draw(st.sampled_from(SCHEMA_DEFECTS))
-    return {**schema, key: value}, False
+    if key in ("type", "$schema") or not schema["properties"] or draw(st.booleans()):
+        return {**schema, key: value}, False
+    # The same defect deep inside: a property's subschema (the checker validates node by node).
+    name = draw(st.sampled_from(sorted(schema["properties"])))
+    inner = {**schema["properties"][name], key: value}
+    if key == "required":
+        inner = {**inner, "type": "object"}
+    return {
+        **schema,
+        "properties": {**schema["properties"], name: {"items": inner} if draw(st.booleans()) else inner},
+    }, False
 
 
 good_scopes = st.lists(st.text(max_size=8), max_size=3)

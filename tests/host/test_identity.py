@@ -165,7 +165,7 @@ def test_broken_assertions_break_exactly_one_thing(ec_key: HostKey) -> None:
     sent = identity.client_assertion(CLIENT_ID, TOKEN_ENDPOINT)
     first = verify(sent, ec_key)
     replayed = verify(identity.broken_assertion(BrokenAssertion.REPLAYED_JTI, CLIENT_ID, TOKEN_ENDPOINT), ec_key)
-    assert replayed["jti"] == first["jti"] and replayed["iat"] >= first["iat"]
+    assert replayed["jti"] == first["jti"] and int(str(replayed["iat"])) >= int(str(first["iat"]))
     identity.client_assertion(CLIENT_ID, TOKEN_ENDPOINT)  # a later assertion does not change an explicit replay
     explicit = identity.broken_assertion(BrokenAssertion.REPLAYED_JTI, CLIENT_ID, TOKEN_ENDPOINT, replay_of=sent)
     assert verify(explicit, ec_key)["jti"] == first["jti"]

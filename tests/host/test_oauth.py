@@ -36,6 +36,7 @@ from conformance.host.oauth import (
     choose_redirect_mode,
     choose_scopes,
     cimd_client,
+    identify_client,
     negotiate_auth_method,
     new_pkce,
     parse_callback,
@@ -506,3 +507,39 @@ def test_registration_failures_say_why(status: int, body: dict[str, Any], words:
         register_client(client_http, as_meta(), ["https://h/cb"])
     with pytest.raises(RegistrationError, match="no registration_endpoint"):
         register_client(client_http, as_meta(registration_endpoint=None), ["https://h/cb"])
+
+
+# -- how the host identifies itself (AUTH-ASM-05) --------------------------------------------------------------
+
+
+def test_identify_client_prefers_configured_then_cimd_then_dcr() -> None:
+    registered: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        registered.append(json.loads(request.content)["redirect_uris"][0])
+        return httpx.Response(201, json={"client_id": "dcr-x", "token_endpoint_auth_method": "none"})
+
+    client_http, me = http(handler), identity()
+    meta = as_meta(client_id_metadata_document_supported=True)
+    redirect = choose_redirect_mode(meta, me, "cb7")
+    assert identify_client(client_http, meta, me, redirect).kind == "cimd"
+    configured = identify_client(client_http, meta, me, redirect, client_id="pre-1", client_secret="pre-secret")
+    assert configured.kind == "predefined" and configured.redirect_uris == (redirect.redirect_uri,)
+    registry = ClientRegistry()
+    dcr = identify_client(client_http, as_meta(), me, redirect, registry=registry)
+    again = identify_client(client_http, as_meta(), me, redirect, registry=registry)
+    assert dcr is again and dcr.kind == "dcr" and registered == [redirect.redirect_uri]
+    forced = identify_client(client_http, meta, me, redirect, mode="dcr", registry=registry)
+    assert forced.kind == "dcr"
+
+
+def test_identify_client_says_what_each_way_lacked() -> None:
+    meta = as_meta(registration_endpoint=None)
+    me = identity()
+    redirect = choose_redirect_mode(meta, me, "cb8")
+    with pytest.raises(Failure) as info:
+        identify_client(http(lambda r: httpx.Response(500)), meta, me, redirect)
+    assert "no predefined client" in info.value.message and "CIMD:" in info.value.message
+    assert "DCR: no registration_endpoint" in info.value.message
+    with pytest.raises(ConfigError):
+        identify_client(http(lambda r: httpx.Response(500)), meta, me, redirect, mode="magic")

@@ -323,7 +323,7 @@ _exchanges = st.lists(st.one_of(_scalars, st.dictionaries(st.sampled_from(_EXCHA
 _results = st.dictionaries(st.sampled_from(_KEYS), st.one_of(_values, _exchanges))
 
 
-@settings(max_examples=3000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(results=st.lists(_results, max_size=4), verdict=_values, targets=_values, config=_values)
 def test_any_report_shape_renders_without_markup_injection(
     results: list[dict[str, Any]], verdict: Any, targets: Any, config: Any

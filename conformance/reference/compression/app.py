@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from . import engine, store
-from .db import Database
+from .db import Database, Output
 from .fetch import SourceError, SourcePolicy, fetch_source
 from .metadata import PRESERVE_VALUES
 from .mutants import MUTANTS
@@ -234,7 +234,7 @@ class Sandbox:
             mime = engine.PNG if mime == engine.JPEG else engine.JPEG
         return self.image_response(output.output, mime, width, output.height, self.db.count(account))
 
-    def find_output(self, request: Request, account: str) -> Any:
+    def find_output(self, request: Request, account: str) -> Output:
         output = self.db.get_output(request.path_params["output_id"], account)
         if output is None:
             raise ApiError(404, "NotFound", "Output not found")

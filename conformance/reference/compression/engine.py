@@ -202,9 +202,12 @@ def optimize(
     """Compress ``original``, optionally resized and with kept metadata. ``strict`` refuses truncated input."""
     image, mime = decode(original, strict=strict)
     source_w, source_h = image.width, image.height
-    if resize is not None:
-        image = resize_image(image, resize, defects)
-    data = _encode(image, mime, defects)
+    try:
+        if resize is not None:
+            image = resize_image(image, resize, defects)
+        data = _encode(image, mime, defects)
+    except pyvips.Error as exc:  # an input libvips decodes but cannot process is still the input's fault
+        raise ImageError(400, "ProcessingError", "The image could not be processed") from exc
     same_geometry = (image.width, image.height) == (source_w, source_h)
     if "output_larger" not in defects and same_geometry and _orientation(original, mime) == 1:
         try:

@@ -20,9 +20,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--certfile", type=Path)
     parser.add_argument("--keyfile", type=Path)
     parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument(
-        "--config", type=Path, help="JSON file of API keys and their limits (see settings.py)"
-    )
+    parser.add_argument("--config", type=Path, help="JSON file of API keys and their limits (see settings.py)")
     parser.add_argument("--mutant", action="append", default=[], choices=sorted(m.name for m in MUTANTS))
     args = parser.parse_args(argv)
     if (args.certfile is None) != (args.keyfile is None):

@@ -42,11 +42,7 @@ class Sandbox:
         header = request.headers.get("authorization", "")
         scheme, _, value = header.partition(" ")
         spec = self.settings.key(value.strip()) if scheme.lower() == "bearer" else None
-        if (
-            spec is None
-            and "campaigns-auth-unchecked" in self.mutants
-            and request.url.path.startswith("/v1/campaigns")
-        ):
+        if spec is None and "campaigns-auth-unchecked" in self.mutants and request.url.path.startswith("/v1/campaigns"):
             spec = self.settings.keys[0]
         if spec is None:
             message = "Incorrect API key provided." if value.strip() else "You didn't provide an API key."
@@ -82,9 +78,7 @@ def _api(sandbox: Sandbox, handler: Handler) -> Callable[[Request], Awaitable[Re
         except Exception:
             # A bug (or the 5xx mutant): still a JSON error, never a stack trace.
             log.exception("internal error on %s %s", request.method, request.url.path)
-            body = {
-                "error": {"type": "server_error", "code": None, "message": "internal error", "param": None}
-            }
+            body = {"error": {"type": "server_error", "code": None, "message": "internal error", "param": None}}
             return JSONResponse(body, status_code=500, headers=headers)
 
     return endpoint
@@ -226,11 +220,7 @@ def create_app(
 
         def change(doc: dict[str, Any]) -> dict[str, Any]:
             new = camp.apply_update(doc, body, minimum, muts)
-            if (
-                isinstance(body, dict)
-                and "targeting" in body
-                and camp.touches_conflict_audience(new["targeting"])
-            ):
+            if isinstance(body, dict) and "targeting" in body and camp.touches_conflict_audience(new["targeting"]):
                 conflict.append(True)
                 if "conflict-applies-edit" not in muts:
                     raise camp.conflict()
@@ -250,9 +240,7 @@ def create_app(
 
             def change(doc: dict[str, Any]) -> dict[str, Any] | None:
                 if doc["status"] == "archived" and target != "archived" and "archive-reversible" not in muts:
-                    raise invalid(
-                        None, "the campaign is archived and can no longer be changed", "campaign_archived"
-                    )
+                    raise invalid(None, "the campaign is archived and can no longer be changed", "campaign_archived")
                 if doc["status"] == target:
                     return None  # idempotent: nothing written, updated_at kept
                 return {**doc, "status": target}

@@ -78,9 +78,7 @@ def check_budget(value: Any, mutants: frozenset[str]) -> dict[str, int]:
         raise wrong_type("budget.lifetime_spend_limit_micros", "an integer")
     minimum = 1 if "budget-minimum-unenforced" in mutants else BUDGET_MIN
     if not minimum <= micros <= INT64_MAX:
-        raise invalid(
-            "budget.lifetime_spend_limit_micros", f"must be at least {BUDGET_MIN} (and fit in 64 bits)"
-        )
+        raise invalid("budget.lifetime_spend_limit_micros", f"must be at least {BUDGET_MIN} (and fit in 64 bits)")
     return {"lifetime_spend_limit_micros": int(micros)}
 
 
@@ -187,9 +185,9 @@ def _audience(aud_id: str, param: str) -> dict[str, Any]:
 def touches_conflict_audience(targeting: dict[str, Any] | None) -> bool:
     if not targeting:
         return False
-    ids = targeting.get("custom_audiences", {}).get("ids", []) + targeting.get(
-        "excluded_custom_audiences", {}
-    ).get("ids", [])
+    ids = targeting.get("custom_audiences", {}).get("ids", []) + targeting.get("excluded_custom_audiences", {}).get(
+        "ids", []
+    )
     return seeds.CONFLICT_AUDIENCE_ID in ids
 
 
@@ -204,13 +202,9 @@ def check_conversions(bidding_type: str, ids: list[str], mutants: frozenset[str]
     for ces_id in ids:
         setting = seeds.CONVERSION_EVENT_SETTINGS.get(ces_id)
         if setting is None:
-            raise invalid(
-                param, f"unknown conversion event setting '{ces_id}'", "conversion_event_setting_not_found"
-            )
+            raise invalid(param, f"unknown conversion event setting '{ces_id}'", "conversion_event_setting_not_found")
         if setting["kind"] != "standard":
-            raise invalid(
-                param, "custom event settings cannot be optimization goals", "conversion_event_not_eligible"
-            )
+            raise invalid(param, "custom event settings cannot be optimization goals", "conversion_event_not_eligible")
         if setting["status"] != "active" or setting["active_sources"] != 1:
             raise invalid(
                 param,
@@ -257,9 +251,7 @@ def validate_create(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         if required not in body:
             raise missing(required)
     status = body["status"]
-    allowed_status = (
-        ("active", "paused", "archived") if "create-archived-accepted" in mutants else ("active", "paused")
-    )
+    allowed_status = ("active", "paused", "archived") if "create-archived-accepted" in mutants else ("active", "paused")
     if status not in allowed_status:
         raise invalid("status", "'status' on create must be 'active' or 'paused'")
     description = body.get("description")
@@ -278,9 +270,7 @@ def validate_create(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         "start_time": check_time("start_time", body.get("start_time")),
         "end_time": check_time("end_time", body.get("end_time")),
         "budget": check_budget(body["budget"], mutants),
-        "bidding_type": "clicks"
-        if "wrong-bidding-default" in mutants and "bidding_type" not in body
-        else bidding_type,
+        "bidding_type": "clicks" if "wrong-bidding-default" in mutants and "bidding_type" not in body else bidding_type,
         "conversion_event_setting_ids": ces_ids,
         "mode": mode,
         "product_feed_id": feed,
@@ -313,9 +303,7 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         new["status"] = body["status"]
     if "bidding_type" in body and body["bidding_type"] != doc["bidding_type"]:
         if "bidding-type-mutable" not in mutants:
-            raise invalid(
-                "bidding_type", "'bidding_type' cannot be changed after creation", "field_immutable"
-            )
+            raise invalid("bidding_type", "'bidding_type' cannot be changed after creation", "field_immutable")
         if body["bidding_type"] not in BIDDING_TYPES:
             raise invalid("bidding_type", f"'bidding_type' must be one of {', '.join(BIDDING_TYPES)}")
         new["bidding_type"] = body["bidding_type"]

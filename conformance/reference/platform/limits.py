@@ -78,10 +78,7 @@ class Limiter:
                 raise self._throttled(spec, state, now, "requests")
             if state.window.tokens + token_estimate > spec.tpm:
                 raise self._throttled(spec, state, now, "tokens")
-            if (
-                spec.project_tpm is not None
-                and state.project_window.tokens + token_estimate > spec.project_tpm
-            ):
+            if spec.project_tpm is not None and state.project_window.tokens + token_estimate > spec.project_tpm:
                 raise self._throttled(spec, state, now, "project tokens")
 
             if "remaining-not-decreasing" not in self.mutants:
@@ -155,9 +152,5 @@ def _fault_due(n: int, rate: float) -> bool:
 def estimate_tokens(body_text: str, max_tokens: object) -> int:
     """The token-rate estimate: the larger of ``max_tokens`` (or ``max_output_tokens``) and characters / 4."""
     by_chars = math.ceil(len(body_text) / 4)
-    cap = (
-        max_tokens
-        if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0
-        else 0
-    )
+    cap = max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0 else 0
     return max(by_chars, cap)

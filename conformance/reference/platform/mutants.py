@@ -57,9 +57,7 @@ MUTANTS: list[Mutant] = [
         "an archived campaign can be activated, paused and updated",
         {"CAMP-08"},
     ),
-    _m(
-        "conversions-any-count", {"CAMP-12"}, "bidding_type conversions accepts two conversion event settings"
-    ),
+    _m("conversions-any-count", {"CAMP-12"}, "bidding_type conversions accepts two conversion event settings"),
     _m("same-audience-both-sides", {"CAMP-13"}, "one audience may be both included and excluded"),
     _m(
         "conflict-applies-edit",

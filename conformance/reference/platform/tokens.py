@@ -126,9 +126,7 @@ class Counter:
 
     def text(self, value: str, param: str) -> int:
         if len(value) > MAX_TEXT_CHARS:
-            raise invalid(
-                param, f"'{param}' is longer than {MAX_TEXT_CHARS} characters", "string_above_max_length"
-            )
+            raise invalid(param, f"'{param}' is longer than {MAX_TEXT_CHARS} characters", "string_above_max_length")
         try:
             return len(self.encoding.encode_ordinary(value))
         except (ValueError, bpe_openai.TokenizerError) as exc:
@@ -150,9 +148,7 @@ class Counter:
         for ref in ("conversation", "previous_response_id"):
             if body.get(ref) is not None:
                 # The sandbox stores no conversations or responses: any reference is unknown.
-                raise ApiError(
-                    404, "not_found", f"'{ref}' refers to nothing the sandbox has stored", param=ref
-                )
+                raise ApiError(404, "not_found", f"'{ref}' refers to nothing the sandbox has stored", param=ref)
 
         total = REPLY_PRIMING
         instructions = body.get("instructions")
@@ -222,9 +218,7 @@ class Counter:
             for name in ("call_id", "name", "arguments"):
                 if not isinstance(item.get(name), str):
                     raise wrong_type(f"{param}.{name}", "a string")
-            return self.message(
-                "assistant", self.text(item["name"], param) + self.text(item["arguments"], param)
-            )
+            return self.message("assistant", self.text(item["name"], param) + self.text(item["arguments"], param))
         if kind == "function_call_output":
             if not isinstance(item.get("call_id"), str):
                 raise wrong_type(f"{param}.call_id", "a string")
@@ -270,9 +264,7 @@ class Counter:
             raise invalid(f"{param}.detail", "'detail' must be one of low, high, auto")
         url = part.get("image_url")
         if part.get("file_id") is not None:
-            raise invalid(
-                f"{param}.file_id", "the sandbox has no Files API; send image_url", "file_not_found"
-            )
+            raise invalid(f"{param}.file_id", "the sandbox has no Files API; send image_url", "file_not_found")
         if not isinstance(url, str):
             raise wrong_type(f"{param}.image_url", "a string (URL or base64 data URL)")
         if url.startswith("data:"):
@@ -289,9 +281,7 @@ class Counter:
 def _data_url_size(url: str, param: str) -> tuple[int, int]:
     header, sep, data = url.partition(",")
     if not sep or not header.endswith(";base64") or not header[5:].startswith("image/"):
-        raise invalid(
-            param, "expected a data URL of the form data:image/<type>;base64,<data>", "invalid_image_url"
-        )
+        raise invalid(param, "expected a data URL of the form data:image/<type>;base64,<data>", "invalid_image_url")
     try:
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):

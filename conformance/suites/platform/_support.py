@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -109,6 +110,37 @@ def rate_limit_problems(response: httpx.Response) -> list[str]:
         if reset is not None and parse_go_duration(reset.strip()) is None:
             problems.append(f"{reset_name}: {reset!r} is not duration text like 1s, 6m0s, 20ms")
     return problems
+
+
+def project_header_problems(response: httpx.Response) -> list[str]:
+    """RL-05 on one response: the three project-token headers appear together or not at all."""
+    present = [name for name in PROJECT if name in response.headers]
+    if present and len(present) != len(PROJECT):
+        return [f"project-token headers without {', '.join(sorted(set(PROJECT) - set(present)))}"]
+    return []
+
+
+@dataclass
+class RateLimitLedger:
+    """Every response the platform and campaigns checks receive passes through here (their API wrappers feed
+    it), so RL-01 and RL-05, which run last, judge the headers of the whole run, not only their own requests."""
+
+    responses: int = 0
+    with_headers: int = 0
+    with_project_headers: int = 0
+    problems: dict[str, list[str]] = field(default_factory=lambda: {"RL-01": [], "RL-05": []})
+
+    def absorb(self, response: httpx.Response) -> httpx.Response:
+        self.responses += 1
+        self.with_headers += any(name.lower().startswith("x-ratelimit-") for name in response.headers)
+        self.with_project_headers += PROJECT[0] in response.headers
+        for rule_id, found in (("RL-01", rate_limit_problems(response)), ("RL-05", project_header_problems(response))):
+            if found and len(self.problems[rule_id]) < 10:  # a few examples say enough
+                self.problems[rule_id].append(f"{describe(response)[:70]}: {'; '.join(found)}")
+        return response
+
+
+LEDGER = RateLimitLedger()
 
 
 def target_settings(**overrides: Any) -> settings:

@@ -41,7 +41,7 @@ def describe(result: RunResult) -> str:
     return "\n".join(lines) + f"\n--- stdout tail ---\n{result.stdout[-1500:]}"
 
 
-def assert_reference_passes(result: RunResult, suite: str, unproven: set[str] = frozenset()) -> None:
+def assert_reference_passes(result: RunResult, suite: str, unproven: frozenset[str] = frozenset()) -> None:
     statuses = result.statuses()
     expected = {rule_id for rule_id, rule in RULES.items() if rule.suite == suite}
     assert set(statuses) == expected, describe(result)

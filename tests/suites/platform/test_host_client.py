@@ -58,8 +58,10 @@ class Recorder:
                 recorder.sent += 1
                 return recorder.transport.handle_request(request)
 
-        kwargs = {} if retry is None else {"retry": retry}
-        return HostHTTP(guard=UrlGuard(allow_insecure_loopback=True), transport=Counting(), sleep=self.sleep, **kwargs)
+        guard = UrlGuard(allow_insecure_loopback=True)
+        if retry is None:  # the host's default policy
+            return HostHTTP(guard=guard, transport=Counting(), sleep=self.sleep)
+        return HostHTTP(guard=guard, transport=Counting(), sleep=self.sleep, retry=retry)
 
 
 def get(client: HostHTTP, sandbox: LiveSandbox, key: str) -> httpx.Response:
@@ -70,7 +72,7 @@ def get(client: HostHTTP, sandbox: LiveSandbox, key: str) -> httpx.Response:
 
 def test_follows_retry_after_then_succeeds(sandbox: LiveSandbox) -> None:
     recorder = Recorder(real=True)  # the window must really pass
-    statuses = []
+    statuses: list[int] = []
     with recorder.client() as client:
         # Two requests per one-second window: the third (or, on a stalled machine, a later one) meets a 429.
         while not recorder.waits and len(statuses) < 8:

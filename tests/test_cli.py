@@ -1,0 +1,53 @@
+"""The `conformance` command: rules, report re-rendering, CIMD export, clean errors."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.rules import RULES
+
+
+def test_rules_json_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {row["id"] for row in rows} == set(RULES)
+    assert all({"id", "level", "suite", "title", "source", "implemented", "mutants"} <= set(r) for r in rows)
+
+
+def test_rules_table_filters_by_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "--suite", "compression"]) == 0
+    out = capsys.readouterr().out
+    assert "IMG-AUTH-01" in out and "AUTH-PRM-01" not in out
+
+
+def test_cimd_export_keeps_the_private_key_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    public = tmp_path / "public"
+    key = tmp_path / "host-key.pem"
+    code = main(["cimd", "export", str(public), "--base-url", "https://host.example", "--private-key-out", str(key)])
+    assert code == 0
+    document = json.loads((public / "oauth" / "client.json").read_text())
+    assert document["client_id"] == "https://host.example/oauth/client.json"
+    jwks = json.loads((public / "oauth" / "jwks.json").read_text())
+    assert all("d" not in k for k in jwks["keys"])  # public halves only
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert "PRIVATE KEY" not in capsys.readouterr().out
+
+
+def test_cimd_export_refuses_key_inside_public_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["cimd", "export", str(tmp_path), "--base-url", "https://h.example", "--private-key-out", str(tmp_path / "k")]
+    )
+    assert code == 2
+    assert "must not be written inside the public directory" in capsys.readouterr().err
+
+
+def test_report_rerender_of_a_bad_file_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "report.json"
+    bad.write_text("{not json")
+    assert main(["report", str(bad), "-o", str(tmp_path / "out.html")]) == 2
+    assert "cannot read" in capsys.readouterr().err
