@@ -130,9 +130,28 @@ def pytest_configure(config: pytest.Config) -> None:
     session = ConformanceSession(settings, strict, baseline, active)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(_OutcomeCollector(session), "conformance-collector")
+    _register_shared_fixtures(config)
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(_report_dir(config, settings) / "junit.xml")
     _register_hypothesis_profile()
+
+
+SHARED_FIXTURE_MODULES = ("conformance.suites._linking",)
+
+
+def _register_shared_fixtures(config: pytest.Config) -> None:
+    """Fixtures several suites share (linking an account is needed by auth and profile alike)."""
+    import importlib
+
+    for name in SHARED_FIXTURE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        if not config.pluginmanager.is_registered(module):
+            config.pluginmanager.register(module, name)
 
 
 def _register_hypothesis_profile() -> None:

@@ -99,9 +99,13 @@ def _canonical(node: dict[str, Any]) -> dict[str, Any]:
             canonical[keyword] = ""
         elif keyword in _FREE_KEY_MAPS and isinstance(value, Mapping) and all(v == {} for v in value.values()):
             canonical[keyword] = {str(i): {} for i in range(len(value))}
-        elif keyword == "required" and isinstance(value, list):
-            if all(isinstance(v, str) for v in value) and len(set(value)) == len(value):
-                canonical[keyword] = [str(i) for i in range(len(value))]
+        elif (
+            keyword == "required"
+            and isinstance(value, list)
+            and all(isinstance(v, str) for v in value)
+            and len(set(value)) == len(value)
+        ):
+            canonical[keyword] = [str(i) for i in range(len(value))]
     return canonical
 
 

@@ -626,7 +626,7 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
         "rules": rules,
         "levels": [lv for lv in LEVELS if any(r.level == lv for r in rules)]
         + sorted({r.level for r in rules} - set(LEVELS)),
-        "suite_counts": Counter(r.suite for r in rules),
+        "suite_counts": Counter(r.suite for r in rules for _ in r.results),
     }
 
 

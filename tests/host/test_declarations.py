@@ -43,7 +43,7 @@ DIALECTS = [
     "http://json-schema.org/draft-06/schema#",
     "http://json-schema.org/draft-04/schema#",
 ]
-leaf_schemas = st.one_of(
+leaf_schemas: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.builds(
         lambda n, d: {"type": "string", "minLength": n, "description": d}, st.integers(0, 5), st.text(max_size=9)
     ),
@@ -60,7 +60,8 @@ leaf_schemas = st.one_of(
 def object_schemas(draw: st.DrawFn) -> dict[str, Any]:
     props = draw(st.dictionaries(st.text(min_size=1, max_size=6), leaf_schemas, max_size=4))
     schema: dict[str, Any] = {"type": "object", "properties": props}
-    if props and draw(st.booleans()):
+    with_required: bool = draw(st.booleans())
+    if props and with_required:
         schema["required"] = draw(st.lists(st.sampled_from(sorted(props)), unique=True, min_size=1))
     if draw(st.booleans()):
         schema["additionalProperties"] = draw(st.booleans())
@@ -202,7 +203,7 @@ def tools_with_truth(draw: st.DrawFn) -> tuple[Any, set[str]]:
                 st.one_of(st.booleans(), st.sampled_from([1, "true", None])),
             )
         )
-        annotations = draw(st.one_of(st.just(hints), st.sampled_from([[], "ro", None])))
+        annotations: Any = draw(st.one_of(st.just(hints), st.sampled_from([[], "ro", None])))
         tool["annotations"] = annotations
         if type(annotations) is not dict or any(
             (k == "title" and type(v) is not str) or (k != "title" and type(v) is not bool) for k, v in hints.items()
@@ -217,7 +218,7 @@ def tools_with_truth(draw: st.DrawFn) -> tuple[Any, set[str]]:
         bad.add("._meta")
     elif meta_kind == "object":
         meta = {}
-        marker = draw(st.one_of(st.just(MISSING), st.booleans(), st.sampled_from(["true", 1, 0, None, 1.5, []])))
+        marker: Any = draw(st.one_of(st.just(MISSING), st.booleans(), st.sampled_from(["true", 1, 0, None, 1.5, []])))
         if marker is not MISSING:
             meta["openai/profile"] = marker
             if type(marker) is not bool:

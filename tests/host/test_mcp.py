@@ -289,7 +289,8 @@ def test_session_over_tls_verifies_with_the_ca_bundle(tmp_path: Path) -> None:
         HostHTTP(guard=UrlGuard(), retry=None, ca_bundle=ca_file) as tls_host,
         McpSession(tls_host, f"https://127.0.0.1:{served.port}/mcp", token=GOOD) as session,
     ):
-        assert session.call_tool("echo", {"text": "tls"}).result["structuredContent"] == {"text": "tls"}
+        result = session.call_tool("echo", {"text": "tls"}).result
+    assert result is not None and result["structuredContent"] == {"text": "tls"}
 
 
 # ----------------------------------------------------------------------------------------- body parsing

@@ -92,7 +92,7 @@ def mtls_server(
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            peer = self.connection.getpeercert()  # type: ignore[attr-defined]
+            peer = self.connection.getpeercert()
             names = [value for kind, value in peer.get("subjectAltName", ()) if kind == "DNS"]
             body = ",".join(names).encode()
             self.send_response(200)

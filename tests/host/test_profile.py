@@ -253,8 +253,12 @@ def test_judge_result_gathers_every_rule() -> None:
 
 
 @HYPOTHESIS
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4),
-                    lambda x: st.lists(x, max_size=3) | st.dictionaries(st.text(max_size=4), x, max_size=3)))  # fmt: skip
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+        lambda x: st.lists(x, max_size=3) | st.dictionaries(st.text(max_size=4), x, max_size=3),
+    )
+)
 def test_hostile_results_never_crash(value: Any) -> None:
     verdicts = judge_result(value)
     assert all(isinstance(v, list) for v in verdicts.problems.values())

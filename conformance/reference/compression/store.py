@@ -11,6 +11,7 @@ import functools
 import json
 import re
 import secrets
+import ssl
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -173,6 +174,13 @@ def _write_a(request: StoreRequest, data: bytes, mime: str, config: StoreConfig)
     return stored_url(request, config)
 
 
+def _ssl_context(ca_file: str | None) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    if ca_file:
+        context.load_verify_locations(ca_file)
+    return context
+
+
 def _write_b(request: StoreRequest, data: bytes, mime: str, config: StoreConfig) -> str:
     endpoint = config.objstore_b_endpoint
     if not endpoint:
@@ -196,7 +204,7 @@ def _write_b(request: StoreRequest, data: bytes, mime: str, config: StoreConfig)
         "Content-Type": f"multipart/related; boundary={boundary}",
     }
     try:
-        with httpx.Client(timeout=20, verify=config.ca_file or True) as client:
+        with httpx.Client(timeout=20, verify=_ssl_context(config.ca_file)) as client:
             response = client.post(url, content=body, headers=headers)
     except httpx.HTTPError as exc:
         raise StoreError(502, "BadGateway", "The object store is unreachable") from exc

@@ -13,7 +13,7 @@ import pytest
 from conformance import fail
 from conformance.config import Settings, Target
 from conformance.host.http import HostHTTP
-from conformance.suites.platform._support import describe, json_body
+from conformance.suites.platform._support import LEDGER, describe, json_body
 
 BUDGET = {"lifetime_spend_limit_micros": 5_000_000}
 
@@ -41,10 +41,14 @@ class CampaignsApi:
         return self.target.url("/v1/campaigns" + path)
 
     def send(self, method: str, path: str = "", **kwargs: Any) -> httpx.Response:
+        return self.request(method, self.url(path), **kwargs)
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """Every call of the campaigns checks: the target's auth unless ``headers`` is given; the response is
+        also handed to the rate-limit ledger (RL-01, RL-05)."""
         headers = kwargs.pop("headers", None)
-        return self.http.request(
-            method, self.url(path), headers=self.target.auth if headers is None else headers, **kwargs
-        )
+        sent = self.target.auth if headers is None else headers
+        return LEDGER.absorb(self.http.request(method, url, headers=sent, **kwargs))
 
     def create(self, body: dict[str, Any], **kwargs: Any) -> httpx.Response:
         response = self.send("POST", json=body, **kwargs)

@@ -326,10 +326,8 @@ def test_conversion_bidding_needs_one_setting(campaigns_api: CampaignsApi, confo
 
 
 def _audience_ids(campaigns_api: CampaignsApi, use: str) -> list[str]:
-    response = campaigns_api.http.get(
-        campaigns_api.target.url("/v1/custom_audiences"),
-        params={"intended_use": use},
-        headers=campaigns_api.target.auth,
+    response = campaigns_api.request(
+        "GET", campaigns_api.target.url("/v1/custom_audiences"), params={"intended_use": use}
     )
     expect(response.status_code == 200, f"listing audiences for {use} failed: {describe(response)}")
     body = json_body(response)
@@ -347,10 +345,8 @@ def _audiences(**sides: list[str]) -> dict[str, Any]:
 def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     conflict = conformance_settings.get("campaigns_conflict_audience_id")
     _rejected(
-        campaigns_api.http.get(
-            campaigns_api.target.url("/v1/custom_audiences"),
-            params={"intended_use": "everything"},
-            headers=campaigns_api.target.auth,
+        campaigns_api.request(
+            "GET", campaigns_api.target.url("/v1/custom_audiences"), params={"intended_use": "everything"}
         ),
         "intended_use=everything",
     )

@@ -10,6 +10,7 @@ import pytest
 
 from conformance.config import Settings, Target
 from conformance.host.http import HostHTTP
+from conformance.suites.platform._support import LEDGER
 
 TOKENS_PATH = "/v1/responses/input_tokens"
 
@@ -32,13 +33,30 @@ class PlatformApi:
         self, body: Any, *, api_key: str | None = None, headers: dict[str, str] | None = None
     ) -> httpx.Response:
         sent = self.headers(api_key) if headers is None else headers
-        return self.http.post(self.target.url(TOKENS_PATH), json=body, headers=sent, retry=None)
+        return LEDGER.absorb(self.http.post(self.target.url(TOKENS_PATH), json=body, headers=sent, retry=None))
+
+    def post_content(self, path: str, content: str) -> httpx.Response:
+        """A raw (possibly malformed) JSON body."""
+        headers = {**self.headers(), "Content-Type": "application/json"}
+        return LEDGER.absorb(self.http.post(self.target.url(path), content=content, headers=headers, retry=None))
 
     def body(self, **fields: Any) -> dict[str, Any]:
         return {"model": self.model, **fields}
 
     def get(self, path: str, *, api_key: str | None = None, **kwargs: Any) -> httpx.Response:
-        return self.http.get(self.target.url(path), headers=self.headers(api_key), retry=None, **kwargs)
+        return LEDGER.absorb(self.http.get(self.target.url(path), headers=self.headers(api_key), retry=None, **kwargs))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """RL-01 and RL-05 judge every response of the run (see ``LEDGER``): run them after all other checks."""
+    last = [item for item in items if _decides_header_rules(item)]
+    if last:
+        items[:] = [item for item in items if item not in last] + last
+
+
+def _decides_header_rules(item: pytest.Item) -> bool:
+    rules = {rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args}
+    return bool(rules & {"RL-01", "RL-05"})
 
 
 @pytest.fixture(scope="session")

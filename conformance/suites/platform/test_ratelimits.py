@@ -11,12 +11,11 @@ from conformance import expect, fail, needs, observe, rule
 from conformance.config import Settings
 from conformance.host._retry import USER_ACTION_CODES
 from conformance.suites.platform._support import (
-    PROJECT,
+    LEDGER,
     describe,
     expect_json_error,
     parse_go_duration,
     parse_retry_after,
-    rate_limit_problems,
 )
 from conformance.suites.platform.conftest import PlatformApi
 
@@ -40,19 +39,15 @@ def _sample(api: PlatformApi, settings: Settings) -> list[httpx.Response]:
     return responses
 
 
-def _has_rate_limit_headers(response: httpx.Response) -> bool:
-    return any(name.lower().startswith("x-ratelimit-") for name in response.headers)
-
-
 @rule("RL-01")
 def test_headers_are_consistent(platform_api: PlatformApi, conformance_settings: Settings) -> None:
-    responses = _sample(platform_api, conformance_settings)
-    with_headers = [r for r in responses if _has_rate_limit_headers(r)]
-    if not with_headers:
+    # Runs after every other check: the ledger holds every response the platform and campaigns checks saw.
+    _sample(platform_api, conformance_settings)
+    if not LEDGER.with_headers:
         needs("x-ratelimit-* headers on the target's responses")
-    problems = [f"{describe(r)[:80]}: {p}" for r in with_headers for p in rate_limit_problems(r)]
-    expect(not problems, "; ".join(problems))
-    observe(f"{len(with_headers)} of {len(responses)} responses carried x-ratelimit-* headers, all consistent")
+    problems = LEDGER.problems["RL-01"]
+    expect(not problems, f"inconsistent x-ratelimit-* headers: {' | '.join(problems)}")
+    observe(f"{LEDGER.with_headers} of {LEDGER.responses} responses of the run carried x-ratelimit-* headers")
 
 
 def _remaining(response: httpx.Response) -> int | None:
@@ -165,12 +160,8 @@ def test_overload_answer(platform_api: PlatformApi, conformance_settings: Settin
 
 @rule("RL-05")
 def test_project_token_headers_together(platform_api: PlatformApi, conformance_settings: Settings) -> None:
-    responses = _sample(platform_api, conformance_settings)
-    with_project = 0
-    for response in responses:
-        present = [name for name in PROJECT if name in response.headers]
-        if present and len(present) != len(PROJECT):
-            missing = sorted(set(PROJECT) - set(present))
-            fail(f"project-token headers appear without {', '.join(missing)}: {describe(response)[:80]}")
-        with_project += bool(present)
-    observe(f"{with_project} of {len(responses)} responses reported a project token limit")
+    # Runs after every other check, over every response of the run (see LEDGER).
+    _sample(platform_api, conformance_settings)
+    problems = LEDGER.problems["RL-05"]
+    expect(not problems, " | ".join(problems))
+    observe(f"{LEDGER.with_project_headers} of {LEDGER.responses} responses reported a project token limit")

@@ -230,13 +230,7 @@ def test_bad_bodies_get_4xx_json(platform_api: PlatformApi) -> None:
     for what, fields in BAD_BODIES.items():
         expect_json_error(platform_api.count_raw(platform_api.body(**fields)), CLIENT_ERROR, what)
     for what, raw in {"not JSON": "{", "a JSON array": "[1, 2]"}.items():
-        response = platform_api.http.post(
-            platform_api.target.url("/v1/responses/input_tokens"),
-            content=raw,
-            headers={**platform_api.headers(), "Content-Type": "application/json"},
-            retry=None,
-        )
-        expect_json_error(response, CLIENT_ERROR, what)
+        expect_json_error(platform_api.post_content("/v1/responses/input_tokens", raw), CLIENT_ERROR, what)
     body = platform_api.body(input="hi")
     expect_json_error(platform_api.count_raw(body, headers={}), (401,), "no Authorization header")
     expect_json_error(
