@@ -70,7 +70,11 @@ def ensure_chromium() -> None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     try:
         run(["apt-get", "update", "-qq"], env=env, stdout=subprocess.DEVNULL)
-        run(["apt-get", "install", "-y", "-qq", "chromium"], env=env, stdout=subprocess.DEVNULL)
+        run(
+            ["apt-get", "install", "-y", "-qq", "chromium", "fonts-liberation", "fonts-dejavu-core"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
     except subprocess.CalledProcessError as exc:
         say(f"could not install chromium ({exc}); the browser test will skip outside CI")
 

@@ -22,17 +22,25 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-from PIL import Image, ImageFilter
+from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
 from conformance.reference._service import ServiceSpec, free_port
 from conformance.reference.stack import make_certificates, run_services
 
 
 def one_megapixel(fmt: str) -> bytes:
-    """1224x816 (~1 MP) photo-like content: blurred noise over gradients, saved as a camera or tool would."""
+    """1224x816 (~1 MP) photo-like content: smooth gradients, soft shapes, light grain; saved as a camera (JPEG
+    q92) or a screenshot tool (PNG, fast zlib) would."""
     size = (1224, 816)
-    noise = Image.effect_noise(size, 40).filter(ImageFilter.GaussianBlur(2))
-    base = Image.merge("RGB", (Image.linear_gradient("L").resize(size), noise, Image.radial_gradient("L").resize(size)))
+    grain = Image.effect_noise(size, 12).filter(ImageFilter.GaussianBlur(1))
+    red = Image.linear_gradient("L").rotate(90).resize(size)
+    blue = Image.radial_gradient("L").resize(size)
+    base = Image.merge("RGB", (ImageChops.add(red, grain, 1.0, -128), Image.linear_gradient("L").resize(size), blue))
+    draw = ImageDraw.Draw(base)
+    for i in range(12):
+        x, y = (97 * i) % 1100, (61 * i) % 700
+        draw.ellipse((x, y, x + 120, y + 90), fill=((40 * i) % 256, (90 + 13 * i) % 256, (200 - 11 * i) % 256))
+    base = base.filter(ImageFilter.GaussianBlur(1.5))
     out = io.BytesIO()
     if fmt == "JPEG":
         base.save(out, "JPEG", quality=92)

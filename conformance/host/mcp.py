@@ -271,6 +271,19 @@ class _Exchange:
         return jsonrpc_messages(ctype, bytes(self.body))
 
 
+def _describe(exc: httpx2.HTTPError) -> str:
+    """Like HostHTTP's messages: say what failed, not just the exception class."""
+    name = type(exc).__name__
+    if isinstance(exc, httpx2.TimeoutException):
+        return f"timed out ({name})"
+    if isinstance(exc, httpx2.ConnectError) and "CERTIFICATE_VERIFY_FAILED" in str(exc):
+        return f"TLS certificate not trusted ({exc}); pass --ca-bundle for a private CA"
+    if isinstance(exc, httpx2.ReadError | httpx2.RemoteProtocolError):
+        detail = f"{name}: {exc}" if str(exc) else name
+        return f"the server closed the connection ({detail}); a server refusing the client certificate does this"
+    return f"{name}: {exc}" if str(exc) else name
+
+
 class _TeeStream(httpx2.AsyncByteStream):
     """Passes the body through to the SDK while keeping a copy (up to the size cap) for evidence."""
 
@@ -288,7 +301,7 @@ class _TeeStream(httpx2.AsyncByteStream):
                     raise ResponseTooLarge(self.exchange.error)
                 yield chunk
         except httpx2.HTTPError as exc:
-            self.exchange.error = f"{type(exc).__name__}: {exc}"
+            self.exchange.error = _describe(exc)
             raise
 
     async def aclose(self) -> None:
@@ -319,7 +332,7 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
         try:
             response = await self.inner.handle_async_request(request)
         except httpx2.HTTPError as exc:
-            exchange.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            exchange.error = _describe(exc)
             self.finish(exchange)
             raise
         exchange.status = response.status_code

@@ -285,6 +285,9 @@ def running_stack(
             "CONFORMANCE_CA_BUNDLE": str(ca_file),
             # Everything lives on loopback: let metadata-driven fetches go there.
             "CONFORMANCE_ALLOW_PRIVATE_NETWORK": "true",
+            # The host's CIMD publisher serves with the stack's certificate, which the IdP trusts.
+            "CONFORMANCE_PUBLISHER_CERTFILE": str(cert_file),
+            "CONFORMANCE_PUBLISHER_KEYFILE": str(key_file),
         }
         for spec in specs:
             settings.update(spec.settings)

@@ -86,8 +86,8 @@ URL_CHARS = 200  # in an exchange's summary line; the reproducer has the whole U
 REDACTION = re.compile(r"\[REDACTED[^\]\s]*\]")
 _BINARY_BODY = re.compile(r"^<binary body: (\d+) bytes, (.*)>$", re.S)
 _TRUNCATED_BODY = re.compile(r"… \[(\d+) more characters\]$")
-# C0/C1 controls (not \t \n), DEL, bidi overrides/isolates, lone surrogates (possible in JSON strings).
-_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# C0/C1 controls (not \t \n), DEL, bidi marks, overrides and isolates, lone surrogates (possible in JSON strings).
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _ANCHOR_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 
@@ -511,13 +511,18 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
     raw_results = [r for r in report.get("results") or [] if isinstance(r, dict)]
 
     groups: dict[str, RuleView] = {}
+    rule_anchors: set[str] = set()
     pairs: list[tuple[ResultView, dict[str, Any]]] = []
     for raw in raw_results:
         rule_id = clean(raw.get("rule")) or "UNKNOWN"
         rule = groups.get(rule_id)
         if rule is None:
+            rule_anchor, n = anchor(rule_id), 2
+            while rule_anchor in rule_anchors:  # only hostile IDs ever collide
+                rule_anchor, n = f"{anchor(rule_id)}-{n}", n + 1
+            rule_anchors.add(rule_anchor)
             rule = groups[rule_id] = RuleView(
-                anchor=anchor(rule_id),
+                anchor=rule_anchor,
                 id=rule_id,
                 level=clean(raw.get("level")) or "MUST",
                 suite=clean(raw.get("suite")) or "other",

@@ -131,11 +131,19 @@ def aggregate(
                 "baseline": None,
                 "checks": sorted({o["nodeid"] for o in mine if o["nodeid"]}),
                 "duration_s": round(sum(o["duration_s"] for o in mine), 4),
-                "evidence": evidence[:MAX_EVIDENCE_PER_RULE],
+                "evidence": _keep_ends(evidence, MAX_EVIDENCE_PER_RULE),
                 "evidence_dropped": max(0, len(evidence) - MAX_EVIDENCE_PER_RULE),
             }
         )
     return results
+
+
+def _keep_ends(evidence: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The first exchanges set the scene, the last ones usually decide the verdict: keep both ends."""
+    if len(evidence) <= limit:
+        return evidence
+    head = limit // 4
+    return evidence[:head] + evidence[len(evidence) - (limit - head) :]
 
 
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:

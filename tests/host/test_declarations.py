@@ -47,9 +47,12 @@ leaf_schemas: st.SearchStrategy[dict[str, Any]] = st.one_of(
     st.builds(
         lambda n, d: {"type": "string", "minLength": n, "description": d}, st.integers(0, 5), st.text(max_size=9)
     ),
-    st.builds(lambda v: {"type": "array", "items": {"enum": v}, "title": "t"}, st.lists(st.integers(), min_size=1)),
+    st.builds(
+        lambda v: {"type": "array", "items": {"enum": v}, "title": "t"},
+        st.lists(st.integers(), min_size=1, unique=True),
+    ),
     st.builds(lambda n: {"type": "integer", "minimum": n}, st.integers(-5, 5)),
-    st.builds(lambda v: {"enum": v}, st.lists(st.text(max_size=3), min_size=1, max_size=3)),
+    st.builds(lambda v: {"enum": v}, st.lists(st.text(max_size=3), min_size=1, max_size=3, unique=True)),
     st.just({"type": "boolean"}),
     st.just({"type": "array", "items": {"type": "string"}}),
     st.just({"type": "string", "pattern": "^[a-z]+$"}),

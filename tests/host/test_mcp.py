@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -30,11 +31,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from conformance import UrlRefused, _context
+from conformance import TargetUnreachable, UrlRefused, _context
 from conformance.host._guard import UrlGuard
 from conformance.host.declarations import DeclarationChecker, check_challenge_result
 from conformance.host.http import HostHTTP
 from conformance.host.mcp import McpSession, McpSessionError, jsonrpc_messages, raw_call, sse_data
+from conformance.host.mtls import make_mtls_material
 
 GOOD = "good-token-0123456789"
 BAD = "bad-token-9876543210"
@@ -291,6 +293,29 @@ def test_session_over_tls_verifies_with_the_ca_bundle(tmp_path: Path) -> None:
     ):
         result = session.call_tool("echo", {"text": "tls"}).result
     assert result is not None and result["structuredContent"] == {"text": "tls"}
+
+
+def test_session_presents_the_mtls_client_certificate(tmp_path: Path) -> None:
+    ca = trustme.CA()
+    cert_file, ca_file = tmp_path / "leaf.pem", tmp_path / "ca.pem"
+    ca.issue_cert("127.0.0.1").private_key_and_cert_chain_pem.write_to_path(str(cert_file))
+    ca.cert_pem.write_to_path(str(ca_file))
+    material = make_mtls_material(tmp_path / "mtls", "connector.host.example")
+    tls = {
+        "ssl_certfile": str(cert_file),
+        "ssl_keyfile": str(cert_file),
+        "ssl_ca_certs": str(material.root_file),
+        "ssl_cert_reqs": ssl.CERT_REQUIRED,
+    }
+    with _Served(_app(), **tls) as served, HostHTTP(guard=UrlGuard(), retry=None, ca_bundle=ca_file) as tls_host:
+        url = f"https://127.0.0.1:{served.port}/mcp"
+        with McpSession(tls_host, url, token=GOOD, client_cert=material.good.pair) as session:
+            assert session.call_tool("echo", {"text": "m"}).status == 200
+        with (
+            pytest.raises(TargetUnreachable, match="closed the connection"),
+            McpSession(tls_host, url, client_cert=material.foreign_ca.pair),
+        ):
+            pass
 
 
 # ----------------------------------------------------------------------------------------- body parsing

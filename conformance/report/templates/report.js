@@ -89,7 +89,8 @@
 
   // Deep links (#AUTH-PRM-01, #AUTH-PRM-01--tool_server): make the element visible, open it, scroll to it.
   function reveal() {
-    var id = decodeURIComponent(location.hash.slice(1));
+    var id = location.hash.slice(1);
+    try { id = decodeURIComponent(id); } catch (err) { return; }  // a malformed link is not worth an error
     var el = id && doc.getElementById(id);
     if (!el || !list.contains(el)) return;
     var article = el.closest("article.rule");

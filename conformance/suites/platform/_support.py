@@ -123,17 +123,20 @@ def project_header_problems(response: httpx.Response) -> list[str]:
 @dataclass
 class RateLimitLedger:
     """Every response the platform and campaigns checks receive passes through here (their API wrappers feed
-    it), so RL-01 and RL-05, which run last, judge the headers of the whole run, not only their own requests."""
+    it), so RL-01, RL-04 and RL-05, which run last, judge the whole run, not only their own requests."""
 
     responses: int = 0
     with_headers: int = 0
     with_project_headers: int = 0
     problems: dict[str, list[str]] = field(default_factory=lambda: {"RL-01": [], "RL-05": []})
+    overloaded: httpx.Response | None = None  # the first 503 seen (RL-04 judges it when no fault switch is set)
 
     def absorb(self, response: httpx.Response) -> httpx.Response:
         self.responses += 1
         self.with_headers += any(name.lower().startswith("x-ratelimit-") for name in response.headers)
         self.with_project_headers += PROJECT[0] in response.headers
+        if response.status_code == 503 and self.overloaded is None:
+            self.overloaded = response
         for rule_id, found in (("RL-01", rate_limit_problems(response)), ("RL-05", project_header_problems(response))):
             if found and len(self.problems[rule_id]) < 10:  # a few examples say enough
                 self.problems[rule_id].append(f"{describe(response)[:70]}: {'; '.join(found)}")

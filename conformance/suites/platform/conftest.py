@@ -48,7 +48,7 @@ class PlatformApi:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """RL-01 and RL-05 judge every response of the run (see ``LEDGER``): run them after all other checks."""
+    """RL-01, RL-04 and RL-05 judge every response of the run (see ``LEDGER``): run them after all other checks."""
     last = [item for item in items if _decides_header_rules(item)]
     if last:
         items[:] = [item for item in items if item not in last] + last
@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _decides_header_rules(item: pytest.Item) -> bool:
     rules = {rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args}
-    return bool(rules & {"RL-01", "RL-05"})
+    return bool(rules & {"RL-01", "RL-04", "RL-05"})
 
 
 @pytest.fixture(scope="session")

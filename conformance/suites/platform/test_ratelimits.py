@@ -136,17 +136,17 @@ def test_throttling_and_retry_after(platform_api: PlatformApi, conformance_setti
 
 @rule("RL-04")
 def test_overload_answer(platform_api: PlatformApi, conformance_settings: Settings) -> None:
+    # Runs after every other check: a 503 any of them met is judged too (see LEDGER).
     key = conformance_settings.get("platform_fault_api_key")
-    if not key:
-        needs("the sandbox's fault switch or an observed 503", FAULT_OPTION)
-    overloaded = None
-    for _ in range(10):
+    overloaded = LEDGER.overloaded
+    for _ in range(10 if key and overloaded is None else 0):
         response = platform_api.count_raw(platform_api.body(input="are you overloaded?"), api_key=str(key))
         if response.status_code == 503:
             overloaded = response
             break
     if overloaded is None:
-        needs("a 503 from the fault switch within 10 requests", FAULT_OPTION)
+        needs("the sandbox's fault switch or an observed 503", FAULT_OPTION)
+    observe(f"judged: {describe(overloaded)[:100]}")
     error = expect_json_error(overloaded, (503,), "the overloaded request")
     expect(
         (error.get("type"), error.get("code")) == ("service_unavailable_error", "server_is_overloaded"),

@@ -125,6 +125,24 @@ def test_message_items_cost_at_least_the_text(platform_api: PlatformApi) -> None
     )
     expect(two > joined, f"two messages ({two}) cost no more than their text in one string ({joined}): no role tokens")
 
+    @target_settings()
+    @given(first=TEXT, second=TEXT, role=st.sampled_from(["user", "assistant", "developer"]))
+    def prop(first: str, second: str, role: str) -> None:
+        bare = count(platform_api, platform_api.body(input=first), "string input")
+        alone = count(platform_api, platform_api.body(input=[{"role": role, "content": first}]), f"a {role} item")
+        expect(alone >= bare, f"a {role} message ({alone}) costs less than its bare text {first!r} ({bare})")
+        parts = [{"role": "user", "content": [{"type": "input_text", "text": first}]}]
+        expect(
+            count(platform_api, platform_api.body(input=parts), "input_text part") >= bare,
+            f"an input_text part costs less than its bare text {first!r}",
+        )
+        pair = [{"role": "user", "content": first}, {"role": role, "content": second}]
+        both = count(platform_api, platform_api.body(input=pair), "two message items")
+        joined = count(platform_api, platform_api.body(input=f"{first}\n{second}"), "joined text")
+        expect(both > joined, f"a second {role} message added no role or boundary tokens ({both} ≤ {joined})")
+
+    run_property(prop)
+
 
 @rule("TOK-04")
 def test_instructions_and_tools_add(platform_api: PlatformApi) -> None:

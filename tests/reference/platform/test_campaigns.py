@@ -6,10 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from conformance.reference.platform import create_app
+from conformance.reference.platform.campaigns import CREATE_FIELDS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
+from conformance.suites.campaigns._model import shape_problems
 from tests.reference.platform.conftest import AUTH, campaign_body
 
 
@@ -229,3 +233,33 @@ def test_campaigns_survive_a_restart(tmp_path: Path) -> None:
         campaign = create(first)
     with TestClient(create_app(tmp_path)) as second:
         assert second.get(f"/v1/campaigns/{campaign['id']}", headers=AUTH).json() == campaign
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+FIELDS = [*sorted(CREATE_FIELDS), "lifetime_spend_limit_micros", "ids", "locations", "include"]
+# Mostly valid bodies with one to three fields replaced by arbitrary JSON.
+BODIES = st.builds(
+    lambda base, extra: {**base, **extra},
+    st.just(campaign_body()),
+    st.dictionaries(st.sampled_from(FIELDS), JSON, min_size=1, max_size=3),
+)
+
+
+@settings(max_examples=80, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(create_body=BODIES, update_body=st.one_of(JSON, st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=3)))
+def test_arbitrary_bodies_never_cause_a_5xx_nor_corrupt_a_campaign(
+    client: TestClient, create_body: dict[str, Any], update_body: Any
+) -> None:
+    response = client.post("/v1/campaigns", json=create_body, headers=AUTH)
+    assert response.status_code in (200, 400, 409), response.text
+    target = create(client)
+    response = client.post(f"/v1/campaigns/{target['id']}", json=update_body, headers=AUTH)
+    assert response.status_code in (200, 400, 409), response.text
+    stored = client.get(f"/v1/campaigns/{target['id']}", headers=AUTH).json()
+    assert not shape_problems(stored)
+    if response.status_code != 200:
+        assert stored == target  # a refused update applied nothing

@@ -1,0 +1,569 @@
+"""Linking an account as the host does: session fixtures shared by the suites (auth, profile).
+
+The plugin registers this module, so every suite can request these fixtures (they build on ``host_http``,
+``conformance_settings`` and ``tool_server_target``). A fixture whose prerequisite fails raises
+``Blocked(<rule>, why)`` (pytest caches it: every later user is blocked by the same rule without a new attempt);
+missing configuration is ``needs(...)`` (skipped with the option that supplies it).
+
+Fixtures (session scope):
+
+``prm_discovery`` → :class:`~conformance.host.discovery.PrmDiscovery`
+    The protected resource metadata found the host's way (blocked by AUTH-PRM-01). When the unauthenticated
+    request is served (anonymous read-only tools), ``challenge`` is the Bearer challenge of a request with an
+    invalid token instead, which is the challenge a host meets when a tool needs auth.
+``as_metadata`` → :class:`~conformance.host.asmeta.AsMetadata`
+    The metadata of ``authorization_servers[0]`` (blocked by AUTH-PRM-03 when there is no entry, AUTH-ASM-01 when
+    none is served). Not required to be valid: checks judge it; :class:`Linker` refuses what a host refuses.
+``publisher`` → :class:`~conformance.host.publisher.Publisher`
+    The host's HTTPS server for its CIMD documents, JWKS and callbacks (options ``publisher_certfile`` /
+    ``publisher_keyfile``, the reference stack exports its own certificate; ``client_metadata_url`` when the
+    authorization server reaches it through a public origin). ``needs(...)`` without a certificate.
+``host_identity`` → :class:`~conformance.host.identity.HostIdentity`
+    The publisher's identity, or, with only ``client_metadata_url``, documents published elsewhere
+    (``conformance cimd export``; fetches then cannot be observed).
+``host_client`` → :class:`HostClient`
+    The identified client (CIMD, DCR or predefined, option ``client_registration``), its redirect choice, the
+    default scopes and a :class:`~conformance.host.oauth.TokenEndpoint`. Blocked by AUTH-PRM-02 (resource not
+    canonical), AUTH-ASM-02/03/04/05/06 (what makes a host refuse the server) or AUTH-DCR-01.
+``linker`` → :class:`Linker`
+    Runs authorizations: ``attempt(...)`` returns a :class:`FlowAttempt` (never raises for the target's faults;
+    ``rule``/``problem`` name the first failed rule), ``link(...)`` returns a :class:`LinkedAccount` or raises
+    ``Blocked``. Negative probes use ``authorize(...)`` + ``accept(...)`` and the ``TokenEndpoint`` directly.
+``first_link`` → :class:`FlowAttempt`
+    The first authorization of test account 1 with the default scopes (AUTH-FLOW-01/02 judge it).
+``linked_account`` → :class:`LinkedAccount`
+    That authorization, completed: ``access_token``, ``refresh_token``, ``id_token``, ``scopes`` (granted),
+    ``token`` (the TokenResult), ``tokens`` (TokenEndpoint), ``refresh()`` (rotates in place), ``resource``.
+    Blocked by the rule the flow broke (AUTH-FLOW-01, AUTH-FLOW-02, AUTH-CIMD-01/02, AUTH-ISS-01 ...).
+``linked_account_2`` → :class:`LinkedAccount`
+    Test account 2 (options ``test_user_2`` / ``test_password_2``), or ``needs(...)``.
+``link_account`` → ``Callable[..., LinkedAccount]``
+    ``link_account(account=1, scopes=None, id_token_hint=None)``: a fresh authorization (a new code and tokens,
+    never shared), raising ``Blocked`` like ``linked_account``. Use it when a probe spoils a token (code reuse
+    revokes the first exchange's tokens; refresh tokens rotate).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from conformance import Blocked, Failure, TargetError, needs
+from conformance._exceptions import ConfigError
+from conformance.config import Settings, Target
+from conformance.host.asmeta import AsMetadata, discover_as_metadata
+from conformance.host.discovery import MCP_HEADERS, PrmDiscovery, challenge_of, discover_prm, initialize_request
+from conformance.host.http import HostHTTP
+from conformance.host.identity import HostIdentity, load_or_generate_key, new_callback_id
+from conformance.host.login import (
+    BrowserUnavailable,
+    Credentials,
+    LoginDriver,
+    LoginResult,
+    LoginSteps,
+    MissingCredentials,
+    make_driver,
+)
+from conformance.host.oauth import (
+    AcceptedResponse,
+    AuthorizationRequest,
+    AuthorizationResponseRejected,
+    CallbackParams,
+    ClientRegistry,
+    OAuthClient,
+    RedirectChoice,
+    RejectReason,
+    ScopeChoice,
+    TokenEndpoint,
+    TokenResult,
+    authorization_request,
+    choose_redirect_mode,
+    choose_scopes,
+    identify_client,
+    parse_callback,
+    validate_callback,
+)
+from conformance.host.publisher import Publisher
+
+INVALID_BEARER = "conformance-invalid-token"
+ACCOUNT_OPTIONS = {1: ("test_user", "test_password"), 2: ("test_user_2", "test_password_2")}
+
+
+# -- discovery -------------------------------------------------------------------------------------------------
+
+
+def challenge_probe(http: HostHTTP, mcp_url: str) -> Any:
+    """An initialize with a presented but invalid bearer token: what a host meets once a tool needs auth when the
+    server also serves anonymous requests."""
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {INVALID_BEARER}"}
+    return http.post(mcp_url, json=initialize_request(), headers=headers, retry=None)
+
+
+@pytest.fixture(scope="session")
+def prm_discovery(host_http: HostHTTP, tool_server_target: Target) -> PrmDiscovery:
+    try:
+        found = discover_prm(host_http, tool_server_target.base_url)
+    except (Failure, TargetError) as exc:
+        raise Blocked("AUTH-PRM-01", str(exc)) from None
+    if found.challenge is None:
+        try:
+            response = challenge_probe(host_http, tool_server_target.base_url)
+        except TargetError:
+            return found
+        if response.status_code == 401:
+            found = dataclasses.replace(found, challenge=challenge_of(response))
+    return found
+
+
+@pytest.fixture(scope="session")
+def as_metadata(host_http: HostHTTP, prm_discovery: PrmDiscovery) -> AsMetadata:
+    servers = prm_discovery.document.get("authorization_servers")
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], str) or not servers[0]:
+        raise Blocked("AUTH-PRM-03", f"authorization_servers is {servers!r}: no issuer to try")
+    try:
+        return discover_as_metadata(host_http, servers[0])
+    except (Failure, TargetError) as exc:
+        raise Blocked("AUTH-ASM-01", str(exc)) from None
+
+
+# -- the host's client ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def optional_publisher(conformance_settings: Settings, host_http: HostHTTP) -> Iterator[Publisher | None]:
+    """The publisher when a certificate is configured, else None (``publisher`` turns that into a need)."""
+    s = conformance_settings
+    certfile, keyfile = s.get("publisher_certfile"), s.get("publisher_keyfile")
+    if not certfile or not keyfile:
+        yield None
+        return
+    publisher = Publisher(
+        certfile=certfile,
+        keyfile=keyfile,
+        key=load_or_generate_key(s.get("client_key")),
+        host=s.get("publisher_host", "127.0.0.1"),
+        port=int(s.get("publisher_port", 0)),
+        public_base_url=s.get("client_metadata_url"),
+        redirect_base=s.get("redirect_base"),
+        redactor=host_http.redactor,
+    )
+    with publisher:
+        yield publisher
+
+
+@pytest.fixture(scope="session")
+def publisher(optional_publisher: Publisher | None) -> Publisher:
+    if optional_publisher is None:
+        needs(
+            "a TLS certificate for the host's CIMD publisher (trusted by the authorization server)",
+            "--publisher-certfile and --publisher-keyfile",
+        )
+    return optional_publisher
+
+
+@pytest.fixture(scope="session")
+def host_identity(optional_publisher: Publisher | None, conformance_settings: Settings) -> HostIdentity:
+    if optional_publisher is not None:
+        assert optional_publisher.identity is not None
+        return optional_publisher.identity
+    s = conformance_settings
+    base = s.get("client_metadata_url")
+    if not base:
+        needs(
+            "the host's client metadata origin: a publisher certificate or documents published elsewhere",
+            "--publisher-certfile/--publisher-keyfile or --client-metadata-url with --client-key",
+        )
+    return HostIdentity(base_url=base, key=load_or_generate_key(s.get("client_key")), redirect_base=s.get("redirect_base"))
+
+
+@pytest.fixture(scope="session")
+def client_registry() -> ClientRegistry:
+    """DCR clients of this run: registered once per connection and reused (AUTH-DCR-01)."""
+    return ClientRegistry()
+
+
+@dataclass
+class HostClient:
+    """The client the host links with, and what it decided on the way."""
+
+    client: OAuthClient
+    redirect: RedirectChoice
+    identity: HostIdentity
+    as_metadata: AsMetadata
+    resource: str
+    scopes: ScopeChoice
+    tokens: TokenEndpoint
+
+
+def host_refusal(prm: PrmDiscovery, meta: AsMetadata, target: Target) -> tuple[str, str] | None:
+    """``(rule, why)`` when a host would not start linking with this server at all."""
+    resource = prm.document.get("resource")
+    if resource != target.base_url:
+        return "AUTH-PRM-02", f"resource {resource!r} is not the URL the host connects to ({target.base_url!r})"
+    if not meta.issuer_matches:
+        return "AUTH-ASM-02", f"metadata issuer {meta.issuer!r} differs from {meta.expected_issuer!r}"
+    if not meta.supports_s256:
+        return "AUTH-ASM-03", f"code_challenge_methods_supported is {meta.code_challenge_methods!r}: no S256"
+    if meta.https_problems():
+        return "AUTH-ASM-04", "; ".join(meta.https_problems())
+    return None
+
+
+@pytest.fixture(scope="session")
+def host_client(
+    host_http: HostHTTP,
+    conformance_settings: Settings,
+    tool_server_target: Target,
+    prm_discovery: PrmDiscovery,
+    as_metadata: AsMetadata,
+    host_identity: HostIdentity,
+    client_registry: ClientRegistry,
+) -> HostClient:
+    s = conformance_settings
+    refusal = host_refusal(prm_discovery, as_metadata, tool_server_target)
+    if refusal is not None:
+        raise Blocked(*refusal)
+    redirect = choose_redirect_mode(
+        as_metadata, host_identity, new_callback_id(), legacy_stable=bool(s.get("legacy_stable_redirect"))
+    )
+    client_id = s.get("client_id")
+    if not (as_metadata.cimd_supported or as_metadata.registration_endpoint or client_id):
+        raise Blocked("AUTH-ASM-05", "neither CIMD, nor a registration endpoint, nor a predefined client")
+    try:
+        client = identify_client(
+            host_http,
+            as_metadata,
+            host_identity,
+            redirect,
+            mode=s.get("client_registration", "auto"),
+            registry=client_registry,
+            client_id=client_id,
+            client_secret=s.get("client_secret"),
+            client_auth_method=s.get("client_auth_method"),
+        )
+    except TargetError as exc:
+        raise Blocked("AUTH-DCR-01", str(exc)) from None
+    except Failure as exc:
+        registering = not as_metadata.cimd_supported and not client_id and as_metadata.registration_endpoint
+        raise Blocked("AUTH-DCR-01" if registering else "AUTH-ASM-06", exc.message) from None
+    scopes = choose_scopes(
+        prm_discovery.challenge.get("scope") if prm_discovery.challenge else None,
+        _strings(prm_discovery.document.get("scopes_supported")),
+        as_metadata.scopes_supported,
+    )
+    return HostClient(
+        client=client,
+        redirect=redirect,
+        identity=host_identity,
+        as_metadata=as_metadata,
+        resource=str(prm_discovery.document["resource"]),
+        scopes=scopes,
+        tokens=TokenEndpoint(host_http, as_metadata, client),
+    )
+
+
+def _strings(value: Any) -> list[str] | None:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else None
+
+
+# -- authorizations --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FlowAttempt:
+    """One authorization-code flow, as far as it got. ``rule`` and ``problem`` name the first failure."""
+
+    request: AuthorizationRequest
+    client: OAuthClient
+    login: LoginResult | None = None
+    callback: CallbackParams | None = None
+    accepted: AcceptedResponse | None = None
+    token: TokenResult | None = None
+    rule: str | None = None
+    problem: str | None = None
+    started: float = field(default_factory=time.time)
+
+    @property
+    def ok(self) -> bool:
+        return self.rule is None and self.token is not None and self.token.ok
+
+    def require(self) -> TokenResult:
+        """The token result, or ``Blocked`` by the rule the flow broke."""
+        if not self.ok or self.token is None:
+            raise Blocked(self.rule or "AUTH-FLOW-02", self.problem or "no token")
+        return self.token
+
+
+@dataclass
+class LinkedAccount:
+    """A completed authorization for one test account."""
+
+    account: int
+    resource: str
+    token: TokenResult
+    tokens: TokenEndpoint
+    attempt: FlowAttempt
+    access_token: str
+    refresh_token: str | None
+    id_token: str | None
+    scopes: tuple[str, ...]
+
+    @classmethod
+    def from_attempt(cls, account: int, resource: str, tokens: TokenEndpoint, attempt: FlowAttempt) -> LinkedAccount:
+        token = attempt.require()
+        granted = token.scope.split() if token.scope else attempt.request.scope.split()
+        assert token.access_token is not None  # token.ok guarantees it
+        return cls(
+            account=account,
+            resource=resource,
+            token=token,
+            tokens=tokens,
+            attempt=attempt,
+            access_token=token.access_token,
+            refresh_token=token.refresh_token,
+            id_token=token.id_token,
+            scopes=tuple(granted),
+        )
+
+    @property
+    def client(self) -> OAuthClient:
+        return self.tokens.client
+
+    @property
+    def auth_header(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.access_token}"}
+
+    def refresh(self, *, scope: str | None = None) -> TokenResult:
+        """A refresh-token grant for the same resource; on success the account holds the new (rotated) tokens."""
+        if not self.refresh_token:
+            raise Blocked("AUTH-FLOW-02", "the token response carried no refresh_token")
+        result = self.tokens.refresh(self.refresh_token, resource=self.resource, scope=scope)
+        if result.ok and result.access_token:
+            self.token, self.access_token = result, result.access_token
+            self.refresh_token = result.refresh_token or self.refresh_token
+            self.id_token = result.id_token or self.id_token
+        return result
+
+
+class Linker:
+    """Authorizations of the host's client through the configured login driver."""
+
+    def __init__(
+        self,
+        http: HostHTTP,
+        settings: Settings,
+        host: HostClient,
+        publisher: Publisher | None,
+    ) -> None:
+        self.http = http
+        self.settings = settings
+        self.host = host
+        self.publisher = publisher
+        steps_file = settings.get("login_steps")
+        self.steps = LoginSteps.load(steps_file) if steps_file else LoginSteps.default()
+
+    # -- pieces --------------------------------------------------------------------------------------------
+
+    def credentials(self, account: int) -> Credentials | None:
+        """Credentials from the settings; None for account 1 without settings (the steps file names them)."""
+        user_option, password_option = ACCOUNT_OPTIONS[account]
+        user, password = self.settings.get(user_option), self.settings.get(password_option)
+        if user and password:
+            return Credentials(str(user), str(password))
+        if account == 1:
+            return None
+        needs("a second test account", "CONFORMANCE_TEST_USER_2 and CONFORMANCE_TEST_PASSWORD_2")
+
+    def driver(self, account: int) -> LoginDriver:
+        try:
+            driver = make_driver(
+                self.settings.get("login_driver", "form"),
+                http=self.http,
+                steps=self.steps,
+                publisher=self.publisher,
+                credentials=self.credentials(account),
+                timeout_s=float(self.settings.get("login_timeout", 300.0)),
+            )
+        except BrowserUnavailable as exc:
+            needs(f"the browser login driver ({exc})", "--login-driver form")
+        except ConfigError as exc:
+            needs(f"a usable login driver ({exc})", "--login-driver")
+        if hasattr(driver, "fresh_session"):
+            # A new login per authorization: the AS session of another account must never leak into this one.
+            driver.fresh_session = True
+        return driver
+
+    def request(
+        self,
+        *,
+        client: OAuthClient | None = None,
+        scopes: ScopeChoice | str | Sequence[str] | None = None,
+        id_token_hint: str | None = None,
+        redirect_uri: str | None = None,
+        **extra: str | None,
+    ) -> AuthorizationRequest:
+        return authorization_request(
+            self.host.as_metadata,
+            client or self.host.client,
+            resource=self.host.resource,
+            scopes=self.host.scopes if scopes is None else scopes,
+            redirect_uri=redirect_uri,
+            id_token_hint=id_token_hint,
+            http=self.http,
+            **extra,
+        )
+
+    def login(self, request: AuthorizationRequest, *, account: int = 1, decision: str = "approve") -> LoginResult:
+        """Run the login driver; MissingCredentials becomes a need."""
+        driver = self.driver(account)
+        try:
+            return driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)  # type: ignore[arg-type]
+        except MissingCredentials as exc:
+            needs(f"test account credentials ({exc.variable})", "CONFORMANCE_TEST_USER and CONFORMANCE_TEST_PASSWORD")
+
+    def authorize(
+        self, request: AuthorizationRequest, *, account: int = 1, decision: str = "approve"
+    ) -> tuple[LoginResult, CallbackParams | None]:
+        """The login and the parsed (unvalidated) callback, or None when the flow never reached the redirect URI."""
+        result = self.login(request, account=account, decision=decision)
+        return result, (parse_callback(result.callback_url) if result.callback_url else None)
+
+    def code(self, request: AuthorizationRequest, *, account: int = 1) -> AcceptedResponse:
+        """A fresh accepted code for ``request`` (approve), else ``Blocked`` by the rule the flow broke."""
+        attempt = self.attempt(request=request, account=account, exchange=False)
+        if attempt.rule is not None or attempt.accepted is None or not attempt.accepted.code:
+            raise Blocked(attempt.rule or "AUTH-FLOW-01", attempt.problem or "no code")
+        return attempt.accepted
+
+    # -- whole flows ---------------------------------------------------------------------------------------
+
+    def attempt(
+        self,
+        *,
+        account: int = 1,
+        request: AuthorizationRequest | None = None,
+        client: OAuthClient | None = None,
+        tokens: TokenEndpoint | None = None,
+        scopes: ScopeChoice | str | Sequence[str] | None = None,
+        id_token_hint: str | None = None,
+        exchange: bool = True,
+    ) -> FlowAttempt:
+        """Authorize, validate the callback as the host does, exchange the code. Faults of the target are recorded
+        in the attempt (``rule``, ``problem``), never raised."""
+        client = client or (tokens.client if tokens else None) or self.host.client
+        request = request or self.request(client=client, scopes=scopes, id_token_hint=id_token_hint)
+        attempt = FlowAttempt(request=request, client=client)
+        try:
+            attempt.login, attempt.callback = self.authorize(request, account=account)
+        except TargetError as exc:
+            return self._failed(attempt, "AUTH-FLOW-01", f"authorization: {exc}")
+        if attempt.callback is None:
+            assert attempt.login is not None
+            why = attempt.login.stopped or "the login did not reach the redirect URI"
+            return self._failed(attempt, self._client_rule(attempt, why) or "AUTH-FLOW-01", f"authorization: {why}")
+        if attempt.callback.is_error:
+            why = f"the authorization response is error {attempt.callback.error!r}" + (
+                f" ({attempt.callback.error_description})" if attempt.callback.error_description else ""
+            )
+            return self._failed(attempt, self._client_rule(attempt, why) or "AUTH-FLOW-01", why)
+        try:
+            attempt.accepted = validate_callback(request, attempt.callback, http=self.http)
+        except AuthorizationResponseRejected as exc:
+            iss = exc.reason in (RejectReason.ISS_MISSING, RejectReason.ISS_MISMATCH, RejectReason.ISS_DUPLICATED)
+            return self._failed(attempt, "AUTH-ISS-01" if iss else "AUTH-FLOW-01", f"the host refused: {exc.message}")
+        if not exchange:
+            return attempt
+        endpoint = tokens or (self.host.tokens if client is self.host.client else TokenEndpoint(self.http, self.host.as_metadata, client))
+        try:
+            attempt.token = endpoint.exchange(request, attempt.accepted)
+        except TargetError as exc:
+            return self._failed(attempt, "AUTH-FLOW-02", f"token request: {exc}")
+        if not attempt.token.ok:
+            why = f"token request ({attempt.token.method}): {attempt.token.describe()}"
+            cimd_auth = client.kind == "cimd" and attempt.token.error == "invalid_client"
+            rule = "AUTH-CIMD-02" if cimd_auth and client.auth_method == "private_key_jwt" else "AUTH-FLOW-02"
+            return self._failed(attempt, rule, why)
+        return attempt
+
+    def link(
+        self,
+        account: int = 1,
+        scopes: ScopeChoice | str | Sequence[str] | None = None,
+        id_token_hint: str | None = None,
+    ) -> LinkedAccount:
+        attempt = self.attempt(account=account, scopes=scopes, id_token_hint=id_token_hint)
+        return LinkedAccount.from_attempt(account, self.host.resource, self.host.tokens, attempt)
+
+    # -- classification ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _failed(attempt: FlowAttempt, rule: str, problem: str) -> FlowAttempt:
+        attempt.rule, attempt.problem = rule, problem
+        return attempt
+
+    def _client_rule(self, attempt: FlowAttempt, why: str) -> str | None:
+        """When a CIMD client is refused before any login: never fetched → AUTH-CIMD-01; fetched and refused
+        although it asks for private_key_jwt → AUTH-CIMD-02 (the suite's CIMD-01 check separates the two)."""
+        client = attempt.client
+        if client.kind != "cimd" or "invalid_client" not in why or self.publisher is None:
+            return None
+        if not self.publisher.fetched(client.client_id):  # ever: the AS may serve a cached document
+            return "AUTH-CIMD-01"
+        return "AUTH-CIMD-02" if client.auth_method == "private_key_jwt" else "AUTH-CIMD-01"
+
+
+@pytest.fixture(scope="session")
+def linker(
+    host_http: HostHTTP,
+    conformance_settings: Settings,
+    host_client: HostClient,
+    optional_publisher: Publisher | None,
+) -> Linker:
+    return Linker(host_http, conformance_settings, host_client, optional_publisher)
+
+
+@pytest.fixture(scope="session")
+def first_link(linker: Linker) -> FlowAttempt:
+    """The first authorization of test account 1 with the default scopes."""
+    return linker.attempt(account=1)
+
+
+@pytest.fixture(scope="session")
+def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
+    return LinkedAccount.from_attempt(1, linker.host.resource, linker.host.tokens, first_link)
+
+
+@pytest.fixture(scope="session")
+def linked_account_2(linker: Linker, linked_account: LinkedAccount) -> LinkedAccount:
+    # Account 2 only once account 1 linked: a broken flow blocks both by the same rule.
+    linker.credentials(2)
+    return linker.link(account=2)
+
+
+@pytest.fixture(scope="session")
+def link_account(linker: Linker, linked_account: LinkedAccount) -> Callable[..., LinkedAccount]:
+    """``link_account(account=1, scopes=None, id_token_hint=None)``: a fresh authorization."""
+
+    def link(
+        account: int = 1,
+        scopes: ScopeChoice | str | Sequence[str] | None = None,
+        id_token_hint: str | None = None,
+    ) -> LinkedAccount:
+        return linker.link(account=account, scopes=scopes, id_token_hint=id_token_hint)
+
+    return link
+
+
+__all__ = [
+    "FlowAttempt",
+    "HostClient",
+    "LinkedAccount",
+    "Linker",
+    "challenge_probe",
+    "host_refusal",
+]
