@@ -18,6 +18,7 @@ import base64
 import json
 import secrets
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -230,7 +231,14 @@ class JwksServer:
             def log_message(self, format: str, *args: Any) -> None:  # quiet: the fetch list is the record
                 return
 
-        self._httpd = ThreadingHTTPServer((host, port), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # A client that fails the TLS handshake (it does not trust our CA) is evidence, not a traceback.
+                with server._lock:
+                    server.errors.append(f"{client_address[0]}: {sys.exc_info()[1]}")
+
+        self.errors: list[str] = []
+        self._httpd = Server((host, port), Handler)
         self._httpd.daemon_threads = True
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(str(certfile), str(keyfile))

@@ -67,6 +67,7 @@ class HostHTTP:
         self.guard = guard or UrlGuard()
         self.redactor = redactor or Redactor()
         self.retry = retry
+        self.client_cert = client_cert
         self._sleep = sleep
         context = ssl_context(ca_bundle)
         if client_cert is not None:
@@ -271,9 +272,15 @@ class HostHTTP:
         return self.request("DELETE", url, **kwargs)
 
     def httpx_client_kwargs(self) -> dict[str, Any]:
-        """Settings for another httpx client (e.g. the MCP SDK's) that must behave like this one."""
-        insecure = self.guard.allow_insecure_loopback
-        return {"timeout": self.timeout, "verify": ssl_context(self.ca_bundle), "insecure_loopback": insecure}
+        """Library-neutral settings for another HTTP client (e.g. the MCP SDK's) that must behave like this one:
+        ``timeout`` (dict of seconds), ``verify`` (ssl.SSLContext), ``insecure_loopback`` (bool) and
+        ``client_cert`` ((certfile, keyfile) or None)."""
+        return {
+            "timeout": self.timeout.as_dict(),
+            "verify": ssl_context(self.ca_bundle),
+            "insecure_loopback": self.guard.allow_insecure_loopback,
+            "client_cert": self.client_cert,
+        }
 
 
 def _describe(exc: httpx.HTTPError) -> str:

@@ -456,9 +456,11 @@ class McpSession:
 
     def _http_client(self) -> httpx2.AsyncClient:
         settings = self.host.httpx_client_kwargs()
-        t: httpx.Timeout = settings["timeout"]
-        timeout = httpx2.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool)
+        t: dict[str, float | None] = settings["timeout"]
+        timeout = httpx2.Timeout(connect=t["connect"], read=t["read"], write=t["write"], pool=t["pool"])
         verify = settings["verify"]
+        if self.client_cert is None and settings.get("client_cert") is not None:
+            self.client_cert = settings["client_cert"]  # a host configured for mTLS presents it here too
         if self.client_cert is not None:
             verify.load_cert_chain(*self.client_cert)
         max_bytes = self.host.max_response_bytes

@@ -91,6 +91,7 @@ from conformance.host.oauth import (
 from conformance.host.publisher import Publisher
 
 INVALID_BEARER = "conformance-invalid-token"
+DEFAULT: Any = object()  # "the host's default" for optional arguments where None means "leave it out"
 ACCOUNT_OPTIONS = {1: ("test_user", "test_password"), 2: ("test_user_2", "test_password_2")}
 
 
@@ -178,7 +179,9 @@ def host_identity(optional_publisher: Publisher | None, conformance_settings: Se
             "the host's client metadata origin: a publisher certificate or documents published elsewhere",
             "--publisher-certfile/--publisher-keyfile or --client-metadata-url with --client-key",
         )
-    return HostIdentity(base_url=base, key=load_or_generate_key(s.get("client_key")), redirect_base=s.get("redirect_base"))
+    return HostIdentity(
+        base_url=base, key=load_or_generate_key(s.get("client_key")), redirect_base=s.get("redirect_base")
+    )
 
 
 @pytest.fixture(scope="session")
@@ -405,12 +408,14 @@ class Linker:
         scopes: ScopeChoice | str | Sequence[str] | None = None,
         id_token_hint: str | None = None,
         redirect_uri: str | None = None,
+        resource: str | None = DEFAULT,
         **extra: str | None,
     ) -> AuthorizationRequest:
+        """An authorization request as the host builds it; ``resource=None`` leaves the parameter out."""
         return authorization_request(
             self.host.as_metadata,
             client or self.host.client,
-            resource=self.host.resource,
+            resource=self.host.resource if resource is DEFAULT else resource,
             scopes=self.host.scopes if scopes is None else scopes,
             redirect_uri=redirect_uri,
             id_token_hint=id_token_hint,
@@ -478,7 +483,9 @@ class Linker:
             return self._failed(attempt, "AUTH-ISS-01" if iss else "AUTH-FLOW-01", f"the host refused: {exc.message}")
         if not exchange:
             return attempt
-        endpoint = tokens or (self.host.tokens if client is self.host.client else TokenEndpoint(self.http, self.host.as_metadata, client))
+        endpoint = tokens or (
+            self.host.tokens if client is self.host.client else TokenEndpoint(self.http, self.host.as_metadata, client)
+        )
         try:
             attempt.token = endpoint.exchange(request, attempt.accepted)
         except TargetError as exc:

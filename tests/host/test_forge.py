@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import trustme
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conformance import TargetUnreachable
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import REDACTED, Redactor
 from conformance.host.forge import (
@@ -211,3 +213,12 @@ def test_reference_verifier_trusts_the_harness_issuer(jwks_server: JwksServer, t
     found = asyncio.run(outcomes())
     assert found.pop("valid") == "accepted"
     assert set(found.values()) == {"refused"}, json.dumps(found)
+
+
+def test_a_client_that_does_not_trust_the_jwks_server_is_recorded(jwks_server: JwksServer) -> None:
+    with HostHTTP(guard=UrlGuard(), retry=None) as untrusting, pytest.raises(TargetUnreachable, match="not trusted"):
+        untrusting.get(jwks_server.jwks_url)
+    deadline = time.monotonic() + 5
+    while not jwks_server.errors and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert jwks_server.errors and jwks_server.errors[-1].startswith("127.0.0.1: ")

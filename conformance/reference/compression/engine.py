@@ -166,6 +166,9 @@ def _thumb(image: pyvips.Image, width: int, height: int, defects: frozenset[str]
 
 
 def resize_image(image: pyvips.Image, spec: Resize, defects: frozenset[str]) -> pyvips.Image:
+    """Never enlarging (decided where the contract is silent): ``scale`` and ``fit`` stop at the original size;
+    ``cover`` keeps scale 1 and crops to min(width, W) x min(height, H); ``thumb`` shrinks the requested box,
+    keeping its aspect ratio, until it fits inside the original."""
     size = "both" if "enlarge_on_resize" in defects else "down"
     if spec.method == "scale":
         if spec.width is not None and spec.height is not None:  # only reachable through a mutant

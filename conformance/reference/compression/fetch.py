@@ -2,7 +2,9 @@
 
 The guard resolves the host and refuses loopback, private, link-local, reserved and multicast addresses (the usual
 server-side request forgery targets, cloud metadata included). The test stack relaxes it for loopback only, so
-the harness can serve its own image on 127.0.0.1. Redirects are followed by hand so every hop is guarded.
+the harness can serve its own image on 127.0.0.1. Redirects are followed by hand so every hop is guarded. The
+check happens at resolution time; a DNS server that answers differently on the connection's own lookup could
+still race it, which a production service would close by connecting to the checked address.
 """
 
 from __future__ import annotations
@@ -68,14 +70,14 @@ def fetch_source(url: object, policy: SourcePolicy) -> bytes:
         raise SourceError("source.url must be a URL string")
     with httpx.Client(timeout=policy.timeout_s, verify=_ssl_context(policy), follow_redirects=False) as client:
         for _ in range(MAX_REDIRECTS + 1):
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise SourceError("source.url must be an http or https URL")
             try:
-                port = parts.port or (443 if parts.scheme == "https" else 80)
-            except ValueError as exc:
-                raise SourceError("source.url has an invalid port") from exc
-            _check_address(parts.hostname, port, policy)
+                parts = urlsplit(url)
+                host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+            except ValueError as exc:  # bad IPv6 literal, bad port
+                raise SourceError("source.url is not a valid URL") from exc
+            if parts.scheme not in ("http", "https") or not host:
+                raise SourceError("source.url must be an http or https URL")
+            _check_address(host, port, policy)
             try:
                 with client.stream("GET", url, headers={"Accept": "image/png, image/jpeg"}) as response:
                     if response.is_redirect and "location" in response.headers:

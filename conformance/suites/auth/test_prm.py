@@ -1,11 +1,12 @@
-"""Protected resource metadata (RFC 9728): AUTH-PRM-01, 02, 04, 05, 06."""
+"""Protected resource metadata (RFC 9728): AUTH-PRM-01 … 06."""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from conformance import expect, fail, observe, rule
+from conformance import Blocked, Failure, TargetError, expect, fail, observe, rule
 from conformance.config import Target
+from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import (
     PrmDiscovery,
     challenge_of,
@@ -14,6 +15,7 @@ from conformance.host.discovery import (
     unauthenticated_probe,
 )
 from conformance.host.http import HostHTTP
+from conformance.suites._linking import challenge_probe
 
 
 @rule("AUTH-PRM-01")
@@ -49,16 +51,43 @@ def test_optional_field_types(prm_discovery: PrmDiscovery) -> None:
     expect(not problems, "; ".join(problems))
 
 
+@rule("AUTH-PRM-03")
+def test_authorization_servers_match_their_issuers(
+    host_http: HostHTTP, prm_discovery: PrmDiscovery, as_metadata: AsMetadata
+) -> None:
+    servers = prm_discovery.document.get("authorization_servers")
+    if not isinstance(servers, list) or not servers or not all(isinstance(s, str) and s for s in servers):
+        fail(f"`authorization_servers` must be a non-empty array of strings, got {servers!r}")
+    problems = []
+    for issuer in servers:
+        if issuer == as_metadata.expected_issuer:
+            meta = as_metadata
+        else:
+            try:
+                meta = discover_as_metadata(host_http, issuer)
+            except (Failure, TargetError) as exc:
+                raise Blocked("AUTH-ASM-01", str(exc)) from None
+        if not meta.issuer_matches:
+            problems.append(f"{issuer!r} serves metadata whose issuer is {meta.issuer!r} ({meta.url})")
+    expect(not problems, "; ".join(problems) + " (compared character for character)")
+
+
 @rule("AUTH-PRM-05")
 def test_401_challenge_points_to_metadata(
     host_http: HostHTTP, tool_server_target: Target, prm_discovery: PrmDiscovery
 ) -> None:
     response = unauthenticated_probe(host_http, tool_server_target.base_url)
-    expect(response.status_code == 401, f"an unauthenticated initialize answered {response.status_code}, not 401")
+    what = "an unauthenticated initialize"
+    if response.status_code != 401:
+        # Anonymous read-only use is allowed: provoke the 401 a host meets with a token the server must refuse.
+        observe(f"{what} answered {response.status_code} (anonymous use allowed); probed with an invalid token")
+        response = challenge_probe(host_http, tool_server_target.base_url)
+        what = "an initialize with an invalid bearer token"
+    expect(response.status_code == 401, f"{what} answered {response.status_code}, not 401")
     challenge = challenge_of(response)
     if challenge is None:
         header = response.headers.get("www-authenticate")
-        fail(f"the 401 has no parseable Bearer challenge (WWW-Authenticate: {header!r})")
+        fail(f"the 401 to {what} has no parseable Bearer challenge (WWW-Authenticate: {header!r})")
     url = challenge.get("resource_metadata")
     if not url:
         fail("the Bearer challenge has no resource_metadata parameter")
@@ -69,7 +98,7 @@ def test_401_challenge_points_to_metadata(
 @rule("AUTH-PRM-06")
 def test_challenge_names_scopes(prm_discovery: PrmDiscovery) -> None:
     if prm_discovery.challenge is None:
-        fail("no Bearer challenge on the unauthenticated request, so no `scope` to read")
+        fail("no Bearer challenge on a 401 (unauthenticated or invalid token), so no `scope` to read")
     scope = prm_discovery.challenge.get("scope")
     if not scope:
         fail('the 401 challenge carries no scope="..." parameter')

@@ -195,7 +195,6 @@ class FoundMetadata:
     created: bool
     gps: bool
     gps_value: tuple[tuple[float, ...], tuple[float, ...]] | None
-    exif_bytes: int
     xmp: str
 
     @property
@@ -214,10 +213,8 @@ def find_metadata(data: bytes) -> FoundMetadata:
     exif_copyright = exif_created = False
     gps_value = None
     xmp = ""
-    exif_size = 0
     if decoded is not None:
         exif = decoded.image.getexif()
-        exif_size = len(decoded.image.info.get("exif", b"") or b"")
         exif_copyright = COPYRIGHT in str(exif.get(_EXIF_COPYRIGHT, ""))
         exif_created = CREATED_EXIF in str(exif.get_ifd(_EXIF_IFD).get(_EXIF_DATETIME_ORIGINAL, ""))
         gps = exif.get_ifd(_GPS_IFD)
@@ -228,7 +225,27 @@ def find_metadata(data: bytes) -> FoundMetadata:
     copyright_ = exif_copyright or COPYRIGHT in xmp or COPYRIGHT in text
     created = exif_created or CREATED_ISO in xmp or CREATED_EXIF in text or CREATED_ISO in text
     gps_found = gps_value is not None or bool(re.search(r"GPSLatitude|GPSLongitude", xmp + text))
-    return FoundMetadata(copyright_, created, gps_found, gps_value, exif_size, xmp)
+    return FoundMetadata(copyright_, created, gps_found, gps_value, xmp)
+
+
+def metadata_fields(data: bytes) -> set[str]:
+    """Which copyright / creation / GPS fields the image carries, whatever their values."""
+    decoded = decode(data)
+    if decoded is None:
+        return set()
+    exif = decoded.image.getexif()
+    fields = set()
+    if _EXIF_COPYRIGHT in exif:
+        fields.add("EXIF Copyright")
+    if _EXIF_DATETIME_ORIGINAL in exif.get_ifd(_EXIF_IFD):
+        fields.add("EXIF DateTimeOriginal")
+    if {2, 4} & set(exif.get_ifd(_GPS_IFD)):
+        fields.add("EXIF GPS")
+    xmp = _xmp_text(decoded.image)
+    for name in ("dc:rights", "xmpRights:", "xmp:CreateDate", "photoshop:DateCreated", "exif:GPSLatitude"):
+        if name in xmp:
+            fields.add(f"XMP {name.rstrip(':')}")
+    return fields
 
 
 def red_fraction(img: Image.Image) -> tuple[float, int]:

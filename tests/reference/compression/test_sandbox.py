@@ -206,7 +206,13 @@ def test_source_urls(tmp_path: Path, file_server: FileServer) -> None:
         for path in ("/text", "/missing", "/big.png"):
             body = _error(app.post("/shrink", json={"source": {"url": file_server.url(path)}}, auth=auth), 400)
             assert body["error"] == "SourceNotFound"
-        for url in ("file:///etc/passwd", "http://169.254.169.254/latest/meta-data", 42):
+        for url in (
+            "file:///etc/passwd",
+            "http://169.254.169.254/latest/meta-data",
+            42,
+            "http://[::1",
+            "http://a:99999/",
+        ):
             _error(app.post("/shrink", json={"source": {"url": url}}, auth=auth), 400)
     with _app(tmp_path / "strict") as app:  # the default guard refuses loopback
         _error(app.post("/shrink", json={"source": {"url": file_server.url("/photo.png")}}, auth=("api", "key-1")), 400)

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-import httpx2
 import openai
 import pytest
 
@@ -107,8 +106,8 @@ def test_openai_client_counts_input_tokens(sandbox: LiveSandbox) -> None:
 
 def test_openai_client_retries_an_injected_429(sandbox: LiveSandbox) -> None:
     statuses: list[int] = []
-    # The openai client is built on httpx2; its own client type records what the server answered.
-    http_client = httpx2.Client(event_hooks={"response": [lambda r: statuses.append(r.status_code)]})
+    # The client's own HTTP client type, with a hook recording what the server answered.
+    http_client = openai.DefaultHttpxClient(event_hooks={"response": [lambda r: statuses.append(r.status_code)]})
     client = openai.OpenAI(
         api_key=ONE_PER_WINDOW, base_url=sandbox.base_url + "/v1", max_retries=2, http_client=http_client
     )

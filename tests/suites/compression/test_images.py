@@ -29,12 +29,19 @@ def test_metadata_detection() -> None:
     png = images.find_metadata(images.image("meta.png"))
     assert png.copyright and png.created and png.gps  # XMP GPS counts as GPS
     assert not images.find_metadata(images.image("photo.jpg")).any
+    assert images.metadata_fields(images.image("meta.jpg")) == {"EXIF Copyright", "EXIF DateTimeOriginal", "EXIF GPS"}
+    assert images.metadata_fields(images.image("meta.png")) == {
+        "XMP dc:rights",
+        "XMP xmp:CreateDate",
+        "XMP exif:GPSLatitude",
+    }
+    assert images.metadata_fields(images.image("photo.png")) == set()
 
 
 def test_subject_metric_sees_crops() -> None:
     whole, pixels = images.red_fraction(images.subject_pixels())
     assert whole > 0.9 and pixels > 0
-    cx, cy = images.SUBJECT_CENTRE
+    cx = images.SUBJECT_CENTRE[0]
     half = images.subject_pixels().crop((cx, 0, 400, 200))  # the right half of the disc only
     assert images.red_fraction(half)[0] < 0.6
     assert images.red_fraction(images.subject_pixels().crop((200, 0, 400, 200))) == (0.0, 0)

@@ -1,0 +1,96 @@
+"""Authorization server metadata (RFC 8414 / OpenID discovery): AUTH-ASM-01 … 08."""
+
+from __future__ import annotations
+
+from conformance import Blocked, expect, fail, needs, observe, rule
+from conformance.config import Settings
+from conformance.host.asmeta import KNOWN_AUTH_METHODS, AsMetadata, discover_as_metadata
+from conformance.host.discovery import PrmDiscovery
+from conformance.host.http import HostHTTP
+from conformance.host.identity import HOST_AUTH_METHODS, HostIdentity
+from conformance.host.oauth import choose_redirect_mode, negotiate_auth_method
+from conformance.suites._linking import FlowAttempt, Linker
+
+
+@rule("AUTH-ASM-01")
+def test_metadata_is_served(host_http: HostHTTP, prm_discovery: PrmDiscovery) -> None:
+    servers = prm_discovery.document.get("authorization_servers")
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+        raise Blocked("AUTH-PRM-03", f"authorization_servers is {servers!r}: no issuer to try")
+    meta = discover_as_metadata(host_http, servers[0], try_all=True)  # a Failure says what each URL gave
+    observe(f"served at {meta.url} ({meta.via}); also at: {', '.join(meta.others) or 'none'}")
+
+
+@rule("AUTH-ASM-02")
+def test_issuer_is_identical(as_metadata: AsMetadata) -> None:
+    as_metadata.require_issuer_match()
+
+
+@rule("AUTH-ASM-03")
+def test_s256_is_advertised(as_metadata: AsMetadata) -> None:
+    methods = as_metadata.document.get("code_challenge_methods_supported")
+    if methods is None:
+        fail("code_challenge_methods_supported is missing: a host treats the server as unsupported")
+    expect(as_metadata.supports_s256, f"code_challenge_methods_supported is {methods!r}, without S256")
+
+
+@rule("AUTH-ASM-04")
+def test_endpoints_are_https(as_metadata: AsMetadata) -> None:
+    problems = as_metadata.https_problems()
+    expect(not problems, "; ".join(problems))
+
+
+@rule("AUTH-ASM-05")
+def test_host_can_identify_itself(as_metadata: AsMetadata, conformance_settings: Settings) -> None:
+    ways = []
+    if as_metadata.cimd_supported:
+        ways.append("CIMD (client_id_metadata_document_supported: true)")
+    if as_metadata.registration_endpoint:
+        ways.append(f"DCR ({as_metadata.registration_endpoint})")
+    if conformance_settings.get("client_id"):
+        ways.append("a predefined client (client_id configured)")
+    if not ways:
+        fail("no way for the host to identify itself: no CIMD, no registration_endpoint, no predefined client")
+    observe("available: " + "; ".join(ways))
+
+
+@rule("AUTH-ASM-06")
+def test_auth_methods_are_usable(as_metadata: AsMetadata) -> None:
+    listed = as_metadata.document.get("token_endpoint_auth_methods_supported")
+    if listed is not None and not (isinstance(listed, list) and all(isinstance(m, str) for m in listed)):
+        fail(f"token_endpoint_auth_methods_supported must be an array of strings, got {listed!r}")
+    unknown = [m for m in listed or [] if m not in KNOWN_AUTH_METHODS]
+    expect(not unknown, f"token_endpoint_auth_methods_supported has unknown values {unknown}")
+    if as_metadata.cimd_supported:
+        decision = negotiate_auth_method(as_metadata.auth_methods_supported)
+        expect(
+            bool(decision.intersection),
+            f"CIMD is advertised but {decision.reason} (the host supports {list(HOST_AUTH_METHODS)} for CIMD)",
+        )
+        observe(decision.reason)
+
+
+@rule("AUTH-ASM-07")
+def test_every_advertised_scope_is_usable(as_metadata: AsMetadata, linker: Linker, first_link: FlowAttempt) -> None:
+    scopes = as_metadata.scopes_supported
+    if not scopes:
+        needs("scopes_supported in the authorization server metadata")
+    if first_link.accepted is None or not first_link.accepted.code:
+        raise Blocked(first_link.rule or "AUTH-FLOW-01", first_link.problem or "the default authorization failed")
+    observe(f"the host requests by default: {linker.host.scopes.value} (from {linker.host.scopes.source})")
+    attempt = linker.attempt(scopes=scopes, exchange=False)
+    callback = attempt.callback
+    asked = " ".join(scopes)
+    if callback is None:
+        fail(f"a request for every advertised scope ({asked}) did not come back: {attempt.problem}")
+    if callback.error is not None:
+        fail(f"a request for every advertised scope ({asked}) failed: {attempt.problem}")
+    expect(bool(callback.code), f"a request for every advertised scope ({asked}) returned no code")
+
+
+@rule("AUTH-ASM-08")
+def test_iss_parameter_is_advertised(as_metadata: AsMetadata, host_identity: HostIdentity) -> None:
+    redirect = choose_redirect_mode(as_metadata, host_identity, "callback-id")
+    observe(f"redirect mode {redirect.mode} ({redirect.reason}); CIMD document {redirect.client_id}")
+    value = as_metadata.document.get("authorization_response_iss_parameter_supported")
+    expect(value is True, f"authorization_response_iss_parameter_supported is {value!r}, not true")
