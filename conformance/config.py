@@ -92,12 +92,16 @@ def suite_options() -> list[OptionSpec]:
 
 
 def all_options() -> list[OptionSpec]:
-    options = CORE_OPTIONS + suite_options()
-    names = [o.name for o in options]
-    duplicates = {n for n in names if names.count(n) > 1}
-    if duplicates:
-        raise ConfigError(f"options declared twice: {sorted(duplicates)}")
-    return options
+    """Core and suite options. Suites may share an option (declared identically); conflicting twins are an error."""
+    options: dict[str, OptionSpec] = {}
+    conflicts: set[str] = set()
+    for spec in CORE_OPTIONS + suite_options():
+        known = options.setdefault(spec.name, spec)
+        if known != spec:
+            conflicts.add(spec.name)
+    if conflicts:
+        raise ConfigError(f"options declared twice with different definitions: {sorted(conflicts)}")
+    return list(options.values())
 
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -82,3 +82,15 @@ def test_targets_and_auth_headers() -> None:
     assert targets["platform"].auth == {"Authorization": "Bearer sk-1234"}
     assert targets["compression"].auth["Authorization"].startswith("Basic ")
     assert targets["platform"].url("/v1/campaigns") == "https://p.example/v1/campaigns"
+
+
+def test_suites_may_share_an_option_but_not_redefine_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance import config
+    from conformance.config import OptionSpec
+
+    shared = OptionSpec("shared_thing", "used by two suites")
+    monkeypatch.setattr(config, "suite_options", lambda: [shared, OptionSpec("shared_thing", "used by two suites")])
+    assert [o.name for o in config.all_options()].count("shared_thing") == 1
+    monkeypatch.setattr(config, "suite_options", lambda: [shared, OptionSpec("shared_thing", "other", kind="int")])
+    with pytest.raises(ConfigError, match="shared_thing"):
+        config.all_options()

@@ -163,9 +163,9 @@ class Sandbox:
     async def run(self, func: Any, *args: Any, **kwargs: Any) -> Any:
         return await anyio.to_thread.run_sync(lambda: func(*args, **kwargs), limiter=self.limiter)
 
-    def check_quota(self, account: str) -> None:
+    async def check_quota(self, account: str) -> None:
         limit = self.settings.monthly_limit
-        if limit and self.db.count(account) >= limit:
+        if limit and await self.db_call(self.db.count, account) >= limit:
             raise ApiError(429, "TooManyRequests", "Your monthly limit has been exceeded")
 
     @staticmethod
@@ -179,7 +179,7 @@ class Sandbox:
 
     async def shrink(self, request: Request) -> Response:
         account = self.authenticate(request)
-        self.check_quota(account)
+        await self.check_quota(account)
         body = await self.read_body(request, MAX_UPLOAD_BYTES)
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if engine.sniff(body) is None and (content_type == "application/json" or body.lstrip().startswith(b"{")):
@@ -199,7 +199,7 @@ class Sandbox:
             )
         except engine.ImageError as exc:
             raise ApiError(exc.status, exc.error, exc.message) from exc
-        output_id, count = await self.run(
+        output_id, count = await self.db_call(
             self.db.add_output, account, result.mime, body, result.data, result.width, result.height
         )
         location = f"/output/{output_id}"
@@ -226,23 +226,28 @@ class Sandbox:
 
     async def get_output(self, request: Request) -> Response:
         account = self.authenticate(request)
-        output = self.find_output(request, account)
+        output = await self.find_output(request, account)
         width, mime = output.width, output.mime
         if "width_header_lies" in self.defects:
             width += 1
         if "content_type_mismatch" in self.defects:
             mime = engine.PNG if mime == engine.JPEG else engine.JPEG
-        return self.image_response(output.output, mime, width, output.height, self.db.count(account))
+        count = await self.db_call(self.db.count, account)
+        return self.image_response(output.output, mime, width, output.height, count)
 
-    def find_output(self, request: Request, account: str) -> Output:
-        output = self.db.get_output(request.path_params["output_id"], account)
+    async def db_call(self, func: Any, *args: Any) -> Any:
+        """SQLite off the event loop (a write may wait on another's lock), outside the engine's limiter."""
+        return await anyio.to_thread.run_sync(func, *args)
+
+    async def find_output(self, request: Request, account: str) -> Output:
+        output: Output | None = await self.db_call(self.db.get_output, request.path_params["output_id"], account)
         if output is None:
             raise ApiError(404, "NotFound", "Output not found")
         return output
 
     async def post_output(self, request: Request) -> Response:
         account = self.authenticate(request)
-        output = self.find_output(request, account)
+        output = await self.find_output(request, account)
         document = self.parse_json(await self.read_body(request, MAX_JSON_BYTES) or b"{}")
         if not isinstance(document, dict):
             raise ApiError(400, "BadRequest", "JSON validation error: the body must be an object")
@@ -259,7 +264,7 @@ class Sandbox:
                 raise ApiError(exc.status, exc.error, exc.message) from exc
         cost = (1 if resize else 0) + (1 if "preserve" in document and "preserve_counts" in self.defects else 0)
         if cost:
-            self.check_quota(account)
+            await self.check_quota(account)
         if resize is None and not preserve:
             data, mime, width, height = output.output, output.mime, output.width, output.height
         else:
@@ -283,7 +288,7 @@ class Sandbox:
                     location = await self.run(store.write, target, data, mime, self.settings.stores)
                 except store.StoreError as exc:
                     raise ApiError(exc.status, exc.error, exc.message) from exc
-            count = self.db.increment(account, cost)
+            count = await self.db_call(self.db.increment, account, cost)
             return Response(
                 status_code=200,
                 headers={
@@ -293,7 +298,7 @@ class Sandbox:
                     "Image-Height": str(height),
                 },
             )
-        count = self.db.increment(account, cost)
+        count = await self.db_call(self.db.increment, account, cost)
         return self.image_response(data, mime, width, height, count)
 
     async def healthz(self, request: Request) -> Response:

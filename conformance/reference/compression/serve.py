@@ -21,7 +21,13 @@ class SandboxServer:
     def __init__(self, app: Any, host: str, port: int, certfile: str, keyfile: str, *, plain_http: bool = False):
         self.host, self.port, self.plain_http = host, port, plain_http
         tls_port = free_port(host) if plain_http else port
-        common: dict[str, Any] = {"host": host, "log_level": "warning", "server_header": False}
+        # Bounded graceful shutdown: an idle keep-alive client must not hold the stack's stop for long.
+        common: dict[str, Any] = {
+            "host": host,
+            "log_level": "warning",
+            "server_header": False,
+            "timeout_graceful_shutdown": 1,
+        }
         self.tls = uvicorn.Server(
             uvicorn.Config(app, port=tls_port, ssl_certfile=certfile, ssl_keyfile=keyfile, **common)
         )

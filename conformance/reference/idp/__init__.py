@@ -136,6 +136,8 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
                 "CONFORMANCE_TEST_PASSWORD": alice.password,
                 "CONFORMANCE_TEST_USER_2": bob.login,
                 "CONFORMANCE_TEST_PASSWORD_2": bob.password,
+                # The accounts' email domain: lets the suite certify the workspace restriction (AUTH-WS-01).
+                "CONFORMANCE_WORKSPACE_DOMAIN": alice.email.rpartition("@")[2],
             },
             cwd=HERE,
         )

@@ -33,6 +33,18 @@ MUTANTS: list[Mutant] = [
         description="An authorization request without code_challenge is accepted (PKCE not required).",
     ),
     Mutant(
+        name="idp-pkce-unchecked",
+        service="idp",
+        rules=frozenset({"AUTH-FLOW-03"}),
+        description="The code_verifier is not checked against the code_challenge: any verifier is accepted.",
+    ),
+    Mutant(
+        name="idp-cimd-secret-accepted",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-05"}),
+        description="A CIMD client presenting client_secret_post (a method outside the intersection) is accepted.",
+    ),
+    Mutant(
         name="idp-code-reuse",
         service="idp",
         rules=frozenset({"AUTH-FLOW-06"}),

@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import Provider, { errors } from 'oidc-provider';
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import LRU from 'oidc-provider/lib/helpers/lru.js';
+import als from 'oidc-provider/lib/helpers/als.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -51,7 +52,14 @@ class ReferenceAdapter extends MemoryAdapter {
   async find(id) {
     // idp-jti-replay: the replay cache never remembers a client assertion.
     if (mutants.has('idp-jti-replay') && this.model === 'ReplayDetection') return undefined;
-    return super.find(id);
+    const found = await super.find(id);
+    // idp-pkce-unchecked: the code's challenge is taken from the verifier the token request presents, so any
+    // code_verifier matches (the PKCE comparison itself is the library's and cannot be configured away).
+    const verifier = als.getStore()?.oidc?.params?.code_verifier;
+    if (mutants.has('idp-pkce-unchecked') && this.model === 'AuthorizationCode' && found?.codeChallenge && verifier) {
+      return { ...found, codeChallenge: crypto.hash('sha256', verifier, 'base64url') };
+    }
+    return found;
   }
 }
 
@@ -88,6 +96,31 @@ async function findAccount(ctx, sub) {
   };
 }
 
+// ---------------------------------------------------------------------------------------------- CIMD methods
+// The contract: the authorization server accepts every method in the intersection of its list and the client
+// document's token_endpoint_auth_methods_supported (SEP-3149), not only the legacy singular
+// token_endpoint_auth_method, which is all node-oidc-provider reads. A client is resolved afresh for every request
+// (the document is cached, not the Client), so a request that carries no client credentials may switch this
+// request's client to `none` when its document lists it.
+const SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post']);
+
+function negotiateCimdMethod(ctx, client) {
+  const params = ctx?.oidc?.params;
+  if (!params) return;
+  const listed = client.tokenEndpointAuthMethodsSupported ?? client.token_endpoint_auth_methods_supported;
+  const presented = params.client_assertion !== undefined || params.client_secret !== undefined
+    || Boolean(ctx.headers?.authorization?.startsWith('Basic '));
+  if (!presented && Array.isArray(listed) && listed.includes('none')) {
+    client.tokenEndpointAuthMethod = 'none';
+  }
+  // idp-cimd-secret-accepted: a client secret is accepted for a CIMD client (which has none to compare).
+  if (mutants.has('idp-cimd-secret-accepted') && params.client_secret !== undefined && !SECRET_METHODS.has(client.tokenEndpointAuthMethod)) {
+    client.tokenEndpointAuthMethod = 'client_secret_post';
+    client.compareClientSecret = async () => true;
+    client.checkClientSecretExpiration = () => {};
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- provider
 const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
 const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: crypto.randomUUID(), use: 'sig', alg: 'RS256' };
@@ -107,6 +140,8 @@ const provider = new Provider(config.issuer, {
   },
   scopes,
   clientAuthMethods: ['none', 'private_key_jwt', 'client_secret_basic', 'client_secret_post'],
+  // Kept on CIMD clients so that every method their document lists can be accepted (negotiateCimdMethod).
+  extraClientMetadata: { properties: ['token_endpoint_auth_methods_supported'] },
   // idp-pkce-optional: an authorization request without code_challenge is accepted.
   pkce: { required: () => !mutants.has('idp-pkce-optional') },
   features: {
@@ -129,8 +164,11 @@ const provider = new Provider(config.issuer, {
         return true;
       },
       // idp-cimd-no-private-key-jwt: a CIMD client that authenticates with private_key_jwt is refused.
-      allowClient: async (ctx, client) => !(mutants.has('idp-cimd-no-private-key-jwt')
-        && client.clientAuthMethod === 'private_key_jwt'),
+      allowClient: async (ctx, client) => {
+        if (mutants.has('idp-cimd-no-private-key-jwt') && client.clientAuthMethod === 'private_key_jwt') return false;
+        negotiateCimdMethod(ctx, client);
+        return true;
+      },
     },
     resourceIndicators: {
       enabled: true,

@@ -37,8 +37,8 @@ CAPPED_KEY = "sk-sandbox-capped-71aa"
 
 DEFAULT_KEYS: tuple[KeySpec, ...] = (
     KeySpec(MAIN_KEY, project_tpm=100_000_000),
-    # Few requests per one-second window: throttling within a handful of requests, Retry-After: 1.
-    KeySpec(THROTTLE_KEY, project="proj_throttle", rpm=5, window_s=1.0),
+    # Three requests per one-second window: the fourth within a second is throttled, with Retry-After: 1.
+    KeySpec(THROTTLE_KEY, project="proj_throttle", rpm=3, window_s=1.0),
     KeySpec(FAULT_KEY, project="proj_fault", fault_rate=0.5),
     KeySpec(CAPPED_KEY, project="proj_capped", spend_cap_micros=0),
 )

@@ -14,13 +14,13 @@ def _m(name: str, rules: set[str], description: str, dependents: frozenset[str] 
 MUTANTS: list[Mutant] = [
     _m(
         "proxy-strip-iss",
-        {"AUTH-ISS-01", "AUTH-ISS-02"},
+        {"AUTH-ISS-01", "AUTH-ISS-02", "AUTH-ISS-03"},
         "Authorization responses (success and error) lose their iss parameter while metadata advertises it.",
         AFTER_FLOW,
     ),
     _m(
         "proxy-alter-iss",
-        {"AUTH-ISS-01", "AUTH-ISS-02"},
+        {"AUTH-ISS-01", "AUTH-ISS-02", "AUTH-ISS-03"},
         "Authorization responses carry an iss of another issuer.",
         AFTER_FLOW,
     ),

@@ -56,6 +56,9 @@ ORDER_SCHEMA: dict[str, Any] = {
     "required": ["id", "item", "status", "total_cents"],
     "additionalProperties": False,
 }
+DEV_PRINCIPAL = Principal(
+    issuer="dev", subject="dev-user", scopes=frozenset(TOOL_SCOPES), client_id=None, claims={"sub": "dev-user"}
+)
 DOCS = [
     {"title": "Getting started", "url": "https://docs.example.test/start"},
     {"title": "Orders and cancellations", "url": "https://docs.example.test/orders"},
@@ -411,6 +414,11 @@ class BearerGate:
         elif header is not None:
             scheme, _, value = header.partition(" ")
             if scheme.lower() != "bearer" or not value.strip():
+                if "ts-malformed-authorization-as-user" in self.server.defects:
+                    # A development fallback left on: an unparseable header acts as a built-in user.
+                    scope[PRINCIPAL_KEY] = DEV_PRINCIPAL
+                    await self.app(scope, receive, send)
+                    return
                 await self._deny(send, 401, "invalid_token", "The Authorization header is not a Bearer token.")
                 return
             token = value.strip()

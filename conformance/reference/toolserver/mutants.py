@@ -30,6 +30,11 @@ MUTANTS: list[Mutant] = [
     _m("ts-skip-nbf", {"AUTH-TOK-07"}, "Tokens whose nbf lies in the future are accepted."),
     _m("ts-skip-iss", {"AUTH-TOK-07"}, "The iss claim is ignored: any trusted key validates any issuer's token."),
     _m("ts-skip-scope", {"AUTH-TOK-08"}, "Tool calls are not checked against the token's scopes."),
+    _m(
+        "ts-malformed-authorization-as-user",
+        {"AUTH-TOK-02"},
+        "A malformed Authorization header (not a Bearer token) acts as a built-in development user.",
+    ),
     _m("ts-accept-query-token", {"AUTH-TOK-09"}, "An access_token query parameter is accepted as the bearer token."),
     # --- challenges
     _m(

@@ -1,29 +1,17 @@
-"""Fixtures of the auth suite only; linking an account (shared with profile) is in ``conformance/suites/_linking.py``."""
+"""Fixtures of the auth suite only; linking an account (shared with profile) is in ``suites/_linking.py``."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import pytest
 
 from conformance import Blocked, needs
-from conformance.host.asmeta import AsMetadata
-from conformance.host.login import LoginResult
-from conformance.host.oauth import AuthorizationRequest, CallbackParams
 from conformance.suites._linking import FlowAttempt, Linker
-
-
-@dataclass
-class Declined:
-    """An authorization the user declined: the error response the authorization server sent back."""
-
-    request: AuthorizationRequest
-    login: LoginResult
-    callback: CallbackParams
+from conformance.suites.auth._support import Declined
 
 
 @pytest.fixture(scope="session")
 def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
+    """The user declines consent (AUTH-ISS-02/03): the error response, parsed."""
     if first_link.callback is None:
         raise Blocked(first_link.rule or "AUTH-FLOW-01", first_link.problem or "no authorization response")
     request = linker.request()
@@ -33,8 +21,3 @@ def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
     if not callback.is_error:
         needs("a consent page the user can decline (the authorization server did not ask)", "--login-steps")
     return Declined(request, login, callback)
-
-
-def require_iss_advertised(as_metadata: AsMetadata) -> None:
-    if not as_metadata.iss_parameter_supported:
-        needs("authorization_response_iss_parameter_supported: true (AUTH-ASM-08)")

@@ -69,4 +69,30 @@ OPTIONS: list[OptionSpec] = [
         kind="bool",
         default=False,
     ),
+    # --- token checks, tool declarations, mTLS (issue 6: test_tokens/test_tools/test_mtls)
+    OptionSpec(
+        "vendor_prefix",
+        'vendor prefix of the profile marker _meta["<vendor>/profile"] (AUTH-TOOL-06, PROF-*)',
+        default="openai",
+    ),
+    OptionSpec(
+        "test_issuer",
+        "issuer of harness-issued test tokens the target trusts (AUTH-TOK-05/06/07); needs --test-issuer-key-file",
+    ),
+    OptionSpec("test_issuer_key_file", "PEM private key (EC P-256) of the test issuer", kind="path"),
+    OptionSpec("test_issuer_kid", "kid of the test issuer's key, as published in the JWKS the target trusts"),
+    OptionSpec(
+        "mtls",
+        "present a client certificate and check the mTLS host identity (AUTH-MTLS-01)",
+        kind="bool",
+        default=False,
+    ),
+    OptionSpec("mtls_url", "MCP URL of the target's mTLS listener (default: --target-url)"),
+    OptionSpec("mtls_dns_name", "SAN dnsName the target expects in the host's client certificate"),
+    OptionSpec(
+        "mtls_material",
+        "directory with the harness's test PKI (conformance.host.mtls.make_mtls_material): client certificates "
+        "chained to the intermediate the target trusts, and the negatives",
+        kind="path",
+    ),
 ]

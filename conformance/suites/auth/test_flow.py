@@ -61,7 +61,7 @@ def test_wrong_verifier_is_refused(linker: Linker, linked_account: LinkedAccount
 def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None:
     plain = new_pkce().verifier
     linker.http.redactor.add_secret(plain)
-    probes = {
+    probes: dict[str, dict[str, str | None]] = {
         "without code_challenge": {"code_challenge": None, "code_challenge_method": None},
         "with code_challenge_method plain": {"code_challenge": plain, "code_challenge_method": "plain"},
     }

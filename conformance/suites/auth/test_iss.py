@@ -12,7 +12,7 @@ from conformance.host.oauth import (
     validate_callback,
 )
 from conformance.suites._linking import FlowAttempt
-from conformance.suites.auth.conftest import Declined, require_iss_advertised
+from conformance.suites.auth._support import Declined, require_iss_advertised
 
 
 @rule("AUTH-ISS-01")
@@ -42,13 +42,16 @@ def test_error_response_carries_iss(as_metadata: AsMetadata, declined: Declined)
 def _self_test(request: AuthorizationRequest) -> None:
     """The host's validation must refuse a missing and a foreign iss while advertised, or it proves nothing."""
     base = f"{request.redirect_uri}?code=probe&state={request.state}"
-    for query, reason in ((base, RejectReason.ISS_MISSING), (base + "&iss=https%3A%2F%2Fevil.test", RejectReason.ISS_MISMATCH)):
+    for query, reason in (
+        (base, RejectReason.ISS_MISSING),
+        (base + "&iss=https%3A%2F%2Fevil.test", RejectReason.ISS_MISMATCH),
+    ):
         try:
             validate_callback(request, parse_callback(query))
         except AuthorizationResponseRejected as exc:
             if exc.reason is reason:
                 continue
-        raise AssertionError(f"harness: the host's callback validation did not refuse with {reason}")
+        raise RuntimeError(f"harness: the host's callback validation did not refuse with {reason}")
 
 
 @rule("AUTH-ISS-03")

@@ -25,7 +25,8 @@ def tinify_client(sandbox: Sandbox) -> Iterator[None]:
     try:
         yield
     finally:
-        tinify.key = None  # drops the client and its session
+        tinify.get_client().close()
+        tinify.key = None
 
 
 def test_shrink_resize_preserve(tinify_client: None) -> None:
@@ -69,6 +70,7 @@ def test_errors_map_to_the_client_exceptions(tinify_client: None, sandbox: Sandb
     with pytest.raises(tinify.ClientError) as bad_input:
         tinify.from_buffer(b"definitely not an image").to_buffer()
     assert bad_input.value.status == 415
+    tinify.get_client().close()
     tinify.key = "wrong-key"
     client = tinify.get_client()
     client.API_ENDPOINT = sandbox.base_url

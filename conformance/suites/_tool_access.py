@@ -1,0 +1,304 @@
+"""Calling a tool server's tools as a host does, for the auth (tokens, tools) and profile suites.
+
+Not fixtures (those live in each suite's test modules and conftest): plain helpers over ``raw_call`` so that every
+probe sees the HTTP status line and the result exactly as sent, and a small classification of what came back
+(refused at HTTP, an auth error result, an ordinary error, data).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
+from conformance import Blocked, TargetError, needs
+from conformance.config import Settings
+from conformance.host.declarations import (
+    CHALLENGE_META_KEY,
+    DEFAULT_VENDOR,
+    DeclarationChecker,
+    Problem,
+    profile_marker,
+    security_scheme_problems,
+    security_schemes_of,
+)
+from conformance.host.forge import HarnessIssuer
+from conformance.host.http import HostHTTP
+from conformance.host.mcp import McpSession, McpSessionError, RawResult, raw_call
+
+PROBE_TEXT = "conformance"
+HARNESS_OPTION = "--test-issuer, --test-issuer-key-file and --test-issuer-kid"
+
+
+def vendor_of(settings: Settings) -> str:
+    return str(settings.get("vendor_prefix") or DEFAULT_VENDOR)
+
+
+# -- listing -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Listing:
+    """Every tool of ``tools/list`` (all pages) with the declaration verdicts, and how it was obtained."""
+
+    tools: list[Any]
+    problems: list[Problem]  # AUTH-TOOL-01/02/06 problems of DeclarationChecker
+    paging: list[str]  # pagination / SDK problems of the listing itself
+    checker: DeclarationChecker
+    authenticated: bool
+
+    def tool(self, name: str) -> Mapping[str, Any] | None:
+        return self.checker.index.tools.get(name)
+
+    def named(self) -> list[Mapping[str, Any]]:
+        return [t for t in self.tools if isinstance(t, Mapping) and isinstance(t.get("name"), str) and t["name"]]
+
+    def problems_of(self, rule_id: str) -> list[Problem]:
+        return [p for p in self.problems if p.rule == rule_id]
+
+
+def list_tools(
+    http: HostHTTP, url: str, *, vendor: str, token: str | None = None, authenticated: bool = False
+) -> Listing:
+    """tools/list the SDK's way (a real host's session); raises McpSessionError (TargetError) when refused."""
+    with McpSession(http, url, token=token) as session:
+        found = session.list_tools()
+    checker = DeclarationChecker(vendor=vendor)
+    problems = checker.check_tools(found.tools)
+    return Listing(found.tools, problems, [*found.problems, *found.sdk_errors], checker, authenticated)
+
+
+def listing_for(http: HostHTTP, url: str, vendor: str, token_source: Any = None) -> Listing:
+    """The anonymous listing; when the server refuses anonymous sessions (401), the listing with a linked token.
+
+    ``token_source`` is a zero-argument callable returning an access token (it may raise Blocked)."""
+    try:
+        return list_tools(http, url, vendor=vendor)
+    except McpSessionError as exc:
+        if exc.status != 401 or token_source is None:
+            raise
+    return list_tools(http, url, vendor=vendor, token=token_source(), authenticated=True)
+
+
+# -- declarations --------------------------------------------------------------------------------------------
+
+
+def scheme_kinds(tool: Mapping[str, Any]) -> set[str] | None:
+    """The declared scheme types when ``securitySchemes`` is present and well-formed, else None."""
+    declared = security_schemes_of(tool)
+    if declared is None or security_scheme_problems(declared[0]):
+        return None
+    return {str(s["type"]) for s in declared[0]}
+
+
+def oauth_scopes(tool: Mapping[str, Any]) -> list[str]:
+    declared = security_schemes_of(tool)
+    if declared is None or security_scheme_problems(declared[0]):
+        return []
+    return [str(scope) for s in declared[0] if s.get("type") == "oauth2" for scope in s.get("scopes", [])]
+
+
+def is_oauth_only(tool: Mapping[str, Any]) -> bool:
+    return scheme_kinds(tool) == {"oauth2"}
+
+
+def is_noauth_only(tool: Mapping[str, Any]) -> bool:
+    return scheme_kinds(tool) == {"noauth"}
+
+
+def hints(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    annotations = tool.get("annotations")
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def is_read_only(tool: Mapping[str, Any]) -> bool:
+    """readOnlyHint true and destructiveHint not true (AUTH-TOOL-04's reading of "read-only")."""
+    h = hints(tool)
+    return h.get("readOnlyHint") is True and h.get("destructiveHint") is not True
+
+
+def is_profile_tool(tool: Mapping[str, Any], vendor: str) -> bool:
+    return profile_marker(tool, vendor) != "absent"
+
+
+def auth_tool(listing: Listing, vendor: str) -> Mapping[str, Any] | None:
+    """A tool that needs auth (declared oauth2 only), safest first: read-only, not the profile tool."""
+    candidates = [t for t in listing.named() if is_oauth_only(t)]
+    candidates.sort(key=lambda t: (not is_read_only(t), is_profile_tool(t, vendor)))
+    return candidates[0] if candidates else None
+
+
+# -- arguments -----------------------------------------------------------------------------------------------
+
+
+def sample_value(schema: Any, depth: int = 0) -> Any:
+    """A plausible value for a (sub)schema: enough to get past argument validation to the auth decision."""
+    if not isinstance(schema, Mapping) or depth > 5:
+        return PROBE_TEXT
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "object" or (kind is None and "properties" in schema):
+        return sample_arguments(schema, depth + 1)
+    if kind == "integer":
+        return int(schema.get("minimum", 1)) if isinstance(schema.get("minimum"), int | float) else 1
+    if kind == "number":
+        return schema.get("minimum", 1) if isinstance(schema.get("minimum"), int | float) else 1
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return []
+    text = PROBE_TEXT
+    min_length = schema.get("minLength")
+    if isinstance(min_length, int) and min_length > len(text):
+        text = text + "x" * (min_length - len(text))
+    return text
+
+
+def sample_arguments(schema: Any, depth: int = 0) -> dict[str, Any]:
+    """Arguments for the required properties of an inputSchema."""
+    if not isinstance(schema, Mapping):
+        return {}
+    properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    assert isinstance(properties, Mapping)
+    return {str(name): sample_value(properties.get(name), depth) for name in required if isinstance(name, str)}
+
+
+# -- calls ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CallOutcome:
+    """One tools/call probe, classified."""
+
+    raw: RawResult
+
+    @property
+    def status(self) -> int:
+        return self.raw.status
+
+    @property
+    def refused_http(self) -> bool:
+        """Refused before any tool ran (401/403 at any step of the session)."""
+        return self.raw.status in (401, 403)
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        result = self.raw.result if self.raw.step == "call" else None
+        return result if isinstance(result, dict) else None
+
+    @property
+    def is_error_result(self) -> bool:
+        return self.result is not None and self.result.get("isError") is True
+
+    @property
+    def challenges(self) -> list[Any]:
+        meta = self.result.get("_meta") if self.result else None
+        value = meta.get(CHALLENGE_META_KEY) if isinstance(meta, Mapping) else None
+        return value if isinstance(value, list) else []
+
+    @property
+    def auth_error_result(self) -> bool:
+        """An isError result carrying a ``mcp/www_authenticate`` challenge (the in-call auth error)."""
+        return self.is_error_result and bool(self.challenges)
+
+    @property
+    def returned_data(self) -> bool:
+        """A result that is not an error: the tool ran for this caller."""
+        return self.result is not None and self.result.get("isError") is not True
+
+    def describe(self) -> str:
+        if self.raw.step != "call":
+            return f"HTTP {self.status} at {self.raw.step}"
+        if self.result is None:
+            error = self.raw.error
+            return f"HTTP {self.status}, " + (f"JSON-RPC error {error}" if error else "no JSON-RPC result")
+        if self.auth_error_result:
+            return f"HTTP {self.status}, an auth error result (isError with a challenge)"
+        if self.is_error_result:
+            return f"HTTP {self.status}, an error result without a challenge"
+        return f"HTTP {self.status}, a result with data (isError {self.result.get('isError', False)!r})"
+
+
+def call(
+    http: HostHTTP,
+    url: str,
+    tool: Mapping[str, Any] | str,
+    *,
+    token: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    query: Mapping[str, str] | None = None,
+    arguments: Mapping[str, Any] | None = None,
+) -> CallOutcome:
+    name = tool if isinstance(tool, str) else str(tool.get("name"))
+    args = (
+        dict(arguments)
+        if arguments is not None
+        else (sample_arguments(tool.get("inputSchema")) if isinstance(tool, Mapping) else {})
+    )
+    raw = raw_call(
+        http, url, "tools/call", {"name": name, "arguments": args}, token=token, headers=headers, query=query
+    )
+    return CallOutcome(raw)
+
+
+# -- tokens --------------------------------------------------------------------------------------------------
+
+
+def unverified_claims(token: str | None) -> dict[str, Any]:
+    """A JWT's claims without verification (the harness reads its own tokens), {} for opaque tokens."""
+    if not token:
+        return {}
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def fresh_token(account: Any) -> str:
+    """A LinkedAccount's access token, refreshed first when it is about to expire (long runs, slow logins)."""
+    exp = unverified_claims(account.access_token).get("exp")
+    if isinstance(exp, int | float) and exp - time.time() < 15 and account.refresh_token:
+        account.refresh()
+    return str(account.access_token)
+
+
+def load_issuer(settings: Settings, http: HostHTTP) -> HarnessIssuer | None:
+    """The harness's test issuer from the settings (its key signs tokens the target trusts), None if unset."""
+    issuer, key_file, kid = (settings.get(n) for n in ("test_issuer", "test_issuer_key_file", "test_issuer_kid"))
+    if not issuer or not key_file:
+        return None
+    key = serialization.load_pem_private_key(Path(key_file).read_bytes(), password=None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        needs("an EC P-256 test issuer key (ES256)", "--test-issuer-key-file")
+    return HarnessIssuer(issuer=str(issuer), kid=str(kid or "test-issuer-1"), redactor=http.redactor, key=key)
+
+
+def require_accepted(outcome: CallOutcome, what: str) -> None:
+    """Blocked by AUTH-TOK-01 when a valid token is refused (the negative checks would be void)."""
+    if outcome.refused_http or outcome.auth_error_result:
+        raise Blocked("AUTH-TOK-01", f"{what}: a valid token was refused ({outcome.describe()})")
+
+
+def safe_call(*args: Any, **kwargs: Any) -> CallOutcome | str:
+    """``call`` that returns the TargetError message instead of raising (for probes judged as a whole)."""
+    try:
+        return call(*args, **kwargs)
+    except TargetError as exc:
+        return str(exc)
+
+
+def distinct(values: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(values))

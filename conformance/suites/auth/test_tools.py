@@ -1,0 +1,225 @@
+"""Tool declarations, anonymous access and in-call challenges: AUTH-TOOL-01 … 06, AUTH-CHAL-01 … 02.
+
+The declarations come from ``tools/list`` (every page) of an anonymous session, or of the linked account's session
+when the server refuses anonymous ones. Each tool declared ``noauth`` or ``oauth2`` only is called anonymously
+once (arguments made from its inputSchema); those results feed AUTH-TOOL-03/05 and AUTH-CHAL-01/02.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from conformance import Blocked, Failure, TargetError, expect, fail, needs, observe, rule
+from conformance.config import Settings, Target
+from conformance.host.declarations import (
+    ChallengeCheck,
+    check_challenge_result,
+    describe,
+    linking_ui_summary,
+    security_schemes_of,
+)
+from conformance.host.discovery import discover_prm
+from conformance.host.http import HostHTTP
+from conformance.suites._tool_access import (
+    CallOutcome,
+    Listing,
+    auth_tool,
+    call,
+    fresh_token,
+    hints,
+    is_noauth_only,
+    is_oauth_only,
+    is_read_only,
+    listing_for,
+    safe_call,
+    scheme_kinds,
+    vendor_of,
+)
+
+
+@dataclass
+class Anonymous:
+    """Anonymous calls of the tools whose declaration says how they must answer one."""
+
+    outcomes: dict[str, CallOutcome | str] = field(default_factory=dict)
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        return {n: o.result for n, o in self.outcomes.items() if isinstance(o, CallOutcome) and o.result is not None}
+
+
+@pytest.fixture(scope="module")
+def listing(
+    host_http: HostHTTP, tool_server_target: Target, conformance_settings: Settings, request: pytest.FixtureRequest
+) -> Listing:
+    def token() -> str:
+        return fresh_token(request.getfixturevalue("linked_account"))
+
+    try:
+        return listing_for(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
+    except TargetError as exc:
+        raise Blocked("AUTH-TOOL-01", f"tools/list failed: {exc}") from None
+
+
+def anonymous_candidates(listing: Listing) -> list[Mapping[str, Any]]:
+    """noauth-only and oauth2-only tools (AUTH-TOOL-03), and non-read-only tools that declare nothing (TOOL-04)."""
+    return [
+        t
+        for t in listing.named()
+        if is_noauth_only(t) or is_oauth_only(t) or (scheme_kinds(t) is None and not is_read_only(t))
+    ]
+
+
+@pytest.fixture(scope="module")
+def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing) -> Anonymous:
+    found = Anonymous()
+    for tool in anonymous_candidates(listing):
+        found.outcomes[str(tool["name"])] = safe_call(host_http, tool_server_target.base_url, tool)
+    return found
+
+
+# -- declarations --------------------------------------------------------------------------------------------
+
+
+@rule("AUTH-TOOL-01")
+def test_tool_declarations(listing: Listing) -> None:
+    problems = [str(p) for p in listing.problems_of("AUTH-TOOL-01")] + listing.paging
+    expect(not problems, "; ".join(problems[:20]))
+    if not listing.tools:
+        observe("tools/list returned no tools")
+    observe(f"{len(listing.tools)} tool(s) declared" + (" (listed with the linked account)" * listing.authenticated))
+
+
+@rule("AUTH-TOOL-02")
+def test_security_schemes(listing: Listing) -> None:
+    expect(not listing.problems_of("AUTH-TOOL-02"), describe(listing.problems_of("AUTH-TOOL-02")))
+    undeclared = [str(t["name"]) for t in listing.named() if security_schemes_of(t) is None]
+    if undeclared:
+        observe(f"tools without securitySchemes (they inherit the server default): {undeclared}")
+
+
+@rule("AUTH-TOOL-06")
+def test_profile_marker_is_boolean(listing: Listing) -> None:
+    expect(not listing.problems_of("AUTH-TOOL-06"), describe(listing.problems_of("AUTH-TOOL-06")))
+
+
+# -- anonymous access ----------------------------------------------------------------------------------------
+
+
+@rule("AUTH-TOOL-03")
+def test_anonymous_access_follows_declarations(listing: Listing, anonymous: Anonymous) -> None:
+    problems = []
+    checked = 0
+    for tool in listing.named():
+        name = str(tool["name"])
+        outcome = anonymous.outcomes.get(name)
+        if outcome is None or not (is_noauth_only(tool) or is_oauth_only(tool)):
+            continue
+        checked += 1
+        if isinstance(outcome, str):
+            problems.append(f"anonymous call of {name!r} failed: {outcome}")
+        elif is_noauth_only(tool) and (outcome.refused_http or outcome.auth_error_result or outcome.result is None):
+            problems.append(f"{name!r} is declared noauth but an anonymous call got {outcome.describe()}")
+        elif is_oauth_only(tool) and outcome.returned_data:
+            problems.append(f"{name!r} is declared oauth2 only but returned data anonymously ({outcome.describe()})")
+    if not checked:
+        needs("a tool declared noauth only or oauth2 only")
+    expect(not problems, "; ".join(problems))
+    observe(f"{checked} tool(s) called anonymously")
+
+
+@rule("AUTH-TOOL-04")
+def test_tools_that_write_are_not_anonymous(listing: Listing, anonymous: Anonymous) -> None:
+    problems = []
+    writers = [t for t in listing.named() if not is_read_only(t)]
+    for tool in writers:
+        name, kinds = str(tool["name"]), scheme_kinds(tool)
+        what = "destructive" if hints(tool).get("destructiveHint") is True else "not read-only"
+        if kinds is not None and "noauth" in kinds:
+            problems.append(f"{name!r} is {what} but declares noauth (callable anonymously)")
+        elif kinds is None:
+            outcome = anonymous.outcomes.get(name)
+            if isinstance(outcome, CallOutcome) and outcome.returned_data:
+                problems.append(f"{name!r} is {what}, declares no securitySchemes and ran anonymously")
+    expect(not problems, "; ".join(problems))
+    observe(f"{len(writers)} tool(s) not read-only")
+
+
+# -- results -------------------------------------------------------------------------------------------------
+
+
+@rule("AUTH-TOOL-05")
+def test_structured_content_matches_output_schema(
+    host_http: HostHTTP,
+    tool_server_target: Target,
+    listing: Listing,
+    anonymous: Anonymous,
+    request: pytest.FixtureRequest,
+) -> None:
+    results = [(name, "anonymous", result) for name, result in anonymous.results().items()]
+    try:
+        token = fresh_token(request.getfixturevalue("linked_account"))
+    except Blocked as exc:
+        observe(f"no authenticated results: {exc.msg}")
+        token = None
+    if token is not None:
+        for tool in listing.named():
+            if is_read_only(tool) and not is_noauth_only(tool):
+                outcome = call(host_http, tool_server_target.base_url, tool, token=token)
+                if outcome.refused_http or outcome.auth_error_result:
+                    raise Blocked("AUTH-TOK-01", f"the linked account's token was refused on {tool['name']!r}")
+                if outcome.result is not None:
+                    results.append((str(tool["name"]), "linked account", outcome.result))
+    if not results:
+        needs("a tool result (no tool could be called)")
+    problems = [f"{p} ({how})" for name, how, result in results for p in listing.checker.check_result(name, result)]
+    expect(not problems, "; ".join(problems[:20]))
+    observe(f"{len(results)} result(s) validated: " + ", ".join(f"{n} ({h})" for n, h, _ in results))
+
+
+def in_call_failures(listing: Listing, anonymous: Anonymous) -> dict[str, dict[str, Any]]:
+    """Results of anonymous calls to oauth2-only tools that came back as tool errors: in-call auth failures."""
+    failures = {}
+    for tool in listing.named():
+        outcome = anonymous.outcomes.get(str(tool["name"]))
+        if is_oauth_only(tool) and isinstance(outcome, CallOutcome) and outcome.is_error_result:
+            assert outcome.result is not None
+            failures[str(tool["name"])] = outcome.result
+    return failures
+
+
+@rule("AUTH-CHAL-01")
+def test_in_call_auth_errors_carry_challenges(listing: Listing, anonymous: Anonymous) -> None:
+    failures = in_call_failures(listing, anonymous)
+    if not failures:
+        needs("an auth failure inside a tool call (no oauth2 tool answered an anonymous call with an error result)")
+    problems = [f"{name!r}: {p}" for name, result in failures.items() for p in check_challenge_result(result).problems]
+    expect(not problems, "; ".join(problems))
+    observe(f"checked the auth error results of {sorted(failures)}")
+
+
+@rule("AUTH-CHAL-02")
+def test_linking_ui_can_appear(
+    host_http: HostHTTP,
+    tool_server_target: Target,
+    conformance_settings: Settings,
+    listing: Listing,
+    anonymous: Anonymous,
+) -> None:
+    try:
+        discover_prm(host_http, tool_server_target.base_url)
+        published = True
+    except (Failure, TargetError):
+        published = False
+    tool = auth_tool(listing, vendor_of(conformance_settings))
+    if tool is None:
+        needs("a tool declared oauth2 only (a tool that needs a linked account)")
+    result = in_call_failures(listing, anonymous).get(str(tool["name"]))
+    challenge: ChallengeCheck | None = check_challenge_result(result) if result is not None else None
+    summary = linking_ui_summary(metadata_published=published, tool=tool, challenge=challenge)
+    if not summary.ok:
+        fail(f"the linking UI would not appear for {tool['name']!r}: " + "; ".join(summary.missing))
+    observe(f"metadata published, {tool['name']!r} declares securitySchemes, its challenge has error and description")

@@ -1,0 +1,1 @@
+"""The profile tool: PROF-01 … PROF-13."""

@@ -1,0 +1,63 @@
+"""Profile id stability and uniqueness: PROF-08 (refresh, new connection, scope upgrade), PROF-09 (two accounts)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from conformance import Blocked, expect, observe, rule
+from conformance.suites._linking import LinkedAccount, Linker
+from conformance.suites._tool_access import oauth_scopes
+from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
+
+
+def _id_of(caller: ProfileCaller, account: LinkedAccount, who: str) -> Any:
+    record = caller.result(account.access_token, who).get("structuredContent")
+    if not isinstance(record, dict) or "id" not in record:
+        raise Blocked("PROF-06", f"{caller.name!r} for {who}: no profile id in structuredContent")
+    return record["id"]
+
+
+@rule("PROF-08")
+def test_id_is_stable(
+    profile_1: AccountProfile,
+    profile_caller: ProfileCaller,
+    profile_tool: Mapping[str, Any],
+    linker: Linker,
+    link_account: Callable[..., LinkedAccount],
+) -> None:
+    base = profile_1.id
+    if base is None:
+        raise Blocked("PROF-06", "account 1's profile has no id")
+    full = list(linker.host.scopes.scopes)
+    needed = set(oauth_scopes(profile_tool))
+    # Fewer scopes for the scope upgrade: drop the resource scopes the profile tool does not need.
+    fewer = [s for s in full if s in needed or s in ("openid", "email", "profile", "offline_access")]
+    seen: dict[str, Any] = {}
+    first = link_account(scopes=fewer if fewer != full else None)
+    seen["a new connection with a new authorization"] = _id_of(profile_caller, first, "a new authorization")
+    if first.refresh_token:
+        refreshed = first.refresh()
+        if refreshed.ok:
+            seen["after a token refresh"] = _id_of(profile_caller, first, "a refreshed token")
+        else:
+            observe(f"the refresh failed ({refreshed.describe()}): no refresh case")
+    else:
+        observe("no refresh token was issued: no refresh case")
+    if fewer != full:
+        upgraded = link_account(scopes=full)
+        seen[f"after a scope upgrade ({' '.join(fewer)} → {' '.join(full)})"] = _id_of(
+            profile_caller, upgraded, "an upgraded authorization"
+        )
+    else:
+        observe("the profile tool needs every requested scope: no scope upgrade case")
+    changed = [f"{what}: {value!r}" for what, value in seen.items() if value != base]
+    expect(not changed, f"the profile id {base!r} of account 1 changed: " + "; ".join(changed))
+    observe("same id " + ", ".join(seen))
+
+
+@rule("PROF-09")
+def test_two_accounts_two_ids(profile_1: AccountProfile, profile_2: AccountProfile) -> None:
+    if profile_1.id is None or profile_2.id is None:
+        raise Blocked("PROF-07", "a profile without id")
+    expect(profile_1.id != profile_2.id, f"both test accounts got the profile id {profile_1.id!r}")

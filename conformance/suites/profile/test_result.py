@@ -1,0 +1,56 @@
+"""The profile tool's results: PROF-06, 07, 10, 11, 12 (for each linked test account), anonymous calls."""
+
+from __future__ import annotations
+
+from conformance import expect, fail, observe, rule
+from conformance.host.profile import id_encoding_problems, id_problems, invented_field_problems, result_problems
+from conformance.suites._linking import INVALID_BEARER
+from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
+
+
+def _per_account(profiles: list[AccountProfile], problems_of: object) -> list[str]:
+    assert callable(problems_of)
+    return [f"account {p.account.account}: {m}" for p in profiles for m in problems_of(p)]
+
+
+@rule("PROF-06")
+def test_result_holds_the_profile(profile_1: AccountProfile) -> None:
+    problems = result_problems(profile_1.result)
+    expect(not problems, "; ".join(problems))
+
+
+@rule("PROF-07")
+def test_id_is_a_non_blank_string(profiles: list[AccountProfile]) -> None:
+    problems = _per_account(profiles, lambda p: id_problems(p.record))
+    expect(not problems, "; ".join(problems))
+
+
+@rule("PROF-10")
+def test_id_encodes_no_identity(profiles: list[AccountProfile]) -> None:
+    problems = _per_account(profiles, lambda p: id_encoding_problems(p.record, known=p.known))
+    expect(not problems, "; ".join(problems))
+    observe(f"compared with {sorted({k for p in profiles for k in p.known})} of {len(profiles)} account(s)")
+
+
+@rule("PROF-12")
+def test_unavailable_fields_are_omitted(profiles: list[AccountProfile]) -> None:
+    problems = _per_account(profiles, lambda p: invented_field_problems(p.record))
+    expect(not problems, "; ".join(problems))
+    fields = [sorted(k for k in (p.record or {}) if k != "id") for p in profiles]
+    observe(f"display fields returned: {fields}")
+
+
+@rule("PROF-11")
+def test_no_placeholder_without_credentials(profile_caller: ProfileCaller) -> None:
+    problems = []
+    for what, token in (("without credentials", None), ("with an invalid token", INVALID_BEARER)):
+        outcome = profile_caller.call(token)
+        if outcome.status == 401 or outcome.auth_error_result:
+            continue
+        if outcome.returned_data:
+            record = (outcome.result or {}).get("structuredContent")
+            problems.append(f"{what}: a profile came back instead of an auth error ({record!r})")
+        else:
+            problems.append(f"{what}: {outcome.describe()}, not an auth error (401 or a result with a challenge)")
+    if problems:
+        fail(f"{profile_caller.name!r} " + "; ".join(problems))
