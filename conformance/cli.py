@@ -62,14 +62,24 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stack(mutants: list[str]) -> Any:
+SUITE_SERVICES = {
+    "auth": "toolserver",
+    "profile": "toolserver",
+    "platform": "platform",
+    "campaigns": "platform",
+    "compression": "compression",
+}
+
+
+def _stack(mutants: list[str], suites: str | None = None) -> Any:
     try:
         from conformance.reference.stack import running_stack
     except ImportError as exc:
         raise ConformanceError(
             f"the reference stack is not available ({exc}); install the extra: pip install 'conformance[reference]'"
         ) from None
-    return running_stack(mutants=mutants)
+    services = sorted({SUITE_SERVICES[s] for s in suites.split(",") if s in SUITE_SERVICES}) if suites else None
+    return running_stack(mutants=mutants, services=services)
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
@@ -95,7 +105,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     report_dir = Path(args.report_dir).resolve()
-    with _stack(args.mutant) as stack:
+    with _stack(args.mutant, args.suite) as stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
         env.update(stack.settings)
         command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]

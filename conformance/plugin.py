@@ -300,6 +300,7 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
     need = option = blocked_by = None
     excinfo = call.excinfo
     redactor = _redactor(item)
+    verdict_exc = _verdict_exception(excinfo.value) if excinfo is not None else None
     if excinfo is None:
         status, message = Status.PASSED, "; ".join(notes)
     elif isinstance(excinfo.value, NeedsUnmet):
@@ -311,10 +312,10 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
         status, message = Status.SKIPPED, str(getattr(excinfo.value, "msg", "") or "skipped")
         if NEED_KEY in item.stash:
             need, option = item.stash[NEED_KEY]
-    elif isinstance(excinfo.value, Failure | AssertionError | TargetError):
-        text = excinfo.value.message if isinstance(excinfo.value, Failure) else str(excinfo.value)
-        message = redactor(text.strip() or f"{type(excinfo.value).__name__} (no message)")
-        if isinstance(excinfo.value, AssertionError) and not isinstance(excinfo.value, Failure):
+    elif verdict_exc is not None:
+        text = verdict_exc.message if isinstance(verdict_exc, Failure) else str(verdict_exc)
+        message = redactor(text.strip() or f"{type(verdict_exc).__name__} (no message)")
+        if isinstance(verdict_exc, AssertionError) and not isinstance(verdict_exc, Failure):
             message = message.splitlines()[0] if message else "assertion failed"
         status = level_status(Status.FAILED, level, state.strict)
         if level is Level.INFO:
@@ -356,6 +357,21 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
     elif status is Status.ERROR:
         report.outcome = "failed"  # keep pytest's traceback (a harness error must be loud), scrubbed of secrets
         report.longrepr = redactor(str(report.longrepr))
+
+
+def _verdict_exception(exc: BaseException) -> BaseException | None:
+    """The target's failure behind ``exc``, if that is what it is.
+
+    Hypothesis wraps failures (``FlakyFailure``, an ``ExceptionGroup`` of several distinct failures): when every
+    member is a verdict (a Failure, an assertion or a TargetError), the first one is the verdict, not a harness error.
+    """
+    if isinstance(exc, Failure | AssertionError | TargetError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        members = [_verdict_exception(e) for e in exc.exceptions]
+        if members and all(m is not None for m in members):
+            return members[0]
+    return None
 
 
 def _strictest_level(rules: list[str]) -> Level:

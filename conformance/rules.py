@@ -69,6 +69,13 @@ RULES: dict[str, Rule] = {
     for entry in CATALOG
 }
 
+# Rules about the harness itself rather than the target: proven by the project's own tests, reported as such.
+HARNESS_RULES: dict[str, str] = {
+    "RL-06": "a rule about this harness as a client (Retry-After, backoff with jitter, bounds, no retry of "
+    "quota errors), proven by its own test suite (tests/host/test_retry.py, tests/suites/platform/"
+    "test_host_client.py), not a property of the target",
+}
+
 # Rule IDs that have at least one check, filled as suite modules are imported.
 IMPLEMENTED: dict[str, list[str]] = {}
 

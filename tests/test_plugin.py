@@ -339,3 +339,23 @@ def test_token(host_http):
     result = run(pytester, "--target-url", DEAD, "test_learnt.py")
     assert "at-0123456789abcdef" not in (pytester.path / "out" / "report.json").read_text()
     assert "at-0123456789abcdef" not in result.stdout.str()
+
+
+def test_wrapped_verdicts_are_failures_and_wrapped_bugs_are_errors(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_groups='''
+from conformance import Failure, rule
+
+@rule("AUTH-PRM-02")
+def test_group_of_failures():
+    raise ExceptionGroup("hypothesis found 2 bugs", [Failure("first bug"), AssertionError("second bug")])
+
+@rule("AUTH-PRM-04")
+def test_group_with_a_bug():
+    raise ExceptionGroup("mixed", [Failure("a verdict"), KeyError("harness bug")])
+'''
+    )
+    run(pytester, "--target-url", DEAD, "test_groups.py")
+    by_rule = {r["rule"]: r for r in report_of(pytester)["results"]}
+    assert by_rule["AUTH-PRM-02"]["status"] == "failed" and by_rule["AUTH-PRM-02"]["message"] == "first bug"
+    assert by_rule["AUTH-PRM-04"]["status"] == "error"

@@ -21,7 +21,7 @@ from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetUnreachable
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._redact import Redactor
-from conformance.host._retry import DEFAULT_RETRY, RetryPolicy
+from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
 
 BODY_EXCERPT_CHARS = 2048
 MAX_REDIRECTS = 10
@@ -296,4 +296,14 @@ def _describe(exc: httpx.HTTPError) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-__all__ = ["HostHTTP", "RetryPolicy", "UrlGuard", "is_loopback_host", "ssl_context"]
+__all__ = [
+    "DEFAULT_RETRY",
+    "NO_RETRY",
+    "USER_ACTION_CODES",
+    "HostHTTP",
+    "RetryPolicy",
+    "UrlGuard",
+    "is_loopback_host",
+    "parse_retry_after",
+    "ssl_context",
+]

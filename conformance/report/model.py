@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-from conformance.rules import RULES, SUITE_TARGET, Level
+from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
 
 MAX_EVIDENCE_PER_RULE = 40
 
@@ -97,8 +97,10 @@ def aggregate(
                         nodeid="",
                         rules=[rule.id],
                         status=Status.SKIPPED,
-                        message="no check for this rule in this harness version",
-                        need="a check in this harness version",
+                        message=HARNESS_RULES.get(rule.id, "no check for this rule in this harness version"),
+                        need="the harness's own test suite"
+                        if rule.id in HARNESS_RULES
+                        else "a check in this harness version",
                     )
                 ]
     results = []

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -409,9 +409,12 @@ class Linker:
         id_token_hint: str | None = None,
         redirect_uri: str | None = None,
         resource: str | None = DEFAULT,
+        params: Mapping[str, str | None] | None = None,
         **extra: str | None,
     ) -> AuthorizationRequest:
-        """An authorization request as the host builds it; ``resource=None`` leaves the parameter out."""
+        """An authorization request as the host builds it; ``resource=None`` leaves the parameter out; ``params``
+        (or keywords) add, change or (value None) remove query parameters for negative probes."""
+        extra = {**(params or {}), **extra}
         return authorization_request(
             self.host.as_metadata,
             client or self.host.client,

@@ -169,9 +169,9 @@ def sample_arguments(schema: Any, depth: int = 0) -> dict[str, Any]:
     """Arguments for the required properties of an inputSchema."""
     if not isinstance(schema, Mapping):
         return {}
-    properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
-    assert isinstance(properties, Mapping)
+    found_properties, found_required = schema.get("properties"), schema.get("required")
+    properties: Mapping[str, Any] = found_properties if isinstance(found_properties, Mapping) else {}
+    required: list[Any] = found_required if isinstance(found_required, list) else []
     return {str(name): sample_value(properties.get(name), depth) for name in required if isinstance(name, str)}
 
 

@@ -51,9 +51,12 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-jti-replay": {"jti_replay"},
     "idp-redirect-prefix": {"redirect_prefix"},
     "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
-    "idp-cimd-refused": {"cimd_none", "cimd_pkjwt"},
-    "idp-cimd-no-private-key-jwt": {"cimd_pkjwt"},
-    "idp-cimd-stable-only": {"cimd_none"},
+    "idp-cimd-refused": {"cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key"},
+    "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key"},
+    "idp-cimd-stable-only": {"cimd_none", "cimd_secret"},
+    "idp-pkce-unchecked": {"wrong_verifier"},
+    "idp-cimd-secret-accepted": {"cimd_secret"},
+    "idp-cimd-any-key": {"cimd_any_key"},
     "proxy-drop-state": {"flow_state", "id_token_hint", "admin_scope", "no_pkce"},
     "proxy-token-type-not-bearer": {"token_type"},
     "proxy-dcr-broken": {"dcr"},
@@ -155,6 +158,17 @@ def observe(stack: Stack) -> dict[str, Any]:
         resource=resource,
     )
     seen["code_reuse"] = again.status_code == 200
+    _, challenge_w = pkce_pair()
+    got_w = authorize(main, challenge=challenge_w)
+    assert isinstance(got_w, dict) and "code" in got_w, got_w
+    wrong = main.token(
+        grant_type="authorization_code",
+        code=got_w["code"],
+        code_verifier=pkce_pair()[0],
+        redirect_uri=REDIRECT_URI,
+        resource=resource,
+    )
+    seen["wrong_verifier"] = wrong.status_code
     verifier2, challenge2 = pkce_pair()
     second = authorize(main, challenge=challenge2)
     reused = (
@@ -252,6 +266,29 @@ def observe(stack: Stack) -> dict[str, Any]:
             if isinstance(got, dict) and "code" in got
             else got
         )
+
+        def cimd_code(client_id: str) -> tuple[str, str] | str:
+            cimd.client_id = client_id
+            verifier_c, challenge_c = pkce_pair()
+            got_c = authorize(cimd, challenge=challenge_c)
+            return (got_c["code"], verifier_c) if isinstance(got_c, dict) and "code" in got_c else "refused"
+
+        def cimd_token(client_id: str, **auth: str) -> int | str:
+            code = cimd_code(client_id)
+            if isinstance(code, str):
+                return code
+            form = {"code": code[0], "code_verifier": code[1], "redirect_uri": REDIRECT_URI, "resource": resource}
+            return cimd.token(grant_type="authorization_code", **form, **auth).status_code
+
+        # The stable document lists none as well: the AS accepts every method in the intersection.
+        seen["cimd_both_none"] = cimd_token(stable)
+        seen["cimd_secret"] = cimd_token(callback, client_secret="not-a-secret")
+        foreign = ec.generate_private_key(ec.SECP256R1())
+        seen["cimd_any_key"] = cimd_token(
+            stable,
+            client_assertion_type=kind,
+            client_assertion=_assertion(foreign, stable, endpoints["token_endpoint"]),
+        )
         cimd.close()
     return seen
 
@@ -276,6 +313,7 @@ def publish_cimd(stack: Stack, jwk: dict[str, Any]) -> Iterator[tuple[str, str]]
                 **base,
                 "client_id": stable,
                 "token_endpoint_auth_method": "private_key_jwt",
+                "token_endpoint_auth_methods_supported": ["none", "private_key_jwt"],
                 "token_endpoint_auth_signing_alg": "ES256",
                 "jwks_uri": f"{origin}/oauth/jwks.json",
             }
@@ -331,7 +369,8 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["no_pkce"] == ["error", "error_description", "state"]
     assert reference["redirect_prefix"] == "refused"
     assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
-    assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200
+    assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200 and reference["cimd_both_none"] == 200
+    assert reference["cimd_secret"] == 401 and reference["cimd_any_key"] == 401 and reference["wrong_verifier"] == 400
     assert reference["dcr"] == (201, True) and reference["flow_state"] == "state-123"
     assert reference["token_type"] == "Bearer" and reference["id_token_hint"] == ["code", "state"]
 

@@ -59,6 +59,9 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-skip-iss": {"wrong_iss"},
     "ts-skip-scope": {"insufficient_scope"},
     "ts-accept-query-token": {"query_token"},
+    "ts-malformed-authorization-as-user": {"bad_header"},
+    # Lives in the mTLS front (mtls_front.py), not in the app: proven by tests/reference/test_mtls_front.py.
+    "ts-mtls-accept-wrong-san": set(),
     "ts-omit-meta-challenge": META,
     "ts-challenge-without-description": META | UNAUTHORIZED,
     "ts-no-www-authenticate": UNAUTHORIZED,

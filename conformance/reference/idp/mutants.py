@@ -45,6 +45,13 @@ MUTANTS: list[Mutant] = [
         description="A CIMD client presenting client_secret_post (a method outside the intersection) is accepted.",
     ),
     Mutant(
+        name="idp-cimd-any-key",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-03"}),
+        description="A CIMD client assertion whose signature does not verify is ignored (the request falls back to "
+        "none): an assertion signed by any key is accepted.",
+    ),
+    Mutant(
         name="idp-code-reuse",
         service="idp",
         rules=frozenset({"AUTH-FLOW-06"}),

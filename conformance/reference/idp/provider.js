@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import { parseArgs } from 'node:util';
 
+import { compactVerify, createRemoteJWKSet } from 'jose';
 import Provider, { errors } from 'oidc-provider';
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import LRU from 'oidc-provider/lib/helpers/lru.js';
@@ -288,11 +289,42 @@ async function readForm(req) {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
+// idp-cimd-any-key: a CIMD client assertion whose signature does not verify against the client's JWKS is dropped,
+// so the request falls back to `none` (which the document also lists) and passes: any key is accepted. The other
+// assertion checks (aud, exp, iss/sub, jti) still apply to assertions that do verify.
+const remoteKeySets = new Map();
+
+async function signatureVerifies(clientId, assertion) {
+  try {
+    const document = await (await globalThis.fetch(clientId)).json();
+    if (!remoteKeySets.has(document.jwks_uri)) {
+      remoteKeySets.set(document.jwks_uri, createRemoteJWKSet(new URL(document.jwks_uri)));
+    }
+    await compactVerify(assertion, remoteKeySets.get(document.jwks_uri));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function dropUnverifiableAssertion(ctx) {
+  if (!mutants.has('idp-cimd-any-key') || ctx.method !== 'POST' || ctx.path !== '/token') return;
+  const form = await readForm(ctx.req);
+  const clientId = form.get('client_id');
+  const assertion = form.get('client_assertion');
+  if (assertion && clientId?.startsWith('https://') && !(await signatureVerifies(clientId, assertion))) {
+    form.delete('client_assertion');
+    form.delete('client_assertion_type');
+  }
+  ctx.request.body = Object.fromEntries(form); // the stream is spent: the library reads a parsed body instead
+}
+
 async function interactions(ctx, next) {
   if (ctx.path === '/healthz') {
     ctx.body = { status: 'ok' };
     return undefined;
   }
+  await dropUnverifiableAssertion(ctx);
   await forgetUsedClients(ctx);
   if (ctx.path === '/.well-known/oauth-authorization-server') {
     // RFC 8414 location of the same metadata (the library serves only the OpenID discovery path).

@@ -11,6 +11,7 @@ import json
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -70,8 +71,12 @@ def _drop_resource(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def create_app(upstream: str, ca_file: str | None, defects: frozenset[str]) -> Starlette:
+    # The user agents' cookies travel in their own Cookie headers: the proxy's client must never keep a jar of its
+    # own, or every user behind the proxy would share the first one's IdP session.
+    no_jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
     client = httpx.AsyncClient(
         base_url=upstream,
+        cookies=no_jar,
         verify=ssl.create_default_context(cafile=ca_file) if ca_file else True,
         timeout=15.0,
         follow_redirects=False,

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
 from conformance.reference._service import ServiceSpec, StackContext
 from conformance.reference.idp.layout import TEST_ISSUER, auth_layout, write_private
+
+MTLS_DNS_NAME = "connector.host.conformance.test"  # the SAN dnsName of the host's client certificate
 
 __all__ = ["ToolServerConfig", "create_app", "services", "test_issuer_key"]
 
@@ -47,6 +50,8 @@ def test_issuer_key(ctx: StackContext) -> tuple[str, str]:
 
 
 def services(ctx: StackContext) -> list[ServiceSpec]:
+    from conformance.host.mtls import make_mtls_material
+
     layout = auth_layout(ctx)
     from conformance.reference.toolserver.mutants import MUTANTS
 
@@ -77,6 +82,10 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
     for mutant in MUTANTS:
         if mutant.name in ctx.mutants:
             argv += ["--mutant", mutant.name]
+    mtls_dir, mtls_port = ctx.data_dir / "mtls", ctx.port()
+    material = make_mtls_material(mtls_dir, MTLS_DNS_NAME)
+    argv += ["--mtls-port", str(mtls_port), "--mtls-trust", str(material.intermediate_file)]
+    argv += ["--mtls-dns-name", MTLS_DNS_NAME]
     return [
         ServiceSpec(
             name="toolserver",
@@ -92,6 +101,11 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
                 "CONFORMANCE_TEST_ISSUER_KID": "test-issuer-1",
                 "CONFORMANCE_REFERENCE_ADMIN_URL": f"{layout.toolserver_url}/_reference",
                 "CONFORMANCE_REFERENCE_ADMIN_KEY": layout.admin_key,
+                # The mTLS front (AUTH-MTLS-01) and the test PKI whose intermediate it trusts.
+                "CONFORMANCE_MTLS": "true",
+                "CONFORMANCE_MTLS_URL": f"https://{ctx.host}:{mtls_port}{urlsplit(layout.resource).path}",
+                "CONFORMANCE_MTLS_DNS_NAME": MTLS_DNS_NAME,
+                "CONFORMANCE_MTLS_MATERIAL": str(mtls_dir),
             },
         )
     ]

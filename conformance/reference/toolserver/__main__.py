@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 from pathlib import Path
 
 import uvicorn
 
 from conformance.reference.toolserver.app import ToolServerConfig, create_app
+from conformance.reference.toolserver.mtls_front import MtlsFront
 from conformance.reference.toolserver.mutants import MUTANTS
 
 
@@ -31,6 +33,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--vendor", default="openai", help="vendor prefix of the profile marker")
     parser.add_argument("--mutant", action="append", default=[], choices=[m.name for m in MUTANTS])
+    parser.add_argument("--mtls-port", type=int, help="also serve an mTLS front on this port (AUTH-MTLS-01)")
+    parser.add_argument("--mtls-trust", help="the connector intermediate CA client certificates must chain to")
+    parser.add_argument("--mtls-dns-name", help="the SAN dnsName client certificates must carry")
     args = parser.parse_args(argv)
     extra = dict(item.split("=", 1) for item in args.trusted_issuer)
     config = ToolServerConfig(
@@ -43,15 +48,39 @@ def main(argv: list[str] | None = None) -> None:
         admin_key=os.environ.get("CONFORMANCE_REFERENCE_ADMIN_KEY") or None,
         defects=frozenset(args.mutant),
     )
-    uvicorn.run(
-        create_app(config),
-        host=args.host,
-        port=args.port,
-        ssl_certfile=args.certfile,
-        ssl_keyfile=args.keyfile,
-        log_level="warning",
-        timeout_graceful_shutdown=2,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(config),
+            host=args.host,
+            port=args.port,
+            ssl_certfile=args.certfile,
+            ssl_keyfile=args.keyfile,
+            log_level="warning",
+            timeout_graceful_shutdown=2,
+        )
     )
+    if not args.mtls_port:
+        server.run()
+        return
+    front = MtlsFront(
+        certfile=args.certfile,
+        keyfile=args.keyfile,
+        trust_file=args.mtls_trust,
+        dns_name=args.mtls_dns_name,
+        upstream_host=args.host,
+        upstream_port=args.port,
+        upstream_ca=args.ca_file,
+        check_san="ts-mtls-accept-wrong-san" not in args.mutant,
+    )
+
+    async def serve() -> None:
+        listener = await front.start(args.host, args.mtls_port)  # listening before the health check can pass
+        try:
+            await server.serve()
+        finally:
+            listener.close()
+
+    asyncio.run(serve())
 
 
 if __name__ == "__main__":

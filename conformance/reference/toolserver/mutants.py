@@ -36,6 +36,12 @@ MUTANTS: list[Mutant] = [
         "A malformed Authorization header (not a Bearer token) acts as a built-in development user.",
     ),
     _m("ts-accept-query-token", {"AUTH-TOK-09"}, "An access_token query parameter is accepted as the bearer token."),
+    # --- mTLS front (mtls_front.py)
+    _m(
+        "ts-mtls-accept-wrong-san",
+        {"AUTH-MTLS-01"},
+        "The mTLS front accepts a client certificate of the trusted intermediate whatever its SAN dnsName.",
+    ),
     # --- challenges
     _m(
         "ts-omit-meta-challenge",
@@ -50,7 +56,12 @@ MUTANTS: list[Mutant] = [
         {"PROF-11", "AUTH-TOK-08", "AUTH-TOK-02", "AUTH-PRM-05"},
     ),
     _m("ts-no-www-authenticate", {"AUTH-PRM-05"}, "401 answers carry no WWW-Authenticate header.", {"AUTH-PRM-06"}),
-    _m("ts-no-challenge-scope", {"AUTH-PRM-06"}, 'Bearer challenges carry no scope="..." parameter.'),
+    _m(
+        "ts-no-challenge-scope",
+        {"AUTH-PRM-06"},
+        'Bearer challenges carry no scope="..." parameter.',
+        {"AUTH-TOK-08"},  # its insufficient_scope challenge must name the scope
+    ),
     # --- protected resource metadata
     _m(
         "ts-prm-missing",
@@ -69,7 +80,12 @@ MUTANTS: list[Mutant] = [
     _m("ts-prm-wrong-resource", {"AUTH-PRM-02"}, "The metadata's resource is the server origin, not the MCP URL."),
     _m("ts-prm-bad-types", {"AUTH-PRM-04"}, "scopes_supported is a string instead of an array."),
     # --- tool declarations and access
-    _m("ts-anonymous-list-orders", {"AUTH-TOOL-03"}, "list_orders (oauth2 only) returns data to anonymous calls."),
+    _m(
+        "ts-anonymous-list-orders",
+        {"AUTH-TOOL-03"},
+        "list_orders (oauth2 only) returns data to anonymous calls.",
+        {"AUTH-TOK-02"},  # the no-token case of the same tool
+    ),
     _m(
         "ts-anonymous-cancel",
         {"AUTH-TOOL-04"},
@@ -89,7 +105,10 @@ MUTANTS: list[Mutant] = [
     _m("ts-profile-input-props", {"PROF-02"}, "The profile tool's inputSchema has a property and allows more."),
     _m("ts-profile-annotations", {"PROF-03"}, "The profile tool declares openWorldHint: true."),
     _m(
-        "ts-profile-noauth", {"PROF-04"}, "The profile tool declares securitySchemes noauth (runtime still needs auth)."
+        "ts-profile-noauth",
+        {"PROF-04"},
+        "The profile tool declares securitySchemes noauth (runtime still needs auth).",
+        {"AUTH-TOOL-03"},  # a tool declared noauth only that refuses anonymous calls
     ),
     _m("ts-profile-output-schema", {"PROF-05"}, "The profile outputSchema allows extra properties and no id."),
     _m("ts-profile-text-mismatch", {"PROF-06"}, "The text content is not the same JSON as structuredContent."),

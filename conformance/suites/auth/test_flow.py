@@ -67,7 +67,7 @@ def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None
     }
     accepted = []
     for what, extra in probes.items():
-        request = linker.request(**extra)
+        request = linker.request(params=extra)
         _, callback = linker.authorize(request)
         if callback is not None and callback.code:
             accepted.append(what)

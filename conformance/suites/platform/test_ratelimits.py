@@ -24,19 +24,16 @@ THROTTLE_OPTION = "CONFORMANCE_PLATFORM_THROTTLE_API_KEY (a key with a low limit
 FAULT_OPTION = "CONFORMANCE_PLATFORM_FAULT_API_KEY (a key the sandbox's fault switch answers 503)"
 
 
-def _sample(api: PlatformApi, settings: Settings) -> list[httpx.Response]:
-    """Responses of several kinds: success, validation error, unknown id, and the other configured keys."""
-    responses = [
-        api.count_raw(api.body(input="rate limit headers")),
-        api.count_raw(api.body(input=42)),
-        api.get(CHEAP, params={"limit": 1}),
-        api.get("/v1/campaigns/cmp_conformance_unknown"),
-    ]
+def _sample(api: PlatformApi, settings: Settings) -> None:
+    """Add responses of every kind to the ledger: success, validation error, unknown id, the other keys."""
+    api.count_raw(api.body(input="rate limit headers"))
+    api.count_raw(api.body(input=42))
+    api.get(CHEAP, params={"limit": 1})
+    api.get("/v1/campaigns/cmp_conformance_unknown")
     for option in ("platform_throttle_api_key", "platform_fault_api_key"):
         key = settings.get(option)
         if key:
-            responses.append(api.count_raw(api.body(input="rate limit headers"), api_key=str(key)))
-    return responses
+            api.count_raw(api.body(input="rate limit headers"), api_key=str(key))
 
 
 @rule("RL-01")

@@ -37,9 +37,9 @@ def _subject_token(
         except (NeedsUnmet, Blocked):  # no second account: fall back to the first
             continue
         token = fresh_token(linked)
-        subject = unverified_claims(token).get("sub")
-        if isinstance(subject, str) and subject:
-            return token, subject, f"test account {linked.account} (its stored id stays blank on this target)"
+        claimed = unverified_claims(token).get("sub")
+        if isinstance(claimed, str) and claimed:
+            return token, claimed, f"test account {linked.account} (its stored id stays blank on this target)"
     needs("the subject of a token whose profile may be blanked (a JWT access token or a test issuer)")
 
 

@@ -88,7 +88,7 @@ def serving_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozens
     thread = threading.Thread(target=server.run, name=f"sandbox-{name}", daemon=True)
     thread.start()
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # generous: the box may be shared and loaded
         while not server.started:
             if not thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError(f"sandbox {name} did not start")

@@ -1,0 +1,80 @@
+"""The host's transport identity (mTLS): AUTH-MTLS-01, only with ``--mtls``.
+
+The target must be configured to trust the intermediate of the harness's test PKI (``--mtls-material``, made by
+``conformance.host.mtls.make_mtls_material``) and to expect ``--mtls-dns-name``. An MCP ``initialize`` is sent
+with each client certificate: the host's own must be accepted (any HTTP answer that is not a certificate refusal);
+no certificate, a wrong SAN dnsName and a leaf of another CA must be refused (a failed handshake, a closed
+connection, or 403/495/496).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cryptography import x509
+
+from conformance import TargetError, expect, needs, observe, rule
+from conformance.config import Settings, Target
+from conformance.host.discovery import MCP_HEADERS, initialize_request
+from conformance.host.http import HostHTTP
+from conformance.host.mtls import san_dns_names
+
+CERT_REFUSALS = (403, 495, 496)  # forbidden; nginx's "SSL certificate error" and "no certificate"
+OPTION = "--mtls with --mtls-material and --mtls-dns-name"
+
+
+def _answer(settings: Settings, http: HostHTTP, url: str, pair: tuple[str, str] | None) -> str | int:
+    """The HTTP status of an initialize with this client certificate, or why no answer came."""
+    client = http if pair is None else HostHTTP.from_settings(settings, redactor=http.redactor, client_cert=pair)
+    try:
+        return client.post(url, json=initialize_request(), headers=MCP_HEADERS, retry=None).status_code
+    except TargetError as exc:
+        return str(exc)
+    finally:
+        if client is not http:
+            client.close()
+
+
+@rule("AUTH-MTLS-01")
+def test_host_client_certificate(
+    host_http: HostHTTP, conformance_settings: Settings, tool_server_target: Target
+) -> None:
+    s = conformance_settings
+    if not s.get("mtls"):
+        needs("mTLS host identity checks", OPTION)
+    material, dns_name = s.get("mtls_material"), s.get("mtls_dns_name")
+    if not material or not dns_name:
+        needs("the harness's test PKI trusted by the target and the SAN dnsName it expects", OPTION)
+    directory = Path(material)
+    pairs = {
+        name: (str(directory / f"{stem}.pem"), str(directory / f"{stem}.key"))
+        for name, stem in (
+            ("good", "mtls-client"),
+            ("wrong SAN", "mtls-client-wrong-san"),
+            ("another CA", "mtls-client-foreign-ca"),
+        )
+    }
+    missing = [p for pair in pairs.values() for p in pair if not Path(p).is_file()]
+    if missing:
+        needs(f"the test PKI files {missing}", "--mtls-material")
+    leaf = x509.load_pem_x509_certificate(Path(pairs["good"][0]).read_bytes())
+    if dns_name not in san_dns_names(leaf):
+        needs(f"a client certificate for {dns_name!r} (the material's is {san_dns_names(leaf)})", "--mtls-material")
+    url = s.get("mtls_url") or tool_server_target.base_url
+    good = _answer(s, host_http, url, pairs["good"])
+    expect(
+        isinstance(good, int) and good not in CERT_REFUSALS,
+        f"the host's certificate (SAN {dns_name}, chained to the intermediate) was refused: {good}",
+    )
+    accepted = []
+    for what, pair in (
+        ("no certificate", None),
+        ("a wrong SAN", pairs["wrong SAN"]),
+        ("another CA", pairs["another CA"]),
+    ):
+        answer = _answer(s, host_http, url, pair)
+        if isinstance(answer, int) and answer not in CERT_REFUSALS:
+            accepted.append(f"{what} (HTTP {answer})")
+        else:
+            observe(f"{what}: refused ({answer})"[:200])
+    expect(not accepted, "the mTLS endpoint accepted " + ", ".join(accepted))
