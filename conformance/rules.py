@@ -6,7 +6,7 @@ checks cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -106,8 +106,9 @@ def rule(*rule_ids: str) -> Callable[[F], F]:
     return decorate
 
 
-def load_all_checks() -> dict[str, str]:
-    """Import every suite module so that :data:`IMPLEMENTED` is complete; return modules that failed to import."""
+def load_all_checks(suites: Iterable[str] | None = None) -> dict[str, str]:
+    """Import the suite modules (all, or those of ``suites``) so that :data:`IMPLEMENTED` is complete for them;
+    return the modules that failed to import."""
     import importlib
     import pkgutil
 
@@ -120,6 +121,9 @@ def load_all_checks() -> dict[str, str]:
 
     for info in pkgutil.walk_packages(suites_pkg.__path__, prefix="conformance.suites.", onerror=onerror):
         leaf = info.name.rsplit(".", 1)[-1]
+        suite = info.name.split(".")[2] if info.name.count(".") >= 3 else ""
+        if suites is not None and suite not in suites:
+            continue
         if leaf.startswith("test_"):
             try:
                 importlib.import_module(info.name)
