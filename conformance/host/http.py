@@ -283,6 +283,47 @@ class HostHTTP:
         }
 
 
+def record_exchange(
+    redactor: Redactor,
+    *,
+    method: str,
+    url: str,
+    status: int | None = None,
+    request_headers: Mapping[str, str] | None = None,
+    request_body: bytes | None = None,
+    response_headers: Mapping[str, str] | None = None,
+    response_body: bytes | None = None,
+    elapsed_s: float = 0.0,
+    error: str | None = None,
+    **extra: Any,
+) -> None:
+    """Attach an exchange made outside HostHTTP (a raw socket probe, an SDK call, an inbound fetch) to the running
+    check, redacted exactly like the client's own. ``extra`` keys (e.g. ``direction``) are kept as they are."""
+    record = _context.current()
+    if record is None:
+        return
+    req_headers = dict(request_headers or {})
+    resp_headers = dict(response_headers or {})
+    exchange = {
+        "method": method,
+        "url": redactor.url(url),
+        "request_headers": redactor.headers(req_headers),
+        "request_body": redactor.body(request_body, _ctype(req_headers), BODY_EXCERPT_CHARS),
+        "status": status,
+        "response_headers": redactor.headers(resp_headers),
+        "response_body": redactor.body(response_body, _ctype(resp_headers), BODY_EXCERPT_CHARS),
+        "elapsed_s": round(elapsed_s, 4),
+        "started_at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "error": redactor.scrub(error) if error else None,
+        **extra,
+    }
+    record.add_exchange(exchange)
+
+
+def _ctype(headers: Mapping[str, str]) -> str | None:
+    return next((v for k, v in headers.items() if k.lower() == "content-type"), None)
+
+
 def _describe(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.ConnectTimeout):
         return "connection timed out"
@@ -303,7 +344,9 @@ __all__ = [
     "HostHTTP",
     "RetryPolicy",
     "UrlGuard",
+    "host_of",
     "is_loopback_host",
     "parse_retry_after",
+    "record_exchange",
     "ssl_context",
 ]

@@ -33,7 +33,8 @@ from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 
 # A selected package brings the packages it cannot work without.
 REQUIRES = {"toolserver": ("idp",), "proxy": ("idp",)}
-SECRET_NAME = re.compile(r"(PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN)(_\d+)?$")
+# Any setting whose name says it holds a credential (e.g. ..._SECRET_ACCESS_KEY, ..._PASSWORD_2).
+SECRET_NAME = re.compile(r"PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN|ACCESS_KEY")
 STOP_GRACE_S = 5.0
 
 

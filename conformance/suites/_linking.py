@@ -18,6 +18,8 @@ Fixtures (session scope):
     The host's HTTPS server for its CIMD documents, JWKS and callbacks (options ``publisher_certfile`` /
     ``publisher_keyfile``, the reference stack exports its own certificate; ``client_metadata_url`` when the
     authorization server reaches it through a public origin). ``needs(...)`` without a certificate.
+``optional_publisher`` → ``Publisher | None`` and ``client_registry`` → :class:`~conformance.host.oauth.ClientRegistry`
+    The same publisher without the need, and the DCR clients of this connection (registered once, reused).
 ``host_identity`` → :class:`~conformance.host.identity.HostIdentity`
     The publisher's identity, or, with only ``client_metadata_url``, documents published elsewhere
     (``conformance cimd export``; fetches then cannot be observed).
@@ -28,7 +30,9 @@ Fixtures (session scope):
 ``linker`` → :class:`Linker`
     Runs authorizations: ``attempt(...)`` returns a :class:`FlowAttempt` (never raises for the target's faults;
     ``rule``/``problem`` name the first failed rule), ``link(...)`` returns a :class:`LinkedAccount` or raises
-    ``Blocked``. Negative probes use ``authorize(...)`` + ``accept(...)`` and the ``TokenEndpoint`` directly.
+    ``Blocked``. Negative probes build a request with ``request(...)`` (``params`` changes or removes query
+    parameters, ``resource=None`` leaves it out), run ``authorize(request, decision=...)`` for the raw callback or
+    ``code(request)`` for a fresh accepted code, and use ``host.tokens`` (the ``TokenEndpoint``) directly.
 ``first_link`` → :class:`FlowAttempt`
     The first authorization of test account 1 with the default scopes (AUTH-FLOW-01/02 judge it).
 ``linked_account`` → :class:`LinkedAccount`
@@ -46,11 +50,11 @@ Fixtures (session scope):
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 
 from conformance import Blocked, Failure, TargetError, needs
@@ -63,6 +67,7 @@ from conformance.host.identity import HostIdentity, load_or_generate_key, new_ca
 from conformance.host.login import (
     BrowserUnavailable,
     Credentials,
+    Decision,
     LoginDriver,
     LoginResult,
     LoginSteps,
@@ -98,7 +103,7 @@ ACCOUNT_OPTIONS = {1: ("test_user", "test_password"), 2: ("test_user_2", "test_p
 # -- discovery -------------------------------------------------------------------------------------------------
 
 
-def challenge_probe(http: HostHTTP, mcp_url: str) -> Any:
+def challenge_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
     """An initialize with a presented but invalid bearer token: what a host meets once a tool needs auth when the
     server also serves anonymous requests."""
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {INVALID_BEARER}"}
@@ -289,7 +294,6 @@ class FlowAttempt:
     token: TokenResult | None = None
     rule: str | None = None
     problem: str | None = None
-    started: float = field(default_factory=time.time)
 
     @property
     def ok(self) -> bool:
@@ -426,16 +430,16 @@ class Linker:
             **extra,
         )
 
-    def login(self, request: AuthorizationRequest, *, account: int = 1, decision: str = "approve") -> LoginResult:
+    def login(self, request: AuthorizationRequest, *, account: int = 1, decision: Decision = "approve") -> LoginResult:
         """Run the login driver; MissingCredentials becomes a need."""
         driver = self.driver(account)
         try:
-            return driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)  # type: ignore[arg-type]
+            return driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
         except MissingCredentials as exc:
             needs(f"test account credentials ({exc.variable})", "CONFORMANCE_TEST_USER and CONFORMANCE_TEST_PASSWORD")
 
     def authorize(
-        self, request: AuthorizationRequest, *, account: int = 1, decision: str = "approve"
+        self, request: AuthorizationRequest, *, account: int = 1, decision: Decision = "approve"
     ) -> tuple[LoginResult, CallbackParams | None]:
         """The login and the parsed (unvalidated) callback, or None when the flow never reached the redirect URI."""
         result = self.login(request, account=account, decision=decision)

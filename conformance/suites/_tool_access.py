@@ -8,7 +8,7 @@ probe sees the HTTP status line and the result exactly as sent, and a small clas
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,9 +53,6 @@ class Listing:
     checker: DeclarationChecker
     authenticated: bool
 
-    def tool(self, name: str) -> Mapping[str, Any] | None:
-        return self.checker.index.tools.get(name)
-
     def named(self) -> list[Mapping[str, Any]]:
         return [t for t in self.tools if isinstance(t, Mapping) and isinstance(t.get("name"), str) and t["name"]]
 
@@ -74,7 +71,7 @@ def list_tools(
     return Listing(found.tools, problems, [*found.problems, *found.sdk_errors], checker, authenticated)
 
 
-def listing_for(http: HostHTTP, url: str, vendor: str, token_source: Any = None) -> Listing:
+def listing_for(http: HostHTTP, url: str, vendor: str, token_source: Callable[[], str] | None = None) -> Listing:
     """The anonymous listing; when the server refuses anonymous sessions (401), the listing with a linked token.
 
     ``token_source`` is a zero-argument callable returning an access token (it may raise Blocked)."""
@@ -84,6 +81,14 @@ def listing_for(http: HostHTTP, url: str, vendor: str, token_source: Any = None)
         if exc.status != 401 or token_source is None:
             raise
     return list_tools(http, url, vendor=vendor, token=token_source(), authenticated=True)
+
+
+def suite_listing(http: HostHTTP, url: str, vendor: str, token_source: Callable[[], str]) -> Listing:
+    """``listing_for`` for fixtures: a failed tools/list blocks the checks (AUTH-TOOL-01 judges declarations)."""
+    try:
+        return listing_for(http, url, vendor, token_source)
+    except TargetError as exc:
+        raise Blocked("AUTH-TOOL-01", f"tools/list failed: {exc}") from None
 
 
 # -- declarations --------------------------------------------------------------------------------------------
@@ -284,12 +289,6 @@ def load_issuer(settings: Settings, http: HostHTTP) -> HarnessIssuer | None:
     if not isinstance(key, ec.EllipticCurvePrivateKey):
         needs("an EC P-256 test issuer key (ES256)", "--test-issuer-key-file")
     return HarnessIssuer(issuer=str(issuer), kid=str(kid or "test-issuer-1"), redactor=http.redactor, key=key)
-
-
-def require_accepted(outcome: CallOutcome, what: str) -> None:
-    """Blocked by AUTH-TOK-01 when a valid token is refused (the negative checks would be void)."""
-    if outcome.refused_http or outcome.auth_error_result:
-        raise Blocked("AUTH-TOK-01", f"{what}: a valid token was refused ({outcome.describe()})")
 
 
 def safe_call(*args: Any, **kwargs: Any) -> CallOutcome | str:

@@ -78,3 +78,26 @@ def test_gzip_bodies_arrive_decoded() -> None:
     payload = gzip.compress(b'{"a": 1}')
     client = mock(lambda r: httpx.Response(200, content=payload, headers={"Content-Encoding": "gzip"}))
     assert client.get("https://t.example/").json() == {"a": 1}
+
+
+def test_record_exchange_attaches_redacted_evidence() -> None:
+    from conformance.host._redact import Redactor
+    from conformance.host.http import record_exchange
+
+    redactor = Redactor(["sk_recorded_secret_1"])
+    record = _context.begin()
+    try:
+        record_exchange(
+            redactor,
+            method="PUT",
+            url="https://store.example/bucket/key?X-Amz-Signature=sk_recorded_secret_1",
+            status=200,
+            request_headers={"Authorization": "AWS4 sk_recorded_secret_1", "Content-Type": "image/png"},
+            request_body=b"\x89PNG\r\n\x1a\n\x00binary",
+            direction="outbound-sdk",
+        )
+    finally:
+        _context.end()
+    (exchange,) = record.exchanges
+    assert "sk_recorded_secret_1" not in str(exchange)
+    assert exchange["direction"] == "outbound-sdk" and exchange["request_body"].startswith("<binary")

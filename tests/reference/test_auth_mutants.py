@@ -158,17 +158,6 @@ def observe(stack: Stack) -> dict[str, Any]:
         resource=resource,
     )
     seen["code_reuse"] = again.status_code == 200
-    _, challenge_w = pkce_pair()
-    got_w = authorize(main, challenge=challenge_w)
-    assert isinstance(got_w, dict) and "code" in got_w, got_w
-    wrong = main.token(
-        grant_type="authorization_code",
-        code=got_w["code"],
-        code_verifier=pkce_pair()[0],
-        redirect_uri=REDIRECT_URI,
-        resource=resource,
-    )
-    seen["wrong_verifier"] = wrong.status_code
     verifier2, challenge2 = pkce_pair()
     second = authorize(main, challenge=challenge2)
     reused = (
@@ -198,6 +187,18 @@ def observe(stack: Stack) -> dict[str, Any]:
     seen["admin_scope"] = sorted(set(admin) - {"iss"})
     seen["redirect_prefix"] = authorize(denier, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI + "/elsewhere")
     seen["redirect_prefix"] = "refused" if seen["redirect_prefix"] == "refused" else "redirected"
+    # A wrong verifier, before this client gets a token (idp-dcr-client-forgotten deletes it afterwards).
+    _, challenge_w = pkce_pair()
+    got_w = authorize(denier, challenge=challenge_w)
+    assert isinstance(got_w, dict) and "code" in got_w, got_w
+    wrong = denier.token(
+        grant_type="authorization_code",
+        code=got_w["code"],
+        code_verifier=pkce_pair()[0],
+        redirect_uri=REDIRECT_URI,
+        resource=resource,
+    )
+    seen["wrong_verifier"] = wrong.status_code
     # UserInfo: a token without resource is for the UserInfo endpoint.
     verifier3, challenge3 = pkce_pair()
     got = authorize(denier, challenge=challenge3, resource=None, scope="openid email")

@@ -38,10 +38,10 @@ from conformance.suites._tool_access import (
     call,
     distinct,
     fresh_token,
-    listing_for,
     load_issuer,
     oauth_scopes,
     safe_call,
+    suite_listing,
     unverified_claims,
     vendor_of,
 )
@@ -92,7 +92,7 @@ def listing(
     def token() -> str:
         return fresh_token(request.getfixturevalue("linked_account"))
 
-    return listing_for(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
+    return suite_listing(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
 
 
 @pytest.fixture(scope="module")

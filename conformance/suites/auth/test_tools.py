@@ -34,9 +34,9 @@ from conformance.suites._tool_access import (
     is_noauth_only,
     is_oauth_only,
     is_read_only,
-    listing_for,
     safe_call,
     scheme_kinds,
+    suite_listing,
     vendor_of,
 )
 
@@ -58,10 +58,7 @@ def listing(
     def token() -> str:
         return fresh_token(request.getfixturevalue("linked_account"))
 
-    try:
-        return listing_for(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
-    except TargetError as exc:
-        raise Blocked("AUTH-TOOL-01", f"tools/list failed: {exc}") from None
+    return suite_listing(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
 
 
 def anonymous_candidates(listing: Listing) -> list[Mapping[str, Any]]:

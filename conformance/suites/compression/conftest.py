@@ -43,7 +43,8 @@ def count_of(response: httpx.Response) -> int | None:
 
 
 class Api:
-    """The compression API as the real ``tinify`` client uses it (relative Locations are prefixed, not joined)."""
+    """The compression API as the ``tinify`` client uses it: a relative Location is prefixed with the base URL
+    (not resolved against it), so a base URL with a path keeps it."""
 
     def __init__(self, http: HostHTTP, target: Target) -> None:
         self.http = http
@@ -77,6 +78,15 @@ class Api:
         if name not in self._uploads:
             self._uploads[name] = self.fresh_upload(name)
         return self._uploads[name]
+
+    def cached(self, name: str) -> Upload | None:
+        return self._uploads.get(name)
+
+    def remember(self, name: str, sent: bytes, response: httpx.Response) -> None:
+        """Share a successful upload made by a check with the checks that need one."""
+        location = response.headers.get("location")
+        if response.status_code == 201 and location:
+            self._uploads.setdefault(name, Upload(name, sent, self.url(location), response))
 
     def fresh_upload(self, name: str) -> Upload:
         sent = images.image(name)
@@ -171,7 +181,7 @@ def image_server(compression_target: Target) -> Iterator[ImageServer | None]:
     token = uuid.uuid4().hex
     served = ImageServer(
         {
-            f"/{token}/photo.png": (images.image("photo.png"), images.PNG),
+            f"/{token}/photo.jpg": (images.image("photo.jpg"), images.JPEG),
             f"/{token}/notes.txt": (images.image("text.txt"), "text/plain"),
         },
         token,

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from conformance import expect, fail, needs, rule
+from conformance import expect, fail, needs, observe, rule
 
 from . import images
 from .conftest import Api, GcsStore, S3Store, count_of, expect_json_error
@@ -51,6 +51,10 @@ def _store_and_read_back(api: Api, store: S3Store | GcsStore, run_prefix: str) -
     expect(stored.body == download.content, f"the stored object ({len(stored.body)} bytes) is not the output")
     expect(stored.content_type == expected.mime, f"stored Content-Type is {stored.content_type!r}")
     expect(stored.cache_control == CACHE_CONTROL, f"stored Cache-Control is {stored.cache_control!r}")
+    observe(
+        f"read back {store.bucket}/{key}: {len(stored.body)} bytes (same as the output), "
+        f"{stored.content_type}, Cache-Control {stored.cache_control!r}"
+    )
 
 
 @rule("IMG-STO-01")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, NeedsUnmet, TargetError, needs
+from conformance import Blocked, NeedsUnmet, needs
 from conformance.config import Settings, Target
 from conformance.host.declarations import MARKER_INVALID, profile_marker
 from conformance.host.http import HostHTTP
@@ -23,7 +23,7 @@ from conformance.suites._tool_access import (
     Listing,
     call,
     fresh_token,
-    listing_for,
+    suite_listing,
     unverified_claims,
     vendor_of,
 )
@@ -88,10 +88,7 @@ def profile_listing(
     def token() -> str:
         return fresh_token(request.getfixturevalue("linked_account"))
 
-    try:
-        return listing_for(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
-    except TargetError as exc:
-        raise Blocked("AUTH-TOOL-01", f"tools/list failed: {exc}") from None
+    return suite_listing(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ import ssl
 import threading
 from collections.abc import Iterator
 from http import server
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -115,7 +114,3 @@ def file_server() -> Iterator[FileServer]:
         yield served
     finally:
         served.close()
-
-
-def data_dir(tmp_path: Path) -> Path:
-    return tmp_path / "sandbox-data"

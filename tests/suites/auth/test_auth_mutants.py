@@ -18,8 +18,16 @@ from conformance.reference.stack import running_stack
 from conformance.testing import RunResult, run_harness
 
 SUITE_DIR = Path(__file__).resolve().parents[3] / "conformance" / "suites" / "auth"
-CHECK_FILES = ("test_prm.py", "test_asmeta.py", "test_cimd.py", "test_dcr.py", "test_flow.py", "test_iss.py")
-CHECK_FILES += ("test_reauth.py", "test_ws.py")
+CHECK_FILES = (
+    "test_prm.py",
+    "test_asmeta.py",
+    "test_cimd.py",
+    "test_dcr.py",
+    "test_flow.py",
+    "test_iss.py",
+    "test_reauth.py",
+    "test_ws.py",
+)
 RULES = frozenset(
     {
         *(f"AUTH-PRM-0{i}" for i in range(1, 7)),
