@@ -130,7 +130,8 @@ def pytest_configure(config: pytest.Config) -> None:
     session = ConformanceSession(settings, strict, baseline, active)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(_OutcomeCollector(session), "conformance-collector")
-    _register_shared_fixtures(config)
+    if settings.target("tool_server") is not None or {"auth", "profile"} & set(settings.get("suite") or []):
+        _register_shared_fixtures(config)  # heavy OAuth/MCP imports: only when a tool server is in play
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(_report_dir(config, settings) / "junit.xml")
     _register_hypothesis_profile()
