@@ -20,6 +20,7 @@ from conformance._exceptions import (
     UnknownRuleError,
     UrlRefused,
 )
+from conformance._hypothesis import hypothesis_profile
 from conformance._verdicts import expect, fail, needs, observe
 from conformance.report.model import Status
 from conformance.rules import RULES, Level, Rule, get_rule, rule
@@ -45,6 +46,7 @@ __all__ = [
     "expect",
     "fail",
     "get_rule",
+    "hypothesis_profile",
     "needs",
     "observe",
     "rule",

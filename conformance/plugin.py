@@ -134,7 +134,6 @@ def pytest_configure(config: pytest.Config) -> None:
         _register_shared_fixtures(config)  # heavy OAuth/MCP imports: only when a tool server is in play
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(_report_dir(config, settings) / "junit.xml")
-    _register_hypothesis_profile()
 
 
 SHARED_FIXTURE_MODULES = ("conformance.suites._linking",)
@@ -153,26 +152,6 @@ def _register_shared_fixtures(config: pytest.Config) -> None:
             raise
         if not config.pluginmanager.is_registered(module):
             config.pluginmanager.register(module, name)
-
-
-def _register_hypothesis_profile() -> None:
-    try:
-        from hypothesis import HealthCheck
-        from hypothesis import settings as hyp_settings
-    except ImportError:  # pragma: no cover - hypothesis is a dependency
-        return
-    hyp_settings.register_profile(
-        "conformance",
-        max_examples=int(os.environ.get("CONFORMANCE_HYPOTHESIS_EXAMPLES", "25")),
-        deadline=None,
-        database=None,
-        derandomize=False,
-        suppress_health_check=[
-            HealthCheck.function_scoped_fixture,
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-        ],
-    )
 
 
 def _report_dir(config: pytest.Config, settings: Settings) -> Path:

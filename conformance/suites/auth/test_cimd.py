@@ -254,4 +254,7 @@ def test_chosen_document_is_accepted(linker: Linker, first_link: FlowAttempt) ->
     if attempt.accepted is not None:
         tokens = TokenEndpoint(linker.http, meta, other_client)
         result = tokens.exchange(attempt.request, attempt.accepted)
-        expect(result.ok, f"the code of the {other.mode} document was not exchanged: {result.describe()}")
+        if result.error == "invalid_client":
+            fail(f"the token endpoint refused the host's {other.mode} document: {result.describe()}")
+        if not result.ok:
+            raise Blocked("AUTH-FLOW-02", f"token request for the {other.mode} document: {result.describe()}")

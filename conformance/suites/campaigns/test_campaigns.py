@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import expect, fail, needs, observe, rule
+from conformance import expect, fail, hypothesis_profile, needs, observe, rule
 from conformance.config import Settings
 from conformance.suites.campaigns._model import COMPARED, expect_shape, page
 from conformance.suites.campaigns.conftest import CampaignsApi
@@ -53,9 +53,7 @@ def _stored(api: CampaignsApi, campaign_id: str) -> dict[str, Any]:
 
 def _bounded(settings: Settings, cap: int) -> Any:
     """Fewer examples for properties whose accepted cases create campaigns."""
-    from hypothesis import settings as hyp_settings
-
-    return target_settings(max_examples=min(hyp_settings.get_profile("conformance").max_examples, cap))
+    return target_settings(max_examples=min(hypothesis_profile().max_examples, cap))
 
 
 @rule("CAMP-01")

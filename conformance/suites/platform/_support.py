@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from hypothesis import Phase, settings
 
-from conformance import Failure
+from conformance import Failure, hypothesis_profile
 
 # Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
 _GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
@@ -149,7 +149,7 @@ LEDGER = RateLimitLedger()
 def target_settings(**overrides: Any) -> settings:
     """The ``conformance`` Hypothesis profile for checks that talk to a target: no shrinking (every replay costs
     requests and the target's state moves on), one reported failure."""
-    base = settings.get_profile("conformance")
+    base = hypothesis_profile()
     values: dict[str, Any] = {
         "phases": (Phase.explicit, Phase.reuse, Phase.generate),
         "report_multiple_bugs": False,

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from conformance import expect, fail, observe, rule
 from conformance.host.profile import id_encoding_problems, id_problems, invented_field_problems, result_problems
 from conformance.suites._linking import INVALID_BEARER
 from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
 
 
-def _per_account(profiles: list[AccountProfile], problems_of: object) -> list[str]:
-    assert callable(problems_of)
+def _per_account(profiles: list[AccountProfile], problems_of: Callable[[AccountProfile], list[str]]) -> list[str]:
     return [f"account {p.account.account}: {m}" for p in profiles for m in problems_of(p)]
 
 

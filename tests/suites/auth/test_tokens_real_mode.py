@@ -1,0 +1,57 @@
+"""The token checks without a trusted test issuer: real tokens only (a target that cannot trust the harness).
+
+AUTH-TOK-05 then waits out a short-lived real token (the reference IdP's lifetime set to a few seconds, below
+``--max-expiry-wait``), AUTH-TOK-06 uses a real token for ``--alt-resource``, and AUTH-TOK-07 is skipped with the
+need it has. Proven both ways: the reference passes, ``ts-skip-exp`` and ``ts-skip-audience`` trip their rule.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conformance.reference.stack import running_stack
+from conformance.testing import RunResult, run_harness
+from tests.suites.auth.matrix_tokens import HARNESS_ARGS, SUITES_DIR, describe
+
+TTL_S = 5
+TOK_RULES = frozenset(f"AUTH-TOK-0{i}" for i in range(1, 10))
+CASES = {"reference": frozenset(), "ts-skip-exp": {"AUTH-TOK-05"}, "ts-skip-audience": {"AUTH-TOK-06"}}
+
+
+def run_case(case: str, root: Path) -> RunResult:
+    mutants = [] if case == "reference" else [case]
+    with running_stack(mutants=mutants, services=["toolserver"], data_dir=root / "data" / case) as stack:
+        env = {k: v for k, v in stack.settings.items() if not k.startswith("CONFORMANCE_TEST_ISSUER")}
+        report_dir = root / "reports" / case
+        report_dir.mkdir(parents=True)
+        args = [*HARNESS_ARGS, str(SUITES_DIR / "auth" / "test_tokens.py"), "--max-expiry-wait", "30"]
+        return run_harness(args, report_dir, env=env, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunResult]:
+    root = tmp_path_factory.mktemp("tokens-real-mode")
+    with pytest.MonkeyPatch.context() as patch:
+        # Read by the IdP's services() when each stack starts: every case gets short-lived access tokens.
+        patch.setenv("CONFORMANCE_REFERENCE_ACCESS_TOKEN_TTL", str(TTL_S))
+        with ThreadPoolExecutor(len(CASES)) as pool:
+            return dict(zip(CASES, pool.map(lambda case: run_case(case, root), CASES), strict=True))
+
+
+def test_reference_passes_with_real_tokens(runs: dict[str, RunResult]) -> None:
+    result = runs["reference"]
+    statuses = {r: s for r, s in result.statuses().items() if r in TOK_RULES}
+    assert statuses == {r: "skipped" if r == "AUTH-TOK-07" else "passed" for r in TOK_RULES}, describe(result)
+    by_rule = {r["rule"]: r for r in result.report["results"]}
+    assert "waited out a real token" in by_rule["AUTH-TOK-05"]["message"], describe(result)
+    assert "harness-issued" in (by_rule["AUTH-TOK-07"].get("need") or ""), describe(result)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "reference"])
+def test_mutant_trips_its_rule_with_real_tokens(runs: dict[str, RunResult], case: str) -> None:
+    result = runs[case]
+    failed = result.failed_rules & TOK_RULES
+    assert failed == CASES[case], describe(result)
