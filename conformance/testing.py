@@ -42,7 +42,6 @@ def run_harness(
     """``python -m pytest ARGS --report-dir DIR`` in a fresh process; the report must exist afterwards."""
     merged = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     merged.update(env or {})
-    merged.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     command = [
         sys.executable,
         "-m",

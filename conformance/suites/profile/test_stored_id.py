@@ -64,7 +64,10 @@ def test_blank_stored_id_is_an_error(
         headers={"X-Reference-Admin-Key": str(key)},
         retry=None,
     )
-    changed = hook.json().get("changed") if hook.status_code == 200 else None
+    try:
+        changed = hook.json().get("changed") if hook.status_code == 200 else None
+    except (ValueError, AttributeError):  # not a JSON object: not the hook this check knows
+        changed = None
     if not isinstance(changed, int) or changed < 1:
         needs(f"a hook that blanks the stored id (it answered {hook.status_code}, changed {changed!r})", HOOK_OPTION)
     outcome = profile_caller.call(token)
