@@ -2,8 +2,8 @@
 
 The reference passes every rule below; each authorization mutant (IdP, proxy, and the tool-server mutants of
 these rules) fails exactly its rules among them, plus at most its dependents. One stack per case, three cases in
-flight; each run executes only this part of the suite (the token and tool checks have their own matrix), and a
-mutant's run only the checks of its rules and dependents.
+flight; each run executes every linking check of the suite (the token and tool checks have their own matrix), so
+that a mutant failing anything outside its rules and dependents is caught.
 """
 
 from __future__ import annotations
@@ -50,14 +50,11 @@ MUTANTS: dict[str, Mutant] = {
 
 
 def run_case(case: str, root: Path) -> RunResult:
-    """The reference runs every check; a mutant only the checks of its rules and dependents (rule IDs are
-    keywords), the reference run proving the others pass."""
+    """Every case runs every linking check: precision is proven per mutant, not inferred from the reference."""
     args = ["-q", *(str(SUITE_DIR / name) for name in CHECK_FILES)]
     mutants = []
     if case != "reference":
-        mutant = MUTANTS[case]
         mutants.append(case)
-        args += ["-k", " or ".join(sorted((mutant.rules | mutant.dependents) & RULES))]
     services = ["toolserver", "proxy"] if case.startswith("proxy-") else ["toolserver"]
     with running_stack(mutants=mutants, services=services, data_dir=root / "data" / case) as stack:
         report_dir = root / "reports" / case
