@@ -19,6 +19,7 @@ def quiet_ini(pytester: pytest.Pytester) -> None:
     # The inner runs have no project ini; pin pytest-asyncio's loop scope so they do not warn.
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
 
+
 EVERY_STATUS = """
 import pytest
 from conformance import Blocked, expect, fail, needs, observe, rule
@@ -274,7 +275,7 @@ def test_leaky(platform_target):
     assert "sk-live-abcdef123456" not in result.stdout.str()
 
 
-SETUP_FAILURES = '''
+SETUP_FAILURES = """
 import pytest
 from conformance import Blocked, TargetUnreachable, rule
 
@@ -301,7 +302,7 @@ def test_b(unreachable):
 @rule("AUTH-PRM-05")
 def test_c(prerequisite):
     pass
-'''
+"""
 
 
 def test_fixture_failures_become_verdicts_not_crashes(pytester: pytest.Pytester) -> None:
@@ -326,7 +327,7 @@ def test_exitfirst_and_last_failed(pytester: pytest.Pytester) -> None:
 
 def test_secret_learnt_during_the_run_is_scrubbed_from_messages(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_learnt='''
+        test_learnt="""
 from conformance import fail, rule
 
 @rule("AUTH-PRM-01")
@@ -334,7 +335,7 @@ def test_token(host_http):
     token = "at-" + "0123456789abcdef"
     host_http.redactor.add_secret(token)
     fail("the server echoed the access token " + token)
-'''
+"""
     )
     result = run(pytester, "--target-url", DEAD, "test_learnt.py")
     assert "at-0123456789abcdef" not in (pytester.path / "out" / "report.json").read_text()
@@ -343,7 +344,7 @@ def test_token(host_http):
 
 def test_wrapped_verdicts_are_failures_and_wrapped_bugs_are_errors(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_groups='''
+        test_groups="""
 from conformance import Failure, rule
 
 @rule("AUTH-PRM-02")
@@ -353,7 +354,7 @@ def test_group_of_failures():
 @rule("AUTH-PRM-04")
 def test_group_with_a_bug():
     raise ExceptionGroup("mixed", [Failure("a verdict"), KeyError("harness bug")])
-'''
+"""
     )
     run(pytester, "--target-url", DEAD, "test_groups.py")
     by_rule = {r["rule"]: r for r in report_of(pytester)["results"]}
