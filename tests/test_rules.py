@@ -53,3 +53,16 @@ def test_catalog_rows_are_json_ready() -> None:
         assert {"id", "level", "suite", "title", "source", "implemented", "mutants"} <= set(row)
         assert isinstance(row["mutants"], list)
     assert any(row["implemented"] for row in rows)
+
+
+def test_every_implemented_rule_is_proven_by_a_mutant() -> None:
+    """A check that no mutant makes fail is not known to be able to fail."""
+    unproven = [row["id"] for row in catalog_rows() if row["implemented"] and not row["mutants"]]
+    assert unproven == []
+
+
+def test_every_rule_is_implemented_or_a_harness_rule() -> None:
+    from conformance.rules import HARNESS_RULES
+
+    missing = [row["id"] for row in catalog_rows() if not row["implemented"] and row["id"] not in HARNESS_RULES]
+    assert missing == []

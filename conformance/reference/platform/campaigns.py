@@ -55,12 +55,13 @@ def check_name(value: Any, mutants: frozenset[str]) -> str:
     return value
 
 
-def check_time(param: str, value: Any) -> int | None:
+def check_time(param: str, value: Any, mutants: frozenset[str] = frozenset()) -> int | None:
     if value is None:
         return None
     if not _is_int(value):
         raise wrong_type(param, "an integer Unix timestamp")
-    if not TIME_MIN <= value <= TIME_MAX:
+    lowest = 0 if "time-lower-bound-unenforced" in mutants else TIME_MIN
+    if not lowest <= value <= TIME_MAX:
         raise invalid(param, f"'{param}' must be between {TIME_MIN} and {TIME_MAX}")
     return int(value)
 
@@ -267,8 +268,8 @@ def validate_create(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         "name": check_name(body["name"], mutants),
         "description": description,
         "status": status,
-        "start_time": check_time("start_time", body.get("start_time")),
-        "end_time": check_time("end_time", body.get("end_time")),
+        "start_time": check_time("start_time", body.get("start_time"), mutants),
+        "end_time": check_time("end_time", body.get("end_time"), mutants),
         "budget": check_budget(body["budget"], mutants),
         "bidding_type": "clicks" if "wrong-bidding-default" in mutants and "bidding_type" not in body else bidding_type,
         "conversion_event_setting_ids": ces_ids,
@@ -294,7 +295,7 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         new["description"] = body["description"]
     for key in ("start_time", "end_time"):
         if key in body:
-            new[key] = check_time(key, body[key])
+            new[key] = check_time(key, body[key], mutants)
     if "budget" in body:
         new["budget"] = check_budget(body["budget"], mutants)
     if "status" in body:

@@ -213,7 +213,10 @@ class Counter:
                 raise wrong_type(f"{param}.role", "a string")
             if role not in ROLES:
                 raise invalid(f"{param}.role", f"unknown role '{role}'")
-            return self.message(role, self.content(item.get("content"), f"{param}.content"))
+            content = self.content(item.get("content"), f"{param}.content")
+            if "message-items-without-boundaries" in self.mutants:
+                return content  # the defect: roles and message boundaries cost nothing
+            return self.message(role, content)
         if kind == "function_call":
             for name in ("call_id", "name", "arguments"):
                 if not isinstance(item.get(name), str):
