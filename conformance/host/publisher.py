@@ -339,13 +339,6 @@ def _handler_for(publisher: Publisher) -> Callable[..., BaseHTTPRequestHandler]:
             elif length:
                 self.close_connection = True
             kind, callback_id, status, body, ctype = publisher._answer(self.command, self.path)
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store" if kind == "callback" else "max-age=60")
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
             fetch = Fetch(
                 at=time.time(),
                 client=f"{self.client_address[0]}:{self.client_address[1]}",
@@ -356,7 +349,15 @@ def _handler_for(publisher: Publisher) -> Callable[..., BaseHTTPRequestHandler]:
                 callback_id=callback_id,
                 user_agent=self.headers.get("User-Agent"),
             )
+            # Record before answering: whoever gets the answer may immediately ask what was fetched.
             publisher._record(fetch, dict(self.headers.items()), body, ctype, started, time.monotonic() - t0)
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store" if kind == "callback" else "max-age=60")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
 
         do_GET = do_HEAD = do_POST = _serve
 
