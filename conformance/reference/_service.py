@@ -7,7 +7,10 @@ Each service package under ``conformance.reference`` exposes ``services(ctx: Sta
 
 from __future__ import annotations
 
+import argparse
 import socket
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,3 +49,28 @@ class ServiceSpec:
     settings: dict[str, str] = field(default_factory=dict)
     cwd: Path | None = None
     start_timeout_s: float = 20.0
+
+
+def service_argv(module: str, ctx: StackContext, port: int, *extra: str, data_dir: Path | None = None) -> list[str]:
+    """The command that starts a Python reference service on ``ctx.host:port`` with the stack's certificate."""
+    argv = [sys.executable, "-m", module, *extra, "--host", ctx.host, "--port", str(port)]
+    argv += ["--certfile", str(ctx.cert_file), "--keyfile", str(ctx.key_file)]
+    if data_dir is not None:
+        argv += ["--data-dir", str(data_dir)]
+    return argv
+
+
+def service_parser(
+    prog: str, mutant_names: Iterable[str] | None = None, *, tls_required: bool = True, description: str | None = None
+) -> argparse.ArgumentParser:
+    """The arguments every reference service takes: where to listen, its certificate, its data, its mutants."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--certfile", type=Path, required=tls_required)
+    parser.add_argument("--keyfile", type=Path, required=tls_required)
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--ca-file", help="CA bundle this service trusts for its own outbound requests")
+    choices = sorted(mutant_names) if mutant_names is not None else None
+    parser.add_argument("--mutant", action="append", default=[], choices=choices, help="switch on one defect")
+    return parser

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import secrets
 import string
-import sys
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference._service import ServiceSpec, StackContext, service_argv
 from conformance.reference.compression.mutants import MUTANTS
 
 __all__ = ["MUTANTS", "StoreCredentials", "create_app", "services", "store_services"]
@@ -49,23 +48,6 @@ class StoreCredentials:
         )
 
 
-def _python(module: str, ctx: StackContext, port: int, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        module,
-        *extra,
-        "--host",
-        ctx.host,
-        "--port",
-        str(port),
-        "--certfile",
-        str(ctx.cert_file),
-        "--keyfile",
-        str(ctx.key_file),
-    ]
-
-
 def store_services(ctx: StackContext, creds: StoreCredentials) -> tuple[list[ServiceSpec], dict[str, str]]:
     """The moto S3 server and the GCS emulator, and the run settings that let the harness read them back."""
     port_a, port_b = ctx.port(), ctx.port()
@@ -74,7 +56,7 @@ def store_services(ctx: StackContext, creds: StoreCredentials) -> tuple[list[Ser
     specs = [
         ServiceSpec(
             name="compression-objstore-a",
-            argv=_python(module, ctx, port_a, "s3"),
+            argv=service_argv(module, ctx, port_a, "s3"),
             health_url=f"{url_a}/healthz",
             env={
                 "OBJSTORE_A_ACCESS_KEY_ID": creds.access_key_id,
@@ -84,7 +66,7 @@ def store_services(ctx: StackContext, creds: StoreCredentials) -> tuple[list[Ser
         ),
         ServiceSpec(
             name="compression-objstore-b",
-            argv=_python(module, ctx, port_b, "gcs"),
+            argv=service_argv(module, ctx, port_b, "gcs"),
             health_url=f"{url_b}/healthz",
             env={"OBJSTORE_B_TOKENS": creds.access_token, "OBJSTORE_B_BUCKETS": BUCKET_B},
         ),
@@ -109,7 +91,7 @@ def sandbox_service(
     """The sandbox process (with the stack's mutants that belong to it), wired to the given stores."""
     port = ctx.port()
     base_url = f"https://{ctx.host}:{port}"
-    argv = _python("conformance.reference.compression", ctx, port)
+    argv = service_argv("conformance.reference.compression", ctx, port)
     argv += ["--data-dir", str(ctx.data_dir / name), "--ca-file", str(ctx.ca_file), "--allow-loopback-sources"]
     if "CONFORMANCE_OBJSTORE_A_ENDPOINT" in store_settings:
         argv += ["--objstore-a-endpoint", store_settings["CONFORMANCE_OBJSTORE_A_ENDPOINT"]]

@@ -7,9 +7,7 @@ start it and which settings a conformance run needs.
 
 from __future__ import annotations
 
-import sys
-
-from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference._service import ServiceSpec, StackContext, service_argv
 from conformance.reference.platform.app import create_app
 from conformance.reference.platform.mutants import MUTANTS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
@@ -35,19 +33,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
     port = ctx.port()
     base_url = f"https://{ctx.host}:{port}"
     argv = [
-        sys.executable,
-        "-m",
-        "conformance.reference.platform",
-        "--host",
-        ctx.host,
-        "--port",
-        str(port),
-        "--certfile",
-        str(ctx.cert_file),
-        "--keyfile",
-        str(ctx.key_file),
-        "--data-dir",
-        str(ctx.data_dir / "platform"),
+        *service_argv("conformance.reference.platform", ctx, port, data_dir=ctx.data_dir / "platform"),
     ]
     own = {m.name for m in MUTANTS}
     for name in sorted(ctx.mutants & own):

@@ -3,26 +3,24 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import uvicorn
 
+from conformance.reference._service import service_parser
 from conformance.reference.platform.app import create_app
 from conformance.reference.platform.mutants import MUTANTS
 from conformance.reference.platform.settings import load_settings
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m conformance.reference.platform", description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--certfile", type=Path)
-    parser.add_argument("--keyfile", type=Path)
-    parser.add_argument("--data-dir", type=Path, required=True)
+    parser = service_parser(
+        "conformance.reference.platform", (m.name for m in MUTANTS), tls_required=False, description=__doc__
+    )
     parser.add_argument("--config", type=Path, help="JSON file of API keys and their limits (see settings.py)")
-    parser.add_argument("--mutant", action="append", default=[], choices=sorted(m.name for m in MUTANTS))
     args = parser.parse_args(argv)
+    if args.data_dir is None:
+        parser.error("--data-dir is required")
     if (args.certfile is None) != (args.keyfile is None):
         parser.error("--certfile and --keyfile go together")
     app = create_app(args.data_dir, settings=load_settings(args.config), mutants=frozenset(args.mutant))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference._service import ServiceSpec, StackContext, service_argv
 from conformance.reference.idp.layout import auth_layout
 
 __all__ = ["create_app", "services"]
@@ -27,20 +26,9 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
     if not active:
         return []
     layout = auth_layout(ctx)
+    assert layout.proxy_port is not None  # allocated whenever a proxy mutant is asked for
     argv = [
-        sys.executable,
-        "-m",
-        "conformance.reference.proxy",
-        "--host",
-        ctx.host,
-        "--port",
-        str(layout.proxy_port),
-        "--certfile",
-        str(ctx.cert_file),
-        "--keyfile",
-        str(ctx.key_file),
-        "--data-dir",
-        str(ctx.data_dir),
+        *service_argv("conformance.reference.proxy", ctx, layout.proxy_port, data_dir=ctx.data_dir),
         "--ca-file",
         str(ctx.ca_file),
         "--upstream",

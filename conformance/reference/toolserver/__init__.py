@@ -8,11 +8,10 @@ from an optional extra test issuer whose key the harness holds).
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference._service import ServiceSpec, StackContext, service_argv
 from conformance.reference.idp.layout import TEST_ISSUER, auth_layout, write_private
 
 MTLS_DNS_NAME = "connector.host.conformance.test"  # the SAN dnsName of the host's client certificate
@@ -57,19 +56,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
 
     key_file, jwks_file = test_issuer_key(ctx)
     argv = [
-        sys.executable,
-        "-m",
-        "conformance.reference.toolserver",
-        "--host",
-        ctx.host,
-        "--port",
-        str(layout.toolserver_port),
-        "--certfile",
-        str(ctx.cert_file),
-        "--keyfile",
-        str(ctx.key_file),
-        "--data-dir",
-        str(ctx.data_dir),
+        *service_argv("conformance.reference.toolserver", ctx, layout.toolserver_port, data_dir=ctx.data_dir),
         "--ca-file",
         str(ctx.ca_file),
         "--resource",

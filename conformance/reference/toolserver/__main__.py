@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
-from pathlib import Path
 
 import uvicorn
 
+from conformance.reference._service import service_parser
 from conformance.reference.toolserver.app import ToolServerConfig, create_app
 from conformance.reference.toolserver.mtls_front import MtlsFront
 from conformance.reference.toolserver.mutants import MUTANTS
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m conformance.reference.toolserver")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--certfile", required=True)
-    parser.add_argument("--keyfile", required=True)
-    parser.add_argument("--data-dir", type=Path, required=True)
-    parser.add_argument("--ca-file", help="CA bundle for fetching the issuers' JWKS")
+    parser = service_parser("conformance.reference.toolserver", (m.name for m in MUTANTS))
     parser.add_argument("--resource", required=True, help="canonical resource = the MCP endpoint URL")
     parser.add_argument("--issuer", required=True, help="issuer of the authorization server")
     parser.add_argument(
@@ -32,11 +25,12 @@ def main(argv: list[str] | None = None) -> None:
         help="an extra issuer to trust and its JWKS (https: or file: URL); repeatable",
     )
     parser.add_argument("--vendor", default="openai", help="vendor prefix of the profile marker")
-    parser.add_argument("--mutant", action="append", default=[], choices=[m.name for m in MUTANTS])
     parser.add_argument("--mtls-port", type=int, help="also serve an mTLS front on this port (AUTH-MTLS-01)")
     parser.add_argument("--mtls-trust", help="the connector intermediate CA client certificates must chain to")
     parser.add_argument("--mtls-dns-name", help="the SAN dnsName client certificates must carry")
     args = parser.parse_args(argv)
+    if args.data_dir is None:
+        parser.error("--data-dir is required")
     extra = dict(item.split("=", 1) for item in args.trusted_issuer)
     config = ToolServerConfig(
         resource=args.resource,
@@ -53,8 +47,8 @@ def main(argv: list[str] | None = None) -> None:
             create_app(config),
             host=args.host,
             port=args.port,
-            ssl_certfile=args.certfile,
-            ssl_keyfile=args.keyfile,
+            ssl_certfile=str(args.certfile),
+            ssl_keyfile=str(args.keyfile),
             log_level="warning",
             timeout_graceful_shutdown=2,
         )
@@ -63,8 +57,8 @@ def main(argv: list[str] | None = None) -> None:
         server.run()
         return
     front = MtlsFront(
-        certfile=args.certfile,
-        keyfile=args.keyfile,
+        certfile=str(args.certfile),
+        keyfile=str(args.keyfile),
         trust_file=args.mtls_trust,
         dns_name=args.mtls_dns_name,
         upstream_host=args.host,
