@@ -70,7 +70,3 @@ def run_harness(
     report = json.loads(report_path.read_text(encoding="utf-8"))
     return RunResult(completed.returncode, completed.stdout, completed.stderr, report)
 
-
-def run_conformance(args: Sequence[str], report_dir: Path, **kwargs: Any) -> dict[str, Any]:
-    """Like :func:`run_harness` but returns only the parsed report.json."""
-    return run_harness(args, report_dir, **kwargs).report
