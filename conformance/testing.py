@@ -69,4 +69,3 @@ def run_harness(
         )
     report = json.loads(report_path.read_text(encoding="utf-8"))
     return RunResult(completed.returncode, completed.stdout, completed.stderr, report)
-
