@@ -189,6 +189,8 @@ class Exchange:
     response_headers: str
     response_body: Body | None
     curl: str
+    origin: str = ""  # who made the exchange when not the harness's own HTTP client ("inbound from ...", "via boto3")
+    inbound: bool = False
     compact: bool = False
     open: bool = False
 
@@ -437,6 +439,17 @@ def _page_bytes(*texts: str) -> int:
     return sum(len(str(pre_text(t)).encode("utf-8", "replace")) for t in texts)
 
 
+def _origin(raw: dict[str, Any]) -> str:
+    """A label for exchanges the harness's own client did not send: the target calling the harness, or a probe
+    made with another client (boto3, a raw socket)."""
+    if raw.get("direction") == "inbound":
+        peer = clean(raw.get("peer"))
+        document = clean(raw.get("document"))
+        return "inbound" + (f" from {peer}" if peer else "") + (f" · {document}" if document else "")
+    client = clean(raw.get("client"))
+    return f"via {client}" if client else ""
+
+
 def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) -> Exchange:
     status = raw.get("status")
     url = clean(raw.get("url"))
@@ -453,6 +466,8 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) 
         response_headers="",
         response_body=None,
         curl="",
+        origin=_origin(raw),
+        inbound=raw.get("direction") == "inbound",
         compact=True,
     )
     if budget.left <= 0:  # a fleet past its budget: skip the work of formatting what will not be shown

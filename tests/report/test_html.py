@@ -351,3 +351,26 @@ def test_worst_case_full_run_stays_under_2_mb(full_report: dict[str, Any]) -> No
     for result in heavy["results"]:
         result["evidence"] = [exchange] * 40
     assert len(render_html(heavy).encode()) < 2_000_000
+
+
+def test_inbound_and_foreign_client_exchanges_are_labelled() -> None:
+    common = {"request_headers": {}, "response_headers": {}, "elapsed_s": 0.01, "request_body": None}
+    inbound = {
+        **common,
+        "direction": "inbound",
+        "peer": "127.0.0.1",
+        "document": "jwks<script>",
+        "method": "GET",
+        "url": "https://127.0.0.1:9/oauth/jwks.json",
+        "status": 200,
+    }
+    boto = {**common, "client": "boto3", "method": "GET", "url": "https://127.0.0.1:9/bucket/key.jpg", "status": 200}
+    plain = {**common, "method": "GET", "url": "https://127.0.0.1:9/plain", "status": 200}
+    document = render_html(_report(_result(status="failed", message="x", evidence=[inbound, boto, plain])))
+    assert '<span class="via in">inbound from 127.0.0.1 · jwks&lt;script&gt;</span>' in document
+    assert '<span class="via">via boto3</span>' in document
+    assert document.count('class="via') == 2  # the harness's own exchanges carry no label
+    assert document.count("the target sent this request to the harness") == 1
+    schema = json.loads((Path(writer.__file__).parents[1] / "schemas" / "report.schema.json").read_text())
+    for exchange in (inbound, boto, plain):
+        jsonschema.validate(exchange, {"$defs": schema["$defs"], "$ref": "#/$defs/exchange"})

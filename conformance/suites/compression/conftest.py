@@ -4,6 +4,7 @@ the target fetches from (IMG-SHRINK-02), and read-back access to the object stor
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ import pytest
 from conformance import Blocked, Failure, TargetError
 from conformance.config import Settings, Target
 from conformance.host._guard import host_of, is_loopback_host
-from conformance.host.http import HostHTTP
+from conformance.host._redact import Redactor
+from conformance.host.http import HostHTTP, record_exchange
 
 from . import images
 
@@ -212,6 +214,7 @@ class S3Store:
     access_key_id: str
     secret_access_key: str
     ca_bundle: Path | None
+    redactor: Redactor
     written: list[str] = field(default_factory=list)
     _client: Any = None
 
@@ -245,15 +248,42 @@ class S3Store:
         return {k: v for k, v in options.items() if v is not None}
 
     def get(self, key: str) -> StoredObject | None:
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import BotoCoreError, ClientError
 
+        client = self.client()
+        url = f"{client.meta.endpoint_url.rstrip('/')}/{self.bucket}/{key}"
+        started = time.monotonic()
         try:
-            found = self.client().get_object(Bucket=self.bucket, Key=key)
+            found = client.get_object(Bucket=self.bucket, Key=key)
+            body = found["Body"].read()
         except ClientError as exc:
+            self._record(url, exc.response, None, started)
             if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
             raise TargetError(f"objstore_a read of {key}: {exc}") from None
-        return StoredObject(found["Body"].read(), found.get("ContentType"), found.get("CacheControl"))
+        except BotoCoreError as exc:
+            self._record(url, {}, None, started, error=str(exc))
+            raise TargetError(f"objstore_a read of {key}: {exc}") from None
+        self._record(url, found, body, started)
+        return StoredObject(body, found.get("ContentType"), found.get("CacheControl"))
+
+    def _record(
+        self, url: str, answer: dict[str, Any], body: bytes | None, started: float, error: str | None = None
+    ) -> None:
+        """The read-back as evidence: boto3 talks to the store itself, so its exchange is recorded by hand."""
+        metadata = answer.get("ResponseMetadata", {})
+        record_exchange(
+            self.redactor,
+            method="GET",
+            url=url,
+            status=metadata.get("HTTPStatusCode"),
+            request_headers={"Authorization": "AWS4-HMAC-SHA256 (signed by boto3)"},
+            response_headers=metadata.get("HTTPHeaders", {}),
+            response_body=body,
+            elapsed_s=time.monotonic() - started,
+            error=error,
+            client="boto3",
+        )
 
     def cleanup(self) -> None:
         client = self.client()
@@ -324,6 +354,7 @@ def objstore_a(conformance_settings: Settings, host_http: HostHTTP) -> Iterator[
         access_key_id=get("objstore_a_access_key_id"),
         secret_access_key=get("objstore_a_secret_access_key"),
         ca_bundle=get("ca_bundle"),
+        redactor=host_http.redactor,
     )
     try:
         yield store

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import re
 import socket
+import time
 import uuid
 from urllib.parse import urlsplit
 
@@ -14,7 +15,8 @@ import httpx
 from conformance import Failure, expect, fail, needs, observe, rule
 from conformance.config import Settings
 from conformance.host._guard import is_loopback_host
-from conformance.host.http import HostHTTP
+from conformance.host._redact import Redactor
+from conformance.host.http import HostHTTP, record_exchange
 
 from . import images
 from .conftest import Api, ImageServer, count_of, decoded_or_fail, expect_json_error, json_body
@@ -199,21 +201,54 @@ def test_error_bodies(api: Api, host_http: HostHTTP) -> None:
         fail("; ".join(problems))
 
 
-def _plain_http_exchange(host: str, port: int, request: bytes) -> bytes | None:
-    """Send ``request`` over plain TCP; the raw answer, or None when nothing HTTP-like came back."""
+def _plain_http_exchange(
+    redactor: Redactor, host: str, port: int, url: str, headers: dict[str, str], body: bytes
+) -> bytes | None:
+    """POST ``body`` to ``url`` over plain TCP and record the exchange as evidence; the raw answer, or None when
+    nothing HTTP-like came back."""
+    target = urlsplit(url)
+    head = f"POST {target.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    started = time.monotonic()
+    answer = b""
+    error = None
     try:
         with socket.create_connection((host, port), timeout=5) as sock:
             sock.settimeout(5)
-            sock.sendall(request)
-            answer = b""
+            sock.sendall(head.encode() + body)
             while len(answer) < 65536:
                 chunk = sock.recv(4096)
                 if not chunk:
                     break
                 answer += chunk
-    except OSError:
-        return None
-    return answer if answer.startswith(b"HTTP/") else None
+    except OSError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+    is_http = answer.startswith(b"HTTP/")
+    status, response_headers, response_body = None, {}, answer
+    if is_http:
+        raw_head, _, response_body = answer.partition(b"\r\n\r\n")
+        lines = raw_head.decode("latin-1").split("\r\n")
+        code = lines[0].split()[1] if len(lines[0].split()) > 1 else ""
+        status = int(code) if code.isdigit() else None
+        response_headers = dict(line.split(":", 1) for line in lines[1:] if ":" in line)
+        response_headers = {k.strip(): v.strip() for k, v in response_headers.items()}
+    elif answer and error is None:
+        error = "the answer is not HTTP (e.g. a TLS alert)"
+    elif error is None:
+        error = "the connection closed without an answer"
+    record_exchange(
+        redactor,
+        method="POST",
+        url=url,
+        status=status,
+        request_headers=headers,
+        request_body=body,
+        response_headers=response_headers,
+        response_body=response_body or None,
+        elapsed_s=time.monotonic() - started,
+        error=error,
+        client="raw socket",
+    )
+    return answer if is_http else None
 
 
 @rule("IMG-TLS-01")
@@ -225,14 +260,18 @@ def test_plain_http_refused(api: Api) -> None:
     port = parts.port or 80
     loopback = is_loopback_host(host)
     body = images.image("flat.png")
+    headers = {
+        "Host": parts.netloc,
+        "Content-Length": str(len(body)),
+        "Content-Type": "application/octet-stream",
+        "Connection": "close",
+    }
     # Credentials go over plain HTTP only on loopback; elsewhere the probe carries none.
-    auth = "".join(f"{k}: {v}\r\n" for k, v in api.target.auth.items()) if loopback else ""
-    request = (
-        f"POST {parts.path.rstrip('/')}/shrink HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Length: {len(body)}\r\n"
-        f"Content-Type: application/octet-stream\r\nConnection: close\r\n{auth}\r\n"
-    ).encode() + body
+    if loopback:
+        headers.update(api.target.auth)
+    url = f"http://{parts.netloc}{parts.path.rstrip('/')}/shrink"
     before = api.count() if loopback else None
-    answer = _plain_http_exchange(host, port, request)
+    answer = _plain_http_exchange(api.http.redactor, host, port, url, headers, body)
     if answer is None:
         observe(f"plain HTTP to {host}:{port} got no HTTP answer (not served)")
     else:

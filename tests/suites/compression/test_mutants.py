@@ -65,6 +65,19 @@ def test_reference_passes_every_rule(runs: dict[str, RunResult | BaseException])
     assert result.exit_code == 0
 
 
+def test_probes_outside_the_host_client_are_evidence(runs: dict[str, RunResult | BaseException]) -> None:
+    """The raw-socket plain-HTTP probe and boto3's read-back show up as exchanges, credentials redacted."""
+    result = _result(runs, "reference")
+    by_rule = {r["rule"]: r for r in result.report["results"]}
+    clients = {rule: {e.get("client") for e in by_rule[rule]["evidence"]} for rule in ("IMG-TLS-01", "IMG-STO-01")}
+    assert "raw socket" in clients["IMG-TLS-01"] and "boto3" in clients["IMG-STO-01"], clients
+    plain = next(e for e in by_rule["IMG-TLS-01"]["evidence"] if e.get("client") == "raw socket")
+    assert plain["url"].startswith("http://") and plain["method"] == "POST"
+    assert {k.lower(): v for k, v in plain["request_headers"].items()}["authorization"] == "Basic [REDACTED]"
+    stored = next(e for e in by_rule["IMG-STO-01"]["evidence"] if e.get("client") == "boto3")
+    assert stored["status"] == 200 and "image/jpeg" in (stored["response_body"] or "")
+
+
 @pytest.mark.parametrize("name", CASES[1:])
 def test_mutant_fails_exactly_its_rules(runs: dict[str, RunResult | BaseException], name: str) -> None:
     mutant = BY_NAME[name]
