@@ -13,6 +13,8 @@ import threading
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from conformance.host import _json as target_json
+
 REDACTED = "[REDACTED]"
 
 SECRET_HEADERS = frozenset(
@@ -156,7 +158,7 @@ class Redactor:
         text: str | None = None
         if "json" in ctype or body[:1] in (b"{", b"["):
             try:
-                parsed = json.loads(body)
+                parsed = target_json.loads(body)
             except (ValueError, UnicodeDecodeError):
                 parsed = None
             if parsed is not None:

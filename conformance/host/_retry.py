@@ -7,13 +7,14 @@ quota, billing or spend-limit error.
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
+
+from conformance.host import _json as target_json
 
 # error.code / error.type values that mean "a person must act" (quota, billing, hard spend limit).
 USER_ACTION_CODES = frozenset(
@@ -55,7 +56,7 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
 def error_code(response: httpx.Response) -> str | None:
     """``error.code`` (or ``error.type``) of a JSON error body, if any."""
     try:
-        body = json.loads(response.content) if response.content else None
+        body = target_json.loads(response.content) if response.content else None
     except (ValueError, UnicodeDecodeError):
         return None
     if isinstance(body, dict):

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -15,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from conformance._exceptions import Failure
+from conformance.host import _json as target_json
 from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
 from conformance.host.http import HostHTTP
 
@@ -70,7 +70,7 @@ def json_object(response: httpx.Response, what: str) -> dict[str, Any]:
     if response.status_code != 200:
         raise Failure(f"{what}: {response.request.url} answered {response.status_code}, expected 200")
     try:
-        document = json.loads(response.content)
+        document = target_json.loads(response.content)
     except (ValueError, UnicodeDecodeError):
         ctype = response.headers.get("content-type", "none")
         raise Failure(f"{what}: {response.request.url} is not JSON (Content-Type {ctype})") from None

@@ -30,6 +30,7 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from conformance.host import _json as target_json
 from conformance.host._redact import Redactor
 
 DEFAULT_LIFETIME_S = 300
@@ -58,8 +59,8 @@ def split_jwt(token: str) -> tuple[dict[str, Any], dict[str, Any], bytes]:
     if len(parts) != 3:
         raise ForgeError(f"a JWT has three segments, this one has {len(parts)}")
     try:
-        header = json.loads(b64url_decode(parts[0]))
-        payload = json.loads(b64url_decode(parts[1]))
+        header = target_json.loads(b64url_decode(parts[0]))
+        payload = target_json.loads(b64url_decode(parts[1]))
         signature = b64url_decode(parts[2])
     except (ValueError, UnicodeDecodeError) as exc:
         raise ForgeError(f"not a decodable JWT: {exc}") from None

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetError, TargetUnreachable
+from conformance.host import _json as target_json
 from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.http import BODY_EXCERPT_CHARS, USER_AGENT, HostHTTP, ssl_context
@@ -109,7 +110,7 @@ def jsonrpc_messages(content_type: str | None, body: bytes) -> list[Any]:
         if not chunk.strip():
             continue
         try:
-            value = json.loads(chunk)
+            value = target_json.loads(chunk)
         except (ValueError, RecursionError):
             continue
         messages.extend(value if isinstance(value, list) else [value])
@@ -321,7 +322,7 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         rpc_method, rpc_id = None, None
         try:
-            payload = json.loads(request.content) if request.content else None
+            payload = target_json.loads(request.content) if request.content else None
         except (ValueError, httpx2.RequestNotRead):
             payload = None
         if isinstance(payload, dict):

@@ -32,6 +32,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 import httpx
 
 from conformance._exceptions import ConfigError, Failure
+from conformance.host import _json as target_json
 from conformance.host.asmeta import OIDC_SCOPES, AsMetadata
 from conformance.host.http import HostHTTP
 from conformance.host.identity import ASSERTION_TYPE, HOST_AUTH_METHODS, LEGACY_AUTH_METHOD, HostIdentity
@@ -341,7 +342,7 @@ def register_client(
         endpoint, json=metadata, headers={"Accept": "application/json"}, metadata_driven=True, retry=None
     )
     try:
-        body = json.loads(response.content) if response.content else None
+        body = target_json.loads(response.content) if response.content else None
     except ValueError:
         body = None
     if isinstance(body, dict):
@@ -824,7 +825,7 @@ class TokenEndpoint:
                 self.http.redactor.add_secret(data[name])
         response = self.http.post(self.url, data=data, headers={**FORM, **headers}, retry=None, metadata_driven=True)
         try:
-            body = json.loads(response.content) if response.content else None
+            body = target_json.loads(response.content) if response.content else None
         except ValueError:
             body = None
         if isinstance(body, dict):

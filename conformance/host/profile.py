@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
+from conformance.host import _json as target_json
 from conformance.host.declarations import (
     DEFAULT_VENDOR,
     MARKER_TRUE,
@@ -236,7 +237,7 @@ def _strict_loads(text: str) -> Any:
     def refuse(constant: str) -> Any:
         raise ValueError(f"{constant} is not JSON")
 
-    return json.loads(text, parse_constant=refuse)
+    return target_json.loads(text, parse_constant=refuse)
 
 
 def result_problems(result: Any) -> list[str]:

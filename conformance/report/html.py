@@ -27,6 +27,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from conformance.host import _json as target_json
+
 # Worst first: the order of rules on the page and how a group of results is summarised.
 STATUSES: tuple[str, ...] = ("failed", "error", "warning", "blocked", "skipped", "passed")
 STATUS_ICONS = {"failed": "✗", "error": "⚠", "warning": "▲", "blocked": "⊘", "skipped": "↷", "passed": "✓"}
@@ -337,7 +339,7 @@ def _body(value: Any, cap: int) -> Body | None:
         return None
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     try:  # compact JSON from the recorder reads better indented; excerpts cut mid-way stay as they are
-        parsed = json.loads(text)
+        parsed = target_json.loads(text)
         if isinstance(parsed, dict | list):
             text = json.dumps(parsed, indent=2, ensure_ascii=False)
     except ValueError:

@@ -3,7 +3,6 @@ Hypothesis settings for checks that talk to a target."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ import httpx
 from hypothesis import Phase, settings
 
 from conformance import Failure, hypothesis_profile
+from conformance.host import _json as target_json
 
 # Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
 _GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
@@ -52,7 +52,7 @@ def parse_retry_after(text: str | None) -> float | None:
 
 def json_body(response: httpx.Response) -> Any:
     try:
-        return json.loads(response.content)
+        return target_json.loads(response.content)
     except (ValueError, UnicodeDecodeError):
         return None
 
