@@ -286,6 +286,11 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
     elif isinstance(excinfo.value, NeedsUnmet):
         status, message = Status.SKIPPED, str(excinfo.value.msg)
         need, option = excinfo.value.need, excinfo.value.option
+    elif isinstance(excinfo.value, Blocked) and excinfo.value.rule_id in rules:
+        # A prerequisite that is this very rule (a shared fixture judging it) failed: the rule failed, it is not
+        # blocked by itself.
+        status = level_status(Status.FAILED, level, state.strict)
+        message = redactor(excinfo.value.reason or str(excinfo.value.msg))
     elif isinstance(excinfo.value, Blocked):
         status, message, blocked_by = Status.BLOCKED, str(excinfo.value.msg), excinfo.value.rule_id
     elif isinstance(excinfo.value, _SKIP_EXCEPTION):

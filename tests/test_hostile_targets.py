@@ -11,21 +11,26 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import jsonschema
 import pytest
+import trustme
 
 from conformance.rules import RULES
 from conformance.testing import RunResult, run_harness
 
 PLATFORM_KEY = "sk-hostile-platform-3f9a1c7e5d2b"
 COMPRESSION_KEY = "hostile-compression-8e2d4c6a0b1f"
+ACCOUNT_PASSWORD = "hostile-password-5a7c9e1b3d"
+SECRETS = (PLATFORM_KEY, COMPRESSION_KEY, ACCOUNT_PASSWORD)
 
 Answer = Callable[[BaseHTTPRequestHandler], None]
 
@@ -113,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
         if 0 < length <= 64 * 1024 * 1024:
             self.rfile.read(length)
         with contextlib.suppress(OSError):  # the harness hung up first, as it may
-            self.server.next_answer()(self)
+            self.server.next_answer(self)(self)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _answer
 
@@ -124,30 +129,99 @@ class _Handler(BaseHTTPRequestHandler):
 class _HostileServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, answers: list[Answer]) -> None:
+    def __init__(self, answers: list[Answer], plausible_discovery: bool = False) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self._answers = itertools.cycle(answers)
         self._lock = threading.Lock()
+        self.plausible_discovery = plausible_discovery
+        self.scheme = "http"
 
-    def next_answer(self) -> Answer:
+    def serve_tls(self, ca: trustme.CA) -> None:
+        """HTTPS from now on: plausible discovery must pass the harness's https-only checks to reach the flow."""
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert("127.0.0.1").configure_cert(context)
+        self.socket = context.wrap_socket(self.socket, server_side=True, do_handshake_on_connect=False)
+        self.scheme = "https"
+
+    @property
+    def base(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.server_address[1]}"
+
+    def next_answer(self, handler: BaseHTTPRequestHandler) -> Answer:
+        if self.plausible_discovery:
+            scripted = _discovery_answer(self.base, handler)
+            if scripted is not None:
+                return scripted
         with self._lock:
             return next(self._answers)
 
 
+def _discovery_answer(base: str, handler: BaseHTTPRequestHandler) -> Answer | None:
+    """Well-formed discovery and an authorization endpoint that approves at once, so that linking gets as far
+    as the tool server, which then misbehaves like the rest."""
+    path = handler.path.split("?")[0]
+    if path.startswith("/.well-known/oauth-protected-resource"):
+        document = {"resource": f"{base}/mcp", "authorization_servers": [base], "scopes_supported": ["tools.read"]}
+        return _json(200, json.dumps(document).encode())
+    if path in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+        document = {
+            "issuer": base,
+            "authorization_endpoint": f"{base}/authorize",
+            "token_endpoint": f"{base}/token",
+            "registration_endpoint": f"{base}/register",
+            "jwks_uri": f"{base}/jwks",
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["private_key_jwt", "none"],
+            "token_endpoint_auth_signing_alg_values_supported": ["ES256", "RS256"],
+            "client_id_metadata_document_supported": True,
+            "authorization_response_iss_parameter_supported": True,
+            "scopes_supported": ["openid", "email", "profile", "tools.read", "tools.write", "offline_access"],
+        }
+        return _json(200, json.dumps(document).encode())
+    if path == "/authorize":  # approves at once, so the token endpoint and the tool server are reached
+        query = dict(parse_qsl(urlsplit(handler.path).query))
+        answer = urlencode({"code": "hostile-code", "state": query.get("state", ""), "iss": base})
+        return lambda h: _send(h, 302, {"Location": f"{query.get('redirect_uri', '')}?{answer}"}, b"")
+    if path == "/token":  # any request gets a token: the tool server's misbehaviour is what is under test
+        token = {"access_token": "hostile.access.token", "token_type": "Bearer", "expires_in": 3600}
+        return _json(200, json.dumps(token).encode())
+    if path == "/mcp" and not handler.headers.get("Authorization"):
+        challenge = f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="tools.read"'
+        return _json(401, b'{"error": "invalid_token"}', **{"WWW-Authenticate": challenge})
+    return None
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
 @pytest.fixture
-def hostile_server(request: pytest.FixtureRequest) -> Iterator[str]:
-    server = _HostileServer(request.param)
+def hostile_server(request: pytest.FixtureRequest, ca: trustme.CA) -> Iterator[str]:
+    answers, plausible_discovery = request.param
+    server = _HostileServer(answers, plausible_discovery)
+    if plausible_discovery:
+        server.serve_tls(ca)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield server.base
     finally:
         server.shutdown()
         server.server_close()
 
 
-def _run_all_suites(base: str, report_dir: Path, *extra: str) -> RunResult:
+def _run_all_suites(base: str, report_dir: Path, ca: trustme.CA, *extra: str) -> RunResult:
+    bundle = report_dir / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    publisher = ca.issue_cert("127.0.0.1")  # so that linking gets as far as the target's endpoints
+    publisher.cert_chain_pems[0].write_to_path(str(report_dir / "publisher.pem"))
+    publisher.private_key_pem.write_to_path(str(report_dir / "publisher.key"))
     args = [
+        "--ca-bundle",
+        str(bundle),
         "--target-url",
         f"{base}/mcp",
         "--platform-url",
@@ -162,12 +236,19 @@ def _run_all_suites(base: str, report_dir: Path, *extra: str) -> RunResult:
         "-q",
         *extra,
     ]
-    env = {"CONFORMANCE_PLATFORM_API_KEY": PLATFORM_KEY, "CONFORMANCE_COMPRESSION_API_KEY": COMPRESSION_KEY}
+    env = {
+        "CONFORMANCE_PLATFORM_API_KEY": PLATFORM_KEY,
+        "CONFORMANCE_COMPRESSION_API_KEY": COMPRESSION_KEY,
+        "CONFORMANCE_TEST_USER": "hostile-user",
+        "CONFORMANCE_TEST_PASSWORD": ACCOUNT_PASSWORD,
+        "CONFORMANCE_PUBLISHER_CERTFILE": str(report_dir / "publisher.pem"),
+        "CONFORMANCE_PUBLISHER_KEYFILE": str(report_dir / "publisher.key"),
+    }
     # The timeout guards against a hang; it is not a performance target.
     return run_harness(args, report_dir, env=env, timeout=420)
 
 
-def _assert_target_failed_and_harness_held(result: RunResult, report_dir: Path) -> None:
+def _assert_target_failed_and_harness_held(result: RunResult, report_dir: Path, must_fail: set[str]) -> None:
     schema_path = Path(__file__).parents[1] / "conformance" / "schemas" / "report.schema.json"
     jsonschema.validate(result.report, json.loads(schema_path.read_text()))
     output = result.stdout + result.stderr
@@ -178,23 +259,39 @@ def _assert_target_failed_and_harness_held(result: RunResult, report_dir: Path) 
     assert set(statuses) == set(RULES), sorted(set(RULES) ^ set(statuses))
     errors = [r for r in result.report["results"] if r["status"] == "error"]
     assert not errors, "\n".join(f"{r['rule']}: {r['message']}"[:600] for r in errors)
+    # A blocked rule names a prerequisite that did not pass, and never itself.
+    blocked = {r["rule"]: r["blocked_by"] for r in result.report["results"] if r["status"] == "blocked"}
+    assert all(statuses.get(by) not in (None, "passed") and by != rule for rule, by in blocked.items()), blocked
     decided = {rule for rule, status in statuses.items() if status in ("failed", "warning")}
-    assert {"AUTH-PRM-01", "TOK-01", "IMG-SHRINK-01"} <= decided, statuses
+    assert must_fail <= decided, statuses
     for name in ("report.json", "report.html", "junit.xml"):
         text = (report_dir / name).read_text(encoding="utf-8", errors="replace")
-        assert PLATFORM_KEY not in text and COMPRESSION_KEY not in text, name
-    assert PLATFORM_KEY not in output and COMPRESSION_KEY not in output
+        assert not [secret for secret in SECRETS if secret in text], name
+    assert not [secret for secret in SECRETS if secret in output]
 
 
-@pytest.mark.parametrize("hostile_server", [MISBEHAVIOURS], indirect=True, ids=["misbehaving"])
-def test_a_misbehaving_target_fails_without_breaking_the_harness(hostile_server: str, tmp_path: Path) -> None:
-    result = _run_all_suites(hostile_server, tmp_path)
-    _assert_target_failed_and_harness_held(result, tmp_path)
+@pytest.mark.parametrize("hostile_server", [(MISBEHAVIOURS, False)], indirect=True, ids=["misbehaving"])
+def test_a_misbehaving_target_fails_without_breaking_the_harness(
+    hostile_server: str, tmp_path: Path, ca: trustme.CA
+) -> None:
+    result = _run_all_suites(hostile_server, tmp_path, ca)
+    _assert_target_failed_and_harness_held(result, tmp_path, {"AUTH-PRM-01", "TOK-01", "IMG-SHRINK-01"})
 
 
-@pytest.mark.parametrize("hostile_server", [[_stall]], indirect=True, ids=["stalling"])
-def test_a_stalling_target_is_timed_out(hostile_server: str, tmp_path: Path) -> None:
-    result = _run_all_suites(hostile_server, tmp_path, "--read-timeout", "0.5", "--total-timeout", "2")
-    _assert_target_failed_and_harness_held(result, tmp_path)
+@pytest.mark.parametrize("hostile_server", [(MISBEHAVIOURS, True)], indirect=True, ids=["plausible-discovery"])
+def test_an_authorization_server_that_approves_everything_is_caught(
+    hostile_server: str, tmp_path: Path, ca: trustme.CA
+) -> None:
+    result = _run_all_suites(hostile_server, tmp_path, ca)
+    # Linking reaches the tool server; the approve-all server fails the refusal rules, the tool server the rest.
+    must_fail = {"AUTH-CIMD-01", "AUTH-CIMD-03", "AUTH-FLOW-03", "AUTH-FLOW-06", "AUTH-TOOL-01", "TOK-01"}
+    _assert_target_failed_and_harness_held(result, tmp_path, must_fail)
+    assert result.statuses()["AUTH-PRM-01"] == "passed"
+
+
+@pytest.mark.parametrize("hostile_server", [([_stall], False)], indirect=True, ids=["stalling"])
+def test_a_stalling_target_is_timed_out(hostile_server: str, tmp_path: Path, ca: trustme.CA) -> None:
+    result = _run_all_suites(hostile_server, tmp_path, ca, "--read-timeout", "0.5", "--total-timeout", "2")
+    _assert_target_failed_and_harness_held(result, tmp_path, {"AUTH-PRM-01", "TOK-01", "IMG-SHRINK-01"})
     shrink = next(r for r in result.report["results"] if r["rule"] == "IMG-SHRINK-01")
     assert "timed out" in shrink["message"] or "no complete response" in shrink["message"], shrink["message"]

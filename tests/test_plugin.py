@@ -302,6 +302,10 @@ def test_b(unreachable):
 @rule("AUTH-PRM-05")
 def test_c(prerequisite):
     pass
+
+@rule("AUTH-PRM-01")
+def test_d(prerequisite):
+    pass
 """
 
 
@@ -312,6 +316,9 @@ def test_fixture_failures_become_verdicts_not_crashes(pytester: pytest.Pytester)
     assert got["AUTH-PRM-02"] == "error"
     assert got["AUTH-PRM-04"] == "failed"
     assert got["AUTH-PRM-05"] == "blocked"
+    # A shared fixture judging the check's own rule: that rule failed, it is not blocked by itself.
+    own = next(r for r in report_of(pytester)["results"] if r["rule"] == "AUTH-PRM-01")
+    assert (own["status"], own["message"], own["blocked_by"]) == ("failed", "no metadata", None)
     assert "INTERNALERROR" not in result.stdout.str()
 
 
