@@ -172,8 +172,8 @@ class Sandbox:
     def parse_json(body: bytes) -> Any:
         try:
             return json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ApiError(400, "BadRequest", "JSON validation error: the body is not valid JSON") from exc
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deeply
+            raise ApiError(400, "BadRequest", "JSON validation error: the body is not valid JSON") from None
 
     # --- endpoints ---------------------------------------------------------------------------------------------
 

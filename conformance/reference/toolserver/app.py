@@ -518,7 +518,10 @@ def create_app(config: ToolServerConfig) -> Starlette:
         key = request.headers.get("x-reference-admin-key", "")
         if not config.admin_key or not secrets.compare_digest(key, config.admin_key):
             return JSONResponse({"error": "forbidden"}, 403)
-        body = await request.json()
+        try:
+            body = await request.json()
+        except (ValueError, RecursionError):
+            return JSONResponse({"error": "the body is not JSON"}, 400)
         subject = body.get("subject") if isinstance(body, dict) else None
         if not isinstance(subject, str) or not subject:
             return JSONResponse({"error": "subject required"}, 400)

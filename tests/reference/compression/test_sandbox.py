@@ -162,6 +162,9 @@ def test_gcs_store_checks_the_token(client: httpx.Client, stores: Stores) -> Non
         b'{"resize": {"method": "scale", "width": true}}',
         b'{"resize": {"method": "scale", "width": 100000}}',
         b'{"store": "objstore_a"}',
+        b'{"a":' * 5000 + b"1" + b"}" * 5000,
+        b'{"resize": {"method": "fit", "width": ' + b"[" * 900 + b"]" * 900 + b"}}",
+        b'{"resize": {"method": "fit", "width": ' + b"[" * 5000 + b"]" * 5000 + b"}}",
     ],
 )
 def test_bad_commands_are_400_json(client: httpx.Client, body: bytes) -> None:
