@@ -125,8 +125,11 @@ def pytest_configure(config: pytest.Config) -> None:
     explicit_args = config.args_source == pytest.Config.ArgsSource.ARGS
     active = bool(settings.targets()) or any(_in_suites(Path(a.split("::")[0])) for a in config.args if explicit_args)
     if not explicit_args and (settings.targets() or settings.get("suite")):
-        # No test paths: run the bundled suites, only those selected.
-        config.args = [str(SUITES_DIR / s) for s in selected if (SUITES_DIR / s).is_dir()] or [str(SUITES_DIR)]
+        # No test paths: run the bundled suites, only those selected. Collecting from the suites' root keeps node
+        # ids unambiguous ("auth/test_tokens.py" vs "platform/test_tokens.py"); the others are never imported.
+        config.args = [str(SUITES_DIR)]
+        unselected = [str(SUITES_DIR / s) for s in SUITES if s not in selected and (SUITES_DIR / s).is_dir()]
+        config.option.ignore = [*(config.option.ignore or []), *unselected]
     session = ConformanceSession(settings, strict, baseline, active)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(_OutcomeCollector(session), "conformance-collector")
@@ -385,6 +388,17 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     return None
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``-n N``: one worker per target (see ``conformance/_xdist.py``)."""
+    state = config.stash.get(SESSION_KEY, None)
+    if state is None or not state.active:
+        return None
+    from conformance._xdist import make_scheduler
+
+    return make_scheduler(config, log)
+
+
 class _OutcomeCollector:
     """Gathers verdicts on the controller (xdist forwards worker reports with their attributes)."""
 
@@ -395,6 +409,8 @@ class _OutcomeCollector:
         result = getattr(report, "conformance", None)
         if result is not None:
             self.state.outcomes.append(result)
+            # Under xdist the controller collects nothing: the suites that ran are known from their verdicts.
+            self.state.suites_run.update(RULES[r].suite for r in result["rules"] if r in RULES)
         elif report.failed and report.when != "teardown":
             self.state.other_failures += 1
 
@@ -442,8 +458,8 @@ compression_target = _target_fixture("compression")
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state = config.stash.get(SESSION_KEY, None)
-    if state is None or not state.active or hasattr(config, "workerinput"):
-        return
+    if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
+        return  # nothing was decided: keep the last run's reports
     try:
         report = build_report(state)
         state.report = report

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 from conformance.report.json_writer import validate_report
 
@@ -26,3 +31,26 @@ def test_demo_certifies_the_reference(demo_run: tuple[int, Path, str]) -> None:
     for result in report["results"]:
         if result["status"] == "skipped":
             assert result["need"], result
+
+
+def test_demo_under_xdist_keeps_each_target_on_one_worker(tmp_path: Path) -> None:
+    """With -n 3, checks that read counters before and after (IMG-CNT-*, RL-*) must not interleave with another
+    worker's requests to the same target: each target's checks run on one worker, and nothing is lost."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+    command = [sys.executable, "-m", "conformance", "demo", "--report-dir", str(tmp_path), "--", "-n", "3", "-v"]
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
+    output = completed.stdout + completed.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    problems = [f"{r['rule']}: {r['status']} {r['message']}" for r in report["results"] if r["status"] != "passed"]
+    assert problems == ["RL-06: skipped " + _message(report, "RL-06")], output[-3000:]
+    assert completed.returncode == 0
+    workers: dict[str, set[str]] = {}
+    for worker, suite in re.findall(r"\[(gw\d+)\] \[\s*\d+%\] \S+ \S*?([a-z]+)/test_\w+\.py::", output):
+        workers.setdefault(suite, set()).add(worker)
+    assert set(workers) == {"auth", "profile", "platform", "campaigns", "compression"}, output[-3000:]
+    assert all(len(found) == 1 for found in workers.values()), workers
+    assert workers["auth"] == workers["profile"] and workers["platform"] == workers["campaigns"]
+
+
+def _message(report: dict[str, Any], rule_id: str) -> str:
+    return next(r["message"] for r in report["results"] if r["rule"] == rule_id)

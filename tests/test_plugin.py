@@ -14,12 +14,6 @@ from conformance.report.json_writer import validate_report
 DEAD = "https://127.0.0.1:1/mcp"
 
 
-@pytest.fixture(autouse=True)
-def quiet_ini(pytester: pytest.Pytester) -> None:
-    # The inner runs have no project ini; pin pytest-asyncio's loop scope so they do not warn.
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-
-
 EVERY_STATUS = """
 import pytest
 from conformance import Blocked, expect, fail, needs, observe, rule
@@ -220,7 +214,8 @@ def test_report_header_shows_targets(pytester: pytest.Pytester) -> None:
 
 
 def test_xdist_keeps_every_result(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_par=EVERY_STATUS)
+    # A platform check too: the controller must know the platform suite ran to report its harness rule (RL-06).
+    pytester.makepyfile(test_par=EVERY_STATUS + '\n@rule("RL-02")\ndef test_platform():\n    pass\n')
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "-n", "2", "test_par.py"
     )
@@ -234,6 +229,13 @@ def test_xdist_keeps_every_result(pytester: pytest.Pytester) -> None:
         "AUTH-TOK-03": "blocked",
     }
     assert got["AUTH-TOK-04"] == "error"
+    # Nothing is lost against a serial run: the rules with no check are reported by the controller too.
+    serial = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "test_par.py"
+    )
+    assert serial.ret == 1
+    assert statuses(report_of(pytester)) == got
+    assert got["RL-06"] == "skipped"
 
 
 def test_plain_tests_are_left_alone(pytester: pytest.Pytester) -> None:
@@ -367,3 +369,22 @@ def test_group_with_a_bug():
     by_rule = {r["rule"]: r for r in report_of(pytester)["results"]}
     assert by_rule["AUTH-PRM-02"]["status"] == "failed" and by_rule["AUTH-PRM-02"]["message"] == "first bug"
     assert by_rule["AUTH-PRM-04"]["status"] == "error"
+
+
+def test_bundled_node_ids_are_unambiguous_and_collect_only_writes_nothing(pytester: pytest.Pytester) -> None:
+    targets = [
+        "--target-url",
+        DEAD,
+        "--platform-url",
+        "https://127.0.0.1:1",
+        "--compression-url",
+        "https://127.0.0.1:1",
+    ]
+    result = run(pytester, *targets, "--collect-only", "-q")
+    ids = [line for line in result.stdout.lines if "::" in line]
+    modules = {node.split("::")[0] for node in ids}
+    assert {"auth/test_tokens.py", "platform/test_tokens.py", "compression/test_upload.py"} <= modules, modules
+    assert len(ids) == len(set(ids))
+    assert not (pytester.path / "out" / "report.json").exists()  # nothing was decided: no report replaced
+    only = run(pytester, *targets, "--suite", "platform", "--collect-only", "-q")
+    assert {line.split("/")[0] for line in only.stdout.lines if "::" in line} == {"platform"}

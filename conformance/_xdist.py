@@ -1,0 +1,57 @@
+"""pytest-xdist scheduling: all checks of one target run on one worker.
+
+The bundled checks share per-target state that concurrent workers would disturb: usage counters read before and
+after an operation (IMG-CNT-*), rate-limit windows (RL-*), campaign list walks, the linked accounts of a tool
+server. With ``-n N`` the default ``load`` distribution is replaced by a grouping per target, so targets are
+certified in parallel and each target's checks run in order on one worker. Checks outside the bundled suites are
+distributed one by one, as with ``load``; an explicit ``--dist`` other than ``load`` is left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from xdist.scheduler import LoadScopeScheduling
+
+from conformance.rules import SUITE_TARGET
+
+SUITES_DIR = Path(__file__).resolve().parent / "suites"
+
+
+def target_scope(nodeid: str, bases: Iterable[Path]) -> str:
+    """The work unit of a check: its target for bundled suites, else the check itself.
+
+    Node ids are relative to the rootdir or to the collection argument that holds them, so the module is looked
+    up under each of ``bases``.
+    """
+    module = nodeid.split("::", 1)[0]
+    for base in bases:
+        path = (base / module).resolve()
+        if path.is_relative_to(SUITES_DIR) and path.is_file():
+            suite = path.relative_to(SUITES_DIR).parts[0]
+            if suite in SUITE_TARGET:
+                return f"target:{SUITE_TARGET[suite]}"
+    return nodeid
+
+
+class TargetScheduling(LoadScopeScheduling):
+    """``loadscope`` with the scope of :func:`target_scope` (the extension point xdist documents)."""
+
+    def __init__(self, config: Any, log: Any = None) -> None:
+        super().__init__(config, log)
+        args = [Path(a.split("::", 1)[0]) for a in config.args]
+        self._bases = [Path(config.rootpath), *(a if a.is_dir() else a.parent for a in args)]
+        self._scopes: dict[str, str] = {}
+
+    def _split_scope(self, nodeid: str) -> str:
+        if nodeid not in self._scopes:
+            self._scopes[nodeid] = target_scope(nodeid, self._bases)
+        return self._scopes[nodeid]
+
+
+def make_scheduler(config: Any, log: Any) -> TargetScheduling | None:
+    if config.getvalue("dist") != "load":
+        return None
+    return TargetScheduling(config, log)

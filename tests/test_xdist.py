@@ -1,0 +1,40 @@
+"""Scheduling under pytest-xdist: one worker per target for the bundled suites (conformance/_xdist.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from conformance._xdist import SUITES_DIR, TargetScheduling, make_scheduler, target_scope
+
+
+def test_bundled_checks_are_grouped_by_target_wherever_the_node_id_is_relative_to() -> None:
+    bases = [Path("/nowhere"), SUITES_DIR]
+    assert target_scope("auth/test_tokens.py::test_valid_token_is_accepted", bases) == "target:tool_server"
+    assert target_scope("profile/test_ids.py::test_x", bases) == "target:tool_server"
+    assert target_scope("platform/test_tokens.py::test_string_input_is_counted", bases) == "target:platform"
+    assert target_scope("campaigns/test_pagination.py::test_y", bases) == "target:platform"
+    assert target_scope("compression/test_counts.py::test_z", bases) == "target:compression"
+    # relative to a suite directory given as the argument
+    assert target_scope("test_counts.py::test_z", [SUITES_DIR / "compression"]) == "target:compression"
+
+
+def test_other_checks_are_their_own_unit() -> None:
+    assert target_scope("tests/test_mine.py::test_a", [Path.cwd()]) == "tests/test_mine.py::test_a"
+    assert target_scope("auth/test_missing.py::test_a", [SUITES_DIR]) == "auth/test_missing.py::test_a"
+
+
+def _config(dist: str) -> Any:
+    return SimpleNamespace(
+        getvalue=lambda name: {"dist": dist, "tx": ["popen"] * 2, "numprocesses": 2}.get(name),
+        args=[str(SUITES_DIR)],
+        rootpath=Path.cwd(),
+        option=SimpleNamespace(dist=dist, tx=[], numprocesses=2),
+    )
+
+
+def test_only_the_default_load_distribution_is_replaced() -> None:
+    assert make_scheduler(_config("loadfile"), None) is None
+    assert make_scheduler(_config("worksteal"), None) is None
+    assert isinstance(make_scheduler(_config("load"), None), TargetScheduling)
