@@ -24,11 +24,15 @@ from conformance._exceptions import ConformanceError
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
-    from conformance.rules import catalog_rows
+    from conformance.rules import SUITES, catalog_rows
 
     rows = catalog_rows()
     if args.suite:
-        rows = [r for r in rows if r["suite"] in args.suite.split(",")]
+        wanted = [s.strip() for s in args.suite.split(",") if s.strip()]
+        unknown = sorted(set(wanted) - set(SUITES))
+        if unknown:
+            raise ConformanceError(f"unknown suite(s) {', '.join(unknown)}; known: {', '.join(SUITES)}")
+        rows = [r for r in rows if r["suite"] in wanted]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
@@ -56,6 +60,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"conformance report: cannot read {args.input}: {exc}", file=sys.stderr)
         return 2
+    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
+        print(f"conformance report: {args.input} is not a conformance report (no `results` list)", file=sys.stderr)
+        return 2
     output = Path(args.output) if args.output else Path(args.input).with_suffix(".html")
     write_html(report, output)
     print(f"wrote {output}")
@@ -78,6 +85,11 @@ def _stack(mutants: list[str], suites: str | None = None) -> Any:
         raise ConformanceError(
             f"the reference stack is not available ({exc}); install the extra: pip install 'conformance[reference]'"
         ) from None
+    from conformance.reference.mutants import all_mutants
+
+    unknown = sorted(set(mutants) - set(all_mutants()))
+    if unknown:
+        raise ConformanceError(f"unknown mutant(s) {', '.join(unknown)}; `conformance rules --json` lists them")
     services = sorted({SUITE_SERVICES[s] for s in suites.split(",") if s in SUITE_SERVICES}) if suites else None
     return running_stack(mutants=mutants, services=services)
 

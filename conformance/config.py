@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from conformance._exceptions import ConfigError
 from conformance.rules import SUITE_TARGET, SUITES
 
-Kind = Literal["str", "bool", "int", "float", "path", "list"]
+Kind = Literal["str", "bool", "int", "float", "path", "list", "url"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,10 @@ class OptionSpec:
 
 
 CORE_OPTIONS: list[OptionSpec] = [
-    OptionSpec("target_url", "URL of the MCP tool server to certify (suites auth, profile)"),
-    OptionSpec("platform_url", "base URL of the platform API sandbox (suites platform, campaigns)"),
+    OptionSpec("target_url", "URL of the MCP tool server to certify (suites auth, profile)", kind="url"),
+    OptionSpec("platform_url", "base URL of the platform API sandbox (suites platform, campaigns)", kind="url"),
     OptionSpec("platform_api_key", "API key for the platform sandbox", secret=True),
-    OptionSpec("compression_url", "base URL of the image compression sandbox (suite compression)"),
+    OptionSpec("compression_url", "base URL of the image compression sandbox (suite compression)", kind="url"),
     OptionSpec("compression_api_key", "API key for the compression sandbox", secret=True),
     OptionSpec("suite", "comma-separated suites to run (default: all)", kind="list"),
     OptionSpec("report_dir", "directory for report.json, report.html, junit.xml", kind="path", default="reports"),
@@ -131,6 +132,12 @@ def convert(spec: OptionSpec, value: Any, origin: str) -> Any:
         if spec.kind == "list":
             items = value if isinstance(value, list) else str(value).split(",")
             return [str(item).strip() for item in items if str(item).strip()]
+        if spec.kind == "url":
+            text = str(value).strip()
+            parts = urlsplit(text)
+            if parts.scheme not in ("https", "http") or not parts.hostname:
+                raise ValueError("expected an absolute https:// URL")
+            return text
         return str(value)
     except (TypeError, ValueError) as exc:
         shown = "<hidden>" if spec.secret else repr(value)

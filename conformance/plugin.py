@@ -385,6 +385,12 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return "passed", "W", ("WARNING", {"yellow": True})
     if status == "blocked":
         return "blocked", "B", ("BLOCKED", {"purple": True})
+    # pytest would call a failure in a fixture an "error" and a harness bug in the check a "failure": say what the
+    # verdict says instead (the target failed; the harness erred).
+    if status == "failed" and report.when == "setup":
+        return "failed", "F", ("FAILED", {"red": True})
+    if status == "error" and report.when == "call":
+        return "error", "E", ("ERROR", {"red": True})
     return None
 
 

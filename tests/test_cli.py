@@ -51,3 +51,27 @@ def test_report_rerender_of_a_bad_file_is_a_clean_error(tmp_path: Path, capsys: 
     bad.write_text("{not json")
     assert main(["report", str(bad), "-o", str(tmp_path / "out.html")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["[]", "null", '"report"', '{"summary": {}}', '{"results": {}}'])
+def test_report_rerender_of_json_that_is_no_report_is_a_clean_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
+    bad = tmp_path / "report.json"
+    bad.write_text(content)
+    assert main(["report", str(bad), "-o", str(tmp_path / "out.html")]) == 2
+    assert "is not a conformance report" in capsys.readouterr().err
+    assert not (tmp_path / "out.html").exists()
+
+
+@pytest.mark.parametrize("command", ["up", "demo"])
+def test_unknown_mutant_is_a_clean_error_before_anything_starts(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--mutant", "no-such-mutant"]) == 2
+    assert "unknown mutant(s) no-such-mutant" in capsys.readouterr().err
+
+
+def test_rules_of_an_unknown_suite_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "--suite", "auth,nope"]) == 2
+    assert "unknown suite(s) nope" in capsys.readouterr().err

@@ -62,6 +62,19 @@ def test_bad_values_are_clear_errors_without_secret_values() -> None:
         _ = resolve(cli={"suite": "auth,nope"}, env={}).selected_suites
 
 
+@pytest.mark.parametrize("url", ["not a url", "ftp://host/x", "127.0.0.1:8443", "https://", "/mcp"])
+def test_target_urls_must_be_absolute_http_urls(url: str) -> None:
+    with pytest.raises(ConfigError, match=r"target_url from --target-url: cannot read .* as url"):
+        resolve(cli={"target_url": url}, env={})
+    with pytest.raises(ConfigError, match="compression_url from CONFORMANCE_COMPRESSION_URL"):
+        resolve(cli={}, env={"CONFORMANCE_COMPRESSION_URL": url})
+
+
+def test_target_urls_keep_their_path() -> None:
+    settings = resolve(cli={"target_url": " https://127.0.0.1:8443/mcp "}, env={})
+    assert settings.get("target_url") == "https://127.0.0.1:8443/mcp"
+
+
 def test_config_files_are_found_in_rootdir(tmp_path: Path) -> None:
     (tmp_path / "conformance.toml").write_text('target_url = "https://a.example/mcp"\n')
     (tmp_path / "pyproject.toml").write_text('[tool.conformance]\ntarget_url = "https://b.example/mcp"\n')

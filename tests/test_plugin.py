@@ -89,6 +89,8 @@ def test_every_status_reaches_every_writer(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     assert "NOT ACCEPTED" in out and "WARNING  AUTH-PRM-06" in out and "ERROR    AUTH-TOK-04" in out
     assert "INTERNALERROR" not in out
+    # pytest's own tally follows the verdicts: the harness bug is an error, not a failure of the target.
+    assert result.parseoutcomes() == {"passed": 2, "failed": 1, "skipped": 1, "blocked": 1, "errors": 1}
     html = pytester.path / "out" / "report.html"
     if html.exists():
         text = html.read_text()
@@ -321,6 +323,9 @@ def test_fixture_failures_become_verdicts_not_crashes(pytester: pytest.Pytester)
     # A shared fixture judging the check's own rule: that rule failed, it is not blocked by itself.
     own = next(r for r in report_of(pytester)["results"] if r["rule"] == "AUTH-PRM-01")
     assert (own["status"], own["message"], own["blocked_by"]) == ("failed", "no metadata", None)
+    # pytest's tally: the target's failures are failures even when a fixture decided them; the fixture bug errs.
+    outcomes = result.parseoutcomes()
+    assert (outcomes["failed"], outcomes["errors"], outcomes["blocked"]) == (2, 1, 1), outcomes
     assert "INTERNALERROR" not in result.stdout.str()
 
 

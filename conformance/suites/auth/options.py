@@ -87,7 +87,7 @@ OPTIONS: list[OptionSpec] = [
         kind="bool",
         default=False,
     ),
-    OptionSpec("mtls_url", "MCP URL of the target's mTLS listener (default: --target-url)"),
+    OptionSpec("mtls_url", "MCP URL of the target's mTLS listener (default: --target-url)", kind="url"),
     OptionSpec("mtls_dns_name", "SAN dnsName the target expects in the host's client certificate"),
     OptionSpec(
         "mtls_material",
