@@ -15,9 +15,8 @@ from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
+from conformance.plugin import SUITES_DIR
 from conformance.rules import SUITE_TARGET
-
-SUITES_DIR = Path(__file__).resolve().parent / "suites"
 
 
 def target_scope(nodeid: str, bases: Iterable[Path]) -> str:
@@ -27,10 +26,11 @@ def target_scope(nodeid: str, bases: Iterable[Path]) -> str:
     up under each of ``bases``.
     """
     module = nodeid.split("::", 1)[0]
+    suites = SUITES_DIR.resolve()
     for base in bases:
         path = (base / module).resolve()
-        if path.is_relative_to(SUITES_DIR) and path.is_file():
-            suite = path.relative_to(SUITES_DIR).parts[0]
+        if path.is_relative_to(suites) and path.is_file():
+            suite = path.relative_to(suites).parts[0]
             if suite in SUITE_TARGET:
                 return f"target:{SUITE_TARGET[suite]}"
     return nodeid

@@ -111,7 +111,7 @@ def jsonrpc_messages(content_type: str | None, body: bytes) -> list[Any]:
             continue
         try:
             value = target_json.loads(chunk)
-        except (ValueError, RecursionError):
+        except ValueError:
             continue
         messages.extend(value if isinstance(value, list) else [value])
     return messages
@@ -322,7 +322,7 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         rpc_method, rpc_id = None, None
         try:
-            payload = target_json.loads(request.content) if request.content else None
+            payload = json.loads(request.content) if request.content else None  # the host's own request
         except (ValueError, httpx2.RequestNotRead):
             payload = None
         if isinstance(payload, dict):

@@ -28,6 +28,7 @@ from types import FrameType
 
 import httpx
 
+from conformance._exceptions import ConfigError
 from conformance.reference._service import ServiceSpec, StackContext
 from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 
@@ -253,7 +254,7 @@ def _validate_mutants(mutants: Iterable[str]) -> frozenset[str]:
     known = all_mutants()
     unknown = sorted(chosen - set(known))
     if unknown:
-        raise ValueError(f"unknown mutant(s) {unknown}; see `conformance rules` or conformance.reference.mutants")
+        raise ConfigError(f"unknown mutant(s) {', '.join(unknown)}; `conformance rules --json` lists them")
     return chosen
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance._exceptions import ConfigError
 from conformance.reference._service import ServiceSpec
 from conformance.reference.stack import StackError, make_certificates, run_services, running_stack
 from tests.reference.conftest import https_client, pids_alive
@@ -108,5 +109,5 @@ def test_children_die_with_a_killed_parent(tmp_path: Path) -> None:
 
 
 def test_unknown_mutant_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown mutant"), running_stack(mutants=["no-such-mutant"]):
+    with pytest.raises(ConfigError, match="unknown mutant"), running_stack(mutants=["no-such-mutant"]):
         pass

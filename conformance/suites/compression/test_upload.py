@@ -8,6 +8,7 @@ import re
 import socket
 import time
 import uuid
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
@@ -201,10 +202,22 @@ def test_error_bodies(api: Api, host_http: HostHTTP) -> None:
         fail("; ".join(problems))
 
 
+@dataclass
+class PlainAnswer:
+    """An HTTP answer to the plain-TCP probe."""
+
+    status_line: str
+    status: int  # 0 when the status line has no numeric code
+    headers: dict[str, str]
+
+    def header(self, name: str) -> str:
+        return next((v for k, v in self.headers.items() if k.lower() == name), "")
+
+
 def _plain_http_exchange(
     redactor: Redactor, host: str, port: int, url: str, headers: dict[str, str], body: bytes
-) -> bytes | None:
-    """POST ``body`` to ``url`` over plain TCP and record the exchange as evidence; the raw answer, or None when
+) -> PlainAnswer | None:
+    """POST ``body`` to ``url`` over plain TCP and record the exchange as evidence; the parsed answer, or None when
     nothing HTTP-like came back."""
     target = urlsplit(url)
     head = f"POST {target.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
@@ -222,15 +235,14 @@ def _plain_http_exchange(
                 answer += chunk
     except OSError as exc:
         error = f"{type(exc).__name__}: {exc}"
-    is_http = answer.startswith(b"HTTP/")
-    status, response_headers, response_body = None, {}, answer
-    if is_http:
+    parsed: PlainAnswer | None = None
+    response_body = answer
+    if answer.startswith(b"HTTP/"):
         raw_head, _, response_body = answer.partition(b"\r\n\r\n")
         lines = raw_head.decode("latin-1").split("\r\n")
         code = lines[0].split()[1] if len(lines[0].split()) > 1 else ""
-        status = int(code) if code.isdigit() else None
-        response_headers = dict(line.split(":", 1) for line in lines[1:] if ":" in line)
-        response_headers = {k.strip(): v.strip() for k, v in response_headers.items()}
+        fields = (line.split(":", 1) for line in lines[1:] if ":" in line)
+        parsed = PlainAnswer(lines[0], int(code) if code.isdigit() else 0, {k.strip(): v.strip() for k, v in fields})
     elif answer and error is None:
         error = "the answer is not HTTP (e.g. a TLS alert)"
     elif error is None:
@@ -239,16 +251,16 @@ def _plain_http_exchange(
         redactor,
         method="POST",
         url=url,
-        status=status,
+        status=(parsed.status or None) if parsed else None,
         request_headers=headers,
         request_body=body,
-        response_headers=response_headers,
+        response_headers=parsed.headers if parsed else {},
         response_body=response_body or None,
         elapsed_s=time.monotonic() - started,
         error=error,
         client="raw socket",
     )
-    return answer if is_http else None
+    return parsed
 
 
 @rule("IMG-TLS-01")
@@ -275,17 +287,14 @@ def test_plain_http_refused(api: Api) -> None:
     if answer is None:
         observe(f"plain HTTP to {host}:{port} got no HTTP answer (not served)")
     else:
-        head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1")
-        status = int(head.split()[1]) if len(head.split()) > 1 and head.split()[1].isdigit() else 0
-        if 200 <= status < 300:
-            raise Failure(f"plain HTTP to {host}:{port} was served: {head.splitlines()[0]}")
-        if 300 <= status < 400:
-            location = re.search(r"(?im)^location:\s*(\S+)", head)
+        if 200 <= answer.status < 300:
+            raise Failure(f"plain HTTP to {host}:{port} was served: {answer.status_line}")
+        if 300 <= answer.status < 400:
             expect(
-                location and location.group(1).lower().startswith("https://"),
-                f"plain HTTP answered {status} without redirecting to https",
+                answer.header("location").lower().startswith("https://"),
+                f"plain HTTP answered {answer.status} without redirecting to https",
             )
-        observe(f"plain HTTP to {host}:{port} answered {head.splitlines()[0]!r}")
+        observe(f"plain HTTP to {host}:{port} answered {answer.status_line!r}")
     if before is not None:
         after = api.count()
         expect(after == before, f"a plain-HTTP upload was processed: Compression-Count {before} -> {after}")
