@@ -8,10 +8,12 @@ default. Secrets (API keys, passwords) have no command-line option: environment 
 from __future__ import annotations
 
 import importlib
+import math
 import os
+import ssl
 import tomllib
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,11 +23,14 @@ from conformance._exceptions import ConfigError
 from conformance.rules import SUITE_TARGET, SUITES
 
 Kind = Literal["str", "bool", "int", "float", "path", "list", "url"]
+# A validator of a converted value: raises ValueError or ConfigError saying what is wrong with it.
+Check = Callable[[Any], None]
 
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One setting. ``flag`` is the command-line option (None for secrets); ``env`` its environment variable."""
+    """One setting. ``flag`` is the command-line option (None for secrets); ``env`` its environment variable.
+    ``check`` validates a set value before the first request (see the validators below)."""
 
     name: str
     help: str
@@ -34,6 +39,7 @@ class OptionSpec:
     secret: bool = False
     flag: str | None = None
     env: str | None = None
+    check: Check | None = None
 
     @property
     def cli_flag(self) -> str | None:
@@ -46,6 +52,90 @@ class OptionSpec:
         return self.env or "CONFORMANCE_" + self.name.upper()
 
 
+# -- validators (declared beside the options they check; run by resolve() on every value that is set) ----------
+
+
+def at_least(low: float, *, above: bool = False) -> Check:
+    """A finite number >= ``low`` (> ``low`` with ``above``)."""
+
+    def check(value: Any) -> None:
+        if not math.isfinite(value) or value < low or (above and value == low):
+            raise ValueError(f"{value!r} is not a number {'above' if above else 'of at least'} {low:g}")
+
+    return check
+
+
+positive = at_least(0, above=True)
+non_negative = at_least(0)
+
+
+def in_range(low: int, high: int) -> Check:
+    def check(value: Any) -> None:
+        if not low <= value <= high:
+            raise ValueError(f"{value!r} is not between {low} and {high}")
+
+    return check
+
+
+def one_of(*choices: str) -> Check:
+    def check(value: Any) -> None:
+        if value not in choices:
+            raise ValueError(f"{value!r} is not one of {', '.join(choices)}")
+
+    return check
+
+
+def existing_file(value: Any) -> None:
+    path = Path(value)
+    if not path.exists():
+        raise ValueError(f"{path} does not exist")
+    if not path.is_file():
+        raise ValueError(f"{path} is not a file")
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def existing_dir(value: Any) -> None:
+    path = Path(value)
+    if not path.is_dir():
+        raise ValueError(f"{path} is not a directory" if path.exists() else f"{path} does not exist")
+
+
+def pem_certificates(value: Any) -> None:
+    """A readable PEM file holding at least one certificate (what TLS verification will load)."""
+    existing_file(value)
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=str(value))
+    except (ssl.SSLError, ValueError) as exc:
+        raise ValueError(f"{value} is not a PEM file of CA certificates ({exc})") from None
+
+
+def pem_private_key(value: Any) -> None:
+    """A readable, unencrypted PEM private key."""
+    existing_file(value)
+    from cryptography.hazmat.primitives import serialization
+
+    try:
+        serialization.load_pem_private_key(Path(value).read_bytes(), password=None)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{value} is not an unencrypted PEM private key ({exc})") from None
+
+
+def check_report_dir(directory: Path, origin: str = "default") -> None:
+    """The report directory can be created and written (checked before the run, not after it)."""
+    probe = directory
+    while not probe.exists() and probe.parent != probe:  # the nearest existing ancestor decides
+        probe = probe.parent
+    if not probe.is_dir():
+        where = "is a file" if probe == directory else f"is under {probe}, which is a file"
+        raise ConfigError(f"report_dir from {origin}: {directory} {where}, reports cannot be written there")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(f"report_dir from {origin}: {directory} is not writable ({probe} is read-only)")
+
+
 CORE_OPTIONS: list[OptionSpec] = [
     OptionSpec("target_url", "URL of the MCP tool server to certify (suites auth, profile)", kind="url"),
     OptionSpec("platform_url", "base URL of the platform API sandbox (suites platform, campaigns)", kind="url"),
@@ -54,7 +144,7 @@ CORE_OPTIONS: list[OptionSpec] = [
     OptionSpec("compression_api_key", "API key for the compression sandbox", secret=True),
     OptionSpec("suite", "comma-separated suites to run (default: all)", kind="list"),
     OptionSpec("report_dir", "directory for report.json, report.html, junit.xml", kind="path", default="reports"),
-    OptionSpec("expected_failures", "baseline file (TOML) of rules expected to fail", kind="path"),
+    OptionSpec("expected_failures", "baseline file (TOML) of rules expected to fail", kind="path", check=existing_file),
     # pytest owns --strict; the plugin reads it as "SHOULD rules fail the run" too.
     OptionSpec("strict", "SHOULD rules fail the run", kind="bool", default=False, flag="--strict"),
     OptionSpec(
@@ -69,11 +159,15 @@ CORE_OPTIONS: list[OptionSpec] = [
         kind="bool",
         default=False,
     ),
-    OptionSpec("ca_bundle", "PEM file of extra CA certificates to trust", kind="path"),
-    OptionSpec("connect_timeout", "seconds to connect", kind="float", default=5.0),
-    OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=20.0),
-    OptionSpec("total_timeout", "seconds for one request including retries", kind="float", default=60.0),
-    OptionSpec("max_response_bytes", "largest response body read", kind="int", default=16 * 1024 * 1024),
+    OptionSpec("ca_bundle", "PEM file of extra CA certificates to trust", kind="path", check=pem_certificates),
+    OptionSpec("connect_timeout", "seconds to connect", kind="float", default=5.0, check=positive),
+    OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=20.0, check=positive),
+    OptionSpec(
+        "total_timeout", "seconds for one request including retries", kind="float", default=60.0, check=positive
+    ),
+    OptionSpec(
+        "max_response_bytes", "largest response body read", kind="int", default=16 * 1024 * 1024, check=at_least(1)
+    ),
     OptionSpec("run_id", "prefix for objects a run creates (default: random)"),
 ]
 
@@ -142,6 +236,17 @@ def convert(spec: OptionSpec, value: Any, origin: str) -> Any:
     except (TypeError, ValueError) as exc:
         shown = "<hidden>" if spec.secret else repr(value)
         raise ConfigError(f"{spec.name} from {origin}: cannot read {shown} as {spec.kind} ({exc})") from None
+
+
+def validate(spec: OptionSpec, value: Any, origin: str) -> None:
+    """Run the option's validator on a converted value: a clear one-line error naming option and origin."""
+    if spec.check is None or value is None:
+        return
+    try:
+        spec.check(value)
+    except (ValueError, TypeError, ConfigError) as exc:
+        reason = " ".join(str(exc).split()) if not spec.secret else "invalid value"
+        raise ConfigError(f"{spec.name} from {origin}: {reason}") from None
 
 
 def read_config_files(rootdir: Path, explicit: Path | None = None) -> list[tuple[str, dict[str, Any]]]:
@@ -289,6 +394,7 @@ def resolve(
         else:
             values[spec.name] = convert(spec, chosen[1], chosen[0])
             origins[spec.name] = chosen[0]
+        validate(spec, values[spec.name], origins[spec.name])
     if not values.get("run_id"):
         values["run_id"] = "cf" + uuid.uuid4().hex[:8]
         origins["run_id"] = "generated"

@@ -27,7 +27,7 @@ from conformance._exceptions import (
     NeedsUnmet,
     TargetError,
 )
-from conformance.config import Settings, Target, all_options, read_config_files, resolve
+from conformance.config import Settings, Target, all_options, check_report_dir, read_config_files, resolve
 from conformance.host._redact import Redactor
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
@@ -124,6 +124,11 @@ def pytest_configure(config: pytest.Config) -> None:
     strict = bool(settings.get("strict"))
     explicit_args = config.args_source == pytest.Config.ArgsSource.ARGS
     active = bool(settings.targets()) or any(_in_suites(Path(a.split("::")[0])) for a in config.args if explicit_args)
+    if active and not hasattr(config, "workerinput"):
+        try:  # found now, not after the whole run
+            check_report_dir(_report_dir(config, settings), settings.origins.get("report_dir", "default"))
+        except ConfigError as exc:
+            raise pytest.UsageError(f"conformance: {exc}") from None
     if not explicit_args and (settings.targets() or settings.get("suite")):
         # No test paths: run the bundled suites, only those selected. Collecting from the suites' root keeps node
         # ids unambiguous ("auth/test_tokens.py" vs "platform/test_tokens.py"); the others are never imported.

@@ -295,3 +295,67 @@ def test_a_stalling_target_is_timed_out(hostile_server: str, tmp_path: Path, ca:
     _assert_target_failed_and_harness_held(result, tmp_path, {"AUTH-PRM-01", "TOK-01", "IMG-SHRINK-01"})
     shrink = next(r for r in result.report["results"] if r["rule"] == "IMG-SHRINK-01")
     assert "timed out" in shrink["message"] or "no complete response" in shrink["message"], shrink["message"]
+
+
+# Well-formed JSON of the wrong shape, answered 200 to every request: every check that reads the answer must end
+# in a verdict naming the missing or mistyped field (read through conformance.host.fields), never a harness error.
+SHAPES = {
+    "empty-object": b"{}",
+    "list": b"[1, 2]",
+    "string": b'"ok"',
+    "wrong-types": json.dumps(
+        {
+            "id": 7,
+            "object": 3,
+            "data": {"id": "x"},
+            "has_more": "yes",
+            "first_id": [],
+            "name": None,
+            "status": 1,
+            "budget": "lots",
+            "created_at": "today",
+            "updated_at": None,
+            "input_tokens": "many",
+            "error": "nope",
+            "input": [],
+            "output": "none",
+        }
+    ).encode(),
+    "list-of-empty-objects": json.dumps({"object": "list", "data": [{}, {"id": None}], "has_more": False}).encode(),
+}
+
+
+@pytest.mark.parametrize(
+    "hostile_server",
+    [([_json(200, body)], False) for body in SHAPES.values()],
+    indirect=True,
+    ids=list(SHAPES),
+)
+def test_wrong_json_shapes_end_in_verdicts(hostile_server: str, tmp_path: Path) -> None:
+    env = {"CONFORMANCE_PLATFORM_API_KEY": PLATFORM_KEY, "CONFORMANCE_COMPRESSION_API_KEY": COMPRESSION_KEY}
+    args = [
+        "--platform-url",
+        hostile_server,
+        "--compression-url",
+        hostile_server,
+        "--suite",
+        "platform,campaigns,compression",
+        "--allow-insecure-loopback",
+        "--platform-rl-budget",
+        "5",
+        "--platform-max-retry-after",
+        "1",
+        "-q",
+    ]
+    result = run_harness(args, tmp_path, env=env, timeout=420)
+    output = result.stdout + result.stderr
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output[-3000:]
+    assert result.exit_code == 1, output[-3000:]
+    errors = [r for r in result.report["results"] if r["status"] == "error"]
+    assert not errors, "\n".join(f"{r['rule']}: {r['message']}"[:600] for r in errors)
+    statuses = result.statuses()
+    # The endpoints that create and read campaigns and count tokens are judged: they fail with a message.
+    for rule_id in ("CAMP-01", "CAMP-06", "CAMP-08", "CAMP-09", "CAMP-10", "CAMP-11", "TOK-01", "IMG-SHRINK-01"):
+        assert statuses[rule_id] in ("failed", "warning", "blocked"), (rule_id, statuses[rule_id])
+        message = next(r["message"] for r in result.report["results"] if r["rule"] == rule_id)
+        assert message and "KeyError" not in message and "TypeError" not in message, (rule_id, message)

@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance._exceptions import ConfigError
-from conformance.rules import RULES
+from conformance.rules import RULES, SUITE_TARGET
+
+TOP_KEYS = {"expected_failures", "expected"}
+ENTRY_KEYS = {"rule", "target", "reason"}
 
 
 @dataclass
@@ -39,24 +42,41 @@ class Baseline:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"baseline {path} is not valid TOML: {exc}") from None
         baseline = cls(source=str(path))
+        unknown = sorted(set(data) - TOP_KEYS)
+        if unknown:
+            raise ConfigError(f"baseline {path}: unknown key(s) {unknown}; known: expected_failures, [[expected]]")
         simple = data.get("expected_failures", [])
         if not isinstance(simple, list) or not all(isinstance(x, str) for x in simple):
             raise ConfigError(f"baseline {path}: expected_failures must be a list of rule IDs")
         for rule_id in simple:
-            baseline._add(path, rule_id, None, "")
+            baseline._add(path, f"expected_failures entry {rule_id!r}", rule_id, None, "")
         tables = data.get("expected", [])
         if not isinstance(tables, list):
             raise ConfigError(f"baseline {path}: [[expected]] must be an array of tables")
-        for table in tables:
+        for number, table in enumerate(tables, 1):
+            entry = f"[[expected]] entry {number}"
             if not isinstance(table, dict) or not isinstance(table.get("rule"), str):
-                raise ConfigError(f'baseline {path}: every [[expected]] needs rule = "ID"')
+                raise ConfigError(f'baseline {path}: {entry} needs rule = "ID"')
+            entry += f" (rule {table['rule']!r})"
+            unknown = sorted(set(table) - ENTRY_KEYS)
+            if unknown:
+                raise ConfigError(f"baseline {path}: {entry} has unknown key(s) {unknown}; known: rule, target, reason")
             target = table.get("target")
-            baseline._add(path, table["rule"], str(target) if target else None, str(table.get("reason", "")))
+            if target is not None and not isinstance(target, str):
+                raise ConfigError(f"baseline {path}: {entry}: target must be a string")
+            baseline._add(path, entry, table["rule"], target or None, str(table.get("reason", "")))
         return baseline
 
-    def _add(self, path: Path, rule_id: str, target: str | None, reason: str) -> None:
+    def _add(self, path: Path, entry: str, rule_id: str, target: str | None, reason: str) -> None:
         if rule_id not in RULES:
-            raise ConfigError(f"baseline {path}: unknown rule ID {rule_id!r}")
+            raise ConfigError(f"baseline {path}: {entry}: unknown rule ID {rule_id!r}")
+        if target is not None:
+            known = sorted(set(SUITE_TARGET.values()))
+            if target not in known:
+                raise ConfigError(f"baseline {path}: {entry}: unknown target {target!r}; known: {', '.join(known)}")
+            own = SUITE_TARGET[RULES[rule_id].suite]
+            if target != own:
+                raise ConfigError(f"baseline {path}: {entry}: {rule_id} is judged on target {own!r}, not {target!r}")
         self.entries[(rule_id, target)] = reason
 
     def expects(self, rule_id: str, target: str | None) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.config import OptionSpec
+from conformance.config import OptionSpec, at_least
 
 OPTIONS: list[OptionSpec] = [
     OptionSpec(
@@ -20,5 +20,6 @@ OPTIONS: list[OptionSpec] = [
         "steps per example of the campaign state machine (CAMP-08)",
         kind="int",
         default=10,
+        check=at_least(1),
     ),
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.config import OptionSpec
+from conformance.config import OptionSpec, at_least, non_negative
 
 OPTIONS: list[OptionSpec] = [
     OptionSpec("platform_model", "model named in token-count requests", default="gpt-4o"),
@@ -21,11 +21,13 @@ OPTIONS: list[OptionSpec] = [
         "most requests spent to provoke a 429 (RL-03 is skipped when the limit is beyond it)",
         kind="int",
         default=60,
+        check=at_least(1),
     ),
     OptionSpec(
         "platform_max_retry_after",
         "longest Retry-After (seconds) the rate-limit checks wait for",
         kind="float",
         default=65.0,
+        check=non_negative,
     ),
 ]

@@ -1,0 +1,113 @@
+"""Reading fields of target JSON: a missing or mistyped field is the target's verdict, never a ``KeyError``.
+
+Every check reads what a target answered through :func:`field`::
+
+    campaign_id = field(response, "id", type=str, what="the created campaign")
+    first = field(body, "data", 0, "id", type=str)
+
+A field that is absent, ``null`` where a value is wanted, or of the wrong JSON type raises :class:`Failure` (the
+rule being judged failed; the exchange is already the check's evidence) or, with ``blocked_by``, :class:`Blocked`
+(the field belongs to a prerequisite rule, so this rule cannot be decided).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn, TypeVar, overload
+
+import httpx
+
+from conformance._exceptions import Blocked, Failure
+from conformance.host import _json as target_json
+
+T = TypeVar("T")
+Step = str | int
+_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    dict: "an object",
+    list: "an array",
+}
+
+
+@overload
+def field(
+    doc: Any, *path: Step, type: type[T], what: str | None = None, blocked_by: str | None = None, empty: bool = True
+) -> T: ...
+@overload
+def field(
+    doc: Any, *path: Step, type: None = None, what: str | None = None, blocked_by: str | None = None, empty: bool = True
+) -> Any: ...
+def field(
+    doc: Any,
+    *path: Step,
+    type: type[Any] | None = None,
+    what: str | None = None,
+    blocked_by: str | None = None,
+    empty: bool = True,
+) -> Any:
+    """The value at ``path`` (object keys and array indexes) in ``doc``, checked to be of JSON ``type``.
+
+    ``doc`` is parsed JSON or an ``httpx.Response`` (its body is parsed; a body that is not JSON is a failure too).
+    ``empty=False`` also refuses an empty string, array or object. ``what`` names the document in the message.
+    """
+    if isinstance(doc, httpx.Response):
+        what = what or _describe(doc)
+        try:
+            doc = target_json.loads(doc.content)
+        except (ValueError, UnicodeDecodeError):
+            _refuse(f"{what}: the body is not JSON", blocked_by)
+    what = what or "the target's answer"
+    value = doc
+    walked = ""
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(value, list):
+                _refuse(f"{what}: {walked or 'the body'} is {_shown(value)}, expected an array", blocked_by)
+            if not -len(value) <= step < len(value):
+                _refuse(f"{what}: {walked or 'the array'} has no item {step} (length {len(value)})", blocked_by)
+            value = value[step]
+            walked += f"[{step}]"
+        else:
+            if not isinstance(value, dict):
+                _refuse(f"{what}: {walked or 'the body'} is {_shown(value)}, expected an object", blocked_by)
+            walked += ("." if walked else "") + step
+            if step not in value:
+                _refuse(f"{what}: '{walked}' is missing", blocked_by)
+            value = value[step]
+    if type is not None and not _is(value, type):
+        name = f"'{walked}'" if walked else "the body"
+        _refuse(f"{what}: {name} is {_shown(value)}, expected {_NAMES.get(type, type.__name__)}", blocked_by)
+    if not empty and isinstance(value, str | list | dict) and not value:
+        _refuse(f"{what}: '{walked}' is empty", blocked_by)
+    return value
+
+
+def _is(value: Any, wanted: type) -> bool:
+    if wanted is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if wanted is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, wanted)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "null"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _describe(response: httpx.Response) -> str:
+    try:
+        request = response.request
+    except RuntimeError:  # a response built by hand has no request
+        return f"the {response.status_code} answer"
+    return f"{request.method} {request.url.path} → {response.status_code}"
+
+
+def _refuse(message: str, blocked_by: str | None) -> NoReturn:
+    if blocked_by is not None:
+        raise Blocked(blocked_by, message)
+    raise Failure(message)
