@@ -2,6 +2,8 @@
 
 conformance rules [--json]                 the rule catalog, with implementation and mutant status
 conformance report report.json -o out.html re-render the reviewer's HTML from a report.json
+                                           (-o DIR, an existing directory or a path ending in /, writes
+                                           DIR/report.html)
 conformance up [--mutant NAME] [--env-file FILE]
                                            start the reference stack and print the settings for a run
 conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
@@ -64,7 +66,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"conformance report: {args.input} is not a conformance report (no `results` list)", file=sys.stderr)
         return 2
     output = Path(args.output) if args.output else Path(args.input).with_suffix(".html")
-    write_html(report, output)
+    if output.is_dir() or (args.output and args.output.endswith(("/", os.sep))):
+        output = output / "report.html"  # -o DIR writes DIR/report.html, as a run writes it
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        write_html(report, output)
+    except OSError as exc:
+        print(f"conformance report: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"wrote {output}")
     return 0
 
@@ -154,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules.set_defaults(func=_cmd_rules)
     report = sub.add_parser("report", help="render report.html from a report.json")
     report.add_argument("input")
-    report.add_argument("-o", "--output")
+    report.add_argument("-o", "--output", help="HTML file, or a directory to write report.html into")
     report.set_defaults(func=_cmd_report)
     up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
     up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")

@@ -11,6 +11,7 @@ import importlib
 import math
 import os
 import ssl
+import tempfile
 import tomllib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -132,8 +133,13 @@ def check_report_dir(directory: Path, origin: str = "default") -> None:
     if not probe.is_dir():
         where = "is a file" if probe == directory else f"is under {probe}, which is a file"
         raise ConfigError(f"report_dir from {origin}: {directory} {where}, reports cannot be written there")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ConfigError(f"report_dir from {origin}: {directory} is not writable ({probe} is read-only)")
+    try:  # really try: os.access says yes to root on a read-only mount
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        problem = f"is not writable (cannot create a file in {probe}: {reason})"
+        raise ConfigError(f"report_dir from {origin}: {directory} {problem}") from None
 
 
 CORE_OPTIONS: list[OptionSpec] = [

@@ -1,9 +1,9 @@
 """Reading fields of target JSON: a missing or mistyped field is the target's verdict, never a ``KeyError``.
 
-Every check reads what a target answered through :func:`field`::
+Every check reads what a target answered through :func:`json_field`::
 
-    campaign_id = field(response, "id", type=str, what="the created campaign")
-    first = field(body, "data", 0, "id", type=str)
+    campaign_id = json_field(response, "id", type=str, what="the created campaign")
+    first = json_field(body, "data", 0, "id", type=str)
 
 A field that is absent, ``null`` where a value is wanted, or of the wrong JSON type raises :class:`Failure` (the
 rule being judged failed; the exchange is already the check's evidence) or, with ``blocked_by``, :class:`Blocked`
@@ -32,14 +32,14 @@ _NAMES: dict[type, str] = {
 
 
 @overload
-def field(
+def json_field(
     doc: Any, *path: Step, type: type[T], what: str | None = None, blocked_by: str | None = None, empty: bool = True
 ) -> T: ...
 @overload
-def field(
+def json_field(
     doc: Any, *path: Step, type: None = None, what: str | None = None, blocked_by: str | None = None, empty: bool = True
 ) -> Any: ...
-def field(
+def json_field(
     doc: Any,
     *path: Step,
     type: type[Any] | None = None,

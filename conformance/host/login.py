@@ -92,12 +92,18 @@ class LoginStep:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], index: int) -> LoginStep:
+        if not isinstance(data, dict):
+            raise ConfigError(f"login step {index + 1}: expected a [[steps]] table, got {data!r:.40}")
         known = set(cls.__dataclass_fields__)
         unknown = set(data) - known
         if unknown:
             raise ConfigError(f"login step {index + 1}: unknown keys {sorted(unknown)}")
         if data.get("decision") not in (None, "approve", "deny"):
             raise ConfigError(f"login step {index + 1}: decision must be approve or deny")
+        wrong = [k for k in ("name", "match", "form", "click", "requires", "contains") if k in data]
+        wrong = [k for k in wrong if not isinstance(data[k], str)]
+        if wrong or not isinstance(data.get("submit", True), bool):
+            raise ConfigError(f"login step {index + 1}: {', '.join(wrong) or 'submit'} has the wrong type")
         fill = data.get("fill", {})
         if not isinstance(fill, dict) or not all(isinstance(v, str) for v in fill.values()):
             raise ConfigError(f"login step {index + 1}: fill must be a table of strings")

@@ -12,6 +12,7 @@ import pytest
 
 from conformance import fail
 from conformance.config import Settings, Target
+from conformance.host.fields import json_field
 from conformance.host.http import HostHTTP
 from conformance.suites.platform._support import LEDGER, describe, json_body
 
@@ -62,6 +63,7 @@ class CampaignsApi:
         response = self.create(self.body(**fields))
         if response.status_code not in (200, 201) or not isinstance(json_body(response), dict):
             fail(f"creating a valid campaign failed: {describe(response)}")
+        json_field(response, "id", type=str, what=f"the created campaign ({describe(response)})")
         result: dict[str, Any] = json_body(response)
         return result
 
