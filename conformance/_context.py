@@ -46,3 +46,26 @@ def end() -> CheckRecord | None:
 
 def current() -> CheckRecord | None:
     return _current
+
+
+def mark() -> int:
+    """Where the running check's exchanges end now (for :func:`since`)."""
+    record = _current
+    return len(record.exchanges) if record is not None else 0
+
+
+def since(position: int) -> list[dict[str, Any]]:
+    """The exchanges the running check recorded after ``position`` (e.g. by a session fixture it set up)."""
+    record = _current
+    return list(record.exchanges[position:]) if record is not None else []
+
+
+def attach(exchanges: list[dict[str, Any]]) -> None:
+    """Add exchanges recorded for another check (a shared fixture ran there) as evidence of this one too."""
+    record = _current
+    if record is None:
+        return
+    present = {id(e) for e in record.exchanges}
+    for exchange in exchanges:
+        if id(exchange) not in present:
+            record.add_exchange(exchange)

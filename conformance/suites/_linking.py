@@ -57,7 +57,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance import Blocked, Failure, TargetError, needs
+from conformance import Blocked, Failure, TargetError, _context, needs
 from conformance._exceptions import ConfigError
 from conformance.config import Settings, Target
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
@@ -294,6 +294,8 @@ class FlowAttempt:
     token: TokenResult | None = None
     rule: str | None = None
     problem: str | None = None
+    # The exchanges of this flow (login included), so that the rule it broke shows them whichever check ran it.
+    exchanges: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -544,7 +546,10 @@ def linker(
 @pytest.fixture(scope="session")
 def first_link(linker: Linker) -> FlowAttempt:
     """The first authorization of test account 1 with the default scopes."""
-    return linker.attempt(account=1)
+    start = _context.mark()
+    attempt = linker.attempt(account=1)
+    attempt.exchanges = _context.since(start)
+    return attempt
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import json
 
 import jwt
 
-from conformance import Blocked, expect, fail, observe, rule
+from conformance import Blocked, _context, expect, fail, observe, rule
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.oauth import new_pkce
 from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
@@ -18,6 +18,7 @@ from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
 
 @rule("AUTH-FLOW-01")
 def test_code_comes_back_with_state(first_link: FlowAttempt) -> None:
+    _context.attach(first_link.exchanges)  # the login may have run while another check set the fixture up
     callback = first_link.callback
     if callback is None or callback.is_error:
         if first_link.rule in ("AUTH-FLOW-01", None):
