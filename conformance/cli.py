@@ -92,7 +92,7 @@ def _stack(mutants: list[str], suites: str | None = None) -> Any:
         from conformance.reference.stack import running_stack
     except ImportError as exc:
         raise ConformanceError(
-            f"the reference stack is not available ({exc}); install the extra: pip install 'conformance[reference]'"
+            f"the embedded stack needs the reference extra: pip install 'conformance[reference]' ({exc})"
         ) from None
     services = sorted({SUITE_SERVICES[s] for s in suites.split(",") if s in SUITE_SERVICES}) if suites else None
     return running_stack(mutants=mutants, services=services)

@@ -28,7 +28,7 @@ from types import FrameType
 
 import httpx
 
-from conformance._exceptions import ConfigError
+from conformance._exceptions import ConfigError, ConformanceError
 from conformance.reference._service import ServiceSpec, StackContext
 from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 
@@ -39,8 +39,32 @@ SECRET_NAME = re.compile(r"PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN|ACCESS_KEY")
 STOP_GRACE_S = 5.0
 
 
-class StackError(RuntimeError):
-    """The stack could not start (a service exited or never became healthy)."""
+class StackError(ConformanceError, RuntimeError):
+    """The stack could not start (a service exited or never became healthy). The message is one line; ``log`` is
+    a copy of the service's log that outlives the stack's temporary directory, ``tail`` its last lines."""
+
+    def __init__(self, message: str, log: Path | None = None, tail: str = "") -> None:
+        super().__init__(message + (f"; its log: {log}" if log else ""))
+        self.log = log
+        self.tail = tail
+
+
+class MissingExtra(ConformanceError):
+    """A module of the ``reference`` extra is not installed."""
+
+
+EXTRA_HINT = "the embedded stack needs the reference extra: pip install 'conformance[reference]'"
+
+
+def keep_log(source: Path, name: str) -> Path | None:
+    """A copy of ``source`` outside the stack's data directory (which is removed when the stack stops)."""
+    try:
+        fd, kept = tempfile.mkstemp(prefix=f"conformance-{name}-", suffix=".log")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(source.read_bytes())
+    except OSError:
+        return None
+    return Path(kept)
 
 
 @dataclass
@@ -129,6 +153,8 @@ def collect_specs(ctx: StackContext, packages: Iterable[str]) -> list[ServiceSpe
         except ModuleNotFoundError as exc:
             if exc.name and exc.name.startswith("conformance.reference"):
                 continue
+            if exc.name and not exc.name.startswith("conformance"):
+                raise MissingExtra(f"{EXTRA_HINT} (module {exc.name} is missing)") from None
             raise
         factory = getattr(module, "services", None)
         if factory is not None:
@@ -190,7 +216,11 @@ def wait_healthy(processes: list[ServiceProcess], ca_file: Path) -> None:
             for name, proc in list(pending.items()):
                 code = proc.process.poll()
                 if code is not None:
-                    raise StackError(f"service {name} exited with {code} while starting:\n{proc.log_tail()}")
+                    raise StackError(
+                        f"service {name} exited with {code} while starting",
+                        keep_log(proc.log_file, name),
+                        proc.log_tail(),
+                    )
                 try:
                     if client.get(proc.spec.health_url).is_success:
                         proc.ready_s = time.monotonic() - started
@@ -201,7 +231,9 @@ def wait_healthy(processes: list[ServiceProcess], ca_file: Path) -> None:
                 if time.monotonic() - started > proc.spec.start_timeout_s:
                     raise StackError(
                         f"service {name} not healthy at {proc.spec.health_url} after "
-                        f"{proc.spec.start_timeout_s:.0f} s:\n{proc.log_tail()}"
+                        f"{proc.spec.start_timeout_s:.0f} s",
+                        keep_log(proc.log_file, name),
+                        proc.log_tail(),
                     )
             if pending:
                 time.sleep(0.05)

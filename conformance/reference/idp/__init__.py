@@ -12,8 +12,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+from conformance._exceptions import ConformanceError
 from conformance.reference._service import ServiceSpec, StackContext
 from conformance.reference.idp.layout import auth_layout, write_private
 
@@ -26,8 +28,12 @@ DEFAULT_ACCESS_TOKEN_TTL = 600
 TTL_ENV = "CONFORMANCE_REFERENCE_ACCESS_TOKEN_TTL"
 
 
-class IdpSetupError(RuntimeError):
-    pass
+class IdpSetupError(ConformanceError, RuntimeError):
+    """Node or the IdP's npm packages could not be set up (one line; ``log`` holds npm's output)."""
+
+    def __init__(self, message: str, log: Path | None = None) -> None:
+        super().__init__(message + (f"; log: {log}" if log else ""))
+        self.log = log
 
 
 def _node_major(executable: str) -> int | None:
@@ -83,7 +89,10 @@ def ensure_installed(force: bool = False) -> None:
     command = [*_npm_command(node), "ci", "--no-audit", "--no-fund", "--loglevel=error"]
     result = subprocess.run(command, cwd=HERE, env=env, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
-        raise IdpSetupError(f"npm ci failed in {HERE}:\n{result.stdout}\n{result.stderr}")
+        fd, log = tempfile.mkstemp(prefix="conformance-npm-ci-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(f"$ {' '.join(command)}\n{result.stdout}\n{result.stderr}")
+        raise IdpSetupError(f"npm ci failed in {HERE} (exit {result.returncode})", Path(log))
 
 
 def access_token_ttl() -> int:
