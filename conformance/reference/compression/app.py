@@ -16,6 +16,7 @@ import hmac
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -40,6 +41,10 @@ MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 MAX_JSON_BYTES = 64 * 1024
 MAX_DIMENSION = 20_000
 _COMMANDS = {"resize", "preserve", "store"}
+
+
+class ClientGone(Exception):
+    """The client disconnected before the answer: the work is dropped and nothing is counted."""
 
 
 class ApiError(Exception):
@@ -163,6 +168,44 @@ class Sandbox:
     async def run(self, func: Any, *args: Any, **kwargs: Any) -> Any:
         return await anyio.to_thread.run_sync(lambda: func(*args, **kwargs), limiter=self.limiter)
 
+    async def run_engine(self, request: Request, **kwargs: Any) -> engine.Encoded:
+        """``engine.optimize`` in a worker thread, watched: when the client disconnects (before or during the
+        work) the engine is told to stop, the worker is abandoned and :class:`ClientGone` is raised."""
+        cancel = threading.Event()
+        outcome: dict[str, Any] = {}
+
+        async def work() -> None:
+            try:
+                outcome["result"] = await anyio.to_thread.run_sync(
+                    lambda: engine.optimize(cancel=cancel, **kwargs), limiter=self.limiter, abandon_on_cancel=True
+                )
+            except Exception as exc:  # handed to the caller below, outside the task group
+                outcome["error"] = exc
+            group.cancel_scope.cancel()
+
+        async def watch() -> None:
+            # The body has been read: the next ASGI message is http.disconnect, if the client goes away.
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            cancel.set()
+            group.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(work)
+            group.start_soon(watch)
+        if cancel.is_set() or isinstance(outcome.get("error"), engine.Cancelled):
+            cancel.set()
+            raise ClientGone()
+        if "error" in outcome:
+            raise outcome["error"]
+        result: engine.Encoded = outcome["result"]
+        return result
+
+    async def still_connected(self, request: Request) -> None:
+        """Before counting: a client that went away meanwhile is not charged for work it never received."""
+        if await request.is_disconnected():
+            raise ClientGone()
+
     async def check_quota(self, account: str) -> None:
         limit = self.settings.monthly_limit
         if limit and await self.db_call(self.db.count, account) >= limit:
@@ -194,11 +237,12 @@ class Sandbox:
             except SourceError as exc:
                 raise ApiError(400, "SourceNotFound", f"Source not found: {exc}") from exc
         try:
-            result = await self.run(
-                engine.optimize, body, defects=self.defects, strict="truncated_accepted" not in self.defects
+            result = await self.run_engine(
+                request, original=body, defects=self.defects, strict="truncated_accepted" not in self.defects
             )
         except engine.ImageError as exc:
             raise ApiError(exc.status, exc.error, exc.message) from exc
+        await self.still_connected(request)
         output_id, count = await self.db_call(
             self.db.add_output, account, result.mime, body, result.data, result.width, result.height
         )
@@ -269,9 +313,9 @@ class Sandbox:
             data, mime, width, height = output.output, output.mime, output.width, output.height
         else:
             try:
-                result = await self.run(
-                    engine.optimize,
-                    output.original,
+                result = await self.run_engine(
+                    request,
+                    original=output.original,
                     resize=resize,
                     preserve=preserve,
                     defects=self.defects,
@@ -280,6 +324,7 @@ class Sandbox:
             except engine.ImageError as exc:
                 raise ApiError(exc.status, exc.error, exc.message) from exc
             data, mime, width, height = result.data, result.mime, result.width, result.height
+        await self.still_connected(request)
         if target is not None:
             if "store_writes_nothing" in self.defects:  # answers as if written
                 location = store.stored_url(target, self.settings.stores)
@@ -316,6 +361,10 @@ class Sandbox:
         if exc.status_code == 405:
             return self.error(405, "MethodNotAllowed", "Method not allowed", dict(exc.headers or {}))
         return self.error(exc.status_code, "NotFound" if exc.status_code == 404 else "BadRequest", str(exc.detail))
+
+    async def handle_client_gone(self, request: Request, exc: Exception) -> Response:
+        # Nobody reads this answer (499: "client closed request", as nginx logs it); no crash is logged.
+        return Response(status_code=499)
 
     async def handle_crash(self, request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
@@ -357,6 +406,8 @@ def create_app(
         exception_handlers={
             ApiError: sandbox.handle_api_error,
             HTTPException: sandbox.handle_http_error,
+            ClientGone: sandbox.handle_client_gone,
+            ClientDisconnect: sandbox.handle_client_gone,
             Exception: sandbox.handle_crash,
         },
     )

@@ -1,0 +1,96 @@
+"""A client that goes away: the sandbox stops the work it asked for and does not count it."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from PIL import Image
+
+from conformance.reference._service import free_port
+from conformance.reference.compression import create_app, engine
+from conformance.reference.compression.serve import SandboxServer
+from conformance.reference.stack import make_certificates
+
+KEY = "disconnect-test-key"
+
+
+def _noise_png(side: int) -> bytes:
+    """A photo-sized PNG of noise: seconds of quantization work, far more than the client waits."""
+    out = io.BytesIO()
+    Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(out, "PNG", compress_level=1)
+    return out.getvalue()
+
+
+@pytest.fixture
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path, list[str]]]:
+    outcomes: list[str] = []  # what each engine run came to: "done" or "cancelled"
+    real = engine.optimize
+
+    def recording(*args: Any, **kwargs: Any) -> engine.Encoded:
+        try:
+            result = real(*args, **kwargs)
+        except engine.Cancelled:
+            outcomes.append("cancelled")
+            raise
+        outcomes.append("done")
+        return result
+
+    monkeypatch.setattr(engine, "optimize", recording)
+    ca_file, cert_file, key_file = make_certificates(tmp_path)
+    port = free_port()
+    server = SandboxServer(create_app(tmp_path / "data", [KEY]), "127.0.0.1", port, str(cert_file), str(key_file))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"https://127.0.0.1:{port}", ca_file, outcomes
+    finally:
+        server.stop()
+        thread.join(timeout=10)
+
+
+def _abort_after_upload(base: str, ca_file: Path, body: bytes, wait_s: float) -> None:
+    """Send the whole upload, wait a moment (the engine starts), then drop the connection unanswered."""
+    port = int(base.rsplit(":", 1)[1])
+    context = ssl.create_default_context(cafile=str(ca_file))
+    auth = base64.b64encode(f"api:{KEY}".encode()).decode()
+    head = (
+        f"POST /shrink HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Basic {auth}\r\n"
+        f"Content-Type: image/png\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", port)) as raw, context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        tls.sendall(head + body)
+        time.sleep(wait_s)
+        tls.settimeout(0.01)
+        with pytest.raises((TimeoutError, ssl.SSLError)):  # no answer yet: the work is still under way
+            assert not tls.recv(1)
+
+
+def test_an_aborted_large_upload_stops_the_work_and_is_not_counted(served: tuple[str, Path, list[str]]) -> None:
+    base, ca_file, outcomes = served
+    _abort_after_upload(base, ca_file, _noise_png(2400), wait_s=0.4)
+    deadline = time.monotonic() + 60
+    while not outcomes and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert outcomes == ["cancelled"]
+    small = io.BytesIO()
+    Image.linear_gradient("L").save(small, "PNG")
+    verify = ssl.create_default_context(cafile=str(ca_file))
+    with httpx.Client(base_url=base, auth=("api", KEY), verify=verify, timeout=30) as client:
+        answer = client.post("/shrink", content=small.getvalue())
+    assert answer.status_code == 201, answer.text
+    assert answer.headers["compression-count"] == "1"  # only this upload: the aborted one cost nothing
+    assert outcomes == ["cancelled", "done"]
