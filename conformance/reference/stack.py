@@ -230,8 +230,7 @@ def wait_healthy(processes: list[ServiceProcess], ca_file: Path) -> None:
                     pass
                 if time.monotonic() - started > proc.spec.start_timeout_s:
                     raise StackError(
-                        f"service {name} not healthy at {proc.spec.health_url} after "
-                        f"{proc.spec.start_timeout_s:.0f} s",
+                        f"service {name} not healthy at {proc.spec.health_url} after {proc.spec.start_timeout_s:.0f} s",
                         keep_log(proc.log_file, name),
                         proc.log_tail(),
                     )

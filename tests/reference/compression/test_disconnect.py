@@ -71,7 +71,10 @@ def _abort_after_upload(base: str, ca_file: Path, body: bytes, wait_s: float) ->
         f"POST /shrink HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Basic {auth}\r\n"
         f"Content-Type: image/png\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode()
-    with socket.create_connection(("127.0.0.1", port)) as raw, context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+    with (
+        socket.create_connection(("127.0.0.1", port)) as raw,
+        context.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+    ):
         tls.sendall(head + body)
         time.sleep(wait_s)
         tls.settimeout(0.01)
