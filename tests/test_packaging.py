@@ -1,0 +1,67 @@
+"""A wheel ships the package and its data, and nothing a used clone holds besides (the IdP's node_modules)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+SHIPPED = {
+    "py.typed",
+    "schemas/report.schema.json",
+    "suites/auth/login_steps.toml",
+    "report/templates/report.html.j2",
+    "reference/idp/provider.js",
+    "reference/idp/package.json",
+    "reference/idp/package-lock.json",
+}
+CLUTTER = (
+    "reference/idp/node_modules/oidc-provider/package.json",
+    "reference/idp/node_modules/oidc-provider/lib/index.js",
+    "reference/idp/node_modules/some-tool/config.toml",
+    "reference/idp/node_modules/gyp/pylib/__init__.py",
+    "reference/idp/node_modules/.package-lock.json",
+)
+
+
+def _plant(tree: Path, names: tuple[str, ...] | set[str]) -> None:
+    for name in names:
+        path = tree / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}\n")
+
+
+def test_package_data_patterns_match_what_ships_and_nothing_in_node_modules(tmp_path: Path) -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = config["package-data"]["conformance"]
+    _plant(tmp_path, SHIPPED)
+    _plant(tmp_path, CLUTTER)
+    matched = {str(p.relative_to(tmp_path)) for pattern in patterns for p in tmp_path.glob(pattern) if p.is_file()}
+    assert matched >= SHIPPED, SHIPPED - matched
+    assert not [m for m in matched if "node_modules" in m], matched
+    assert any("node_modules" in e for e in config["packages"]["find"]["exclude"])
+
+
+def test_a_wheel_built_from_a_used_clone_has_no_node_modules(tmp_path: Path) -> None:
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    tree = tmp_path / "clone"
+    for name in tracked:
+        if (ROOT / name).is_file():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            (tree / name).write_bytes((ROOT / name).read_bytes())
+    _plant(tree / "conformance", CLUTTER)  # what `run.py setup` leaves in a clone
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(tree)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("conformance-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if "node_modules" in n]
+    assert {f"conformance/{name}" for name in SHIPPED} <= set(names)
