@@ -12,6 +12,7 @@ rule being judged failed; the exchange is already the check's evidence) or, with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NoReturn, TypeVar, overload
 
 import httpx
@@ -64,24 +65,27 @@ def json_field(
     for step in path:
         if isinstance(step, int):
             if not isinstance(value, list):
-                _refuse(f"{what}: {walked or 'the body'} is {_shown(value)}, expected an array", blocked_by)
+                _refuse(f"{what}: {_name(walked)} is {_shown(value)}, expected an array", blocked_by)
             if not -len(value) <= step < len(value):
-                _refuse(f"{what}: {walked or 'the array'} has no item {step} (length {len(value)})", blocked_by)
+                _refuse(f"{what}: {_name(walked)} has no item {step} (length {len(value)})", blocked_by)
             value = value[step]
             walked += f"[{step}]"
         else:
-            if not isinstance(value, dict):
-                _refuse(f"{what}: {walked or 'the body'} is {_shown(value)}, expected an object", blocked_by)
+            if not isinstance(value, Mapping):
+                _refuse(f"{what}: {_name(walked)} is {_shown(value)}, expected an object", blocked_by)
             walked += ("." if walked else "") + step
             if step not in value:
                 _refuse(f"{what}: '{walked}' is missing", blocked_by)
             value = value[step]
     if type is not None and not _is(value, type):
-        name = f"'{walked}'" if walked else "the body"
-        _refuse(f"{what}: {name} is {_shown(value)}, expected {_NAMES.get(type, type.__name__)}", blocked_by)
+        _refuse(f"{what}: {_name(walked)} is {_shown(value)}, expected {_NAMES.get(type, type.__name__)}", blocked_by)
     if not empty and isinstance(value, str | list | dict) and not value:
-        _refuse(f"{what}: '{walked}' is empty", blocked_by)
+        _refuse(f"{what}: {_name(walked)} is empty", blocked_by)
     return value
+
+
+def _name(walked: str) -> str:
+    return f"'{walked}'" if walked else "the body"
 
 
 def _is(value: Any, wanted: type) -> bool:
@@ -111,3 +115,12 @@ def _refuse(message: str, blocked_by: str | None) -> NoReturn:
     if blocked_by is not None:
         raise Blocked(blocked_by, message)
     raise Failure(message)
+
+
+def json_get(doc: Any, *path: Step, type: type[Any] | None = None, default: Any = None) -> Any:
+    """The value at ``path`` when it is there with JSON ``type``, else ``default``: for reads whose absence the
+    check itself judges (a comparison that then fails with its own message), never a ``KeyError``."""
+    try:
+        return json_field(doc, *path, type=type)
+    except Failure:
+        return default

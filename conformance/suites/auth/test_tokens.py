@@ -20,6 +20,7 @@ import pytest
 from conformance import Blocked, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host.declarations import check_challenge_result
+from conformance.host.fields import json_get
 from conformance.host.forge import (
     ForgeError,
     HarnessIssuer,
@@ -297,7 +298,7 @@ def scope_probe(listing: Listing, granted: list[str]) -> tuple[Mapping[str, Any]
         for scope in set(oauth_scopes(tool)):
             counts[scope] = counts.get(scope, 0) + 1
     options = [(t, s) for t in tools for s in oauth_scopes(t) if s in granted]
-    options.sort(key=lambda ts: (counts[ts[1]], (ts[0].get("annotations") or {}).get("destructiveHint") is not True))
+    options.sort(key=lambda ts: (counts[ts[1]], json_get(ts[0], "annotations", "destructiveHint") is not True))
     return options[0] if options else None
 
 

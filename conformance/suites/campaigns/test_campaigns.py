@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from conformance import expect, fail, hypothesis_profile, needs, observe, rule
 from conformance.config import Settings
-from conformance.host.fields import json_field
+from conformance.host.fields import json_field, json_get
 from conformance.suites.campaigns._model import COMPARED, expect_shape, page
 from conformance.suites.campaigns.conftest import CampaignsApi
 from conformance.suites.platform._support import (
@@ -81,7 +81,7 @@ def test_create_returns_the_campaign(campaigns_api: CampaignsApi, conformance_se
         f"conversion_event_setting_ids defaults to {campaign.get('conversion_event_setting_ids')!r}, expected []",
     )
     if location:
-        include = ((campaign.get("targeting") or {}).get("locations") or {}).get("include")
+        include = json_get(campaign, "targeting", "locations", "include")
         if not isinstance(include, list) or len(include) != 1:
             fail(f"the targeted location came back as {include!r}")
         loc = include[0]
@@ -361,7 +361,7 @@ def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_se
         "a campaign including an audience listed for inclusion",
     )
     expect(
-        (included.get("targeting") or {}).get("custom_audiences", {}).get("ids") == inclusion[:1],
+        json_get(included, "targeting", "custom_audiences", "ids") == inclusion[:1],
         f"the included audience came back as {included.get('targeting')!r}",
     )
     _rejected(

@@ -16,6 +16,7 @@ from hypothesis.stateful import rule as step
 
 from conformance import expect, fail, rule
 from conformance.config import Settings
+from conformance.host.fields import json_get
 from conformance.suites.campaigns._model import COMPARED, check_walks, expect_shape
 from conformance.suites.campaigns.conftest import CampaignsApi
 from conformance.suites.platform._support import describe, json_body, run_property, target_settings
@@ -114,7 +115,7 @@ class CampaignMachine(RuleBasedStateMachine):
         expected = self.model[campaign_id]
         if expected["status"] == "archived" and action != "archive":
             expect(
-                response.status_code >= 400 or (json_body(response) or {}).get("status") == "archived",
+                response.status_code >= 400 or json_get(json_body(response), "status") == "archived",
                 f"{action} of an archived campaign: {describe(response)}",
             )
             expect(response.status_code < 500, f"{action} of an archived campaign: {describe(response)}")

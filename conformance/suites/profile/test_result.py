@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from conformance import expect, fail, observe, rule
+from conformance.host.fields import json_get
 from conformance.host.profile import id_encoding_problems, id_problems, invented_field_problems, result_problems
 from conformance.suites._linking import INVALID_BEARER
 from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
@@ -49,7 +50,7 @@ def test_no_placeholder_without_credentials(profile_caller: ProfileCaller) -> No
         if outcome.status == 401 or outcome.auth_error_result:
             continue
         if outcome.returned_data:
-            record = (outcome.result or {}).get("structuredContent")
+            record = json_get(outcome.result, "structuredContent")
             problems.append(f"{what}: a profile came back instead of an auth error ({record!r})")
         else:
             problems.append(f"{what}: {outcome.describe()}, not an auth error (401 or a result with a challenge)")

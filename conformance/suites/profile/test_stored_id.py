@@ -12,6 +12,7 @@ import pytest
 
 from conformance import Blocked, NeedsUnmet, expect, fail, needs, observe, rule
 from conformance.config import Settings
+from conformance.host.fields import json_get
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import LinkedAccount
 from conformance.suites._tool_access import fresh_token, load_issuer, oauth_scopes, unverified_claims
@@ -57,7 +58,7 @@ def test_blank_stored_id_is_an_error(
         needs("a reference or vendor hook that blanks the stored profile id", HOOK_OPTION)
     token, subject, how = _subject_token(s, host_http, profile_caller, request)
     before = profile_caller.result(token, how)
-    first_id = (before.get("structuredContent") or {}).get("id")
+    first_id = json_get(before, "structuredContent", "id")
     hook = host_http.post(
         f"{str(url).rstrip('/')}/blank-profile-id",
         json={"subject": subject},
