@@ -120,7 +120,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from conformance.config import check_report_dir
+
     report_dir = Path(args.report_dir).resolve()
+    check_report_dir(report_dir, "--report-dir")  # before the stack starts, not after the run
     with _stack(args.mutant, args.suite) as stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
         env.update(stack.settings)

@@ -205,3 +205,13 @@ def test_report_into_a_directory_writes_report_html(tmp_path: Path, capsys: pyte
     assert main(["report", str(report), "-o", str(blocker / "x.html")]) == 2
     err = capsys.readouterr().err
     assert "cannot write" in err and "Traceback" not in err
+
+
+def test_demo_with_a_report_dir_under_a_file_stops_before_the_stack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["demo", "--suite", "platform", "--report-dir", str(blocker / "reports")]) == 2
+    err = capsys.readouterr().err
+    assert "report_dir from --report-dir:" in err and "which is a file" in err and len(err.strip().splitlines()) == 1
