@@ -16,7 +16,6 @@ import hmac
 import json
 import logging
 import os
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from .db import Database, Output
 from .fetch import SourceError, SourcePolicy, fetch_source
 from .metadata import PRESERVE_VALUES
 from .mutants import MUTANTS
+from .workers import shared_pool
 
 log = logging.getLogger("conformance.reference.compression")
 
@@ -126,6 +126,7 @@ class Sandbox:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.db = Database(settings.data_dir / "compression.sqlite3")
         self.limiter = anyio.CapacityLimiter(settings.workers)
+        self.pool = shared_pool(settings.workers)  # the engine runs in processes a gone client's job can kill
 
     # --- plumbing ----------------------------------------------------------------------------------------------
 
@@ -168,17 +169,15 @@ class Sandbox:
     async def run(self, func: Any, *args: Any, **kwargs: Any) -> Any:
         return await anyio.to_thread.run_sync(lambda: func(*args, **kwargs), limiter=self.limiter)
 
-    async def run_engine(self, request: Request, **kwargs: Any) -> engine.Encoded:
-        """``engine.optimize`` in a worker thread, watched: when the client disconnects (before or during the
-        work) the engine is told to stop, the worker is abandoned and :class:`ClientGone` is raised."""
-        cancel = threading.Event()
+    async def run_engine(self, request: Request, **job: Any) -> engine.Encoded:
+        """``engine.optimize(**job)`` in a worker process, watched: when the client disconnects (before or during
+        the work) the worker is killed, so the work stops at once, and :class:`ClientGone` is raised."""
         outcome: dict[str, Any] = {}
 
         async def work() -> None:
             try:
-                outcome["result"] = await anyio.to_thread.run_sync(
-                    lambda: engine.optimize(cancel=cancel, **kwargs), limiter=self.limiter, abandon_on_cancel=True
-                )
+                async with self.limiter:
+                    outcome["result"] = await self.pool.optimize(**job)
             except Exception as exc:  # handed to the caller below, outside the task group
                 outcome["error"] = exc
             group.cancel_scope.cancel()
@@ -187,14 +186,13 @@ class Sandbox:
             # The body has been read: the next ASGI message is http.disconnect, if the client goes away.
             while (await request.receive())["type"] != "http.disconnect":
                 pass
-            cancel.set()
+            outcome["gone"] = True
             group.cancel_scope.cancel()
 
         async with anyio.create_task_group() as group:
             group.start_soon(work)
             group.start_soon(watch)
-        if cancel.is_set() or isinstance(outcome.get("error"), engine.Cancelled):
-            cancel.set()
+        if outcome.get("gone"):
             raise ClientGone()
         if "error" in outcome:
             raise outcome["error"]

@@ -29,24 +29,6 @@ pyvips.cache_set_max(0)
 _init_lock = threading.Lock()
 
 
-class Cancelled(Exception):
-    """The request's client went away: the work was stopped and there is nothing to answer or count."""
-
-
-def _checkpoint(cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
-        raise Cancelled()
-
-
-def _watched(image: pyvips.Image, cancel: threading.Event | None) -> pyvips.Image:
-    """``image``, whose evaluation libvips abandons (with an error) once ``cancel`` is set: checked on every
-    progress tick, so a long decode or encode stops within a tile or two."""
-    if cancel is not None:
-        image.set_progress(True)
-        image.signal_connect("eval", lambda img, _progress: img.set_kill(True) if cancel.is_set() else None)
-    return image
-
-
 class ImageError(Exception):
     """A client-side problem with the image; carries the HTTP status and the error body."""
 
@@ -81,7 +63,7 @@ def sniff(data: bytes) -> str | None:
     return None
 
 
-def decode(data: bytes, *, strict: bool = True, cancel: threading.Event | None = None) -> tuple[pyvips.Image, str]:
+def decode(data: bytes, *, strict: bool = True) -> tuple[pyvips.Image, str]:
     """Fully decode ``data`` (so truncation is caught now, not in a later request) and autorotate it."""
     if not data:
         raise ImageError(400, "InputMissing", "Input missing: the request body is empty")
@@ -93,7 +75,7 @@ def decode(data: bytes, *, strict: bool = True, cancel: threading.Event | None =
         image = loader(data, fail_on="truncated" if strict else "none", access="random")
         if image.width * image.height > MAX_PIXELS:
             raise ImageError(400, "TooLarge", f"Image dimensions exceed {MAX_PIXELS} pixels")
-        image = _watched(image, cancel).copy_memory()  # forces the whole decode: a truncated file fails here
+        image = image.copy_memory()  # forces the whole decode: a truncated file fails here
     except pyvips.Error as exc:
         raise ImageError(400, "DecodeError", "Input file is corrupt or truncated") from exc
     return image.autorot(), mime
@@ -109,12 +91,9 @@ def _orientation(data: bytes, mime: str) -> int:
         return 1
 
 
-def _encode(image: pyvips.Image, mime: str, defects: frozenset[str], cancel: threading.Event | None = None) -> bytes:
+def _encode(image: pyvips.Image, mime: str, defects: frozenset[str]) -> bytes:
     if image.format != "uchar":
         image = image.cast("uchar", shift=image.format in ("ushort", "short"))
-    if image.hasalpha() and mime == JPEG:
-        image = image.flatten(background=[255, 255, 255])
-    image = _watched(image, cancel)
     if mime == PNG:
         if "output_larger" in defects:
             return bytes(image.pngsave_buffer(compression=0, keep=0))
@@ -123,6 +102,8 @@ def _encode(image: pyvips.Image, mime: str, defects: frozenset[str], cancel: thr
                 palette=True, Q=PNG_QUALITY, dither=1.0, effort=PNG_EFFORT, compression=9, keep=_KEEP_ICC
             )
         )
+    if image.hasalpha():
+        image = image.flatten(background=[255, 255, 255])
     if "output_larger" in defects:
         return bytes(image.jpegsave_buffer(Q=100, subsample_mode="off", keep=0))
     return bytes(
@@ -220,37 +201,16 @@ def optimize(
     preserve: frozenset[str] = frozenset(),
     defects: frozenset[str] = frozenset(),
     strict: bool = True,
-    cancel: threading.Event | None = None,
 ) -> Encoded:
-    """Compress ``original``, optionally resized and with kept metadata. ``strict`` refuses truncated input.
-    Setting ``cancel`` (from another thread) stops the work: :class:`Cancelled` instead of a result."""
-    try:
-        return _optimize(original, resize=resize, preserve=preserve, defects=defects, strict=strict, cancel=cancel)
-    except (ImageError, pyvips.Error):
-        _checkpoint(cancel)  # a killed evaluation looks like a broken image: it is not
-        raise
-
-
-def _optimize(
-    original: bytes,
-    *,
-    resize: Resize | None,
-    preserve: frozenset[str],
-    defects: frozenset[str],
-    strict: bool,
-    cancel: threading.Event | None,
-) -> Encoded:
-    _checkpoint(cancel)
-    image, mime = decode(original, strict=strict, cancel=cancel)
+    """Compress ``original``, optionally resized and with kept metadata. ``strict`` refuses truncated input."""
+    image, mime = decode(original, strict=strict)
     source_w, source_h = image.width, image.height
-    _checkpoint(cancel)
     try:
         if resize is not None:
             image = resize_image(image, resize, defects)
-        data = _encode(image, mime, defects, cancel)
+        data = _encode(image, mime, defects)
     except pyvips.Error as exc:  # an input libvips decodes but cannot process is still the input's fault
         raise ImageError(400, "ProcessingError", "The image could not be processed") from exc
-    _checkpoint(cancel)
     same_geometry = (image.width, image.height) == (source_w, source_h)
     if "output_larger" not in defects and same_geometry and _orientation(original, mime) == 1:
         try:

@@ -1,0 +1,116 @@
+"""The engine in worker processes that can be killed.
+
+A request whose client went away must stop costing CPU at once. A thread cannot be stopped, and libvips' kill flag
+is checked only while pixels are generated: libimagequant and zlib then run for seconds without a check. A process
+can be killed, so every compression runs in one of a few persistent worker processes; a job whose client vanished
+kills its worker (a new one is started when needed). Workers are started lazily with ``spawn`` (safe from a
+threaded server) and die with the server (daemon processes, and the stack stops the whole process group).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import anyio
+
+from . import engine
+
+
+def _serve(conn: Connection) -> None:
+    """A worker's loop: one ``engine.optimize(**job)`` per message; the answer is a plain tuple (picklable)."""
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply: tuple[Any, ...] = ("ok", engine.optimize(**job))
+        except engine.ImageError as exc:
+            reply = ("image", exc.status, exc.error, exc.message)
+        except Exception as exc:
+            reply = ("crash", f"{type(exc).__name__}: {exc}")
+        conn.send(reply)
+
+
+class _Worker:
+    def __init__(self, context: Any) -> None:
+        self.conn, child = context.Pipe()
+        self.process: BaseProcess = context.Process(target=_serve, args=(child,), daemon=True, name="engine")
+        self.process.start()
+        child.close()
+
+    def run(self, job: dict[str, Any]) -> tuple[Any, ...]:
+        self.conn.send(job)
+        reply: tuple[Any, ...] = self.conn.recv()
+        return reply
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join(timeout=5)
+        self.conn.close()
+
+
+class EnginePool:
+    """At most ``size`` idle workers are kept; callers bound concurrency themselves (the app's limiter)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.killed = 0  # workers killed because their client went away (tests and benchmarks read it)
+        self._context = multiprocessing.get_context("spawn")
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    def _take(self) -> _Worker:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return _Worker(self._context)
+
+    def _give(self, worker: _Worker) -> None:
+        with self._lock:
+            if len(self._idle) < self.size:
+                self._idle.append(worker)
+                return
+        worker.kill()
+
+    async def optimize(self, **job: Any) -> engine.Encoded:
+        """``engine.optimize(**job)`` in a worker. Cancelling the caller (the client went away) kills the worker."""
+        worker = await anyio.to_thread.run_sync(self._take)
+        try:
+            reply = await anyio.to_thread.run_sync(worker.run, job, abandon_on_cancel=True)
+        except BaseException as exc:  # cancelled, or the worker died: it is never reused
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                self.killed += 1
+            worker.kill()
+            raise
+        self._give(worker)
+        if reply[0] == "image":
+            raise engine.ImageError(*reply[1:])
+        if reply[0] == "crash":
+            raise RuntimeError(f"compression engine failed: {reply[1]}")
+        result: engine.Encoded = reply[1]
+        return result
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.kill()
+
+
+_shared: EnginePool | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_pool(size: int) -> EnginePool:
+    """One pool per process, however many apps it serves (tests build many): idle workers are not multiplied."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = EnginePool(size)
+        _shared.size = max(_shared.size, size)
+        return _shared
