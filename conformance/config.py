@@ -74,6 +74,13 @@ CORE_OPTIONS: list[OptionSpec] = [
     OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=20.0),
     OptionSpec("total_timeout", "seconds for one request including retries", kind="float", default=60.0),
     OptionSpec("max_response_bytes", "largest response body read", kind="int", default=16 * 1024 * 1024),
+    OptionSpec(
+        "max_throttle_wait",
+        "seconds a run may spend in total waiting for targets' rate limits (window resets, Retry-After); "
+        "a check that would need more is blocked",
+        kind="float",
+        default=600.0,
+    ),
     OptionSpec("run_id", "prefix for objects a run creates (default: random)"),
 ]
 
