@@ -1,5 +1,6 @@
 """Serve the platform sandbox: ``python -m conformance.reference.platform --host H --port P --certfile F
---keyfile F --data-dir D [--config FILE] [--request-limit N [--window S]] [--mutant NAME]...`` (plain HTTP when no certificate is given)."""
+--keyfile F --data-dir D [--config FILE] [--request-limit N [--window S]] [--mutant NAME]...`` (plain HTTP when no
+certificate is given)."""
 
 from __future__ import annotations
 
