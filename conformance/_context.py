@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_EXCHANGES_PER_CHECK = 60
+KEEP_FIRST_EXCHANGES = 15
 THROTTLING_RULES = "RL-"  # only the rate-limit rules judge throttling; every other check is spared it
 
 
@@ -35,9 +36,11 @@ class CheckRecord:
         with _lock:
             self.last_exchange = exchange
             if len(self.exchanges) >= MAX_EXCHANGES_PER_CHECK:
+                # Keep the first exchanges (they set the scene) and the latest (they usually decide the verdict,
+                # e.g. the 429 at the end of RL-03's long run of requests).
+                del self.exchanges[KEEP_FIRST_EXCHANGES]
                 self.dropped += 1
-            else:
-                self.exchanges.append(exchange)
+            self.exchanges.append(exchange)
 
 
 def note_failure(exc: BaseException) -> None:
