@@ -75,13 +75,16 @@ def _window_wait(api: PlatformApi, seconds: float, why: str, *, bounded: bool = 
 ROOM = 6  # requests RL-02 spends in one window: four measured steps, with room to spare
 
 
-def _window_with_room(api: PlatformApi) -> None:
+def _window_with_room(api: PlatformApi, steps: int) -> None:
     """RL-02 decides only where the window has room to decrease: when it has not (a window at 0 cannot show a
     decrease), wait for the reset the target announced."""
     probe = api.get(CHEAP, params={"limit": 1}, pace=False)
     left = _remaining(probe)
     if probe.status_code != 429 and (left is None or left >= ROOM):
         return
+    limit = probe.headers.get("x-ratelimit-limit-requests", "").strip()
+    if limit.isdigit() and int(limit) < steps:
+        needs(f"a request window of at least {steps} requests (x-ratelimit-limit-requests is {limit})")
     wait = _reset_s(probe)
     if wait is None:
         needs("x-ratelimit-reset-requests (or Retry-After) to wait for a window with room to decrease")
@@ -98,7 +101,7 @@ def test_remaining_requests_decreases(platform_api: PlatformApi) -> None:
         "another list request": lambda: platform_api.get(CHEAP, params={"limit": 1}, pace=False),
     }
     for attempt in range(2):
-        _window_with_room(platform_api)
+        _window_with_room(platform_api, len(steps))
         seen: list[tuple[str, int, float, float]] = []  # what, remaining, reset (s), when
         window_ended = False
         for what, step in steps.items():

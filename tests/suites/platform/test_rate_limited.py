@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
+
+from conformance.reference.platform.settings import MAIN_KEY, KeySpec, SandboxSettings
 from conformance.reference.stack import running_stack
 from conformance.testing import RunResult, run_harness
+from tests.reference.platform.live import serving
 
 LIMIT, WINDOW_S = 120, 3.0
 
@@ -53,3 +57,22 @@ def test_reference_certifies_under_a_low_request_limit(tmp_path: Path) -> None:
     assert "throttle: " in limited.stdout and "waiting for the targets' rate limits" in limited.stdout
     html = (tmp_path / "limited" / "report.html").read_text(encoding="utf-8")
     assert "Rate-limit waits" in html
+
+
+def test_rl02_waits_for_a_window_with_room(tmp_path: Path) -> None:
+    """RL-02 meets a window with one request left (another client spent it): it waits for the reset the sandbox
+    announced and decides in the fresh window, instead of failing because remaining cannot go below 0."""
+    main = KeySpec(MAIN_KEY, rpm=8, window_s=8.0)
+    with serving(tmp_path / "data", settings=SandboxSettings(keys=(main,))) as sandbox:
+        headers = {"Authorization": f"Bearer {MAIN_KEY}"}
+        with httpx.Client(base_url=sandbox.base_url, headers=headers) as client:
+            left = [client.get("/v1/campaigns", params={"limit": 1}).headers["x-ratelimit-remaining-requests"]]
+            while left[-1] != "0":
+                left.append(client.get("/v1/campaigns", params={"limit": 1}).headers["x-ratelimit-remaining-requests"])
+        env = {k: v for k, v in sandbox.settings.items() if "THROTTLE" not in k and "FAULT" not in k}
+        (tmp_path / "out").mkdir()
+        result = run_harness(["--suite", "platform", "-k", "RL-02", "-q"], tmp_path / "out", env=env, timeout=120)
+    rl02 = next(r for r in result.report["results"] if r["rule"] == "RL-02")
+    assert rl02["status"] == "passed", rl02["message"]
+    assert "waited for the target's rate limit (RL-02 needs 6 requests in one window, 0 left)" in rl02["message"]
+    assert result.report["throttle"]["waited_s"] > 4
