@@ -44,7 +44,8 @@ class CheckRecord:
 
 
 def note_failure(exc: BaseException) -> None:
-    """Remember the running check's first failure and the last exchange before it."""
+    """Remember the running check's first failure (a Failure is made once its exchanges are done) and the last
+    exchange before it."""
     record = _current
     if record is not None and record.first_failure is None:
         record.first_failure, record.failing_exchange = exc, record.last_exchange

@@ -41,10 +41,6 @@ class UnknownRuleError(ConformanceError):
 class TargetError(ConformanceError):
     """The target did not answer usably. Checks let it propagate: the rule fails with this message."""
 
-    def __init__(self, *args: object) -> None:
-        super().__init__(*args)
-        _context.note_failure(self)
-
 
 class TargetUnreachable(TargetError):
     """Connection, TLS or timeout failure."""

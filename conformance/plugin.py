@@ -388,9 +388,8 @@ def _up_to_failure(evidence: list[dict[str, Any]], failing: dict[str, Any] | Non
     """Evidence that ends with the exchange the first failure was raised on (replays after it are noise)."""
     if failing is None:
         return evidence
-    if failing in evidence:
-        return evidence[: evidence.index(failing) + 1]
-    return [*evidence, failing]
+    at = next((i for i, exchange in enumerate(evidence) if exchange is failing), None)
+    return [*evidence, failing] if at is None else evidence[: at + 1]
 
 
 def _hand_over_throttle_wait(report: pytest.TestReport) -> None:
