@@ -147,7 +147,7 @@ class HostHTTP:
         ``metadata_driven`` marks a URL taken from a target's answer (the guard then refuses internal addresses).
         ``pace=False`` spends the target's request budget to the last request (a rate-limit check's own window).
         Raises :class:`TargetUnreachable`, :class:`ResponseTooLarge` or :class:`UrlRefused` (all TargetError), and
-        :class:`Throttled` when a check of another rule than RL-* cannot get past a throttled answer (see _pace).
+        :class:`Throttled` when a check of a rule other than RL-* cannot get past a throttled answer (see _pace).
         """
         policy = self.retry if retry is _UNSET else retry
         started = time.monotonic()
