@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_EXCHANGES_PER_CHECK = 60
+KEEP_FIRST_EXCHANGES = 15
+THROTTLING_RULES = "RL-"  # only the rate-limit rules judge throttling; every other check is spared it
 
 
 @dataclass
@@ -19,22 +21,43 @@ class CheckRecord:
     exchanges: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     dropped: int = 0
+    rules: tuple[str, ...] = ()  # the rules the running check decides
+    throttle_wait_s: float = 0.0  # waited for the target's rate limits during this check
+    throttle_reported_s: float = 0.0  # of which already handed to the run's total
+    last_exchange: dict[str, Any] | None = None  # kept even when the cap drops it from ``exchanges``
+    first_failure: BaseException | None = None  # the first verdict raised in this check (a Hypothesis replay
+    failing_exchange: dict[str, Any] | None = None  # may end otherwise) and the exchange it was raised on
+
+    @property
+    def judges_throttling(self) -> bool:
+        return any(rule.startswith(THROTTLING_RULES) for rule in self.rules)
 
     def add_exchange(self, exchange: dict[str, Any]) -> None:
         with _lock:
+            self.last_exchange = exchange
             if len(self.exchanges) >= MAX_EXCHANGES_PER_CHECK:
+                # Keep the first exchanges (they set the scene) and the latest (they usually decide the verdict,
+                # e.g. the 429 at the end of RL-03's long run of requests).
+                del self.exchanges[KEEP_FIRST_EXCHANGES]
                 self.dropped += 1
-            else:
-                self.exchanges.append(exchange)
+            self.exchanges.append(exchange)
+
+
+def note_failure(exc: BaseException) -> None:
+    """Remember the running check's first failure (a Failure is made once its exchanges are done) and the last
+    exchange before it."""
+    record = _current
+    if record is not None and record.first_failure is None:
+        record.first_failure, record.failing_exchange = exc, record.last_exchange
 
 
 _lock = threading.Lock()
 _current: CheckRecord | None = None
 
 
-def begin() -> CheckRecord:
+def begin(rules: tuple[str, ...] | list[str] = ()) -> CheckRecord:
     global _current
-    _current = CheckRecord()
+    _current = CheckRecord(rules=tuple(rules))
     return _current
 
 

@@ -16,11 +16,14 @@ The tree::
     pytest's Skipped
     ├── NeedsUnmet                      the check cannot run: a capability or option is missing
     └── Blocked                         a prerequisite rule failed, so this rule cannot be decided
+        └── Throttled                   the target throttled the harness beyond what it may wait
 """
 
 from __future__ import annotations
 
 import pytest
+
+from conformance import _context
 
 
 class ConformanceError(Exception):
@@ -58,6 +61,7 @@ class Failure(AssertionError):
         super().__init__(message)
         self.message = message
         self.title = title
+        _context.note_failure(self)
 
 
 _Skipped: type[BaseException] = pytest.skip.Exception
@@ -80,3 +84,12 @@ class Blocked(_Skipped):  # type: ignore[misc,valid-type]
         super().__init__(f"blocked by {rule_id}" + (f": {reason}" if reason else ""), pytrace=False)
         self.rule_id = rule_id
         self.reason = reason
+
+
+class Throttled(Blocked):
+    """A check met a throttled answer (429, or 503 overload) it could not wait out: not a verdict on its rule."""
+
+    def __init__(self, evidence: str) -> None:
+        _Skipped.__init__(self, f"target throttled the harness: {evidence}", pytrace=False)  # type: ignore[call-arg]
+        self.rule_id = None  # type: ignore[assignment]  # blocked by the target's limits, not by a rule
+        self.reason = evidence

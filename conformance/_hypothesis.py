@@ -1,5 +1,5 @@
 """The ``conformance`` Hypothesis profile, registered on first use (importing Hypothesis costs every run ~0.2-2 s,
-and only property-based checks need it)."""
+and only property-based checks need it), and what Hypothesis' flaky errors mean for a verdict on a live target."""
 
 from __future__ import annotations
 
@@ -29,3 +29,30 @@ def hypothesis_profile() -> Any:
         )
         _registered = True
     return settings.get_profile(PROFILE)
+
+
+def is_flaky(exc: BaseException) -> bool:
+    """Hypothesis' ``Flaky`` family (FlakyFailure, FlakyStrategyDefinition, FlakyReplay...): a case that failed
+    did not fail the same way, or did not draw the same data, when replayed. Checked without importing Hypothesis."""
+    return any(cls.__module__ == "hypothesis.errors" and cls.__name__ == "Flaky" for cls in type(exc).__mro__)
+
+
+def unwrap_hypothesis(exc: BaseException) -> BaseException:
+    """A member of a FlakyFailure group as raised (Hypothesis wraps BaseExceptions such as pytest's skips)."""
+    if type(exc).__name__ == "_WrappedBaseException" and exc.__cause__ is not None:
+        return exc.__cause__
+    return exc
+
+
+def replay_verdict(exc: BaseException, first_failure: BaseException | None) -> BaseException | None:
+    """The verdict behind a flaky error of a property-based check on a live target: the first failure the check
+    met (its answer broke the rule even if a replay answered otherwise), or a throttled answer inside the group."""
+    if not is_flaky(exc):
+        return None
+    if isinstance(exc, BaseExceptionGroup):
+        from conformance._exceptions import Blocked
+
+        blocked = [e for e in map(unwrap_hypothesis, exc.exceptions) if isinstance(e, Blocked)]
+        if first_failure is None and blocked:
+            return blocked[0]
+    return first_failure

@@ -174,6 +174,14 @@ CORE_OPTIONS: list[OptionSpec] = [
     OptionSpec(
         "max_response_bytes", "largest response body read", kind="int", default=16 * 1024 * 1024, check=at_least(1)
     ),
+    OptionSpec(
+        "max_throttle_wait",
+        "seconds a run may spend in total waiting for targets' rate limits (window resets, Retry-After); "
+        "a check that would need more is blocked",
+        kind="float",
+        default=600.0,
+        check=at_least(0),
+    ),
     OptionSpec("run_id", "prefix for objects a run creates (default: random)"),
 ]
 

@@ -26,7 +26,9 @@ from conformance._exceptions import (
     Failure,
     NeedsUnmet,
     TargetError,
+    Throttled,
 )
+from conformance._hypothesis import replay_verdict, unwrap_hypothesis
 from conformance.config import Settings, Target, all_options, check_report_dir, read_config_files, resolve
 from conformance.host._redact import Redactor
 from conformance.host.http import HostHTTP
@@ -57,6 +59,8 @@ class ConformanceSession:
         self.outcomes: list[dict[str, Any]] = []
         self.suites_run: set[str] = set()
         self.other_failures = 0
+        self.throttle_wait_s = 0.0  # waited for targets' rate limits, summed over checks (and xdist workers)
+        self.throttled_checks = 0  # checks blocked because the target throttled the harness
         self.started_at = datetime.now(UTC)
         self.t0 = time.monotonic()
         self.report: dict[str, Any] | None = None
@@ -245,7 +249,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     if _rules_of(item) and _suite_of(item):
-        _context.begin()
+        _context.begin(_rules_of(item))
         item.stash[_STARTED] = time.monotonic()
         try:
             yield
@@ -264,6 +268,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
     rules = _rules_of(item)
+    _hand_over_throttle_wait(report)
     if not rules or _suite_of(item) is None or item.stash.get(_DONE, False):
         return
     if call.when == "teardown" or (call.when == "setup" and report.passed):
@@ -288,7 +293,9 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
     need = option = blocked_by = None
     excinfo = call.excinfo
     redactor = _redactor(item)
-    verdict_exc = _verdict_exception(excinfo.value) if excinfo is not None else None
+    verdict_exc = _verdict_exception(excinfo.value, record, notes) if excinfo is not None else None
+    if record is not None and verdict_exc is not None and verdict_exc is record.first_failure:
+        evidence = _up_to_failure(evidence, record.failing_exchange)
     if excinfo is None:
         status, message = Status.PASSED, "; ".join(notes)
     elif isinstance(excinfo.value, NeedsUnmet):
@@ -305,6 +312,8 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
         status, message = Status.SKIPPED, str(getattr(excinfo.value, "msg", "") or "skipped")
         if NEED_KEY in item.stash:
             need, option = item.stash[NEED_KEY]
+    elif isinstance(verdict_exc, Blocked):  # throttled while Hypothesis replayed a case
+        status, message, blocked_by = Status.BLOCKED, str(verdict_exc.msg), verdict_exc.rule_id
     elif verdict_exc is not None:
         text = verdict_exc.message if isinstance(verdict_exc, Failure) else str(verdict_exc)
         message = redactor(text.strip() or f"{type(verdict_exc).__name__} (no message)")
@@ -330,6 +339,9 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
         evidence=evidence,
         duration_s=time.monotonic() - started,
     )
+    result["throttled"] = isinstance(excinfo.value if excinfo else None, Throttled) or isinstance(
+        verdict_exc, Throttled
+    )
     report.conformance = result  # type: ignore[attr-defined]
     report.user_properties = [*report.user_properties, ("conformance.status", status.value)]
     item.user_properties.append(("conformance.status", status.value))
@@ -352,19 +364,45 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
         report.longrepr = redactor(str(report.longrepr))
 
 
-def _verdict_exception(exc: BaseException) -> BaseException | None:
+def _verdict_exception(
+    exc: BaseException, record: _context.CheckRecord | None = None, notes: list[str] | None = None
+) -> BaseException | None:
     """The target's failure behind ``exc``, if that is what it is.
 
     Hypothesis wraps failures (``FlakyFailure``, an ``ExceptionGroup`` of several distinct failures): when every
-    member is a verdict (a Failure, an assertion or a TargetError), the first one is the verdict, not a harness error.
+    member is a verdict (a Failure, an assertion or a TargetError), the first one is the verdict, not a harness error;
+    a member that is a throttled answer (``Blocked``) counts only when no other is a verdict. Hypothesis' other flaky
+    errors (a target whose answers changed when a failing case was replayed) mean the check's first failure.
     """
     if isinstance(exc, Failure | AssertionError | TargetError):
         return exc
     if isinstance(exc, BaseExceptionGroup):
-        members = [_verdict_exception(e) for e in exc.exceptions]
+        members = [_verdict_exception(unwrap_hypothesis(e), record) for e in exc.exceptions]
         if members and all(m is not None for m in members):
-            return members[0]
-    return None
+            return next((m for m in members if not isinstance(m, Blocked)), members[0])
+    elif isinstance(exc, Blocked):
+        return exc
+    first = replay_verdict(exc, record.first_failure if record is not None else None)
+    if first is not None and notes is not None:
+        replayed = type(exc).__name__
+        notes.append(f"the target answered differently when Hypothesis replayed the failing case ({replayed})")
+    return first
+
+
+def _up_to_failure(evidence: list[dict[str, Any]], failing: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Evidence that ends with the exchange the first failure was raised on (replays after it are noise)."""
+    if failing is None:
+        return evidence
+    at = next((i for i, exchange in enumerate(evidence) if exchange is failing), None)
+    return [*evidence, failing] if at is None else evidence[: at + 1]
+
+
+def _hand_over_throttle_wait(report: pytest.TestReport) -> None:
+    """Carry the running check's new throttle waits on its report (xdist forwards them to the controller)."""
+    record = _context.current()
+    if record is not None and record.throttle_wait_s > record.throttle_reported_s:
+        report.conformance_throttle_wait_s = record.throttle_wait_s - record.throttle_reported_s  # type: ignore[attr-defined]
+        record.throttle_reported_s = record.throttle_wait_s
 
 
 def _strictest_level(rules: list[str]) -> Level:
@@ -417,8 +455,10 @@ class _OutcomeCollector:
         self.state = state
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.state.throttle_wait_s += getattr(report, "conformance_throttle_wait_s", 0.0)
         result = getattr(report, "conformance", None)
         if result is not None:
+            self.state.throttled_checks += bool(result.get("throttled"))
             self.state.outcomes.append(result)
             # Under xdist the controller collects nothing: the suites that ran are known from their verdicts.
             self.state.suites_run.update(RULES[r].suite for r in result["rules"] if r in RULES)
@@ -517,6 +557,11 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
         },
         "targets": {name: {"url": url} for name, url in targets.items()},
         "summary": summarize(results),
+        "throttle": {
+            "waited_s": round(state.throttle_wait_s, 3),
+            "max_wait_s": float(state.settings.get("max_throttle_wait", 600.0)),
+            "blocked_checks": state.throttled_checks,
+        },
         "results": results,
     }
 

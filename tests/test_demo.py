@@ -44,6 +44,8 @@ def test_demo_under_xdist_keeps_each_target_on_one_worker(tmp_path: Path) -> Non
     problems = [f"{r['rule']}: {r['status']} {r['message']}" for r in report["results"] if r["status"] != "passed"]
     assert problems == ["RL-06: skipped " + _message(report, "RL-06")], output[-3000:]
     assert completed.returncode == 0
+    # RL-03 waited Retry-After (1 s) of the throttled key on a worker: the controller's summary has it.
+    assert report["throttle"]["waited_s"] >= 1.0 and report["throttle"]["blocked_checks"] == 0
     workers: dict[str, set[str]] = {}
     for worker, suite in re.findall(r"\[(gw\d+)\] \[\s*\d+%\] \S+ \S*?([a-z]+)/test_\w+\.py::", output):
         workers.setdefault(suite, set()).add(worker)

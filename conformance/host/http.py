@@ -20,6 +20,7 @@ import httpx
 from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetUnreachable
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
+from conformance.host._pace import Pacer
 from conformance.host._redact import Redactor
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
 
@@ -57,6 +58,7 @@ class HostHTTP:
         transport: httpx.BaseTransport | None = None,
         sleep: Any = time.sleep,
         client_cert: tuple[str, str] | None = None,
+        pacer: Pacer | None = None,
     ) -> None:
         self.timeout = httpx.Timeout(
             connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout
@@ -68,6 +70,7 @@ class HostHTTP:
         self.redactor = redactor or Redactor()
         self.retry = retry
         self.client_cert = client_cert
+        self.pacer = pacer  # the run's pace (rate-limit budgets, throttle waits); None: answers as they come
         self._sleep = sleep
         context = ssl_context(ca_bundle)
         if client_cert is not None:
@@ -103,6 +106,7 @@ class HostHTTP:
             "ca_bundle": settings.get("ca_bundle"),
             "guard": guard,
             "redactor": Redactor(settings.secrets()),
+            "pacer": Pacer(float(settings.get("max_throttle_wait", 600.0))),
         }
         kwargs.update(overrides)
         return cls(**kwargs)
@@ -136,17 +140,21 @@ class HostHTTP:
         follow_redirects: bool = False,
         metadata_driven: bool = False,
         timeout: float | None = None,
+        pace: bool = True,
     ) -> httpx.Response:
         """Send one logical request (with retries and guarded redirects); return the final response.
 
         ``metadata_driven`` marks a URL taken from a target's answer (the guard then refuses internal addresses).
-        Raises :class:`TargetUnreachable`, :class:`ResponseTooLarge` or :class:`UrlRefused` (all TargetError).
+        ``pace=False`` spends the target's request budget to the last request (a rate-limit check's own window).
+        Raises :class:`TargetUnreachable`, :class:`ResponseTooLarge` or :class:`UrlRefused` (all TargetError), and
+        :class:`Throttled` when a check of a rule other than RL-* cannot get past a throttled answer (see _pace).
         """
         policy = self.retry if retry is _UNSET else retry
         started = time.monotonic()
         attempt = 0
         hops = 0
         waited = 0.0  # counted apart from the clock so that an injected sleep still respects the bounds
+        throttled = 0
         while True:
             self.guard.check(url, metadata_driven=metadata_driven or hops > 0)
             kwargs: dict[str, Any] = {"headers": headers, "params": params, "data": data, "content": content}
@@ -154,7 +162,24 @@ class HostHTTP:
                 kwargs["json"] = json
             if timeout is not None:
                 kwargs["timeout"] = timeout
-            response = self._send(method, url, kwargs, started)
+            if self.pacer is not None:
+                key = self.pacer.key(url, headers)
+                paused = time.monotonic()
+                if pace:
+                    self.pacer.before(key)
+                started += time.monotonic() - paused  # waiting for a window is not the request's time
+                response = self._send(method, url, kwargs, started)
+                self.pacer.observe(key, response)
+                what = f"{method} {self.redactor.url(url)}"
+                throttle_wait = self.pacer.retry_delay(response, throttled, what)
+                if throttle_wait is not None:
+                    self._note(f"throttled ({response.status_code}): retrying after {throttle_wait:.2f}s")
+                    self.pacer.wait(throttle_wait, f"{response.status_code}, Retry-After followed")
+                    started += throttle_wait
+                    throttled += 1
+                    continue
+            else:
+                response = self._send(method, url, kwargs, started)
             if follow_redirects and response.is_redirect and hops < MAX_REDIRECTS:
                 location = response.headers.get("location", "")
                 url = urljoin(str(response.url), location)

@@ -32,6 +32,8 @@ class StackContext:
     key_file: Path
     host: str = "127.0.0.1"
     mutants: frozenset[str] = frozenset()
+    # (requests, window seconds) for the services that limit their request rate (the platform sandbox); None: none
+    request_limit: tuple[int, float] | None = None
 
     def port(self) -> int:
         return free_port(self.host)

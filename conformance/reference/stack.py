@@ -295,10 +295,13 @@ def running_stack(
     mutants: Iterable[str] = (),
     services: Iterable[str] | None = None,
     data_dir: Path | None = None,
+    request_limit: tuple[int, float] | None = None,
 ) -> Iterator[Stack]:
     """Start the reference stack (optionally with mutants); stop every process on exit.
 
     ``services`` names service packages (platform, compression, toolserver, idp, proxy); default all present.
+    ``request_limit`` (requests, window seconds) starts the sandboxes that limit their request rate (the platform;
+    the compression sandbox limits only a monthly count) under that limit, e.g. ``(120, 60.0)``.
     ``data_dir`` keeps certificates, logs and state; default a temporary directory removed afterwards.
     The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
     ``with`` block in the thread that entered it.
@@ -311,7 +314,14 @@ def running_stack(
         data_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         ca_file, cert_file, key_file = make_certificates(data_dir)
-        ctx = StackContext(data_dir=data_dir, ca_file=ca_file, cert_file=cert_file, key_file=key_file, mutants=chosen)
+        ctx = StackContext(
+            data_dir=data_dir,
+            ca_file=ca_file,
+            cert_file=cert_file,
+            key_file=key_file,
+            mutants=chosen,
+            request_limit=request_limit,
+        )
         specs = collect_specs(ctx, packages)
         processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs"))
         settings: dict[str, str] = {

@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from conformance.report.html import throttle_summary
+
 STATUS_STYLE = {
     "passed": "green",
     "failed": "bold red",
@@ -43,6 +45,9 @@ def render_summary(report: dict[str, Any], file: TextIO, *, files: list[str] | N
         console.print(line)
     if len(problems) > 50:
         console.print(f"… and {len(problems) - 50} more (see the report files)")
+    throttle = throttle_summary(report.get("throttle"))
+    if throttle:
+        console.print(Text(f"throttle: {throttle}", style="magenta" if "blocked" in throttle else ""))
     verdict = report["verdict"]
     label = "ACCEPTED" if verdict["accepted"] else "NOT ACCEPTED"
     console.print(

@@ -324,6 +324,21 @@ def _format_duration(seconds: Any) -> str:
     return f"{minutes} min {rest} s"
 
 
+def throttle_summary(throttle: Any) -> str:
+    """The run's waits for targets' rate limits, in words ('' when the report has none to tell)."""
+    throttle = _mapping(throttle)
+    waited, bound = throttle.get("waited_s"), throttle.get("max_wait_s")
+    blocked = _count(throttle.get("blocked_checks"))
+    if not isinstance(waited, int | float) or isinstance(waited, bool):
+        return ""
+    text = f"{_format_duration(waited) or '0 s'} waiting for the targets' rate limits"
+    if isinstance(bound, int | float) and not isinstance(bound, bool):
+        text += f" (bound {_format_duration(bound)})"
+    if blocked:
+        text += f"; {blocked} check{'s' if blocked != 1 else ''} blocked: the target throttled the harness"
+    return text
+
+
 def _header_lines(headers: Any) -> str:
     if isinstance(headers, dict):
         pairs = list(headers.items())
@@ -630,6 +645,7 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
         "started": _format_time(report.get("started_at")),
         "finished": _same_day(_format_time(report.get("started_at")), _format_time(report.get("finished_at"))),
         "duration": _format_duration(report.get("duration_s")) or "unknown",
+        "throttle": throttle_summary(report.get("throttle")),
         "strict": bool(config.get("strict")),
         "baseline_file": clean(config.get("expected_failures")),
         "baseline_expected": baseline_counts.get("expected", 0),

@@ -35,6 +35,8 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
     argv = [
         *service_argv("conformance.reference.platform", ctx, port, data_dir=ctx.data_dir / "platform"),
     ]
+    if ctx.request_limit is not None:
+        argv += ["--request-limit", str(ctx.request_limit[0]), "--window", str(ctx.request_limit[1])]
     own = {m.name for m in MUTANTS}
     for name in sorted(ctx.mutants & own):
         argv += ["--mutant", name]

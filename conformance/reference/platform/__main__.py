@@ -1,5 +1,6 @@
 """Serve the platform sandbox: ``python -m conformance.reference.platform --host H --port P --certfile F
---keyfile F --data-dir D [--config FILE] [--mutant NAME]...`` (plain HTTP when no certificate is given)."""
+--keyfile F --data-dir D [--config FILE] [--request-limit N [--window S]] [--mutant NAME]...`` (plain HTTP when no
+certificate is given)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,19 @@ def main(argv: list[str] | None = None) -> None:
         "conformance.reference.platform", (m.name for m in MUTANTS), tls_required=False, description=__doc__
     )
     parser.add_argument("--config", type=Path, help="JSON file of API keys and their limits (see settings.py)")
+    parser.add_argument(
+        "--request-limit", type=int, help="requests per window for every key but the throttled one (default: none)"
+    )
+    parser.add_argument("--window", type=float, default=60.0, help="seconds of a --request-limit window (60)")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir is required")
     if (args.certfile is None) != (args.keyfile is None):
         parser.error("--certfile and --keyfile go together")
-    app = create_app(args.data_dir, settings=load_settings(args.config), mutants=frozenset(args.mutant))
+    settings = load_settings(args.config)
+    if args.request_limit is not None:
+        settings = settings.with_request_limit(args.request_limit, args.window)
+    app = create_app(args.data_dir, settings=settings, mutants=frozenset(args.mutant))
     uvicorn.run(
         app,
         host=args.host,

@@ -8,7 +8,7 @@ rate-limit window. The fault switch (``fault_rate``) is configuration, never a p
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,14 @@ class SandboxSettings:
             if spec.key == value:
                 return spec
         return None
+
+    def with_request_limit(self, rpm: int, window_s: float = 60.0) -> SandboxSettings:
+        """The same sandbox under a low request limit, as real sandboxes have (e.g. 120 requests per minute): every
+        key that is not a deliberately throttled one gets ``rpm`` requests per ``window_s`` window."""
+        if rpm < 1 or window_s <= 0:
+            raise ValueError(f"a request limit needs rpm ≥ 1 and a window > 0 (got {rpm}, {window_s})")
+        keys = tuple(k if k.rpm < rpm else replace(k, rpm=rpm, window_s=window_s) for k in self.keys)
+        return replace(self, keys=keys)
 
 
 def load_settings(path: Path | None) -> SandboxSettings:

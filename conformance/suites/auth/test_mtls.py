@@ -25,7 +25,7 @@ OPTION = "--mtls with --mtls-material and --mtls-dns-name"
 
 def _answer(settings: Settings, http: HostHTTP, url: str, pair: tuple[str, str] | None) -> str | int:
     """The HTTP status of an initialize with this client certificate (None: none at all), or why no answer came."""
-    client = HostHTTP.from_settings(settings, redactor=http.redactor, client_cert=pair)
+    client = HostHTTP.from_settings(settings, redactor=http.redactor, client_cert=pair, pacer=http.pacer)
     try:
         return client.post(url, json=initialize_request(), headers=MCP_HEADERS, retry=None).status_code
     except TargetError as exc:

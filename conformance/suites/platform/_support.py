@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 from hypothesis import Phase, settings
 
-from conformance import Failure, hypothesis_profile
+from conformance import Failure, _context, hypothesis_profile, observe
+from conformance._exceptions import Throttled
 from conformance.host import _json as target_json
 
 # Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
@@ -161,9 +162,17 @@ def target_settings(**overrides: Any) -> settings:
 
 def run_property(test: Callable[[], None]) -> None:
     """Run a Hypothesis test; a flaky or grouped failure is reported as its first Failure (a verdict), not as a
-    harness error — a target that answers differently on replay has still broken the rule."""
+    harness error — a target that answers differently on replay has still broken the rule. So is a failure whose
+    replay the target throttled: the answer that broke the rule was real (without one, throttling blocks)."""
     try:
         test()
+    except Throttled as exc:
+        record = _context.current()
+        first = record.first_failure if record is not None else None
+        if isinstance(first, AssertionError):
+            observe(f"a replay of the failing case was throttled ({exc.reason})")
+            raise first from None
+        raise
     except BaseExceptionGroup as group:
         failures = [e for e in _leaves(group) if isinstance(e, AssertionError)]
         if failures:

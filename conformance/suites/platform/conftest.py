@@ -17,8 +17,9 @@ TOKENS_PATH = "/v1/responses/input_tokens"
 
 @dataclass
 class PlatformApi:
-    """The calls the platform checks make. Token counts go out without host retries so that every answer is the
-    target's own (a retried 503 would hide what the check is looking at)."""
+    """The calls the platform checks make. They go out without host retries so that every answer is the target's
+    own (a retried 503 would hide what RL-04 is looking at); only a throttled answer met by a check of another rule
+    is waited out by the host (see ``conformance.host._pace``). ``pace=False``: the rate-limit checks' own window."""
 
     http: HostHTTP
     target: Target
@@ -30,10 +31,11 @@ class PlatformApi:
         return {"Authorization": f"Bearer {api_key}"}
 
     def count_raw(
-        self, body: Any, *, api_key: str | None = None, headers: dict[str, str] | None = None
+        self, body: Any, *, api_key: str | None = None, headers: dict[str, str] | None = None, pace: bool = True
     ) -> httpx.Response:
         sent = self.headers(api_key) if headers is None else headers
-        return LEDGER.absorb(self.http.post(self.target.url(TOKENS_PATH), json=body, headers=sent, retry=None))
+        url = self.target.url(TOKENS_PATH)
+        return LEDGER.absorb(self.http.post(url, json=body, headers=sent, retry=None, pace=pace))
 
     def post_content(self, path: str, content: str) -> httpx.Response:
         """A raw (possibly malformed) JSON body."""

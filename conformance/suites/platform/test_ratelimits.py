@@ -8,6 +8,7 @@ import time
 import httpx
 
 from conformance import expect, fail, needs, observe, rule
+from conformance._exceptions import Throttled
 from conformance.config import Settings
 from conformance.host._retry import USER_ACTION_CODES
 from conformance.suites.platform._support import (
@@ -52,34 +53,81 @@ def _remaining(response: httpx.Response) -> int | None:
     return int(raw) if raw is not None and raw.strip().isdigit() else None
 
 
+def _reset_s(response: httpx.Response) -> float | None:
+    """Seconds until the window resets, as the answer announced it (Retry-After first on a 429)."""
+    retry_after = parse_retry_after(response.headers.get("retry-after")) if response.status_code == 429 else None
+    reset = parse_go_duration(response.headers.get("x-ratelimit-reset-requests", "").strip())
+    return retry_after if retry_after is not None else reset
+
+
+def _window_wait(api: PlatformApi, seconds: float, why: str, *, bounded: bool = True) -> None:
+    """Wait for the target's window, counted in the run's throttle wait. ``bounded``: blocked rather than waiting
+    beyond the run's bound (``--max-throttle-wait``)."""
+    pacer = api.http.pacer
+    if pacer is None:
+        time.sleep(seconds)
+        return
+    if bounded and not pacer.allow(seconds):
+        raise Throttled(f"{why}: waiting {seconds:.0f}s would pass the run's bound of {pacer.max_wait_s:.0f}s")
+    pacer.wait(seconds, why)
+
+
+ROOM = 6  # requests RL-02 spends in one window: four measured steps, with room to spare
+
+
+def _window_with_room(api: PlatformApi, steps: int) -> None:
+    """RL-02 decides only where the window has room to decrease: when it has not (a window at 0 cannot show a
+    decrease), wait for the reset the target announced."""
+    probe = api.get(CHEAP, params={"limit": 1}, pace=False)
+    left = _remaining(probe)
+    if probe.status_code != 429 and (left is None or left >= ROOM):
+        return
+    limit = probe.headers.get("x-ratelimit-limit-requests", "").strip()
+    if limit.isdigit() and int(limit) < steps:
+        needs(f"a request window of at least {steps} requests (x-ratelimit-limit-requests is {limit})")
+    wait = _reset_s(probe)
+    if wait is None:
+        needs("x-ratelimit-reset-requests (or Retry-After) to wait for a window with room to decrease")
+    _window_wait(api, wait + 0.1, f"RL-02 needs {ROOM} requests in one window, {left} left")
+
+
 @rule("RL-02")
 def test_remaining_requests_decreases(platform_api: PlatformApi) -> None:
-    # Successful and failed requests alike must consume the request budget.
+    # Successful and failed requests alike must consume the request budget. Unpaced: RL-02 controls its window.
     steps = {
-        "a list request": lambda: platform_api.get(CHEAP, params={"limit": 1}),
-        "a rejected token count (400)": lambda: platform_api.count_raw(platform_api.body(input=42)),
-        "an unknown campaign (404)": lambda: platform_api.get("/v1/campaigns/cmp_conformance_unknown"),
-        "another list request": lambda: platform_api.get(CHEAP, params={"limit": 1}),
+        "a list request": lambda: platform_api.get(CHEAP, params={"limit": 1}, pace=False),
+        "a rejected token count (400)": lambda: platform_api.count_raw(platform_api.body(input=42), pace=False),
+        "an unknown campaign (404)": lambda: platform_api.get("/v1/campaigns/cmp_conformance_unknown", pace=False),
+        "another list request": lambda: platform_api.get(CHEAP, params={"limit": 1}, pace=False),
     }
     for attempt in range(2):
-        seen: list[tuple[str, int, float]] = []
+        _window_with_room(platform_api, len(steps))
+        seen: list[tuple[str, int, float, float]] = []  # what, remaining, reset (s), when
         window_ended = False
         for what, step in steps.items():
             response = step()
+            if response.status_code == 429:
+                # The window ran out under us (another client of the key): measure again in the next one.
+                if attempt == 0:
+                    window_ended = True
+                    break
+                raise Throttled(f"RL-02's requests were throttled twice with room announced: {describe(response)}")
             value = _remaining(response)
             if value is None:
                 needs("x-ratelimit-remaining-requests on every response")
-            reset = parse_go_duration(response.headers.get("x-ratelimit-reset-requests", "").strip())
+            reset = _reset_s(response)
+            now = time.monotonic()
             if seen and value >= seen[-1][1]:
                 # A window that ended in between legitimately restores the budget: measure again once.
-                if seen[-1][2] < 5.0 and attempt == 0:
+                _, _, last_reset, last_at = seen[-1]
+                if attempt == 0 and (last_reset < 5.0 or now - last_at >= last_reset - 0.05):
                     window_ended = True
                     break
                 fail(
                     f"x-ratelimit-remaining-requests did not decrease: {seen[-1][0]} left {seen[-1][1]}, "
                     f"then {what} left {value}"
                 )
-            seen.append((what, value, reset if reset is not None else float("inf")))
+            seen.append((what, value, reset if reset is not None else float("inf"), now))
         if not window_ended:
             return
     fail("the request window kept resetting; remaining-requests could not be observed within one window")
@@ -102,17 +150,25 @@ def _wait_for(response: httpx.Response, settings: Settings) -> float:
 
 @rule("RL-03")
 def test_throttling_and_retry_after(platform_api: PlatformApi, conformance_settings: Settings) -> None:
+    # Unpaced: RL-03 spends its key's window to the last request on purpose, then waits it out (the request after
+    # Retry-After opens a fresh window), so no later check pays for it.
     key = conformance_settings.get("platform_throttle_api_key")
     budget = int(conformance_settings.get("platform_rl_budget", 60))
-    first = platform_api.get(CHEAP, params={"limit": 1}, api_key=key)
+    first = platform_api.get(CHEAP, params={"limit": 1}, api_key=key, pace=False)
     limit = first.headers.get("x-ratelimit-limit-requests", "")
-    if limit.strip().isdigit() and int(limit) > budget:
-        needs(f"a request limit within the budget of {budget} requests (the key allows {limit})", THROTTLE_OPTION)
+    left = _remaining(first)
+    if left is None and limit.strip().isdigit():
+        left = int(limit)
+    if left is not None and left >= budget:
+        needs(
+            f"a request window within the budget of {budget} requests ({left} left of {limit or '?'})",
+            THROTTLE_OPTION,
+        )
     throttled = first if first.status_code == 429 else None
     for _ in range(budget - 1):
         if throttled is not None:
             break
-        response = platform_api.get(CHEAP, params={"limit": 1}, api_key=key)
+        response = platform_api.get(CHEAP, params={"limit": 1}, api_key=key, pace=False)
         if response.status_code == 429:
             throttled = response
     if throttled is None:
@@ -123,8 +179,8 @@ def test_throttling_and_retry_after(platform_api: PlatformApi, conformance_setti
         fail(f"the 429 is a quota or billing error ({kind}/{code}), not a temporary rate limit")
     observe(f"throttled: {kind}/{code}, Retry-After {throttled.headers.get('retry-after')!r}")
     wait = _wait_for(throttled, conformance_settings)
-    time.sleep(wait + 0.05)
-    after = platform_api.get(CHEAP, params={"limit": 1}, api_key=key)
+    _window_wait(platform_api, wait + 0.05, f"RL-03 follows Retry-After ({wait:.1f}s)", bounded=False)
+    after = platform_api.get(CHEAP, params={"limit": 1}, api_key=key, pace=False)
     expect(
         after.status_code < 400,
         f"after waiting {wait:.2f}s as told, the request still failed: {describe(after)}",

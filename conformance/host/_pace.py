@@ -1,0 +1,178 @@
+"""The host's own pace: each target's request budget, waits for the reset it announced, and throttled answers.
+
+A polite client of a rate-limited API (the platform contract's client rules, RL-06) does not spend its last
+requests and then hammer a throttled key: it reads ``x-ratelimit-remaining-requests`` and
+``x-ratelimit-reset-requests`` on every answer and, when the window is nearly spent, waits for the reset the server
+announced. After a throttled answer it follows ``Retry-After`` (else backs off exponentially with jitter), slows
+down, then ramps up again. Every such wait counts against one bound per run (``--max-throttle-wait``).
+
+A throttled answer (429, or 503 overload) is no answer: a check of any rule but the rate-limit rules (RL-*, which
+judge throttling themselves and see raw answers) never gets one. It is retried within the bound; when that is not
+enough the check is ``blocked`` by :class:`Throttled`, never failed. A 429 that is a quota or billing error is not
+retried (a person must act) and blocks the check the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import httpx
+
+from conformance import _context
+from conformance._exceptions import Throttled
+from conformance.host._retry import USER_ACTION_CODES, RetryPolicy, error_code
+
+DEFAULT_MAX_WAIT_S = 600.0
+RESERVE_SHARE = 0.02  # of a window's requests kept back (other clients of the key, clock skew): at least one
+RESET_MARGIN_S = 0.1  # added to an announced reset: a window that ends "now" must really have ended
+# Retries of a throttled answer: Retry-After is followed however long (the run's bound decides), else full-jitter
+# backoff from 1 s up to 30 s; attempts are bounded.
+THROTTLE_RETRY = RetryPolicy(max_attempts=8, max_total_s=math.inf, base_s=1.0, cap_s=30.0, max_retry_after_s=math.inf)
+_GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
+_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|μs|ns)")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
+
+
+def parse_duration(text: str | None) -> float | None:
+    """Seconds of Go duration text (``1s``, ``6m0s``, ``20ms``), or None when it is not one."""
+    if text is None or not _GO_DURATION.match(text.strip()):
+        return None
+    return sum(float(n) * _UNIT_S[u] for n, u in _PART.findall(text.strip()))
+
+
+def is_throttled(response: httpx.Response) -> bool:
+    """A refusal for load, not an answer: 429 (rate limit, or a quota) or 503 (overload)."""
+    return response.status_code in (429, 503)
+
+
+@dataclass
+class _Budget:
+    """One key's request window as the target last announced it."""
+
+    limit: int | None = None
+    remaining: int | None = None
+    reset_at: float | None = None  # monotonic time the window resets
+    spacing: float = 0.0  # extra gap between requests after a throttled answer (slow down, then ramp up)
+    last_sent: float = 0.0
+
+
+class Pacer:
+    """Per-target request budgets and the run's throttle waits. One per run (shared by every HostHTTP call)."""
+
+    def __init__(
+        self,
+        max_wait_s: float = DEFAULT_MAX_WAIT_S,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        retry: RetryPolicy = THROTTLE_RETRY,
+    ) -> None:
+        self.max_wait_s = max_wait_s
+        self.waited_s = 0.0
+        self.retry = retry
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._budgets: dict[tuple[str, str], _Budget] = {}
+
+    # -- the budget ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def key(url: str, headers: Mapping[str, str] | None) -> tuple[str, str]:
+        """Windows are per target and credential (keys of different projects have their own)."""
+        parts = httpx.URL(url)
+        auth = next((v for k, v in (headers or {}).items() if k.lower() == "authorization"), "")
+        return f"{parts.scheme}://{parts.host}:{parts.port}", hashlib.sha256(auth.encode()).hexdigest()[:16]
+
+    def left_s(self) -> float:
+        return max(0.0, self.max_wait_s - self.waited_s)
+
+    def observe(self, key: tuple[str, str], response: httpx.Response) -> None:
+        """Learn the window from an answer's ``x-ratelimit-*-requests`` headers (invalid values are ignored)."""
+        headers = response.headers
+        remaining = _count(headers.get("x-ratelimit-remaining-requests"))
+        reset = parse_duration(headers.get("x-ratelimit-reset-requests"))
+        with self._lock:
+            budget = self._budgets.setdefault(key, _Budget())
+            now = self._clock()
+            if remaining is not None and reset is not None:
+                budget.limit = _count(headers.get("x-ratelimit-limit-requests"))
+                budget.remaining, budget.reset_at = remaining, now + reset
+            if is_throttled(response):
+                budget.spacing = min(max(2 * budget.spacing, 0.05), 1.0)
+            else:
+                budget.spacing = budget.spacing * 0.8 if budget.spacing > 0.01 else 0.0
+
+    def before(self, key: tuple[str, str]) -> None:
+        """Wait, if need be, before sending: for the reset when the window is nearly spent, and the slow-down gap
+        after a throttled answer. Never beyond the run's bound (then the request goes out as it is)."""
+        with self._lock:
+            budget = self._budgets.get(key)
+            if budget is None:
+                return
+            now = self._clock()
+            wait, why = 0.0, ""
+            if budget.remaining is not None and budget.reset_at is not None and budget.reset_at > now:
+                reserve = max(1, math.ceil((budget.limit or 0) * RESERVE_SHARE))
+                if budget.remaining <= reserve:
+                    wait = budget.reset_at - now + RESET_MARGIN_S + 0.01 * (budget.reset_at - now)
+                    why = f"{budget.remaining} request(s) left in the window: waiting {wait:.1f}s for its reset"
+                    budget.remaining = budget.reset_at = None  # unknown until the next answer
+            if not wait and budget.spacing:
+                wait = max(0.0, budget.last_sent + budget.spacing - now)
+                why = f"slowing down after a throttled answer ({wait:.2f}s)"
+            budget.last_sent = now + wait
+        if wait > 0 and self.allow(wait):
+            self.wait(wait, why)
+
+    # -- throttled answers ---------------------------------------------------------------------------------
+
+    def retry_delay(self, response: httpx.Response, attempt: int, what: str) -> float | None:
+        """For a throttled answer met by a check that does not judge throttling: seconds to wait before sending it
+        again, or :class:`Throttled` when the answer cannot be waited out. None: hand the answer back (no check
+        is running, or it is a rate-limit check, which judges throttling itself)."""
+        record = _context.current()
+        if record is None or record.judges_throttling or not is_throttled(response):
+            return None
+        retry_after = response.headers.get("retry-after")
+        shown = f"{what} → {response.status_code}" + (f" {error_code(response)}" if error_code(response) else "")
+        shown += f", Retry-After {retry_after!r}" if retry_after is not None else ""
+        if response.status_code == 429 and error_code(response) in USER_ACTION_CODES and retry_after is None:
+            raise Throttled(f"{shown}: a quota or billing error (a person must act), not retried")
+        wait = self.retry.delay(response, attempt, 0.0)  # Retry-After when it parses, else jittered backoff
+        if wait is None:
+            raise Throttled(f"{shown}, still throttled after {attempt + 1} attempt(s)")
+        if not self.allow(wait):
+            raise Throttled(
+                f"{shown}: waiting {wait:.0f}s more would pass the run's bound of {self.max_wait_s:.0f}s for "
+                f"throttle waits ({self.waited_s:.0f}s spent; raise --max-throttle-wait)"
+            )
+        return wait
+
+    # -- waiting -------------------------------------------------------------------------------------------
+
+    def allow(self, seconds: float) -> bool:
+        return self.waited_s + seconds <= self.max_wait_s
+
+    def wait(self, seconds: float, why: str) -> None:
+        """Sleep ``seconds`` for a target's rate limit; counted in the run's total and on the running check."""
+        if seconds <= 0:
+            return
+        record = _context.current()
+        if record is not None:
+            if not record.throttle_wait_s:  # one note per check says why it took longer
+                record.notes.append(f"waited for the target's rate limit ({why})")
+            record.throttle_wait_s += seconds
+        with self._lock:
+            self.waited_s += seconds
+        self._sleep(seconds)
+
+
+def _count(raw: str | None) -> int | None:
+    return int(raw) if raw is not None and raw.strip().isdigit() else None
