@@ -28,7 +28,7 @@ from conformance._exceptions import (
     TargetError,
 )
 from conformance.config import Settings, Target, all_options, read_config_files, resolve
-from conformance.host._redact import Redactor
+from conformance.host._redact import Redactor, redactor_for
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
@@ -62,7 +62,7 @@ class ConformanceSession:
         self.report: dict[str, Any] | None = None
         self.files: list[str] = []
         # One redactor for the run: secrets learnt by any client (tokens, codes) also scrub verdict messages.
-        self.redactor = Redactor(settings.secrets())
+        self.redactor = redactor_for(settings)
 
 
 # -- options ---------------------------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         return []
     lines = [f"conformance: suites {', '.join(session.settings.selected_suites)}; strict={session.strict}"]
     for name, target in session.settings.targets().items():
-        lines.append(f"conformance: {name} = {target.base_url}")
+        lines.append(f"conformance: {name} = {session.redactor.url(target.base_url)}")
     if session.baseline is not None:
         lines.append(f"conformance: baseline {session.baseline.source} ({len(session.baseline.entries)} entries)")
     return lines
@@ -411,6 +411,13 @@ class _OutcomeCollector:
     def __init__(self, state: ConformanceSession) -> None:
         self.state = state
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker finished: learn the secrets it learnt, for the last redaction pass."""
+        exported = getattr(node, "workeroutput", {}).get("conformance_secrets")
+        if isinstance(exported, dict):
+            self.state.redactor.add_secrets(exported)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         result = getattr(report, "conformance", None)
         if result is not None:
@@ -464,6 +471,10 @@ compression_target = _target_fixture("compression")
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state = config.stash.get(SESSION_KEY, None)
+    if state is not None and hasattr(config, "workerinput"):
+        # The controller writes the reports: it needs the secrets this worker learnt (codes, tokens) for its
+        # last redaction pass.
+        config.workeroutput["conformance_secrets"] = state.redactor.secrets()  # type: ignore[attr-defined]
     if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
         return  # nothing was decided: keep the last run's reports
     try:
@@ -471,9 +482,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.report = report
         state.files = write_reports(report, _report_dir(config, state.settings), config)
     except Exception:
-        sys.stderr.write("conformance: could not write the report:\n" + traceback.format_exc())
+        sys.stderr.write("conformance: could not write the report:\n" + state.redactor.scrub(traceback.format_exc()))
         session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         return
+    finally:
+        _scrub_pytest_outputs(config, state.redactor)
     if int(session.exitstatus) in (int(pytest.ExitCode.OK), int(pytest.ExitCode.TESTS_FAILED)):
         session.exitstatus = pytest.ExitCode(report["verdict"]["exit_code"])
 
@@ -483,7 +496,8 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
     from conformance.rules import load_all_checks
 
     load_all_checks(state.suites_run)  # so that "no check in this version" is only said of rules that truly have none
-    targets = {name: t.base_url for name, t in state.settings.targets().items()}
+    # Credentials in a target URL (user:password@, ?api_key=) are shown redacted.
+    targets = {name: state.redactor.url(t.base_url) for name, t in state.settings.targets().items()}
     results = aggregate(
         state.outcomes,
         strict=state.strict,
@@ -495,7 +509,7 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
         state.baseline.apply(results)
     finished = datetime.now(UTC)
     public = state.settings.public()
-    return {
+    report = {
         "format": 1,
         "harness": {"name": "conformance", "version": __version__},
         "started_at": _iso(state.started_at),
@@ -514,6 +528,9 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
         "summary": summarize(results),
         "results": results,
     }
+    # The last redaction pass, with every secret the run learnt: a code or a token becomes known only after the
+    # exchange that carried it was recorded.
+    return state.redactor.scrub_tree(report)
 
 
 def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config | None = None) -> list[str]:
@@ -536,6 +553,35 @@ def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config
     if xmlpath:
         written.append(str(xmlpath))
     return written
+
+
+def _scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
+    """What pytest itself writes, scrubbed with every secret the run learnt: junit.xml (already written by
+    pytest's junitxml plugin) and the reports the terminal summary is about to print (failures, captured output)."""
+    from conformance.report.junit import scrub_junit
+
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if xmlpath and Path(xmlpath).is_file():
+        try:
+            scrub_junit(Path(xmlpath), redactor)
+        except OSError as exc:  # better no junit.xml than one that may hold a secret
+            try:
+                Path(xmlpath).unlink(missing_ok=True)
+                done = "removed"
+            except OSError:
+                done = "could not remove"
+            sys.stderr.write(f"conformance: {done} {xmlpath}: it could not be scrubbed of secrets ({exc})\n")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for reports in getattr(reporter, "stats", {}).values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport | pytest.CollectReport):
+                if report.longrepr is not None:
+                    text = str(report.longrepr)
+                    if redactor.scrub(text) != text:
+                        report.longrepr = redactor.scrub(text)
+                report.sections = [(title, redactor.scrub(content)) for title, content in report.sections]
+                if isinstance(getattr(report, "wasxfail", None), str):
+                    report.wasxfail = redactor.scrub(report.wasxfail)  # type: ignore[union-attr]
 
 
 def _iso(moment: datetime) -> str:

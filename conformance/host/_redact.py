@@ -1,17 +1,25 @@
 """Redaction at capture time: secrets never reach an exchange record, so no writer can leak them.
 
-Two layers. By name: headers, query parameters, form fields and JSON keys that carry credentials. By value: every
-secret the harness knows (configured API keys, tokens it obtained, assertions it signed) is scrubbed wherever it
-appears, including URLs, bodies and error messages.
+Two layers. By name: headers, query parameters (also inside free text, e.g. a ``Location`` header or an HTML
+redirect page), form fields and JSON keys that carry credentials. By value: every secret the harness knows
+(configured API keys, credentials in target URLs, tokens and codes it obtained, assertions it signed) is scrubbed
+wherever it appears, in every encoding it takes on the wire: raw, percent-encoded, JSON- and HTML-escaped, Base64
+and Base64url (alone, inside a ``user:secret`` Basic pair, or at any offset of a longer encoded string).
+
+Secrets learnt late (an authorization code becomes known only after the redirect that carried it was recorded)
+are caught by a last pass: :meth:`Redactor.scrub_tree` over the whole report, with every secret the run learnt.
 """
 
 from __future__ import annotations
 
+import base64
+import html
 import json
 import re
 import threading
+from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
 from conformance.host import _json as target_json
 
@@ -58,6 +66,10 @@ _SECRET_NAME_PATTERN = re.compile(r"(secret|password|passwd|_token$|^token_|priv
 _JWT_PATTERN = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PEM_PATTERN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
 _NOT_SECRET = frozenset({"input_tokens", "max_tokens", "token_type", "output_tokens", "max_output_tokens"})
+# `name=value` after `?`, `&` (also HTML's `&amp;` and JSON's `\u0026`) or `;`: a URL parameter inside free text.
+_URL_PARAM_PATTERN = re.compile(r"((?:[?&;]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#\s\"'<>\\]+)")
+# Encoded forms of a secret are only scrubbed from this many characters on (shorter ones match ordinary text).
+MIN_ENCODED_LENGTH = 8
 
 
 def is_secret_name(name: str, *, query_or_form: bool = False) -> bool:
@@ -73,36 +85,81 @@ class Redactor:
 
     MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text
 
-    def __init__(self, secrets: list[str] | None = None) -> None:
+    def __init__(self, secrets: Iterable[str] | None = None) -> None:
         self._secrets: set[str] = set()
+        self._pairs: set[tuple[str, str]] = set()
+        self._forms: set[str] = set()
+        # Forms in the compiled pattern, and those added since (looked for one by one until there are enough of
+        # them to be worth a recompilation: a run adds secrets all along, compiling thousands of forms takes ~0.1s).
+        self._pattern: re.Pattern[str] | None = None
+        self._compiled = 0
+        self._pending: list[str] = []
         self._lock = threading.Lock()
         for value in secrets or []:
             self.add_secret(value)
 
-    def add_secret(self, value: str | bytes | None) -> None:
+    def add_secret(self, value: str | bytes | None, *, user: str | None = None) -> None:
+        """Register a secret; with ``user``, also the ``user:secret`` pair it travels in (HTTP Basic)."""
         if value is None:
             return
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-        if len(text) >= self.MIN_SECRET_LENGTH:
-            with self._lock:
+        if len(text) < self.MIN_SECRET_LENGTH:
+            return
+        with self._lock:
+            if text not in self._secrets:
                 self._secrets.add(text)
-                # Secrets also travel percent-encoded or base64-encoded (Basic auth); scrub those forms too.
-                from urllib.parse import quote, quote_plus
+                self._add_forms(encoded_forms(text))
+            if user is not None and (user, text) not in self._pairs:
+                self._pairs.add((user, text))
+                # RFC 7617 sends the pair as it is; RFC 6749 2.3.1 form-encodes each part first.
+                for pair in {f"{user}:{text}", f"{quote(user, safe='')}:{quote(text, safe='')}"}:
+                    self._add_forms(_base64_forms(pair.encode("utf-8")))
 
-                self._secrets.add(quote(text, safe=""))
-                self._secrets.add(quote_plus(text))
+    def _add_forms(self, forms: set[str]) -> None:  # with the lock held
+        new = forms - self._forms
+        self._forms |= new
+        self._pending.extend(new)
+        if len(self._pending) > max(256, self._compiled // 2):
+            self._pattern, self._compiled, self._pending = re.compile(_trie_regex(self._forms)), len(self._forms), []
+
+    def secrets(self) -> dict[str, list[Any]]:
+        """Every secret registered so far (plain data: xdist workers hand theirs to the controller)."""
+        with self._lock:
+            return {"secrets": sorted(self._secrets), "pairs": sorted([u, s] for u, s in self._pairs)}
+
+    def add_secrets(self, exported: dict[str, list[Any]]) -> None:
+        """Register what :meth:`secrets` returned (of another process's redactor)."""
+        for value in exported.get("secrets", []):
+            self.add_secret(str(value))
+        for user, value in exported.get("pairs", []):
+            self.add_secret(str(value), user=str(user))
 
     def scrub(self, text: str) -> str:
-        """Value-based redaction of free text, plus JWTs and private keys by shape."""
+        """Value-based redaction of free text (every encoding of every known secret), credential-named URL
+        parameters wherever a URL appears in the text, and JWTs and private keys by shape."""
         if not text:
             return text
         with self._lock:
-            secrets = sorted(self._secrets, key=len, reverse=True)
-        for secret in secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
+            pattern, pending = self._pattern, sorted(self._pending, key=len, reverse=True)
+        for form in pending:
+            if form in text:
+                text = text.replace(form, REDACTED)
+        if pattern is not None:
+            text = pattern.sub(REDACTED, text)
+        text = _URL_PARAM_PATTERN.sub(_redact_url_param, text)
         text = _PEM_PATTERN.sub(REDACTED, text)
         return _JWT_PATTERN.sub(REDACTED, text)
+
+    def scrub_tree(self, value: Any) -> Any:
+        """A copy of a JSON-like document with every string (keys included) scrubbed: the last pass over a
+        report, when every secret of the run is known."""
+        if isinstance(value, dict):
+            return {self.scrub(k) if isinstance(k, str) else k: self.scrub_tree(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.scrub_tree(v) for v in value]
+        if isinstance(value, str):
+            return self.scrub(value)
+        return value
 
     def header(self, name: str, value: str) -> str:
         if name.lower() in SECRET_HEADERS:
@@ -172,6 +229,105 @@ class Redactor:
         if len(text) > limit:
             text = text[:limit] + f"… [{len(text) - limit} more characters]"
         return text
+
+
+def _redact_url_param(match: re.Match[str]) -> str:
+    if is_secret_name(match.group(2), query_or_form=True):
+        return match.group(1) + REDACTED
+    return match.group(0)
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """The strings a secret can appear as on the wire or in a captured document."""
+    forms = {
+        secret,
+        quote(secret, safe=""),
+        quote(secret),
+        quote_plus(secret),
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        json.dumps(secret)[1:-1].replace("/", "\\/"),
+        html.escape(secret),
+        html.escape(secret, quote=False),
+    }
+    forms |= _base64_forms(secret.encode("utf-8"))
+    return {f for f in forms if len(f) >= Redactor.MIN_SECRET_LENGTH}
+
+
+def _base64_forms(data: bytes) -> set[str]:
+    """Base64 and Base64url of ``data``, padded and not, and the part of its encoding that is the same wherever
+    it sits in a longer encoded string (Base64 of a value depends on its offset modulo 3 and on its neighbours)."""
+    forms: set[str] = set()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + data).decode("ascii")
+        if shift == 0:
+            forms |= {encoded, encoded.rstrip("=")}
+        # Characters wholly made of this value's bits: from ceil(8*shift/6) to floor(8*(shift+len)/6).
+        core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
+        if len(core) >= MIN_ENCODED_LENGTH:
+            forms.add(core)
+    forms |= {f.translate(_URLSAFE) for f in forms}
+    return {f for f in forms if len(f) >= MIN_ENCODED_LENGTH or f.endswith("=")}
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+
+
+def _trie_regex(words: Iterable[str]) -> str:
+    """One regex matching any of ``words`` (the longest at a position), shaped as a prefix tree: a run with
+    thousands of secret forms scans each text once, trying at most one branch per distinct next character."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        branches = []
+        for char in sorted(k for k in node if k):
+            literal, child = char, node[char]
+            while len(child) == 1 and "" not in child:  # a chain with no choice: one literal
+                ((next_char, child),) = child.items()
+                literal += next_char
+            branches.append(re.escape(literal) + build(child))
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
+
+
+def redactor_for(settings: Any) -> Redactor:
+    """The run's redactor: every configured secret, the Basic pair each keyed target is sent with, and the
+    credentials in target URLs (``https://user:pw@host/?api_key=...``)."""
+    redactor = Redactor(settings.secrets())
+    for target in settings.targets().values():
+        if target.api_key and target.scheme == "basic":
+            redactor.add_secret(target.api_key, user="api")
+        for value, user in url_credentials(target.base_url):
+            redactor.add_secret(value, user=user)
+    return redactor
+
+
+def url_credentials(url: str) -> list[tuple[str, str | None]]:
+    """(secret, Basic user or None) for the credentials a URL carries: userinfo and credential-named parameters.
+
+    A user with a password is a name (kept); a user alone (``https://TOKEN@host``) is itself the credential."""
+    parts = urlsplit(url)
+    found: list[tuple[str, str | None]] = []
+    if parts.username is not None or parts.password is not None:
+        user = unquote(parts.username or "")
+        if parts.password is not None:
+            password = unquote(parts.password)
+            found += [(password, user), (parts.password, None), (parts.netloc.rsplit("@", 1)[0], None)]
+        else:
+            found.append((user, ""))
+    found += [
+        (v, None) for k, v in parse_qsl(parts.query, keep_blank_values=True) if is_secret_name(k, query_or_form=True)
+    ]
+    return found
 
 
 def _looks_binary(body: bytes) -> bool:
