@@ -66,8 +66,8 @@ _SECRET_NAME_PATTERN = re.compile(r"(secret|password|passwd|_token$|^token_|priv
 _JWT_PATTERN = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PEM_PATTERN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
 _NOT_SECRET = frozenset({"input_tokens", "max_tokens", "token_type", "output_tokens", "max_output_tokens"})
-# `name=value` after `?`, `&` (also HTML's `&amp;` and JSON's `\u0026`) or `;`: a URL parameter inside free text.
-_URL_PARAM_PATTERN = re.compile(r"((?:[?&;]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#\s\"'<>\\]+)")
+# `name=value` after `?`, `#`, `&` (also HTML's `&amp;`, JSON's `\u0026`) or `;`: a URL parameter in free text.
+_URL_PARAM_PATTERN = re.compile(r"((?:[?&;#]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#;\s\"'<>\\]+)")
 # Encoded forms of a secret are only scrubbed from this many characters on (shorter ones match ordinary text).
 MIN_ENCODED_LENGTH = 8
 
@@ -257,17 +257,15 @@ def encoded_forms(secret: str) -> set[str]:
 def _base64_forms(data: bytes) -> set[str]:
     """Base64 and Base64url of ``data``, padded and not, and the part of its encoding that is the same wherever
     it sits in a longer encoded string (Base64 of a value depends on its offset modulo 3 and on its neighbours)."""
-    forms: set[str] = set()
+    whole = base64.b64encode(data).decode("ascii")
+    forms = {whole, whole.rstrip("=")}
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + data).decode("ascii")
-        if shift == 0:
-            forms |= {encoded, encoded.rstrip("=")}
         # Characters wholly made of this value's bits: from ceil(8*shift/6) to floor(8*(shift+len)/6).
         core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
-        if len(core) >= MIN_ENCODED_LENGTH:
+        if len(core) >= MIN_ENCODED_LENGTH:  # shorter cores would match ordinary text
             forms.add(core)
-    forms |= {f.translate(_URLSAFE) for f in forms}
-    return {f for f in forms if len(f) >= MIN_ENCODED_LENGTH or f.endswith("=")}
+    return forms | {f.translate(_URLSAFE) for f in forms}
 
 
 _URLSAFE = str.maketrans("+/", "-_")
