@@ -28,7 +28,7 @@ from conformance._exceptions import (
     TargetError,
 )
 from conformance.config import Settings, Target, all_options, read_config_files, resolve
-from conformance.host._redact import Redactor, redactor_for
+from conformance.host._redact import Redactor, redactor_for, scrub_log_file, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
@@ -133,6 +133,8 @@ def pytest_configure(config: pytest.Config) -> None:
     session = ConformanceSession(settings, strict, baseline, active)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(_OutcomeCollector(session), "conformance-collector")
+    if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
+        config.add_cleanup(scrub_log_records(session.redactor))
     if settings.target("tool_server") is not None or {"auth", "profile"} & set(settings.get("suite") or []):
         _register_shared_fixtures(config)  # heavy OAuth/MCP imports: only when a tool server is in play
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
@@ -571,6 +573,9 @@ def _scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
             except OSError:
                 done = "could not remove"
             sys.stderr.write(f"conformance: {done} {xmlpath}: it could not be scrubbed of secrets ({exc})\n")
+    log_file = getattr(config.pluginmanager.get_plugin("logging-plugin"), "log_file_handler", None)
+    if log_file is not None:
+        scrub_log_file(log_file, redactor)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for reports in getattr(reporter, "stats", {}).values():
         for report in reports:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import base64
 import html
 import json
+import logging
 import re
 import threading
-from collections.abc import Iterable
+import traceback
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
@@ -249,8 +251,10 @@ def encoded_forms(secret: str) -> set[str]:
         json.dumps(secret)[1:-1].replace("/", "\\/"),
         html.escape(secret),
         html.escape(secret, quote=False),
+        repr(secret)[1:-1],  # an exception message or an f-string's {value!r}
     }
-    forms |= _base64_forms(secret.encode("utf-8"))
+    # Base64 of the value as it is and form-encoded (RFC 6749 2.3.1 encodes a client secret before Basic).
+    forms |= _base64_forms(secret.encode("utf-8")) | _base64_forms(quote(secret, safe="").encode("ascii"))
     return {f for f in forms if len(f) >= Redactor.MIN_SECRET_LENGTH}
 
 
@@ -326,6 +330,49 @@ def url_credentials(url: str) -> list[tuple[str, str | None]]:
         (v, None) for k, v in parse_qsl(parts.query, keep_blank_values=True) if is_secret_name(k, query_or_form=True)
     ]
     return found
+
+
+class _ScrubbingRecords:
+    """A log record factory whose records carry their message already scrubbed (and their traceback text)."""
+
+    def __init__(self, redactor: Redactor, inner: Callable[..., logging.LogRecord]) -> None:
+        self.redactor, self.inner = redactor, inner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.inner(*args, **kwargs)
+        try:
+            record.msg, record.args = self.redactor.scrub(record.getMessage()), None
+        except Exception:  # a record whose arguments do not format: logging reports it, we only scrub
+            return record
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.redactor.scrub("".join(traceback.format_exception(*record.exc_info)).rstrip())
+        return record
+
+
+def scrub_log_records(redactor: Redactor) -> Callable[[], None]:
+    """Scrub every log record the process emits from now on (httpx logs each URL it requests, for one); returns
+    the function that restores the previous record factory."""
+    previous = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(_ScrubbingRecords(redactor, previous))
+    return lambda: logging.setLogRecordFactory(previous)
+
+
+def scrub_log_file(handler: logging.Handler, redactor: Redactor) -> None:
+    """Rewrite an open log file with the secrets learnt since its lines were written; the handler goes on."""
+    stream = getattr(handler, "stream", None)
+    path = getattr(handler, "baseFilename", None)
+    if stream is None or path is None or getattr(stream, "closed", True):
+        return
+    with handler.lock or threading.Lock():
+        stream.flush()
+        with open(path, encoding="utf-8", errors="replace") as written:
+            text = written.read()
+        clean = redactor.scrub(text)
+        if clean != text:
+            stream.seek(0)
+            stream.truncate()
+            stream.write(clean)
+            stream.flush()
 
 
 def _looks_binary(body: bytes) -> bool:
