@@ -47,21 +47,27 @@ CONFIGURED = (PLATFORM_KEY, COMPRESSION_KEY, CLIENT_SECRET, TEST_PASSWORD, URL_P
 BASIC_USERS = ("api", URL_USER, CLIENT_ID, quote(CLIENT_ID, safe=""))
 
 
+TEXT_ENCODINGS = (
+    lambda s: quote(s, safe=""),
+    quote,
+    quote_plus,
+    lambda s: json.dumps(s)[1:-1],
+    lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
+    html.escape,
+    lambda s: html.escape(s, quote=False),
+    lambda s: repr(s)[1:-1],
+)
+
+
 def encodings(secret: str) -> set[str]:
-    """Each form ``secret`` may take in a reflected request or in a writer's output."""
-    raw = secret.encode()
-    forms = {
-        secret,
-        quote(secret, safe=""),
-        quote(secret),
-        quote_plus(secret),
-        json.dumps(secret)[1:-1],
-        json.dumps(secret, ensure_ascii=False)[1:-1],
-        html.escape(secret),
-        html.escape(secret, quote=False),
-        repr(secret)[1:-1],
-    }
-    blobs = [raw] + [f"{user}:{value}".encode() for user in BASIC_USERS for value in (secret, quote(secret, safe=""))]
+    """Each form ``secret`` may take in a reflected request or in a writer's output: every text encoding and every
+    encoding of one (the echo nests them: JSON in a percent-encoded header, JSON in HTML), Base64 and Base64url of
+    the value and of each Basic pair the harness sends."""
+    once = {encode(secret) for encode in TEXT_ENCODINGS}
+    forms = {secret} | once | {encode(form) for form in once for encode in TEXT_ENCODINGS}
+    blobs = [secret.encode()] + [
+        f"{user}:{value}".encode() for user in BASIC_USERS for value in (secret, quote(secret, safe=""))
+    ]
     for blob in blobs:
         for encode in (base64.b64encode, base64.urlsafe_b64encode):
             encoded = encode(blob).decode()
@@ -81,6 +87,7 @@ class _EchoServer(ThreadingHTTPServer):
         self.turn = itertools.count()
         self.interactions: dict[str, dict[str, str]] = {}
         self.issued: list[str] = []  # codes and tokens handed out: secrets learnt by the harness during the run
+        self.userinfo = False
 
     @property
     def base(self) -> str:
@@ -88,9 +95,10 @@ class _EchoServer(ThreadingHTTPServer):
 
     @property
     def target_url(self) -> str:
-        return f"https://{URL_USER}:{quote(URL_PASSWORD, safe='')}@127.0.0.1:{self.server_address[1]}/mcp?" + (
-            urlencode({"api_key": URL_KEY, "tenant": "t1"})
-        )
+        # With userinfo, httpx sends it as Basic credentials instead of the access token: the other run sends tokens.
+        userinfo = f"{URL_USER}:{quote(URL_PASSWORD, safe='')}@" if self.userinfo else ""
+        query = urlencode({"api_key": URL_KEY, "tenant": "t1"})
+        return f"https://{userinfo}127.0.0.1:{self.server_address[1]}/mcp?{query}"
 
     def issue(self, kind: str) -> str:
         value = f"echo-{kind}-{random_secrets.token_urlsafe(12)}"
@@ -201,10 +209,11 @@ def _as_metadata(base: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def echo_server(tmp_path: Path) -> Iterator[tuple[_EchoServer, trustme.CA]]:
+@pytest.fixture(params=[True, False], ids=["userinfo-in-target-url", "tokens-to-the-tool-server"])
+def echo_server(request: pytest.FixtureRequest) -> Iterator[tuple[_EchoServer, trustme.CA]]:
     ca = trustme.CA()
     server = _EchoServer(ca)
+    server.userinfo = request.param
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -224,16 +233,15 @@ def test_no_secret_reaches_any_output_in_any_encoding(
     publisher.cert_chain_pems[0].write_to_path(str(tmp_path / "publisher.pem"))
     publisher.private_key_pem.write_to_path(str(tmp_path / "publisher.key"))
     log_file = tmp_path / "run.log"
-    base_with_userinfo = f"https://{URL_USER}:{quote(URL_PASSWORD, safe='')}@127.0.0.1:{server.server_address[1]}"
     args = [
         "--ca-bundle",
         str(bundle),
         "--target-url",
         server.target_url,
         "--platform-url",
-        f"{base_with_userinfo}/?{urlencode({'api_key': URL_KEY})}",
+        server.base,
         "--compression-url",
-        base_with_userinfo,
+        server.base,
         "--client-registration",
         "predefined",
         "--client-id",

@@ -240,22 +240,27 @@ def _redact_url_param(match: re.Match[str]) -> str:
 
 
 def encoded_forms(secret: str) -> set[str]:
-    """The strings a secret can appear as on the wire or in a captured document."""
-    forms = {
-        secret,
-        quote(secret, safe=""),
-        quote(secret),
-        quote_plus(secret),
-        json.dumps(secret)[1:-1],
-        json.dumps(secret, ensure_ascii=False)[1:-1],
-        json.dumps(secret)[1:-1].replace("/", "\\/"),
-        html.escape(secret),
-        html.escape(secret, quote=False),
-        repr(secret)[1:-1],  # an exception message or an f-string's {value!r}
-    }
+    """The strings a secret can appear as on the wire or in a captured document: each text encoding, and each
+    encoding of an encoding (a target echoing a request as JSON inside a percent-encoded header, as HTML, ...)."""
+    once = {encode(secret) for encode in _TEXT_ENCODINGS}
+    twice = {encode(form) for form in once for encode in _TEXT_ENCODINGS}
+    forms = {secret} | once | twice
     # Base64 of the value as it is and form-encoded (RFC 6749 2.3.1 encodes a client secret before Basic).
     forms |= _base64_forms(secret.encode("utf-8")) | _base64_forms(quote(secret, safe="").encode("ascii"))
     return {f for f in forms if len(f) >= Redactor.MIN_SECRET_LENGTH}
+
+
+_TEXT_ENCODINGS: tuple[Callable[[str], str], ...] = (
+    lambda s: quote(s, safe=""),
+    quote,
+    quote_plus,
+    lambda s: json.dumps(s)[1:-1],
+    lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
+    lambda s: json.dumps(s)[1:-1].replace("/", "\\/"),
+    html.escape,
+    lambda s: html.escape(s, quote=False),
+    lambda s: repr(s)[1:-1],  # an exception message or an f-string's {value!r}
+)
 
 
 def _base64_forms(data: bytes) -> set[str]:
