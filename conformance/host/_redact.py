@@ -318,6 +318,14 @@ def redactor_for(settings: Any) -> Redactor:
     return redactor
 
 
+def shown_url(url: str) -> str:
+    """A URL to show in a message (e.g. a configuration error): userinfo and credential parameters redacted."""
+    try:
+        return Redactor().url(url)
+    except ValueError:  # not even parseable: show none of it
+        return "<an unparseable URL>"
+
+
 def url_credentials(url: str) -> list[tuple[str, str | None]]:
     """(secret, Basic user or None) for the credentials a URL carries: userinfo and credential-named parameters.
 
