@@ -477,6 +477,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # The controller writes the reports: it needs the secrets this worker learnt (codes, tokens) for its
         # last redaction pass.
         config.workeroutput["conformance_secrets"] = state.redactor.secrets()  # type: ignore[attr-defined]
+        _scrub_log_file(config, state.redactor)
     if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
         return  # nothing was decided: keep the last run's reports
     try:
@@ -573,9 +574,7 @@ def _scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
             except OSError:
                 done = "could not remove"
             sys.stderr.write(f"conformance: {done} {xmlpath}: it could not be scrubbed of secrets ({exc})\n")
-    log_file = getattr(config.pluginmanager.get_plugin("logging-plugin"), "log_file_handler", None)
-    if log_file is not None:
-        scrub_log_file(log_file, redactor)
+    _scrub_log_file(config, redactor)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for reports in getattr(reporter, "stats", {}).values():
         for report in reports:
@@ -587,6 +586,12 @@ def _scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
                 report.sections = [(title, redactor.scrub(content)) for title, content in report.sections]
                 if isinstance(getattr(report, "wasxfail", None), str):
                     report.wasxfail = redactor.scrub(report.wasxfail)  # type: ignore[union-attr]
+
+
+def _scrub_log_file(config: pytest.Config, redactor: Redactor) -> None:
+    log_file = getattr(config.pluginmanager.get_plugin("logging-plugin"), "log_file_handler", None)
+    if log_file is not None:
+        scrub_log_file(log_file, redactor)
 
 
 def _iso(moment: datetime) -> str:

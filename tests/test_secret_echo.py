@@ -88,6 +88,7 @@ class _EchoServer(ThreadingHTTPServer):
         self.interactions: dict[str, dict[str, str]] = {}
         self.issued: list[str] = []  # codes and tokens handed out: secrets learnt by the harness during the run
         self.userinfo = False
+        self.workers = 0
 
     @property
     def base(self) -> str:
@@ -165,7 +166,12 @@ class _EchoHandler(BaseHTTPRequestHandler):
             code = self.server.issue("code")
             answer = urlencode({"code": code, "state": asked.get("state", ""), "iss": base})
             callback = f"{asked.get('redirect_uri', '')}?{answer}"
-            page = f'<a href="{html.escape(callback)}">continue</a><pre>{html.escape(json.dumps(echo))}</pre>'
+            # The code also outside any URL: captured before the harness parses the redirect and learns it, so
+            # only the last redaction pass (with every secret of the run) can take it out.
+            page = (
+                f'<a href="{html.escape(callback)}">continue</a><p>your code: {code}</p>'
+                f"<pre>{html.escape(json.dumps(echo))}</pre>"
+            )
             return self._send(302, page.encode(), "text/html", Location=callback, X_Echo=quote(json.dumps(echo)))
         if path == "/token":
             tokens = {"access_token": self.server.issue("access"), "refresh_token": self.server.issue("refresh")}
@@ -209,11 +215,17 @@ def _as_metadata(base: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(params=[True, False], ids=["userinfo-in-target-url", "tokens-to-the-tool-server"])
+@pytest.fixture(
+    params=[(True, 0), (False, 0), (False, 2)],
+    ids=["userinfo-in-target-url", "tokens-to-the-tool-server", "xdist"],
+)
 def echo_server(request: pytest.FixtureRequest) -> Iterator[tuple[_EchoServer, trustme.CA]]:
+    """The server, with or without userinfo in the target URL (with it, httpx sends the userinfo as Basic
+    credentials instead of the access token), and the number of xdist workers to run with (the controller writes
+    the reports: it must learn the secrets the workers learnt)."""
     ca = trustme.CA()
     server = _EchoServer(ca)
-    server.userinfo = request.param
+    server.userinfo, server.workers = request.param
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -261,6 +273,7 @@ def test_no_secret_reaches_any_output_in_any_encoding(
         "DEBUG",
         "-o",
         "junit_logging=all",
+        *(["-n", str(server.workers)] if server.workers else []),
     ]
     env = {
         "CONFORMANCE_PLATFORM_API_KEY": PLATFORM_KEY,
