@@ -120,7 +120,9 @@ class Redactor:
     def _add_forms(self, forms: set[str]) -> None:  # with the lock held
         new = forms - self._forms
         self._forms |= new
-        self._pending.extend(new)
+        # Longest first, so that a whole encoded form goes before a shorter one it contains; a new list each time,
+        # as scrubbing threads iterate over the old one without the lock.
+        self._pending = sorted([*self._pending, *new], key=len, reverse=True)
         if len(self._pending) > max(256, self._compiled // 2):
             self._pattern, self._compiled, self._pending = re.compile(_trie_regex(self._forms)), len(self._forms), []
 
@@ -142,7 +144,7 @@ class Redactor:
         if not text:
             return text
         with self._lock:
-            pattern, pending = self._pattern, sorted(self._pending, key=len, reverse=True)
+            pattern, pending = self._pattern, self._pending
         for form in pending:
             if form in text:
                 text = text.replace(form, REDACTED)
