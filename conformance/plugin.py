@@ -579,9 +579,12 @@ def _scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
     for reports in getattr(reporter, "stats", {}).values():
         for report in reports:
             if isinstance(report, pytest.TestReport | pytest.CollectReport):
-                if report.longrepr is not None:
+                if isinstance(report.longrepr, tuple):  # a skip: (path, line, reason), kept a tuple for pytest
+                    path, line, reason = report.longrepr
+                    report.longrepr = (redactor.scrub(path), line, redactor.scrub(reason))
+                elif report.longrepr is not None:
                     text = str(report.longrepr)
-                    if redactor.scrub(text) != text:
+                    if redactor.scrub(text) != text:  # else keep pytest's own representation (colours, layout)
                         report.longrepr = redactor.scrub(text)
                 report.sections = [(title, redactor.scrub(content)) for title, content in report.sections]
                 if isinstance(getattr(report, "wasxfail", None), str):

@@ -305,6 +305,7 @@ def test_no_secret_reaches_any_output_in_any_encoding(
         if form in text
     ]
     assert not leaks, leaks[:20]
-    # The URLs are still shown, credentials redacted.
+    # The URLs are still shown, credentials redacted (the console header included).
+    assert f"conformance: tool_server = {result.report['targets']['tool_server']['url']}" in result.stdout
     targets = json.dumps(result.report["targets"])
     assert "127.0.0.1" in targets and "[REDACTED]" in targets and "tenant=t1" in targets
