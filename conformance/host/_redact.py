@@ -340,7 +340,7 @@ def url_credentials(url: str) -> list[tuple[str, str | None]]:
             password = unquote(parts.password)
             found += [(password, user), (parts.password, None), (parts.netloc.rsplit("@", 1)[0], None)]
         else:
-            found.append((user, ""))
+            found += [(user, None), (f"{user}:", None)]  # httpx sends it as Basic with an empty password
     found += [
         (v, None) for k, v in parse_qsl(parts.query, keep_blank_values=True) if is_secret_name(k, query_or_form=True)
     ]

@@ -263,3 +263,11 @@ def test_many_secrets_stay_cheap_to_scrub() -> None:
         redactor.scrub("a short header value")
     text = "lorem token-0599-" + "x" * 20 + " ipsum token-0001-" + "x" * 20
     assert redactor.scrub(text) == f"lorem {REDACTED} ipsum {REDACTED}"
+
+
+def test_a_token_as_url_user_is_a_secret() -> None:
+    redactor = Redactor()
+    for value, user in url_credentials("https://tok-as-user-1234@host.example/mcp"):
+        redactor.add_secret(value, user=user)
+    basic = base64.b64encode(b"tok-as-user-1234:").decode()  # httpx: the user, an empty password
+    assert redactor.scrub(f"{basic} tok-as-user-1234") == f"{REDACTED} {REDACTED}"
