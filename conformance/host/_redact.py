@@ -86,15 +86,16 @@ class Redactor:
     """Scrubs secrets from the parts of an exchange. Thread-safe; secrets can be added at any time."""
 
     MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text
+    PENDING_FORMS = 64
 
     def __init__(self, secrets: Iterable[str] | None = None) -> None:
         self._secrets: set[str] = set()
         self._pairs: set[tuple[str, str]] = set()
         self._forms: set[str] = set()
-        # Forms in the compiled pattern, and those added since (looked for one by one until there are enough of
-        # them to be worth a recompilation: a run adds secrets all along, compiling thousands of forms takes ~0.1s).
-        self._pattern: re.Pattern[str] | None = None
-        self._compiled = 0
+        # Forms are matched by a few compiled patterns (prefix-tree regexes, one scan of the text each) of growing
+        # sizes, merged as they fill, plus the last few forms looked for one by one: a run adds secrets all along,
+        # and compiling thousands of forms at every addition would cost more than the scrubbing itself.
+        self._levels: list[tuple[frozenset[str], re.Pattern[str]]] = []
         self._pending: list[str] = []
         self._lock = threading.Lock()
         for value in secrets or []:
@@ -123,8 +124,16 @@ class Redactor:
         # Longest first, so that a whole encoded form goes before a shorter one it contains; a new list each time,
         # as scrubbing threads iterate over the old one without the lock.
         self._pending = sorted([*self._pending, *new], key=len, reverse=True)
-        if len(self._pending) > max(256, self._compiled // 2):
-            self._pattern, self._compiled, self._pending = re.compile(_trie_regex(self._forms)), len(self._forms), []
+        if len(self._pending) > self.PENDING_FORMS:
+            self._merge(set(self._pending), everything=False)
+
+    def _merge(self, forms: set[str], *, everything: bool) -> None:  # with the lock held
+        levels = list(self._levels)
+        while levels and (everything or len(levels[-1][0]) <= 2 * len(forms)):
+            forms |= levels.pop()[0]
+        if forms:
+            levels.append((frozenset(forms), re.compile(_trie_regex(forms))))
+        self._levels, self._pending = levels, []
 
     def secrets(self) -> dict[str, list[Any]]:
         """Every secret registered so far (plain data: xdist workers hand theirs to the controller)."""
@@ -144,11 +153,11 @@ class Redactor:
         if not text:
             return text
         with self._lock:
-            pattern, pending = self._pattern, self._pending
+            levels, pending = self._levels, self._pending
         for form in pending:
             if form in text:
                 text = text.replace(form, REDACTED)
-        if pattern is not None:
+        for _, pattern in reversed(levels):  # the largest (and oldest) forms first
             text = pattern.sub(REDACTED, text)
         text = _URL_PARAM_PATTERN.sub(_redact_url_param, text)
         text = _PEM_PATTERN.sub(REDACTED, text)
@@ -157,10 +166,16 @@ class Redactor:
     def scrub_tree(self, value: Any) -> Any:
         """A copy of a JSON-like document with every string (keys included) scrubbed: the last pass over a
         report, when every secret of the run is known."""
+        with self._lock:
+            if len(self._levels) > 1 or self._pending:
+                self._merge(set(self._pending), everything=True)  # one scan per string for a whole report
+        return self._scrub_tree(value)
+
+    def _scrub_tree(self, value: Any) -> Any:
         if isinstance(value, dict):
-            return {self.scrub(k) if isinstance(k, str) else k: self.scrub_tree(v) for k, v in value.items()}
+            return {self.scrub(k) if isinstance(k, str) else k: self._scrub_tree(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.scrub_tree(v) for v in value]
+            return [self._scrub_tree(v) for v in value]
         if isinstance(value, str):
             return self.scrub(value)
         return value
@@ -245,7 +260,7 @@ def encoded_forms(secret: str) -> set[str]:
     """The strings a secret can appear as on the wire or in a captured document: each text encoding, and each
     encoding of an encoding (a target echoing a request as JSON inside a percent-encoded header, as HTML, ...)."""
     once = {encode(secret) for encode in _TEXT_ENCODINGS}
-    twice = {encode(form) for form in once for encode in _TEXT_ENCODINGS}
+    twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
     forms = {secret} | once | twice
     # Base64 of the value as it is and form-encoded (RFC 6749 2.3.1 encodes a client secret before Basic).
     forms |= _base64_forms(secret.encode("utf-8")) | _base64_forms(quote(secret, safe="").encode("ascii"))
@@ -262,6 +277,13 @@ _TEXT_ENCODINGS: tuple[Callable[[str], str], ...] = (
     html.escape,
     lambda s: html.escape(s, quote=False),
     lambda s: repr(s)[1:-1],  # an exception message or an f-string's {value!r}
+)
+# What a target wraps an encoded value in: a URL (query, header), a JSON document, an HTML page.
+_OUTER_ENCODINGS: tuple[Callable[[str], str], ...] = (
+    lambda s: quote(s, safe=""),
+    quote_plus,
+    lambda s: json.dumps(s)[1:-1],
+    html.escape,
 )
 
 
