@@ -281,6 +281,7 @@ _TEXT_ENCODINGS: tuple[Callable[[str], str], ...] = (
 # What a target wraps an encoded value in: a URL (query, header), a JSON document, an HTML page.
 _OUTER_ENCODINGS: tuple[Callable[[str], str], ...] = (
     lambda s: quote(s, safe=""),
+    quote,
     quote_plus,
     lambda s: json.dumps(s)[1:-1],
     html.escape,
