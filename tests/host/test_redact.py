@@ -172,6 +172,12 @@ def _encodings(secret: str, user: str) -> dict[str, str]:
         "basic_pair": base64.b64encode(pair).decode(),
         "basic_pair_url": base64.urlsafe_b64encode(pair).decode(),
         "basic_pair_form_encoded": base64.b64encode(form_pair).decode(),
+        # A target echoing a request nests them: JSON in a URL or a header, JSON in HTML, a URL in a URL.
+        "json_in_url": quote(json.dumps(secret)[1:-1], safe=""),
+        "json_in_header": quote(json.dumps(secret)[1:-1]),
+        "json_in_html": html.escape(json.dumps(secret)[1:-1]),
+        "url_in_url": quote(quote(secret, safe=""), safe=""),
+        "form_in_json": json.dumps(quote_plus(secret))[1:-1],
     }
 
 
