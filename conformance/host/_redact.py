@@ -3,8 +3,9 @@
 Two layers. By name: headers, query parameters (also inside free text, e.g. a ``Location`` header or an HTML
 redirect page), form fields and JSON keys that carry credentials. By value: every secret the harness knows
 (configured API keys, credentials in target URLs, tokens and codes it obtained, assertions it signed) is scrubbed
-wherever it appears, in every encoding it takes on the wire: raw, percent-encoded, JSON- and HTML-escaped, Base64
-and Base64url (alone, inside a ``user:secret`` Basic pair, or at any offset of a longer encoded string).
+wherever it appears, in every encoding it takes on the wire: raw, percent-encoded, JSON- and HTML-escaped (and
+each of these inside a URL, JSON or HTML again, as an echoing target nests them), Base64 and Base64url (alone,
+inside a ``user:secret`` Basic pair, or at any offset of a longer encoded string).
 
 Secrets learnt late (an authorization code becomes known only after the redirect that carried it was recorded)
 are caught by a last pass: :meth:`Redactor.scrub_tree` over the whole report, with every secret the run learnt.
@@ -384,6 +385,8 @@ class _ScrubbingRecords:
             return record
         if record.exc_info and not record.exc_text:
             record.exc_text = self.redactor.scrub("".join(traceback.format_exception(*record.exc_info)).rstrip())
+        if record.stack_info:
+            record.stack_info = self.redactor.scrub(record.stack_info)
         return record
 
 
