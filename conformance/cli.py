@@ -5,7 +5,8 @@ conformance report report.json -o out.html re-render the reviewer's HTML from a 
                                            (-o DIR, an existing directory or a path ending in /, writes
                                            DIR/report.html)
 conformance up [--mutant NAME] [--env-file FILE]
-                                           start the reference stack and print the settings for a run
+                                           start the reference stack, print its settings (secrets masked) and
+                                           write them all to an env file (mode 600)
 conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
                                            start the stack, run the suites against it, stop, exit with the verdict
 """
@@ -102,14 +103,13 @@ def _cmd_up(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with _stack(args.mutant) as stack:
-        lines = [f"{name}={value}" for name, value in stack.settings.items()]
-        if args.env_file:
-            Path(args.env_file).write_text("\n".join(lines) + "\n", encoding="utf-8")
-            os.chmod(args.env_file, 0o600)  # it holds test keys
-        for name, value in stack.settings.items():
-            secret = any(word in name for word in ("KEY", "PASSWORD", "SECRET", "TOKEN"))
-            shown = "<in --env-file>" if secret and args.env_file else value
-            print(f"{name}={shown}", flush=True)
+        # Secrets go to a file readable by the owner only, never to the terminal (scroll-back, CI logs): the
+        # given --env-file, else stack.env in the stack's data directory (0700, removed when the stack stops).
+        env_file = Path(args.env_file) if args.env_file else stack.data_dir / "stack.env"
+        stack.write_env_file(env_file)
+        for name, value in stack.public_settings().items():
+            print(f"{name}={value}", flush=True)
+        print(f"# every setting, secrets included: {env_file} (mode 600); load it with: set -a; . {env_file}; set +a")
         print("# reference stack is up; Ctrl-C to stop", flush=True)
         try:
             while not stop.wait(0.5):
@@ -170,7 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=_cmd_report)
     up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
     up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")
-    up.add_argument("--env-file", help="also write the settings to this file (mode 600)")
+    up.add_argument(
+        "--env-file",
+        help="write every setting to this file (mode 600); default stack.env in the stack's temporary data directory",
+    )
     up.set_defaults(func=_cmd_up)
     demo = sub.add_parser("demo", help="run every suite against the embedded reference stack")
     demo.add_argument("--suite", help="only these suites (comma list)")

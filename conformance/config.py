@@ -21,6 +21,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from conformance._exceptions import ConfigError
+from conformance.host._redact import shown_url
 from conformance.rules import SUITE_TARGET, SUITES
 
 Kind = Literal["str", "bool", "int", "float", "path", "list", "url"]
@@ -248,7 +249,7 @@ def convert(spec: OptionSpec, value: Any, origin: str) -> Any:
             return text
         return str(value)
     except (TypeError, ValueError) as exc:
-        shown = "<hidden>" if spec.secret else repr(value)
+        shown = "<hidden>" if spec.secret else repr(shown_url(str(value)) if spec.kind == "url" else value)
         raise ConfigError(f"{spec.name} from {origin}: cannot read {shown} as {spec.kind} ({exc})") from None
 
 

@@ -30,7 +30,7 @@ from conformance._exceptions import (
 )
 from conformance._hypothesis import replay_verdict, unwrap_hypothesis
 from conformance.config import Settings, Target, all_options, check_report_dir, read_config_files, resolve
-from conformance.host._redact import Redactor
+from conformance.host._redact import Redactor, redactor_for, scrub_log_file, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
@@ -66,7 +66,7 @@ class ConformanceSession:
         self.report: dict[str, Any] | None = None
         self.files: list[str] = []
         # One redactor for the run: secrets learnt by any client (tokens, codes) also scrub verdict messages.
-        self.redactor = Redactor(settings.secrets())
+        self.redactor = redactor_for(settings)
 
 
 # -- options ---------------------------------------------------------------------------------------------------
@@ -142,6 +142,8 @@ def pytest_configure(config: pytest.Config) -> None:
     session = ConformanceSession(settings, strict, baseline, active)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(_OutcomeCollector(session), "conformance-collector")
+    if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
+        config.add_cleanup(scrub_log_records(session.redactor))
     if settings.target("tool_server") is not None or {"auth", "profile"} & set(settings.get("suite") or []):
         _register_shared_fixtures(config)  # heavy OAuth/MCP imports: only when a tool server is in play
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
@@ -195,7 +197,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         return []
     lines = [f"conformance: suites {', '.join(session.settings.selected_suites)}; strict={session.strict}"]
     for name, target in session.settings.targets().items():
-        lines.append(f"conformance: {name} = {target.base_url}")
+        lines.append(f"conformance: {name} = {session.redactor.url(target.base_url)}")
     if session.baseline is not None:
         lines.append(f"conformance: baseline {session.baseline.source} ({len(session.baseline.entries)} entries)")
     return lines
@@ -454,6 +456,13 @@ class _OutcomeCollector:
     def __init__(self, state: ConformanceSession) -> None:
         self.state = state
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker finished: learn the secrets it learnt, for the last redaction pass."""
+        exported = getattr(node, "workeroutput", {}).get("conformance_secrets")
+        if isinstance(exported, dict):
+            self.state.redactor.add_secrets(exported)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.state.throttle_wait_s += getattr(report, "conformance_throttle_wait_s", 0.0)
         result = getattr(report, "conformance", None)
@@ -509,6 +518,11 @@ compression_target = _target_fixture("compression")
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state = config.stash.get(SESSION_KEY, None)
+    if state is not None and hasattr(config, "workerinput"):
+        # The controller writes the reports: it needs the secrets this worker learnt (codes, tokens) for its
+        # last redaction pass.
+        config.workeroutput["conformance_secrets"] = state.redactor.secrets()  # type: ignore[attr-defined]
+        _scrub_log_file(config, state.redactor)
     if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
         return  # nothing was decided: keep the last run's reports
     try:
@@ -516,9 +530,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.report = report
         state.files = write_reports(report, _report_dir(config, state.settings), config)
     except Exception:
-        sys.stderr.write("conformance: could not write the report:\n" + traceback.format_exc())
+        sys.stderr.write("conformance: could not write the report:\n" + state.redactor.scrub(traceback.format_exc()))
         session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         return
+    finally:
+        _scrub_pytest_outputs(config, state.redactor)
     if int(session.exitstatus) in (int(pytest.ExitCode.OK), int(pytest.ExitCode.TESTS_FAILED)):
         session.exitstatus = pytest.ExitCode(report["verdict"]["exit_code"])
 
@@ -528,7 +544,8 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
     from conformance.rules import load_all_checks
 
     load_all_checks(state.suites_run)  # so that "no check in this version" is only said of rules that truly have none
-    targets = {name: t.base_url for name, t in state.settings.targets().items()}
+    # Credentials in a target URL (user:password@, ?api_key=) are shown redacted.
+    targets = {name: state.redactor.url(t.base_url) for name, t in state.settings.targets().items()}
     results = aggregate(
         state.outcomes,
         strict=state.strict,
@@ -540,7 +557,7 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
         state.baseline.apply(results)
     finished = datetime.now(UTC)
     public = state.settings.public()
-    return {
+    report = {
         "format": 1,
         "harness": {"name": "conformance", "version": __version__},
         "started_at": _iso(state.started_at),
@@ -564,6 +581,9 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
         },
         "results": results,
     }
+    # The last redaction pass, with every secret the run learnt: a code or a token becomes known only after the
+    # exchange that carried it was recorded.
+    return state.redactor.scrub_tree(report)
 
 
 def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config | None = None) -> list[str]:
@@ -586,6 +606,45 @@ def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config
     if xmlpath:
         written.append(str(xmlpath))
     return written
+
+
+def _scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
+    """What pytest itself writes, scrubbed with every secret the run learnt: junit.xml (already written by
+    pytest's junitxml plugin) and the reports the terminal summary is about to print (failures, captured output)."""
+    from conformance.report.junit import scrub_junit
+
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if xmlpath and Path(xmlpath).is_file():
+        try:
+            scrub_junit(Path(xmlpath), redactor)
+        except OSError as exc:  # better no junit.xml than one that may hold a secret
+            try:
+                Path(xmlpath).unlink(missing_ok=True)
+                done = "removed"
+            except OSError:
+                done = "could not remove"
+            sys.stderr.write(f"conformance: {done} {xmlpath}: it could not be scrubbed of secrets ({exc})\n")
+    _scrub_log_file(config, redactor)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for reports in getattr(reporter, "stats", {}).values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport | pytest.CollectReport):
+                if isinstance(report.longrepr, tuple):  # a skip: (path, line, reason), kept a tuple for pytest
+                    path, line, reason = report.longrepr
+                    report.longrepr = (redactor.scrub(path), line, redactor.scrub(reason))
+                elif report.longrepr is not None:
+                    text = str(report.longrepr)
+                    if redactor.scrub(text) != text:  # else keep pytest's own representation (colours, layout)
+                        report.longrepr = redactor.scrub(text)
+                report.sections = [(title, redactor.scrub(content)) for title, content in report.sections]
+                if isinstance(getattr(report, "wasxfail", None), str):
+                    report.wasxfail = redactor.scrub(report.wasxfail)  # type: ignore[union-attr]
+
+
+def _scrub_log_file(config: pytest.Config, redactor: Redactor) -> None:
+    log_file = getattr(config.pluginmanager.get_plugin("logging-plugin"), "log_file_handler", None)
+    if log_file is not None:
+        scrub_log_file(log_file, redactor)
 
 
 def _iso(moment: datetime) -> str:

@@ -75,3 +75,67 @@ def test_unknown_mutant_is_a_clean_error_before_anything_starts(
 def test_rules_of_an_unknown_suite_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "--suite", "auth,nope"]) == 2
     assert "unknown suite(s) nope" in capsys.readouterr().err
+
+
+UP_SETTINGS = {
+    "CONFORMANCE_TARGET_URL": "https://127.0.0.1:4443/mcp",
+    "CONFORMANCE_TEST_USER": "alice-up-user",
+    "CONFORMANCE_TEST_PASSWORD": "up-password-7f3a9c",
+    "CONFORMANCE_COMPRESSION_API_KEY": "up-compression-key-1b2d",
+    "CONFORMANCE_OBJSTORE_A_SECRET_ACCESS_KEY": "up-objstore-secret-9e8d",
+}
+
+
+@pytest.mark.parametrize("explicit", [False, True], ids=["default-env-file", "env-file"])
+def test_up_prints_no_secret_and_writes_them_to_a_private_env_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, explicit: bool
+) -> None:
+    import contextlib
+    import signal
+
+    from conformance import cli
+    from conformance.reference.stack import Stack
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    stack = Stack(settings=dict(UP_SETTINGS), ca_file=data_dir / "ca.pem", services=[], data_dir=data_dir)
+    monkeypatch.setattr(cli, "_stack", lambda *a, **k: contextlib.nullcontext(stack))
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: handler())  # "SIGTERM" at once: up returns
+    env_file = tmp_path / "given.env"
+    if explicit:
+        env_file.write_text("OLD=1\n")
+        env_file.chmod(0o644)  # an existing, world-readable file
+    assert main(["up", "--env-file", str(env_file)] if explicit else ["up"]) == 0
+    out = capsys.readouterr().out
+    secrets = [v for k, v in UP_SETTINGS.items() if k != "CONFORMANCE_TARGET_URL"]
+    assert not [s for s in secrets if s in out], out
+    assert "CONFORMANCE_TARGET_URL=https://127.0.0.1:4443/mcp" in out
+    written = env_file if explicit else data_dir / "stack.env"
+    assert f"secrets included: {written}" in out
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    assert set(written.read_text().splitlines()) == {f"{k}={v}" for k, v in UP_SETTINGS.items()}
+
+
+def test_env_file_is_never_readable_by_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Created 0600 (not chmodded after the secrets are in it); an existing file is narrowed before writing."""
+    import os
+
+    from conformance.reference.stack import Stack
+
+    stack = Stack(settings=dict(UP_SETTINGS), ca_file=tmp_path / "ca.pem", services=[], data_dir=tmp_path)
+    modes: list[int] = []
+    real_open = os.open
+
+    def spying_open(path: str, flags: int, mode: int = 0o777, *args: object) -> int:
+        modes.append(mode)
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", spying_open)
+    fresh = tmp_path / "fresh.env"
+    stack.write_env_file(fresh)
+    assert modes == [0o600] and stat.S_IMODE(fresh.stat().st_mode) == 0o600
+    existing = tmp_path / "existing.env"
+    existing.write_text("x")
+    existing.chmod(0o644)
+    stack.write_env_file(existing)
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o600

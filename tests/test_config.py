@@ -107,3 +107,11 @@ def test_suites_may_share_an_option_but_not_redefine_it(monkeypatch: pytest.Monk
     monkeypatch.setattr(config, "suite_options", lambda: [shared, OptionSpec("shared_thing", "other", kind="int")])
     with pytest.raises(ConfigError, match="shared_thing"):
         config.all_options()
+
+
+def test_a_bad_url_with_credentials_is_reported_without_them() -> None:
+    with pytest.raises(ConfigError) as caught:
+        resolve(cli={"target_url": "ftp://user:pw-in-url-1234@host.example/mcp?api_key=key-in-url-5678"}, env={})
+    message = str(caught.value)
+    assert "target_url" in message and "host.example" in message
+    assert "pw-in-url-1234" not in message and "key-in-url-5678" not in message

@@ -1,17 +1,28 @@
 """Redaction at capture time: secrets never reach an exchange record, so no writer can leak them.
 
-Two layers. By name: headers, query parameters, form fields and JSON keys that carry credentials. By value: every
-secret the harness knows (configured API keys, tokens it obtained, assertions it signed) is scrubbed wherever it
-appears, including URLs, bodies and error messages.
+Two layers. By name: headers, query parameters (also inside free text, e.g. a ``Location`` header or an HTML
+redirect page), form fields and JSON keys that carry credentials. By value: every secret the harness knows
+(configured API keys, credentials in target URLs, tokens and codes it obtained, assertions it signed) is scrubbed
+wherever it appears, in every encoding it takes on the wire: raw, percent-encoded, JSON- and HTML-escaped (and
+each of these inside a URL, JSON or HTML again, as an echoing target nests them), Base64 and Base64url (alone,
+inside a ``user:secret`` Basic pair, or at any offset of a longer encoded string).
+
+Secrets learnt late (an authorization code becomes known only after the redirect that carried it was recorded)
+are caught by a last pass: :meth:`Redactor.scrub_tree` over the whole report, with every secret the run learnt.
 """
 
 from __future__ import annotations
 
+import base64
+import html
 import json
+import logging
 import re
 import threading
+import traceback
+from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
 
 from conformance.host import _json as target_json
 
@@ -58,6 +69,10 @@ _SECRET_NAME_PATTERN = re.compile(r"(secret|password|passwd|_token$|^token_|priv
 _JWT_PATTERN = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PEM_PATTERN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
 _NOT_SECRET = frozenset({"input_tokens", "max_tokens", "token_type", "output_tokens", "max_output_tokens"})
+# `name=value` after `?`, `#`, `&` (also HTML's `&amp;`, JSON's `\u0026`) or `;`: a URL parameter in free text.
+_URL_PARAM_PATTERN = re.compile(r"((?:[?&;#]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#;\s\"'<>\\]+)")
+# Encoded forms of a secret are only scrubbed from this many characters on (shorter ones match ordinary text).
+MIN_ENCODED_LENGTH = 8
 
 
 def is_secret_name(name: str, *, query_or_form: bool = False) -> bool:
@@ -72,37 +87,99 @@ class Redactor:
     """Scrubs secrets from the parts of an exchange. Thread-safe; secrets can be added at any time."""
 
     MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text
+    PENDING_FORMS = 64
 
-    def __init__(self, secrets: list[str] | None = None) -> None:
+    def __init__(self, secrets: Iterable[str] | None = None) -> None:
         self._secrets: set[str] = set()
+        self._pairs: set[tuple[str, str]] = set()
+        self._forms: set[str] = set()
+        # Forms are matched by a few compiled patterns (prefix-tree regexes, one scan of the text each) of growing
+        # sizes, merged as they fill, plus the last few forms looked for one by one: a run adds secrets all along,
+        # and compiling thousands of forms at every addition would cost more than the scrubbing itself.
+        self._levels: list[tuple[frozenset[str], re.Pattern[str]]] = []
+        self._pending: list[str] = []
         self._lock = threading.Lock()
         for value in secrets or []:
             self.add_secret(value)
 
-    def add_secret(self, value: str | bytes | None) -> None:
+    def add_secret(self, value: str | bytes | None, *, user: str | None = None) -> None:
+        """Register a secret; with ``user``, also the ``user:secret`` pair it travels in (HTTP Basic)."""
         if value is None:
             return
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-        if len(text) >= self.MIN_SECRET_LENGTH:
-            with self._lock:
+        if len(text) < self.MIN_SECRET_LENGTH:
+            return
+        with self._lock:
+            if text not in self._secrets:
                 self._secrets.add(text)
-                # Secrets also travel percent-encoded or base64-encoded (Basic auth); scrub those forms too.
-                from urllib.parse import quote, quote_plus
+                self._add_forms(encoded_forms(text))
+            if user is not None and (user, text) not in self._pairs:
+                self._pairs.add((user, text))
+                # RFC 7617 sends the pair as it is; RFC 6749 2.3.1 form-encodes each part first.
+                for pair in {f"{user}:{text}", f"{quote(user, safe='')}:{quote(text, safe='')}"}:
+                    self._add_forms(_base64_forms(pair.encode("utf-8")))
 
-                self._secrets.add(quote(text, safe=""))
-                self._secrets.add(quote_plus(text))
+    def _add_forms(self, forms: set[str]) -> None:  # with the lock held
+        new = forms - self._forms
+        self._forms |= new
+        # Longest first, so that a whole encoded form goes before a shorter one it contains; a new list each time,
+        # as scrubbing threads iterate over the old one without the lock.
+        self._pending = sorted([*self._pending, *new], key=len, reverse=True)
+        if len(self._pending) > self.PENDING_FORMS:
+            self._merge(set(self._pending), everything=False)
+
+    def _merge(self, forms: set[str], *, everything: bool) -> None:  # with the lock held
+        levels = list(self._levels)
+        while levels and (everything or len(levels[-1][0]) <= 2 * len(forms)):
+            forms |= levels.pop()[0]
+        if forms:
+            levels.append((frozenset(forms), re.compile(_trie_regex(forms))))
+        self._levels, self._pending = levels, []
+
+    def secrets(self) -> dict[str, list[Any]]:
+        """Every secret registered so far (plain data: xdist workers hand theirs to the controller)."""
+        with self._lock:
+            return {"secrets": sorted(self._secrets), "pairs": sorted([u, s] for u, s in self._pairs)}
+
+    def add_secrets(self, exported: dict[str, list[Any]]) -> None:
+        """Register what :meth:`secrets` returned (of another process's redactor)."""
+        for value in exported.get("secrets", []):
+            self.add_secret(str(value))
+        for user, value in exported.get("pairs", []):
+            self.add_secret(str(value), user=str(user))
 
     def scrub(self, text: str) -> str:
-        """Value-based redaction of free text, plus JWTs and private keys by shape."""
+        """Value-based redaction of free text (every encoding of every known secret), credential-named URL
+        parameters wherever a URL appears in the text, and JWTs and private keys by shape."""
         if not text:
             return text
         with self._lock:
-            secrets = sorted(self._secrets, key=len, reverse=True)
-        for secret in secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
+            levels, pending = self._levels, self._pending
+        for form in pending:
+            if form in text:
+                text = text.replace(form, REDACTED)
+        for _, pattern in reversed(levels):  # the largest (and oldest) forms first
+            text = pattern.sub(REDACTED, text)
+        text = _URL_PARAM_PATTERN.sub(_redact_url_param, text)
         text = _PEM_PATTERN.sub(REDACTED, text)
         return _JWT_PATTERN.sub(REDACTED, text)
+
+    def scrub_tree(self, value: Any) -> Any:
+        """A copy of a JSON-like document with every string (keys included) scrubbed: the last pass over a
+        report, when every secret of the run is known."""
+        with self._lock:
+            if len(self._levels) > 1 or self._pending:
+                self._merge(set(self._pending), everything=True)  # one scan per string for a whole report
+        return self._scrub_tree(value)
+
+    def _scrub_tree(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {self.scrub(k) if isinstance(k, str) else k: self._scrub_tree(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._scrub_tree(v) for v in value]
+        if isinstance(value, str):
+            return self.scrub(value)
+        return value
 
     def header(self, name: str, value: str) -> str:
         if name.lower() in SECRET_HEADERS:
@@ -172,6 +249,171 @@ class Redactor:
         if len(text) > limit:
             text = text[:limit] + f"… [{len(text) - limit} more characters]"
         return text
+
+
+def _redact_url_param(match: re.Match[str]) -> str:
+    if is_secret_name(match.group(2), query_or_form=True):
+        return match.group(1) + REDACTED
+    return match.group(0)
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """The strings a secret can appear as on the wire or in a captured document: each text encoding, and each
+    encoding of an encoding (a target echoing a request as JSON inside a percent-encoded header, as HTML, ...)."""
+    once = {encode(secret) for encode in _TEXT_ENCODINGS}
+    twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
+    forms = {secret} | once | twice
+    # Base64 of the value as it is and form-encoded (RFC 6749 2.3.1 encodes a client secret before Basic).
+    forms |= _base64_forms(secret.encode("utf-8")) | _base64_forms(quote(secret, safe="").encode("ascii"))
+    return {f for f in forms if len(f) >= Redactor.MIN_SECRET_LENGTH}
+
+
+_TEXT_ENCODINGS: tuple[Callable[[str], str], ...] = (
+    lambda s: quote(s, safe=""),
+    quote,
+    quote_plus,
+    lambda s: json.dumps(s)[1:-1],
+    lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
+    lambda s: json.dumps(s)[1:-1].replace("/", "\\/"),
+    html.escape,
+    lambda s: html.escape(s, quote=False),
+    lambda s: repr(s)[1:-1],  # an exception message or an f-string's {value!r}
+)
+# What a target wraps an encoded value in: a URL (query, header), a JSON document, an HTML page.
+_OUTER_ENCODINGS: tuple[Callable[[str], str], ...] = (
+    lambda s: quote(s, safe=""),
+    quote,
+    quote_plus,
+    lambda s: json.dumps(s)[1:-1],
+    html.escape,
+)
+
+
+def _base64_forms(data: bytes) -> set[str]:
+    """Base64 and Base64url of ``data``, padded and not, and the part of its encoding that is the same wherever
+    it sits in a longer encoded string (Base64 of a value depends on its offset modulo 3 and on its neighbours)."""
+    whole = base64.b64encode(data).decode("ascii")
+    forms = {whole, whole.rstrip("=")}
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + data).decode("ascii")
+        # Characters wholly made of this value's bits: from ceil(8*shift/6) to floor(8*(shift+len)/6).
+        core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
+        if len(core) >= MIN_ENCODED_LENGTH:  # shorter cores would match ordinary text
+            forms.add(core)
+    return forms | {f.translate(_URLSAFE) for f in forms}
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+
+
+def _trie_regex(words: Iterable[str]) -> str:
+    """One regex matching any of ``words`` (the longest at a position), shaped as a prefix tree: a run with
+    thousands of secret forms scans each text once, trying at most one branch per distinct next character."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        branches = []
+        for char in sorted(k for k in node if k):
+            literal, child = char, node[char]
+            while len(child) == 1 and "" not in child:  # a chain with no choice: one literal
+                ((next_char, child),) = child.items()
+                literal += next_char
+            branches.append(re.escape(literal) + build(child))
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
+
+
+def redactor_for(settings: Any) -> Redactor:
+    """The run's redactor: every configured secret, the Basic pair each keyed target is sent with, and the
+    credentials in target URLs (``https://user:pw@host/?api_key=...``)."""
+    redactor = Redactor(settings.secrets())
+    for target in settings.targets().values():
+        if target.api_key and target.scheme == "basic":
+            redactor.add_secret(target.api_key, user="api")
+        for value, user in url_credentials(target.base_url):
+            redactor.add_secret(value, user=user)
+    return redactor
+
+
+def shown_url(url: str) -> str:
+    """A URL to show in a message (e.g. a configuration error): userinfo and credential parameters redacted."""
+    try:
+        return Redactor().url(url)
+    except ValueError:  # not even parseable: show none of it
+        return "<an unparseable URL>"
+
+
+def url_credentials(url: str) -> list[tuple[str, str | None]]:
+    """(secret, Basic user or None) for the credentials a URL carries: userinfo and credential-named parameters.
+
+    A user with a password is a name (kept); a user alone (``https://TOKEN@host``) is itself the credential."""
+    parts = urlsplit(url)
+    found: list[tuple[str, str | None]] = []
+    if parts.username is not None or parts.password is not None:
+        user = unquote(parts.username or "")
+        if parts.password is not None:
+            password = unquote(parts.password)
+            found += [(password, user), (parts.password, None), (parts.netloc.rsplit("@", 1)[0], None)]
+        else:
+            found += [(user, None), (f"{user}:", None)]  # httpx sends it as Basic with an empty password
+    found += [
+        (v, None) for k, v in parse_qsl(parts.query, keep_blank_values=True) if is_secret_name(k, query_or_form=True)
+    ]
+    return found
+
+
+class _ScrubbingRecords:
+    """A log record factory whose records carry their message already scrubbed (and their traceback text)."""
+
+    def __init__(self, redactor: Redactor, inner: Callable[..., logging.LogRecord]) -> None:
+        self.redactor, self.inner = redactor, inner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.inner(*args, **kwargs)
+        try:
+            record.msg, record.args = self.redactor.scrub(record.getMessage()), None
+        except Exception:  # a record whose arguments do not format: logging reports it, we only scrub
+            return record
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.redactor.scrub("".join(traceback.format_exception(*record.exc_info)).rstrip())
+        if record.stack_info:
+            record.stack_info = self.redactor.scrub(record.stack_info)
+        return record
+
+
+def scrub_log_records(redactor: Redactor) -> Callable[[], None]:
+    """Scrub every log record the process emits from now on (httpx logs each URL it requests, for one); returns
+    the function that restores the previous record factory."""
+    previous = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(_ScrubbingRecords(redactor, previous))
+    return lambda: logging.setLogRecordFactory(previous)
+
+
+def scrub_log_file(handler: logging.Handler, redactor: Redactor) -> None:
+    """Rewrite an open log file with the secrets learnt since its lines were written; the handler goes on."""
+    stream = getattr(handler, "stream", None)
+    path = getattr(handler, "baseFilename", None)
+    if stream is None or path is None or getattr(stream, "closed", True):
+        return
+    with handler.lock or threading.Lock():
+        stream.flush()
+        with open(path, encoding="utf-8", errors="replace") as written:
+            text = written.read()
+        clean = redactor.scrub(text)
+        if clean != text:
+            stream.seek(0)
+            stream.truncate()
+            stream.write(clean)
+            stream.flush()
 
 
 def _looks_binary(body: bytes) -> bool:

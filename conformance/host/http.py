@@ -21,7 +21,7 @@ from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetUnreachable
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
-from conformance.host._redact import Redactor
+from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
 
 BODY_EXCERPT_CHARS = 2048
@@ -105,7 +105,7 @@ class HostHTTP:
             "max_response_bytes": settings.get("max_response_bytes", 16 * 1024 * 1024),
             "ca_bundle": settings.get("ca_bundle"),
             "guard": guard,
-            "redactor": Redactor(settings.secrets()),
+            "redactor": redactor_for(settings),
             "pacer": Pacer(float(settings.get("max_throttle_wait", 600.0))),
         }
         kwargs.update(overrides)
@@ -183,6 +183,9 @@ class HostHTTP:
             if follow_redirects and response.is_redirect and hops < MAX_REDIRECTS:
                 location = response.headers.get("location", "")
                 url = urljoin(str(response.url), location)
+                if _origin(url) != _origin(str(response.url)):
+                    headers = _without_credentials(headers)  # as httpx does: another origin gets no credentials
+                params = None  # the Location is the whole next URL (the caller's parameters are in it, or not)
                 hops += 1
                 if response.status_code in (301, 302, 303) and method.upper() != "HEAD":
                     method, json, data, content = "GET", _UNSET, None, None
@@ -375,3 +378,19 @@ __all__ = [
     "record_exchange",
     "ssl_context",
 ]
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return ("", url, None)
+    return parsed.scheme, parsed.host, parsed.port or {"http": 80, "https": 443}.get(parsed.scheme)
+
+
+def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The caller's headers minus those that carry a credential (Authorization, Cookie, API keys...)."""
+    if headers is None:
+        return None
+    return {k: v for k, v in headers.items() if k.lower() not in SECRET_HEADERS and not is_secret_name(k)}

@@ -802,7 +802,7 @@ class TokenEndpoint:
             fields = {"client_id": client.client_id, "client_assertion_type": ASSERTION_TYPE}
             return {}, {**fields, "client_assertion": assertion}
         secret = client.client_secret or "conformance-probe-secret"  # probes of a method outside the intersection
-        self.http.redactor.add_secret(secret)
+        self.http.redactor.add_secret(secret, user=client.client_id)  # also as the Basic pair it may travel in
         if method == "client_secret_post":
             return {}, {"client_id": client.client_id, "client_secret": secret}
         if method == "client_secret_basic":

@@ -98,7 +98,10 @@ class Stack:
     @property
     def secret_names(self) -> list[str]:
         """Setting names whose values are secrets (print the name, write the value only to an env file)."""
-        return sorted(name for name in self.settings if SECRET_NAME.search(name))
+        from conformance.config import all_options
+
+        declared = {o.env_var for o in all_options() if o.secret}  # e.g. the test accounts' user names
+        return sorted(name for name in self.settings if SECRET_NAME.search(name) or name in declared)
 
     def public_settings(self) -> dict[str, str]:
         secrets = set(self.secret_names)
@@ -107,7 +110,8 @@ class Stack:
     def write_env_file(self, path: Path) -> None:
         """All settings as NAME=VALUE lines, readable by the owner only."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # 0600 from the start when new
+        os.fchmod(fd, 0o600)  # and an existing file loses its wider mode before a secret is written
         with os.fdopen(fd, "w") as handle:
             handle.writelines(f"{k}={v}\n" for k, v in sorted(self.settings.items()))
 

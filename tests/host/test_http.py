@@ -72,6 +72,51 @@ def test_redirect_to_public_host_is_followed() -> None:
     assert response.request.method == "GET"
 
 
+@pytest.mark.parametrize(
+    ("start", "location", "keeps"),
+    [
+        ("https://t.example/start", "https://t.example/next", True),  # same origin
+        ("https://t.example/start", "/next", True),
+        ("https://t.example/start", "https://other.example/next", False),  # another host
+        ("http://127.0.0.1/start", "https://127.0.0.1/next", False),  # another scheme
+        ("https://t.example/start", "https://t.example:8443/next", False),  # another port
+        ("https://t.example/start", "https://t.example:443/next", True),  # the default port, spelt out
+    ],
+)
+def test_credentials_do_not_follow_a_redirect_to_another_origin(start: str, location: str, keeps: bool) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/start":
+            return httpx.Response(307, headers={"Location": location})
+        return httpx.Response(200)
+
+    credentials = {"Authorization": "Bearer tok-1234", "X-Api-Key": "k-1234", "Cookie": "sid=1"}
+    client = HostHTTP(transport=httpx.MockTransport(handler), guard=UrlGuard(allow_insecure_loopback=True), retry=None)
+    client.get(start, headers={**credentials, "Accept": "text/plain"}, follow_redirects=True)
+    first, second = seen
+    assert {k: first.headers.get(k) for k in credentials} == credentials
+    assert second.headers.get("Accept") == "text/plain"
+    if keeps:
+        assert {k: second.headers.get(k) for k in credentials} == credentials
+    else:
+        assert not [k for k in credentials if k in second.headers], second.headers
+
+
+def test_redirect_does_not_resend_the_callers_query_parameters() -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        if request.url.path == "/start":
+            return httpx.Response(302, headers={"Location": "https://93.184.216.34/next?n=1"})
+        return httpx.Response(200)
+
+    mock(handler).get("https://t.example/start", params={"api_key": "k-1234"}, follow_redirects=True)
+    assert seen == ["https://t.example/start?api_key=k-1234", "https://93.184.216.34/next?n=1"]
+
+
 def test_gzip_bodies_arrive_decoded() -> None:
     import gzip
 

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import httpx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance import _context
 from conformance.host._guard import UrlGuard
-from conformance.host._redact import REDACTED, Redactor
+from conformance.host._redact import REDACTED, Redactor, url_credentials
 from conformance.host.http import HostHTTP
 from conformance.report.console import render_summary
 from conformance.report.model import Status, aggregate, check_outcome, summarize, verdict
@@ -25,7 +30,9 @@ FORM_NAMES = st.sampled_from(["client_assertion", "code_verifier", "code", "refr
 JSON_NAMES = st.sampled_from(
     ["client_secret", "password", "access_token", "objstore_a_secret_access_key", "objstore_b_access_token"]
 )
-PLACES = st.sampled_from(["header", "query", "form", "json", "response_json", "echoed_text"])
+PLACES = st.sampled_from(
+    ["header", "query", "form", "json", "response_json", "echoed_text", "echoed_basic", "redirect_with_code"]
+)
 
 
 def exchange_with_secret(place: str, name: str, secret: str, redactor: Redactor) -> dict[str, Any]:
@@ -34,6 +41,12 @@ def exchange_with_secret(place: str, name: str, secret: str, redactor: Redactor)
             return httpx.Response(200, json={"token_type": "Bearer", name: secret, "input_tokens": 3})
         if place == "echoed_text":  # a target echoing a credential back in free text
             return httpx.Response(400, text=f"bad key {secret} given")
+        if place == "echoed_basic":  # ... or the Authorization header it was sent, Base64 pair and all
+            return httpx.Response(401, json={"error": "bad", "you_sent": request.headers["authorization"]})
+        if place == "redirect_with_code":  # an authorization code the harness has not parsed yet
+            page = f'<a href="https://app.example/cb?state=s&amp;code={secret}">continue</a>'
+            location = f"https://app.example/cb?code={secret}&state=s"
+            return httpx.Response(302, headers={"Location": location, "Content-Type": "text/html"}, text=page)
         return httpx.Response(200, json={"ok": True})
 
     client = HostHTTP(transport=httpx.MockTransport(handler), guard=UrlGuard(), redactor=redactor, retry=None)
@@ -47,6 +60,10 @@ def exchange_with_secret(place: str, name: str, secret: str, redactor: Redactor)
             client.get(url, params={name: secret, "other": "visible"})
         elif place == "form":
             client.post(url, data={name: secret, "grant_type": "authorization_code"})
+        elif place == "echoed_basic":
+            client.get(url, headers={"Authorization": "Basic " + base64.b64encode(f"api:{secret}".encode()).decode()})
+        elif place == "redirect_with_code":
+            client.get(url)
         elif place in ("json", "response_json", "echoed_text"):
             client.post(url, json={"nested": {name: secret}, "list": [{name: secret}]})
     finally:
@@ -93,9 +110,12 @@ def test_secret_never_reaches_any_writer(
     redactor = Redactor()
     if place == "echoed_text":
         redactor.add_secret(secret)  # known secrets are scrubbed by value anywhere
+    if place == "echoed_basic":
+        redactor.add_secret(secret, user="api")  # the compression key, sent as Basic api:<key>
     exchange = exchange_with_secret(place, name, secret, redactor)
-    assert secret not in json.dumps(exchange)
-    assert secret not in render_everything(exchange, tmp_path)
+    encoded = {secret, base64.b64encode(f"api:{secret}".encode()).decode(), base64.b64encode(secret.encode()).decode()}
+    assert not [form for form in encoded if form in json.dumps(exchange)]
+    assert not [form for form in encoded if form in render_everything(exchange, tmp_path)]
 
 
 def test_redaction_keeps_evidence_useful() -> None:
@@ -124,3 +144,136 @@ def test_binary_bodies_are_described_not_dumped() -> None:
 def test_long_bodies_are_cut() -> None:
     body = Redactor().body(b"x" * 10_000, "text/plain", 100)
     assert body is not None and len(body) < 200 and "more characters" in body
+
+
+# -- every encoding a secret takes on the wire ------------------------------------------------------------------
+
+ANY_SECRETS = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=Redactor.MIN_SECRET_LENGTH
+).filter(lambda s: s.strip() == s and len(s.strip()) >= Redactor.MIN_SECRET_LENGTH)
+USERS = st.sampled_from(["api", "client-1", "https://host.example/cimd.json", "alice"])
+CONTEXT = st.text(alphabet=st.characters(codec="ascii", exclude_categories=("Cc",)), max_size=12)
+
+
+def _encodings(secret: str, user: str) -> dict[str, str]:
+    raw = secret.encode()
+    pair = f"{user}:{secret}".encode()
+    form_pair = f"{quote(user, safe='')}:{quote(secret, safe='')}".encode()
+    return {
+        "raw": secret,
+        "percent": quote(secret, safe=""),
+        "percent_plus": quote_plus(secret),
+        "json": json.dumps(secret)[1:-1],
+        "json_ascii": json.dumps(secret, ensure_ascii=True)[1:-1],
+        "html": html.escape(secret),
+        "base64": base64.b64encode(raw).decode(),
+        "base64url": base64.urlsafe_b64encode(raw).decode(),
+        "base64url_unpadded": base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        "basic_pair": base64.b64encode(pair).decode(),
+        "basic_pair_url": base64.urlsafe_b64encode(pair).decode(),
+        "basic_pair_form_encoded": base64.b64encode(form_pair).decode(),
+        # A target echoing a request nests them: JSON in a URL or a header, JSON in HTML, a URL in a URL.
+        "json_in_url": quote(json.dumps(secret)[1:-1], safe=""),
+        "json_in_header": quote(json.dumps(secret)[1:-1]),
+        "json_in_html": html.escape(json.dumps(secret)[1:-1]),
+        "url_in_url": quote(quote(secret, safe=""), safe=""),
+        "form_in_json": json.dumps(quote_plus(secret))[1:-1],
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(secret=ANY_SECRETS, user=USERS, before=CONTEXT, after=CONTEXT)
+def test_every_encoding_of_a_known_secret_is_scrubbed(secret: str, user: str, before: str, after: str) -> None:
+    redactor = Redactor()
+    redactor.add_secret(secret, user=user)
+    for name, encoded in _encodings(secret, user).items():
+        scrubbed = redactor.scrub(f"{before}{encoded}{after}")
+        assert encoded not in scrubbed, name
+        assert REDACTED in scrubbed, name
+
+
+def _recoverable(text: str, secret: bytes) -> bool:
+    """Whether any run of Base64(url) characters left in ``text`` decodes, at any alignment, to bytes holding
+    ``secret``."""
+    for run in re.findall(r"[A-Za-z0-9+/_-]+", text):
+        run = run.translate(str.maketrans("-_", "+/"))
+        for start in range(4):
+            chunk = run[start:]
+            chunk = chunk[:-1] if len(chunk) % 4 == 1 else chunk  # one lone character decodes to nothing
+            if secret in base64.b64decode(chunk + "=" * (-len(chunk) % 4)):
+                return True
+    return False
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    secret=st.from_regex(r"[A-Za-z0-9_.~-]{8,40}", fullmatch=True),
+    prefix=st.binary(max_size=10),
+    suffix=st.binary(max_size=10),
+    urlsafe=st.booleans(),
+)
+def test_base64_of_a_secret_at_any_offset_is_scrubbed(secret: str, prefix: bytes, suffix: bytes, urlsafe: bool) -> None:
+    """A secret inside a longer encoded value (``user:secret-suffix``, a token holding it) cannot be decoded back."""
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    encoded = encode(prefix + secret.encode() + suffix).decode()
+    assert _recoverable(encoded, secret.encode())  # the check below can fail
+    scrubbed = Redactor([secret]).scrub(f"Basic {encoded}")
+    assert not _recoverable(scrubbed, secret.encode()), scrubbed
+
+
+def test_a_secret_learnt_late_is_scrubbed_by_the_last_pass() -> None:
+    """A code or token captured before it was known (a redirect's body, a target's echo) goes at report time."""
+    redactor = Redactor()
+    captured = {"response_body": 'you said "late-secret-0a1b2c" (bGF0ZS1zZWNyZXQtMGExYjJj)', "n": 3, "l": ["x"]}
+    assert redactor.scrub_tree(captured) == captured
+    redactor.add_secret("late-secret-0a1b2c")
+    assert "late-secret" not in json.dumps(redactor.scrub_tree(captured))
+    assert "bGF0ZS1zZWNyZXQtMGExYjJj" not in json.dumps(redactor.scrub_tree(captured))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Location: https://host.example/cb?state=s1&code=UNKNOWN-CODE-1&iss=x",
+        '<meta http-equiv="refresh" content="0;url=/cb?state=s1&amp;code=UNKNOWN-CODE-1">',
+        '{"redirect": "https://host.example/cb?iss=x\\u0026code=UNKNOWN-CODE-1"}',
+        "https://host.example/cb#access_token=UNKNOWN-CODE-1&token_type=Bearer",
+        "see https://host.example/mcp?x=1;api_key=UNKNOWN-CODE-1",
+    ],
+)
+def test_credential_named_url_parameters_in_free_text_are_scrubbed_unknown(text: str) -> None:
+    scrubbed = Redactor().scrub(text)
+    assert "UNKNOWN-CODE-1" not in scrubbed and REDACTED in scrubbed
+    assert "state=s1" in scrubbed or "state" not in text  # other parameters stay, as evidence
+
+
+def test_credentials_in_a_target_url() -> None:
+    url = "https://user:p%40ss-word-1@host.example/mcp?api_key=key-in-query-2&tenant=t1"
+    redactor = Redactor()
+    for value, user in url_credentials(url):
+        redactor.add_secret(value, user=user)
+    shown = redactor.url(url)
+    assert "p%40ss-word-1" not in shown and "key-in-query-2" not in shown and "user" not in shown
+    assert "tenant=t1" in shown and "host.example/mcp" in shown
+    basic = base64.b64encode(b"user:p@ss-word-1").decode()  # what httpx sends for the URL's userinfo
+    assert redactor.scrub(f"echo: Basic {basic}, p@ss-word-1, key-in-query-2") == (
+        f"echo: Basic {REDACTED}, {REDACTED}, {REDACTED}"
+    )
+
+
+def test_many_secrets_stay_cheap_to_scrub() -> None:
+    """Secrets are added all run long; scrubbing is one pass with a pattern recompiled only now and then."""
+    redactor = Redactor()
+    for i in range(600):
+        redactor.add_secret(f"token-{i:04d}-{'x' * 20}")
+        redactor.scrub("a short header value")
+    text = "lorem token-0599-" + "x" * 20 + " ipsum token-0001-" + "x" * 20
+    assert redactor.scrub(text) == f"lorem {REDACTED} ipsum {REDACTED}"
+
+
+def test_a_token_as_url_user_is_a_secret() -> None:
+    redactor = Redactor()
+    for value, user in url_credentials("https://tok-as-user-1234@host.example/mcp"):
+        redactor.add_secret(value, user=user)
+    basic = base64.b64encode(b"tok-as-user-1234:").decode()  # httpx: the user, an empty password
+    assert redactor.scrub(f"{basic} tok-as-user-1234") == f"{REDACTED} {REDACTED}"

@@ -1,0 +1,70 @@
+"""A secret the run learns after it was written into a report reaches none of pytest's outputs either.
+
+A check's message, a skip reason, captured output and log records are recorded when the check ends; a later check
+may learn that the text held a secret (an authorization code, a token). The last redaction pass covers what pytest
+itself prints and writes: the terminal summary (failures, skip reasons, captured sections), junit.xml (captured
+output included) and the log file, besides report.json and report.html.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+LATE = "late-secret-7c4e2a9b"
+
+CHECKS = """
+import logging
+
+import pytest
+from conformance import fail, rule
+
+LATE = "late-" + "secret-7c4e2a9b"  # not in the source as one string: the test file is not an output
+
+@rule("AUTH-PRM-01")
+def test_skipped_with_it():
+    pytest.skip(f"skipped near {LATE}")
+
+@rule("AUTH-PRM-02")
+def test_fails_with_it():
+    fail(f"the target said {LATE}")
+
+@rule("AUTH-PRM-03")
+def test_prints_and_logs_it():
+    print(f"stdout {LATE}")
+    logging.getLogger("target").warning("log %s", LATE)
+    fail("see the captured output")
+
+@rule("AUTH-PRM-04")
+def test_learns_it(host_http):
+    host_http.redactor.add_secret(LATE)
+"""
+
+
+def test_a_secret_learnt_late_is_scrubbed_from_pytests_outputs(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_late=CHECKS)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        "https://127.0.0.1:1/mcp",
+        "-rA",
+        "--log-level",
+        "INFO",
+        "--log-file",
+        "out/run.log",
+        "-o",
+        "junit_logging=all",
+        "test_late.py",
+    )
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output
+    # The checks ran as written: the skip reason, the failure and the captured sections are all shown.
+    assert "skipped near [REDACTED]" in output and "the target said [REDACTED]" in output, output
+    assert "stdout [REDACTED]" in output and "log [REDACTED]" in output, output
+    out = pytester.path / "out"
+    written = {name: (out / name).read_text() for name in ("report.json", "report.html", "junit.xml", "run.log")}
+    assert "[REDACTED]" in written["junit.xml"] and "[REDACTED]" in written["run.log"]
+    assert LATE not in output
+    assert not [name for name, text in written.items() if LATE in text]
