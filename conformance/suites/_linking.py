@@ -168,6 +168,7 @@ def publisher(optional_publisher: Publisher | None) -> Publisher:
         needs(
             "a TLS certificate for the host's CIMD publisher (trusted by the authorization server)",
             "--publisher-certfile and --publisher-keyfile",
+            incomplete=True,
         )
     return optional_publisher
 
@@ -183,6 +184,7 @@ def host_identity(optional_publisher: Publisher | None, conformance_settings: Se
         needs(
             "the host's client metadata origin: a publisher certificate or documents published elsewhere",
             "--publisher-certfile/--publisher-keyfile or --client-metadata-url with --client-key",
+            incomplete=True,
         )
     return HostIdentity(
         base_url=base, key=load_or_generate_key(s.get("client_key")), redirect_base=s.get("redirect_base")
@@ -397,9 +399,9 @@ class Linker:
                 timeout_s=float(self.settings.get("login_timeout", 300.0)),
             )
         except BrowserUnavailable as exc:
-            needs(f"the browser login driver ({exc})", "--login-driver form")
+            needs(f"the browser login driver ({exc})", "--login-driver form", incomplete=True)
         except ConfigError as exc:
-            needs(f"a usable login driver ({exc})", "--login-driver")
+            needs(f"a usable login driver ({exc})", "--login-driver", incomplete=True)
         if hasattr(driver, "fresh_session"):
             # A new login per authorization: the AS session of another account must never leak into this one.
             driver.fresh_session = True
@@ -436,7 +438,11 @@ class Linker:
         try:
             return driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
         except MissingCredentials as exc:
-            needs(f"test account credentials ({exc.variable})", "CONFORMANCE_TEST_USER and CONFORMANCE_TEST_PASSWORD")
+            needs(
+                f"test account credentials ({exc.variable})",
+                "CONFORMANCE_TEST_USER and CONFORMANCE_TEST_PASSWORD",
+                incomplete=account == 1,  # without account 1 nothing is linked; account 2 only serves PROF-09
+            )
 
     def authorize(
         self, request: AuthorizationRequest, *, account: int = 1, decision: Decision = "approve"
