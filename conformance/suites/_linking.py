@@ -94,6 +94,7 @@ from conformance.host.oauth import (
     validate_callback,
 )
 from conformance.host.publisher import Publisher
+from conformance.suites._transport import loopback_run
 
 INVALID_BEARER = "conformance-invalid-token"
 DEFAULT: Any = object()  # "the host's default" for optional arguments where None means "leave it out"
@@ -210,8 +211,11 @@ class HostClient:
     tokens: TokenEndpoint
 
 
-def host_refusal(prm: PrmDiscovery, meta: AsMetadata, target: Target) -> tuple[str, str] | None:
-    """``(rule, why)`` when a host would not start linking with this server at all."""
+def host_refusal(
+    prm: PrmDiscovery, meta: AsMetadata, target: Target, judged: Callable[[str], bool] | None = None
+) -> tuple[str, str] | None:
+    """``(rule, why)`` when a host would not start linking with this server at all. ``judged(url)`` False: the
+    transport of that URL is not judged (a loopback run), so plain HTTP there refuses nothing."""
     resource = prm.document.get("resource")
     if resource != target.base_url:
         return "AUTH-PRM-02", f"resource {resource!r} is not the URL the host connects to ({target.base_url!r})"
@@ -219,8 +223,8 @@ def host_refusal(prm: PrmDiscovery, meta: AsMetadata, target: Target) -> tuple[s
         return "AUTH-ASM-02", f"metadata issuer {meta.issuer!r} differs from {meta.expected_issuer!r}"
     if not meta.supports_s256:
         return "AUTH-ASM-03", f"code_challenge_methods_supported is {meta.code_challenge_methods!r}: no S256"
-    if meta.https_problems():
-        return "AUTH-ASM-04", "; ".join(meta.https_problems())
+    if meta.https_problems(judged):
+        return "AUTH-ASM-04", "; ".join(meta.https_problems(judged))
     return None
 
 
@@ -235,7 +239,9 @@ def host_client(
     client_registry: ClientRegistry,
 ) -> HostClient:
     s = conformance_settings
-    refusal = host_refusal(prm_discovery, as_metadata, tool_server_target)
+    refusal = host_refusal(
+        prm_discovery, as_metadata, tool_server_target, judged=lambda url: not loopback_run(host_http, url)
+    )
     if refusal is not None:
         raise Blocked(*refusal)
     redirect = choose_redirect_mode(

@@ -10,6 +10,7 @@ from conformance.host.http import HostHTTP
 from conformance.host.identity import HOST_AUTH_METHODS, HostIdentity
 from conformance.host.oauth import choose_redirect_mode, negotiate_auth_method
 from conformance.suites._linking import FlowAttempt, Linker
+from conformance.suites._transport import loopback_run, transport_not_judged
 
 
 @rule("AUTH-ASM-01")
@@ -35,9 +36,11 @@ def test_s256_is_advertised(as_metadata: AsMetadata) -> None:
 
 
 @rule("AUTH-ASM-04")
-def test_endpoints_are_https(as_metadata: AsMetadata) -> None:
-    problems = as_metadata.https_problems()
+def test_endpoints_are_https(host_http: HostHTTP, as_metadata: AsMetadata) -> None:
+    problems = as_metadata.https_problems(judged=lambda url: not loopback_run(host_http, url))
     expect(not problems, "; ".join(problems))
+    if as_metadata.https_problems():
+        transport_not_judged("HTTPS of authorization_endpoint and token_endpoint", "both are present and absolute")
 
 
 @rule("AUTH-ASM-05")
