@@ -50,11 +50,13 @@ Fixtures (session scope):
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import jwt
 import pytest
 
 from conformance import Blocked, Failure, TargetError, needs
@@ -314,22 +316,40 @@ class FlowAttempt:
         return self.token
 
 
+RENEW_MARGIN_S = 15.0  # a shared token this close to its expiry is renewed before use
+
+
 @dataclass
 class LinkedAccount:
-    """A completed authorization for one test account."""
+    """A completed authorization for one test account, shared by the checks of a session.
+
+    ``access_token`` is always usable: a token about to expire is refreshed, or, when the authorization server
+    issued no refresh token (or refuses it), replaced by linking again (``relink``). A check that needs a spent
+    token (expiry, revocation, rotation) takes a throwaway from ``link_account()``, never this one.
+    """
 
     account: int
     resource: str
     token: TokenResult
     tokens: TokenEndpoint
     attempt: FlowAttempt
-    access_token: str
+    current_token: str
     refresh_token: str | None
     id_token: str | None
     scopes: tuple[str, ...]
+    relink: Callable[[], FlowAttempt] | None = None
+    obtained_at: float = dataclasses.field(default_factory=time.time)
+    renewals: list[str] = dataclasses.field(default_factory=list)  # how the token was renewed, for the report
 
     @classmethod
-    def from_attempt(cls, account: int, resource: str, tokens: TokenEndpoint, attempt: FlowAttempt) -> LinkedAccount:
+    def from_attempt(
+        cls,
+        account: int,
+        resource: str,
+        tokens: TokenEndpoint,
+        attempt: FlowAttempt,
+        relink: Callable[[], FlowAttempt] | None = None,
+    ) -> LinkedAccount:
         token = attempt.require()
         granted = token.scope.split() if token.scope else attempt.request.scope.split()
         assert token.access_token is not None  # token.ok guarantees it
@@ -339,10 +359,11 @@ class LinkedAccount:
             token=token,
             tokens=tokens,
             attempt=attempt,
-            access_token=token.access_token,
+            current_token=token.access_token,
             refresh_token=token.refresh_token,
             id_token=token.id_token,
             scopes=tuple(granted),
+            relink=relink,
         )
 
     @property
@@ -350,8 +371,45 @@ class LinkedAccount:
         return self.tokens.client
 
     @property
+    def expires_at(self) -> float | None:
+        """When the current access token expires: its ``exp`` claim, else ``expires_in`` from when it came."""
+        try:
+            exp = jwt.decode(self.current_token, options={"verify_signature": False}).get("exp")
+        except jwt.PyJWTError:
+            exp = None
+        if isinstance(exp, int | float):
+            return float(exp)
+        return self.obtained_at + self.token.expires_in if self.token.expires_in is not None else None
+
+    @property
+    def access_token(self) -> str:
+        """The account's access token, renewed first when it is (about to be) expired."""
+        expires_at = self.expires_at
+        if expires_at is not None and expires_at - time.time() < RENEW_MARGIN_S:
+            self.renew()
+        return self.current_token
+
+    @property
     def auth_header(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.access_token}"}
+
+    def renew(self) -> None:
+        """Refresh; when that is impossible or refused, link again. A failure keeps the old token (the check that
+        uses it then sees the target's answer) and is noted."""
+        if self.refresh_token:
+            result = self.refresh()
+            if result.ok:
+                self.renewals.append("refreshed")
+                return
+        if self.relink is None:
+            return
+        attempt = self.relink()
+        if not attempt.ok or attempt.token is None or not attempt.token.access_token:
+            self.renewals.append(f"relinking failed: {attempt.problem}")
+            return
+        self._take(attempt.token)
+        self.attempt = attempt
+        self.renewals.append("linked again (the token expired and could not be refreshed)")
 
     def refresh(self, *, scope: str | None = None) -> TokenResult:
         """A refresh-token grant for the same resource; on success the account holds the new (rotated) tokens."""
@@ -359,10 +417,15 @@ class LinkedAccount:
             raise Blocked("AUTH-FLOW-02", "the token response carried no refresh_token")
         result = self.tokens.refresh(self.refresh_token, resource=self.resource, scope=scope)
         if result.ok and result.access_token:
-            self.token, self.access_token = result, result.access_token
-            self.refresh_token = result.refresh_token or self.refresh_token
-            self.id_token = result.id_token or self.id_token
+            self._take(result)
         return result
+
+    def _take(self, result: TokenResult) -> None:
+        assert result.access_token is not None
+        self.token, self.current_token = result, result.access_token
+        self.refresh_token = result.refresh_token or self.refresh_token
+        self.id_token = result.id_token or self.id_token
+        self.obtained_at = time.time()
 
 
 class Linker:
@@ -523,7 +586,13 @@ class Linker:
         id_token_hint: str | None = None,
     ) -> LinkedAccount:
         attempt = self.attempt(account=account, scopes=scopes, id_token_hint=id_token_hint)
-        return LinkedAccount.from_attempt(account, self.host.resource, self.host.tokens, attempt)
+        return LinkedAccount.from_attempt(
+            account, self.host.resource, self.host.tokens, attempt, relink=self.relinker(account, attempt)
+        )
+
+    def relinker(self, account: int, attempt: FlowAttempt) -> Callable[[], FlowAttempt]:
+        """Link ``account`` again with the scopes of ``attempt`` (the renewal of a token that cannot be refreshed)."""
+        return lambda: self.attempt(account=account, scopes=attempt.request.scope)
 
     # -- classification ------------------------------------------------------------------------------------
 
@@ -561,7 +630,9 @@ def first_link(linker: Linker) -> FlowAttempt:
 
 @pytest.fixture(scope="session")
 def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
-    return LinkedAccount.from_attempt(1, linker.host.resource, linker.host.tokens, first_link)
+    return LinkedAccount.from_attempt(
+        1, linker.host.resource, linker.host.tokens, first_link, relink=linker.relinker(1, first_link)
+    )
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,146 @@
+"""The classes of false verdicts of issue 12, each proven on the smallest thing that shows it.
+
+- a check never spends a shared session (the shared token renews itself: refresh, else link again);
+- no vacuous passes (AUTH-REAUTH-01 needs two different scope sets; PROF-08 needs its three cases).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+
+from conformance.host.oauth import AuthorizationRequest, OAuthClient, TokenResult
+from conformance.suites._linking import FlowAttempt, LinkedAccount
+from conformance.suites.auth.test_reauth import scope_sets
+
+
+def _jwt(exp: float) -> str:
+    return jwt.encode({"sub": "alice", "exp": int(exp), "iat": int(time.time())}, "k" * 32, algorithm="HS256")
+
+
+def _token(access: str, refresh: str | None = None) -> TokenResult:
+    body: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": 60}
+    if refresh:
+        body["refresh_token"] = refresh
+    return TokenResult(httpx.Response(200, json=body), body, "none")
+
+
+def _attempt(token: TokenResult) -> FlowAttempt:
+    request = AuthorizationRequest(
+        "https://as/authorize", "client", "https://host/cb", "https://rs/mcp", "scope", "https://as", False
+    )
+    return FlowAttempt(request=request, client=OAuthClient("dcr", "client", "none"), token=token)
+
+
+class _Tokens:
+    """A token endpoint that refuses every refresh (an AS that does not rotate or has revoked the grant)."""
+
+    client = OAuthClient("dcr", "client", "none")
+
+    def __init__(self) -> None:
+        self.refreshes = 0
+
+    def refresh(self, refresh_token: str, **_: Any) -> TokenResult:
+        self.refreshes += 1
+        body = {"error": "invalid_grant"}
+        return TokenResult(httpx.Response(400, json=body), body, "none")
+
+
+@pytest.mark.parametrize("refresh_token", [None, "rt-refused"])
+def test_an_expired_shared_token_that_cannot_be_refreshed_is_replaced_by_linking_again(
+    refresh_token: str | None,
+) -> None:
+    expired = _jwt(time.time() - 5)
+    relinked: list[str] = []
+
+    def relink() -> FlowAttempt:
+        token = _jwt(time.time() + 600)
+        relinked.append(token)
+        return _attempt(_token(token))
+
+    tokens = _Tokens()
+    account = LinkedAccount.from_attempt(
+        1,
+        "https://rs/mcp",
+        tokens,
+        _attempt(_token(expired, refresh_token)),
+        relink=relink,  # type: ignore[arg-type]
+    )
+    assert account.access_token == relinked[0] != expired
+    assert tokens.refreshes == (1 if refresh_token else 0)
+    assert account.access_token == relinked[0] and len(relinked) == 1  # a live token is not renewed again
+    assert account.renewals == ["linked again (the token expired and could not be refreshed)"]
+
+
+def test_a_live_shared_token_is_used_as_is() -> None:
+    live = _jwt(time.time() + 600)
+    account = LinkedAccount.from_attempt(
+        1,
+        "https://rs/mcp",
+        _Tokens(),
+        _attempt(_token(live)),
+        relink=lambda: pytest.fail("relinked"),  # type: ignore[arg-type]
+    )
+    assert account.access_token == live and account.auth_header == {"Authorization": f"Bearer {live}"}
+
+
+# -- no vacuous passes -----------------------------------------------------------------------------------------
+
+
+def test_reauthorization_needs_two_different_scope_sets() -> None:
+    assert scope_sets(["openid", "read", "write"], []) == (("openid", "read"), ("openid", "read", "write"))
+    assert scope_sets(["openid", "read"], ["openid", "read", "admin"]) == (
+        ("openid", "read"),
+        ("openid", "read", "admin"),
+    )
+    assert scope_sets(["openid", "read"], ["openid", "read", "offline_access"]) is None  # first X, then X
+    assert scope_sets(["read"], []) is None
+
+
+PROF_08_STUBS = """
+import pytest
+from types import SimpleNamespace
+
+class Caller:
+    name = "whoami"
+    def result(self, token, who):
+        return {"structuredContent": {"id": "user-1"}}
+
+@pytest.fixture(scope="session")
+def profile_1():
+    return SimpleNamespace(id="user-1")
+
+@pytest.fixture(scope="session")
+def profile_caller():
+    return Caller()
+
+@pytest.fixture(scope="session")
+def profile_tool():
+    return {"name": "whoami", "securitySchemes": [{"type": "oauth2", "scopes": ["profile:read"]}]}
+
+@pytest.fixture(scope="session")
+def linker():
+    return SimpleNamespace(host=SimpleNamespace(scopes=SimpleNamespace(scopes=("openid", "profile:read", "files"))))
+
+@pytest.fixture(scope="session")
+def link_account():
+    # An authorization server that issues no refresh token: the refresh case cannot be exercised.
+    return lambda **kw: SimpleNamespace(access_token="at", refresh_token=None)
+"""
+
+
+def test_prof_08_is_not_passed_after_two_of_its_three_cases(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(PROF_08_STUBS)
+    pytester.makepyfile(test_ids="from conformance.suites.profile.test_ids import test_id_is_stable")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_ids.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "PROF-08" and result["status"] == "skipped", result
+    assert "a token refresh (no refresh token was issued)" in result["message"]
+    assert "cases run: a new connection, a scope upgrade" in result["message"]
