@@ -144,3 +144,59 @@ def test_prof_08_is_not_passed_after_two_of_its_three_cases(pytester: pytest.Pyt
     assert result["rule"] == "PROF-08" and result["status"] == "skipped", result
     assert "a token refresh (no refresh token was issued)" in result["message"]
     assert "cases run: a new connection, a scope upgrade" in result["message"]
+
+
+# -- a summary rule cannot fail where its parts were skipped ---------------------------------------------------
+
+CHAL_STUBS = """
+import httpx
+import pytest
+from conformance.host.challenge import Challenge
+from conformance.host.declarations import DeclarationChecker
+from conformance.host.mcp import RawResult
+from conformance.suites._tool_access import CallOutcome, Listing
+from conformance.suites.auth import test_tools
+
+TOOL = {"name": "files", "inputSchema": {"type": "object"},
+        "securitySchemes": [{"type": "oauth2", "scopes": ["files:read"]}]}
+
+@pytest.fixture(autouse=True)
+def published(monkeypatch):
+    monkeypatch.setattr(test_tools, "discover_prm", lambda *a, **k: None)
+
+@pytest.fixture(scope="module")
+def listing():
+    return Listing([TOOL], [], [], DeclarationChecker(vendor="openai"), False)
+
+@pytest.fixture(scope="module")
+def anonymous():
+    raw = RawResult(status=401, headers=httpx.Headers(), message=None, messages=[],
+                    challenge=Challenge("Bearer", PARAMS), step="initialize", session_id=None,
+                    content_type="", body=b"")
+    return test_tools.Anonymous({"files": CallOutcome(raw)})
+"""
+
+
+@pytest.mark.parametrize(
+    ("params", "status"),
+    [
+        (
+            {"resource_metadata": "https://rs/.well-known", "error": "invalid_token", "error_description": "login"},
+            "passed",
+        ),
+        ({"resource_metadata": "https://rs/.well-known"}, "skipped"),
+    ],
+    ids=["401-with-error-and-description", "401-bare"],
+)
+def test_chal_02_judges_an_endpoint_level_401(pytester: pytest.Pytester, params: dict[str, str], status: str) -> None:
+    pytester.makeconftest(CHAL_STUBS.replace("PARAMS", repr(params)))
+    pytester.makepyfile(
+        test_chal="from conformance.suites.auth.test_tools import test_in_call_auth_errors_carry_challenges, "
+        "test_linking_ui_can_appear"
+    )
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_chal.py"
+    )
+    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    assert results["AUTH-CHAL-01"]["status"] == "skipped"
+    assert results["AUTH-CHAL-02"]["status"] == status, results["AUTH-CHAL-02"]
