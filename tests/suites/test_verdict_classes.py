@@ -7,7 +7,10 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -200,3 +203,92 @@ def test_chal_02_judges_an_endpoint_level_401(pytester: pytest.Pytester, params:
     results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
     assert results["AUTH-CHAL-01"]["status"] == "skipped"
     assert results["AUTH-CHAL-02"]["status"] == status, results["AUTH-CHAL-02"]
+
+
+# -- endpoint-wide protection gets the token attack suite ------------------------------------------------------
+
+
+class _EndpointProtected(BaseHTTPRequestHandler):
+    """An MCP endpoint protected as a whole (no per-tool securitySchemes) that accepts *any* bearer token."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        auth = self.headers.get("Authorization") or ""
+        if not auth.startswith("Bearer ") or len(auth) <= len("Bearer "):
+            challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
+            self._send(401, b"", {"WWW-Authenticate": challenge})
+            return
+        method = body.get("method")
+        if "id" not in body:
+            self._send(202, b"")
+            return
+        results: dict[str, Any] = {
+            "initialize": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "endpoint-protected", "version": "1"},
+            },
+            "tools/list": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]},
+        }
+        answer = {"jsonrpc": "2.0", "id": body["id"], "result": results.get(method, {})}
+        self._send(200, json.dumps(answer).encode(), {"Content-Type": "application/json"})
+
+    def do_DELETE(self) -> None:
+        self._send(200, b"")
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def endpoint_protected() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndpointProtected)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+TOKEN_STUBS = """
+import pytest
+from types import SimpleNamespace
+
+@pytest.fixture(scope="session")
+def linked_account(tool_server_target):
+    return SimpleNamespace(access_token="opaque-linked-token", scopes=(), resource=tool_server_target.base_url,
+                           refresh_token=None)
+"""
+
+
+def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pytester, endpoint_protected: str) -> None:
+    pytester.makeconftest(TOKEN_STUBS)
+    pytester.makepyfile(
+        test_tok="from conformance.suites.auth.test_tokens import listing, probe, control, accepted, "
+        "test_valid_token_is_accepted, test_missing_or_malformed_authorization, test_tampered_token_is_refused"
+    )
+    pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        endpoint_protected,
+        "--allow-insecure-loopback",
+        "test_tok.py",
+    )
+    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    assert results["AUTH-TOK-01"]["status"] == "passed", results["AUTH-TOK-01"]
+    assert results["AUTH-TOK-02"]["status"] == "passed", results["AUTH-TOK-02"]
+    # The server takes any bearer token: the violation is reported, not hidden behind "no oauth2 tool".
+    assert results["AUTH-TOK-03"]["status"] == "failed", results["AUTH-TOK-03"]
+    assert "the MCP endpoint (tools/list)" in results["AUTH-TOK-03"]["message"] + results["AUTH-TOK-01"]["message"]
