@@ -22,7 +22,9 @@ Fixtures (session scope):
     The same publisher without the need, and the DCR clients of this connection (registered once, reused).
 ``host_identity`` → :class:`~conformance.host.identity.HostIdentity`
     The publisher's identity, or, with only ``client_metadata_url``, documents published elsewhere
-    (``conformance cimd export``; fetches then cannot be observed).
+    (``conformance cimd export``; fetches then cannot be observed). A host that will not use CIMD (DCR, a
+    predefined client) needs neither: its identity is unpublished, with the stable redirect URIs
+    ``DEFAULT_REDIRECT_BASE`` (or ``redirect_base``) and, for a predefined client, ``.../conformance``.
 ``host_client`` → :class:`HostClient`
     The identified client (CIMD, DCR or predefined, option ``client_registration``), its redirect choice, the
     default scopes and a :class:`~conformance.host.oauth.TokenEndpoint`. Blocked by AUTH-PRM-02 (resource not
@@ -77,6 +79,7 @@ from conformance.host.login import (
     make_driver,
 )
 from conformance.host.oauth import (
+    SUPPORTED_METHODS,
     AcceptedResponse,
     AuthorizationRequest,
     AuthorizationResponseRejected,
@@ -176,13 +179,38 @@ def publisher(optional_publisher: Publisher | None) -> Publisher:
     return optional_publisher
 
 
+# Without a publisher, a registered or predefined client needs no published documents: its redirect URIs are these
+# stable ones (the form and browser login drivers read the redirect without anything served there), so a vendor can
+# register them once. The origin is never fetched (documents are only fetched for CIMD).
+UNPUBLISHED_ORIGIN = "https://conformance-host.invalid"
+DEFAULT_REDIRECT_BASE = "http://127.0.0.1/oauth/callback"
+PREDEFINED_CALLBACK_ID = "conformance"  # the callback-specific redirect of a predefined client: {base}/conformance
+
+
+def needs_cimd(settings: Settings, as_metadata: AsMetadata) -> bool:
+    """Whether the host will identify itself with CIMD (so its documents must be published somewhere)."""
+    mode = settings.get("client_registration", "auto")
+    if mode == "cimd":
+        return True
+    return mode == "auto" and not settings.get("client_id") and as_metadata.cimd_supported
+
+
 @pytest.fixture(scope="session")
-def host_identity(optional_publisher: Publisher | None, conformance_settings: Settings) -> HostIdentity:
+def host_identity(
+    optional_publisher: Publisher | None, conformance_settings: Settings, request: pytest.FixtureRequest
+) -> HostIdentity:
     if optional_publisher is not None:
         assert optional_publisher.identity is not None
         return optional_publisher.identity
     s = conformance_settings
     base = s.get("client_metadata_url")
+    if not base and not needs_cimd(s, request.getfixturevalue("as_metadata")):
+        # DCR or a predefined client: nothing to publish, so no publisher certificate is needed.
+        return HostIdentity(
+            base_url=UNPUBLISHED_ORIGIN,
+            key=load_or_generate_key(s.get("client_key")),
+            redirect_base=s.get("redirect_base") or DEFAULT_REDIRECT_BASE,
+        )
     if not base:
         needs(
             "the host's client metadata origin: a publisher certificate or documents published elsewhere",
@@ -246,10 +274,20 @@ def host_client(
     )
     if refusal is not None:
         raise Blocked(*refusal)
-    redirect = choose_redirect_mode(
-        as_metadata, host_identity, new_callback_id(), legacy_stable=bool(s.get("legacy_stable_redirect"))
-    )
     client_id = s.get("client_id")
+    predefined = bool(client_id) and s.get("client_registration", "auto") in ("auto", "predefined")
+    # A predefined client's redirect URIs are registered by hand: the callback id is fixed so that they are stable.
+    callback_id = PREDEFINED_CALLBACK_ID if predefined else new_callback_id()
+    redirect = choose_redirect_mode(
+        as_metadata, host_identity, callback_id, legacy_stable=bool(s.get("legacy_stable_redirect"))
+    )
+    method = s.get("client_auth_method")
+    if method and method not in SUPPORTED_METHODS:
+        needs(
+            f"a token endpoint auth method the host supports ({', '.join(SUPPORTED_METHODS)}), not {method!r}",
+            "--client-auth-method",
+            incomplete=True,
+        )
     if not (as_metadata.cimd_supported or as_metadata.registration_endpoint or client_id):
         raise Blocked("AUTH-ASM-05", "neither CIMD, nor a registration endpoint, nor a predefined client")
     try:
@@ -262,7 +300,7 @@ def host_client(
             registry=client_registry,
             client_id=client_id,
             client_secret=s.get("client_secret"),
-            client_auth_method=s.get("client_auth_method"),
+            client_auth_method=method,
         )
     except TargetError as exc:
         raise Blocked("AUTH-DCR-01", str(exc)) from None
