@@ -292,3 +292,116 @@ def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pyteste
     # The server takes any bearer token: the violation is reported, not hidden behind "no oauth2 tool".
     assert results["AUTH-TOK-03"]["status"] == "failed", results["AUTH-TOK-03"]
     assert "the MCP endpoint (tools/list)" in results["AUTH-TOK-03"]["message"] + results["AUTH-TOK-01"]["message"]
+
+
+# -- a rule judges only what it names; client identity friction -------------------------------------------------
+
+DCR_STUBS = """
+import pytest
+from types import SimpleNamespace
+from conformance.host.oauth import OAuthClient
+from conformance.suites._linking import FlowAttempt
+
+CLIENT = OAuthClient("KIND", "configured-client", "client_secret_basic", client_secret="s3cret")
+
+class Registry:
+    registrations = 0
+    def get_or_register(self, *a, **k):
+        raise AssertionError("the host registered a client the user did not ask for")
+
+class Linker:
+    def __init__(self):
+        self.host = SimpleNamespace(client=CLIENT, tokens=object(), resource="https://rs/mcp",
+                                    as_metadata=SimpleNamespace(registration_endpoint="https://as/register"),
+                                    redirect=SimpleNamespace(redirect_uri="https://h/cb"), identity=None)
+        self.http = None
+    def attempt(self, **kw):
+        raise AssertionError("a first use that failed is not tried again")
+
+@pytest.fixture(scope="session")
+def linker():
+    return Linker()
+
+@pytest.fixture(scope="session")
+def client_registry():
+    return Registry()
+
+@pytest.fixture(scope="session")
+def as_metadata(linker):
+    return linker.host.as_metadata
+
+@pytest.fixture(scope="session")
+def first_link():
+    # The first authorization already failed at the token endpoint (AUTH-FLOW-02's verdict).
+    return FlowAttempt(request=None, client=CLIENT, rule="AUTH-FLOW-02", problem="token request: invalid_client")
+"""
+
+
+def test_a_predefined_client_is_judged_and_nothing_is_registered(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(DCR_STUBS.replace("KIND", "predefined"))
+    pytester.makepyfile(
+        test_dcr="from conformance.suites.auth.test_dcr import connection_client, test_registration_returns_a_client, "
+        "test_registered_client_stays_valid"
+    )
+    pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        "https://127.0.0.1:1/mcp",
+        "--client-registration",
+        "predefined",
+        "--client-id",
+        "configured-client",
+        "test_dcr.py",
+    )
+    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    assert results["AUTH-DCR-01"]["status"] == "skipped", results["AUTH-DCR-01"]
+    assert "--client-registration predefined" in results["AUTH-DCR-01"]["message"]
+    # The configured client's first use failed: that is the flow's verdict, not "the client stopped being valid".
+    assert results["AUTH-DCR-02"]["status"] == "blocked", results["AUTH-DCR-02"]
+    assert results["AUTH-DCR-02"]["blocked_by"] == "AUTH-FLOW-02"
+
+
+def test_dcr_auth_method_defaults_to_the_as_first_supported() -> None:
+    from conformance.host.oauth import DCR_METHODS, RegistrationError, dcr_auth_method
+
+    assert dcr_auth_method(["client_secret_post", "private_key_jwt"], DCR_METHODS) == "client_secret_post"
+    assert dcr_auth_method(["tls_client_auth", "none"], DCR_METHODS) == "none"
+    assert dcr_auth_method(None, DCR_METHODS) == "client_secret_basic"  # RFC 8414's default
+    with pytest.raises(RegistrationError):
+        dcr_auth_method(["tls_client_auth"], DCR_METHODS)
+
+
+IDENTITY_STUBS = """
+import pytest
+from conformance.host.asmeta import AsMetadata
+
+@pytest.fixture(scope="session")
+def as_metadata():
+    return AsMetadata(expected_issuer="https://as.example", url="https://as.example/.well-known", via="oauth",
+                      document={"issuer": "https://as.example", "registration_endpoint": "https://as.example/reg"})
+"""
+
+
+@pytest.mark.parametrize(
+    ("flags", "redirect"),
+    [
+        ((), "http://127.0.0.1/oauth/callback"),
+        (("--redirect-base", "https://vendor.example/cb"), "https://vendor.example/cb"),
+    ],
+)
+def test_a_dcr_only_server_needs_no_publisher(pytester: pytest.Pytester, flags: tuple[str, ...], redirect: str) -> None:
+    pytester.makeconftest(IDENTITY_STUBS)
+    pytester.makepyfile(
+        test_identity=f"""
+def test_identity(host_identity):
+    assert host_identity.redirect_uri() == {redirect!r}
+    assert host_identity.callback_redirect_uri("conformance") == {redirect + "/conformance"!r}
+"""
+    )
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--target-url", "https://127.0.0.1:1/mcp", *flags, "test_identity.py"
+    )
+    result.assert_outcomes(passed=1)
