@@ -507,3 +507,76 @@ def test_tool_05_skip_names_what_would_let_it_run(pytester: pytest.Pytester) -> 
     )
     result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
     assert result["status"] == "skipped" and "readOnlyHint" in result["need"], result
+
+
+DCR_02_NO_REFRESH = """
+import httpx
+import pytest
+from types import SimpleNamespace
+from conformance.host.oauth import OAuthClient, TokenResult
+from conformance.suites._linking import FlowAttempt
+
+CLIENT = OAuthClient("dcr", "registered", "none")
+BODY = {"access_token": "at", "token_type": "Bearer"}  # no refresh_token
+
+def ok():
+    return FlowAttempt(request=None, client=CLIENT, token=TokenResult(httpx.Response(200, json=BODY), BODY, "none"))
+
+@pytest.fixture(scope="session")
+def linker():
+    host = SimpleNamespace(client=CLIENT, tokens=object(), resource="https://rs/mcp")
+    return SimpleNamespace(host=host, attempt=lambda **kw: ok())
+
+@pytest.fixture(scope="session")
+def first_link():
+    return ok()
+
+@pytest.fixture(scope="module")
+def connection_client():
+    return CLIENT
+"""
+
+
+def test_dcr_02_without_a_refresh_is_not_a_pass(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(DCR_02_NO_REFRESH)
+    pytester.makepyfile(test_dcr="from conformance.suites.auth.test_dcr import test_registered_client_stays_valid")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_dcr.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "AUTH-DCR-02" and result["status"] == "skipped", result
+    assert "a refresh (no refresh token was issued)" in result["message"]
+    assert "cases run: a second authorization" in result["message"]
+
+
+@pytest.mark.parametrize(("meta", "option"), [({"acme/profile": True}, "--vendor-prefix acme"), ({}, "optional")])
+def test_no_profile_tool_hint_names_a_remedy_that_can_work(
+    pytester: pytest.Pytester, meta: dict[str, Any], option: str
+) -> None:
+    pytester.makeconftest(
+        f"""
+import pytest
+from conformance.host.declarations import DeclarationChecker
+from conformance.suites._tool_access import Listing
+
+@pytest.fixture(scope="session")
+def profile_listing():
+    tool = {{"name": "whoami", "inputSchema": {{"type": "object"}}, "_meta": {meta!r}}}
+    return Listing([tool], [], [], DeclarationChecker(vendor="openai"), False)
+"""
+    )
+    pytester.makepyfile(
+        test_profile="""
+from conformance import rule
+from conformance.suites.profile.conftest import profile_search, profile_tool
+
+@rule("PROF-03")
+def test_uses_the_profile_tool(profile_tool):
+    pass
+"""
+    )
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_profile.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["status"] == "skipped" and option in result["option"], result

@@ -115,7 +115,20 @@ def profile_tool(
         invalid = [str(t.get("name")) for t in profile_listing.named() if profile_marker(t, vendor) == MARKER_INVALID]
         if invalid:
             raise Blocked("AUTH-TOOL-06", f"the profile marker of {invalid} is not boolean true: no profile tool")
-        needs(f'a profile tool (no tool carries _meta["{vendor}/profile"]: true)', "--vendor-prefix")
+        others = sorted(
+            {
+                key.rsplit("/", 1)[0]
+                for t in profile_listing.named()
+                for key in (t["_meta"] if isinstance(t.get("_meta"), Mapping) else {})
+                if isinstance(key, str) and key.endswith("/profile") and key != f"{vendor}/profile"
+            }
+        )
+        # --vendor-prefix helps only when a tool carries another vendor's marker; else a profile tool is optional
+        # (contract, Profile tool rules 7) and nothing in the harness's options can supply one.
+        needs(
+            f'a profile tool (no tool carries _meta["{vendor}/profile"]: true)',
+            f"--vendor-prefix {others[0]}" if others else "a tool declaring the profile marker (optional)",
+        )
     return profile_search.tool
 
 
