@@ -214,7 +214,8 @@ def host_identity(
     if not base:
         needs(
             "the host's client metadata origin: a publisher certificate or documents published elsewhere",
-            "--publisher-certfile/--publisher-keyfile or --client-metadata-url with --client-key",
+            "--publisher-certfile/--publisher-keyfile or --client-metadata-url with --client-key "
+            "(or --client-registration dcr/predefined, which publish nothing)",
             incomplete=True,
         )
     return HostIdentity(

@@ -580,3 +580,40 @@ def test_uses_the_profile_tool(profile_tool):
     )
     result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
     assert result["status"] == "skipped" and option in result["option"], result
+
+
+def test_a_dcr_host_is_not_incomplete_for_want_of_a_cimd_publisher(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+import pytest
+from types import SimpleNamespace
+from conformance.host.oauth import OAuthClient
+
+@pytest.fixture(scope="session")
+def linker():
+    return SimpleNamespace(host=SimpleNamespace(client=OAuthClient("dcr", "registered", "none")))
+
+@pytest.fixture(scope="session")
+def first_link():
+    return None
+"""
+    )
+    pytester.makepyfile(
+        test_cimd="""
+from conformance.suites.auth import test_cimd as checks
+
+cimd_publisher = getattr(checks, "cimd_publisher", None)
+second_publisher = checks.second_publisher
+test_document_url_is_the_client_id = checks.test_document_url_is_the_client_id
+test_private_key_jwt_is_accepted = checks.test_private_key_jwt_is_accepted
+"""
+    )
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_cimd.py"
+    )
+    report = json.loads((pytester.path / "out" / "report.json").read_text())
+    assert {r["rule"] for r in report["results"]} == {"AUTH-CIMD-01", "AUTH-CIMD-02"}
+    for result in report["results"]:
+        assert result["status"] == "skipped" and not result["incomplete"], result
+        assert "identified by CIMD" in result["need"], result
+    assert report["verdict"]["missing"] == []
