@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, expect, fail, needs, observe, rule
+from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
+from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.declarations import check_challenge_result
 from conformance.host.fields import json_get
 from conformance.host.forge import (
@@ -30,6 +31,7 @@ from conformance.host.forge import (
     tamper_signature,
 )
 from conformance.host.http import HostHTTP
+from conformance.host.mcp import raw_call
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import (
     HARNESS_OPTION,
@@ -51,17 +53,30 @@ EXPIRY_MARGIN_S = 2.0  # past exp before the expired real token is sent
 UNTRUSTED_ISSUER = "https://untrusted-issuer.conformance.invalid"
 
 
+ENDPOINT = "the MCP endpoint (tools/list)"
+
+
 @dataclass
 class Probe:
-    """What every token probe calls, and how."""
+    """What every token probe calls, and how: a tool declared oauth2, or (``tool`` None) the endpoint itself when
+    the server protects the whole endpoint (an anonymous session is refused with 401 and no tool says oauth2)."""
 
     http: HostHTTP
     url: str
-    tool: Mapping[str, Any]
+    tool: Mapping[str, Any] | None
     resource: str
     scopes: list[str]  # what a token for this tool carries: the granted scopes and the tool's own
 
+    @property
+    def name(self) -> str:
+        return repr(self.tool.get("name")) if self.tool is not None else ENDPOINT
+
     def send(self, token: str | None = None, **kwargs: Any) -> CallOutcome | str:
+        if self.tool is None:
+            try:
+                return CallOutcome(raw_call(self.http, self.url, "tools/list", {}, token=token, **kwargs))
+            except TargetError as exc:
+                return str(exc)
         return safe_call(self.http, self.url, self.tool, token=token, **kwargs)
 
 
@@ -105,9 +120,15 @@ def probe(
     linked_account: LinkedAccount,
 ) -> Probe:
     tool = auth_tool(listing, vendor_of(conformance_settings))
+    if tool is None and not listing.authenticated:
+        needs(
+            "a tool declared with securitySchemes oauth2 only, or an endpoint that refuses anonymous sessions "
+            "(nothing to present a token to)"
+        )
     if tool is None:
-        needs("a tool declared with securitySchemes oauth2 only (nothing to present a token to)")
-    scopes = distinct([*linked_account.scopes, *oauth_scopes(tool)])
+        # The whole endpoint is protected (an anonymous tools/list got 401): the token checks judge the endpoint.
+        observe(f"no tool declares oauth2 only; the endpoint refuses anonymous sessions: probing {ENDPOINT}")
+    scopes = distinct([*linked_account.scopes, *(oauth_scopes(tool) if tool is not None else [])])
     return Probe(host_http, tool_server_target.base_url, tool, linked_account.resource, scopes)
 
 
@@ -122,7 +143,7 @@ def accepted(control: CallOutcome | str, probe: Probe) -> Probe:
     """The probe, once the control passed; else every negative check is blocked by AUTH-TOK-01."""
     if isinstance(control, str) or control.refused_http or control.auth_error_result:
         why = control if isinstance(control, str) else control.describe()
-        raise Blocked("AUTH-TOK-01", f"a valid token on {probe.tool.get('name')!r} was not accepted: {why}")
+        raise Blocked("AUTH-TOK-01", f"a valid token on {probe.name} was not accepted: {why}")
     return probe
 
 
@@ -153,14 +174,14 @@ def require_issuer(issuer: HarnessIssuer | None, what: str) -> HarnessIssuer:
 
 @rule("AUTH-TOK-01")
 def test_valid_token_is_accepted(control: CallOutcome | str, probe: Probe) -> None:
-    name = probe.tool.get("name")
+    name = probe.name
     if isinstance(control, str):
-        fail(f"calling {name!r} with a valid token failed: {control}")
+        fail(f"calling {name} with a valid token failed: {control}")
     if control.refused_http or control.auth_error_result:
-        fail(f"a valid access token from the flow was refused on {name!r}: {control.describe()}")
+        fail(f"a valid access token from the flow was refused on {name}: {control.describe()}")
     if control.is_error_result:
-        observe(f"{name!r} ran but returned an error result (not an auth error)")
-    observe(f"accepted on {name!r}: {control.describe()}")
+        observe(f"{name} ran but returned an error result (not an auth error)")
+    observe(f"accepted on {name}: {control.describe()}")
 
 
 @rule("AUTH-TOK-02")
@@ -181,7 +202,7 @@ def test_missing_or_malformed_authorization(accepted: Probe) -> None:
             if outcome.is_error_result and not outcome.challenges:
                 observe(f"{what}: an error result without a challenge (AUTH-CHAL-01 judges its shape)")
         else:
-            problems.append(f"{what} on {accepted.tool.get('name')!r}: {outcome.describe()}, no auth error")
+            problems.append(f"{what} on {accepted.name}: {outcome.describe()}, no auth error")
     expect(not problems, "; ".join(problems))
 
 
@@ -250,12 +271,14 @@ def test_expired_token_is_refused(
             "or harness-issued tokens",
             f"--max-expiry-wait or {HARNESS_OPTION}",
         )
-    fresh = link_account()
-    exp = unverified_claims(fresh.access_token).get("exp")
+    # A throwaway authorization is spent, never the shared account (which renews itself when used after the wait).
+    throwaway = link_account()
+    expired = throwaway.current_token  # the raw token: ``access_token`` would renew it once expired
+    exp = unverified_claims(expired).get("exp")
     deadline = float(exp) if isinstance(exp, int | float) else time.time() + lifetime
     time.sleep(max(0.0, deadline - time.time()) + EXPIRY_MARGIN_S)
-    observe(f"waited out a real token's lifetime ({lifetime} s)")
-    judge_refused(accepted, {"an expired access token": fresh.access_token})
+    observe(f"waited out a real token's lifetime ({lifetime} s) on a throwaway authorization")
+    judge_refused(accepted, {"an expired access token": expired})
 
 
 @rule("AUTH-TOK-06")
@@ -312,6 +335,9 @@ def test_insufficient_scope(
     request: pytest.FixtureRequest,
 ) -> None:
     found = scope_probe(listing, list(linked_account.scopes))
+    if found is None and accepted.tool is None:
+        endpoint_insufficient_scope(accepted, linker, link_account, request)
+        return
     if found is None:
         needs("a tool whose securitySchemes name a scope the host was granted")
     tool, scope = found
@@ -342,6 +368,39 @@ def test_insufficient_scope(
         f'{name!r} without {scope}: the insufficient_scope challenge names no scope="..."',
     )
     observe(f"{name!r} without {scope}: insufficient_scope result")
+
+
+def endpoint_insufficient_scope(
+    probe: Probe, linker: Linker, link_account: Callable[..., LinkedAccount], request: pytest.FixtureRequest
+) -> None:
+    """AUTH-TOK-08 at an endpoint protected as a whole: the scopes its 401 challenge requires (``scope=``) are what
+    a token must carry; a token without one of them must be refused (401, or 403 insufficient_scope)."""
+    challenge = request.getfixturevalue("prm_discovery").challenge
+    required = [s for s in str((challenge.get("scope") if challenge else None) or "").split() if s not in OIDC_SCOPES]
+    if not required:
+        needs(
+            "the scopes the endpoint requires: a tool whose securitySchemes name scopes, or a scope= in the "
+            "endpoint's 401 challenge"
+        )
+    scope = required[0]
+    fewer = [s for s in linker.host.scopes.scopes if s != scope]
+    account = link_account(scopes=fewer)
+    token: str = account.current_token
+    if scope in account.scopes or scope in str(unverified_claims(token).get("scope", "")).split():
+        issuer = request.getfixturevalue("harness_issuer")
+        if issuer is None:
+            needs(
+                f"a token without {scope} (the authorization server granted it although not requested)", HARNESS_OPTION
+            )
+        token = issuer.missing_scope(probe.resource, probe.scopes, scope)
+        observe(f"the authorization server granted {scope} anyway: used a harness-issued token without it")
+    outcome = probe.send(token)
+    if isinstance(outcome, str):
+        fail(f"{ENDPOINT} with a token lacking {scope}: the request failed ({outcome})")
+    if outcome.status in (401, 403) or outcome.auth_error_result:
+        observe(f"{ENDPOINT} (its challenge requires {scope}) refused a token without it: {outcome.describe()}")
+        return
+    fail(f"{ENDPOINT} requires {scope} (its 401 challenge says so) but a token without it got {outcome.describe()}")
 
 
 @rule("AUTH-TOK-09")
