@@ -37,6 +37,7 @@ REQUIRES = {"toolserver": ("idp",), "proxy": ("idp",)}
 # Any setting whose name says it holds a credential (e.g. ..._SECRET_ACCESS_KEY, ..._PASSWORD_2).
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN|ACCESS_KEY")
 STOP_GRACE_S = 5.0
+PORT_RACE_ATTEMPTS = 3
 
 
 class StackError(ConformanceError, RuntimeError):
@@ -47,6 +48,12 @@ class StackError(ConformanceError, RuntimeError):
         super().__init__(message + (f"; its log: {log}" if log else ""))
         self.log = log
         self.tail = tail
+
+    @property
+    def port_taken(self) -> bool:
+        """The service lost the race for the free port it was given (another process bound it first)."""
+        tail = self.tail.lower()
+        return "address already in use" in tail or "eaddrinuse" in tail
 
 
 class MissingExtra(ConformanceError):
@@ -326,8 +333,15 @@ def running_stack(
             mutants=chosen,
             request_limit=request_limit,
         )
-        specs = collect_specs(ctx, packages)
-        processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs"))
+        for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
+            specs = collect_specs(ctx, packages)
+            try:
+                processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs"))
+                break
+            except StackError as exc:
+                # A free port is only free until someone else binds it: start again on fresh ports.
+                if attempt == PORT_RACE_ATTEMPTS or not exc.port_taken:
+                    raise
         settings: dict[str, str] = {
             "CONFORMANCE_CA_BUNDLE": str(ca_file),
             # Everything lives on loopback: let metadata-driven fetches go there.

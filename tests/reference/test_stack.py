@@ -111,3 +111,40 @@ def test_children_die_with_a_killed_parent(tmp_path: Path) -> None:
 def test_unknown_mutant_is_refused() -> None:
     with pytest.raises(ConfigError, match="unknown mutant"), running_stack(mutants=["no-such-mutant"]):
         pass
+
+
+def test_a_port_taken_between_choice_and_bind_is_retried_on_fresh_ports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A free port is free only until another process binds it (parallel test runs): the stack starts again."""
+    import socket
+
+    from conformance.reference import _service
+
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))
+    squatter.listen()
+    taken = squatter.getsockname()[1]
+    real_free_port = _service.free_port
+    handed: list[int] = []
+
+    def racy_free_port(host: str = "127.0.0.1") -> int:
+        handed.append(taken if not handed else real_free_port(host))
+        return handed[-1]
+
+    monkeypatch.setattr(_service, "free_port", racy_free_port)
+    try:
+        with running_stack(services=["platform"], data_dir=tmp_path) as stack:
+            url = stack.settings["CONFORMANCE_PLATFORM_URL"]
+            assert str(taken) not in url
+            with https_client(stack) as client:
+                assert client.get(stack.services[0].health_url).is_success
+    finally:
+        squatter.close()
+    assert handed[0] == taken and len(handed) >= 2
+
+
+def test_a_port_race_is_told_apart_from_other_start_failures() -> None:
+    assert StackError("x", None, "ERROR: [Errno 98] error while attempting to bind: address already in use").port_taken
+    assert StackError("x", None, "Error: listen EADDRINUSE: address already in use 127.0.0.1:4000").port_taken
+    assert not StackError("x", None, "ModuleNotFoundError: No module named 'pyvips'").port_taken
