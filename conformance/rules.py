@@ -135,6 +135,8 @@ def load_all_checks(suites: Iterable[str] | None = None) -> dict[str, str]:
 def catalog_rows() -> list[dict[str, Any]]:
     """The catalog as JSON-ready rows, with implementation status and proving mutants."""
     load_all_checks()
+    from conformance.suites._cases import case_count
+
     try:
         from conformance.reference.mutants import mutants_by_rule
 
@@ -154,6 +156,7 @@ def catalog_rows() -> list[dict[str, Any]]:
             "implemented": r.id in IMPLEMENTED,
             "checks": sorted(set(IMPLEMENTED.get(r.id, []))),
             "mutants": proving.get(r.id, []),
+            "cases": case_count(r.id),
         }
         for r in RULES.values()
     ]

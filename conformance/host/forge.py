@@ -91,10 +91,33 @@ def tamper_signature(token: str) -> str:
     return f"{parts[0]}.{parts[1]}.{b64url_encode(bytes(flipped))}"
 
 
-def alg_none(token_or_claims: str | Mapping[str, Any]) -> str:
-    """An unsigned token (``alg: none``, empty signature) carrying the given claims or a real token's claims."""
+def alg_none(token_or_claims: str | Mapping[str, Any], alg: str = "none", *, keep_signature: bool = False) -> str:
+    """An unsigned token (``alg: none`` in the spelling given, empty signature) carrying the given claims or a real
+    token's claims; ``keep_signature`` keeps a real token's signature segment (RFC 8725 §2.1)."""
     claims = split_jwt(token_or_claims)[1] if isinstance(token_or_claims, str) else dict(token_or_claims)
-    return f"{_json_segment({'alg': 'none', 'typ': 'JWT'})}.{_json_segment(claims)}."
+    signature = token_or_claims.split(".")[2] if keep_signature and isinstance(token_or_claims, str) else ""
+    return f"{_json_segment({'alg': alg, 'typ': 'JWT'})}.{_json_segment(claims)}.{signature}"
+
+
+def strip_signature(token: str) -> str:
+    """The real header and payload with the signature segment removed (``header.payload.``)."""
+    split_jwt(token)
+    head, payload, _ = token.split(".")
+    return f"{head}.{payload}."
+
+
+def hmac_with_public_key(claims: Mapping[str, Any], public_key: Any, headers: Mapping[str, Any] | None = None) -> str:
+    """RFC 8725 §2.1 algorithm confusion: the claims signed HS256 with the verifier's *public* key (its PEM, as a
+    careless library reads "the key") as the HMAC secret. pyjwt refuses such secrets, so the MAC is made here."""
+    import hashlib
+    import hmac
+
+    from cryptography.hazmat.primitives import serialization
+
+    pem = public_key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    signing_input = f"{_json_segment({**(headers or {}), 'alg': 'HS256', 'typ': 'JWT'})}.{_json_segment(claims)}"
+    mac = hmac.new(pem, signing_input.encode("ascii"), hashlib.sha256).digest()
+    return f"{signing_input}.{b64url_encode(mac)}"
 
 
 def _new_kid() -> str:
@@ -111,8 +134,11 @@ class HarnessIssuer:
     key: ec.EllipticCurvePrivateKey = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
 
     def jwks(self) -> dict[str, Any]:
-        jwk = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self.key.public_key()))
-        return {"keys": [{**jwk, "kid": self.kid, "use": "sig", "alg": "ES256"}]}
+        return {"keys": [{**self.public_jwk(), "kid": self.kid, "use": "sig", "alg": "ES256"}]}
+
+    def public_jwk(self) -> dict[str, Any]:
+        jwk: dict[str, Any] = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(self.key.public_key()))
+        return jwk
 
     def sign(self, claims: Mapping[str, Any], *, headers: Mapping[str, Any] | None = None) -> str:
         """Sign exactly these claims (nothing added) with this issuer's key."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from conformance import needs, observe
+from conformance import expect, needs, observe
 
 
 @dataclass
@@ -31,3 +31,94 @@ class Cases:
             gaps = "; ".join(f"{case} ({why})" for case, why in self.missing.items())
             needs(f"every case of {self.rule_text} exercised: not {gaps}; cases run: {ran}", option)
         observe(f"cases run: {ran}")
+
+
+# -- attack tables ----------------------------------------------------------------------------------------------
+#
+# A negative rule's check iterates a table of attacks, each citing the document it comes from. The table is data
+# declared beside the check (``attack_table``), registered per rule so that ``conformance rules --json`` can say
+# how many cases each rule tries, and the report's evidence lists the cases tried with their citations.
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One case of a negative rule: what is sent, and the document (section) that makes it an attack."""
+
+    case: str
+    source: str
+    named: bool = False  # the rule's own text names this case: without it the rule cannot pass (skipped)
+
+    def __str__(self) -> str:
+        return f"{self.case} [{self.source}]"
+
+
+ATTACK_TABLES: dict[str, tuple[Attack, ...]] = {}
+
+
+def attack_table(rule_id: str, *attacks: Attack) -> tuple[Attack, ...]:
+    """Declare (and register) the attack table of ``rule_id``; returns it for the check to iterate."""
+    names = [a.case for a in attacks]
+    if len(set(names)) != len(names) or not attacks:
+        raise ValueError(f"{rule_id}: an attack table needs distinct, non-empty cases")
+    ATTACK_TABLES[rule_id] = tuple(attacks)
+    return ATTACK_TABLES[rule_id]
+
+
+def case_count(rule_id: str) -> int | None:
+    """How many cases the rule's check tries (None: the rule has no attack table)."""
+    table = ATTACK_TABLES.get(rule_id)
+    return len(table) if table is not None else None
+
+
+@dataclass
+class AttackRun:
+    """The run of one attack table: which cases were tried, which could not be (and why), which the target got
+    wrong. ``conclude`` fails with every wrong case (and its citation); else skips when a case the rule names was
+    not tried; else observes the cases tried, each with its source."""
+
+    rule_id: str
+    table: tuple[Attack, ...]
+    tried: list[Attack] = field(default_factory=list)
+    untried: dict[str, str] = field(default_factory=dict)  # case -> why
+    problems: list[str] = field(default_factory=list)
+    inapplicable_cases: dict[str, str] = field(default_factory=dict)  # case -> why it has no meaning here
+
+    @classmethod
+    def of(cls, rule_id: str) -> AttackRun:
+        return cls(rule_id, ATTACK_TABLES[rule_id])
+
+    def attack(self, case: str) -> Attack:
+        for attack in self.table:
+            if attack.case == case:
+                return attack
+        raise KeyError(f"{case!r} is not in the attack table of {self.rule_id}")
+
+    def tried_case(self, case: str, problem: str | None = None) -> None:
+        attack = self.attack(case)
+        self.tried.append(attack)
+        if problem:
+            self.problems.append(f"{problem} [{attack.source}]")
+
+    def not_tried(self, case: str, why: str) -> None:
+        self.untried[self.attack(case).case] = why
+
+    def inapplicable(self, case: str, why: str) -> None:
+        """The case has no meaning for this target (e.g. signature cases for an opaque token): noted, never a gap."""
+        self.inapplicable_cases[self.attack(case).case] = why
+
+    def conclude(self, option: str | None = None) -> None:
+        done = {a.case for a in self.tried}
+        for attack in self.table:
+            if attack.case not in done and attack.case not in self.untried | self.inapplicable_cases:
+                self.untried[attack.case] = "not reached"
+        expect(not self.problems, "; ".join(self.problems) + f" ({len(self.tried)} cases tried)")
+        tried = "; ".join(map(str, self.tried)) or "none"
+        observe(f"cases tried ({len(self.tried)}/{len(self.table)}): {tried}")
+        if self.untried:
+            observe("cases not tried: " + "; ".join(f"{c} ({why})" for c, why in self.untried.items()))
+        if self.inapplicable_cases:
+            observe("cases not applicable: " + "; ".join(f"{c} ({why})" for c, why in self.inapplicable_cases.items()))
+        named = [a for a in self.table if a.named and a.case in self.untried]
+        if named:
+            gaps = "; ".join(f"{a.case} ({self.untried[a.case]})" for a in named)
+            needs(f"every case {self.rule_id} names exercised: not {gaps}", option)

@@ -22,6 +22,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
+from conformance.host.forge import alg_none as alg_none_token
+from conformance.host.forge import hmac_with_public_key
 from conformance.reference.toolserver import ToolServerConfig, create_app
 from conformance.reference.toolserver.mutants import MUTANTS
 
@@ -39,6 +41,18 @@ UNAUTHORIZED = {
     "wrong_iss",
     "query_token",
     "bad_header",
+    # issue 16's attack families
+    "other_scheme",
+    "stripped_signature",
+    "alg_none_upper",
+    "embedded_jwk",
+    "hs256_public_key",
+    "exp_string",
+    "aud_origin",
+    "iss_upper",
+    "iss_slash",
+    "nbf_string",
+    "query_over_header",
 }
 META = {"anon_list_orders", "anon_cancel", "anon_profile", "insufficient_scope"}
 PROFILE_CALLS = {"profile", "profile_no_nickname"}
@@ -51,15 +65,34 @@ FOOTPRINT: dict[str, set[str]] = {
         "distinct_ids",
         *PROFILE_CALLS,
     },
-    "ts-skip-audience": {"aud"},
+    "ts-skip-audience": {"aud", "aud_origin"},
     "ts-accept-alg-none": {"alg_none"},
-    "ts-ignore-signature": {"tampered", "alg_none", "foreign_key"},
-    "ts-skip-exp": {"expired"},
-    "ts-skip-nbf": {"nbf"},
-    "ts-skip-iss": {"wrong_iss"},
+    "ts-ignore-signature": {
+        "tampered",
+        "alg_none",
+        "foreign_key",
+        "stripped_signature",
+        "alg_none_upper",
+        "embedded_jwk",
+        "hs256_public_key",
+    },
+    "ts-skip-exp": {"expired", "exp_string"},
+    "ts-skip-nbf": {"nbf", "nbf_string"},
+    "ts-skip-iss": {"wrong_iss", "iss_upper", "iss_slash"},
     "ts-skip-scope": {"insufficient_scope"},
     "ts-accept-query-token": {"query_token"},
-    "ts-malformed-authorization-as-user": {"bad_header"},
+    "ts-any-auth-scheme": {"other_scheme"},
+    "ts-accept-stripped-signature": {"stripped_signature"},
+    "ts-bare-401-on-bad-signature": {"tampered", "foreign_key", "stripped_signature", "embedded_jwk"},
+    "ts-alg-none-any-case": {"alg_none_upper"},
+    "ts-trust-embedded-jwk": {"embedded_jwk"},
+    "ts-hs256-public-key": {"hs256_public_key"},
+    "ts-exp-lenient-type": {"exp_string"},
+    "ts-audience-prefix": {"aud_origin"},
+    "ts-iss-normalized": {"iss_upper", "iss_slash"},
+    "ts-nbf-lenient-type": {"nbf_string"},
+    "ts-query-token-over-header": {"query_over_header"},
+    "ts-malformed-authorization-as-user": {"bad_header", "other_scheme"},
     # Lives in the mTLS front (mtls_front.py), not in the app: proven by tests/reference/test_mtls_front.py.
     "ts-mtls-accept-wrong-san": set(),
     "ts-omit-meta-challenge": META,
@@ -222,6 +255,30 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
             headers=ACCEPT,
         )
         seen["query_token"] = answer.status_code, _challenge_shape(answer.headers.get("www-authenticate"))
+        answer = await client.post(
+            f"/mcp?access_token={alice}",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+            headers={**ACCEPT, "authorization": "Bearer not-a-token"},
+        )
+        seen["query_over_header"] = answer.status_code, _challenge_shape(answer.headers.get("www-authenticate"))
+        # issue 16's attack families, one probe per mutant-relevant case
+        alice_claims = jwt.decode(alice, options={"verify_signature": False})
+        seen["other_scheme"] = await status("", headers={"authorization": f"Token {alice}"})
+        seen["stripped_signature"] = await status(f"{head}.{_payload}.")
+        seen["alg_none_upper"] = await status(alg_none_token(alice_claims, "NONE"))
+        foreign_jwk = json.loads(ECAlgorithm.to_jwk(keys.foreign.public_key()))
+        seen["embedded_jwk"] = await status(
+            jwt.encode(alice_claims, keys.foreign, algorithm="ES256", headers={"kid": "k1", "jwk": foreign_jwk})
+        )
+        seen["hs256_public_key"] = await status(
+            hmac_with_public_key(alice_claims, keys.key.public_key(), {"kid": "k1"})
+        )
+        now = int(time.time())
+        seen["exp_string"] = await status(keys.token(exp=str(now - 60)))
+        seen["aud_origin"] = await status(keys.token(aud="https://127.0.0.1:8443"))
+        seen["iss_upper"] = await status(keys.token(iss=ISSUER.upper()))
+        seen["iss_slash"] = await status(keys.token(iss=ISSUER + "/"))
+        seen["nbf_string"] = await status(keys.token(nbf=str(now + 3600)))
         prm = await client.get("/.well-known/oauth-protected-resource/mcp")
         seen["prm"] = (prm.status_code, prm.json())
         blank = await client.post(

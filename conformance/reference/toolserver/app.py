@@ -406,13 +406,17 @@ class BearerGate:
         header = request.headers.get("authorization")
         token: str | None = None
         query_token = request.query_params.get("access_token")
-        if query_token is not None and header is None:
+        if query_token is not None and header is not None and "ts-query-token-over-header" in self.server.defects:
+            token = query_token  # the query parameter wins over whatever the header says
+        elif query_token is not None and header is None:
             if "ts-accept-query-token" not in self.server.defects:
                 await self._deny(send, 401, "invalid_request", "Access tokens are accepted only in the header.")
                 return
             token = query_token
         elif header is not None:
             scheme, _, value = header.partition(" ")
+            if "ts-any-auth-scheme" in self.server.defects and value.strip():
+                scheme = "Bearer"  # only the credentials after the scheme are read
             if scheme.lower() != "bearer" or not value.strip():
                 if "ts-malformed-authorization-as-user" in self.server.defects:
                     # A development fallback left on: an unparseable header acts as a built-in user.
@@ -427,14 +431,15 @@ class BearerGate:
             try:
                 principal = await self.verifier.verify(token)
             except TokenError as exc:
-                await self._deny(send, 401, "invalid_token", str(exc))
+                bare = "ts-bare-401-on-bad-signature" in self.server.defects and "signature" in str(exc)
+                await self._deny(send, 401, "invalid_token", str(exc), challenge=not bare)
                 return
         scope[PRINCIPAL_KEY] = principal
         await self.app(scope, receive, send)
 
-    async def _deny(self, send: Send, status: int, error: str, description: str) -> None:
+    async def _deny(self, send: Send, status: int, error: str, description: str, challenge: bool = True) -> None:
         headers = {"content-type": "application/json"}
-        if "ts-no-www-authenticate" not in self.server.defects:
+        if "ts-no-www-authenticate" not in self.server.defects and challenge:
             headers["www-authenticate"] = self.server.challenge(error, description)
         response = JSONResponse({"error": error, "error_description": description}, status, headers=headers)
         await response({"type": "http"}, _no_receive, send)
@@ -460,6 +465,14 @@ def create_app(config: ToolServerConfig) -> Starlette:
                 ("ts-skip-nbf", "skip-nbf"),
                 ("ts-skip-iss", "skip-iss"),
                 ("ts-expects-other-audience", "expects-other-audience"),
+                ("ts-alg-none-any-case", "alg-none-any-case"),
+                ("ts-accept-stripped-signature", "accept-stripped-signature"),
+                ("ts-trust-embedded-jwk", "trust-embedded-jwk"),
+                ("ts-hs256-public-key", "hs256-public-key"),
+                ("ts-iss-normalized", "iss-normalized"),
+                ("ts-exp-lenient-type", "exp-lenient-type"),
+                ("ts-nbf-lenient-type", "nbf-lenient-type"),
+                ("ts-audience-prefix", "audience-prefix"),
             )
             if name in config.defects
         ),

@@ -36,6 +36,58 @@ MUTANTS: list[Mutant] = [
         "A malformed Authorization header (not a Bearer token) acts as a built-in development user.",
     ),
     _m("ts-accept-query-token", {"AUTH-TOK-09"}, "An access_token query parameter is accepted as the bearer token."),
+    # --- attack families (issue 16): each passes the single probe its rule used to send
+    _m(
+        "ts-any-auth-scheme",
+        {"AUTH-TOK-02"},
+        "The Authorization scheme is ignored: the credentials after any scheme (e.g. 'Token ...') are verified.",
+    ),
+    _m(
+        "ts-accept-stripped-signature",
+        {"AUTH-TOK-03"},
+        "A token whose signature segment is empty is taken as having nothing wrong with its signature.",
+    ),
+    _m(
+        "ts-bare-401-on-bad-signature",
+        {"AUTH-TOK-03", "AUTH-TOK-04"},
+        "Tokens failing the signature check get a bare 401 without a WWW-Authenticate challenge.",
+    ),
+    _m(
+        "ts-alg-none-any-case",
+        {"AUTH-TOK-04"},
+        "Only the exact spelling alg 'none' is refused: 'None', 'NONE' … are accepted unsigned.",
+    ),
+    _m("ts-trust-embedded-jwk", {"AUTH-TOK-04"}, "A token carrying a jwk header is verified with that key."),
+    _m(
+        "ts-hs256-public-key",
+        {"AUTH-TOK-04"},
+        "Algorithm confusion: HS256 tokens are verified with the issuer's public key (PEM) as the HMAC secret.",
+    ),
+    _m(
+        "ts-exp-lenient-type",
+        {"AUTH-TOK-05"},
+        "A non-numeric exp (e.g. a string) is not checked instead of making the token invalid.",
+    ),
+    _m(
+        "ts-audience-prefix",
+        {"AUTH-TOK-06"},
+        "The audience check accepts an aud the resource starts with (e.g. its origin).",
+    ),
+    _m(
+        "ts-iss-normalized",
+        {"AUTH-TOK-07"},
+        "iss is compared case- and trailing-slash-insensitively, not by simple string comparison.",
+    ),
+    _m(
+        "ts-nbf-lenient-type",
+        {"AUTH-TOK-07"},
+        "A non-numeric nbf (e.g. a string) is not checked instead of making the token invalid.",
+    ),
+    _m(
+        "ts-query-token-over-header",
+        {"AUTH-TOK-09"},
+        "With an Authorization header present, an access_token query parameter wins over it.",
+    ),
     # --- mTLS front (mtls_front.py)
     _m(
         "ts-mtls-accept-wrong-san",

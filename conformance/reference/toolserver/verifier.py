@@ -75,8 +75,18 @@ class JwtVerifier:
             raise TokenError(f"malformed token: {exc}") from None
         issuer = unverified.get("iss")
         alg = header.get("alg")
+        if "iss-normalized" in self.defects and isinstance(issuer, str):
+            issuer = self._normalized_issuer(issuer)
         if (alg == "none" and "accept-alg-none" in self.defects) or "ignore-signature" in self.defects:
             claims = unverified
+        elif "alg-none-any-case" in self.defects and isinstance(alg, str) and alg.lower() == "none" and alg != "none":
+            claims = unverified  # a case-sensitive deny list: only the exact spelling "none" is refused
+        elif "accept-stripped-signature" in self.defects and token.endswith(".") and alg in ALGORITHMS:
+            claims = unverified  # "no signature to check" taken as "nothing wrong with the signature"
+        elif "trust-embedded-jwk" in self.defects and isinstance(header.get("jwk"), dict):
+            claims = self._decode(token, jwt.PyJWK(header["jwk"]), alg)  # the token brings its own key
+        elif "hs256-public-key" in self.defects and alg == "HS256":
+            claims = self._decode_hmac_with_public_key(token, await self._key_for(issuer, header.get("kid")))
         else:
             if not isinstance(alg, str) or alg not in ALGORITHMS:
                 raise TokenError(f"signing algorithm {alg!r} is not accepted")
@@ -101,25 +111,74 @@ class JwtVerifier:
             claims=claims,
         )
 
+    @staticmethod
+    def _decode(token: str, key: Any, alg: Any) -> dict[str, Any]:
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                key=key,
+                algorithms=[str(alg)],
+                options={"verify_exp": False, "verify_nbf": False, "verify_aud": False, "verify_iss": False},
+            )
+        except jwt.PyJWTError as exc:
+            raise TokenError(f"signature check failed: {exc}") from None
+        return claims
+
+    @staticmethod
+    def _decode_hmac_with_public_key(token: str, key: jwt.PyJWK) -> dict[str, Any]:
+        """The algorithm-confusion defect: HS256 verified with the issuer's public key (PEM) as the secret."""
+        import base64
+        import hashlib
+        import hmac
+
+        from cryptography.hazmat.primitives import serialization
+
+        public = getattr(key.key, "public_key", lambda: key.key)()
+        pem = public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        signing_input, _, signature = token.rpartition(".")
+        expected = base64.urlsafe_b64encode(hmac.new(pem, signing_input.encode(), hashlib.sha256).digest())
+        if not hmac.compare_digest(expected.rstrip(b"=").decode(), signature):
+            raise TokenError("signature check failed")
+        return dict(jwt.decode(token, options={"verify_signature": False}))
+
+    def _normalized_issuer(self, issuer: str) -> str:
+        """The iss-normalized defect: the trusted issuer that matches case- and trailing-slash-insensitively."""
+        for trusted in self.sources:
+            if trusted.rstrip("/").lower() == issuer.rstrip("/").lower():
+                return trusted
+        return issuer
+
     def _check_claims(self, claims: dict[str, Any]) -> None:
         now = time.time()
-        if "skip-iss" not in self.defects and claims.get("iss") not in self.sources:
+        iss = claims.get("iss")
+        if "iss-normalized" in self.defects and isinstance(iss, str):
+            iss = self._normalized_issuer(iss)
+        if "skip-iss" not in self.defects and (not isinstance(iss, str) or iss not in self.sources):
             raise TokenError("token issuer is not trusted")
         exp = claims.get("exp")
-        if "skip-exp" not in self.defects:
-            if not isinstance(exp, int | float):
+        lenient_exp = "exp-lenient-type" in self.defects and exp is not None and not isinstance(exp, int | float)
+        if "skip-exp" not in self.defects and not lenient_exp:
+            if not isinstance(exp, int | float) or isinstance(exp, bool):
                 raise TokenError("token has no expiry")
             if exp <= now:
                 raise TokenError("token expired")
         nbf = claims.get("nbf")
-        if "skip-nbf" not in self.defects and isinstance(nbf, int | float) and nbf > now:
-            raise TokenError("token not yet valid")
+        if "skip-nbf" not in self.defects:
+            # RFC 7519 §4.1.5: a NumericDate; anything else makes the token invalid (not "no nbf").
+            if nbf is not None and (not isinstance(nbf, int | float) or isinstance(nbf, bool)):
+                if "nbf-lenient-type" not in self.defects:
+                    raise TokenError("token nbf is not a NumericDate")
+            elif isinstance(nbf, int | float) and nbf > now:
+                raise TokenError("token not yet valid")
         if "skip-audience" not in self.defects:
             aud = claims.get("aud")
             audiences = aud if isinstance(aud, list) else [aud]
             # expects-other-audience: a canonicalization slip (trailing slash) refuses every valid token.
             expected = self.resource + "/" if "expects-other-audience" in self.defects else self.resource
-            if expected not in audiences:
+            prefix = "audience-prefix" in self.defects and any(
+                isinstance(a, str) and a and self.resource.startswith(a) for a in audiences
+            )
+            if expected not in audiences and not prefix:
                 raise TokenError("token was issued for another resource")
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise TokenError("token has no subject")

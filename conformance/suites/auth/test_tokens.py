@@ -18,20 +18,25 @@ from typing import Any
 import pytest
 
 from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
+from conformance._exceptions import NeedsUnmet
 from conformance.config import Settings, Target
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.declarations import check_challenge_result
 from conformance.host.fields import json_get
 from conformance.host.forge import (
+    CLOCK_MARGIN_S,
     ForgeError,
     HarnessIssuer,
     alg_none,
+    hmac_with_public_key,
     split_jwt,
+    strip_signature,
     tamper_payload,
     tamper_signature,
 )
 from conformance.host.http import HostHTTP
 from conformance.host.mcp import raw_call
+from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import (
     HARNESS_OPTION,
@@ -85,7 +90,7 @@ def refusal_problem(outcome: CallOutcome | str, what: str) -> str | None:
     if isinstance(outcome, str):
         return f"{what}: the request failed ({outcome})"
     if outcome.status == 401:
-        return None
+        return challenge_problem(outcome, what)
     if outcome.auth_error_result:
         observe(f"{what}: refused with an auth error result instead of HTTP 401")
         return None
@@ -93,9 +98,30 @@ def refusal_problem(outcome: CallOutcome | str, what: str) -> str | None:
     return f"{what} {verdict} ({outcome.describe()})"
 
 
+def challenge_problem(outcome: CallOutcome, what: str) -> str | None:
+    """A 401 is a refusal only with the challenge the catalog names: ``WWW-Authenticate: Bearer`` carrying
+    ``resource_metadata`` (the negative cases' preamble; AUTH-PRM-05). A bare 401 tells the host nothing."""
+    challenge = outcome.raw.challenge
+    if challenge is None:
+        return f"{what}: HTTP 401 without a WWW-Authenticate Bearer challenge"
+    if not (challenge.get("resource_metadata") or "").strip():
+        return f"{what}: HTTP 401 whose Bearer challenge has no resource_metadata"
+    return None
+
+
 def judge_refused(probe: Probe, cases: Mapping[str, str]) -> None:
     problems = [p for what, token in cases.items() if (p := refusal_problem(probe.send(token), what))]
     expect(not problems, "; ".join(problems))
+
+
+def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], **send: Any) -> None:
+    """Send each prepared case of ``run`` (case -> token; None: not preparable, already marked untried) and judge
+    each refusal whole; then conclude (fail with every wrong case, its citation included)."""
+    for case, token in tokens.items():
+        if token is None:
+            continue
+        probe.http.redactor.add_secret(token)
+        run.tried_case(case, refusal_problem(probe.send(token, **send), f"{case} on {probe.name}"))
 
 
 # -- fixtures ------------------------------------------------------------------------------------------------
@@ -163,6 +189,16 @@ def harness_issuer(conformance_settings: Settings, host_http: HostHTTP, accepted
     return issuer
 
 
+@pytest.fixture(scope="module")
+def harness_issuer_or_none(request: pytest.FixtureRequest) -> HarnessIssuer | None:
+    """The trusted test issuer when configured and trusted; None otherwise (cases needing it are not tried)."""
+    try:
+        issuer: HarnessIssuer | None = request.getfixturevalue("harness_issuer")
+    except NeedsUnmet:
+        return None
+    return issuer
+
+
 def require_issuer(issuer: HarnessIssuer | None, what: str) -> HarnessIssuer:
     if issuer is None:
         needs(f"harness-issued tokens ({what})", HARNESS_OPTION)
@@ -184,68 +220,191 @@ def test_valid_token_is_accepted(control: CallOutcome | str, probe: Probe) -> No
     observe(f"accepted on {name}: {control.describe()}")
 
 
+RFC6750_HEADER = "RFC 6750 §2.1"
+TOK02 = attack_table(
+    "AUTH-TOK-02",
+    Attack("no Authorization header", "RFC 6750 §3.1; contract A Auth 2", named=True),
+    Attack("an empty Authorization header", RFC6750_HEADER, named=True),
+    Attack("'Bearer' without a token", RFC6750_HEADER, named=True),
+    Attack("'Bearer' followed by spaces only", RFC6750_HEADER),
+    Attack("a Basic header", "RFC 6750 §2.1 (the Bearer scheme); contract A Auth 2", named=True),
+    Attack("a token without a scheme", RFC6750_HEADER, named=True),
+    Attack("the real token under another scheme (Token)", RFC6750_HEADER),
+    Attack("'Bearer' with a value outside the b64token syntax", "RFC 6750 §2.1 (b64token)"),
+    Attack("'Bearer' with two tokens", "RFC 6750 §2.1; §3.1 invalid_request"),
+    Attack("'Bearer' with a JWT-shaped value of garbage", "RFC 6750 §3.1 invalid_token; RFC 7519 §7.2"),
+)
+
+
 @rule("AUTH-TOK-02")
-def test_missing_or_malformed_authorization(accepted: Probe) -> None:
+def test_missing_or_malformed_authorization(accepted: Probe, linked_account: LinkedAccount) -> None:
+    token = fresh_token(linked_account)
     cases: dict[str, dict[str, str] | None] = {
         "no Authorization header": None,
         "an empty Authorization header": {"Authorization": ""},
         "'Bearer' without a token": {"Authorization": "Bearer"},
+        "'Bearer' followed by spaces only": {"Authorization": "Bearer    "},
         "a Basic header": {"Authorization": "Basic Y29uZm9ybWFuY2U6cHJvYmU="},
         "a token without a scheme": {"Authorization": "conformance-token"},
+        "the real token under another scheme (Token)": {"Authorization": f"Token {token}"},
+        "'Bearer' with a value outside the b64token syntax": {"Authorization": "Bearer {conformance}<probe>"},
+        "'Bearer' with two tokens": {"Authorization": "Bearer conformance-one conformance-two"},
+        "'Bearer' with a JWT-shaped value of garbage": {"Authorization": "Bearer eyJhbGciOi.eyJzdWIi.c2ln"},
     }
-    problems = []
+    run = AttackRun.of("AUTH-TOK-02")
     for what, headers in cases.items():
         outcome = accepted.send(None, headers=headers)
+        problem: str | None = None
         if isinstance(outcome, str):
-            problems.append(f"{what}: the request failed ({outcome})")
-        elif outcome.status == 401 or outcome.is_error_result:
-            if outcome.is_error_result and not outcome.challenges:
+            problem = f"{what}: the request failed ({outcome})"
+        elif outcome.status == 401:
+            problem = challenge_problem(outcome, what)
+        elif outcome.is_error_result:
+            if not outcome.challenges:
                 observe(f"{what}: an error result without a challenge (AUTH-CHAL-01 judges its shape)")
         else:
-            problems.append(f"{what} on {accepted.name}: {outcome.describe()}, no auth error")
-    expect(not problems, "; ".join(problems))
+            problem = f"{what} on {accepted.name}: {outcome.describe()}, no auth error"
+        run.tried_case(what, problem)
+    run.conclude()
+
+
+TOK03 = attack_table(
+    "AUTH-TOK-03",
+    Attack("a token with a tampered payload (sub)", "RFC 7515 §5.2; contract A Auth 2", named=True),
+    Attack("a token with a tampered payload (scope widened)", "RFC 7515 §5.2; RFC 8725 §3.10"),
+    Attack("a token with a tampered payload (exp extended)", "RFC 7515 §5.2; RFC 7519 §4.1.4"),
+    Attack("a token with a flipped signature byte", "RFC 7515 §5.2; contract A Auth 2", named=True),
+    Attack("a token with its signature stripped", "RFC 8725 §2.1, §3.1"),
+    Attack("a token with a truncated signature", "RFC 7515 §5.2; RFC 8725 §3.1"),
+    Attack("an opaque token with one character changed", "RFC 6750 §3.1 invalid_token"),
+    Attack("an opaque token truncated", "RFC 6750 §3.1 invalid_token"),
+    Attack("an opaque token with a character appended", "RFC 6750 §3.1 invalid_token"),
+)
+OPAQUE_CASES = (
+    "an opaque token with one character changed",
+    "an opaque token truncated",
+    "an opaque token with a character appended",
+)
 
 
 @rule("AUTH-TOK-03")
 def test_tampered_token_is_refused(accepted: Probe, linked_account: LinkedAccount) -> None:
     token = fresh_token(linked_account)
+    run = AttackRun.of("AUTH-TOK-03")
+    tokens: dict[str, str | None] = {}
     try:
-        cases = {
-            "a token with a tampered payload": tamper_payload(token),
-            "a token with a flipped signature byte": (tamper_signature(token)),
+        _, claims, _ = split_jwt(token)
+        head, payload, signature = token.split(".")
+        exp = claims.get("exp")
+        tokens = {
+            "a token with a tampered payload (sub)": tamper_payload(token),
+            "a token with a tampered payload (scope widened)": tamper_payload(
+                token, {"scope": " ".join([*str(claims.get("scope", "")).split(), "conformance.admin"])}
+            ),
+            "a token with a tampered payload (exp extended)": tamper_payload(
+                token, {"exp": (exp if isinstance(exp, int | float) else int(time.time())) + 86400}
+            ),
+            "a token with a flipped signature byte": tamper_signature(token),
+            "a token with its signature stripped": strip_signature(token),
+            "a token with a truncated signature": f"{head}.{payload}.{signature[: len(signature) // 2]}",
         }
+        for case in OPAQUE_CASES:
+            run.inapplicable(case, "the token is a JWT: its payload and signature were tampered with instead")
     except ForgeError:
         middle = len(token) // 2
-        flipped = token[:middle] + ("A" if token[middle] != "A" else "B") + token[middle + 1 :]
-        observe("the access token is opaque: one character changed instead of payload/signature tampering")
-        cases = {"an access token with one character changed": flipped}
-    for value in cases.values():
-        accepted.http.redactor.add_secret(value)
-    judge_refused(accepted, cases)
+        observe("the access token is opaque: changed, truncated and extended instead of payload/signature tampering")
+        tokens = {
+            OPAQUE_CASES[0]: token[:middle] + ("A" if token[middle] != "A" else "B") + token[middle + 1 :],
+            OPAQUE_CASES[1]: token[:-4],
+            OPAQUE_CASES[2]: token + "A",
+        }
+        for attack in run.table:
+            if attack.case not in OPAQUE_CASES:
+                run.inapplicable(attack.case, "the token is opaque (not a JWT)")
+    run_attacks(accepted, run, tokens)
+    run.conclude()
+
+
+TOK04 = attack_table(
+    "AUTH-TOK-04",
+    Attack("the real claims signed by an unknown key", "RFC 8725 §3.1; contract A Auth 2", named=True),
+    Attack("a token from an issuer the server does not trust", "RFC 8725 §3.8; contract A Auth 2", named=True),
+    Attack("the real claims unsigned (alg: none)", "RFC 8725 §2.1, §3.1; contract A Auth 2", named=True),
+    Attack("the real claims unsigned (alg: None)", "RFC 8725 §2.1, §3.1; RFC 7515 §4.1.1 (case-sensitive)"),
+    Attack("the real claims unsigned (alg: NONE)", "RFC 8725 §2.1, §3.1; RFC 7515 §4.1.1 (case-sensitive)"),
+    Attack("the real claims unsigned (alg: nOnE)", "RFC 8725 §2.1, §3.1; RFC 7515 §4.1.1 (case-sensitive)"),
+    Attack("alg: none keeping the real signature", "RFC 8725 §2.1"),
+    Attack("HS256 signed with the issuer's public key as the secret", "RFC 8725 §2.1, §3.1, §3.2"),
+    Attack("the real claims signed by an unknown key under the real kid", "RFC 8725 §3.10; RFC 7515 §4.1.4"),
+    Attack("the real claims signed by an unknown key under an unknown kid", "RFC 8725 §3.10; RFC 7515 §4.1.4"),
+    Attack("an attacker key embedded in the jwk header", "RFC 8725 §3.10; RFC 7515 §4.1.3"),
+    Attack("an attacker JWKS named by the jku header", "RFC 8725 §3.10; RFC 7515 §4.1.2"),
+    Attack("an attacker certificate URL in the x5u header", "RFC 8725 §3.10; RFC 7515 §4.1.5"),
+)
 
 
 @rule("AUTH-TOK-04")
-def test_untrusted_key_and_alg_none_are_refused(accepted: Probe, linked_account: LinkedAccount, linker: Linker) -> None:
+def test_untrusted_key_and_alg_none_are_refused(
+    accepted: Probe, linked_account: LinkedAccount, linker: Linker, harness_issuer_or_none: HarnessIssuer | None
+) -> None:
     token = fresh_token(linked_account)
     foreign = HarnessIssuer(issuer=UNTRUSTED_ISSUER, redactor=accepted.http.redactor)
+    run = AttackRun.of("AUTH-TOK-04")
     try:
         header, claims, _ = split_jwt(token)
+        real: str | None = token
     except ForgeError:
         observe("the access token is opaque: forged tokens carry claims made by the harness")
-        header = {}
+        header, real = {}, None
         claims = foreign.claims(audience=accepted.resource, scopes=accepted.scopes, iss=linker.host.as_metadata.issuer)
-    cases = {
+    attacker_jwks = f"{UNTRUSTED_ISSUER}/jwks.json"
+    tokens: dict[str, str | None] = {
         "the real claims signed by an unknown key": foreign.sign(claims),
         "a token from an issuer the server does not trust": foreign.valid(accepted.resource, accepted.scopes),
         "the real claims unsigned (alg: none)": alg_none(claims),
+        "the real claims unsigned (alg: None)": alg_none(claims, "None"),
+        "the real claims unsigned (alg: NONE)": alg_none(claims, "NONE"),
+        "the real claims unsigned (alg: nOnE)": alg_none(claims, "nOnE"),
+        "the real claims signed by an unknown key under an unknown kid": foreign.sign(
+            claims, headers={"kid": "conformance-unknown-kid"}
+        ),
+        "an attacker key embedded in the jwk header": foreign.sign(claims, headers={"jwk": foreign.public_jwk()}),
+        "an attacker JWKS named by the jku header": foreign.sign(claims, headers={"jku": attacker_jwks}),
+        "an attacker certificate URL in the x5u header": foreign.sign(
+            claims, headers={"x5u": f"{UNTRUSTED_ISSUER}/cert.pem"}
+        ),
     }
+    if real is not None:
+        tokens["alg: none keeping the real signature"] = alg_none(real, keep_signature=True)
+    else:
+        run.not_tried("alg: none keeping the real signature", "the access token is opaque (no signature)")
     if header.get("kid"):
-        cases["the real claims signed by an unknown key under the real kid"] = foreign.sign(
+        tokens["the real claims signed by an unknown key under the real kid"] = foreign.sign(
             claims, headers={"kid": header["kid"]}
         )
-    for value in cases.values():
-        accepted.http.redactor.add_secret(value)
-    judge_refused(accepted, cases)
+    else:
+        run.not_tried("the real claims signed by an unknown key under the real kid", "the access token has no kid")
+    if harness_issuer_or_none is not None:
+        # The trusted test issuer's public key is public: HMAC'd with it, a confused verifier accepts the token.
+        issued = harness_issuer_or_none.claims(audience=accepted.resource, scopes=accepted.scopes)
+        tokens["HS256 signed with the issuer's public key as the secret"] = hmac_with_public_key(
+            issued, harness_issuer_or_none.key.public_key(), {"kid": harness_issuer_or_none.kid}
+        )
+    else:
+        run.not_tried("HS256 signed with the issuer's public key as the secret", f"needs {HARNESS_OPTION}")
+    run_attacks(accepted, run, tokens)
+    run.conclude()
+
+
+TOK05 = attack_table(
+    "AUTH-TOK-05",
+    Attack("an expired token", "RFC 7519 §4.1.4; contract A Auth 2", named=True),
+    Attack("a token expired beyond a few minutes' leeway (10 min)", "RFC 7519 §4.1.4 (leeway of a few minutes)"),
+    Attack("a token without exp", "RFC 9068 §2.2 (exp REQUIRED); RFC 8725 §3.10"),
+    Attack("a token whose exp is a string (in the past)", "RFC 7519 §2 NumericDate, §4.1.4"),
+    Attack("a token whose exp is null", "RFC 7519 §2 NumericDate, §4.1.4"),
+)
+EXPIRED_CASE = "an expired token"
 
 
 @rule("AUTH-TOK-05")
@@ -256,8 +415,31 @@ def test_expired_token_is_refused(
     link_account: Callable[..., LinkedAccount],
     conformance_settings: Settings,
 ) -> None:
+    run = AttackRun.of("AUTH-TOK-05")
     if harness_issuer is not None:
-        judge_refused(accepted, {"an expired token": harness_issuer.expired(accepted.resource, accepted.scopes)})
+        past = int(time.time()) - 2 * CLOCK_MARGIN_S
+        past_15m = int(time.time()) - 900
+        valid = harness_issuer.claims(audience=accepted.resource, scopes=accepted.scopes)
+        without_exp = {k: v for k, v in valid.items() if k != "exp"}
+        run_attacks(
+            accepted,
+            run,
+            {
+                EXPIRED_CASE: harness_issuer.expired(accepted.resource, accepted.scopes),
+                "a token expired beyond a few minutes' leeway (10 min)": harness_issuer.sign(
+                    {
+                        **valid,
+                        "iat": past_15m,
+                        "nbf": past_15m,
+                        "exp": past_15m + 300,
+                    }
+                ),
+                "a token without exp": harness_issuer.sign(without_exp),
+                "a token whose exp is a string (in the past)": harness_issuer.sign({**valid, "exp": str(past)}),
+                "a token whose exp is null": harness_issuer.sign({**valid, "exp": None}),
+            },
+        )
+        run.conclude()
         return
     # No test issuer: wait out a real token, when its lifetime is short enough.
     limit = float(conformance_settings.get("max_expiry_wait", 120.0))
@@ -278,38 +460,121 @@ def test_expired_token_is_refused(
     deadline = float(exp) if isinstance(exp, int | float) else time.time() + lifetime
     time.sleep(max(0.0, deadline - time.time()) + EXPIRY_MARGIN_S)
     observe(f"waited out a real token's lifetime ({lifetime} s) on a throwaway authorization")
-    judge_refused(accepted, {"an expired access token": expired})
+    for attack in run.table[1:]:
+        run.not_tried(attack.case, f"needs harness-issued tokens ({HARNESS_OPTION})")
+    run_attacks(accepted, run, {EXPIRED_CASE: expired})
+    run.conclude()
+
+
+TOK06 = attack_table(
+    "AUTH-TOK-06",
+    Attack("a token for another audience", "RFC 8707 §2; RFC 8725 §3.9; contract A Auth 2, Auth 3", named=True),
+    Attack("a real token issued for --alt-resource", "RFC 8707 §2; contract A Auth 3"),
+    Attack("a token without aud", "RFC 9068 §2.2 (aud REQUIRED), §4"),
+    Attack("aud: an array holding only another resource", "RFC 7519 §4.1.3; RFC 8725 §3.9"),
+    Attack("aud: the resource with a trailing slash", "RFC 8707 §2 (absolute URI); RFC 3986 §6.2.1"),
+    Attack("aud: the resource's origin only (prefix match)", "RFC 8707 §2; RFC 8725 §3.9"),
+    Attack("aud: the resource extended (prefix match)", "RFC 8707 §2; RFC 8725 §3.9"),
+    Attack("aud: the resource with its path case changed", "RFC 3986 §6.2.2.1 (paths are case-sensitive)"),
+    Attack("aud: an object instead of a string", "RFC 7519 §4.1.3 (StringOrURI)"),
+)
+
+
+def _case_changed_path(resource: str) -> str:
+    scheme, sep, rest = resource.partition("://")
+    authority, slash, path = rest.partition("/")
+    changed = path.swapcase() if path.lower() != path.upper() else path
+    return f"{scheme}{sep}{authority}{slash}{changed}" if changed != path else resource + "/X"
 
 
 @rule("AUTH-TOK-06")
 def test_token_for_another_audience_is_refused(
     accepted: Probe, harness_issuer: HarnessIssuer | None, linker: Linker, conformance_settings: Settings
 ) -> None:
-    cases: dict[str, str] = {}
+    run = AttackRun.of("AUTH-TOK-06")
+    tokens: dict[str, str | None] = {}
+    resource = accepted.resource
     if harness_issuer is not None:
-        cases["a token for another audience"] = harness_issuer.wrong_audience(accepted.resource, accepted.scopes)
+        valid = harness_issuer.claims(audience=resource, scopes=accepted.scopes)
+        origin = "/".join(resource.split("/", 3)[:3])
+        auds: dict[str, Any] = {
+            "aud: an array holding only another resource": [resource.rstrip("/") + "/other-resource"],
+            "aud: the resource with a trailing slash": resource + "/" if not resource.endswith("/") else resource[:-1],
+            "aud: the resource's origin only (prefix match)": origin if origin != resource else origin + "/other",
+            "aud: the resource extended (prefix match)": resource + "-other",
+            "aud: the resource with its path case changed": _case_changed_path(resource),
+            "aud: an object instead of a string": {"aud": resource},
+        }
+        tokens["a token for another audience"] = harness_issuer.wrong_audience(resource, accepted.scopes)
+        tokens["a token without aud"] = harness_issuer.sign({k: v for k, v in valid.items() if k != "aud"})
+        for case, aud in auds.items():
+            tokens[case] = harness_issuer.sign({**valid, "aud": aud})
+    else:
+        for attack in run.table:
+            if attack.case != "a real token issued for --alt-resource":
+                run.not_tried(attack.case, f"needs harness-issued tokens ({HARNESS_OPTION})")
     alt = conformance_settings.get("alt_resource")
     if alt:
         attempt = linker.attempt(request=linker.request(resource=str(alt)))
         if attempt.ok and attempt.token is not None and attempt.token.access_token:
-            cases[f"a real token issued for {alt}"] = attempt.token.access_token
+            tokens["a real token issued for --alt-resource"] = attempt.token.access_token
         else:
-            observe(f"no token could be obtained for --alt-resource {alt}: {attempt.problem}")
-    if not cases:
+            run.not_tried("a real token issued for --alt-resource", f"no token for {alt}: {attempt.problem}")
+    else:
+        run.not_tried("a real token issued for --alt-resource", "no --alt-resource")
+    if not tokens:
         needs("a token for another audience", f"--alt-resource or {HARNESS_OPTION}")
-    judge_refused(accepted, cases)
+    if "a token for another audience" not in tokens:
+        run.inapplicable("a token for another audience", "the real --alt-resource token stands for it")
+    run_attacks(accepted, run, tokens)
+    run.conclude()
+
+
+TOK07 = attack_table(
+    "AUTH-TOK-07",
+    Attack("a token whose nbf lies in the future", "RFC 7519 §4.1.5; contract A Access token checks", named=True),
+    Attack(
+        "a token of a trusted key naming another issuer",
+        "RFC 8725 §3.8; RFC 9068 §4; contract A Access token checks",
+        named=True,
+    ),
+    Attack("a token whose nbf is a string (in the future)", "RFC 7519 §2 NumericDate, §4.1.5"),
+    Attack("a token without iss", "RFC 9068 §2.2 (iss REQUIRED), §4"),
+    Attack("iss: the trusted issuer with a trailing slash", "RFC 8414 §3.3; RFC 9207 §2.4 (simple string comparison)"),
+    Attack("iss: the trusted issuer in upper case", "RFC 9207 §2.4 (simple string comparison); RFC 8725 §3.8"),
+    Attack("iss: an array holding the trusted issuer", "RFC 7519 §4.1.1 (StringOrURI)"),
+    Attack("iss: the trusted issuer extended (prefix match)", "RFC 8725 §3.8; RFC 9068 §4"),
+)
 
 
 @rule("AUTH-TOK-07")
 def test_not_yet_valid_and_wrong_issuer_are_refused(accepted: Probe, harness_issuer: HarnessIssuer | None) -> None:
     issuer = require_issuer(harness_issuer, "nbf in the future, wrong iss with a trusted key")
-    judge_refused(
-        accepted,
-        {
-            "a token whose nbf lies in the future": issuer.not_yet_valid(accepted.resource, accepted.scopes),
-            "a token of a trusted key naming another issuer": issuer.wrong_issuer(accepted.resource, accepted.scopes),
-        },
-    )
+    valid = issuer.claims(audience=accepted.resource, scopes=accepted.scopes)
+    trusted = issuer.issuer
+    slash = trusted + "/" if not trusted.endswith("/") else trusted.rstrip("/")
+    irregular: dict[str, Any] = {
+        "iss: the trusted issuer with a trailing slash": slash,
+        "iss: the trusted issuer in upper case": trusted.upper(),
+        "iss: an array holding the trusted issuer": [trusted],
+        "iss: the trusted issuer extended (prefix match)": trusted.rstrip("/") + ".attacker.invalid",
+    }
+    run = AttackRun.of("AUTH-TOK-07")
+    tokens: dict[str, str | None] = {
+        "a token whose nbf lies in the future": issuer.not_yet_valid(accepted.resource, accepted.scopes),
+        "a token of a trusted key naming another issuer": issuer.wrong_issuer(accepted.resource, accepted.scopes),
+        "a token whose nbf is a string (in the future)": issuer.sign(
+            {**valid, "nbf": str(int(time.time()) + CLOCK_MARGIN_S), "exp": int(time.time()) + 2 * CLOCK_MARGIN_S}
+        ),
+        "a token without iss": issuer.sign({k: v for k, v in valid.items() if k != "iss"}),
+    }
+    for case, iss in irregular.items():
+        if iss == trusted:
+            run.inapplicable(case, "the variant equals the trusted issuer")
+            continue
+        tokens[case] = issuer.sign({**valid, "iss": iss})
+    run_attacks(accepted, run, tokens)
+    run.conclude()
 
 
 def scope_probe(listing: Listing, granted: list[str]) -> tuple[Mapping[str, Any], str] | None:
@@ -403,13 +668,30 @@ def endpoint_insufficient_scope(
     fail(f"{ENDPOINT} requires {scope} (its 401 challenge says so) but a token without it got {outcome.describe()}")
 
 
+TOK09 = attack_table(
+    "AUTH-TOK-09",
+    Attack("access_token in the query string (no header)", "RFC 6750 §2.3, §5.3; OAuth 2.1 §5.1", named=True),
+    Attack("access_token in the query string with an invalid header", "RFC 6750 §2.3, §3.1 (one method only)"),
+)
+
+
 @rule("AUTH-TOK-09")
 def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: LinkedAccount) -> None:
-    outcome = accepted.send(None, query={"access_token": fresh_token(linked_account)})
-    if isinstance(outcome, str):
-        fail(f"the request with a token in the query string failed: {outcome}")
-    expect(
-        not outcome.returned_data,
-        f"a token in the query string (no header) was accepted: {outcome.describe()}",
-    )
-    observe(outcome.describe())
+    token = fresh_token(linked_account)
+    run = AttackRun.of("AUTH-TOK-09")
+    sends: dict[str, dict[str, Any]] = {
+        "access_token in the query string (no header)": {"query": {"access_token": token}},
+        "access_token in the query string with an invalid header": {
+            "query": {"access_token": token},
+            "headers": {"Authorization": "Bearer conformance-invalid"},
+        },
+    }
+    for case, kwargs in sends.items():
+        outcome = accepted.send(None, **kwargs)
+        if isinstance(outcome, str):
+            run.tried_case(case, f"{case}: the request failed ({outcome})")
+            continue
+        problem = f"{case} was accepted: {outcome.describe()}" if outcome.returned_data else None
+        run.tried_case(case, problem)
+        observe(f"{case}: {outcome.describe()}")
+    run.conclude()
