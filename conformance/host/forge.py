@@ -142,7 +142,9 @@ class HarnessIssuer:
 
     def sign(self, claims: Mapping[str, Any], *, headers: Mapping[str, Any] | None = None) -> str:
         """Sign exactly these claims (nothing added) with this issuer's key."""
-        token = jwt.encode(dict(claims), self.key, algorithm="ES256", headers={"kid": self.kid, **(headers or {})})
+        # JWS over the JSON as given: pyjwt's claim checks (e.g. iss must be a string) would refuse to forge.
+        payload = json.dumps(dict(claims), separators=(",", ":")).encode()
+        token = jwt.api_jws.encode(payload, self.key, algorithm="ES256", headers={"kid": self.kid, **(headers or {})})
         if self.redactor is not None:
             self.redactor.add_secret(token)
         return token

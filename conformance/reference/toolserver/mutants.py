@@ -107,7 +107,13 @@ MUTANTS: list[Mutant] = [
         "Bearer challenges lack error_description.",
         {"PROF-11", "AUTH-TOK-08", "AUTH-TOK-02", "AUTH-PRM-05"},
     ),
-    _m("ts-no-www-authenticate", {"AUTH-PRM-05"}, "401 answers carry no WWW-Authenticate header.", {"AUTH-PRM-06"}),
+    _m(
+        "ts-no-www-authenticate",
+        {"AUTH-PRM-05"},
+        "401 answers carry no WWW-Authenticate header.",
+        # the token checks judge refusals whole: a bare 401 is not a refusal with a challenge
+        {"AUTH-PRM-06", *(f"AUTH-TOK-0{i}" for i in range(2, 8))},
+    ),
     _m(
         "ts-no-challenge-scope",
         {"AUTH-PRM-06"},

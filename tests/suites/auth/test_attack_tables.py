@@ -1,0 +1,152 @@
+"""Issue 16: negative token rules iterate cited attack tables, judge each refusal whole, and show the cases tried.
+
+Each check runs (pytester) against a stub probe that refuses everything but one attack: the rule fails naming that
+case and its citation, where the old single probe passed. A stub that refuses every case passes with the cases
+tried listed; a bare 401 (no Bearer challenge) is not a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.rules import catalog_rows
+from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table
+
+STUBS = """
+import json, time
+from types import SimpleNamespace
+import httpx, jwt, pytest
+from conformance.host._redact import Redactor
+from conformance.host.challenge import Challenge
+from conformance.host.forge import split_jwt, ForgeError
+from conformance.host.mcp import RawResult
+from conformance.suites._tool_access import CallOutcome
+
+ACCEPT = {ACCEPT!r}  # which attack the stub server wrongly accepts: a predicate name below
+BARE = {BARE!r}  # refusals carry no challenge
+
+def accepts(token, kw):
+    header = {{}}
+    try:
+        header = split_jwt(token)[0] if token else {{}}
+    except ForgeError:
+        pass
+    alg = str(header.get("alg", ""))
+    auth = (kw.get("headers") or {{}}).get("Authorization", "")
+    return {{
+        "alg-none-any-case": alg.lower() == "none" and alg != "none",
+        "embedded-jwk": "jwk" in header,
+        "other-scheme": auth.startswith("Token "),
+        "query-over-header": bool(kw.get("query")) and bool(auth),
+        "stripped": bool(token) and token.endswith(".") and alg == "HS256",
+    }}.get(ACCEPT, False)
+
+class Probe:
+    name = "'stub'"
+    resource = "https://rs.test/mcp"
+    scopes = ["files"]
+    tool = {{"name": "stub"}}
+    http = SimpleNamespace(redactor=Redactor())
+    def send(self, token=None, **kw):
+        if accepts(token, kw):
+            raw = RawResult(200, httpx.Headers(), {{"result": {{"content": []}}}}, [], None, "call", None, "", b"")
+        else:
+            challenge = None if BARE else Challenge("Bearer", {{"resource_metadata": "https://rs.test/prm"}})
+            raw = RawResult(401, httpx.Headers(), None, [], challenge, "initialize", None, "", b"")
+        return CallOutcome(raw)
+
+KEY = "k" * 32  # the stub verifies nothing: the signing algorithm is irrelevant
+
+@pytest.fixture(scope="module")
+def accepted():
+    return Probe()
+
+@pytest.fixture(scope="module")
+def linked_account():
+    claims = {{"iss": "https://as.test", "sub": "alice", "aud": "https://rs.test/mcp", "exp": int(time.time()) + 300}}
+    return SimpleNamespace(access_token=jwt.encode(claims, KEY, algorithm="HS256", headers={{"kid": "real"}}))
+
+@pytest.fixture(scope="module")
+def linker():
+    return SimpleNamespace(host=SimpleNamespace(as_metadata=SimpleNamespace(issuer="https://as.test")))
+
+@pytest.fixture(scope="module")
+def harness_issuer_or_none():
+    return None
+"""
+
+CHECKS = {
+    "AUTH-TOK-02": "test_missing_or_malformed_authorization",
+    "AUTH-TOK-03": "test_tampered_token_is_refused",
+    "AUTH-TOK-04": "test_untrusted_key_and_alg_none_are_refused",
+    "AUTH-TOK-09": "test_token_in_query_string_is_not_accepted",
+}
+
+
+def run(pytester: pytest.Pytester, rule: str, accept: str | None, bare: bool = False) -> dict[str, Any]:
+    pytester.makeconftest(STUBS.format(ACCEPT=accept, BARE=bare))
+    pytester.makepyfile(test_t=f"from conformance.suites.auth.test_tokens import {CHECKS[rule]}")
+    # A subprocess: cryptography's EC bindings do not survive pytester's in-process module snapshot.
+    pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_t.py"
+    )
+    results = json.loads((pytester.path / "out" / "report.json").read_text())["results"]
+    (result,) = [r for r in results if r["rule"] == rule]
+    return dict(result)
+
+
+@pytest.mark.parametrize(
+    ("rule", "accept", "case"),
+    [
+        ("AUTH-TOK-02", "other-scheme", "the real token under another scheme (Token)"),
+        ("AUTH-TOK-03", "stripped", "a token with its signature stripped"),
+        ("AUTH-TOK-04", "alg-none-any-case", "alg: NONE"),
+        ("AUTH-TOK-04", "embedded-jwk", "an attacker key embedded in the jwk header"),
+        ("AUTH-TOK-09", "query-over-header", "access_token in the query string with an invalid header"),
+    ],
+)
+def test_one_accepted_attack_fails_the_rule_naming_it(
+    pytester: pytest.Pytester, rule: str, accept: str, case: str
+) -> None:
+    result = run(pytester, rule, accept)
+    assert result["status"] in ("failed", "warning"), result
+    assert case in result["message"] and "[RFC" in result["message"], result["message"]
+
+
+@pytest.mark.parametrize("rule", sorted(CHECKS))
+def test_refusing_every_case_passes_listing_the_cases_tried(pytester: pytest.Pytester, rule: str) -> None:
+    result = run(pytester, rule, None)
+    assert result["status"] == "passed", result
+    assert "cases tried (" in result["message"], result["message"]
+
+
+def test_a_bare_401_is_not_a_refusal(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "AUTH-TOK-04", None, bare=True)
+    assert result["status"] == "failed", result
+    assert "without a WWW-Authenticate Bearer challenge" in result["message"]
+
+
+def test_catalog_gives_each_rule_its_case_count() -> None:
+    rows = {row["id"]: row for row in catalog_rows()}
+    for rule_id, table in ATTACK_TABLES.items():
+        assert rows[rule_id]["cases"] == len(table) >= 2
+        assert all(attack.source for attack in table)
+    assert rows["AUTH-TOK-01"]["cases"] is None  # a positive control has no attack table
+
+
+def test_a_named_case_not_tried_skips_and_inapplicable_ones_do_not() -> None:
+    attack_table("TEST-RULE", Attack("a", "RFC 0 §1", named=True), Attack("b", "RFC 0 §2"))
+    try:
+        ran = AttackRun.of("TEST-RULE")
+        ran.tried_case("b")
+        with pytest.raises(pytest.skip.Exception, match="not a"):
+            ran.conclude()
+        ran = AttackRun.of("TEST-RULE")
+        ran.tried_case("b")
+        ran.inapplicable("a", "opaque token")
+        ran.conclude()
+    finally:
+        del ATTACK_TABLES["TEST-RULE"]
