@@ -8,8 +8,11 @@ declared outputSchema is compiled and must accept and reject the same probe reco
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -308,10 +311,67 @@ def _alnum(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.casefold())
 
 
+MIN_DERIVED_CHARS = 12  # of a digest or encoding found in an id: 48+ bits, never a coincidence
+
+
+def _variants(value: str) -> list[str]:
+    """The spellings a careless vendor feeds to an encoder: as given, trimmed, lower-cased, upper-cased."""
+    stripped = value.strip()
+    return list(dict.fromkeys([value, stripped, stripped.lower(), stripped.upper()]))
+
+
+def _digests(value: str) -> list[bytes]:
+    return [
+        hashlib.new(name, v.encode()).digest() for v in _variants(value) for name in ("md5", "sha1", "sha256", "sha512")
+    ]
+
+
+def _b64_forms(data: bytes) -> list[str]:
+    return [base64.b64encode(data).decode().rstrip("="), base64.urlsafe_b64encode(data).decode().rstrip("=")]
+
+
+def _shares_window(pid: str, encoded: str, casefold: bool) -> bool:
+    """True when MIN_DERIVED_CHARS consecutive characters of ``encoded`` appear in the id (a truncated or prefixed
+    digest or encoding is still that digest or encoding)."""
+    haystack, needle = (pid.casefold(), encoded.casefold()) if casefold else (pid, encoded)
+    return any(needle[i : i + MIN_DERIVED_CHARS] in haystack for i in range(len(needle) - MIN_DERIVED_CHARS + 1))
+
+
+# PROF-10's derivation families: each takes (id, fact value) and says whether the id carries the value that way.
+# The check's attack table (conformance/suites/profile/test_result.py) cites them one by one.
+ID_DERIVATIONS: dict[str, Any] = {
+    "the value itself, any case": lambda pid, v: v.strip().casefold() in pid.casefold(),
+    "the value with separators dropped": lambda pid, v: (
+        len(_alnum(v)) >= MIN_ENCODED_CHARS and _alnum(v) in _alnum(pid)
+    ),
+    "base64 or base64url of the value": lambda pid, v: any(
+        len(enc) >= MIN_DERIVED_CHARS and _shares_window(pid, enc, False)
+        for x in _variants(v)
+        for enc in _b64_forms(x.encode())
+    ),
+    "hex of the value": lambda pid, v: any(
+        _shares_window(pid, x.encode().hex(), True) for x in _variants(v) if len(x) * 2 >= MIN_DERIVED_CHARS
+    ),
+    "an MD5/SHA-1/SHA-256/SHA-512 digest of the value (hex, whole or truncated)": lambda pid, v: any(
+        _shares_window(pid, d.hex(), True) for d in _digests(v)
+    ),
+    "a digest of the value in base64 or base64url": lambda pid, v: any(
+        _shares_window(pid, enc, False) for d in _digests(v) for enc in _b64_forms(d)
+    ),
+    "a name-based UUID (v3/v5) of the value": lambda pid, v: any(
+        make(ns, x).hex in _alnum(pid)
+        for x in _variants(v)
+        for ns in (uuid.NAMESPACE_DNS, uuid.NAMESPACE_URL, uuid.NAMESPACE_OID, uuid.NAMESPACE_X500)
+        for make in (uuid.uuid3, uuid.uuid5)
+    ),
+}
+
+
 def id_encoding_problems(record: Any, *, known: Mapping[str, str] | None = None) -> list[str]:
     """PROF-10: the id is not, and does not contain, the email, its local part, the display name or an
-    organization (case-insensitive; also with separators dropped). ``known`` adds identity facts the harness
-    has from elsewhere (the test account's email, name, organization).
+    organization, in any of the derivations of :data:`ID_DERIVATIONS` (as is, separators dropped, base64, hex,
+    digests, name-based UUIDs). ``known`` adds identity facts the harness has from elsewhere (the test account's
+    email, name, organization).
     """
     if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
         return []
@@ -330,10 +390,11 @@ def id_encoding_problems(record: Any, *, known: Mapping[str, str] | None = None)
         needle = value.strip()
         if len(needle) < MIN_ENCODED_CHARS or what in reported:
             continue
-        plain = _alnum(needle)
-        if needle.casefold() in pid.casefold() or (len(plain) >= MIN_ENCODED_CHARS and plain in _alnum(pid)):
-            found.append(f"id {pid!r} encodes the {what} {needle!r}")
-            reported.add(what)
+        for how, derived in ID_DERIVATIONS.items():
+            if derived(pid, needle):
+                found.append(f"id {pid!r} encodes the {what} {needle!r} ({how})")
+                reported.add(what)
+                break
     return found
 
 

@@ -180,9 +180,46 @@ def test_id_encoding_uses_known_identity_and_organization() -> None:
     record = {"id": "acme-corp-0042"}
     assert id_encoding_problems(record) == []
     assert id_encoding_problems(record, known={"organization": "ACME Corp"}) == [
-        "id 'acme-corp-0042' encodes the organization 'ACME Corp'"
+        "id 'acme-corp-0042' encodes the organization 'ACME Corp' (the value with separators dropped)"
     ]
     assert id_encoding_problems({"id": "x", "email": 5}) == []
+
+
+def _derived_ids(email: str) -> dict[str, str]:
+    import base64
+    import hashlib
+    import uuid
+
+    lower = email.lower().encode()
+    return {
+        "base64 or base64url of the value": "usr_" + base64.urlsafe_b64encode(email.encode()).decode().rstrip("="),
+        "hex of the value": "u" + lower.hex(),
+        "an MD5/SHA-1/SHA-256/SHA-512 digest of the value (hex, whole or truncated)": "usr_"
+        + hashlib.sha256(lower).hexdigest()[:20],
+        "a digest of the value in base64 or base64url": base64.urlsafe_b64encode(hashlib.md5(lower).digest())
+        .decode()
+        .rstrip("="),
+        "a name-based UUID (v3/v5) of the value": str(uuid.uuid5(uuid.NAMESPACE_DNS, email)),
+    }
+
+
+def test_id_derivations_of_the_email_are_found() -> None:
+    """PROF-10 (issue 16): every derivation family a careless vendor uses is caught, none by a substring match."""
+    from conformance.host.profile import ID_DERIVATIONS
+
+    email = "Alice.Liddell@Example.test"
+    derived = _derived_ids(email)
+    assert set(derived) < set(ID_DERIVATIONS)
+    for how, pid in derived.items():
+        assert email.split("@")[0].casefold() not in pid.casefold()  # the old substring check misses it
+        problems = id_encoding_problems({"id": pid}, known={"email": email})
+        assert problems[0] == f"id {pid!r} encodes the email {email!r} ({how})"
+
+
+@given(st.binary(min_size=10, max_size=10))
+def test_random_opaque_ids_encode_nothing(raw: bytes) -> None:
+    record = {"id": "usr_" + raw.hex(), "email": "alice@example.test", "name": "Alice Liddell"}
+    assert id_encoding_problems(record) == []
 
 
 # ------------------------------------------------------------------------------------------- PROF-06

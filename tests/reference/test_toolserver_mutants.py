@@ -7,6 +7,7 @@ every behaviour a mutant may touch, and a mutant must change exactly the probes 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import time
 import uuid
@@ -118,6 +119,8 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-id-per-token": {"same_id_across_tokens"},
     "ts-profile-id-shared": {"distinct_ids"},
     "ts-profile-id-from-email": PROFILE_CALLS,
+    "ts-profile-id-email-digest": {"id_derivation"},
+    "ts-profile-id-email-base64": {"id_derivation"},
     "ts-profile-placeholder": {"anon_profile"},
     "ts-profile-invented-fields": {"profile_no_nickname"},
     "ts-profile-blank-id-invents": {"blank_id"},
@@ -228,6 +231,14 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         seen["orders"] = (await call("list_orders", alice)).get("structuredContent")
         first = await call("get_profile", alice)
         seen["profile"] = profile_shape(first)
+        # Does the id carry the email as a digest or base64url (issue 16's PROF-10 derivations)? Computed here,
+        # independently of the harness's detector.
+        first_id = str((first.get("structuredContent") or {}).get("id"))
+        email = "alice@example.test"
+        seen["id_derivation"] = (
+            hashlib.sha256(email.encode()).hexdigest()[:20] in first_id,
+            base64.urlsafe_b64encode(email.encode()).decode().rstrip("=") in first_id,
+        )
         again = await call("get_profile", keys.token())
         ids = [(r.get("structuredContent") or {}).get("id") for r in (first, again)]
         seen["same_id_across_tokens"] = ids[0] == ids[1] if None not in ids else None

@@ -10,6 +10,7 @@ handlers decide per tool (``securitySchemes``), returning ``isError`` results wi
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import secrets
@@ -380,6 +381,10 @@ class ToolServer:
             pid = "usr_00000000000000000001"
         elif "ts-profile-id-from-email" in d and profile.email:
             pid = profile.email
+        elif "ts-profile-id-email-digest" in d and profile.email:
+            pid = "usr_" + hashlib.sha256(profile.email.strip().lower().encode()).hexdigest()[:20]
+        elif "ts-profile-id-email-base64" in d and profile.email:
+            pid = base64.urlsafe_b64encode(profile.email.encode()).decode().rstrip("=")
         record: dict[str, Any] = {"id": pid}
         for key in ("name", "email", "nickname"):
             value = getattr(profile, key)

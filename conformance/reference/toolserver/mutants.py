@@ -180,6 +180,12 @@ MUTANTS: list[Mutant] = [
     _m("ts-profile-id-shared", {"PROF-09"}, "Every account gets the same profile id."),
     _m("ts-profile-id-from-email", {"PROF-10"}, "The profile id is the account's email address."),
     _m(
+        "ts-profile-id-email-digest",
+        {"PROF-10"},
+        "The profile id is a truncated SHA-256 of the lower-cased email (opaque-looking, reversible by dictionary).",
+    ),
+    _m("ts-profile-id-email-base64", {"PROF-10"}, "The profile id is the base64url of the account's email."),
+    _m(
         "ts-profile-placeholder",
         {"PROF-11", "AUTH-TOOL-03"},
         "Without credentials the profile tool returns a placeholder profile.",
