@@ -291,7 +291,10 @@ def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pyteste
     )
     results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
     assert results["AUTH-TOK-01"]["status"] == "passed", results["AUTH-TOK-01"]
-    assert results["AUTH-TOK-02"]["status"] == "passed", results["AUTH-TOK-02"]
+    # Any bearer value is taken, malformed ones too: AUTH-TOK-02's attack table (issue 16) names them.
+    assert results["AUTH-TOK-02"]["status"] == "failed", results["AUTH-TOK-02"]
+    assert "'Bearer' with a value outside the b64token syntax" in results["AUTH-TOK-02"]["message"]
+    assert "no Authorization header" not in results["AUTH-TOK-02"]["message"].split("cases tried")[0]
     # The server takes any bearer token: the violation is reported, not hidden behind "no oauth2 tool".
     assert results["AUTH-TOK-03"]["status"] == "failed", results["AUTH-TOK-03"]
     assert "the MCP endpoint (tools/list)" in results["AUTH-TOK-03"]["message"] + results["AUTH-TOK-01"]["message"]
