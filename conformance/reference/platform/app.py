@@ -152,7 +152,8 @@ def create_app(
                 raise ApiError(400, "unknown_parameter", f"unknown query parameter '{key}'", param=key)
         raw_limit = params.get("limit", "20")
         try:
-            limit = int(raw_limit)
+            # limit-fraction-truncated: a lenient parser takes "1.5" as 1
+            limit = int(float(raw_limit)) if "limit-fraction-truncated" in muts else int(raw_limit)
         except ValueError:
             raise wrong_type("limit", "an integer") from None
         top = 1000 if "limit-501-accepted" in muts else 500

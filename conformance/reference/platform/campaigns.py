@@ -58,6 +58,8 @@ def check_name(value: Any, mutants: frozenset[str]) -> str:
 def check_time(param: str, value: Any, mutants: frozenset[str] = frozenset()) -> int | None:
     if value is None:
         return None
+    if "time-numeric-string-coerced" in mutants and isinstance(value, str) and value.isdigit():
+        value = int(value)  # a lenient parser: "946684800" becomes 946684800
     if not _is_int(value):
         raise wrong_type(param, "an integer Unix timestamp")
     lowest = 0 if "time-lower-bound-unenforced" in mutants else TIME_MIN
@@ -75,6 +77,8 @@ def check_budget(value: Any, mutants: frozenset[str]) -> dict[str, int]:
     if "lifetime_spend_limit_micros" not in value:
         raise missing("budget.lifetime_spend_limit_micros")
     micros = value["lifetime_spend_limit_micros"]
+    if "budget-fraction-truncated" in mutants and isinstance(micros, float):
+        micros = int(micros)  # a lenient parser: 1000000.5 becomes 1000000
     if not _is_int(micros):
         raise wrong_type("budget.lifetime_spend_limit_micros", "an integer")
     minimum = 1 if "budget-minimum-unenforced" in mutants else BUDGET_MIN

@@ -9,8 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import expect, fail, hypothesis_profile, needs, observe, rule
+from conformance._exceptions import Failure
 from conformance.config import Settings
 from conformance.host.fields import json_field, json_get
+from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.campaigns._model import COMPARED, expect_shape, page
 from conformance.suites.campaigns.conftest import CampaignsApi
 from conformance.suites.platform._support import (
@@ -42,6 +44,55 @@ def _created(response: Any, what: str) -> dict[str, Any]:
 
 def _rejected(response: Any, what: str) -> None:
     expect_json_error(response, CLIENT_ERROR, f"{what} was not rejected with a 4xx JSON error")
+
+
+CREATE_BODY = "contract platform, Create campaign body"
+BOUNDS = "the rule's own bounds"
+
+
+def _wrong_types(field: str, valid: Any, *, numeric: bool) -> list[Attack]:
+    """Each wrong JSON type for one field of the create body (a string field gets numbers, an integer field gets a
+    numeric string, a fraction and a boolean), cited by the field's type in the contract's create-body table."""
+    source = f"{CREATE_BODY} ({field}: {'integer' if numeric else 'string'})"
+    kinds = ["a numeric string", "a fraction", "true", "an array", "an object"] if numeric else []
+    kinds = kinds or ["a number", "true", "an array", "an object"]
+    return [Attack(f"{field} as {kind}", source) for kind in kinds]
+
+
+def _wrong_type_value(kind: str, valid: Any) -> Any:
+    return {
+        "a numeric string": str(valid),
+        "a fraction": valid + 0.5 if isinstance(valid, int) else 1.5,
+        "a number": 12345,
+        "true": True,
+        "an array": [valid],
+        "an object": {"value": valid},
+    }[kind]
+
+
+def _reject_all(api: CampaignsApi, run: AttackRun, bodies: dict[str, dict[str, Any]]) -> None:
+    """Create each body of the run's cases; every one must be refused with a 4xx JSON error."""
+    for case, body in bodies.items():
+        response = api.create(body)
+        problem = None
+        if response.status_code in (200, 201):
+            problem = f"{case} was accepted ({describe(response)})"
+        else:
+            try:
+                _rejected(response, case)
+            except Failure as exc:  # expect_json_error's verdict, kept as this case's problem
+                problem = str(exc)
+        run.tried_case(case, problem)
+
+
+def _field_type_bodies(api: CampaignsApi, run: AttackRun, build: Any, valid: dict[str, Any]) -> dict[str, Any]:
+    """Bodies for the run's '<field> as <kind>' cases: ``build(field, value)`` makes the create body."""
+    bodies: dict[str, Any] = {}
+    for attack in run.table:
+        field, sep, kind = attack.case.partition(" as ")
+        if sep and field in valid:
+            bodies[attack.case] = build(field, _wrong_type_value(kind, valid[field]))
+    return bodies
 
 
 def _stored(api: CampaignsApi, campaign_id: str) -> dict[str, Any]:
@@ -96,8 +147,23 @@ def test_create_returns_the_campaign(campaigns_api: CampaignsApi, conformance_se
         observe("location targeting not checked (no --campaigns-location-id)")
 
 
+CAMP02_BOUNDS = ("a 2-character name", "a 1001-character name", "an empty name", "a whitespace-only name")
+CAMP02 = attack_table(
+    "CAMP-02",
+    *(Attack(case, f"CAMP-02 ({BOUNDS}); {CREATE_BODY} (name)", named=True) for case in CAMP02_BOUNDS),
+    *_wrong_types("name", "abc", numeric=False),
+)
+
+
 @rule("CAMP-02")
 def test_name_bounds(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
+    run = AttackRun.of("CAMP-02")
+    bodies = _field_type_bodies(
+        campaigns_api, run, lambda f, v: campaigns_api.body(**{f: v}), {"name": campaigns_api.name("n")}
+    )
+    _reject_all(campaigns_api, run, bodies)
+    expect(not run.problems, "; ".join(run.problems))
+
     @_bounded(conformance_settings, 8)
     @given(data=st.data())
     def prop(data: st.DataObject) -> None:
@@ -121,6 +187,9 @@ def test_name_bounds(campaigns_api: CampaignsApi, conformance_settings: Settings
             _rejected(campaigns_api.create(campaigns_api.body(name=name)), what)
 
     run_property(prop)
+    for case in CAMP02_BOUNDS:  # each drawn and refused on every example of the property
+        run.tried_case(case)
+    run.conclude()
 
 
 @rule("CAMP-03")
@@ -134,6 +203,19 @@ def test_status_on_create_and_required_fields(campaigns_api: CampaignsApi) -> No
         _rejected(campaigns_api.create(campaigns_api.body(**{field: ...})), f"a create without '{field}'")
 
 
+CAMP04_SOURCE = (
+    f"CAMP-04 ({BOUNDS}); {CREATE_BODY} (budget.lifetime_spend_limit_micros: integer, required, min 1000000)"
+)
+CAMP04 = attack_table(
+    "CAMP-04",
+    Attack("a budget of 999,999 micros", CAMP04_SOURCE, named=True),
+    Attack("a create without budget", CAMP04_SOURCE, named=True),
+    Attack("an empty budget object", CAMP04_SOURCE, named=True),
+    Attack("budget as a number", f"{CREATE_BODY} (budget: object)"),
+    *_wrong_types("lifetime_spend_limit_micros", BUDGET_MIN, numeric=True),
+)
+
+
 @rule("CAMP-04")
 def test_budget_minimum(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     def budget(micros: Any) -> dict[str, Any]:
@@ -141,13 +223,16 @@ def test_budget_minimum(campaigns_api: CampaignsApi, conformance_settings: Setti
 
     campaign = _created(campaigns_api.create(budget(BUDGET_MIN)), "a budget of exactly 1,000,000 micros")
     expect(campaign["budget"].get("lifetime_spend_limit_micros") == BUDGET_MIN, "the budget came back changed")
-    for what, body in (
-        ("a budget of 999,999 micros", budget(BUDGET_MIN - 1)),
-        ("a create without budget", campaigns_api.body(budget=...)),
-        ("an empty budget object", campaigns_api.body(budget={})),
-        ("a budget given as a string", budget("1000000")),
-    ):
-        _rejected(campaigns_api.create(body), what)
+    run = AttackRun.of("CAMP-04")
+    bodies = {
+        "a budget of 999,999 micros": budget(BUDGET_MIN - 1),
+        "a create without budget": campaigns_api.body(budget=...),
+        "an empty budget object": campaigns_api.body(budget={}),
+        "budget as a number": campaigns_api.body(budget=BUDGET_MIN),
+        **_field_type_bodies(campaigns_api, run, lambda f, v: budget(v), {"lifetime_spend_limit_micros": BUDGET_MIN}),
+    }
+    _reject_all(campaigns_api, run, bodies)
+    expect(not run.problems, "; ".join(run.problems))
 
     @_bounded(conformance_settings, 8)
     @given(above=st.integers(BUDGET_MIN, 10**12), below=st.integers(-(10**12), BUDGET_MIN - 1))
@@ -156,6 +241,24 @@ def test_budget_minimum(campaigns_api: CampaignsApi, conformance_settings: Setti
         _rejected(campaigns_api.create(budget(below)), f"a budget of {below} micros")
 
     run_property(prop)
+    run.conclude()
+
+
+CAMP05_SOURCE = f"CAMP-05 ({BOUNDS}); {CREATE_BODY} (start_time, end_time: 946684800 to 4102444800)"
+CAMP05 = attack_table(
+    "CAMP-05",
+    *(
+        Attack(f"{field} {value}", CAMP05_SOURCE, named=True)
+        for field in ("start_time", "end_time")
+        for value in (TIME_MIN - 1, TIME_MAX + 1)
+    ),
+    *(
+        a
+        for field in ("start_time", "end_time")
+        for a in _wrong_types(field, TIME_MIN, numeric=True)
+        if a.case != f"{field} as an object"
+    ),
+)
 
 
 @rule("CAMP-05")
@@ -164,8 +267,16 @@ def test_timestamp_bounds(campaigns_api: CampaignsApi, conformance_settings: Set
         for value in (TIME_MIN, TIME_MAX):
             campaign = _created(campaigns_api.create(campaigns_api.body(**{field: value})), f"{field} {value}")
             expect(campaign.get(field) == value, f"{field} {value} came back as {campaign.get(field)!r}")
-        for value in (TIME_MIN - 1, TIME_MAX + 1):
-            _rejected(campaigns_api.create(campaigns_api.body(**{field: value})), f"{field} {value}")
+    run = AttackRun.of("CAMP-05")
+    bodies = {
+        f"{field} {value}": campaigns_api.body(**{field: value})
+        for field in ("start_time", "end_time")
+        for value in (TIME_MIN - 1, TIME_MAX + 1)
+    }
+    build = lambda f, v: campaigns_api.body(**{f: v})  # noqa: E731
+    bodies.update(_field_type_bodies(campaigns_api, run, build, {"start_time": TIME_MIN, "end_time": TIME_MIN}))
+    _reject_all(campaigns_api, run, bodies)
+    expect(not run.problems, "; ".join(run.problems))
 
     @_bounded(conformance_settings, 6)
     @given(
@@ -178,6 +289,7 @@ def test_timestamp_bounds(campaigns_api: CampaignsApi, conformance_settings: Set
         _rejected(campaigns_api.create(campaigns_api.body(**{field: outside})), f"{field} {outside}")
 
     run_property(prop)
+    run.conclude()
 
 
 @rule("CAMP-06")
@@ -189,6 +301,18 @@ def test_get_by_id(campaigns_api: CampaignsApi) -> None:
     expect(not differing, f"GET differs from the created campaign in {differing}")
     response = campaigns_api.get(f"cmp_{campaigns_api.run_id}_does_not_exist")
     expect_json_error(response, (404,), "an unknown campaign id")
+
+
+LIST_LIMIT = "CAMP-07; contract platform, List campaigns (limit 1 to 500)"
+CAMP07 = attack_table(
+    "CAMP-07",
+    Attack("limit=0", f"{LIST_LIMIT}: one below the minimum", named=True),
+    Attack("limit=501", f"{LIST_LIMIT}: one above the maximum", named=True),
+    Attack("limit=-1", LIST_LIMIT),
+    Attack("limit=ten", f"{LIST_LIMIT}: not an integer"),
+    Attack("limit=1.5", f"{LIST_LIMIT}: a fraction, not an integer"),
+    Attack("limit=", f"{LIST_LIMIT}: empty, not an integer"),
+)
 
 
 @rule("CAMP-07")
@@ -203,8 +327,16 @@ def test_list_envelope_and_limit(campaigns_api: CampaignsApi) -> None:
     expect(len(one["data"]) == 1 and one["has_more"] is True, f"limit=1 returned {len(one['data'])} items")
     everything = page(campaigns_api, limit=500)  # page() checks it holds at most 500
     expect(len(everything["data"]) >= 21, f"limit=500 returned only {len(everything['data'])} of 21+ campaigns")
-    for limit in ("0", "501", "-1", "ten"):
-        _rejected(campaigns_api.list(limit=limit), f"limit={limit}")
+    run = AttackRun.of("CAMP-07")
+    for attack in run.table:
+        limit = attack.case.removeprefix("limit=")
+        response = campaigns_api.list(limit=limit)
+        try:
+            _rejected(response, attack.case)
+            run.tried_case(attack.case)
+        except Failure as exc:
+            run.tried_case(attack.case, str(exc))
+    run.conclude()
 
 
 @rule("CAMP-09")
