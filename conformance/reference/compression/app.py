@@ -74,6 +74,8 @@ def key_id(api_key: str) -> str:
 def _int_dimension(value: object, name: str, defects: frozenset[str]) -> int | None:
     if value is None:
         return None
+    if isinstance(value, bool) and "bool_dimension_accepted" in defects:
+        value = int(value)  # a lenient parser: true is 1
     if isinstance(value, bool) or not isinstance(value, int):
         raise ApiError(400, "BadRequest", f"JSON validation error: resize.{name} must be an integer")
     if value < 0 and "negative_dimension_accepted" in defects:
@@ -92,6 +94,8 @@ def parse_resize(options: object, defects: frozenset[str]) -> engine.Resize:
     if unknown:
         raise ApiError(400, "BadRequest", f"JSON validation error: unknown resize field(s) {sorted(unknown)}")
     method = options.get("method")
+    if isinstance(method, str) and "method_case_insensitive" in defects:
+        method = method.lower()  # "Scale" taken as "scale"
     if method not in engine.RESIZE_METHODS:
         raise ApiError(
             400, "BadRequest", "JSON validation error: resize.method must be one of scale, fit, cover, thumb"

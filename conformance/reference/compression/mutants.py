@@ -28,6 +28,8 @@ MUTANTS: list[Mutant] = [
     _m("thumb_as_fit", {"IMG-RSZ-04"}, "thumb behaves like fit: no background added, no crop to the exact size"),
     _m("enlarge_on_resize", {"IMG-RSZ-05"}, "Resizing enlarges images to targets larger than the original"),
     _m("negative_dimension_accepted", {"IMG-RSZ-06"}, "Negative resize dimensions are taken as their absolute value"),
+    _m("bool_dimension_accepted", {"IMG-RSZ-06"}, "A boolean resize dimension (true) is taken as the integer 1"),
+    _m("method_case_insensitive", {"IMG-RSZ-06"}, "Resize methods are matched case-insensitively ('Scale' works)"),
     _m("centre_crop", {"IMG-RSZ-07"}, "cover and thumb crop the centre instead of the important area"),
     _m("copyright_dropped", {"IMG-PRS-01"}, "preserve: [copyright] drops the copyright"),
     _m("gps_kept_by_default", {"IMG-PRS-02"}, "GPS latitude and longitude are kept without preserve: [location]"),

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from conformance import expect, fail, rule
+from conformance._exceptions import Failure
+from conformance.suites._cases import Attack, AttackRun, attack_table
 
 from . import images
 from .conftest import Api, decoded_or_fail, expect_json_error
@@ -98,21 +100,57 @@ def test_never_enlarges(api: Api) -> None:
         fail("enlarged: " + "; ".join(problems))
 
 
+RESIZE = "contract compression, Resize options"
+_RSZ06_CASES: dict[str, tuple[dict[str, Any], str, bool]] = {
+    # case: (resize options, source, named by the rule)
+    "method 'stretch' (unknown)": ({"method": "stretch", "width": 100, "height": 100}, f"{RESIZE} (method)", True),
+    "method 'Scale' (case changed)": ({"method": "Scale", "width": 100}, f"{RESIZE} (method: exact values)", False),
+    "method '' (empty)": ({"method": "", "width": 100}, f"{RESIZE} (method)", False),
+    "method as a number": ({"method": 1, "width": 100}, f"{RESIZE} (method: string)", False),
+    "no method": ({"width": 100}, f"{RESIZE} (method)", False),
+    "width as a numeric string": ({"method": "scale", "width": "100"}, f"{RESIZE} (width: integer)", True),
+    "width as a fraction": ({"method": "scale", "width": 100.5}, f"{RESIZE} (width: integer)", True),
+    "width as true": ({"method": "scale", "width": True}, f"{RESIZE} (width: integer)", False),
+    "width as an array": ({"method": "scale", "width": [100]}, f"{RESIZE} (width: integer)", False),
+    "height as a numeric string": ({"method": "fit", "width": 100, "height": "50"}, f"{RESIZE} (height)", False),
+    "height as a fraction": ({"method": "fit", "width": 100, "height": 50.5}, f"{RESIZE} (height: integer)", False),
+    "height as true": ({"method": "fit", "width": 100, "height": True}, f"{RESIZE} (height: integer)", False),
+    "scale width 0": ({"method": "scale", "width": 0}, "IMG-RSZ-06 (zero)", True),
+    "scale width -10": ({"method": "scale", "width": -10}, "IMG-RSZ-06 (negative)", True),
+    "scale height 0": ({"method": "scale", "height": 0}, "IMG-RSZ-06 (zero)", False),
+    "scale height -1": ({"method": "scale", "height": -1}, "IMG-RSZ-06 (negative, the boundary)", False),
+    "fit height -5": ({"method": "fit", "width": 100, "height": -5}, "IMG-RSZ-06 (negative)", True),
+    "fit width 0": ({"method": "fit", "width": 0, "height": 50}, "IMG-RSZ-06 (zero)", False),
+    "cover width 0": ({"method": "cover", "width": 0, "height": 50}, "IMG-RSZ-06 (zero)", True),
+    "cover height -1": ({"method": "cover", "width": 50, "height": -1}, "IMG-RSZ-06 (negative)", False),
+    "thumb width -1": ({"method": "thumb", "width": -1, "height": 50}, "IMG-RSZ-06 (negative)", False),
+    "thumb height 0": ({"method": "thumb", "width": 50, "height": 0}, "IMG-RSZ-06 (zero)", False),
+}
+RSZ06 = attack_table(
+    "IMG-RSZ-06", *(Attack(case, source, named=named) for case, (_, source, named) in _RSZ06_CASES.items())
+)
+
+
 @rule("IMG-RSZ-06")
 def test_bad_resize_options(api: Api) -> None:
+    location = api.upload("photo.jpg").location
     before = api.count()
-    for options in (
-        {"method": "stretch", "width": 100, "height": 100},
-        {"method": "scale", "width": "100"},
-        {"method": "scale", "width": 100.5},
-        {"method": "scale", "width": 0},
-        {"method": "scale", "width": -10},
-        {"method": "fit", "width": 100, "height": -5},
-        {"method": "cover", "width": 0, "height": 50},
-    ):
-        _expect_400(api, "photo.jpg", options)
+    run = AttackRun.of("IMG-RSZ-06")
+    for case, (options, _, _) in _RSZ06_CASES.items():
+        response = api.command(location, {"resize": options})
+        problem = None
+        if response.status_code != 400:
+            problem = f"resize {options} ({case}) answered {response.status_code}, not 400"
+        else:
+            try:
+                expect_json_error(response, f"resize {options} ({case})")
+            except Failure as exc:
+                problem = str(exc)
+        run.tried_case(case, problem)
+    expect(not run.problems, "; ".join(run.problems))
     after = api.count()
     expect(after == before, f"rejected resizes raised Compression-Count from {before} to {after}")
+    run.conclude()
 
 
 @rule("IMG-RSZ-07")
