@@ -50,6 +50,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-code-reuse": {"code_reuse"},
     "idp-jti-replay": {"jti_replay"},
     "idp-redirect-prefix": {"redirect_prefix"},
+    "idp-redirect-case-insensitive": {"redirect_case"},
     "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
     "idp-cimd-refused": {"cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key"},
     "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key"},
@@ -187,6 +188,10 @@ def observe(stack: Stack) -> dict[str, Any]:
     seen["admin_scope"] = sorted(set(admin) - {"iss"})
     seen["redirect_prefix"] = authorize(denier, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI + "/elsewhere")
     seen["redirect_prefix"] = "refused" if seen["redirect_prefix"] == "refused" else "redirected"
+    case_changed = authorize(
+        denier, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI.replace("/callback", "/CALLBACK")
+    )
+    seen["redirect_case"] = "refused" if case_changed == "refused" else "redirected"
     # A wrong verifier, before this client gets a token (idp-dcr-client-forgotten deletes it afterwards).
     _, challenge_w = pkce_pair()
     got_w = authorize(denier, challenge=challenge_w)
@@ -369,6 +374,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["code_reuse"] is False and reference["client_reuse"] == 200
     assert reference["no_pkce"] == ["error", "error_description", "state"]
     assert reference["redirect_prefix"] == "refused"
+    assert reference["redirect_case"] == "refused"
     assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
     assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200 and reference["cimd_both_none"] == 200
     assert reference["cimd_secret"] == 401 and reference["cimd_any_key"] == 401 and reference["wrong_verifier"] == 400

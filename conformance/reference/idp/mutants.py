@@ -70,6 +70,12 @@ MUTANTS: list[Mutant] = [
         description="A redirect_uri is accepted when a registered one is a prefix of it (no exact match).",
     ),
     Mutant(
+        name="idp-redirect-case-insensitive",
+        service="idp",
+        rules=frozenset({"AUTH-FLOW-07"}),
+        description="A redirect_uri is accepted when it equals a registered one but for letter case.",
+    ),
+    Mutant(
         name="idp-dcr-client-forgotten",
         service="idp",
         rules=frozenset({"AUTH-DCR-02"}),

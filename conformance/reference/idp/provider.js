@@ -231,6 +231,15 @@ if (mutants.has('idp-redirect-prefix')) {
   };
 }
 
+if (mutants.has('idp-redirect-case-insensitive')) {
+  // Redirect URIs are compared case-insensitively (as if URIs were host names).
+  const exact = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function caseInsensitiveAllowed(value) {
+    const wanted = String(value).toLowerCase();
+    return exact.call(this, value) || this.redirectUris.some((uri) => uri.toLowerCase() === wanted);
+  };
+}
+
 // idp-dcr-client-forgotten: a dynamically registered client that obtained a token is deleted when it starts its
 // next authorization (as if its registration expired between two connections).
 const usedClients = new Set();

@@ -7,12 +7,14 @@ tokens of its first exchange.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit, urlunsplit
 
 import jwt
 
 from conformance import Blocked, _context, expect, fail, observe, rule
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.oauth import new_pkce
+from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
 
 
@@ -124,12 +126,77 @@ def test_code_works_once(linker: Linker, linked_account: LinkedAccount) -> None:
         observe("the replayed code was refused with 400 invalid_grant")
 
 
+EXACT = "RFC 9700 §2.1, §4.1 (exact string matching); OAuth 2.1"
+FLOW07 = attack_table(
+    "AUTH-FLOW-07",
+    Attack("the path extended (/elsewhere)", f"{EXACT}; contract AUTH-FLOW-07", named=True),
+    Attack("the path with a suffix and no separator", f"{EXACT}: prefix matching"),
+    Attack("the parent path", f"{EXACT}: prefix matching the other way"),
+    Attack("the path in another case", f"{EXACT}; RFC 3986 §6.2.2.1 (paths are case-sensitive)"),
+    Attack("a trailing slash added or removed", f"{EXACT}: normalization is not exact matching"),
+    Attack("a path character percent-encoded", f"{EXACT}: normalization is not exact matching"),
+    Attack("an added query parameter", f"{EXACT}; RFC 6749 §3.1.2"),
+    Attack("another host, same path", "RFC 9700 §4.1.1; RFC 6749 §10.6"),
+    Attack("the registered host as userinfo before another host", "RFC 9700 §4.1; RFC 3986 §3.2.1"),
+    Attack("another scheme", EXACT),
+    Attack("another port", f"{EXACT} (a loopback redirect URI may vary its port: RFC 8252 §7.3)"),
+)
+PROBE_PARAM = "conformance_probe"
+
+
+def _percent_encoded(path: str, index: int) -> str:
+    return f"{path[:index]}%{ord(path[index]):02X}{path[index + 1 :]}"
+
+
+def _redirect_variants(registered: str) -> dict[str, str | None]:
+    """The FLOW-07 cases for this registered redirect URI (None: not applicable to it)."""
+    parts = urlsplit(registered)
+    path = parts.path or "/"
+    host = parts.hostname or ""
+    loopback = host in ("127.0.0.1", "::1", "localhost")
+
+    def with_(**changes: str) -> str:
+        return urlunsplit(parts._replace(**changes))
+
+    parent = path.rstrip("/").rsplit("/", 1)[0] + "/"
+    swapped = path.swapcase() if path.lower() != path.upper() else None
+    encoded = next((i for i, c in enumerate(path) if c.isalpha()), None)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return {
+        "the path extended (/elsewhere)": registered.rstrip("/") + "/elsewhere",
+        "the path with a suffix and no separator": with_(path=path.rstrip("/") + "x"),
+        "the parent path": with_(path=parent) if parent != path else None,
+        "the path in another case": with_(path=swapped) if swapped else None,
+        "a trailing slash added or removed": with_(path=path[:-1] if path.endswith("/") else path + "/")
+        if path != "/"
+        else None,
+        "a path character percent-encoded": with_(
+            path=f"{path[:encoded]}%{ord(path[encoded]):02X}{path[encoded + 1 :]}"
+        )
+        if encoded is not None
+        else None,
+        "an added query parameter": with_(query=(parts.query + "&" if parts.query else "") + f"{PROBE_PARAM}=1"),
+        "another host, same path": with_(netloc="evil.conformance.invalid"),
+        "the registered host as userinfo before another host": with_(netloc=f"{parts.netloc}@evil.conformance.invalid"),
+        "another scheme": with_(scheme="http" if parts.scheme == "https" else "https"),
+        "another port": None if loopback or not host else with_(netloc=f"{host}:{port + 1}"),
+    }
+
+
 @rule("AUTH-FLOW-07")
 def test_redirect_uri_must_match_exactly(linker: Linker, linked_account: LinkedAccount) -> None:
     registered = linker.host.redirect.redirect_uri
-    probe = registered.rstrip("/") + "/elsewhere"
-    request = linker.request(redirect_uri=probe)
-    login, callback = linker.authorize(request)
-    if callback is not None:
-        fail(f"the authorization server redirected to {probe}, which only extends the registered {registered}")
-    observe(f"refused: {login.stopped}")
+    run = AttackRun.of("AUTH-FLOW-07")
+    for case, probe in _redirect_variants(registered).items():
+        if probe is None:
+            run.inapplicable(case, f"no such variant of {registered} (or a loopback port, RFC 8252 §7.3)")
+            continue
+        request = linker.request(redirect_uri=probe)
+        login, callback = linker.authorize(request)
+        reached = callback is not None
+        if reached and case == "an added query parameter":
+            # A redirect to the registered URI without the added parameter is not a redirect to the probe.
+            reached = PROBE_PARAM in (urlsplit(login.callback_url or "").query or "")
+        problem = f"{case}: the authorization server redirected to {probe} (registered: {registered})"
+        run.tried_case(case, problem if reached else None)
+    run.conclude()
