@@ -51,6 +51,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-jti-replay": {"jti_replay"},
     "idp-redirect-prefix": {"redirect_prefix"},
     "idp-redirect-case-insensitive": {"redirect_case"},
+    "idp-pkce-downgrade": {"no_verifier"},
     "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
     "idp-cimd-refused": {"cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key"},
     "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key"},
@@ -204,6 +205,13 @@ def observe(stack: Stack) -> dict[str, Any]:
         resource=resource,
     )
     seen["wrong_verifier"] = wrong.status_code
+    # No verifier at all for a code issued with a challenge (the PKCE downgrade of RFC 9700 §4.8.2).
+    got_n = authorize(denier, challenge=pkce_pair()[1])
+    assert isinstance(got_n, dict) and "code" in got_n, got_n
+    missing = denier.token(
+        grant_type="authorization_code", code=got_n["code"], redirect_uri=REDIRECT_URI, resource=resource
+    )
+    seen["no_verifier"] = missing.status_code
     # UserInfo: a token without resource is for the UserInfo endpoint.
     verifier3, challenge3 = pkce_pair()
     got = authorize(denier, challenge=challenge3, resource=None, scope="openid email")
@@ -378,6 +386,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
     assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200 and reference["cimd_both_none"] == 200
     assert reference["cimd_secret"] == 401 and reference["cimd_any_key"] == 401 and reference["wrong_verifier"] == 400
+    assert reference["no_verifier"] == 400
     assert reference["dcr"] == (201, True) and reference["flow_state"] == "state-123"
     assert reference["token_type"] == "Bearer" and reference["id_token_hint"] == ["code", "state"]
 

@@ -70,6 +70,12 @@ MUTANTS: list[Mutant] = [
         description="A redirect_uri is accepted when a registered one is a prefix of it (no exact match).",
     ),
     Mutant(
+        name="idp-pkce-downgrade",
+        service="idp",
+        rules=frozenset({"AUTH-FLOW-03"}),
+        description="A token request without code_verifier skips the PKCE check (RFC 9700 §4.8.2 downgrade).",
+    ),
+    Mutant(
         name="idp-redirect-case-insensitive",
         service="idp",
         rules=frozenset({"AUTH-FLOW-07"}),

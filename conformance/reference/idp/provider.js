@@ -60,6 +60,13 @@ class ReferenceAdapter extends MemoryAdapter {
     if (mutants.has('idp-pkce-unchecked') && this.model === 'AuthorizationCode' && found?.codeChallenge && verifier) {
       return { ...found, codeChallenge: crypto.hash('sha256', verifier, 'base64url') };
     }
+    // idp-pkce-downgrade: a token request without code_verifier skips PKCE (the check runs only "when PKCE is
+    // used"), so a stolen code is redeemed by leaving the verifier out.
+    const params = als.getStore()?.oidc?.params;
+    if (mutants.has('idp-pkce-downgrade') && this.model === 'AuthorizationCode' && found?.codeChallenge && params
+        && params.grant_type === 'authorization_code' && !params.code_verifier) {
+      return { ...found, codeChallenge: undefined, codeChallengeMethod: undefined };
+    }
     return found;
   }
 }

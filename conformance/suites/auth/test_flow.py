@@ -47,36 +47,75 @@ def test_token_request_returns_bearer(first_link: FlowAttempt) -> None:
     observe(f"{token.token_type} token, expires_in {token.expires_in}, scope {token.scope!r}")
 
 
+FLOW03 = attack_table(
+    "AUTH-FLOW-03",
+    Attack("a wrong code_verifier", "RFC 7636 §4.6; contract A Auth 1; OAuth 2.1", named=True),
+    Attack("no code_verifier for a code issued with a challenge", "RFC 9700 §4.8.2 (PKCE downgrade); RFC 7636 §4.6"),
+    Attack("an empty code_verifier", "RFC 7636 §4.1 (43 to 128 characters), §4.6"),
+    Attack("the code_challenge itself as the verifier", "RFC 7636 §4.6 (S256 is not plain)"),
+)
+
+
 @rule("AUTH-FLOW-03")
 def test_wrong_verifier_is_refused(linker: Linker, linked_account: LinkedAccount) -> None:
-    request = linker.request()
-    accepted = linker.code(request)
-    wrong = new_pkce().verifier
-    linker.http.redactor.add_secret(wrong)
-    result = linker.host.tokens.exchange_code(accepted.code or "", wrong, request.redirect_uri, request.resource)
-    if result.ok:
-        fail("a code was exchanged with a code_verifier that does not match its code_challenge")
-    expect(
-        result.status == 400 and result.error == "invalid_grant",
-        f"a wrong code_verifier was refused with {result.describe()}, not 400 invalid_grant",
-    )
+    run = AttackRun.of("AUTH-FLOW-03")
+    for attack in run.table:
+        request = linker.request()
+        accepted = linker.code(request)
+        challenge = request.pkce.challenge if request.pkce else ""
+        verifier: str | None = {
+            "a wrong code_verifier": new_pkce().verifier,
+            "no code_verifier for a code issued with a challenge": None,
+            "an empty code_verifier": "",
+            "the code_challenge itself as the verifier": challenge,
+        }[attack.case]
+        if verifier:
+            linker.http.redactor.add_secret(verifier)
+        result = linker.host.tokens.exchange_code(accepted.code or "", verifier, request.redirect_uri, request.resource)
+        problem = None
+        if result.ok:
+            problem = f"a code was exchanged with {attack.case}"
+        elif not (result.status == 400 and result.error == "invalid_grant"):
+            if attack.case == "a wrong code_verifier":
+                problem = f"{attack.case} was refused with {result.describe()}, not 400 invalid_grant"
+            else:  # a missing or malformed verifier may also be invalid_request (RFC 7636 §4.4.1)
+                observe(f"{attack.case}: refused with {result.describe()}")
+        run.tried_case(attack.case, problem)
+    run.conclude()
+
+
+FLOW04 = attack_table(
+    "AUTH-FLOW-04",
+    Attack("without code_challenge", "RFC 9700 §2.1.1; OAuth 2.1 §4.1.1; contract AUTH-FLOW-04", named=True),
+    Attack("with code_challenge_method plain", "RFC 9700 §2.1.1 (S256); contract AUTH-FLOW-04", named=True),
+    Attack("a code_challenge without a method (plain by default)", "RFC 7636 §4.3 (the default is plain)"),
+    Attack("an empty code_challenge", "RFC 7636 §4.2, §4.4.1"),
+    Attack("an unknown code_challenge_method", "RFC 7636 §4.3, §4.4.1"),
+)
 
 
 @rule("AUTH-FLOW-04")
 def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None:
     plain = new_pkce().verifier
     linker.http.redactor.add_secret(plain)
+    s256 = new_pkce().challenge
     probes: dict[str, dict[str, str | None]] = {
         "without code_challenge": {"code_challenge": None, "code_challenge_method": None},
         "with code_challenge_method plain": {"code_challenge": plain, "code_challenge_method": "plain"},
+        "a code_challenge without a method (plain by default)": {
+            "code_challenge": plain,
+            "code_challenge_method": None,
+        },
+        "an empty code_challenge": {"code_challenge": "", "code_challenge_method": "S256"},
+        "an unknown code_challenge_method": {"code_challenge": s256, "code_challenge_method": "S512"},
     }
-    accepted = []
+    run = AttackRun.of("AUTH-FLOW-04")
     for what, extra in probes.items():
         request = linker.request(params=extra)
         _, callback = linker.authorize(request)
-        if callback is not None and callback.code:
-            accepted.append(what)
-    expect(not accepted, "authorization requests were answered with a code: " + ", ".join(accepted))
+        answered = callback is not None and bool(callback.code)
+        run.tried_case(what, f"an authorization request {what} was answered with a code" if answered else None)
+    run.conclude()
 
 
 def _audience_ok(token: str, resource: str) -> bool | None:
