@@ -67,7 +67,9 @@ def ensure_fastmcp_venv() -> Path:
         [*command, "-r", str(FASTMCP_REQUIREMENTS)], capture_output=True, text=True, timeout=900, check=False
     )
     if done.returncode != 0:
-        raise InstallError(f"pip install -r {FASTMCP_REQUIREMENTS} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        raise InstallError(
+            f"pip install -r {FASTMCP_REQUIREMENTS} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
     _FASTMCP_STAMP.write_text(wanted)
     return FASTMCP_PYTHON
 

@@ -35,6 +35,7 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    OAuthAuthorizationServerProvider,
     RefreshToken,
     TokenError,
     TokenVerifier,
@@ -44,6 +45,7 @@ from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.types import ToolAnnotations
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -55,7 +57,7 @@ ACCESS_TTL = 3600
 CODE_TTL = 300
 
 
-class InMemoryProvider:
+class InMemoryProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
     """Clients, codes and tokens in dicts; the user signs in on /login before a code is issued."""
 
     def __init__(self, issuer: str, resources: list[str], user: str, password: str) -> None:
@@ -145,7 +147,9 @@ class InMemoryProvider:
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
         self.refresh.pop(refresh_token.token, None)
-        return self._issue(client.client_id, scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject)
+        return self._issue(
+            client.client_id, scopes or refresh_token.scopes, refresh_token.resource, refresh_token.subject
+        )
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         access = self.access.get(token)
@@ -256,12 +260,14 @@ def resource_server(issuer: str, resource: str, ca_file: str, check_audience: bo
         "vendor-tools", token_verifier=IntrospectionVerifier(f"{issuer}/introspect", ca_file), auth=auth
     )
 
-    @server.tool()
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+    @server.tool(annotations=read_only)
     def echo(text: str) -> str:
         """Repeat the text back."""
         return text
 
-    @server.tool()
+    @server.tool(annotations=read_only)
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b

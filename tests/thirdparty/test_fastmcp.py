@@ -80,5 +80,7 @@ def test_fastmcp_verdicts(fastmcp_target: FastMcpTarget, pki: Pki, tmp_path: Pat
             "--publisher-keyfile",
             str(pki.key),
         ],
+        # devInteractions signs in any login: a second account for PROF-09 costs nothing.
+        env={"CONFORMANCE_TEST_USER_2": "second.tester@example.com", "CONFORMANCE_TEST_PASSWORD_2": "another one"},
     )
     assert_verdicts(run, TABLES[fastmcp_target.config])

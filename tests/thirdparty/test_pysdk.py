@@ -35,9 +35,9 @@ class PySdkTarget:
 
 
 @pytest.fixture(scope="module", params=["audience", "default"])
-def pysdk_target(request: pytest.FixtureRequest, pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
-    PySdkTarget
-]:
+def pysdk_target(
+    request: pytest.FixtureRequest, pki: Pki, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PySdkTarget]:
     as_port, rs_port, other_port = free_port(), free_port(), free_port()
     url, alt = f"https://127.0.0.1:{rs_port}/mcp", f"https://127.0.0.1:{other_port}/mcp"
     argv = [sys.executable, str(HERE / "pysdk_server.py"), "--as-port", str(as_port), "--rs-port", str(rs_port)]

@@ -13,7 +13,20 @@ import uvicorn
 from fastmcp import FastMCP
 from fastmcp.server.auth import RemoteAuthProvider
 from fastmcp.server.auth.providers.jwt import JWTVerifier
+from fastmcp.server.dependencies import get_access_token
 from pydantic import AnyHttpUrl
+
+PROFILE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "minLength": 1, "pattern": "\\S"},
+        "name": {"type": "string"},
+        "email": {"type": "string"},
+        "nickname": {"type": "string"},
+    },
+    "required": ["id"],
+    "additionalProperties": False,
+}
 
 
 def main() -> None:
@@ -38,15 +51,27 @@ def main() -> None:
     )
     mcp = FastMCP("vendor-tools", auth=auth)
 
-    @mcp.tool
+    read_only = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
+
+    @mcp.tool(annotations=read_only)
     def echo(text: str) -> str:
         """Repeat the text back."""
         return text
 
-    @mcp.tool
+    @mcp.tool(annotations=read_only)
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
+
+    # The host's profile tool, declared as its contract describes (marker, annotations, the record schema).
+    @mcp.tool(annotations=read_only, meta={"openai/profile": True}, output_schema=PROFILE_SCHEMA)
+    def whoami() -> dict[str, str]:
+        """The signed-in account's profile."""
+        token = get_access_token()
+        subject = (token.claims or {}).get("sub") if token is not None else None
+        if not isinstance(subject, str) or not subject.strip():
+            raise ValueError("no signed-in account")
+        return {"id": subject}
 
     app = mcp.http_app(path="/mcp")
     uvicorn.run(
