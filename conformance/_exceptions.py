@@ -66,11 +66,13 @@ _Skipped: type[BaseException] = pytest.skip.Exception
 class NeedsUnmet(_Skipped):  # type: ignore[misc,valid-type]
     """The check needs something the target or the configuration does not offer."""
 
-    def __init__(self, need: str, option: str | None = None) -> None:
+    def __init__(self, need: str, option: str | None = None, *, incomplete: bool = False) -> None:
         reason = f"needs {need}" + (f" (supply with {option})" if option else "")
         super().__init__(reason, pytrace=False)
         self.need = need
         self.option = option
+        # Without it the run never reaches its target (no account linked, no API key): the run is INCOMPLETE.
+        self.incomplete = incomplete
 
 
 class Blocked(_Skipped):  # type: ignore[misc,valid-type]

@@ -26,6 +26,7 @@ def observe(message: str) -> None:
         record.notes.append(message)
 
 
-def needs(what: str, option: str | None = None) -> NoReturn:
-    """Skip: the check needs ``what``, which ``option`` supplies."""
-    raise NeedsUnmet(what, option)
+def needs(what: str, option: str | None = None, *, incomplete: bool = False) -> NoReturn:
+    """Skip: the check needs ``what``, which ``option`` supplies. ``incomplete``: without it the run cannot reach
+    its target at all (credentials, API key, publisher), so the run's verdict is INCOMPLETE, never ACCEPTED."""
+    raise NeedsUnmet(what, option, incomplete=incomplete)

@@ -64,6 +64,12 @@ CORE_OPTIONS: list[OptionSpec] = [
         default=False,
     ),
     OptionSpec(
+        "allow_incomplete",
+        "accept a run that did not reach every target it was given (no linked account, no API key): not INCOMPLETE",
+        kind="bool",
+        default=False,
+    ),
+    OptionSpec(
         "allow_private_network",
         "allow metadata-driven fetches and redirects to private or link-local addresses",
         kind="bool",

@@ -44,6 +44,7 @@ TARGET_OPTION = {
     "platform": ("--platform-url", "CONFORMANCE_PLATFORM_URL"),
     "compression": ("--compression-url", "CONFORMANCE_COMPRESSION_URL"),
 }
+API_KEY_OPTION = {"platform": "CONFORMANCE_PLATFORM_API_KEY", "compression": "CONFORMANCE_COMPRESSION_API_KEY"}
 
 
 class ConformanceSession:
@@ -281,6 +282,7 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
     notes = list(record.notes) if record else []
     level = _strictest_level(rules)
     need = option = blocked_by = None
+    incomplete = False
     excinfo = call.excinfo
     redactor = _redactor(item)
     verdict_exc = _verdict_exception(excinfo.value) if excinfo is not None else None
@@ -289,6 +291,7 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
     elif isinstance(excinfo.value, NeedsUnmet):
         status, message = Status.SKIPPED, str(excinfo.value.msg)
         need, option = excinfo.value.need, excinfo.value.option
+        incomplete = excinfo.value.incomplete
     elif isinstance(excinfo.value, Blocked) and excinfo.value.rule_id in rules:
         # A prerequisite that is this very rule (a shared fixture judging it) failed: the rule failed, it is not
         # blocked by itself.
@@ -324,6 +327,7 @@ def _decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestR
         blocked_by=blocked_by,
         evidence=evidence,
         duration_s=time.monotonic() - started,
+        incomplete=incomplete,
     )
     report.conformance = result  # type: ignore[attr-defined]
     report.user_properties = [*report.user_properties, ("conformance.status", status.value)]
@@ -447,6 +451,9 @@ def _target_fixture(name: str) -> Any:
         if target is None:
             flag, env = TARGET_OPTION[name]
             raise NeedsUnmet(f"a {name.replace('_', ' ')} to certify", f"{flag} or {env}")
+        if name in API_KEY_OPTION and not target.api_key:
+            # Without its key every call is refused: that is the configuration's gap, never the target's failure.
+            raise NeedsUnmet(f"the {name} API key", API_KEY_OPTION[name], incomplete=True)
         return target
 
     return fixture
@@ -501,13 +508,20 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
         "started_at": _iso(state.started_at),
         "finished_at": _iso(finished),
         "duration_s": round(time.monotonic() - state.t0, 3),
-        "verdict": verdict(results, strict=state.strict, other_failures=state.other_failures),
+        "verdict": verdict(
+            results,
+            strict=state.strict,
+            other_failures=state.other_failures,
+            local=bool(public.get("allow_insecure_loopback")),
+            allow_incomplete=bool(public.get("allow_incomplete")),
+        ),
         "config": {
             "strict": state.strict,
             "expected_failures": state.baseline.source if state.baseline else None,
             "suites": sorted(state.suites_run),
             "allow_insecure_loopback": bool(public.get("allow_insecure_loopback")),
             "allow_private_network": bool(public.get("allow_private_network")),
+            "allow_incomplete": bool(public.get("allow_incomplete")),
             "run_id": public.get("run_id"),
         },
         "targets": {name: {"url": url} for name, url in targets.items()},

@@ -14,6 +14,7 @@ Issuers are compared character for character: no normalizing of a trailing slash
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -213,15 +214,19 @@ class AsMetadata:
     def is_openid(self) -> bool:
         return "openid-configuration" in self.via
 
-    def https_problems(self) -> list[str]:
-        """Endpoints the contract wants as absolute HTTPS URLs (AUTH-ASM-04) that are not."""
+    def https_problems(self, judged: Callable[[str], bool] | None = None) -> list[str]:
+        """Endpoints the contract wants as absolute HTTPS URLs (AUTH-ASM-04) that are not. ``judged(url)`` False
+        leaves the scheme of that URL unjudged (a loopback run); presence and absoluteness are always judged."""
         problems = []
         for name in ("authorization_endpoint", "token_endpoint"):
             value = self.document.get(name)
             if not isinstance(value, str):
                 problems.append(f"{name}: missing")
-            elif not value.startswith("https://") or not urlsplit(value).netloc:
-                problems.append(f"{name}: {value!r} is not an absolute https URL")
+            else:
+                absolute = bool(urlsplit(value).netloc) and urlsplit(value).scheme in ("https", "http")
+                unjudged = judged is not None and not judged(value)
+                if not absolute or not (value.startswith("https://") or unjudged):
+                    problems.append(f"{name}: {value!r} is not an absolute https URL")
         return problems
 
 

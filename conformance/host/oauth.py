@@ -24,7 +24,7 @@ import json
 import secrets
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
@@ -304,6 +304,18 @@ class RegistrationError(Failure):
 DCR_METHODS: tuple[str, ...] = ("private_key_jwt", "client_secret_basic", "client_secret_post", "none")
 
 
+def dcr_auth_method(as_methods: Sequence[str] | None, host_methods: Sequence[str]) -> str:
+    """The first method in the AS's list (RFC 8414's default when absent) that the host supports."""
+    listed = as_methods if as_methods is not None else RFC8414_DEFAULT_METHODS
+    chosen = next((m for m in listed if m in host_methods), None)
+    if chosen is None:
+        raise RegistrationError(
+            f"no common token endpoint auth method: the authorization server lists {list(listed)}, "
+            f"the host supports {list(host_methods)} for a registered client"
+        )
+    return chosen
+
+
 def register_client(
     http: HostHTTP,
     as_meta: AsMetadata,
@@ -314,15 +326,22 @@ def register_client(
     scope: str | None = None,
     client_methods: Sequence[str] = DCR_METHODS,
     extra_metadata: Mapping[str, Any] | None = None,
+    method: str | None = None,
 ) -> OAuthClient:
-    """RFC 7591 registration at ``registration_endpoint``; the method asked for is negotiated (private_key_jwt
-    only when an identity can sign, with its JWKS URL)."""
+    """RFC 7591 registration at ``registration_endpoint``. The token endpoint auth method is ``method`` when the
+    user chose one, else the first the authorization server lists that the host supports (private_key_jwt only
+    when an identity can sign): the AS's order is its preference."""
     endpoint = as_meta.registration_endpoint
     if not endpoint:
         raise RegistrationError("the authorization server metadata has no registration_endpoint")
     methods = [m for m in client_methods if m != "private_key_jwt" or identity is not None]
-    decision = negotiate_auth_method(as_meta.auth_methods_supported, methods, legacy_preference=None)
-    method = decision.require()
+    chosen_by = "chosen by the user (--client-auth-method)" if method else "the first the authorization server lists"
+    method = method or dcr_auth_method(as_meta.auth_methods_supported, methods)
+    decision = replace(
+        negotiate_auth_method(as_meta.auth_methods_supported, methods, legacy_preference=None),
+        chosen=method,
+        reason=f"{method}: {chosen_by} that the host supports for a registered client",
+    )
     metadata: dict[str, Any] = {
         "client_name": client_name,
         "redirect_uris": list(redirect_uris),
@@ -441,7 +460,9 @@ def identify_client(
         else:
             if as_meta.registration_endpoint:
                 registry = registry if registry is not None else ClientRegistry()
-                return registry.get_or_register(http, as_meta, [redirect.redirect_uri], identity=identity)
+                return registry.get_or_register(
+                    http, as_meta, [redirect.redirect_uri], identity=identity, method=client_auth_method
+                )
             lacking.append("DCR: no registration_endpoint")
     raise Failure("the host cannot identify itself to the authorization server: " + "; ".join(lacking))
 

@@ -44,12 +44,8 @@ def render_summary(report: dict[str, Any], file: TextIO, *, files: list[str] | N
     if len(problems) > 50:
         console.print(f"… and {len(problems) - 50} more (see the report files)")
     verdict = report["verdict"]
-    label = "ACCEPTED" if verdict["accepted"] else "NOT ACCEPTED"
-    console.print(
-        Text(
-            f"verdict: {label} — {verdict['reason']}",
-            style="bold green" if verdict["accepted"] else "bold red",
-        )
-    )
+    label = verdict.get("status") or ("ACCEPTED" if verdict["accepted"] else "NOT ACCEPTED")
+    style = {"ACCEPTED": "bold green", "PASSED LOCALLY": "bold yellow"}.get(label, "bold red")
+    console.print(Text(f"verdict: {label} — {verdict['reason']}", style=style))
     for path in files or []:
         console.print(f"report: {path}")

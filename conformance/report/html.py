@@ -296,6 +296,14 @@ def auth_stage(rule_id: str) -> str | None:
     return None
 
 
+VERDICT_LABELS = {
+    "ACCEPTED": "Accepted",
+    "PASSED LOCALLY": "Passed locally",
+    "NOT ACCEPTED": "Not accepted",
+    "INCOMPLETE": "Incomplete",
+}
+
+
 def _format_time(stamp: Any) -> str:
     if not stamp:
         return "unknown"
@@ -621,8 +629,18 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
         for k, v in config.items()
         if k not in {"strict", "expected_failures", "suites"}
     ]
+    label = VERDICT_LABELS.get(str(verdict.get("status")))
+    if label is None and isinstance(accepted, bool):
+        label = "Accepted" if accepted else "Not accepted"
     return {
         "accepted": accepted if isinstance(accepted, bool) else None,
+        "verdict_label": label or "Verdict unknown",
+        # PASSED LOCALLY exits 0 but is not a certification: shown apart from both ok and ko.
+        "verdict_class": "ok"
+        if accepted is True
+        else ("local" if label == "Passed locally" else "ko")
+        if label
+        else "unknown",
         "reason": clean(verdict.get("reason")),
         "exit_code": verdict.get("exit_code") if isinstance(verdict.get("exit_code"), int) else None,
         "harness_name": clean(harness.get("name") or "conformance"),

@@ -57,6 +57,7 @@ def check_outcome(
     blocked_by: str | None = None,
     evidence: list[dict[str, Any]] | None = None,
     duration_s: float = 0.0,
+    incomplete: bool = False,
 ) -> dict[str, Any]:
     return {
         "nodeid": nodeid,
@@ -68,6 +69,7 @@ def check_outcome(
         "blocked_by": blocked_by,
         "evidence": evidence or [],
         "duration_s": round(duration_s, 4),
+        "incomplete": incomplete,  # the need kept the run from reaching its target (see ``verdict``)
     }
 
 
@@ -130,6 +132,7 @@ def aggregate(
                 "need": next((o["need"] for o in deciding if o.get("need")), None),
                 "option": next((o["option"] for o in deciding if o.get("option")), None),
                 "blocked_by": next((o["blocked_by"] for o in deciding if o.get("blocked_by")), None),
+                "incomplete": status is Status.SKIPPED and any(o.get("incomplete") for o in deciding),
                 "baseline": None,
                 "checks": sorted({o["nodeid"] for o in mine if o["nodeid"]}),
                 "duration_s": round(sum(o["duration_s"] for o in mine), 4),
@@ -160,8 +163,34 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-def verdict(results: list[dict[str, Any]], *, strict: bool, other_failures: int = 0) -> dict[str, Any]:
-    """Accepted only when no MUST rule failed (nor a SHOULD with strict), nothing errored and no stale baseline."""
+ACCEPTED, PASSED_LOCALLY, NOT_ACCEPTED, INCOMPLETE = "ACCEPTED", "PASSED LOCALLY", "NOT ACCEPTED", "INCOMPLETE"
+
+
+def missing_parts(results: list[dict[str, Any]]) -> list[str]:
+    """What kept the run from reaching its targets: needs marked incomplete (no account linked, no API key, no
+    publisher) and rules blocked by a prerequisite this run did not decide (so nothing failed to explain them)."""
+    failed = {r["rule"] for r in results if r["status"] in ("failed", "warning", "error")}
+    missing: list[str] = []
+    for result in results:
+        if result.get("incomplete") and result.get("need"):
+            option = f" ({result['option']})" if result.get("option") else ""
+            missing.append(f"{result['need']}{option}")
+        elif result["status"] == Status.BLOCKED.value and result.get("blocked_by") not in failed:
+            missing.append(f"a decided {result['blocked_by']} (it blocks {result['rule']} but was not judged)")
+    return list(dict.fromkeys(missing))
+
+
+def verdict(
+    results: list[dict[str, Any]],
+    *,
+    strict: bool,
+    other_failures: int = 0,
+    local: bool = False,
+    allow_incomplete: bool = False,
+) -> dict[str, Any]:
+    """ACCEPTED only when no MUST rule failed (nor a SHOULD with strict), nothing errored, no stale baseline, and
+    the run reached every target it was given (else INCOMPLETE, unless ``allow_incomplete``). A loopback run
+    (``local``: transport not judged) that would be accepted is PASSED LOCALLY: exit 0, but ``accepted`` false."""
     blocking: list[str] = []
     stale: list[str] = []
     for result in results:
@@ -183,9 +212,28 @@ def verdict(results: list[dict[str, Any]], *, strict: bool, other_failures: int 
     if other_failures:
         reasons.append(f"{other_failures} other test(s) failed")
     decided = sum(1 for r in results if r["status"] in ("passed", "warning"))
-    if not reasons and not decided:
+    missing = missing_parts(results)
+    if reasons:
+        status = NOT_ACCEPTED
+    elif not decided:
+        status = INCOMPLETE
         reasons.append("no rule could be decided (everything skipped or blocked)")
-    accepted = not reasons
-    if accepted:
+        if missing:
+            reasons.append("missing: " + "; ".join(missing))
+    elif missing and not allow_incomplete:
+        status = INCOMPLETE
+        reasons.append("missing: " + "; ".join(missing))
+    else:
+        status = PASSED_LOCALLY if local else ACCEPTED
         reasons.append(f"no MUST rule failed ({decided} rule(s) decided)")
-    return {"accepted": accepted, "exit_code": 0 if accepted else 1, "reason": "; ".join(reasons)}
+        if local:
+            reasons.append("transport not judged: loopback run (--allow-insecure-loopback)")
+        if missing:
+            reasons.append("incomplete, allowed by --allow-incomplete: " + "; ".join(missing))
+    return {
+        "accepted": status == ACCEPTED,
+        "status": status,
+        "exit_code": 0 if status in (ACCEPTED, PASSED_LOCALLY) else 1,
+        "reason": "; ".join(reasons),
+        "missing": missing,
+    }

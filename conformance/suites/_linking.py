@@ -22,7 +22,9 @@ Fixtures (session scope):
     The same publisher without the need, and the DCR clients of this connection (registered once, reused).
 ``host_identity`` → :class:`~conformance.host.identity.HostIdentity`
     The publisher's identity, or, with only ``client_metadata_url``, documents published elsewhere
-    (``conformance cimd export``; fetches then cannot be observed).
+    (``conformance cimd export``; fetches then cannot be observed). A host that will not use CIMD (DCR, a
+    predefined client) needs neither: its identity is unpublished, with the stable redirect URIs
+    ``DEFAULT_REDIRECT_BASE`` (or ``redirect_base``) and, for a predefined client, ``.../conformance``.
 ``host_client`` → :class:`HostClient`
     The identified client (CIMD, DCR or predefined, option ``client_registration``), its redirect choice, the
     default scopes and a :class:`~conformance.host.oauth.TokenEndpoint`. Blocked by AUTH-PRM-02 (resource not
@@ -50,11 +52,13 @@ Fixtures (session scope):
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import jwt
 import pytest
 
 from conformance import Blocked, Failure, TargetError, needs
@@ -75,6 +79,7 @@ from conformance.host.login import (
     make_driver,
 )
 from conformance.host.oauth import (
+    SUPPORTED_METHODS,
     AcceptedResponse,
     AuthorizationRequest,
     AuthorizationResponseRejected,
@@ -94,6 +99,7 @@ from conformance.host.oauth import (
     validate_callback,
 )
 from conformance.host.publisher import Publisher
+from conformance.suites._transport import loopback_run
 
 INVALID_BEARER = "conformance-invalid-token"
 DEFAULT: Any = object()  # "the host's default" for optional arguments where None means "leave it out"
@@ -168,21 +174,48 @@ def publisher(optional_publisher: Publisher | None) -> Publisher:
         needs(
             "a TLS certificate for the host's CIMD publisher (trusted by the authorization server)",
             "--publisher-certfile and --publisher-keyfile",
+            incomplete=True,
         )
     return optional_publisher
 
 
+# Without a publisher, a registered or predefined client needs no published documents: its redirect URIs are these
+# stable ones (the form and browser login drivers read the redirect without anything served there), so a vendor can
+# register them once. The origin is never fetched (documents are only fetched for CIMD).
+UNPUBLISHED_ORIGIN = "https://conformance-host.invalid"
+DEFAULT_REDIRECT_BASE = "http://127.0.0.1/oauth/callback"
+PREDEFINED_CALLBACK_ID = "conformance"  # the callback-specific redirect of a predefined client: {base}/conformance
+
+
+def needs_cimd(settings: Settings, as_metadata: AsMetadata) -> bool:
+    """Whether the host will identify itself with CIMD (so its documents must be published somewhere)."""
+    mode = settings.get("client_registration", "auto")
+    if mode == "cimd":
+        return True
+    return mode == "auto" and not settings.get("client_id") and as_metadata.cimd_supported
+
+
 @pytest.fixture(scope="session")
-def host_identity(optional_publisher: Publisher | None, conformance_settings: Settings) -> HostIdentity:
+def host_identity(
+    optional_publisher: Publisher | None, conformance_settings: Settings, request: pytest.FixtureRequest
+) -> HostIdentity:
     if optional_publisher is not None:
         assert optional_publisher.identity is not None
         return optional_publisher.identity
     s = conformance_settings
     base = s.get("client_metadata_url")
+    if not base and not needs_cimd(s, request.getfixturevalue("as_metadata")):
+        # DCR or a predefined client: nothing to publish, so no publisher certificate is needed.
+        return HostIdentity(
+            base_url=UNPUBLISHED_ORIGIN,
+            key=load_or_generate_key(s.get("client_key")),
+            redirect_base=s.get("redirect_base") or DEFAULT_REDIRECT_BASE,
+        )
     if not base:
         needs(
             "the host's client metadata origin: a publisher certificate or documents published elsewhere",
             "--publisher-certfile/--publisher-keyfile or --client-metadata-url with --client-key",
+            incomplete=True,
         )
     return HostIdentity(
         base_url=base, key=load_or_generate_key(s.get("client_key")), redirect_base=s.get("redirect_base")
@@ -208,8 +241,11 @@ class HostClient:
     tokens: TokenEndpoint
 
 
-def host_refusal(prm: PrmDiscovery, meta: AsMetadata, target: Target) -> tuple[str, str] | None:
-    """``(rule, why)`` when a host would not start linking with this server at all."""
+def host_refusal(
+    prm: PrmDiscovery, meta: AsMetadata, target: Target, judged: Callable[[str], bool] | None = None
+) -> tuple[str, str] | None:
+    """``(rule, why)`` when a host would not start linking with this server at all. ``judged(url)`` False: the
+    transport of that URL is not judged (a loopback run), so plain HTTP there refuses nothing."""
     resource = prm.document.get("resource")
     if resource != target.base_url:
         return "AUTH-PRM-02", f"resource {resource!r} is not the URL the host connects to ({target.base_url!r})"
@@ -217,8 +253,8 @@ def host_refusal(prm: PrmDiscovery, meta: AsMetadata, target: Target) -> tuple[s
         return "AUTH-ASM-02", f"metadata issuer {meta.issuer!r} differs from {meta.expected_issuer!r}"
     if not meta.supports_s256:
         return "AUTH-ASM-03", f"code_challenge_methods_supported is {meta.code_challenge_methods!r}: no S256"
-    if meta.https_problems():
-        return "AUTH-ASM-04", "; ".join(meta.https_problems())
+    if meta.https_problems(judged):
+        return "AUTH-ASM-04", "; ".join(meta.https_problems(judged))
     return None
 
 
@@ -233,13 +269,25 @@ def host_client(
     client_registry: ClientRegistry,
 ) -> HostClient:
     s = conformance_settings
-    refusal = host_refusal(prm_discovery, as_metadata, tool_server_target)
+    refusal = host_refusal(
+        prm_discovery, as_metadata, tool_server_target, judged=lambda url: not loopback_run(host_http, url)
+    )
     if refusal is not None:
         raise Blocked(*refusal)
-    redirect = choose_redirect_mode(
-        as_metadata, host_identity, new_callback_id(), legacy_stable=bool(s.get("legacy_stable_redirect"))
-    )
     client_id = s.get("client_id")
+    predefined = bool(client_id) and s.get("client_registration", "auto") in ("auto", "predefined")
+    # A predefined client's redirect URIs are registered by hand: the callback id is fixed so that they are stable.
+    callback_id = PREDEFINED_CALLBACK_ID if predefined else new_callback_id()
+    redirect = choose_redirect_mode(
+        as_metadata, host_identity, callback_id, legacy_stable=bool(s.get("legacy_stable_redirect"))
+    )
+    method = s.get("client_auth_method")
+    if method and method not in SUPPORTED_METHODS:
+        needs(
+            f"a token endpoint auth method the host supports ({', '.join(SUPPORTED_METHODS)}), not {method!r}",
+            "--client-auth-method",
+            incomplete=True,
+        )
     if not (as_metadata.cimd_supported or as_metadata.registration_endpoint or client_id):
         raise Blocked("AUTH-ASM-05", "neither CIMD, nor a registration endpoint, nor a predefined client")
     try:
@@ -252,7 +300,7 @@ def host_client(
             registry=client_registry,
             client_id=client_id,
             client_secret=s.get("client_secret"),
-            client_auth_method=s.get("client_auth_method"),
+            client_auth_method=method,
         )
     except TargetError as exc:
         raise Blocked("AUTH-DCR-01", str(exc)) from None
@@ -306,22 +354,40 @@ class FlowAttempt:
         return self.token
 
 
+RENEW_MARGIN_S = 15.0  # a shared token this close to its expiry is renewed before use
+
+
 @dataclass
 class LinkedAccount:
-    """A completed authorization for one test account."""
+    """A completed authorization for one test account, shared by the checks of a session.
+
+    ``access_token`` is always usable: a token about to expire is refreshed, or, when the authorization server
+    issued no refresh token (or refuses it), replaced by linking again (``relink``). A check that needs a spent
+    token (expiry, revocation, rotation) takes a throwaway from ``link_account()``, never this one.
+    """
 
     account: int
     resource: str
     token: TokenResult
     tokens: TokenEndpoint
     attempt: FlowAttempt
-    access_token: str
+    current_token: str
     refresh_token: str | None
     id_token: str | None
     scopes: tuple[str, ...]
+    relink: Callable[[], FlowAttempt] | None = None
+    obtained_at: float = dataclasses.field(default_factory=time.time)
+    renewals: list[str] = dataclasses.field(default_factory=list)  # how the token was renewed, for the report
 
     @classmethod
-    def from_attempt(cls, account: int, resource: str, tokens: TokenEndpoint, attempt: FlowAttempt) -> LinkedAccount:
+    def from_attempt(
+        cls,
+        account: int,
+        resource: str,
+        tokens: TokenEndpoint,
+        attempt: FlowAttempt,
+        relink: Callable[[], FlowAttempt] | None = None,
+    ) -> LinkedAccount:
         token = attempt.require()
         granted = token.scope.split() if token.scope else attempt.request.scope.split()
         assert token.access_token is not None  # token.ok guarantees it
@@ -331,10 +397,11 @@ class LinkedAccount:
             token=token,
             tokens=tokens,
             attempt=attempt,
-            access_token=token.access_token,
+            current_token=token.access_token,
             refresh_token=token.refresh_token,
             id_token=token.id_token,
             scopes=tuple(granted),
+            relink=relink,
         )
 
     @property
@@ -342,8 +409,45 @@ class LinkedAccount:
         return self.tokens.client
 
     @property
+    def expires_at(self) -> float | None:
+        """When the current access token expires: its ``exp`` claim, else ``expires_in`` from when it came."""
+        try:
+            exp = jwt.decode(self.current_token, options={"verify_signature": False}).get("exp")
+        except jwt.PyJWTError:
+            exp = None
+        if isinstance(exp, int | float):
+            return float(exp)
+        return self.obtained_at + self.token.expires_in if self.token.expires_in is not None else None
+
+    @property
+    def access_token(self) -> str:
+        """The account's access token, renewed first when it is (about to be) expired."""
+        expires_at = self.expires_at
+        if expires_at is not None and expires_at - time.time() < RENEW_MARGIN_S:
+            self.renew()
+        return self.current_token
+
+    @property
     def auth_header(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.access_token}"}
+
+    def renew(self) -> None:
+        """Refresh; when that is impossible or refused, link again. A failure keeps the old token (the check that
+        uses it then sees the target's answer) and is noted."""
+        if self.refresh_token:
+            result = self.refresh()
+            if result.ok:
+                self.renewals.append("refreshed")
+                return
+        if self.relink is None:
+            return
+        attempt = self.relink()
+        if not attempt.ok or attempt.token is None or not attempt.token.access_token:
+            self.renewals.append(f"relinking failed: {attempt.problem}")
+            return
+        self._take(attempt.token)
+        self.attempt = attempt
+        self.renewals.append("linked again (the token expired and could not be refreshed)")
 
     def refresh(self, *, scope: str | None = None) -> TokenResult:
         """A refresh-token grant for the same resource; on success the account holds the new (rotated) tokens."""
@@ -351,10 +455,15 @@ class LinkedAccount:
             raise Blocked("AUTH-FLOW-02", "the token response carried no refresh_token")
         result = self.tokens.refresh(self.refresh_token, resource=self.resource, scope=scope)
         if result.ok and result.access_token:
-            self.token, self.access_token = result, result.access_token
-            self.refresh_token = result.refresh_token or self.refresh_token
-            self.id_token = result.id_token or self.id_token
+            self._take(result)
         return result
+
+    def _take(self, result: TokenResult) -> None:
+        assert result.access_token is not None
+        self.token, self.current_token = result, result.access_token
+        self.refresh_token = result.refresh_token or self.refresh_token
+        self.id_token = result.id_token or self.id_token
+        self.obtained_at = time.time()
 
 
 class Linker:
@@ -397,9 +506,9 @@ class Linker:
                 timeout_s=float(self.settings.get("login_timeout", 300.0)),
             )
         except BrowserUnavailable as exc:
-            needs(f"the browser login driver ({exc})", "--login-driver form")
+            needs(f"the browser login driver ({exc})", "--login-driver form", incomplete=True)
         except ConfigError as exc:
-            needs(f"a usable login driver ({exc})", "--login-driver")
+            needs(f"a usable login driver ({exc})", "--login-driver", incomplete=True)
         if hasattr(driver, "fresh_session"):
             # A new login per authorization: the AS session of another account must never leak into this one.
             driver.fresh_session = True
@@ -436,7 +545,11 @@ class Linker:
         try:
             return driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
         except MissingCredentials as exc:
-            needs(f"test account credentials ({exc.variable})", "CONFORMANCE_TEST_USER and CONFORMANCE_TEST_PASSWORD")
+            needs(
+                f"test account credentials ({exc.variable})",
+                "CONFORMANCE_TEST_USER and CONFORMANCE_TEST_PASSWORD",
+                incomplete=account == 1,  # without account 1 nothing is linked; account 2 only serves PROF-09
+            )
 
     def authorize(
         self, request: AuthorizationRequest, *, account: int = 1, decision: Decision = "approve"
@@ -511,7 +624,13 @@ class Linker:
         id_token_hint: str | None = None,
     ) -> LinkedAccount:
         attempt = self.attempt(account=account, scopes=scopes, id_token_hint=id_token_hint)
-        return LinkedAccount.from_attempt(account, self.host.resource, self.host.tokens, attempt)
+        return LinkedAccount.from_attempt(
+            account, self.host.resource, self.host.tokens, attempt, relink=self.relinker(account, attempt)
+        )
+
+    def relinker(self, account: int, attempt: FlowAttempt) -> Callable[[], FlowAttempt]:
+        """Link ``account`` again with the scopes of ``attempt`` (the renewal of a token that cannot be refreshed)."""
+        return lambda: self.attempt(account=account, scopes=attempt.request.scope)
 
     # -- classification ------------------------------------------------------------------------------------
 
@@ -549,7 +668,9 @@ def first_link(linker: Linker) -> FlowAttempt:
 
 @pytest.fixture(scope="session")
 def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
-    return LinkedAccount.from_attempt(1, linker.host.resource, linker.host.tokens, first_link)
+    return LinkedAccount.from_attempt(
+        1, linker.host.resource, linker.host.tokens, first_link, relink=linker.relinker(1, first_link)
+    )
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,6 @@ probe sees the HTTP status line and the result exactly as sent, and a small clas
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,10 +272,7 @@ def unverified_claims(token: str | None) -> dict[str, Any]:
 
 
 def fresh_token(account: Any) -> str:
-    """A LinkedAccount's access token, refreshed first when it is about to expire (long runs, slow logins)."""
-    exp = unverified_claims(account.access_token).get("exp")
-    if isinstance(exp, int | float) and exp - time.time() < 15 and account.refresh_token:
-        account.refresh()
+    """A LinkedAccount's access token: renewed (refreshed, or linked again) when it is about to expire."""
     return str(account.access_token)
 
 

@@ -26,7 +26,7 @@ MUTANTS: list[Mutant] = [
     ),
     _m(
         "proxy-issuer-trailing-slash",
-        {"AUTH-ASM-02", "AUTH-PRM-03"},
+        {"AUTH-ASM-02", "AUTH-PRM-03", "AUTH-ASM-08"},
         "The authorization server calls itself issuer + '/' (metadata and iss), unlike authorization_servers.",
         AFTER_FLOW,
     ),

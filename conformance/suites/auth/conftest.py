@@ -19,5 +19,12 @@ def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
     if callback is None:
         raise Blocked("AUTH-FLOW-01", f"declining consent led nowhere: {login.stopped}")
     if not callback.is_error:
-        needs("a consent page the user can decline (the authorization server did not ask)", "--login-steps")
+        # The AS redirected back with a code although the user meant to decline: it showed no page to decline
+        # (consent skipped or remembered for this client). A steps file cannot add a page the AS never shows (a
+        # page the steps did not recognise stops the login instead), so the remedy is on the AS's side.
+        needs(
+            "an error authorization response: the authorization server granted the request without a consent page "
+            "the user could decline",
+            "an authorization server (or test client) configured to ask for consent on every authorization",
+        )
     return Declined(request, login, callback)

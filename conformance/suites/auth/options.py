@@ -26,7 +26,8 @@ OPTIONS: list[OptionSpec] = [
     OptionSpec(
         "redirect_base",
         "base of the host's redirect URIs: stable = this URL, callback-specific = this URL/{callback_id} "
-        "(default: {client_metadata_url}/oauth/callback)",
+        "(default: {client_metadata_url}/oauth/callback; without a publisher, for DCR or a predefined client, "
+        "http://127.0.0.1/oauth/callback; a predefined client's callback id is always 'conformance')",
     ),
     OptionSpec(
         "client_registration",
@@ -38,7 +39,9 @@ OPTIONS: list[OptionSpec] = [
     OptionSpec("client_secret", "secret of the predefined client", secret=True),
     OptionSpec(
         "client_auth_method",
-        "token endpoint auth method of the predefined client (default: negotiated with the metadata)",
+        "token endpoint auth method of the predefined or the DCR-registered client: none, private_key_jwt, "
+        "client_secret_basic or client_secret_post (default: predefined: negotiated with the metadata; DCR: the "
+        "first the authorization server lists that the host supports)",
     ),
     OptionSpec("login_driver", "how the user logs in: form, browser or manual", default="form"),
     OptionSpec(

@@ -8,8 +8,9 @@ from conformance.host.asmeta import KNOWN_AUTH_METHODS, AsMetadata, discover_as_
 from conformance.host.discovery import PrmDiscovery
 from conformance.host.http import HostHTTP
 from conformance.host.identity import HOST_AUTH_METHODS, HostIdentity
-from conformance.host.oauth import choose_redirect_mode, negotiate_auth_method
+from conformance.host.oauth import choose_redirect_mode, issuer_identification_met, negotiate_auth_method
 from conformance.suites._linking import FlowAttempt, Linker
+from conformance.suites._transport import loopback_run, transport_not_judged
 
 
 @rule("AUTH-ASM-01")
@@ -35,9 +36,11 @@ def test_s256_is_advertised(as_metadata: AsMetadata) -> None:
 
 
 @rule("AUTH-ASM-04")
-def test_endpoints_are_https(as_metadata: AsMetadata) -> None:
-    problems = as_metadata.https_problems()
+def test_endpoints_are_https(host_http: HostHTTP, as_metadata: AsMetadata) -> None:
+    problems = as_metadata.https_problems(judged=lambda url: not loopback_run(host_http, url))
     expect(not problems, "; ".join(problems))
+    if as_metadata.https_problems():
+        transport_not_judged("HTTPS of authorization_endpoint and token_endpoint", "both are present and absolute")
 
 
 @rule("AUTH-ASM-05")
@@ -94,3 +97,9 @@ def test_iss_parameter_is_advertised(as_metadata: AsMetadata, host_identity: Hos
     observe(f"redirect mode {redirect.mode} ({redirect.reason}); CIMD document {redirect.client_id}")
     value = as_metadata.document.get("authorization_response_iss_parameter_supported")
     expect(value is True, f"authorization_response_iss_parameter_supported is {value!r}, not true")
+    # The rule's parenthesis: true *and* issuer identification met (the identical issuer string). Never a pass
+    # while the host, for the same metadata, falls back to callback-specific redirects.
+    expect(
+        issuer_identification_met(as_metadata),
+        f"issuer identification is not met although the parameter is advertised: {redirect.reason}",
+    )

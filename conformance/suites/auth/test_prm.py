@@ -16,26 +16,30 @@ from conformance.host.discovery import (
 )
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import challenge_probe
+from conformance.suites._transport import judge_https
 
 
 @rule("AUTH-PRM-01")
 def test_metadata_is_served(host_http: HostHTTP, tool_server_target: Target) -> None:
     found = discover_prm(host_http, tool_server_target.base_url)
-    expect(urlsplit(found.url).scheme == "https", f"metadata served over {urlsplit(found.url).scheme}, not HTTPS")
-    observe(f"found via {found.via}: {found.url}")
+    held = f"served as JSON via {found.via}: {found.url}"
+    https = judge_https(host_http, found.url, "HTTPS of the protected resource metadata", held=held)
+    expect(https, f"metadata served over {urlsplit(found.url).scheme}, not HTTPS")
+    observe(held)
 
 
 @rule("AUTH-PRM-02")
-def test_resource_is_canonical(prm_discovery: PrmDiscovery, tool_server_target: Target) -> None:
+def test_resource_is_canonical(host_http: HostHTTP, prm_discovery: PrmDiscovery, tool_server_target: Target) -> None:
     resource = prm_discovery.document.get("resource")
     if not isinstance(resource, str) or not resource:
         fail(f"`resource` is missing or not a string: {resource!r}")
-    expect(urlsplit(resource).scheme == "https", f"`resource` {resource!r} is not an HTTPS URL")
     expect(
         resource == tool_server_target.base_url,
         f"`resource` {resource!r} is not the URL the host connects to ({tool_server_target.base_url!r}); "
         "the host sends this exact value as `resource`",
     )
+    https = judge_https(host_http, resource, "`resource` an HTTPS URL", held="`resource` is the URL the host uses")
+    expect(https, f"`resource` {resource!r} is not an HTTPS URL")
 
 
 @rule("AUTH-PRM-04")

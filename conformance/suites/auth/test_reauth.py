@@ -2,26 +2,48 @@
 
 from __future__ import annotations
 
-from conformance import expect, observe, rule
+from collections.abc import Sequence
+
+from conformance import expect, needs, observe, rule
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.suites._linking import LinkedAccount, Linker
 
 
-@rule("AUTH-REAUTH-01")
-def test_reauthorization_with_more_scopes(linker: Linker, linked_account: LinkedAccount) -> None:
-    full = linker.host.scopes.scopes
+def scope_sets(default: Sequence[str], advertised: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(fewer, more): two different scope sets, the second a strict superset, or None when there are none.
+
+    Fewer is the OIDC scopes and the first resource scope of the host's default; when the default has only one
+    resource scope, more is the default plus a scope the authorization server advertises beyond it."""
+    full = tuple(default)
     resource_scopes = [s for s in full if s not in OIDC_SCOPES]
     fewer = tuple(s for s in full if s in OIDC_SCOPES) + tuple(resource_scopes[:1])
+    if set(fewer) != set(full):
+        return fewer, full
+    extra = [s for s in advertised if s not in full and s not in OIDC_SCOPES and s != "offline_access"]
+    return (full, (*full, extra[0])) if extra else None
+
+
+@rule("AUTH-REAUTH-01")
+def test_reauthorization_with_more_scopes(linker: Linker, linked_account: LinkedAccount) -> None:
+    sets = scope_sets(linker.host.scopes.scopes, linker.host.as_metadata.scopes_supported or [])
+    if sets is None:
+        needs(
+            f"two different scope sets to request (the host requests {linker.host.scopes.value!r} and the "
+            "authorization server advertises no other scope: a reauthorization would ask for nothing more)"
+        )
+    fewer, full = sets
     first = linker.link(scopes=fewer)  # Blocked by the flow's rule if the plain flow is broken
     problems = []
     plain = linker.attempt(scopes=full)
     if not plain.ok:
         problems.append(f"requesting {' '.join(full)} without id_token_hint: {plain.problem}")
+    cases = ["without id_token_hint"]
     if first.id_token:
         hinted = linker.attempt(scopes=full, id_token_hint=first.id_token)
+        cases.append("with id_token_hint")
         if not hinted.ok:
             problems.append(f"requesting {' '.join(full)} with the earlier ID token as id_token_hint: {hinted.problem}")
     else:
-        observe("no ID token was issued: reauthorization without id_token_hint only")
+        observe("no ID token was issued: reauthorization without id_token_hint only (the hint is optional)")
     expect(not problems, "; ".join(problems))
-    observe(f"first {' '.join(fewer)}, then {' '.join(full)}")
+    observe(f"first {' '.join(fewer)}, then {' '.join(full)}; cases run: {', '.join(cases)}")

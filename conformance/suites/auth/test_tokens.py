@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, expect, fail, needs, observe, rule
+from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host.declarations import check_challenge_result
 from conformance.host.forge import (
@@ -29,6 +29,7 @@ from conformance.host.forge import (
     tamper_signature,
 )
 from conformance.host.http import HostHTTP
+from conformance.host.mcp import raw_call
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import (
     HARNESS_OPTION,
@@ -50,17 +51,30 @@ EXPIRY_MARGIN_S = 2.0  # past exp before the expired real token is sent
 UNTRUSTED_ISSUER = "https://untrusted-issuer.conformance.invalid"
 
 
+ENDPOINT = "the MCP endpoint (tools/list)"
+
+
 @dataclass
 class Probe:
-    """What every token probe calls, and how."""
+    """What every token probe calls, and how: a tool declared oauth2, or (``tool`` None) the endpoint itself when
+    the server protects the whole endpoint (an anonymous session is refused with 401 and no tool says oauth2)."""
 
     http: HostHTTP
     url: str
-    tool: Mapping[str, Any]
+    tool: Mapping[str, Any] | None
     resource: str
     scopes: list[str]  # what a token for this tool carries: the granted scopes and the tool's own
 
+    @property
+    def name(self) -> str:
+        return repr(self.tool.get("name")) if self.tool is not None else ENDPOINT
+
     def send(self, token: str | None = None, **kwargs: Any) -> CallOutcome | str:
+        if self.tool is None:
+            try:
+                return CallOutcome(raw_call(self.http, self.url, "tools/list", {}, token=token, **kwargs))
+            except TargetError as exc:
+                return str(exc)
         return safe_call(self.http, self.url, self.tool, token=token, **kwargs)
 
 
@@ -104,9 +118,15 @@ def probe(
     linked_account: LinkedAccount,
 ) -> Probe:
     tool = auth_tool(listing, vendor_of(conformance_settings))
+    if tool is None and not listing.authenticated:
+        needs(
+            "a tool declared with securitySchemes oauth2 only, or an endpoint that refuses anonymous sessions "
+            "(nothing to present a token to)"
+        )
     if tool is None:
-        needs("a tool declared with securitySchemes oauth2 only (nothing to present a token to)")
-    scopes = distinct([*linked_account.scopes, *oauth_scopes(tool)])
+        # The whole endpoint is protected (an anonymous tools/list got 401): the token checks judge the endpoint.
+        observe(f"no tool declares oauth2 only; the endpoint refuses anonymous sessions: probing {ENDPOINT}")
+    scopes = distinct([*linked_account.scopes, *(oauth_scopes(tool) if tool is not None else [])])
     return Probe(host_http, tool_server_target.base_url, tool, linked_account.resource, scopes)
 
 
@@ -121,7 +141,7 @@ def accepted(control: CallOutcome | str, probe: Probe) -> Probe:
     """The probe, once the control passed; else every negative check is blocked by AUTH-TOK-01."""
     if isinstance(control, str) or control.refused_http or control.auth_error_result:
         why = control if isinstance(control, str) else control.describe()
-        raise Blocked("AUTH-TOK-01", f"a valid token on {probe.tool.get('name')!r} was not accepted: {why}")
+        raise Blocked("AUTH-TOK-01", f"a valid token on {probe.name} was not accepted: {why}")
     return probe
 
 
@@ -152,14 +172,14 @@ def require_issuer(issuer: HarnessIssuer | None, what: str) -> HarnessIssuer:
 
 @rule("AUTH-TOK-01")
 def test_valid_token_is_accepted(control: CallOutcome | str, probe: Probe) -> None:
-    name = probe.tool.get("name")
+    name = probe.name
     if isinstance(control, str):
-        fail(f"calling {name!r} with a valid token failed: {control}")
+        fail(f"calling {name} with a valid token failed: {control}")
     if control.refused_http or control.auth_error_result:
-        fail(f"a valid access token from the flow was refused on {name!r}: {control.describe()}")
+        fail(f"a valid access token from the flow was refused on {name}: {control.describe()}")
     if control.is_error_result:
-        observe(f"{name!r} ran but returned an error result (not an auth error)")
-    observe(f"accepted on {name!r}: {control.describe()}")
+        observe(f"{name} ran but returned an error result (not an auth error)")
+    observe(f"accepted on {name}: {control.describe()}")
 
 
 @rule("AUTH-TOK-02")
@@ -180,7 +200,7 @@ def test_missing_or_malformed_authorization(accepted: Probe) -> None:
             if outcome.is_error_result and not outcome.challenges:
                 observe(f"{what}: an error result without a challenge (AUTH-CHAL-01 judges its shape)")
         else:
-            problems.append(f"{what} on {accepted.tool.get('name')!r}: {outcome.describe()}, no auth error")
+            problems.append(f"{what} on {accepted.name}: {outcome.describe()}, no auth error")
     expect(not problems, "; ".join(problems))
 
 

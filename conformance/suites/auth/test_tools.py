@@ -218,9 +218,30 @@ def test_linking_ui_can_appear(
     if str(tool["name"]) not in failures and failures:
         # Judge a tool whose anonymous call did fail in the call (one answering with data is AUTH-TOOL-03's case).
         tool = next(t for t in listing.named() if str(t["name"]) in failures)
-    result = failures.get(str(tool["name"]))
+    name = str(tool["name"])
+    result = failures.get(name)
     challenge: ChallengeCheck | None = check_challenge_result(result) if result is not None else None
-    summary = linking_ui_summary(metadata_published=published, tool=tool, challenge=challenge)
+    endpoint: dict[str, str] | None = None
+    if challenge is None:
+        # No in-call auth error (AUTH-CHAL-01 skipped): the summary judges only what the server did instead.
+        outcome = anonymous.outcomes.get(name)
+        if isinstance(outcome, CallOutcome) and outcome.returned_data:
+            raise Blocked("AUTH-TOOL-03", f"{name!r} (oauth2 only) returned data to an anonymous call: no auth error")
+        if not isinstance(outcome, CallOutcome) or outcome.status != 401:
+            what = outcome if isinstance(outcome, str) else outcome.describe() if outcome else "no call"
+            needs(f"an auth error for an anonymous call of {name!r} (got {what})")
+        found = outcome.raw.challenge
+        endpoint = dict(found.params) if found is not None and found.scheme.lower() == "bearer" else {}
+        if not (endpoint.get("error") and endpoint.get("error_description")):
+            needs(
+                "an auth error carrying error and error_description, in a tool result or a 401 challenge: "
+                f"{name!r} was refused with HTTP 401 whose challenge has neither (the contract's Errors table "
+                "leaves them optional at HTTP level)"
+            )
+    summary = linking_ui_summary(
+        metadata_published=published, tool=tool, challenge=challenge, endpoint_challenge=endpoint
+    )
     if not summary.ok:
-        fail(f"the linking UI would not appear for {tool['name']!r}: " + "; ".join(summary.missing))
-    observe(f"metadata published, {tool['name']!r} declares securitySchemes, its challenge has error and description")
+        fail(f"the linking UI would not appear for {name!r}: " + "; ".join(summary.missing))
+    how = "its challenge" if endpoint is None else "its HTTP 401 challenge"
+    observe(f"metadata published, {name!r} declares securitySchemes, {how} has error and error_description")

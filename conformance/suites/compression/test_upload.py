@@ -18,6 +18,7 @@ from conformance.config import Settings
 from conformance.host._guard import is_loopback_host
 from conformance.host._redact import Redactor
 from conformance.host.http import HostHTTP, record_exchange
+from conformance.suites._transport import loopback_run, transport_not_judged
 
 from . import images
 from .conftest import Api, ImageServer, count_of, decoded_or_fail, expect_json_error, json_body
@@ -267,6 +268,8 @@ def _plain_http_exchange(
 def test_plain_http_refused(api: Api) -> None:
     parts = urlsplit(api.target.base_url)
     host = parts.hostname or ""
+    if loopback_run(api.http, api.target.base_url):
+        transport_not_judged("plain HTTP refused")
     if parts.scheme == "http":
         fail("the target is configured with a plain-HTTP URL")
     port = parts.port or 80

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from conformance import Blocked, expect, observe, rule
+from conformance.suites._cases import Cases
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import oauth_scopes
 from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
@@ -35,27 +36,32 @@ def test_id_is_stable(
     fewer = [s for s in full if s in needed or s in ("openid", "email", "profile", "offline_access")]
     if not needed:
         fewer = full  # the tool names no scopes: which ones it needs is unknown, so no downscoped authorization
+    cases = Cases("PROF-08 (token refresh, a new connection, a scope upgrade)")
     seen: dict[str, Any] = {}
     first = link_account(scopes=fewer if fewer != full else None)
     seen["a new connection with a new authorization"] = _id_of(profile_caller, first, "a new authorization")
+    cases.exercised("a new connection")
     if first.refresh_token:
         refreshed = first.refresh()
         if refreshed.ok:
             seen["after a token refresh"] = _id_of(profile_caller, first, "a refreshed token")
+            cases.exercised("a token refresh")
         else:
-            observe(f"the refresh failed ({refreshed.describe()}): no refresh case")
+            cases.unexercised("a token refresh", f"the refresh failed: {refreshed.describe()}")
     else:
-        observe("no refresh token was issued: no refresh case")
+        cases.unexercised("a token refresh", "no refresh token was issued")
     if fewer != full:
         upgraded = link_account(scopes=full)
         seen[f"after a scope upgrade ({' '.join(fewer)} → {' '.join(full)})"] = _id_of(
             profile_caller, upgraded, "an upgraded authorization"
         )
+        cases.exercised("a scope upgrade")
     else:
-        observe("the profile tool needs every requested scope: no scope upgrade case")
+        cases.unexercised("a scope upgrade", "the profile tool needs every requested scope: nothing to add")
     changed = [f"{what}: {value!r}" for what, value in seen.items() if value != base]
     expect(not changed, f"the profile id {base!r} of account 1 changed: " + "; ".join(changed))
-    observe("same id " + ", ".join(seen))
+    observe(f"same id {base!r}")
+    cases.conclude()
 
 
 @rule("PROF-09")

@@ -1,0 +1,40 @@
+"""Transport-only requirements (HTTPS of metadata, ``resource``, AS endpoints; IMG-TLS-01) on a loopback run.
+
+With ``--allow-insecure-loopback`` a vendor certifies a development server on 127.0.0.1 as its README runs it (plain
+HTTP, or TLS nobody verifies). Its transport is then not judged: such a requirement is ``skipped`` with the message
+``transport not judged: loopback run``, every other rule is decided, and the run's verdict is at best PASSED
+LOCALLY (``report.model.verdict``), never ACCEPTED.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+from urllib.parse import urlsplit
+
+from conformance._exceptions import NeedsUnmet
+from conformance.host._guard import is_loopback_host
+from conformance.host.http import HostHTTP
+
+TRANSPORT_NOT_JUDGED = "transport not judged: loopback run"
+DEPLOYMENT = "the deployment served over HTTPS (a run without --allow-insecure-loopback)"
+
+
+def loopback_run(http: HostHTTP, url: str | None) -> bool:
+    """True when ``url`` is on loopback and the run allows insecure loopback: its transport is not judged."""
+    host = urlsplit(url or "").hostname or ""
+    return bool(http.guard.allow_insecure_loopback) and is_loopback_host(host)
+
+
+def transport_not_judged(what: str, held: str = "") -> NoReturn:
+    """Skip the transport part of a rule; ``held`` says what the rest of the rule showed."""
+    exc = NeedsUnmet(DEPLOYMENT, "--target-url of the HTTPS deployment")
+    exc.msg = f"{TRANSPORT_NOT_JUDGED} ({what})" + (f"; {held}" if held else "")
+    raise exc
+
+
+def judge_https(http: HostHTTP, url: str, what: str, *, held: str = "") -> bool:
+    """``True`` when ``url`` is HTTPS (the caller may pass); on a loopback run its transport is not judged (skip);
+    ``False`` when it is not HTTPS and must be judged (the caller fails)."""
+    if loopback_run(http, url):
+        transport_not_judged(what, held)
+    return urlsplit(url).scheme == "https"

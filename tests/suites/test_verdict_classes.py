@@ -1,0 +1,407 @@
+"""The classes of false verdicts of issue 12, each proven on the smallest thing that shows it.
+
+- a check never spends a shared session (the shared token renews itself: refresh, else link again);
+- no vacuous passes (AUTH-REAUTH-01 needs two different scope sets; PROF-08 needs its three cases).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+
+from conformance.host.oauth import AuthorizationRequest, OAuthClient, TokenResult
+from conformance.suites._linking import FlowAttempt, LinkedAccount
+from conformance.suites.auth.test_reauth import scope_sets
+
+
+def _jwt(exp: float) -> str:
+    return jwt.encode({"sub": "alice", "exp": int(exp), "iat": int(time.time())}, "k" * 32, algorithm="HS256")
+
+
+def _token(access: str, refresh: str | None = None) -> TokenResult:
+    body: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": 60}
+    if refresh:
+        body["refresh_token"] = refresh
+    return TokenResult(httpx.Response(200, json=body), body, "none")
+
+
+def _attempt(token: TokenResult) -> FlowAttempt:
+    request = AuthorizationRequest(
+        "https://as/authorize", "client", "https://host/cb", "https://rs/mcp", "scope", "https://as", False
+    )
+    return FlowAttempt(request=request, client=OAuthClient("dcr", "client", "none"), token=token)
+
+
+class _Tokens:
+    """A token endpoint that refuses every refresh (an AS that does not rotate or has revoked the grant)."""
+
+    client = OAuthClient("dcr", "client", "none")
+
+    def __init__(self) -> None:
+        self.refreshes = 0
+
+    def refresh(self, refresh_token: str, **_: Any) -> TokenResult:
+        self.refreshes += 1
+        body = {"error": "invalid_grant"}
+        return TokenResult(httpx.Response(400, json=body), body, "none")
+
+
+@pytest.mark.parametrize("refresh_token", [None, "rt-refused"])
+def test_an_expired_shared_token_that_cannot_be_refreshed_is_replaced_by_linking_again(
+    refresh_token: str | None,
+) -> None:
+    expired = _jwt(time.time() - 5)
+    relinked: list[str] = []
+
+    def relink() -> FlowAttempt:
+        token = _jwt(time.time() + 600)
+        relinked.append(token)
+        return _attempt(_token(token))
+
+    tokens = _Tokens()
+    account = LinkedAccount.from_attempt(
+        1,
+        "https://rs/mcp",
+        tokens,
+        _attempt(_token(expired, refresh_token)),
+        relink=relink,  # type: ignore[arg-type]
+    )
+    assert account.access_token == relinked[0] != expired
+    assert tokens.refreshes == (1 if refresh_token else 0)
+    assert account.access_token == relinked[0] and len(relinked) == 1  # a live token is not renewed again
+    assert account.renewals == ["linked again (the token expired and could not be refreshed)"]
+
+
+def test_a_live_shared_token_is_used_as_is() -> None:
+    live = _jwt(time.time() + 600)
+    account = LinkedAccount.from_attempt(
+        1,
+        "https://rs/mcp",
+        _Tokens(),
+        _attempt(_token(live)),
+        relink=lambda: pytest.fail("relinked"),  # type: ignore[arg-type]
+    )
+    assert account.access_token == live and account.auth_header == {"Authorization": f"Bearer {live}"}
+
+
+# -- no vacuous passes -----------------------------------------------------------------------------------------
+
+
+def test_reauthorization_needs_two_different_scope_sets() -> None:
+    assert scope_sets(["openid", "read", "write"], []) == (("openid", "read"), ("openid", "read", "write"))
+    assert scope_sets(["openid", "read"], ["openid", "read", "admin"]) == (
+        ("openid", "read"),
+        ("openid", "read", "admin"),
+    )
+    assert scope_sets(["openid", "read"], ["openid", "read", "offline_access"]) is None  # first X, then X
+    assert scope_sets(["read"], []) is None
+
+
+PROF_08_STUBS = """
+import pytest
+from types import SimpleNamespace
+
+class Caller:
+    name = "whoami"
+    def result(self, token, who):
+        return {"structuredContent": {"id": "user-1"}}
+
+@pytest.fixture(scope="session")
+def profile_1():
+    return SimpleNamespace(id="user-1")
+
+@pytest.fixture(scope="session")
+def profile_caller():
+    return Caller()
+
+@pytest.fixture(scope="session")
+def profile_tool():
+    return {"name": "whoami", "securitySchemes": [{"type": "oauth2", "scopes": ["profile:read"]}]}
+
+@pytest.fixture(scope="session")
+def linker():
+    return SimpleNamespace(host=SimpleNamespace(scopes=SimpleNamespace(scopes=("openid", "profile:read", "files"))))
+
+@pytest.fixture(scope="session")
+def link_account():
+    # An authorization server that issues no refresh token: the refresh case cannot be exercised.
+    return lambda **kw: SimpleNamespace(access_token="at", refresh_token=None)
+"""
+
+
+def test_prof_08_is_not_passed_after_two_of_its_three_cases(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(PROF_08_STUBS)
+    pytester.makepyfile(test_ids="from conformance.suites.profile.test_ids import test_id_is_stable")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_ids.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "PROF-08" and result["status"] == "skipped", result
+    assert "a token refresh (no refresh token was issued)" in result["message"]
+    assert "cases run: a new connection, a scope upgrade" in result["message"]
+
+
+# -- a summary rule cannot fail where its parts were skipped ---------------------------------------------------
+
+CHAL_STUBS = """
+import httpx
+import pytest
+from conformance.host.challenge import Challenge
+from conformance.host.declarations import DeclarationChecker
+from conformance.host.mcp import RawResult
+from conformance.suites._tool_access import CallOutcome, Listing
+from conformance.suites.auth import test_tools
+
+TOOL = {"name": "files", "inputSchema": {"type": "object"},
+        "securitySchemes": [{"type": "oauth2", "scopes": ["files:read"]}]}
+
+@pytest.fixture(autouse=True)
+def published(monkeypatch):
+    monkeypatch.setattr(test_tools, "discover_prm", lambda *a, **k: None)
+
+@pytest.fixture(scope="module")
+def listing():
+    return Listing([TOOL], [], [], DeclarationChecker(vendor="openai"), False)
+
+@pytest.fixture(scope="module")
+def anonymous():
+    raw = RawResult(status=401, headers=httpx.Headers(), message=None, messages=[],
+                    challenge=Challenge("Bearer", PARAMS), step="initialize", session_id=None,
+                    content_type="", body=b"")
+    return test_tools.Anonymous({"files": CallOutcome(raw)})
+"""
+
+
+@pytest.mark.parametrize(
+    ("params", "status"),
+    [
+        (
+            {"resource_metadata": "https://rs/.well-known", "error": "invalid_token", "error_description": "login"},
+            "passed",
+        ),
+        ({"resource_metadata": "https://rs/.well-known"}, "skipped"),
+    ],
+    ids=["401-with-error-and-description", "401-bare"],
+)
+def test_chal_02_judges_an_endpoint_level_401(pytester: pytest.Pytester, params: dict[str, str], status: str) -> None:
+    pytester.makeconftest(CHAL_STUBS.replace("PARAMS", repr(params)))
+    pytester.makepyfile(
+        test_chal="from conformance.suites.auth.test_tools import test_in_call_auth_errors_carry_challenges, "
+        "test_linking_ui_can_appear"
+    )
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_chal.py"
+    )
+    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    assert results["AUTH-CHAL-01"]["status"] == "skipped"
+    assert results["AUTH-CHAL-02"]["status"] == status, results["AUTH-CHAL-02"]
+
+
+# -- endpoint-wide protection gets the token attack suite ------------------------------------------------------
+
+
+class _EndpointProtected(BaseHTTPRequestHandler):
+    """An MCP endpoint protected as a whole (no per-tool securitySchemes) that accepts *any* bearer token."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        auth = self.headers.get("Authorization") or ""
+        if not auth.startswith("Bearer ") or len(auth) <= len("Bearer "):
+            challenge = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
+            self._send(401, b"", {"WWW-Authenticate": challenge})
+            return
+        method = body.get("method")
+        if "id" not in body:
+            self._send(202, b"")
+            return
+        results: dict[str, Any] = {
+            "initialize": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "endpoint-protected", "version": "1"},
+            },
+            "tools/list": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]},
+        }
+        answer = {"jsonrpc": "2.0", "id": body["id"], "result": results.get(method, {})}
+        self._send(200, json.dumps(answer).encode(), {"Content-Type": "application/json"})
+
+    def do_DELETE(self) -> None:
+        self._send(200, b"")
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def endpoint_protected() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndpointProtected)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+TOKEN_STUBS = """
+import pytest
+from types import SimpleNamespace
+
+@pytest.fixture(scope="session")
+def linked_account(tool_server_target):
+    return SimpleNamespace(access_token="opaque-linked-token", scopes=(), resource=tool_server_target.base_url,
+                           refresh_token=None)
+"""
+
+
+def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pytester, endpoint_protected: str) -> None:
+    pytester.makeconftest(TOKEN_STUBS)
+    pytester.makepyfile(
+        test_tok="from conformance.suites.auth.test_tokens import listing, probe, control, accepted, "
+        "test_valid_token_is_accepted, test_missing_or_malformed_authorization, test_tampered_token_is_refused"
+    )
+    pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        endpoint_protected,
+        "--allow-insecure-loopback",
+        "test_tok.py",
+    )
+    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    assert results["AUTH-TOK-01"]["status"] == "passed", results["AUTH-TOK-01"]
+    assert results["AUTH-TOK-02"]["status"] == "passed", results["AUTH-TOK-02"]
+    # The server takes any bearer token: the violation is reported, not hidden behind "no oauth2 tool".
+    assert results["AUTH-TOK-03"]["status"] == "failed", results["AUTH-TOK-03"]
+    assert "the MCP endpoint (tools/list)" in results["AUTH-TOK-03"]["message"] + results["AUTH-TOK-01"]["message"]
+
+
+# -- a rule judges only what it names; client identity friction -------------------------------------------------
+
+DCR_STUBS = """
+import pytest
+from types import SimpleNamespace
+from conformance.host.oauth import OAuthClient
+from conformance.suites._linking import FlowAttempt
+
+CLIENT = OAuthClient("KIND", "configured-client", "client_secret_basic", client_secret="s3cret")
+
+class Registry:
+    registrations = 0
+    def get_or_register(self, *a, **k):
+        raise AssertionError("the host registered a client the user did not ask for")
+
+class Linker:
+    def __init__(self):
+        self.host = SimpleNamespace(client=CLIENT, tokens=object(), resource="https://rs/mcp",
+                                    as_metadata=SimpleNamespace(registration_endpoint="https://as/register"),
+                                    redirect=SimpleNamespace(redirect_uri="https://h/cb"), identity=None)
+        self.http = None
+    def attempt(self, **kw):
+        raise AssertionError("a first use that failed is not tried again")
+
+@pytest.fixture(scope="session")
+def linker():
+    return Linker()
+
+@pytest.fixture(scope="session")
+def client_registry():
+    return Registry()
+
+@pytest.fixture(scope="session")
+def as_metadata(linker):
+    return linker.host.as_metadata
+
+@pytest.fixture(scope="session")
+def first_link():
+    # The first authorization already failed at the token endpoint (AUTH-FLOW-02's verdict).
+    return FlowAttempt(request=None, client=CLIENT, rule="AUTH-FLOW-02", problem="token request: invalid_client")
+"""
+
+
+def test_a_predefined_client_is_judged_and_nothing_is_registered(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(DCR_STUBS.replace("KIND", "predefined"))
+    pytester.makepyfile(
+        test_dcr="from conformance.suites.auth.test_dcr import connection_client, test_registration_returns_a_client, "
+        "test_registered_client_stays_valid"
+    )
+    pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        "https://127.0.0.1:1/mcp",
+        "--client-registration",
+        "predefined",
+        "--client-id",
+        "configured-client",
+        "test_dcr.py",
+    )
+    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    assert results["AUTH-DCR-01"]["status"] == "skipped", results["AUTH-DCR-01"]
+    assert "--client-registration predefined" in results["AUTH-DCR-01"]["message"]
+    # The configured client's first use failed: that is the flow's verdict, not "the client stopped being valid".
+    assert results["AUTH-DCR-02"]["status"] == "blocked", results["AUTH-DCR-02"]
+    assert results["AUTH-DCR-02"]["blocked_by"] == "AUTH-FLOW-02"
+
+
+def test_dcr_auth_method_defaults_to_the_as_first_supported() -> None:
+    from conformance.host.oauth import DCR_METHODS, RegistrationError, dcr_auth_method
+
+    assert dcr_auth_method(["client_secret_post", "private_key_jwt"], DCR_METHODS) == "client_secret_post"
+    assert dcr_auth_method(["tls_client_auth", "none"], DCR_METHODS) == "none"
+    assert dcr_auth_method(None, DCR_METHODS) == "client_secret_basic"  # RFC 8414's default
+    with pytest.raises(RegistrationError):
+        dcr_auth_method(["tls_client_auth"], DCR_METHODS)
+
+
+IDENTITY_STUBS = """
+import pytest
+from conformance.host.asmeta import AsMetadata
+
+@pytest.fixture(scope="session")
+def as_metadata():
+    return AsMetadata(expected_issuer="https://as.example", url="https://as.example/.well-known", via="oauth",
+                      document={"issuer": "https://as.example", "registration_endpoint": "https://as.example/reg"})
+"""
+
+
+@pytest.mark.parametrize(
+    ("flags", "redirect"),
+    [
+        ((), "http://127.0.0.1/oauth/callback"),
+        (("--redirect-base", "https://vendor.example/cb"), "https://vendor.example/cb"),
+    ],
+)
+def test_a_dcr_only_server_needs_no_publisher(pytester: pytest.Pytester, flags: tuple[str, ...], redirect: str) -> None:
+    pytester.makeconftest(IDENTITY_STUBS)
+    pytester.makepyfile(
+        test_identity=f"""
+def test_identity(host_identity):
+    assert host_identity.redirect_uri() == {redirect!r}
+    assert host_identity.callback_redirect_uri("conformance") == {redirect + "/conformance"!r}
+"""
+    )
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--target-url", "https://127.0.0.1:1/mcp", *flags, "test_identity.py"
+    )
+    result.assert_outcomes(passed=1)

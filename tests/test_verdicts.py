@@ -1,0 +1,164 @@
+"""The run's verdict (issue 12): nothing undecided is accepted, and a loopback run never reads ACCEPTED.
+
+ACCEPTED stays for a deployment certified in full; a run that never reached a target it was given (no linked
+account, no API key, a prerequisite it did not decide) is INCOMPLETE with a non-zero exit and one line naming what
+is missing; ``--allow-incomplete`` opts out; ``--allow-insecure-loopback`` caps the verdict at PASSED LOCALLY.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.report.json_writer import validate_report
+from conformance.report.model import Status, check_outcome, verdict
+
+DEAD = "https://127.0.0.1:1/mcp"
+
+PASS_AND_NEED = """
+from conformance import needs, rule
+
+@rule("AUTH-PRM-01")
+def test_passes():
+    pass
+
+@rule("AUTH-TOK-01")
+def test_needs_credentials():
+    needs("test account credentials (CONFORMANCE_TEST_USER)", "CONFORMANCE_TEST_USER", incomplete=True)
+
+@rule("AUTH-TOK-06")
+def test_optional_need():
+    needs("a second resource", "--alt-resource")
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest("-p", "no:cacheprovider", "--report-dir", "out", *args)
+    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())
+    validate_report(report)
+    return result, report
+
+
+def verdict_line(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.stdout.lines if line.startswith("verdict:")]
+
+
+def test_a_run_that_never_linked_is_incomplete(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_checks=PASS_AND_NEED)
+    result, report = run(pytester, "--target-url", DEAD, "test_checks.py")
+    assert result.ret == 1
+    assert report["verdict"]["status"] == "INCOMPLETE" and report["verdict"]["accepted"] is False
+    assert report["verdict"]["missing"] == ["test account credentials (CONFORMANCE_TEST_USER) (CONFORMANCE_TEST_USER)"]
+    by_rule = {r["rule"]: r for r in report["results"]}
+    assert by_rule["AUTH-TOK-01"]["incomplete"] is True and by_rule["AUTH-TOK-06"]["incomplete"] is False
+    line = verdict_line(result)
+    assert len(line) == 1 and "INCOMPLETE" in line[0] and "test account credentials" in line[0], line
+    assert "a second resource" not in line[0]  # an optional need does not make a run incomplete
+
+
+def test_allow_incomplete_is_the_explicit_opt_out(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_checks=PASS_AND_NEED)
+    result, report = run(pytester, "--target-url", DEAD, "--allow-incomplete", "test_checks.py")
+    assert result.ret == 0
+    assert report["verdict"]["status"] == "ACCEPTED"
+    assert "test account credentials" in report["verdict"]["reason"]  # still said
+    assert report["config"]["allow_incomplete"] is True
+
+
+def test_blocked_by_a_rule_the_run_did_not_decide_is_incomplete(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_checks="""
+from conformance import Blocked, fail, rule
+
+@rule("AUTH-PRM-04")
+def test_passes():
+    pass
+
+@rule("AUTH-TOK-03")
+def test_blocked():
+    raise Blocked("AUTH-FLOW-01", "no account was linked")
+"""
+    )
+    result, report = run(pytester, "--target-url", DEAD, "test_checks.py")
+    assert result.ret == 1 and report["verdict"]["status"] == "INCOMPLETE"
+    assert "AUTH-FLOW-01" in report["verdict"]["missing"][0]
+
+
+def test_blocked_by_a_failed_rule_is_not_accepted_not_incomplete(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_checks="""
+from conformance import Blocked, fail, rule
+
+@rule("AUTH-FLOW-01")
+def test_fails():
+    fail("no code")
+
+@rule("AUTH-TOK-03")
+def test_blocked():
+    raise Blocked("AUTH-FLOW-01", "no account was linked")
+"""
+    )
+    result, report = run(pytester, "--target-url", DEAD, "test_checks.py")
+    assert result.ret == 1 and report["verdict"]["status"] == "NOT ACCEPTED"
+    assert report["verdict"]["missing"] == []
+
+
+def test_a_missing_api_key_is_incomplete_never_a_failure(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_checks="""
+from conformance import rule
+
+@rule("TOK-01")
+def test_needs_the_platform(platform_target):
+    raise AssertionError("never reached without an API key")
+
+@rule("AUTH-PRM-04")
+def test_passes():
+    pass
+"""
+    )
+    result, report = run(pytester, "--target-url", DEAD, "--platform-url", "https://127.0.0.1:1/v1", "test_checks.py")
+    statuses = {r["rule"]: r["status"] for r in report["results"]}
+    assert statuses["TOK-01"] == "skipped", report["results"]
+    assert result.ret == 1 and report["verdict"]["status"] == "INCOMPLETE"
+    assert report["verdict"]["missing"] == ["the platform API key (CONFORMANCE_PLATFORM_API_KEY)"]
+
+
+def test_a_loopback_run_passes_locally_never_accepted(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_checks="""
+from conformance import rule
+
+@rule("AUTH-PRM-04")
+def test_passes():
+    pass
+"""
+    )
+    result, report = run(pytester, "--target-url", DEAD, "--allow-insecure-loopback", "test_checks.py")
+    assert result.ret == 0
+    assert report["verdict"]["status"] == "PASSED LOCALLY" and report["verdict"]["accepted"] is False
+    assert "transport not judged" in report["verdict"]["reason"]
+    line = verdict_line(result)
+    assert len(line) == 1 and "PASSED LOCALLY" in line[0] and "ACCEPTED" not in line[0].replace("NOT ", "")
+    html = (pytester.path / "out" / "report.html").read_text()
+    assert "Passed locally" in html and ">Accepted<" not in html
+
+
+def _result(rule: str, status: str, **extra: Any) -> dict[str, Any]:
+    base = {"rule": rule, "status": status, "baseline": None, "need": None, "option": None, "blocked_by": None}
+    return {**base, **extra}
+
+
+def test_verdict_model() -> None:
+    passed = _result("AUTH-PRM-04", "passed")
+    assert verdict([passed], strict=False)["status"] == "ACCEPTED"
+    assert verdict([passed], strict=False, local=True)["status"] == "PASSED LOCALLY"
+    failed = _result("AUTH-PRM-02", "failed")
+    assert verdict([passed, failed], strict=False, local=True)["status"] == "NOT ACCEPTED"
+    nothing = verdict([_result("AUTH-PRM-04", "skipped")], strict=False, allow_incomplete=True)
+    assert nothing["status"] == "INCOMPLETE" and nothing["exit_code"] == 1
+    gap = _result("TOK-01", "skipped", need="the platform API key", option="KEY", incomplete=True)
+    assert verdict([passed, gap], strict=False)["missing"] == ["the platform API key (KEY)"]
+    assert check_outcome(nodeid="x", rules=["TOK-01"], status=Status.SKIPPED)["incomplete"] is False
