@@ -162,6 +162,22 @@ def table(
     return {rule: every.get(rule, passed()) for rule in AUTH_PROFILE_RULES}
 
 
+@dataclass(frozen=True)
+class Pinned:
+    """A target configuration's pinned verdict table and overall verdict (report.json ``verdict.status``)."""
+
+    rules: Mapping[str, Verdict]
+    overall: str
+    overall_known_wrong: str = ""
+
+
+def assert_pinned(run: HarnessRun, pinned: Pinned) -> None:
+    assert_verdicts(run, pinned.rules)
+    status = run.report["verdict"]["status"]
+    assert status == pinned.overall, f"overall verdict pinned {pinned.overall}, now {status}: {run.report['verdict']}"
+    assert (run.exit_code == 0) == (status in ("ACCEPTED", "PASSED LOCALLY")), f"exit {run.exit_code} for {status}"
+
+
 def assert_verdicts(run: HarnessRun, expected: Mapping[str, Verdict]) -> None:
     actual = run.verdicts()
     wanted = {rule: v.status for rule, v in expected.items()}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.thirdparty._support import HERE, Pki, assert_verdicts, free_port, run_harness, running
+from tests.thirdparty._support import HERE, Pki, assert_pinned, free_port, run_harness, running
 from tests.thirdparty.verdicts import FASTMCP_AUDIENCE, FASTMCP_NO_AUDIENCE, FASTMCP_PATHLESS
 
 TABLES = {"audience": FASTMCP_AUDIENCE, "no-audience": FASTMCP_NO_AUDIENCE, "pathless": FASTMCP_PATHLESS}
@@ -83,4 +83,4 @@ def test_fastmcp_verdicts(fastmcp_target: FastMcpTarget, pki: Pki, tmp_path: Pat
         # devInteractions signs in any login: a second account for PROF-09 costs nothing.
         env={"CONFORMANCE_TEST_USER_2": "second.tester@example.com", "CONFORMANCE_TEST_PASSWORD_2": "another one"},
     )
-    assert_verdicts(run, TABLES[fastmcp_target.config])
+    assert_pinned(run, TABLES[fastmcp_target.config])

@@ -19,7 +19,7 @@ from tests.thirdparty._support import (
     TEST_PASSWORD,
     TEST_USER,
     Pki,
-    assert_verdicts,
+    assert_pinned,
     free_port,
     run_harness,
     running,
@@ -64,11 +64,6 @@ def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_pat
             str(HERE / "pysdk_login.toml"),
             "--alt-resource",
             pysdk_target.alt_resource,
-            # DCR-only server: the publisher serves the redirect URI (issue 12 "client identity friction").
-            "--publisher-certfile",
-            str(pki.cert),
-            "--publisher-keyfile",
-            str(pki.key),
         ],
     )
-    assert_verdicts(run, PYSDK_AUDIENCE if pysdk_target.check_audience else PYSDK_DEFAULT)
+    assert_pinned(run, PYSDK_AUDIENCE if pysdk_target.check_audience else PYSDK_DEFAULT)

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.thirdparty._support import HERE, Pki, assert_verdicts, free_port, run_harness, running
+from tests.thirdparty._support import HERE, assert_pinned, free_port, run_harness, running
 from tests.thirdparty.verdicts import TS_SDK_OAUTH, TS_SDK_OAUTH_STRICT
 
 
 @dataclass(frozen=True)
 class TsTarget:
     url: str
+    alt_resource: str
     flag: str
 
 
@@ -34,23 +35,20 @@ def ts_target(
     env = {"MCP_PORT": str(mcp_port), "MCP_AUTH_PORT": str(auth_port)}
     log = tmp_path_factory.mktemp("ts-sdk") / "server.log"
     with running(argv, ports=[mcp_port, auth_port], log=log, env=env):
-        yield TsTarget(f"http://localhost:{mcp_port}/mcp", request.param)
+        # The demo AS issues a token for any `resource` (unless --oauth-strict): another server's URL serves for
+        # AUTH-TOK-06.
+        yield TsTarget(f"http://localhost:{mcp_port}/mcp", f"http://localhost:{free_port()}/mcp", request.param)
 
 
-def test_ts_sdk_example_verdicts(ts_target: TsTarget, pki: Pki, tmp_path: Path) -> None:
+def test_ts_sdk_example_verdicts(ts_target: TsTarget, tmp_path: Path) -> None:
     run = run_harness(
         tmp_path,
         [
             "--target-url",
             ts_target.url,
             "--allow-insecure-loopback",
-            # DCR-only server: the publisher serves the redirect URI (issue 12 "client identity friction").
-            "--publisher-certfile",
-            str(pki.cert),
-            "--publisher-keyfile",
-            str(pki.key),
-            "--ca-bundle",
-            str(pki.ca),
+            "--alt-resource",
+            ts_target.alt_resource,
         ],
     )
-    assert_verdicts(run, TS_SDK_OAUTH if ts_target.flag == "--oauth" else TS_SDK_OAUTH_STRICT)
+    assert_pinned(run, TS_SDK_OAUTH if ts_target.flag == "--oauth" else TS_SDK_OAUTH_STRICT)

@@ -1,29 +1,30 @@
-"""Pinned verdict tables of the third-party targets: rule → expected status, with the reason for every non-pass.
+"""Pinned verdict tables of the third-party targets: rule → expected status, with the reason for every non-pass,
+and the run's overall verdict.
 
 Every rule of the auth and profile suites is pinned (``table`` fills in ``passed``); a changed verdict fails the
-tests in tests/thirdparty/. Reasons quote the contract (``shared/spec/000_…``: "contract, <section>") or the RFC.
-``known_wrong`` marks a verdict that issue 12 says the harness gets wrong, naming the class still to be fixed (its
-fix will change the verdict, and the table with it).
+tests in tests/thirdparty/. Reasons quote the contract (``shared/spec/000_…``: "contract, <section>"), the rule
+catalogue (``shared/requirements.md``) or the RFC. ``known_wrong`` marks a verdict that is the harness's mistake
+today, naming the finding (``h12-findings.md`` F1…F6) or issue 12's class; its fix changes the verdict, and the
+table with it.
 """
 
 from __future__ import annotations
 
-from tests.thirdparty._support import Verdict, table
+from tests.thirdparty._support import Pinned, Verdict, table
 
 
 def ids(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-# -- issue 12 classes not fixed on this branch yet ------------------------------------------------------------------
-LOCAL_MODE = "local mode: transport-only rules skipped on a loopback run, the rest decided (PASSED LOCALLY)"
-ENDPOINT_WIDE = "endpoint-wide protection gets the full token attack suite"
-SUMMARY = "a summary rule cannot fail where its parts were skipped (AUTH-CHAL-02)"
-JUDGES_ONLY = "a rule judges only what it names (AUTH-DCR-02)"
-IDENTITY = "client identity friction (DCR auth method defaults to what the AS lists first; skip hints)"
-VACUOUS = "no vacuous passes"
+F1 = "F1: AUTH-FLOW-06 judges the error code of a refused replay (500), not whether the code worked twice"
+F2 = "F2: PROF-10 passes with nothing compared while the id is the account's email login"
+F4 = "F4: CIMD-01/02 ask for a publisher before seeing that the AS has no CIMD (DCR-only run ends INCOMPLETE)"
+F5 = "F5: AUTH-TOK-08 is not run against an endpoint-wide protected server"
+F6 = "F6: AUTH-DCR-02 passes without its refresh case when no refresh token is issued (PROF-08 skips)"
+NO_PROFILE_HINT = "issue 12 skip hints: the need names --vendor-prefix, which cannot create a profile tool"
 
-# -- reasons shared by several targets -----------------------------------------------------------------------------
+# -- verdicts shared by several targets ----------------------------------------------------------------------------
 NO_SCOPE_IN_CHALLENGE = Verdict(
     "warning",
     "SHOULD: the 401 challenge has no scope=. Contract, Errors: 401 with `WWW-Authenticate: Bearer "
@@ -35,134 +36,151 @@ NO_ISS_PARAMETER = Verdict(
     "SHOULD: no authorization_response_iss_parameter_supported. Contract, Authentication 8: 'Issuer identification "
     "(RFC 9207): set authorization_response_iss_parameter_supported true'.",
 )
-NO_MTLS = Verdict(
-    "skipped",
-    "AUTH-MTLS-01 'needs: --mtls'; the stack has no mTLS listener (contract, Authentication 5 is the host's "
-    "certificate at a listener that asks for one).",
-)
+NO_MTLS = Verdict("skipped", "AUTH-MTLS-01 'needs: --mtls'; the stack has no mTLS listener.")
 NO_WORKSPACE = Verdict(
+    "skipped", "AUTH-WS-01 'needs: --workspace-domain' (contract, Authentication 9: optional); none configured."
+)
+CIMD_PUBLISHER = Verdict(
     "skipped",
-    "AUTH-WS-01 'needs: --workspace-domain'; the stack has no workspace domain restriction (contract, "
-    "Authentication 9: optional).",
+    "The metadata has no client_id_metadata_document_supported: DCR only (contract, Roles: CIMD, DCR or "
+    "predefined clients), so CIMD has nothing to judge.",
+    known_wrong=f"{F4} (status right, need and INCOMPLETE wrong)",
+)
+NOT_CIMD = Verdict(
+    "skipped",
+    "The host identifies itself by DCR: no client_id_metadata_document_supported in the metadata (contract, Roles).",
 )
 ISS_NOT_ADVERTISED = Verdict(
-    "skipped",
-    "AUTH-ISS-01 'needs: ASM-08 true'; the metadata does not advertise authorization_response_iss_parameter_supported.",
+    "skipped", "AUTH-ISS-01 'needs: ASM-08 true'; authorization_response_iss_parameter_supported is not advertised."
 )
-ISS_ERRORS_NOT_ADVERTISED = Verdict(
+NO_ERROR_RESPONSE = Verdict(
     "skipped",
-    "AUTH-ISS-02 'needs: ASM-08 true' and ISS-03 judges iss only 'while advertised' (contract, Errors: '`iss` "
-    "missing or mismatched while advertised'); not advertised here, and there is no consent page to decline.",
-    known_wrong=f"{IDENTITY}: the skip hint names --login-steps, which cannot help",
+    "AUTH-ISS-02/03 need an error authorization response; this AS grants without a consent page the user could "
+    "decline, and does not advertise iss (contract, Errors: 'iss missing or mismatched while advertised').",
 )
-DCR_ONLY = Verdict(
+LONG_TOKENS = Verdict(
     "skipped",
-    "No client_id_metadata_document_supported in the metadata: the host identifies itself by DCR (contract, "
-    "Roles: CIMD, DCR or predefined clients), so the CIMD rules have nothing to judge.",
+    "AUTH-TOK-05 'needs: token lifetime ≤ --max-expiry-wait, or harness-issued tokens'; access tokens live 3600 s.",
 )
-TOKEN_CHECKS_PENDING = Verdict(
+NO_TEST_ISSUER = Verdict("skipped", "AUTH-TOK-07 'needs: harness-issued tokens'; the server trusts only its AS.")
+NO_SCOPED_TOOL = Verdict(
     "skipped",
-    "Today the harness presents tokens only to tools declared securitySchemes oauth2; these tools declare none and "
-    "inherit the server default (contract, Authentication 6: 'If the array is omitted the tool inherits the server "
-    "default. The server still verifies token, scopes and audience on every call.').",
-    known_wrong=ENDPOINT_WIDE,
+    "AUTH-TOK-08 names 'a token lacking a tool's required scope'; no tool declares scopes, and the endpoint-wide "
+    "scope (PRM scopes_supported) is not probed yet.",
+    known_wrong=F5,
 )
 NO_DECLARED_TOOL = Verdict(
     "skipped",
     "AUTH-TOOL-03 judges tools declared noauth only or oauth2 only; no tool declares securitySchemes (contract, "
-    "Authentication 6: omitted = the server default).",
+    "Authentication 6: 'If the array is omitted the tool inherits the server default').",
 )
 NO_IN_CALL_FAILURE = Verdict(
     "skipped",
-    "AUTH-CHAL-01 judges 'an auth failure inside a tool call'; this server refuses anonymous requests at the HTTP "
-    "level (401 with a Bearer challenge, contract, Errors, first row), so no tool call fails inside.",
+    "AUTH-CHAL-01 judges 'an auth failure inside a tool call'; the server refuses anonymous requests at the HTTP "
+    "level (contract, Errors, first row), so no tool call fails inside.",
 )
-SUMMARY_PENDING = Verdict(
+NO_LINKING_TOOL = Verdict(
     "skipped",
-    "Summary over PRM-01, TOOL-02, CHAL-01 (contract, Authentication 7); CHAL-01 has nothing to judge here.",
-    known_wrong=SUMMARY,
+    "AUTH-CHAL-02 summarises PRM-01, TOOL-02, CHAL-01 (contract, Authentication 7: 'the tool declares "
+    "securitySchemes'); no tool declares oauth2, so there is no linking trigger to judge.",
+)
+ONE_SCOPE = Verdict(
+    "skipped",
+    "AUTH-REAUTH-01 'Reauthorization requesting more scopes'; the AS advertises no scope beyond what the host "
+    "already requests.",
+)
+NO_BLANKING_HOOK = Verdict(
+    "skipped", "PROF-13 'needs: a reference or vendor hook that blanks the stored profile id'; the stack has none."
 )
 NO_PROFILE_TOOL = Verdict(
     "skipped",
     "No tool carries _meta['<vendor>/profile']: true (contract, Profile tool rules 7: 'Without one, accounts can "
     "still connect'); the profile rules have nothing to judge.",
-    known_wrong=f"{IDENTITY}: the skip hint names --vendor-prefix, which cannot help",
+    known_wrong=NO_PROFILE_HINT,
 )
-NO_BLANKING_HOOK = Verdict(
-    "skipped",
-    "PROF-13 'needs: a reference or vendor hook that blanks the stored profile id'; the stack has none.",
+AUDIENCE_NOT_CHECKED = Verdict(
+    "failed",
+    "A token the AS issued for another resource (--alt-resource) was accepted: AUTH-TOK-06 'A token for another "
+    "audience → 401'; contract, Authentication 2 'performs every check itself on each request: … audience or "
+    "resource claim'; Errors: 'wrong audience … HTTP 401'.",
 )
-PKCE_OPTIONAL = Verdict(
-    "warning",
-    "SHOULD: an authorization request without code_challenge was answered with a code (AUTH-FLOW-04: 'An "
-    "authorization request without code_challenge, or with method plain, is refused'; OAuth 2.1 §4.1.1: clients "
-    "MUST use code_challenge). node-oidc-provider requires PKCE only for public clients by default.",
-)
+PROFILE_RULES = ids("PROF-02 PROF-03 PROF-04 PROF-05 PROF-06 PROF-07 PROF-08 PROF-09 PROF-10 PROF-11 PROF-12 PROF-13")
+LINKED_SKIPS = {
+    "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
+    "AUTH-TOK-05": LONG_TOKENS,
+    "AUTH-TOK-07": NO_TEST_ISSUER,
+    "AUTH-TOK-08": NO_SCOPED_TOOL,
+    "AUTH-TOOL-03": NO_DECLARED_TOOL,
+    "AUTH-CHAL-01": NO_IN_CALL_FAILURE,
+    "AUTH-CHAL-02": NO_LINKING_TOOL,
+    "AUTH-MTLS-01": NO_MTLS,
+    "AUTH-WS-01": NO_WORKSPACE,
+    "AUTH-REAUTH-01": ONE_SCOPE,
+}
+DCR_ONLY = {
+    "AUTH-ASM-08": NO_ISS_PARAMETER,
+    "AUTH-CIMD-01": CIMD_PUBLISHER,
+    "AUTH-CIMD-02": CIMD_PUBLISHER,
+    **dict.fromkeys(ids("AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06"), NOT_CIMD),
+    "AUTH-ISS-01": ISS_NOT_ADVERTISED,
+    "AUTH-ISS-02": NO_ERROR_RESPONSE,
+    "AUTH-ISS-03": NO_ERROR_RESPONSE,
+}
 
 # -- 1. TypeScript SDK example (simpleStreamableHttp.js --oauth / --oauth-strict), plain HTTP on loopback ----------
-_TS_BLOCKED = Verdict(
-    "blocked",
-    "Blocked by AUTH-ASM-04 (plain-HTTP endpoints on a loopback run).",
-    known_wrong=f"{LOCAL_MODE}; once decided, AUTH-FLOW-06 fails on a 500 for a replayed code (h12-findings F1)",
+LOOPBACK = Verdict(
+    "skipped",
+    "--allow-insecure-loopback: transport not judged on a loopback run (contract: 'Canonical HTTPS identifier', "
+    "'(HTTPS)' endpoints); the example serves http://localhost only, as its README runs it.",
 )
-_TS_PASSES = ids("AUTH-PRM-03 AUTH-PRM-04 AUTH-PRM-05 AUTH-ASM-01 AUTH-ASM-02 AUTH-ASM-03 AUTH-ASM-05 AUTH-ASM-06")
-_TS_NOT_HTTPS = "Contract: 'resource … Canonical HTTPS identifier'; the example serves http://localhost only."
-TS_SDK_OAUTH = table(
-    {
-        "AUTH-PRM-01": Verdict("failed", _TS_NOT_HTTPS, known_wrong=LOCAL_MODE),
-        "AUTH-PRM-02": Verdict("failed", _TS_NOT_HTTPS, known_wrong=LOCAL_MODE),
-        "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
-        "AUTH-ASM-04": Verdict(
-            "failed", "AUTH-ASM-04: 'absolute HTTPS URLs'; the demo AS is http://localhost.", known_wrong=LOCAL_MODE
-        ),
-        "AUTH-ASM-08": NO_ISS_PARAMETER,
-        "AUTH-MTLS-01": NO_MTLS,
-    },
-    rest=_TS_BLOCKED,
-    passes=_TS_PASSES,
+_TS = {
+    **LINKED_SKIPS,
+    **DCR_ONLY,
+    "AUTH-PRM-01": LOOPBACK,
+    "AUTH-PRM-02": LOOPBACK,
+    "AUTH-ASM-04": LOOPBACK,
+    "AUTH-FLOW-06": Verdict(
+        "failed",
+        "A replayed code is refused with 500 server_error (the demo provider throws a plain Error); RFC 6749 §5.2 "
+        "wants 400 invalid_grant, but the rule only says 'a second exchange is rejected', which it is.",
+        known_wrong=F1,
+    ),
+    "AUTH-TOK-03": Verdict(
+        "failed",
+        "A token with one character changed gets HTTP 500, not 401: the example's introspecting verifier throws a "
+        "plain Error, which the SDK's requireBearerAuth answers with 500. Contract, Errors: 'token invalid … HTTP "
+        "401 with header WWW-Authenticate: Bearer resource_metadata=…'.",
+    ),
+    "AUTH-TOK-04": Verdict(
+        "failed", "Forged tokens (unknown key, untrusted issuer, alg none) get HTTP 500, not 401: as AUTH-TOK-03."
+    ),
+    **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
+}
+TS_SDK_OAUTH = Pinned(table({**_TS, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
+TS_SDK_OAUTH_STRICT = Pinned(
+    table(
+        {
+            **_TS,
+            "AUTH-TOK-06": Verdict(
+                "skipped",
+                "AUTH-TOK-06 'needs: a second resource'; with --oauth-strict the demo AS refuses to issue a token "
+                "for any other resource (its token request answers 500), so no such token exists to present.",
+            ),
+        }
+    ),
+    "NOT ACCEPTED",
 )
-# --oauth-strict changes what the AS and the tool server accept for another resource (AUTH-TOK-06), which the
-# harness does not reach yet: the same table until local mode and endpoint-wide token checks land.
-TS_SDK_OAUTH_STRICT = dict(TS_SDK_OAUTH)
 
 # -- 2. Python SDK vendor server (pysdk_server.py): DCR only, own sign-in page, introspection -------------------------
-_PYSDK_BASIC = Verdict(
-    "failed",
-    "The SDK's token endpoint refuses client_secret_basic without client_id in the body ('Missing client_id'), "
-    "though its metadata lists client_secret_basic: contract, Authentication 4 'The authorization server accepts "
-    "any method in the intersection'; RFC 6749 §4.1.3 requires client_id in the body only 'if the client is not "
-    "authenticating with the authorization server as described in Section 3.2.1'.",
-    known_wrong=f"{IDENTITY}: a real violation, but the harness picks basic although the AS lists "
-    "client_secret_post first; with that default this rule passes and the flow goes on",
+_PYSDK = {**LINKED_SKIPS, **DCR_ONLY, **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL)}
+PYSDK_AUDIENCE = Pinned(
+    table(_PYSDK), "INCOMPLETE", overall_known_wrong=f"{F4}: every rule was decided or skipped for a reason"
 )
-_PYSDK_BLOCKED = Verdict("blocked", "Blocked by AUTH-FLOW-02 (no token: see AUTH-FLOW-02).", known_wrong=IDENTITY)
-_PYSDK = {
-    "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
-    "AUTH-ASM-08": NO_ISS_PARAMETER,
-    **dict.fromkeys(["AUTH-CIMD-01", "AUTH-CIMD-02", "AUTH-CIMD-03", "AUTH-CIMD-04", "AUTH-CIMD-05"], DCR_ONLY),
-    "AUTH-CIMD-06": DCR_ONLY,
-    "AUTH-DCR-02": Verdict(
-        "failed",
-        "Reported for the first-use refusal that AUTH-FLOW-02 already fails (AUTH-DCR-02 is about the client staying "
-        "valid: 'a second authorization and a refresh on the same client succeed').",
-        known_wrong=JUDGES_ONLY,
-    ),
-    "AUTH-FLOW-02": _PYSDK_BASIC,
-    "AUTH-ISS-01": ISS_NOT_ADVERTISED,
-    "AUTH-ISS-02": ISS_ERRORS_NOT_ADVERTISED,
-    "AUTH-ISS-03": ISS_ERRORS_NOT_ADVERTISED,
-    "AUTH-MTLS-01": NO_MTLS,
-}
-_PYSDK_PASSES = ids(
-    "AUTH-PRM-01 AUTH-PRM-02 AUTH-PRM-03 AUTH-PRM-04 AUTH-PRM-05 AUTH-ASM-01 AUTH-ASM-02 AUTH-ASM-03 AUTH-ASM-04"
-    " AUTH-ASM-05 AUTH-ASM-06 AUTH-ASM-07 AUTH-DCR-01 AUTH-FLOW-01"
-)
-PYSDK_AUDIENCE = table(_PYSDK, rest=_PYSDK_BLOCKED, passes=_PYSDK_PASSES)
-PYSDK_DEFAULT = table(_PYSDK, rest=_PYSDK_BLOCKED, passes=_PYSDK_PASSES)
+PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
 
 # -- 3. FastMCP JWTVerifier + RemoteAuthProvider over stock node-oidc-provider ----------------------------------------
 _FASTMCP = {
-    "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
+    **LINKED_SKIPS,
     "AUTH-CIMD-05": Verdict(
         "failed",
         "node-oidc-provider honours only the CIMD document's legacy singular token_endpoint_auth_method "
@@ -170,13 +188,18 @@ _FASTMCP = {
         "contract, Authentication 4 'The authorization server accepts any method in the intersection unless local "
         "policy forbids it'; Versioning 1 (SEP-3149: the plural list).",
     ),
-    "AUTH-FLOW-04": PKCE_OPTIONAL,
-    **dict.fromkeys([f"AUTH-TOK-0{i}" for i in range(1, 10)], TOKEN_CHECKS_PENDING),
-    "AUTH-TOOL-03": NO_DECLARED_TOOL,
-    "AUTH-CHAL-01": NO_IN_CALL_FAILURE,
-    "AUTH-CHAL-02": SUMMARY_PENDING,
-    "AUTH-MTLS-01": NO_MTLS,
-    "AUTH-WS-01": NO_WORKSPACE,
+    "AUTH-FLOW-04": Verdict(
+        "warning",
+        "SHOULD: an authorization request without code_challenge was answered with a code (AUTH-FLOW-04: 'An "
+        "authorization request without code_challenge, or with method plain, is refused'; OAuth 2.1 §4.1.1: "
+        "clients MUST use code_challenge). node-oidc-provider requires PKCE only of public clients by default.",
+    ),
+    "AUTH-DCR-02": Verdict(
+        "passed",
+        "'no refresh token was issued: only a second authorization was tried'; the rule names 'a second "
+        "authorization and a refresh on the same client'.",
+        known_wrong=F6,
+    ),
     "PROF-02": Verdict(
         "failed",
         "FastMCP's generated inputSchema for whoami() has no additionalProperties: false: contract, Profile tool "
@@ -184,68 +207,55 @@ _FASTMCP = {
     ),
     "PROF-04": Verdict(
         "failed",
-        "The profile tool declares no securitySchemes (FastMCP has no way to declare them): contract, Profile tool "
-        "rules 3 'Declaration: … securitySchemes oauth2'.",
-    ),
-    "PROF-13": NO_BLANKING_HOOK,
-    # Passes that exercised less than the rule names (issue 12: no vacuous passes).
-    "AUTH-DCR-02": Verdict(
-        "passed",
-        "'no refresh token was issued: only a second authorization was tried'; the rule names 'a second "
-        "authorization and a refresh on the same client'.",
-        known_wrong=VACUOUS,
-    ),
-    "AUTH-REAUTH-01": Verdict(
-        "passed",
-        "'first openid mcp:tools, then mcp:tools openid': the same scopes twice; the rule is 'Reauthorization "
-        "requesting more scopes succeeds' (contract, Authentication 10).",
-        known_wrong=VACUOUS,
+        "The profile tool declares no securitySchemes (FastMCP 2 has no way to declare them): contract, Profile "
+        "tool rules 3 'Declaration: … securitySchemes oauth2'.",
     ),
     "PROF-08": Verdict(
-        "passed",
-        "Only the new-connection case ran (no refresh token, no scope upgrade); the rule names 'token refresh, a new "
-        "connection …, and a scope upgrade'.",
-        known_wrong=VACUOUS,
+        "skipped",
+        "PROF-08 names 'token refresh, a new connection …, and a scope upgrade'; the stock provider issues no "
+        "refresh token here and offers no other scope, so only the new-connection case could run.",
     ),
     "PROF-10": Verdict(
         "passed",
         "'compared with [] of 2 account(s)': nothing compared, while the id is the account's email login "
         "(devInteractions uses the login as sub); contract, Profile record rule 7 'Names, emails or organization "
         "relations are not encoded in the id'.",
-        known_wrong=f"{VACUOUS} (h12-findings F2)",
+        known_wrong=F2,
     ),
+    "PROF-13": NO_BLANKING_HOOK,
 }
-FASTMCP_AUDIENCE = table(_FASTMCP)
-# Without the audience check the tool server accepts a token issued for another resource: AUTH-TOK-06 must fail
-# ('A token for another audience → 401'; contract, Authentication 2) once the token checks reach the endpoint.
-FASTMCP_NO_AUDIENCE = table(_FASTMCP)
-_PATHLESS_PASSES = ids(
-    "AUTH-PRM-01 AUTH-PRM-02 AUTH-PRM-04 AUTH-PRM-05 AUTH-ASM-01 AUTH-ASM-03 AUTH-ASM-04 AUTH-ASM-05 AUTH-ASM-06"
-)
-FASTMCP_PATHLESS = table(
-    {
-        "AUTH-PRM-03": Verdict(
-            "failed",
-            "FastMCP (pydantic AnyHttpUrl) lists 'https://127.0.0.1:PORT/' for node-oidc-provider's issuer "
-            "'https://127.0.0.1:PORT': contract, Protected resource metadata 'Each must equal the issuer of the "
-            "matching authorization server metadata exactly'.",
+FASTMCP_AUDIENCE = Pinned(table(_FASTMCP), "NOT ACCEPTED")
+FASTMCP_NO_AUDIENCE = Pinned(table({**_FASTMCP, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
+FASTMCP_PATHLESS = Pinned(
+    table(
+        {
+            "AUTH-PRM-03": Verdict(
+                "failed",
+                "FastMCP (pydantic AnyHttpUrl) lists 'https://127.0.0.1:PORT/' for node-oidc-provider's issuer "
+                "'https://127.0.0.1:PORT': contract, Protected resource metadata 'Each must equal the issuer of the "
+                "matching authorization server metadata exactly'.",
+            ),
+            "AUTH-ASM-02": Verdict(
+                "failed",
+                "The same mismatch from the AS side: contract, AS metadata 'issuer … Exact string match is used (no "
+                "normalizing of slash, path, port or case)'.",
+            ),
+            "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
+            "AUTH-ASM-08": Verdict(
+                "warning",
+                "SHOULD: iss is advertised but issuer identification is not met, the issuers differ (contract, "
+                "Authentication 8: 'use the identical issuer string in metadata issuer and in "
+                "authorization_servers').",
+            ),
+            "AUTH-MTLS-01": NO_MTLS,
+        },
+        rest=Verdict(
+            "blocked", "Blocked by AUTH-ASM-02: a host rejects an issuer that differs (contract, Authentication 8)."
         ),
-        "AUTH-ASM-02": Verdict(
-            "failed",
-            "Same mismatch seen from the AS side: contract, AS metadata 'issuer … Exact string match is used (no "
-            "normalizing of slash, path, port or case)'.",
+        passes=ids(
+            "AUTH-PRM-01 AUTH-PRM-02 AUTH-PRM-04 AUTH-PRM-05 AUTH-ASM-01 AUTH-ASM-03 AUTH-ASM-04 AUTH-ASM-05"
+            " AUTH-ASM-06"
         ),
-        "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
-        "AUTH-ASM-08": Verdict(
-            "passed",
-            "Its own observation says 'issuer identification not met: metadata issuer differs from the "
-            "authorization_servers entry' (contract, Authentication 8: 'use the identical issuer string').",
-            known_wrong=f"{VACUOUS} (AUTH-ASM-08 passes while issuer identification is not met)",
-        ),
-        "AUTH-MTLS-01": NO_MTLS,
-    },
-    rest=Verdict(
-        "blocked", "Blocked by AUTH-ASM-02: a host rejects an issuer that differs (contract, Authentication 8)."
     ),
-    passes=_PATHLESS_PASSES,
+    "NOT ACCEPTED",
 )
