@@ -2,12 +2,18 @@
 in-memory provider with a sign-in page, ``AuthSettings``, and an introspecting ``TokenVerifier``; over TLS on
 127.0.0.1 with a throwaway CA. Dynamic client registration is its only client identity.
 
-Two configurations: ``validate_token_resource=True`` (audience checked) and the SDK's default (unset: no check).
+Configurations: ``validate_token_resource=True`` (audience checked) and the SDK's default (unset: no check), both
+with the host registering itself by DCR; and ``predefined``: the audience-checking server with a client the vendor
+registered beforehand (here through the same /register endpoint, as an admin console would), given to the harness
+with --client-registration predefined, --client-id and CONFORMANCE_CLIENT_SECRET.
 """
 
 from __future__ import annotations
 
+import json
+import ssl
 import sys
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,17 +30,25 @@ from tests.thirdparty._support import (
     run_harness,
     running,
 )
-from tests.thirdparty.verdicts import PYSDK_AUDIENCE, PYSDK_DEFAULT
+from tests.thirdparty.verdicts import PYSDK_AUDIENCE, PYSDK_DEFAULT, PYSDK_PREDEFINED
+
+TABLES = {"audience": PYSDK_AUDIENCE, "default": PYSDK_DEFAULT, "predefined": PYSDK_PREDEFINED}
+
+
+# The redirect URIs the harness uses for a predefined client without a publisher (README: "predefined client"):
+# stable, and callback-specific with the fixed callback id.
+PREDEFINED_REDIRECTS = ["http://127.0.0.1/oauth/callback", "http://127.0.0.1/oauth/callback/conformance"]
 
 
 @dataclass(frozen=True)
 class PySdkTarget:
     url: str
+    issuer: str
     alt_resource: str
-    check_audience: bool
+    config: str
 
 
-@pytest.fixture(scope="module", params=["audience", "default"])
+@pytest.fixture(scope="module", params=["audience", "default", "predefined"])
 def pysdk_target(
     request: pytest.FixtureRequest, pki: Pki, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[PySdkTarget]:
@@ -43,16 +57,41 @@ def pysdk_target(
     argv = [sys.executable, str(HERE / "pysdk_server.py"), "--as-port", str(as_port), "--rs-port", str(rs_port)]
     argv += ["--resource", url, "--resource", alt]
     argv += ["--certfile", str(pki.cert), "--keyfile", str(pki.key), "--cafile", str(pki.ca)]
-    check = request.param == "audience"
-    if check:
+    if request.param != "default":
         argv.append("--check-audience")
     env = {"VENDOR_USER": TEST_USER, "VENDOR_PASSWORD": TEST_PASSWORD}
     log = tmp_path_factory.mktemp("pysdk") / "server.log"
     with running(argv, ports=[as_port, rs_port], log=log, env=env):
-        yield PySdkTarget(url, alt, check)
+        yield PySdkTarget(url, f"https://127.0.0.1:{as_port}", alt, request.param)
+
+
+def register_client(issuer: str, ca_file: Path) -> tuple[str, str]:
+    """What a vendor does once for a predefined client: register it with the host's redirect URIs."""
+    metadata = {
+        "client_name": "Assistant host (predefined)",
+        "redirect_uris": PREDEFINED_REDIRECTS,
+        "token_endpoint_auth_method": "client_secret_post",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "scope": "mcp:tools",
+    }
+    request = urllib.request.Request(
+        f"{issuer}/register", json.dumps(metadata).encode(), {"Content-Type": "application/json"}, method="POST"
+    )
+    context = ssl.create_default_context(cafile=str(ca_file))
+    with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+        client = json.loads(answer.read())
+    return str(client["client_id"]), str(client["client_secret"])
 
 
 def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path) -> None:
+    extra: list[str] = []
+    env: dict[str, str] = {}
+    if pysdk_target.config == "predefined":
+        client_id, secret = register_client(pysdk_target.issuer, pki.ca)
+        extra = ["--client-registration", "predefined", "--client-id", client_id]
+        extra += ["--client-auth-method", "client_secret_post"]
+        env = {"CONFORMANCE_CLIENT_SECRET": secret}
     run = run_harness(
         tmp_path,
         [
@@ -64,6 +103,8 @@ def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_pat
             str(HERE / "pysdk_login.toml"),
             "--alt-resource",
             pysdk_target.alt_resource,
+            *extra,
         ],
+        env,
     )
-    assert_pinned(run, PYSDK_AUDIENCE if pysdk_target.check_audience else PYSDK_DEFAULT)
+    assert_pinned(run, TABLES[pysdk_target.config])

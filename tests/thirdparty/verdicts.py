@@ -176,6 +176,20 @@ _PYSDK = {**LINKED_SKIPS, **DCR_ONLY, **dict.fromkeys(PROFILE_RULES, NO_PROFILE_
 PYSDK_AUDIENCE = Pinned(
     table(_PYSDK), "INCOMPLETE", overall_known_wrong=f"{F4}: every rule was decided or skipped for a reason"
 )
+PYSDK_PREDEFINED = Pinned(
+    table(
+        {
+            **_PYSDK,
+            "AUTH-DCR-01": Verdict(
+                "skipped",
+                "The vendor gave a predefined client (--client-registration predefined): the host registers nothing "
+                "(contract, Roles: 'predefined OAuth clients'); AUTH-DCR-02 judges that configured client instead.",
+            ),
+        }
+    ),
+    "INCOMPLETE",
+    overall_known_wrong=F4,
+)
 PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
 
 # -- 3. FastMCP JWTVerifier + RemoteAuthProvider over stock node-oidc-provider ----------------------------------------
