@@ -176,7 +176,7 @@ def missing_parts(results: list[dict[str, Any]]) -> list[str]:
             option = f" ({result['option']})" if result.get("option") else ""
             missing.append(f"{result['need']}{option}")
         elif result["status"] == Status.BLOCKED.value and result.get("blocked_by") not in failed:
-            missing.append(f"a decided {result['blocked_by']} (it blocks {result['rule']} but was not judged)")
+            missing.append(f"{result['rule']} is blocked by {result['blocked_by']}, which did not fail in this run")
     return list(dict.fromkeys(missing))
 
 

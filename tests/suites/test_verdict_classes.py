@@ -405,3 +405,178 @@ def test_identity(host_identity):
         "-p", "no:cacheprovider", "--target-url", "https://127.0.0.1:1/mcp", *flags, "test_identity.py"
     )
     result.assert_outcomes(passed=1)
+
+
+# -- findings of the third-party targets (h12-findings.md F1-F3) -----------------------------------------------
+
+FLOW_06_STUBS = """
+import httpx
+import pytest
+from types import SimpleNamespace
+from conformance.host.oauth import TokenResult
+
+class Attempt:
+    request = None
+    accepted = SimpleNamespace(code="c")
+    def require(self):
+        return None
+
+class Tokens:
+    def exchange(self, request, accepted):
+        body = {"error": "server_error"}
+        return TokenResult(httpx.Response(500, json=body), body, "none")
+
+@pytest.fixture(scope="session")
+def linker():
+    return SimpleNamespace(attempt=lambda: Attempt(), host=SimpleNamespace(tokens=Tokens()))
+
+@pytest.fixture(scope="session")
+def linked_account():
+    return None
+"""
+
+
+def test_flow_06_judges_that_the_code_works_once_not_the_error_code(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(FLOW_06_STUBS)
+    pytester.makepyfile(test_flow="from conformance.suites.auth.test_flow import test_code_works_once")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_flow.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "AUTH-FLOW-06" and result["status"] == "passed", result
+    assert "500" in result["message"] and "invalid_grant" in result["message"]
+
+
+PROF_10_STUBS = """
+import pytest
+from types import SimpleNamespace
+from conformance.suites.profile.conftest import known_facts
+
+@pytest.fixture(scope="session")
+def profiles(conformance_settings):
+    account = SimpleNamespace(id_token=None, access_token="opaque", account=1)
+    login = conformance_settings.get("test_user")
+    return [SimpleNamespace(record={"id": "vendor.tester@example.com"}, known=known_facts(account, login),
+                            account=account)]
+"""
+
+
+@pytest.mark.parametrize(("login", "status"), [("vendor.tester@example.com", "warning"), ("", "skipped")])
+def test_prof_10_compares_the_login_email_and_never_passes_on_nothing(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, login: str, status: str
+) -> None:
+    monkeypatch.setenv("CONFORMANCE_TEST_USER", login)
+    pytester.makeconftest(PROF_10_STUBS)
+    pytester.makepyfile(test_result="from conformance.suites.profile.test_result import test_id_encodes_no_identity")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_result.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "PROF-10" and result["status"] == status, result
+
+
+TOOL_05_STUBS = """
+import pytest
+from types import SimpleNamespace
+from conformance.host.declarations import DeclarationChecker
+from conformance.suites._tool_access import Listing
+from conformance.suites.auth.test_tools import Anonymous
+
+@pytest.fixture(scope="module")
+def listing():
+    return Listing([{"name": "search", "inputSchema": {"type": "object"}}], [], [], DeclarationChecker(vendor="openai"),
+                   True)
+
+@pytest.fixture(scope="module")
+def anonymous():
+    return Anonymous()
+
+@pytest.fixture(scope="session")
+def linked_account():
+    return SimpleNamespace(access_token="at")
+"""
+
+
+def test_tool_05_skip_names_what_would_let_it_run(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(TOOL_05_STUBS)
+    pytester.makepyfile(
+        test_tools="from conformance.suites.auth.test_tools import test_structured_content_matches_output_schema"
+    )
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_tools.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["status"] == "skipped" and "readOnlyHint" in result["need"], result
+
+
+DCR_02_NO_REFRESH = """
+import httpx
+import pytest
+from types import SimpleNamespace
+from conformance.host.oauth import OAuthClient, TokenResult
+from conformance.suites._linking import FlowAttempt
+
+CLIENT = OAuthClient("dcr", "registered", "none")
+BODY = {"access_token": "at", "token_type": "Bearer"}  # no refresh_token
+
+def ok():
+    return FlowAttempt(request=None, client=CLIENT, token=TokenResult(httpx.Response(200, json=BODY), BODY, "none"))
+
+@pytest.fixture(scope="session")
+def linker():
+    host = SimpleNamespace(client=CLIENT, tokens=object(), resource="https://rs/mcp")
+    return SimpleNamespace(host=host, attempt=lambda **kw: ok())
+
+@pytest.fixture(scope="session")
+def first_link():
+    return ok()
+
+@pytest.fixture(scope="module")
+def connection_client():
+    return CLIENT
+"""
+
+
+def test_dcr_02_without_a_refresh_is_not_a_pass(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(DCR_02_NO_REFRESH)
+    pytester.makepyfile(test_dcr="from conformance.suites.auth.test_dcr import test_registered_client_stays_valid")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_dcr.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "AUTH-DCR-02" and result["status"] == "skipped", result
+    assert "a refresh (no refresh token was issued)" in result["message"]
+    assert "cases run: a second authorization" in result["message"]
+
+
+@pytest.mark.parametrize(("meta", "option"), [({"acme/profile": True}, "--vendor-prefix acme"), ({}, "optional")])
+def test_no_profile_tool_hint_names_a_remedy_that_can_work(
+    pytester: pytest.Pytester, meta: dict[str, Any], option: str
+) -> None:
+    pytester.makeconftest(
+        f"""
+import pytest
+from conformance.host.declarations import DeclarationChecker
+from conformance.suites._tool_access import Listing
+
+@pytest.fixture(scope="session")
+def profile_listing():
+    tool = {{"name": "whoami", "inputSchema": {{"type": "object"}}, "_meta": {meta!r}}}
+    return Listing([tool], [], [], DeclarationChecker(vendor="openai"), False)
+"""
+    )
+    pytester.makepyfile(
+        test_profile="""
+from conformance import rule
+from conformance.suites.profile.conftest import profile_search, profile_tool
+
+@rule("PROF-03")
+def test_uses_the_profile_tool(profile_tool):
+    pass
+"""
+    )
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_profile.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["status"] == "skipped" and option in result["option"], result

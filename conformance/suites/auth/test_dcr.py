@@ -14,6 +14,7 @@ from conformance.config import Settings
 from conformance.host.asmeta import AsMetadata
 from conformance.host.http import HostHTTP
 from conformance.host.oauth import ClientRegistry, OAuthClient, TokenEndpoint
+from conformance.suites._cases import Cases
 from conformance.suites._linking import FlowAttempt, Linker
 
 
@@ -92,21 +93,23 @@ def test_registered_client_stays_valid(linker: Linker, connection_client: OAuthC
     if not first.ok:
         raise Blocked(first.rule or "AUTH-FLOW-01", f"the first use of the client failed: {first.problem or ''}")
     second = linker.attempt(client=connection_client, tokens=tokens)
+    cases = Cases("AUTH-DCR-02 (a second authorization and a refresh on the same client)")
     problems = []
     if not second.ok:
         problems.append(f"second authorization: {second.problem}")
+    cases.exercised("a second authorization")
     latest = second.token if second.ok and second.token else first.token
     assert latest is not None
-    cases = ["a second authorization"]
     if latest.refresh_token:
-        cases.append("a refresh")
         refreshed = tokens.refresh(latest.refresh_token, resource=linker.host.resource)
+        cases.exercised("a refresh")
         if not refreshed.ok:
             problems.append(f"refresh: {refreshed.describe()}")
     else:
-        observe("no refresh token was issued: only a second authorization was tried")
+        cases.unexercised("a refresh", "no refresh token was issued")
     invalid = [p for p in problems if "invalid_client" in p]
     expect(not invalid, "the client stopped being valid during the connection: " + "; ".join(invalid))
     if problems:
         raise Blocked("AUTH-FLOW-01", "; ".join(problems))
-    observe(f"the {connection_client.kind} client {connection_client.client_id} stayed valid: {', '.join(cases)}")
+    observe(f"the {connection_client.kind} client {connection_client.client_id} stayed valid")
+    cases.conclude()

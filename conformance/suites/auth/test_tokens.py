@@ -269,12 +269,14 @@ def test_expired_token_is_refused(
             "or harness-issued tokens",
             f"--max-expiry-wait or {HARNESS_OPTION}",
         )
-    fresh = link_account()
-    exp = unverified_claims(fresh.access_token).get("exp")
+    # A throwaway authorization is spent, never the shared account (which renews itself when used after the wait).
+    throwaway = link_account()
+    expired = throwaway.current_token  # the raw token: ``access_token`` would renew it once expired
+    exp = unverified_claims(expired).get("exp")
     deadline = float(exp) if isinstance(exp, int | float) else time.time() + lifetime
     time.sleep(max(0.0, deadline - time.time()) + EXPIRY_MARGIN_S)
-    observe(f"waited out a real token's lifetime ({lifetime} s)")
-    judge_refused(accepted, {"an expired access token": fresh.access_token})
+    observe(f"waited out a real token's lifetime ({lifetime} s) on a throwaway authorization")
+    judge_refused(accepted, {"an expired access token": expired})
 
 
 @rule("AUTH-TOK-06")

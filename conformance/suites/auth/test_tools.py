@@ -171,7 +171,13 @@ def test_structured_content_matches_output_schema(
                 if outcome.result is not None:
                     results.append((str(tool["name"]), "linked account", outcome.result))
     if not results:
-        needs("a tool result (no tool could be called)")
+        readable = [t for t in listing.named() if is_read_only(t) and not is_noauth_only(t)]
+        why = (
+            "no tool declares readOnlyHint: true, and only read-only tools are called with the linked account"
+            if not readable and listing.named()
+            else "no tool answered a call with a result"
+        )
+        needs(f"a tool result ({why})", "readOnlyHint: true on a tool that is safe to call" * (not readable))
     problems = [f"{p} ({how})" for name, how, result in results for p in listing.checker.check_result(name, result)]
     expect(not problems, "; ".join(problems[:20]))
     observe(f"{len(results)} result(s) validated: " + ", ".join(f"{n} ({h})" for n, h, _ in results))

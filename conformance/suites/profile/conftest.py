@@ -70,15 +70,23 @@ class AccountProfile:
         return self.record.get("id") if self.record else None
 
 
-def known_facts(account: LinkedAccount) -> dict[str, str]:
-    """Identity facts of the account from its ID token (and access token) claims."""
+def known_facts(account: LinkedAccount, login: str | None = None) -> dict[str, str]:
+    """Identity facts of the account from its ID token (and access token) claims, and the login the harness typed
+    when it is an email address (it is the account's email then)."""
     facts: dict[str, str] = {}
     for token in (account.id_token, account.access_token):
         for key in ("email", "name", "organization"):
             value = unverified_claims(token).get(key)
             if isinstance(value, str) and key not in facts:
                 facts[key] = value
+    if login and "@" in login and "email" not in facts:
+        facts["email"] = login
     return facts
+
+
+def login_of(settings: Settings, account: int) -> str | None:
+    value = settings.get("test_user" if account == 1 else "test_user_2")
+    return str(value) if value else None
 
 
 @pytest.fixture(scope="session")
@@ -107,7 +115,20 @@ def profile_tool(
         invalid = [str(t.get("name")) for t in profile_listing.named() if profile_marker(t, vendor) == MARKER_INVALID]
         if invalid:
             raise Blocked("AUTH-TOOL-06", f"the profile marker of {invalid} is not boolean true: no profile tool")
-        needs(f'a profile tool (no tool carries _meta["{vendor}/profile"]: true)', "--vendor-prefix")
+        others = sorted(
+            {
+                key.rsplit("/", 1)[0]
+                for t in profile_listing.named()
+                for key in (t["_meta"] if isinstance(t.get("_meta"), Mapping) else {})
+                if isinstance(key, str) and key.endswith("/profile") and key != f"{vendor}/profile"
+            }
+        )
+        # --vendor-prefix helps only when a tool carries another vendor's marker; else a profile tool is optional
+        # (contract, Profile tool rules 7) and nothing in the harness's options can supply one.
+        needs(
+            f'a profile tool (no tool carries _meta["{vendor}/profile"]: true)',
+            f"--vendor-prefix {others[0]}" if others else "a tool declaring the profile marker (optional)",
+        )
     return profile_search.tool
 
 
@@ -117,15 +138,19 @@ def profile_caller(host_http: HostHTTP, tool_server_target: Target, profile_tool
 
 
 @pytest.fixture(scope="session")
-def profile_1(profile_caller: ProfileCaller, linked_account: LinkedAccount) -> AccountProfile:
+def profile_1(
+    profile_caller: ProfileCaller, linked_account: LinkedAccount, conformance_settings: Settings
+) -> AccountProfile:
     result = profile_caller.result(fresh_token(linked_account), "test account 1")
-    return AccountProfile(linked_account, result, known_facts(linked_account))
+    return AccountProfile(linked_account, result, known_facts(linked_account, login_of(conformance_settings, 1)))
 
 
 @pytest.fixture(scope="session")
-def profile_2(profile_caller: ProfileCaller, linked_account_2: LinkedAccount) -> AccountProfile:
+def profile_2(
+    profile_caller: ProfileCaller, linked_account_2: LinkedAccount, conformance_settings: Settings
+) -> AccountProfile:
     result = profile_caller.result(fresh_token(linked_account_2), "test account 2")
-    return AccountProfile(linked_account_2, result, known_facts(linked_account_2))
+    return AccountProfile(linked_account_2, result, known_facts(linked_account_2, login_of(conformance_settings, 2)))
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from conformance import expect, fail, observe, rule
+from conformance import expect, fail, needs, observe, rule
 from conformance.host.profile import id_encoding_problems, id_problems, invented_field_problems, result_problems
 from conformance.suites._linking import INVALID_BEARER
 from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
@@ -30,7 +30,17 @@ def test_id_is_a_non_blank_string(profiles: list[AccountProfile]) -> None:
 def test_id_encodes_no_identity(profiles: list[AccountProfile]) -> None:
     problems = _per_account(profiles, lambda p: id_encoding_problems(p.record, known=p.known))
     expect(not problems, "; ".join(problems))
-    observe(f"compared with {sorted({k for p in profiles for k in p.known})} of {len(profiles)} account(s)")
+    compared = sorted(
+        {k for p in profiles for k in p.known}
+        | {k for p in profiles for k in ("email", "name", "organization") if isinstance((p.record or {}).get(k), str)}
+    )
+    if not compared:
+        needs(
+            "an email, name or organization of the test account to compare the id with (none in the profile, the "
+            "ID token or the access token, and the login is not an email address)",
+            "CONFORMANCE_TEST_USER set to the account's email, or an ID token with email/name claims",
+        )
+    observe(f"compared with {compared} of {len(profiles)} account(s)")
 
 
 @rule("PROF-12")
