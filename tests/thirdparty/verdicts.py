@@ -4,7 +4,7 @@ and the run's overall verdict.
 Every rule of the auth and profile suites is pinned (``table`` fills in ``passed``); a changed verdict fails the
 tests in tests/thirdparty/. Reasons quote the contract (``shared/spec/000_…``: "contract, <section>"), the rule
 catalogue (``shared/requirements.md``) or the RFC. ``known_wrong`` marks a verdict that is the harness's mistake
-today, naming the finding (``h12-findings.md`` F1…F6) or issue 12's class; its fix changes the verdict, and the
+today, naming the finding (``h12-findings.md`` F4, F5, F7) or issue 12's class; its fix changes the verdict, and the
 table with it.
 """
 
@@ -17,12 +17,8 @@ def ids(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-F1 = "F1: AUTH-FLOW-06 judges the error code of a refused replay (500), not whether the code worked twice"
-F2 = "F2: PROF-10 passes with nothing compared while the id is the account's email login"
 F4 = "F4: CIMD-01/02 ask for a publisher before seeing that the AS has no CIMD (DCR-only run ends INCOMPLETE)"
 F5 = "F5: AUTH-TOK-08 is not run against an endpoint-wide protected server"
-F6 = "F6: AUTH-DCR-02 passes without its refresh case when no refresh token is issued (PROF-08 skips)"
-NO_PROFILE_HINT = "issue 12 skip hints: the need names --vendor-prefix, which cannot create a profile tool"
 
 # -- verdicts shared by several targets ----------------------------------------------------------------------------
 NO_SCOPE_IN_CHALLENGE = Verdict(
@@ -89,6 +85,11 @@ ONE_SCOPE = Verdict(
     "AUTH-REAUTH-01 'Reauthorization requesting more scopes'; the AS advertises no scope beyond what the host "
     "already requests.",
 )
+NO_REFRESH_TOKEN = Verdict(
+    "skipped",
+    "AUTH-DCR-02 names 'a second authorization and a refresh on the same client'; the AS issued no refresh token "
+    "(contract: 'refresh behavior: not shown'), so only the second authorization ran (and succeeded).",
+)
 NO_BLANKING_HOOK = Verdict(
     "skipped", "PROF-13 'needs: a reference or vendor hook that blanks the stored profile id'; the stack has none."
 )
@@ -96,7 +97,6 @@ NO_PROFILE_TOOL = Verdict(
     "skipped",
     "No tool carries _meta['<vendor>/profile']: true (contract, Profile tool rules 7: 'Without one, accounts can "
     "still connect'); the profile rules have nothing to judge.",
-    known_wrong=NO_PROFILE_HINT,
 )
 AUDIENCE_NOT_CHECKED = Verdict(
     "failed",
@@ -139,12 +139,7 @@ _TS = {
     "AUTH-PRM-01": LOOPBACK,
     "AUTH-PRM-02": LOOPBACK,
     "AUTH-ASM-04": LOOPBACK,
-    "AUTH-FLOW-06": Verdict(
-        "failed",
-        "A replayed code is refused with 500 server_error (the demo provider throws a plain Error); RFC 6749 §5.2 "
-        "wants 400 invalid_grant, but the rule only says 'a second exchange is rejected', which it is.",
-        known_wrong=F1,
-    ),
+    "AUTH-DCR-02": NO_REFRESH_TOKEN,
     "AUTH-TOK-03": Verdict(
         "failed",
         "A token with one character changed gets HTTP 500, not 401: the example's introspecting verifier throws a "
@@ -208,12 +203,7 @@ _FASTMCP = {
         "authorization request without code_challenge, or with method plain, is refused'; OAuth 2.1 §4.1.1: "
         "clients MUST use code_challenge). node-oidc-provider requires PKCE only of public clients by default.",
     ),
-    "AUTH-DCR-02": Verdict(
-        "passed",
-        "'no refresh token was issued: only a second authorization was tried'; the rule names 'a second "
-        "authorization and a refresh on the same client'.",
-        known_wrong=F6,
-    ),
+    "AUTH-DCR-02": NO_REFRESH_TOKEN,
     "PROF-02": Verdict(
         "failed",
         "FastMCP's generated inputSchema for whoami() has no additionalProperties: false: contract, Profile tool "
@@ -230,11 +220,10 @@ _FASTMCP = {
         "refresh token here and offers no other scope, so only the new-connection case could run.",
     ),
     "PROF-10": Verdict(
-        "passed",
-        "'compared with [] of 2 account(s)': nothing compared, while the id is the account's email login "
-        "(devInteractions uses the login as sub); contract, Profile record rule 7 'Names, emails or organization "
-        "relations are not encoded in the id'.",
-        known_wrong=F2,
+        "warning",
+        "SHOULD: the profile id is the account's email (devInteractions uses the login as sub, and the vendor's "
+        "whoami returns sub): contract, Profile record, rules for id 7 'Names, emails or organization relations are "
+        "not encoded in the id'.",
     ),
     "PROF-13": NO_BLANKING_HOOK,
 }
