@@ -273,8 +273,8 @@ def predefined_client(
     identity: HostIdentity | None = None,
     http: HostHTTP | None = None,
 ) -> OAuthClient:
-    """A client registered by hand at the AS (from configuration). Without an explicit method, negotiate among
-    the secret methods (a secret was given) or ``none`` (public client)."""
+    """A client registered by hand at the AS (from configuration). Without an explicit method, the first the AS
+    lists among the secret methods (a secret was given) or ``none`` (public client)."""
     if http is not None and client_secret:
         http.redactor.add_secret(client_secret)
     decision = None
@@ -282,10 +282,16 @@ def predefined_client(
         client_methods: tuple[str, ...] = ("client_secret_basic", "client_secret_post") if client_secret else ("none",)
         if identity is not None:
             client_methods = ("private_key_jwt", *client_methods)
-        decision = negotiate_auth_method(
-            as_meta.auth_methods_supported if as_meta else None, client_methods, legacy_preference=None
+        as_methods = as_meta.auth_methods_supported if as_meta else None
+        # Not configured: the first the AS lists that this client can do (the AS's order is its preference).
+        chosen = dcr_auth_method(as_methods, client_methods)
+        decision = replace(
+            negotiate_auth_method(as_methods, client_methods, legacy_preference=None),
+            chosen=chosen,
+            reason=f"{chosen}: not configured (--client-auth-method), the first the authorization server lists "
+            "that the predefined client can use",
         )
-        auth_method = decision.require()
+        auth_method = chosen
     return OAuthClient(
         kind="predefined",
         client_id=client_id,

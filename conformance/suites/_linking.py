@@ -214,7 +214,8 @@ def host_identity(
     if not base:
         needs(
             "the host's client metadata origin: a publisher certificate or documents published elsewhere",
-            "--publisher-certfile/--publisher-keyfile or --client-metadata-url with --client-key",
+            "--publisher-certfile/--publisher-keyfile or --client-metadata-url with --client-key "
+            "(or --client-registration dcr/predefined, which publish nothing)",
             incomplete=True,
         )
     return HostIdentity(
@@ -342,13 +343,16 @@ class FlowAttempt:
     token: TokenResult | None = None
     rule: str | None = None
     problem: str | None = None
+    need: tuple[str, str] | None = None  # (what, option): the configuration, not the target, stopped the flow
 
     @property
     def ok(self) -> bool:
-        return self.rule is None and self.token is not None and self.token.ok
+        return self.rule is None and self.need is None and self.token is not None and self.token.ok
 
     def require(self) -> TokenResult:
-        """The token result, or ``Blocked`` by the rule the flow broke."""
+        """The token result, or ``Blocked`` by the rule the flow broke (a configuration gap: skipped, incomplete)."""
+        if self.need is not None:
+            needs(*self.need, incomplete=True)
         if not self.ok or self.token is None:
             raise Blocked(self.rule or "AUTH-FLOW-02", self.problem or "no token")
         return self.token
@@ -610,6 +614,15 @@ class Linker:
             attempt.token = endpoint.exchange(request, attempt.accepted)
         except TargetError as exc:
             return self._failed(attempt, "AUTH-FLOW-02", f"token request: {exc}")
+        if not attempt.token.ok and client.kind == "predefined" and attempt.token.error == "invalid_client":
+            # The user registered this client by hand: invalid_client means its secret or method as configured
+            # does not match the registration (RFC 7591 §2), not that the server broke a rule.
+            attempt.problem = f"token request ({attempt.token.method}): {attempt.token.describe()}"
+            attempt.need = (
+                f"a predefined client the authorization server accepts ({attempt.problem})",
+                "CONFORMANCE_CLIENT_SECRET and --client-auth-method as the client was registered",
+            )
+            return attempt
         if not attempt.token.ok:
             why = f"token request ({attempt.token.method}): {attempt.token.describe()}"
             cimd_auth = client.kind == "cimd" and attempt.token.error == "invalid_client"

@@ -580,3 +580,128 @@ def test_uses_the_profile_tool(profile_tool):
     )
     result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
     assert result["status"] == "skipped" and option in result["option"], result
+
+
+def test_a_dcr_host_is_not_incomplete_for_want_of_a_cimd_publisher(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+import pytest
+from types import SimpleNamespace
+from conformance.host.oauth import OAuthClient
+
+@pytest.fixture(scope="session")
+def linker():
+    return SimpleNamespace(host=SimpleNamespace(client=OAuthClient("dcr", "registered", "none")))
+
+@pytest.fixture(scope="session")
+def first_link():
+    return None
+"""
+    )
+    pytester.makepyfile(
+        test_cimd="""
+from conformance.suites.auth import test_cimd as checks
+
+cimd_publisher = getattr(checks, "cimd_publisher", None)
+second_publisher = checks.second_publisher
+test_document_url_is_the_client_id = checks.test_document_url_is_the_client_id
+test_private_key_jwt_is_accepted = checks.test_private_key_jwt_is_accepted
+"""
+    )
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_cimd.py"
+    )
+    report = json.loads((pytester.path / "out" / "report.json").read_text())
+    assert {r["rule"] for r in report["results"]} == {"AUTH-CIMD-01", "AUTH-CIMD-02"}
+    for result in report["results"]:
+        assert result["status"] == "skipped" and not result["incomplete"], result
+        assert "identified by CIMD" in result["need"], result
+    assert report["verdict"]["missing"] == []
+
+
+def test_a_predefined_client_defaults_to_the_as_first_method() -> None:
+    from conformance.host.asmeta import AsMetadata
+    from conformance.host.oauth import predefined_client
+
+    meta = AsMetadata(
+        expected_issuer="https://as",
+        url="https://as/.well-known",
+        via="oauth",
+        document={
+            "issuer": "https://as",
+            "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic", "none"],
+        },
+    )
+    assert predefined_client("c", client_secret="s", as_meta=meta).auth_method == "client_secret_post"
+    assert predefined_client("c", as_meta=meta).auth_method == "none"
+    assert predefined_client("c", client_secret="s", auth_method="client_secret_basic").auth_method == (
+        "client_secret_basic"
+    )
+
+
+def test_a_refused_predefined_client_is_a_configuration_need_not_a_failure(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+import httpx
+import pytest
+from conformance.host.oauth import OAuthClient, TokenResult
+from conformance.suites._linking import FlowAttempt
+
+@pytest.fixture(scope="session")
+def first_link():
+    body = {"error": "invalid_client"}
+    token = TokenResult(httpx.Response(401, json=body), body, "client_secret_basic")
+    client = OAuthClient("predefined", "c", "client_secret_basic", client_secret="s")
+    return FlowAttempt(request=None, client=client, token=token,
+                       need=("a predefined client the authorization server accepts", "CONFORMANCE_CLIENT_SECRET"))
+"""
+    )
+    pytester.makepyfile(test_flow="from conformance.suites.auth.test_flow import test_token_request_returns_bearer")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_flow.py"
+    )
+    report = json.loads((pytester.path / "out" / "report.json").read_text())
+    result = report["results"][0]
+    assert result["rule"] == "AUTH-FLOW-02" and result["status"] == "skipped" and result["incomplete"], result
+    assert report["verdict"]["status"] == "INCOMPLETE"
+
+
+def test_endpoint_wide_insufficient_scope_is_judged(pytester: pytest.Pytester, endpoint_protected: str) -> None:
+    pytester.makeconftest(
+        TOKEN_STUBS
+        + """
+from conformance.host.challenge import Challenge
+from conformance.host.discovery import PrmDiscovery
+
+@pytest.fixture(scope="session")
+def prm_discovery(tool_server_target):
+    return PrmDiscovery(url="http://127.0.0.1/.well-known", document={}, via="root",
+                        challenge=Challenge("Bearer", {"scope": "mcp:tools"}))
+
+@pytest.fixture(scope="session")
+def linker():
+    return SimpleNamespace(host=SimpleNamespace(scopes=SimpleNamespace(scopes=("openid", "mcp:tools"))))
+
+@pytest.fixture(scope="session")
+def link_account():
+    return lambda scopes=None, **kw: SimpleNamespace(current_token="downscoped", scopes=tuple(scopes or ()))
+"""
+    )
+    pytester.makepyfile(
+        test_tok="from conformance.suites.auth.test_tokens import listing, probe, control, accepted, "
+        "test_insufficient_scope"
+    )
+    pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        endpoint_protected,
+        "--allow-insecure-loopback",
+        "test_tok.py",
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    # The endpoint takes any bearer token, one without the scope its challenge requires too.
+    assert result["rule"] == "AUTH-TOK-08" and result["status"] == "failed", result
+    assert "mcp:tools" in result["message"]

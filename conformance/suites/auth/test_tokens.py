@@ -19,6 +19,7 @@ import pytest
 
 from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
+from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.declarations import check_challenge_result
 from conformance.host.forge import (
     ForgeError,
@@ -333,6 +334,9 @@ def test_insufficient_scope(
     request: pytest.FixtureRequest,
 ) -> None:
     found = scope_probe(listing, list(linked_account.scopes))
+    if found is None and accepted.tool is None:
+        endpoint_insufficient_scope(accepted, linker, link_account, request)
+        return
     if found is None:
         needs("a tool whose securitySchemes name a scope the host was granted")
     tool, scope = found
@@ -363,6 +367,39 @@ def test_insufficient_scope(
         f'{name!r} without {scope}: the insufficient_scope challenge names no scope="..."',
     )
     observe(f"{name!r} without {scope}: insufficient_scope result")
+
+
+def endpoint_insufficient_scope(
+    probe: Probe, linker: Linker, link_account: Callable[..., LinkedAccount], request: pytest.FixtureRequest
+) -> None:
+    """AUTH-TOK-08 at an endpoint protected as a whole: the scopes its 401 challenge requires (``scope=``) are what
+    a token must carry; a token without one of them must be refused (401, or 403 insufficient_scope)."""
+    challenge = request.getfixturevalue("prm_discovery").challenge
+    required = [s for s in str((challenge.get("scope") if challenge else None) or "").split() if s not in OIDC_SCOPES]
+    if not required:
+        needs(
+            "the scopes the endpoint requires: a tool whose securitySchemes name scopes, or a scope= in the "
+            "endpoint's 401 challenge"
+        )
+    scope = required[0]
+    fewer = [s for s in linker.host.scopes.scopes if s != scope]
+    account = link_account(scopes=fewer)
+    token: str = account.current_token
+    if scope in account.scopes or scope in str(unverified_claims(token).get("scope", "")).split():
+        issuer = request.getfixturevalue("harness_issuer")
+        if issuer is None:
+            needs(
+                f"a token without {scope} (the authorization server granted it although not requested)", HARNESS_OPTION
+            )
+        token = issuer.missing_scope(probe.resource, probe.scopes, scope)
+        observe(f"the authorization server granted {scope} anyway: used a harness-issued token without it")
+    outcome = probe.send(token)
+    if isinstance(outcome, str):
+        fail(f"{ENDPOINT} with a token lacking {scope}: the request failed ({outcome})")
+    if outcome.status in (401, 403) or outcome.auth_error_result:
+        observe(f"{ENDPOINT} (its challenge requires {scope}) refused a token without it: {outcome.describe()}")
+        return
+    fail(f"{ENDPOINT} requires {scope} (its 401 challenge says so) but a token without it got {outcome.describe()}")
 
 
 @rule("AUTH-TOK-09")
