@@ -4,8 +4,8 @@ and the run's overall verdict.
 Every rule of the auth and profile suites is pinned (``table`` fills in ``passed``); a changed verdict fails the
 tests in tests/thirdparty/. Reasons quote the contract (``shared/spec/000_…``: "contract, <section>"), the rule
 catalogue (``shared/requirements.md``) or the RFC. ``known_wrong`` marks a verdict that is the harness's mistake
-today, naming the finding (``h12-findings.md`` F4, F5, F7) or issue 12's class; its fix changes the verdict, and the
-table with it.
+today, naming the finding (``h12-findings.md``) or issue 12's class; its fix changes the verdict, and the table with
+it. None is left after merging the h12-verdicts fixes; ``table`` still accepts such an entry.
 """
 
 from __future__ import annotations
@@ -16,9 +16,6 @@ from tests.thirdparty._support import Pinned, Verdict, table
 def ids(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
-
-F4 = "F4: CIMD-01/02 ask for a publisher before seeing that the AS has no CIMD (DCR-only run ends INCOMPLETE)"
-F5 = "F5: AUTH-TOK-08 is not run against an endpoint-wide protected server"
 
 # -- verdicts shared by several targets ----------------------------------------------------------------------------
 NO_SCOPE_IN_CHALLENGE = Verdict(
@@ -35,12 +32,6 @@ NO_ISS_PARAMETER = Verdict(
 NO_MTLS = Verdict("skipped", "AUTH-MTLS-01 'needs: --mtls'; the stack has no mTLS listener.")
 NO_WORKSPACE = Verdict(
     "skipped", "AUTH-WS-01 'needs: --workspace-domain' (contract, Authentication 9: optional); none configured."
-)
-CIMD_PUBLISHER = Verdict(
-    "skipped",
-    "The metadata has no client_id_metadata_document_supported: DCR only (contract, Roles: CIMD, DCR or "
-    "predefined clients), so CIMD has nothing to judge.",
-    known_wrong=f"{F4} (status right, need and INCOMPLETE wrong)",
 )
 NOT_CIMD = Verdict(
     "skipped",
@@ -61,9 +52,8 @@ LONG_TOKENS = Verdict(
 NO_TEST_ISSUER = Verdict("skipped", "AUTH-TOK-07 'needs: harness-issued tokens'; the server trusts only its AS.")
 NO_SCOPED_TOOL = Verdict(
     "skipped",
-    "AUTH-TOK-08 names 'a token lacking a tool's required scope'; no tool declares scopes, and the endpoint-wide "
-    "scope (PRM scopes_supported) is not probed yet.",
-    known_wrong=F5,
+    "AUTH-TOK-08 names 'a token lacking a tool's required scope'; no tool declares scopes and the endpoint's 401 "
+    "challenge names none (contract, Errors: 'optionally scope=\"<scope_list>\"'), so no required scope is known.",
 )
 NO_DECLARED_TOOL = Verdict(
     "skipped",
@@ -119,9 +109,7 @@ LINKED_SKIPS = {
 }
 DCR_ONLY = {
     "AUTH-ASM-08": NO_ISS_PARAMETER,
-    "AUTH-CIMD-01": CIMD_PUBLISHER,
-    "AUTH-CIMD-02": CIMD_PUBLISHER,
-    **dict.fromkeys(ids("AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06"), NOT_CIMD),
+    **dict.fromkeys(ids("AUTH-CIMD-01 AUTH-CIMD-02 AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06"), NOT_CIMD),
     "AUTH-ISS-01": ISS_NOT_ADVERTISED,
     "AUTH-ISS-02": NO_ERROR_RESPONSE,
     "AUTH-ISS-03": NO_ERROR_RESPONSE,
@@ -168,9 +156,7 @@ TS_SDK_OAUTH_STRICT = Pinned(
 
 # -- 2. Python SDK vendor server (pysdk_server.py): DCR only, own sign-in page, introspection -------------------------
 _PYSDK = {**LINKED_SKIPS, **DCR_ONLY, **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL)}
-PYSDK_AUDIENCE = Pinned(
-    table(_PYSDK), "INCOMPLETE", overall_known_wrong=f"{F4}: every rule was decided or skipped for a reason"
-)
+PYSDK_AUDIENCE = Pinned(table(_PYSDK), "ACCEPTED")
 PYSDK_PREDEFINED = Pinned(
     table(
         {
@@ -182,8 +168,7 @@ PYSDK_PREDEFINED = Pinned(
             ),
         }
     ),
-    "INCOMPLETE",
-    overall_known_wrong=F4,
+    "ACCEPTED",
 )
 PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
 
