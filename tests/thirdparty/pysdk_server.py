@@ -60,8 +60,11 @@ CODE_TTL = 300
 class InMemoryProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
     """Clients, codes and tokens in dicts; the user signs in on /login before a code is issued."""
 
-    def __init__(self, issuer: str, resources: list[str], user: str, password: str) -> None:
+    def __init__(
+        self, issuer: str, resources: list[str], user: str, password: str, access_ttl: int = ACCESS_TTL
+    ) -> None:
         self.issuer = issuer
+        self.access_ttl = access_ttl
         self.resources = resources
         self.user, self.password = user, password
         self.clients: dict[str, OAuthClientInformationFull] = {}
@@ -113,7 +116,7 @@ class InMemoryProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refre
             token=secrets.token_urlsafe(32),
             client_id=client_id,
             scopes=scopes,
-            expires_at=int(time.time()) + ACCESS_TTL,
+            expires_at=int(time.time()) + self.access_ttl,
             resource=resource,
             subject=subject,
         )
@@ -125,7 +128,7 @@ class InMemoryProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Refre
         return OAuthToken(
             access_token=access.token,
             token_type="Bearer",
-            expires_in=ACCESS_TTL,
+            expires_in=self.access_ttl,
             scope=" ".join(scopes),
             refresh_token=refresh.token,
         )
@@ -277,7 +280,8 @@ def resource_server(issuer: str, resource: str, ca_file: str, check_audience: bo
 
 async def serve(args: argparse.Namespace) -> None:
     issuer = f"https://127.0.0.1:{args.as_port}"
-    provider = InMemoryProvider(issuer, args.resource, os.environ["VENDOR_USER"], os.environ["VENDOR_PASSWORD"])
+    user, password = os.environ["VENDOR_USER"], os.environ["VENDOR_PASSWORD"]
+    provider = InMemoryProvider(issuer, args.resource, user, password, args.access_ttl)
     apps = [
         (authorization_server(provider), args.as_port),
         (resource_server(issuer, args.resource[0], args.cafile, args.check_audience), args.rs_port),
@@ -308,6 +312,7 @@ def main() -> None:
     parser.add_argument("--keyfile", required=True)
     parser.add_argument("--cafile", required=True)
     parser.add_argument("--check-audience", action="store_true")
+    parser.add_argument("--access-ttl", type=int, default=ACCESS_TTL, help="access token lifetime (seconds)")
     asyncio.run(serve(parser.parse_args()))
 
 

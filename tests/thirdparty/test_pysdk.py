@@ -5,7 +5,9 @@ in-memory provider with a sign-in page, ``AuthSettings``, and an introspecting `
 Configurations: ``validate_token_resource=True`` (audience checked) and the SDK's default (unset: no check), both
 with the host registering itself by DCR; and ``predefined``: the audience-checking server with a client the vendor
 registered beforehand (here through the same /register endpoint, as an admin console would), given to the harness
-with --client-registration predefined, --client-id and CONFORMANCE_CLIENT_SECRET.
+with --client-registration predefined, --client-id and CONFORMANCE_CLIENT_SECRET; and ``short-tokens``: the
+audience-checking server issuing 8-second access tokens, so that AUTH-TOK-05 waits one out (on a throwaway token)
+while every other check keeps a usable session (refresh, else a new link).
 """
 
 from __future__ import annotations
@@ -30,9 +32,14 @@ from tests.thirdparty._support import (
     run_harness,
     running,
 )
-from tests.thirdparty.verdicts import PYSDK_AUDIENCE, PYSDK_DEFAULT, PYSDK_PREDEFINED
+from tests.thirdparty.verdicts import PYSDK_AUDIENCE, PYSDK_DEFAULT, PYSDK_PREDEFINED, PYSDK_SHORT_TOKENS
 
-TABLES = {"audience": PYSDK_AUDIENCE, "default": PYSDK_DEFAULT, "predefined": PYSDK_PREDEFINED}
+TABLES = {
+    "audience": PYSDK_AUDIENCE,
+    "default": PYSDK_DEFAULT,
+    "predefined": PYSDK_PREDEFINED,
+    "short-tokens": PYSDK_SHORT_TOKENS,
+}
 
 
 # The redirect URIs the harness uses for a predefined client without a publisher (README: "predefined client"):
@@ -48,7 +55,7 @@ class PySdkTarget:
     config: str
 
 
-@pytest.fixture(scope="module", params=["audience", "default", "predefined"])
+@pytest.fixture(scope="module", params=["audience", "default", "predefined", "short-tokens"])
 def pysdk_target(
     request: pytest.FixtureRequest, pki: Pki, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[PySdkTarget]:
@@ -59,6 +66,8 @@ def pysdk_target(
     argv += ["--certfile", str(pki.cert), "--keyfile", str(pki.key), "--cafile", str(pki.ca)]
     if request.param != "default":
         argv.append("--check-audience")
+    if request.param == "short-tokens":
+        argv += ["--access-ttl", "8"]
     env = {"VENDOR_USER": TEST_USER, "VENDOR_PASSWORD": TEST_PASSWORD}
     log = tmp_path_factory.mktemp("pysdk") / "server.log"
     with running(argv, ports=[as_port, rs_port], log=log, env=env):

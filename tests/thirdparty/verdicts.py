@@ -170,6 +170,8 @@ PYSDK_PREDEFINED = Pinned(
     ),
     "ACCEPTED",
 )
+# 8-second access tokens: AUTH-TOK-05 is decided (and passes), nothing else changes.
+PYSDK_SHORT_TOKENS = Pinned(table({r: v for r, v in _PYSDK.items() if r != "AUTH-TOK-05"}), "ACCEPTED")
 PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
 
 # -- 3. FastMCP JWTVerifier + RemoteAuthProvider over stock node-oidc-provider ----------------------------------------
