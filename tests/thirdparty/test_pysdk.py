@@ -117,3 +117,24 @@ def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_pat
         env,
     )
     assert_pinned(run, TABLES[pysdk_target.config])
+
+
+@pytest.mark.parametrize("pysdk_target", ["audience"], indirect=True)
+@pytest.mark.parametrize("mistake", ["no login steps", "wrong password"])
+def test_a_login_the_harness_cannot_complete_is_incomplete_not_a_failure(
+    pysdk_target: PySdkTarget, mistake: str, pki: Pki, tmp_path: Path
+) -> None:
+    """The vendor forgot --login-steps for its own sign-in page, or gave a wrong password: the harness stops at the
+    sign-in page. That is the run's configuration (INCOMPLETE, naming the page), not AUTH-FLOW-01 failing."""
+    args = ["--target-url", pysdk_target.url, "--ca-bundle", str(pki.ca)]
+    env = {}
+    if mistake == "wrong password":
+        args += ["--login-steps", str(HERE / "pysdk_login.toml")]
+        env = {"CONFORMANCE_TEST_PASSWORD": "not the password"}
+    run = run_harness(tmp_path, args, env)
+    verdict = run.report["verdict"]
+    assert verdict["status"] == "INCOMPLETE" and run.exit_code != 0, verdict
+    assert "sign-in page" in verdict["reason"], verdict
+    statuses = run.verdicts()
+    assert "failed" not in statuses.values(), run.explain([r for r, s in statuses.items() if s == "failed"])
+    assert statuses["AUTH-FLOW-01"] == "skipped"
