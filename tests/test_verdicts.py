@@ -8,12 +8,16 @@ is missing; ``--allow-incomplete`` opts out; ``--allow-insecure-loopback`` caps 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import conformance
+from conformance.reference.stack import running_stack
 from conformance.report.json_writer import validate_report
 from conformance.report.model import Status, check_outcome, verdict
+from conformance.testing import run_harness
 
 DEAD = "https://127.0.0.1:1/mcp"
 
@@ -162,3 +166,21 @@ def test_verdict_model() -> None:
     gap = _result("TOK-01", "skipped", need="the platform API key", option="KEY", incomplete=True)
     assert verdict([passed, gap], strict=False)["missing"] == ["the platform API key (KEY)"]
     assert check_outcome(nodeid="x", rules=["TOK-01"], status=Status.SKIPPED)["incomplete"] is False
+
+
+def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) -> None:
+    """The issue's own case: credentials unset, most rules skipped, a few decided — never ACCEPTED, exit non-zero,
+    one line naming what is missing."""
+    with running_stack(services=["toolserver"], data_dir=tmp_path / "data") as stack:
+        env = {k: v for k, v in stack.settings.items() if not k.startswith("CONFORMANCE_TEST_")}
+        suites = Path(conformance.__file__).parent / "suites" / "auth"
+        args = ["-q", str(suites / "test_prm.py"), str(suites / "test_flow.py"), str(suites / "test_tools.py")]
+        (tmp_path / "report").mkdir()
+        result = run_harness(args, tmp_path / "report", env=env, timeout=300)
+    verdict_ = result.report["verdict"]
+    assert result.exit_code == 1 and verdict_["status"] == "INCOMPLETE", result.stdout[-3000:]
+    assert result.with_status("passed"), "some rules are still decided"
+    assert not result.with_status("failed", "error"), result.stdout[-3000:]  # a missing account fails nothing
+    assert any("test account credentials" in m for m in verdict_["missing"]), verdict_
+    lines = [line for line in result.stdout.splitlines() if line.startswith("verdict:")]
+    assert len(lines) == 1 and "INCOMPLETE" in lines[0] and "CONFORMANCE_TEST_USER" in lines[0], lines

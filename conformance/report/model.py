@@ -171,12 +171,18 @@ def missing_parts(results: list[dict[str, Any]]) -> list[str]:
     publisher) and rules blocked by a prerequisite this run did not decide (so nothing failed to explain them)."""
     failed = {r["rule"] for r in results if r["status"] in ("failed", "warning", "error")}
     missing: list[str] = []
+    unexplained: dict[str, list[str]] = {}  # blocker -> the rules it blocks
     for result in results:
         if result.get("incomplete") and result.get("need"):
             option = f" ({result['option']})" if result.get("option") else ""
             missing.append(f"{result['need']}{option}")
         elif result["status"] == Status.BLOCKED.value and result.get("blocked_by") not in failed:
-            missing.append(f"{result['rule']} is blocked by {result['blocked_by']}, which did not fail in this run")
+            unexplained.setdefault(str(result.get("blocked_by")), []).append(result["rule"])
+    for blocker, rules in unexplained.items():
+        missing.append(
+            f"{len(rules)} rule(s) blocked by {blocker}, which did not fail in this run ({', '.join(rules[:4])}"
+            + (" …)" if len(rules) > 4 else ")")
+        )
     return list(dict.fromkeys(missing))
 
 

@@ -1,9 +1,9 @@
 """Transport-only requirements (HTTPS of metadata, ``resource``, AS endpoints; IMG-TLS-01) on a loopback run.
 
 With ``--allow-insecure-loopback`` a vendor certifies a development server on 127.0.0.1 as its README runs it (plain
-HTTP, or TLS nobody verifies). Its transport is then not judged: such a requirement is ``skipped`` with the message
-``transport not judged: loopback run``, every other rule is decided, and the run's verdict is at best PASSED
-LOCALLY (``report.model.verdict``), never ACCEPTED.
+HTTP, or TLS nobody verifies). The transport of a plain-HTTP loopback URL is then not judged: such a requirement is
+``skipped`` with the message ``transport not judged: loopback run``, every other rule is decided, and the run's
+verdict is at best PASSED LOCALLY (``report.model.verdict``), never ACCEPTED, since TLS went unverified too.
 """
 
 from __future__ import annotations
@@ -20,9 +20,12 @@ DEPLOYMENT = "the deployment served over HTTPS (a run without --allow-insecure-l
 
 
 def loopback_run(http: HostHTTP, url: str | None) -> bool:
-    """True when ``url`` is on loopback and the run allows insecure loopback: its transport is not judged."""
-    host = urlsplit(url or "").hostname or ""
-    return bool(http.guard.allow_insecure_loopback) and is_loopback_host(host)
+    """True when ``url`` is plain HTTP on loopback and the run allows insecure loopback: its transport is not
+    judged. An https URL is still judged for what it is (HTTPS); the verdict stays PASSED LOCALLY either way."""
+    parts = urlsplit(url or "")
+    return (
+        bool(http.guard.allow_insecure_loopback) and parts.scheme == "http" and is_loopback_host(parts.hostname or "")
+    )
 
 
 def transport_not_judged(what: str, held: str = "") -> NoReturn:

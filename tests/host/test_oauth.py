@@ -479,7 +479,8 @@ def test_registration_negotiates_and_is_reused_per_run() -> None:
 
     client_http = http(handler)
     registry = ClientRegistry()
-    meta = as_meta(token_endpoint_auth_methods_supported=["client_secret_basic", "private_key_jwt"])
+    # The AS's order is its preference: the first it lists that the host can do (issue 12).
+    meta = as_meta(token_endpoint_auth_methods_supported=["private_key_jwt", "client_secret_basic"])
     first = registry.get_or_register(client_http, meta, ["https://h/cb"], identity=identity())
     again = registry.get_or_register(client_http, meta, ["https://h/cb"], identity=identity())
     assert first is again and registry.registrations == 1 and len(seen) == 1
@@ -491,6 +492,11 @@ def test_registration_negotiates_and_is_reused_per_run() -> None:
     without_key = register_client(client_http, meta, ["https://h/cb"])
     assert seen[-1]["token_endpoint_auth_method"] == "client_secret_basic"
     assert without_key.client_secret == "dcr-secret-value"
+    basic_first = as_meta(token_endpoint_auth_methods_supported=["client_secret_basic", "private_key_jwt"])
+    register_client(client_http, basic_first, ["https://h/cb"], identity=identity())
+    assert seen[-1]["token_endpoint_auth_method"] == "client_secret_basic"
+    register_client(client_http, basic_first, ["https://h/cb"], identity=identity(), method="private_key_jwt")
+    assert seen[-1]["token_endpoint_auth_method"] == "private_key_jwt"  # --client-auth-method
 
 
 @pytest.mark.parametrize(

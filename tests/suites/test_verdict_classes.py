@@ -163,10 +163,6 @@ from conformance.suites.auth import test_tools
 TOOL = {"name": "files", "inputSchema": {"type": "object"},
         "securitySchemes": [{"type": "oauth2", "scopes": ["files:read"]}]}
 
-@pytest.fixture(autouse=True)
-def published(monkeypatch):
-    monkeypatch.setattr(test_tools, "discover_prm", lambda *a, **k: None)
-
 @pytest.fixture(scope="module")
 def listing():
     return Listing([TOOL], [], [], DeclarationChecker(vendor="openai"), False)
@@ -194,8 +190,15 @@ def anonymous():
 def test_chal_02_judges_an_endpoint_level_401(pytester: pytest.Pytester, params: dict[str, str], status: str) -> None:
     pytester.makeconftest(CHAL_STUBS.replace("PARAMS", repr(params)))
     pytester.makepyfile(
-        test_chal="from conformance.suites.auth.test_tools import test_in_call_auth_errors_carry_challenges, "
-        "test_linking_ui_can_appear"
+        test_chal="""
+import pytest
+from conformance.suites.auth.test_tools import test_in_call_auth_errors_carry_challenges, test_linking_ui_can_appear
+
+@pytest.fixture(autouse=True)
+def published(monkeypatch):
+    # The metadata is published (what the check's own discovery would find); patched where the check looks it up.
+    monkeypatch.setitem(test_linking_ui_can_appear.__globals__, "discover_prm", lambda *a, **k: None)
+"""
     )
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_chal.py"
