@@ -35,7 +35,8 @@ NO_WORKSPACE = Verdict(
 )
 NOT_CIMD = Verdict(
     "skipped",
-    "The host identifies itself by DCR: no client_id_metadata_document_supported in the metadata (contract, Roles).",
+    "The host identifies itself by DCR or a predefined client: the metadata has no client_id_metadata_document_"
+    "supported (contract, Roles).",
 )
 ISS_NOT_ADVERTISED = Verdict(
     "skipped", "AUTH-ISS-01 'needs: ASM-08 true'; authorization_response_iss_parameter_supported is not advertised."
