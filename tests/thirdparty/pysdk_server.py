@@ -10,7 +10,8 @@ Two servers in one process, as in the SDK's auth examples (authorization server 
   token whose introspected ``aud`` is not this server); without it, the SDK's default (unset: a deprecation
   warning, no audience check).
 
-Both listen on 127.0.0.1 over TLS (``--certfile``/``--keyfile``). The test account comes from the environment
+Both listen on 127.0.0.1 over TLS (``--certfile``/``--keyfile``), or plain HTTP with ``--plain-http`` (a development
+server, as the SDK's examples run). The test account comes from the environment
 (``VENDOR_USER``/``VENDOR_PASSWORD``); ``--resource`` lists every resource the authorization server issues
 tokens for (the first is this tool server, the others belong to other services).
 
@@ -279,7 +280,8 @@ def resource_server(issuer: str, resource: str, ca_file: str, check_audience: bo
 
 
 async def serve(args: argparse.Namespace) -> None:
-    issuer = f"https://127.0.0.1:{args.as_port}"
+    scheme = "http" if args.plain_http else "https"
+    issuer = f"{scheme}://127.0.0.1:{args.as_port}"
     user, password = os.environ["VENDOR_USER"], os.environ["VENDOR_PASSWORD"]
     provider = InMemoryProvider(issuer, args.resource, user, password, args.access_ttl)
     apps = [
@@ -292,8 +294,8 @@ async def serve(args: argparse.Namespace) -> None:
                 app,
                 host="127.0.0.1",
                 port=port,
-                ssl_certfile=args.certfile,
-                ssl_keyfile=args.keyfile,
+                ssl_certfile=None if args.plain_http else args.certfile,
+                ssl_keyfile=None if args.plain_http else args.keyfile,
                 log_level="warning",
                 lifespan="on",
             )
@@ -313,6 +315,7 @@ def main() -> None:
     parser.add_argument("--cafile", required=True)
     parser.add_argument("--check-audience", action="store_true")
     parser.add_argument("--access-ttl", type=int, default=ACCESS_TTL, help="access token lifetime (seconds)")
+    parser.add_argument("--plain-http", action="store_true", help="no TLS: a development server on loopback")
     asyncio.run(serve(parser.parse_args()))
 
 

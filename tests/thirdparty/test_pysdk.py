@@ -7,7 +7,8 @@ with the host registering itself by DCR; and ``predefined``: the audience-checki
 registered beforehand (here through the same /register endpoint, as an admin console would), given to the harness
 with --client-registration predefined, --client-id and CONFORMANCE_CLIENT_SECRET; and ``short-tokens``: the
 audience-checking server issuing 8-second access tokens, so that AUTH-TOK-05 waits one out (on a throwaway token)
-while every other check keeps a usable session (refresh, else a new link).
+while every other check keeps a usable session (refresh, else a new link); and ``local``: the audience-checking
+server over plain HTTP on loopback, certified with --allow-insecure-loopback (PASSED LOCALLY at best).
 """
 
 from __future__ import annotations
@@ -32,13 +33,20 @@ from tests.thirdparty._support import (
     run_harness,
     running,
 )
-from tests.thirdparty.verdicts import PYSDK_AUDIENCE, PYSDK_DEFAULT, PYSDK_PREDEFINED, PYSDK_SHORT_TOKENS
+from tests.thirdparty.verdicts import (
+    PYSDK_AUDIENCE,
+    PYSDK_DEFAULT,
+    PYSDK_LOCAL,
+    PYSDK_PREDEFINED,
+    PYSDK_SHORT_TOKENS,
+)
 
 TABLES = {
     "audience": PYSDK_AUDIENCE,
     "default": PYSDK_DEFAULT,
     "predefined": PYSDK_PREDEFINED,
     "short-tokens": PYSDK_SHORT_TOKENS,
+    "local": PYSDK_LOCAL,
 }
 
 
@@ -55,12 +63,13 @@ class PySdkTarget:
     config: str
 
 
-@pytest.fixture(scope="module", params=["audience", "default", "predefined", "short-tokens"])
+@pytest.fixture(scope="module", params=["audience", "default", "predefined", "short-tokens", "local"])
 def pysdk_target(
     request: pytest.FixtureRequest, pki: Pki, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[PySdkTarget]:
     as_port, rs_port, other_port = free_port(), free_port(), free_port()
-    url, alt = f"https://127.0.0.1:{rs_port}/mcp", f"https://127.0.0.1:{other_port}/mcp"
+    scheme = "http" if request.param == "local" else "https"
+    url, alt = f"{scheme}://127.0.0.1:{rs_port}/mcp", f"{scheme}://127.0.0.1:{other_port}/mcp"
     argv = [sys.executable, str(HERE / "pysdk_server.py"), "--as-port", str(as_port), "--rs-port", str(rs_port)]
     argv += ["--resource", url, "--resource", alt]
     argv += ["--certfile", str(pki.cert), "--keyfile", str(pki.key), "--cafile", str(pki.ca)]
@@ -68,10 +77,12 @@ def pysdk_target(
         argv.append("--check-audience")
     if request.param == "short-tokens":
         argv += ["--access-ttl", "8"]
+    if request.param == "local":
+        argv.append("--plain-http")
     env = {"VENDOR_USER": TEST_USER, "VENDOR_PASSWORD": TEST_PASSWORD}
     log = tmp_path_factory.mktemp("pysdk") / "server.log"
     with running(argv, ports=[as_port, rs_port], log=log, env=env):
-        yield PySdkTarget(url, f"https://127.0.0.1:{as_port}", alt, request.param)
+        yield PySdkTarget(url, f"{scheme}://127.0.0.1:{as_port}", alt, request.param)
 
 
 def register_client(issuer: str, ca_file: Path) -> tuple[str, str]:
@@ -101,6 +112,8 @@ def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_pat
         extra = ["--client-registration", "predefined", "--client-id", client_id]
         extra += ["--client-auth-method", "client_secret_post"]
         env = {"CONFORMANCE_CLIENT_SECRET": secret}
+    if pysdk_target.config == "local":
+        extra = ["--allow-insecure-loopback"]
     run = run_harness(
         tmp_path,
         [

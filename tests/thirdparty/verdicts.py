@@ -116,12 +116,13 @@ DCR_ONLY = {
     "AUTH-ISS-03": NO_ERROR_RESPONSE,
 }
 
-# -- 1. TypeScript SDK example (simpleStreamableHttp.js --oauth / --oauth-strict), plain HTTP on loopback ----------
 LOOPBACK = Verdict(
     "skipped",
     "--allow-insecure-loopback: transport not judged on a loopback run (contract: 'Canonical HTTPS identifier', "
-    "'(HTTPS)' endpoints); the example serves http://localhost only, as its README runs it.",
+    "'(HTTPS)' endpoints); the server serves plain HTTP on loopback, as the SDKs' examples run.",
 )
+
+# -- 1. TypeScript SDK example (simpleStreamableHttp.js --oauth / --oauth-strict), plain HTTP on loopback ----------
 _TS = {
     **LINKED_SKIPS,
     **DCR_ONLY,
@@ -173,6 +174,10 @@ PYSDK_PREDEFINED = Pinned(
 )
 # 8-second access tokens: AUTH-TOK-05 is decided (and passes), nothing else changes.
 PYSDK_SHORT_TOKENS = Pinned(table({r: v for r, v in _PYSDK.items() if r != "AUTH-TOK-05"}), "ACCEPTED")
+# Plain HTTP on loopback with --allow-insecure-loopback: the transport parts are not judged, the rest is as above.
+PYSDK_LOCAL = Pinned(
+    table({**_PYSDK, "AUTH-PRM-01": LOOPBACK, "AUTH-PRM-02": LOOPBACK, "AUTH-ASM-04": LOOPBACK}), "PASSED LOCALLY"
+)
 PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
 
 # -- 3. FastMCP JWTVerifier + RemoteAuthProvider over stock node-oidc-provider ----------------------------------------
