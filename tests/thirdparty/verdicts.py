@@ -61,6 +61,19 @@ NO_DECLARED_TOOL = Verdict(
     "AUTH-TOOL-03 judges tools declared noauth only or oauth2 only; no tool declares securitySchemes (contract, "
     "Authentication 6: 'If the array is omitted the tool inherits the server default').",
 )
+NO_DECLARATION = Verdict(
+    "skipped",
+    "AUTH-TOOL-02 judges `securitySchemes` 'when present'; no tool declares it (contract, Authentication 6: 'If the "
+    "array is omitted the tool inherits the server default').",
+)
+NO_WRITING_TOOL = Verdict(
+    "skipped",
+    "AUTH-TOOL-04 judges 'A tool that is not read-only'; every tool here is annotated readOnlyHint: true.",
+)
+NO_PROFILE_MARKER = Verdict(
+    "skipped",
+    "AUTH-TOOL-06 judges `_meta[\"<vendor>/profile\"]` 'when present'; no tool carries the marker.",
+)
 NO_IN_CALL_FAILURE = Verdict(
     "skipped",
     "AUTH-CHAL-01 judges 'an auth failure inside a tool call'; the server refuses anonymous requests at the HTTP "
@@ -101,6 +114,7 @@ LINKED_SKIPS = {
     "AUTH-TOK-05": LONG_TOKENS,
     "AUTH-TOK-07": NO_TEST_ISSUER,
     "AUTH-TOK-08": NO_SCOPED_TOOL,
+    "AUTH-TOOL-02": NO_DECLARATION,
     "AUTH-TOOL-03": NO_DECLARED_TOOL,
     "AUTH-CHAL-01": NO_IN_CALL_FAILURE,
     "AUTH-CHAL-02": NO_LINKING_TOOL,
@@ -139,6 +153,7 @@ _TS = {
     "AUTH-TOK-04": Verdict(
         "failed", "Forged tokens (unknown key, untrusted issuer, alg none) get HTTP 500, not 401: as AUTH-TOK-03."
     ),
+    "AUTH-TOOL-06": NO_PROFILE_MARKER,
     **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
 }
 TS_SDK_OAUTH = Pinned(table({**_TS, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
@@ -157,7 +172,13 @@ TS_SDK_OAUTH_STRICT = Pinned(
 )
 
 # -- 2. Python SDK vendor server (pysdk_server.py): DCR only, own sign-in page, introspection -------------------------
-_PYSDK = {**LINKED_SKIPS, **DCR_ONLY, **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL)}
+_PYSDK = {
+    **LINKED_SKIPS,
+    **DCR_ONLY,
+    "AUTH-TOOL-04": NO_WRITING_TOOL,
+    "AUTH-TOOL-06": NO_PROFILE_MARKER,
+    **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
+}
 PYSDK_AUDIENCE = Pinned(table(_PYSDK), "ACCEPTED")
 PYSDK_PREDEFINED = Pinned(
     table(
@@ -183,6 +204,7 @@ PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "
 # -- 3. FastMCP JWTVerifier + RemoteAuthProvider over stock node-oidc-provider ----------------------------------------
 _FASTMCP = {
     **LINKED_SKIPS,
+    "AUTH-TOOL-04": NO_WRITING_TOOL,
     "AUTH-CIMD-05": Verdict(
         "failed",
         "node-oidc-provider honours only the CIMD document's legacy singular token_endpoint_auth_method "
