@@ -549,13 +549,21 @@ class Linker:
         """Run the login driver; MissingCredentials becomes a need."""
         driver = self.driver(account)
         try:
-            return driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
+            result = driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
         except MissingCredentials as exc:
             needs(
                 f"test account credentials ({exc.variable})",
                 "CONFORMANCE_TEST_USER and CONFORMANCE_TEST_PASSWORD",
                 incomplete=account == 1,  # without account 1 nothing is linked; account 2 only serves PROF-09
             )
+        if result.config_problem:
+            # Stuck at the sign-in page (steps that do not fit it, or the account refused): the user's to fix.
+            needs(
+                result.config_problem,
+                "--login-steps and the test account (CONFORMANCE_TEST_USER, CONFORMANCE_TEST_PASSWORD)",
+                incomplete=account == 1,
+            )
+        return result
 
     def authorize(
         self, request: AuthorizationRequest, *, account: int = 1, decision: Decision = "approve"
