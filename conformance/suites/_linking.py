@@ -62,7 +62,7 @@ import jwt
 import pytest
 
 from conformance import Blocked, Failure, TargetError, _context, needs
-from conformance._exceptions import ConfigError
+from conformance._exceptions import ConfigError, NeedsUnmet
 from conformance.config import Settings, Target
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import MCP_HEADERS, PrmDiscovery, challenge_of, discover_prm, initialize_request
@@ -684,12 +684,24 @@ def linker(
 
 
 @pytest.fixture(scope="session")
-def first_link(linker: Linker) -> FlowAttempt:
-    """The first authorization of test account 1 with the default scopes."""
+def first_link_outcome(linker: Linker) -> FlowAttempt | NeedsUnmet:
+    """The first authorization of test account 1 with the default scopes, or the configuration gap that stopped it
+    (a login the test account cannot pass), each with the flow's exchanges: AUTH-FLOW-01 shows them either way."""
     start = _context.mark()
-    attempt = linker.attempt(account=1)
+    try:
+        attempt = linker.attempt(account=1)
+    except NeedsUnmet as exc:
+        exc.exchanges = _context.since(start)
+        return exc
     attempt.exchanges = _context.since(start)
     return attempt
+
+
+@pytest.fixture(scope="session")
+def first_link(first_link_outcome: FlowAttempt | NeedsUnmet) -> FlowAttempt:
+    if isinstance(first_link_outcome, NeedsUnmet):
+        raise first_link_outcome
+    return first_link_outcome
 
 
 @pytest.fixture(scope="session")
