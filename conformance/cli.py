@@ -9,6 +9,8 @@ conformance up [--mutant NAME] [--env-file FILE]
                                            write them all to an env file (mode 600)
 conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
                                            start the stack, run the suites against it, stop, exit with the verdict
+conformance summary report.json [--format markdown|text|json]
+                                           the verdict, counts and failed rules per target (CI job summaries)
 """
 
 from __future__ import annotations
@@ -157,6 +159,14 @@ def _cmd_cimd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from conformance.report.summary import env_redactor, load_report, render, report_verdict
+
+    report = env_redactor().scrub_tree(load_report(Path(args.input)))
+    sys.stdout.write(render(report, args.format))
+    return int(report_verdict(report)["exit_code"]) if args.exit_code else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -181,6 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--mutant", action="append", default=[], help="certify a mutant instead (repeatable)")
     demo.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     demo.set_defaults(func=_cmd_demo)
+    summary = sub.add_parser("summary", help="the verdict, counts and failed rules of a report.json")
+    summary.add_argument("input", help="report.json")
+    summary.add_argument("--format", choices=("markdown", "text", "json"), default="text")
+    summary.add_argument("--exit-code", action="store_true", help="exit with the report's verdict (0 accepted)")
+    summary.set_defaults(func=_cmd_summary)
     cimd = sub.add_parser("cimd", help="client metadata documents for static hosting")
     cimd_sub = cimd.add_subparsers(dest="cimd_command", required=True)
     export = cimd_sub.add_parser("export", help="write the CIMD documents and JWKS for static hosting")
