@@ -1,7 +1,8 @@
 """The ``conformance`` command: the catalog, reports, and the embedded reference stack.
 
 conformance rules [--json]                 the rule catalog, with implementation and mutant status
-conformance report report.json -o out.html re-render the reviewer's HTML from a report.json
+conformance report report.json -o out.html [--compare OLD.json]
+                                           re-render the reviewer's HTML from a report.json
                                            (-o DIR, an existing directory or a path ending in /, writes
                                            DIR/report.html)
 conformance up [--mutant NAME] [--env-file FILE]
@@ -11,6 +12,9 @@ conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
                                            start the stack, run the suites against it, stop, exit with the verdict
 conformance summary report.json [--format markdown|text|json]
                                            the verdict, counts and failed rules per target (CI job summaries)
+conformance diff OLD.json NEW.json [--format console|markdown|json]
+                                           regressions, fixes, new and removed rules per target; exit 1 on a
+                                           regression
 """
 
 from __future__ import annotations
@@ -68,12 +72,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not isinstance(report, dict) or not isinstance(report.get("results"), list):
         print(f"conformance report: {args.input} is not a conformance report (no `results` list)", file=sys.stderr)
         return 2
+    compare = None
+    if args.compare:
+        from conformance.report.summary import load_report
+
+        compare = load_report(Path(args.compare), "report --compare")
     output = Path(args.output) if args.output else Path(args.input).with_suffix(".html")
     if output.is_dir() or (args.output and args.output.endswith(("/", os.sep))):
         output = output / "report.html"  # -o DIR writes DIR/report.html, as a run writes it
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        write_html(report, output)
+        write_html(report, output, compare)
     except OSError as exc:
         print(f"conformance report: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -167,6 +176,18 @@ def _cmd_summary(args: argparse.Namespace) -> int:
     return int(report_verdict(report)["exit_code"]) if args.exit_code else 0
 
 
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from conformance.report.diff import diff_reports, render
+    from conformance.report.summary import env_redactor, load_report
+
+    redactor = env_redactor()
+    old = redactor.scrub_tree(load_report(Path(args.old), "diff"))
+    new = redactor.scrub_tree(load_report(Path(args.new), "diff"))
+    data = diff_reports(old, new)
+    sys.stdout.write(render(data, args.format, color=sys.stdout.isatty()))
+    return 1 if data["counts"]["regression"] else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -177,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="render report.html from a report.json")
     report.add_argument("input")
     report.add_argument("-o", "--output", help="HTML file, or a directory to write report.html into")
+    report.add_argument("--compare", metavar="OLD.json", help="mark the rules that changed since this earlier run")
     report.set_defaults(func=_cmd_report)
     up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
     up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")
@@ -196,6 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--format", choices=("markdown", "text", "json"), default="text")
     summary.add_argument("--exit-code", action="store_true", help="exit with the report's verdict (0 accepted)")
     summary.set_defaults(func=_cmd_summary)
+    diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
+    diff.add_argument("old", help="the earlier report.json (the last certification)")
+    diff.add_argument("new", help="the later report.json")
+    diff.add_argument("--format", choices=("console", "markdown", "json"), default="console")
+    diff.set_defaults(func=_cmd_diff)
     cimd = sub.add_parser("cimd", help="client metadata documents for static hosting")
     cimd_sub = cimd.add_subparsers(dest="cimd_command", required=True)
     export = cimd_sub.add_parser("export", help="write the CIMD documents and JWKS for static hosting")

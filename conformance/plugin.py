@@ -33,6 +33,7 @@ from conformance.config import Settings, Target, all_options, check_report_dir, 
 from conformance.host._redact import Redactor, redactor_for, scrub_log_file, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
+from conformance.report.diff import compare_report_option
 from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
 from conformance.rules import IMPLEMENTED, RULES, SUITE_TARGET, SUITES, Level
 
@@ -91,6 +92,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         dest="conformance_config",
         help="configuration file (TOML); default conformance.toml, then [tool.conformance] in pyproject.toml",
+    )
+    group.addoption(
+        "--compare-report",
+        default=None,
+        dest="conformance_compare_report",
+        type=compare_report_option,
+        metavar="OLD.json",
+        help="mark in report.html the rules that changed since this earlier report.json",
     )
 
 
@@ -601,7 +610,7 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
 
 
 def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config | None = None) -> list[str]:
-    from conformance.report.json_writer import write_json
+    from conformance.report.json_writer import read_json, write_json
 
     directory.mkdir(parents=True, exist_ok=True)
     written = []
@@ -614,7 +623,8 @@ def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config
         write_html = None  # type: ignore[assignment]
     if write_html is not None:
         html_path = directory / "report.html"
-        write_html(report, html_path)
+        compare = config.getoption("conformance_compare_report", default=None) if config is not None else None
+        write_html(report, html_path, read_json(Path(compare)) if compare else None)
         written.append(str(html_path))
     xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
     if xmlpath:
