@@ -12,6 +12,9 @@ conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
                                            start the stack, run the suites against it, stop, exit with the verdict
 conformance summary report.json [--format markdown|text|json]
                                            the verdict, counts and failed rules per target (CI job summaries)
+conformance init [--target-url U] [--platform-url U] [--compression-url U] [--login-url U] [--ci github|gitlab|none]
+                 [--dir DIR] [--force]     write conformance.toml, login steps (from the login page), an empty
+                                           baseline and the CI workflow; never overwrites without --force
 conformance diff OLD.json NEW.json [--format console|markdown|json]
                                            regressions, fixes, new and removed rules per target; exit 1 on a
                                            regression
@@ -188,6 +191,25 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 1 if data["counts"]["regression"] else 0
 
 
+def _cmd_init(args: argparse.Namespace) -> int:
+    from conformance.init import run_init
+
+    done = run_init(
+        Path(args.dir),
+        target_url=args.target_url,
+        platform_url=args.platform_url,
+        compression_url=args.compression_url,
+        login_url=args.login_url,
+        ci=args.ci,
+        force=args.force,
+        allow_insecure_loopback=args.allow_insecure_loopback,
+        ca_bundle=args.ca_bundle,
+    )
+    for path, what in done:
+        print(f"{what:34} {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -218,6 +240,17 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("--format", choices=("markdown", "text", "json"), default="text")
     summary.add_argument("--exit-code", action="store_true", help="exit with the report's verdict (0 accepted)")
     summary.set_defaults(func=_cmd_summary)
+    init = sub.add_parser("init", help="write conformance.toml, login steps, a baseline and the CI workflow")
+    init.add_argument("--dir", default=".", help="where to write (default: the current directory)")
+    init.add_argument("--target-url", help="MCP tool server URL")
+    init.add_argument("--platform-url", help="platform API sandbox URL")
+    init.add_argument("--compression-url", help="image-compression sandbox URL")
+    init.add_argument("--login-url", help="the authorization server's login page: the login steps start from it")
+    init.add_argument("--ci", choices=("github", "gitlab", "none"), default="github", help="CI job to write")
+    init.add_argument("--force", action="store_true", help="overwrite files that exist")
+    init.add_argument("--allow-insecure-loopback", action="store_true", help="http:// login page on 127.0.0.1")
+    init.add_argument("--ca-bundle", help="PEM file of extra CA certificates to trust for the login page")
+    init.set_defaults(func=_cmd_init)
     diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
     diff.add_argument("old", help="the earlier report.json (the last certification)")
     diff.add_argument("new", help="the later report.json")
