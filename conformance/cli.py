@@ -15,6 +15,9 @@ conformance summary report.json [--format markdown|text|json]
 conformance init [--target-url U] [--platform-url U] [--compression-url U] [--login-url U] [--ci github|gitlab|none]
                  [--dir DIR] [--force]     write conformance.toml, login steps (from the login page), an empty
                                            baseline and the CI workflow; never overwrites without --force
+conformance doctor [--target-url U] [--platform-url U] [--compression-url U] [--suite S,...]
+                                           the preflight alone: targets reachable, discovery parses, credentials
+                                           and API keys set and accepted; one line each, exit 1 on a problem
 conformance diff OLD.json NEW.json [--format console|markdown|json]
                                            regressions, fixes, new and removed rules per target; exit 1 on a
                                            regression
@@ -210,6 +213,26 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from conformance.config import read_config_files, resolve
+    from conformance.preflight import preflight
+
+    cli = {
+        "target_url": args.target_url,
+        "platform_url": args.platform_url,
+        "compression_url": args.compression_url,
+        "suite": args.suite,
+        "allow_insecure_loopback": True if args.allow_insecure_loopback else None,
+    }
+    files = read_config_files(Path.cwd(), Path(args.config) if args.config else None)
+    findings = preflight(resolve(cli=cli, env=os.environ, files=files))
+    for finding in findings:
+        print(finding.line())
+    problems = sum(not f.ok for f in findings)
+    print(f"{problems} problem(s)" if problems else "ready: no problem found")
+    return 1 if problems else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -251,6 +274,14 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--allow-insecure-loopback", action="store_true", help="http:// login page on 127.0.0.1")
     init.add_argument("--ca-bundle", help="PEM file of extra CA certificates to trust for the login page")
     init.set_defaults(func=_cmd_init)
+    doctor = sub.add_parser("doctor", help="the preflight alone: is everything a run needs in place?")
+    doctor.add_argument("--config", help="configuration file (default conformance.toml, then pyproject.toml)")
+    doctor.add_argument("--target-url")
+    doctor.add_argument("--platform-url")
+    doctor.add_argument("--compression-url")
+    doctor.add_argument("--suite", help="only these suites (comma list)")
+    doctor.add_argument("--allow-insecure-loopback", action="store_true")
+    doctor.set_defaults(func=_cmd_doctor)
     diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
     diff.add_argument("old", help="the earlier report.json (the last certification)")
     diff.add_argument("new", help="the later report.json")

@@ -101,6 +101,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="OLD.json",
         help="mark in report.html the rules that changed since this earlier report.json",
     )
+    group.addoption(
+        "--preflight",
+        action="store_true",
+        dest="conformance_preflight",
+        help="check targets, discovery, credentials and API keys first; stop with one line per problem",
+    )
 
 
 def _build_settings(config: pytest.Config) -> Settings:
@@ -244,6 +250,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config, state = session.config, session.config.stash.get(SESSION_KEY, None)
+    preflight = state is not None and state.active and config.getoption("conformance_preflight", default=False)
+    if preflight and not hasattr(config, "workerinput"):  # the controller checks once for every xdist worker
+        from conformance.preflight import stop_on_problems
+
+        stop_on_problems(state)
 
 
 @pytest.hookimpl(trylast=True)
