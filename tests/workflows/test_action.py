@@ -121,3 +121,17 @@ def test_the_summary_step_without_a_report_says_so(action: dict[str, Any], tmp_p
     assert _run_step(_steps(action)["summary"], inputs, outputs, tmp_path, summary) == 0
     assert "no report" in summary.read_text()
     assert _run_step(_steps(action)["Exit with the verdict"], inputs, outputs, tmp_path, summary) == 1
+
+
+def test_the_preflight_input_stops_the_run_before_any_check(action: dict[str, Any], tmp_path: Path) -> None:
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update({"compression-url": "https://127.0.0.1:1", "suite": "compression", "preflight": "true"})
+    steps = _steps(action)
+    summary = tmp_path / "summary.md"
+    outputs: dict[str, dict[str, str]] = {}
+    assert _run_step(steps["run"], inputs, outputs, tmp_path, summary) == 0
+    assert outputs["run"]["exit-code"] == "4"  # stopped by the preflight (no API key, target unreachable)
+    assert not (tmp_path / "reports" / "report.json").exists()
+    assert _run_step(steps["summary"], inputs, outputs, tmp_path, summary) == 0
+    assert "no report" in summary.read_text()
+    assert _run_step(steps["Exit with the verdict"], inputs, outputs, tmp_path, summary) == 4
