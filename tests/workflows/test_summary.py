@@ -93,3 +93,35 @@ def test_summary_of_something_else_is_a_clean_error(
     path.write_text(content)
     assert main(["summary", str(path)]) == 2
     assert capsys.readouterr().err.startswith("conformance: summary:")
+
+
+def test_summary_of_a_real_run(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report the plugin writes (not a synthetic one) summarizes: failed and errored rules listed, passes not."""
+    pytester.makepyfile(
+        test_checks="""
+from conformance import fail, observe, rule
+
+@rule("AUTH-PRM-01")
+def test_passes():
+    observe("fine")
+
+@rule("AUTH-PRM-02")
+def test_fails():
+    fail("resource was http://evil <b>bold</b> | pipe")
+
+@rule("AUTH-TOK-04")
+def test_harness_bug():
+    {}["missing"]
+"""
+    )
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_checks.py"
+    )
+    assert result.ret == 1
+    capsys.readouterr()  # the inner run's own output
+    report = pytester.path / "out" / "report.json"
+    data = json.loads(_summary(capsys, str(report), "--format", "json"))
+    listed = {i["rule"]: i["status"] for i in data["targets"]["tool_server"]["attention"]}
+    assert listed == {"AUTH-PRM-02": "failed", "AUTH-TOK-04": "error"}
+    out = _summary(capsys, str(report), "--format", "markdown")
+    assert "| AUTH-PRM-02 | MUST | failed | resource was http://evil &lt;b&gt;bold&lt;/b&gt; \\| pipe |" in out
