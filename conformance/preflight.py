@@ -8,19 +8,24 @@ Per target of a selected suite:
 - platform, compression: the API key is set; the service answers; it does not reject the key (401/403) on a cheap
   request (``GET /v1/campaigns?limit=1``; ``POST /shrink`` with no image, which a sandbox refuses with 400).
 
-Not checked here (a full run finds them): whether the credentials really log in, and whether the authorization
-server can reach the host's CIMD publisher.
+- CIMD: when the host will identify itself by a client metadata document and the harness publishes it (a publisher
+  certificate is configured), the publisher serves a probe document and an authorization request names it as the
+  client: the authorization server must fetch it (else it cannot reach the publisher, and every CIMD link fails).
+
+Not checked here (a full run finds it): whether the credentials really log in.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from conformance._exceptions import ConfigError, Failure, TargetError
 from conformance.rules import SUITE_TARGET
 
+PROBE_WAIT_S = 3.0
 TIMEOUTS = {"connect_timeout": 3.0, "read_timeout": 5.0, "total_timeout": 8.0}  # seconds, not minutes
 
 
@@ -57,6 +62,7 @@ def _tool_server(http: Any, settings: Any, url: str) -> list[Finding]:
         found.append(Finding(name, True, f"protected resource metadata at {prm.url} ({prm.via})"))
         metadata = discover_as_metadata(http, servers[0])
         found.append(Finding(name, True, f"authorization server metadata at {metadata.url}"))
+        found += _cimd_probe(http, settings, metadata)
     except Failure as exc:
         found.append(Finding(name, False, f"discovery: {exc.message}"))
     except TargetError as exc:
@@ -72,6 +78,73 @@ def _tool_server(http: Any, settings: Any, url: str) -> list[Finding]:
         except ConfigError as exc:
             found.append(Finding(name, False, f"{exc} (the login steps name it; --login-driver manual needs none)"))
     return found
+
+
+def _cimd_probe(http: Any, settings: Any, metadata: Any) -> list[Finding]:
+    """Can the authorization server fetch the host's documents? Serve a probe and watch for the fetch."""
+    import secrets
+
+    from conformance.host.identity import load_or_generate_key
+    from conformance.host.publisher import Publisher
+
+    mode = settings.get("client_registration", "auto")
+    if not (mode == "cimd" or (mode == "auto" and not settings.get("client_id") and metadata.cimd_supported)):
+        return []  # DCR or a predefined client: nothing is fetched from the host
+    certfile, keyfile = settings.get("publisher_certfile"), settings.get("publisher_keyfile")
+    endpoint = metadata.document.get("authorization_endpoint")
+    if not certfile or not keyfile:
+        if settings.get("client_metadata_url"):
+            return []  # documents hosted elsewhere (conformance cimd export): no fetch the harness can watch
+        return [
+            Finding(
+                "tool_server",
+                False,
+                "the host identifies itself by CIMD but has no publisher: --publisher-certfile and "
+                "--publisher-keyfile (or --client-metadata-url with `conformance cimd export`)",
+            )
+        ]
+    if not isinstance(endpoint, str) or not endpoint:
+        return [Finding("tool_server", False, "authorization server metadata has no authorization_endpoint")]
+    publisher = Publisher(
+        certfile=certfile,
+        keyfile=keyfile,
+        key=load_or_generate_key(settings.get("client_key")),
+        host=settings.get("publisher_host", "127.0.0.1"),
+        port=int(settings.get("publisher_port", 0)),
+        public_base_url=settings.get("client_metadata_url"),
+        redirect_base=settings.get("redirect_base"),
+        redactor=http.redactor,
+        record_evidence=False,
+    )
+    with publisher:
+        identity = publisher.identity
+        assert identity is not None
+        client_id = identity.stable_document_url
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": identity.redirect_uri(),
+            "state": secrets.token_urlsafe(12),
+            "code_challenge": secrets.token_urlsafe(32),
+            "code_challenge_method": "S256",
+        }
+        try:
+            http.get(endpoint, params=params, metadata_driven=True)
+        except TargetError as exc:
+            return [Finding("tool_server", False, f"CIMD probe: the authorization request failed: {exc}")]
+        deadline = time.monotonic() + PROBE_WAIT_S  # an authorization server may fetch after it answered
+        while not publisher.fetched(client_id) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if publisher.fetched(client_id):
+            return [Finding("tool_server", True, f"the authorization server fetched the probe document {client_id}")]
+    return [
+        Finding(
+            "tool_server",
+            False,
+            f"CIMD probe: the authorization server never fetched {client_id} (an authorization request named it): "
+            "can it reach the publisher? (--client-metadata-url, --publisher-host/--publisher-port)",
+        )
+    ]
 
 
 def _keyed(http: Any, target: Any, option: str) -> list[Finding]:
