@@ -5,7 +5,8 @@ Per target of a selected suite:
 
 - tool server: it answers an MCP initialize; its protected-resource metadata is found and parses; the authorization
   server it names serves metadata; the test account's credential variables (named by the login steps) are set;
-- platform, compression: the API key is set; the service answers; it does not reject the key (401/403) on a cheap
+- platform, compression: the API key is set; the service answers, neither rejecting the key (401/403) nor
+  throttled or failing (429, 5xx), on a cheap
   request (``GET /v1/campaigns?limit=1``; ``POST /shrink`` with no image, which a sandbox refuses with 400).
 
 - CIMD: when the host will identify itself by a client metadata document and the harness publishes it (a publisher
@@ -22,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from conformance._exceptions import ConfigError, Failure, TargetError
+from conformance._exceptions import Blocked, ConfigError, Failure, TargetError
 from conformance.rules import SUITE_TARGET
 
 PROBE_WAIT_S = 3.0
@@ -161,6 +162,15 @@ def _keyed(http: Any, target: Any, option: str) -> list[Finding]:
     status = response.status_code
     if status in (401, 403):
         return [Finding(name, False, f"API key rejected: {response.request.method} {response.request.url} → {status}")]
+    if status == 429 or status >= 500:  # throttled or failing: the key is neither accepted nor rejected yet
+        return [
+            Finding(
+                name,
+                False,
+                f"answered {status} to {response.request.method} {response.request.url}: "
+                "cannot tell whether the API key is accepted",
+            )
+        ]
     return [Finding(name, True, f"reachable, API key accepted ({response.request.method} → {status})")]
 
 
@@ -177,10 +187,13 @@ def preflight(settings: Any, http: Any = None) -> list[Finding]:
         if not targets:
             return [Finding("run", False, "no target set for the selected suites (--target-url, --platform-url, ...)")]
         for name, target in targets.items():
-            if name == "tool_server":
-                findings += _tool_server(http, settings, target.base_url)
-            else:
-                findings += _keyed(http, target, f"{name}_api_key")
+            try:
+                if name == "tool_server":
+                    findings += _tool_server(http, settings, target.base_url)
+                else:
+                    findings += _keyed(http, target, f"{name}_api_key")
+            except (Exception, Blocked) as exc:  # a broken target's answer must not crash the preflight
+                findings.append(Finding(name, False, f"could not be checked: {type(exc).__name__}: {exc}"))
     finally:
         if own:
             http.close()

@@ -169,3 +169,40 @@ def test_pytest_preflight_stops_before_the_first_check(
     assert "PROBLEM" not in result.stderr.str()
     result.assert_outcomes(passed=1)  # the run went on
     assert (pytester.path / "out" / "report.json").exists()
+
+
+def test_a_throttling_or_garbled_target_is_a_problem_line_not_a_crash(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Throttling(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(429)
+            self.send_header("Retry-After", "86400")  # longer than any run may wait
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_POST(self) -> None:  # not HTTP at all
+            self.wfile.write(b"\x00garbage\r\n\r\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Throttling)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        clean_env.chdir(tmp_path)
+        clean_env.setenv("CONFORMANCE_PLATFORM_API_KEY", PLATFORM_KEY)
+        clean_env.setenv("CONFORMANCE_COMPRESSION_API_KEY", COMPRESSION_KEY)
+        code = main(["doctor", "--allow-insecure-loopback", "--platform-url", url, "--compression-url", url])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+    assert code == 1
+    out = capsys.readouterr().out
+    problems = [line for line in out.splitlines() if line.startswith("PROBLEM")]
+    assert len(problems) == 2, out
+    assert any("platform: answered 429" in p for p in problems)
+    assert PLATFORM_KEY not in out and COMPRESSION_KEY not in out
