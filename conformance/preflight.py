@@ -5,10 +5,9 @@ Per target of a selected suite:
 
 - tool server: it answers an MCP initialize; its protected-resource metadata is found and parses; the authorization
   server it names serves metadata; the test account's credential variables (named by the login steps) are set;
-- platform, compression: the API key is set; the service answers, neither rejecting the key (401/403) nor
-  throttled or failing (429, 5xx), on a cheap
-  request (``GET /v1/campaigns?limit=1``; ``POST /shrink`` with no image, which a sandbox refuses with 400).
-
+- platform, compression: the API key is set; on a cheap request (``GET /v1/campaigns?limit=1``; ``POST /shrink``
+  with no image, which a sandbox refuses with 400) the service answers, neither rejecting the key (401/403) nor
+  throttled or failing (429, 5xx);
 - CIMD: when the host will identify itself by a client metadata document and the harness publishes it (a publisher
   certificate is configured), the publisher serves a probe document and an authorization request names it as the
   client: the authorization server must fetch it (else it cannot reach the publisher, and every CIMD link fails).
