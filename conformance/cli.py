@@ -204,6 +204,7 @@ def _cmd_init(args: argparse.Namespace) -> int:
         compression_url=args.compression_url,
         login_url=args.login_url,
         ci=args.ci,
+        client_id=args.client_id,
         force=args.force,
         allow_insecure_loopback=args.allow_insecure_loopback,
         ca_bundle=args.ca_bundle,
@@ -269,6 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--platform-url", help="platform API sandbox URL")
     init.add_argument("--compression-url", help="image-compression sandbox URL")
     init.add_argument("--login-url", help="the authorization server's login page: the login steps start from it")
+    init.add_argument(
+        "--client-id",
+        help="a predefined client: without --login-url, the login page is the one its authorization request reaches",
+    )
     init.add_argument("--ci", choices=("github", "gitlab", "none"), default="github", help="CI job to write")
     init.add_argument("--force", action="store_true", help="overwrite files that exist")
     init.add_argument("--allow-insecure-loopback", action="store_true", help="http:// login page on 127.0.0.1")

@@ -1,8 +1,9 @@
 """``conformance init``: the files a vendor starts from, written once.
 
 - ``conformance.toml``: the settings, commented, with the URLs given and the secrets named (never written);
-- ``login_steps.toml``: the login steps, started from the target's real login page (``--login-url``): its forms and
-  fields are listed, the obvious ones filled (user, password), the rest left commented;
+- ``login_steps.toml``: the login steps, started from the target's real login page (``--login-url``, or the page an
+  authorization request for ``--client-id`` reaches after discovery from ``--target-url``): its forms and fields are
+  listed, the obvious ones filled (user, password), the rest left commented;
 - ``conformance-baseline.toml``: an empty baseline of expected failures;
 - ``.github/workflows/conformance.yml`` (``--ci github``, the default) or ``conformance.gitlab-ci.yml``
   (``--ci gitlab``, to ``include:``): the CI job (see docs/ci.md).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from conformance._exceptions import ConformanceError
@@ -24,7 +26,11 @@ CONFIG_FILE = "conformance.toml"
 LOGIN_FILE = "login_steps.toml"
 BASELINE_FILE = "conformance-baseline.toml"
 CI_FILES = {"github": ".github/workflows/conformance.yml", "gitlab": "conformance.gitlab-ci.yml"}
-ACTION_REF = "OWNER/conformance@v1"  # the repository that holds action.yml, at a release tag
+ACTION_REF = "OWNER/conformance@v1"
+# The redirect URI the harness uses for a predefined client (conformance/suites/_linking.py): register it once.
+PREDEFINED_REDIRECT_URI = (
+    "http://127.0.0.1/oauth/callback/conformance"  # the repository that holds action.yml, at a release tag
+)
 
 _USER_HINT = re.compile(r"user|login|e-?mail|account|identifier|^id$|^uid$|^name$", re.I)
 _FIELD_NAME = re.compile(r"[A-Za-z_][\w.-]*")  # what a login step can name bare (else a selector is needed)
@@ -235,28 +241,79 @@ fill = { username = "{user}", password = "{password}" }
 """
 
 
-def fetch_login_page(url: str, *, allow_insecure_loopback: bool, ca_bundle: str | None) -> Page:
-    """The login page as the harness sees it: the host's HTTP client, its guard, redirects followed."""
+def _client(allow_insecure_loopback: bool, ca_bundle: str | None, target_url: str | None = None) -> Any:
     from conformance.config import resolve
     from conformance.host.http import HostHTTP
 
     settings = resolve(
-        cli={"allow_insecure_loopback": allow_insecure_loopback or None, "ca_bundle": ca_bundle},
-        env={},  # init needs no secret: a clean environment keeps CI variables out of this request
+        cli={
+            "allow_insecure_loopback": allow_insecure_loopback or None,
+            "ca_bundle": ca_bundle,
+            "target_url": target_url,
+        },
+        env={},  # init needs no secret: a clean environment keeps CI variables out of these requests
     )
-    with HostHTTP.from_settings(settings) as http:
-        response = http.get(url, follow_redirects=True, headers={"Accept": "text/html"})
+    return HostHTTP.from_settings(settings)
+
+
+def _page_of(response: Any, what: str) -> Page:
     if response.status_code >= 400:
-        raise ConformanceError(f"init: the login page {url} answered {response.status_code}")
+        raise ConformanceError(f"init: {what} answered {response.status_code}")
     if "html" not in response.headers.get("content-type", "html").lower():
-        raise ConformanceError(f"init: the login page {url} is not HTML ({response.headers.get('content-type')})")
+        raise ConformanceError(f"init: {what} is not HTML ({response.headers.get('content-type')})")
     return parse_page(str(response.url), response.text)
+
+
+def fetch_login_page(url: str, *, allow_insecure_loopback: bool, ca_bundle: str | None) -> Page:
+    """The login page as the harness sees it: the host's HTTP client, its guard, redirects followed."""
+    with _client(allow_insecure_loopback, ca_bundle) as http:
+        response = http.get(url, follow_redirects=True, headers={"Accept": "text/html"})
+    return _page_of(response, f"the login page {url}")
+
+
+def login_page_via_authorization(
+    target_url: str, client_id: str, redirect_uri: str, *, allow_insecure_loopback: bool, ca_bundle: str | None
+) -> tuple[str, Page]:
+    """The login page the target's authorization server shows a user: discovery as a host does it (PRM, AS
+    metadata), then an authorization request for the predefined client, redirects followed to the page."""
+    from conformance._exceptions import Failure, TargetError
+    from conformance.host.asmeta import discover_as_metadata
+    from conformance.host.discovery import discover_prm
+    from conformance.host.oauth import new_pkce
+
+    with _client(allow_insecure_loopback, ca_bundle, target_url) as http:
+        try:
+            servers = discover_prm(http, target_url).document.get("authorization_servers")
+            if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+                raise ConformanceError("init: the protected resource metadata lists no authorization_servers")
+            endpoint = discover_as_metadata(http, servers[0]).document.get("authorization_endpoint")
+            if not isinstance(endpoint, str) or not endpoint:
+                raise ConformanceError("init: the authorization server metadata has no authorization_endpoint")
+            params = {
+                "response_type": "code",
+                "client_id": client_id,
+                "redirect_uri": redirect_uri,
+                "state": "conformance-init",
+                "code_challenge": new_pkce().challenge,
+                "code_challenge_method": "S256",
+                "resource": target_url,
+            }
+            response = http.get(
+                endpoint, params=params, follow_redirects=True, metadata_driven=True, headers={"Accept": "text/html"}
+            )
+        except Failure as exc:
+            raise ConformanceError(f"init: discovery: {exc.message}") from None
+        except TargetError as exc:
+            raise ConformanceError(f"init: the authorization request did not reach a login page: {exc}") from None
+    return endpoint, _page_of(response, f"the authorization request to {endpoint}")
 
 
 # -- the other files ---------------------------------------------------------------------------------------------
 
 
-def config_text(target_url: str | None, platform_url: str | None, compression_url: str | None, ci: str) -> str:
+def config_text(
+    target_url: str | None, platform_url: str | None, compression_url: str | None, ci: str, client_id: str | None = None
+) -> str:
     def setting(name: str, value: str | None, example: str) -> str:
         return f"{name} = {toml_string(value)}" if value else f"# {name} = {toml_string(example)}"
 
@@ -279,7 +336,7 @@ def config_text(target_url: str | None, platform_url: str | None, compression_ur
 login_driver = "form"                                # form, browser (headless Chromium) or manual
 login_steps = {toml_string(LOGIN_FILE)}
 # client_registration = "auto"                       # auto, cimd, dcr or predefined
-# client_id = "..."                                  # a predefined client
+{setting("client_id", client_id, "...")}                                  # a predefined client
 
 # Rules known to fail, accepted until fixed (an entry that passes again fails the run as stale).
 expected_failures = {toml_string(BASELINE_FILE)}
@@ -390,14 +447,31 @@ def run_init(
     compression_url: str | None,
     login_url: str | None,
     ci: str,
+    client_id: str | None = None,
+    redirect_uri: str = PREDEFINED_REDIRECT_URI,
     force: bool,
     allow_insecure_loopback: bool,
     ca_bundle: str | None,
 ) -> list[tuple[str, str]]:
-    """Write the files; return (path, what happened) for each."""
+    """Write the files; return (path, what happened) for each. The login page is read first, so that a page that
+    cannot be read leaves nothing half-written."""
+    login_path = directory / LOGIN_FILE
+    login_text: str | None = None  # None: the file exists and stays
+    if force or not login_path.exists():
+        if login_url:
+            page = fetch_login_page(login_url, allow_insecure_loopback=allow_insecure_loopback, ca_bundle=ca_bundle)
+            login_text = login_steps_from_page(page, login_url)
+        elif target_url and client_id:
+            insecure = allow_insecure_loopback
+            endpoint, page = login_page_via_authorization(
+                target_url, client_id, redirect_uri, allow_insecure_loopback=insecure, ca_bundle=ca_bundle
+            )
+            login_text = login_steps_from_page(page, f"an authorization request to {endpoint}")
+        else:
+            login_text = FALLBACK_LOGIN
     plans: list[tuple[Path, str | None]] = [
-        (directory / CONFIG_FILE, config_text(target_url, platform_url, compression_url, ci)),
-        (directory / LOGIN_FILE, None),  # decided below: only fetched when it would be written
+        (directory / CONFIG_FILE, config_text(target_url, platform_url, compression_url, ci, client_id)),
+        (login_path, login_text),
         (directory / BASELINE_FILE, BASELINE_TEXT),
     ]
     if ci == "github":
@@ -406,14 +480,6 @@ def run_init(
         plans.append((directory / CI_FILES["gitlab"], GITLAB_JOB))
     done: list[tuple[str, str]] = []
     for path, text in plans:
-        if text is None:
-            if path.exists() and not force:
-                done.append((str(path), "kept (exists; --force overwrites)"))
-                continue
-            if login_url:
-                page = fetch_login_page(login_url, allow_insecure_loopback=allow_insecure_loopback, ca_bundle=ca_bundle)
-                text = login_steps_from_page(page, login_url)
-            else:
-                text = FALLBACK_LOGIN
-        done.append((str(path), write_file(path, text, force=force)))
+        what = "kept (exists; --force overwrites)" if text is None else write_file(path, text, force=force)
+        done.append((str(path), what))
     return done

@@ -3,11 +3,13 @@ idempotence and --force."""
 
 from __future__ import annotations
 
+import json
 import threading
 import tomllib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 import yaml
@@ -15,7 +17,7 @@ import yaml
 from conformance.cli import main
 from conformance.config import read_config_files, resolve
 from conformance.host.login import LoginSteps, _plan, form_submission, parse_page
-from conformance.init import ACTION_REF, toml_string
+from conformance.init import ACTION_REF, PREDEFINED_REDIRECT_URI, toml_string
 from conformance.report.baseline import Baseline
 
 LOGIN_PAGE = """<!doctype html><html><head><title>Sign in to Example</title></head><body>
@@ -44,12 +46,42 @@ PAGES = {"/interaction/Zk3p9QvX2mLr8TbY": LOGIN_PAGE, "/hostile": HOSTILE_PAGE}
 
 
 class _Handler(BaseHTTPRequestHandler):
+    def _json(self, document: dict[str, object]) -> None:
+        body = json.dumps(document).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:  # the MCP endpoint: 401 with the metadata URL, as a protected tool server answers
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", f'Bearer resource_metadata="{base}/.well-known/oauth-protected-resource"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
     def do_GET(self) -> None:
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        query = dict(parse_qsl(urlsplit(self.path).query))
+        if self.path == "/.well-known/oauth-protected-resource":
+            return self._json({"resource": f"{base}/mcp", "authorization_servers": [base]})
+        if self.path == "/.well-known/oauth-authorization-server":
+            return self._json({"issuer": base, "authorization_endpoint": f"{base}/authorize"})
+        if self.path.startswith("/authorize?"):
+            known = query.get("client_id") == "vendor-client" and query.get("code_challenge_method") == "S256"
+            known = known and query.get("redirect_uri") == PREDEFINED_REDIRECT_URI
+            self.send_response(302 if known else 400)
+            self.send_header("Location", "/login" if known else "/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
         if self.path == "/login":  # the authorization server sends the browser on to its interaction page
             self.send_response(302)
             self.send_header("Location", "/interaction/Zk3p9QvX2mLr8TbY")
             self.end_headers()
-            return
+            return None
         page = PAGES.get(self.path)
         self.send_response(200 if page else 404)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -57,6 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+        return None
 
     def log_message(self, *args: object) -> None:
         pass
@@ -154,6 +187,7 @@ def test_init_with_an_unreachable_login_page_is_a_clean_error(
 ) -> None:
     assert _init(tmp_path, "--login-url", f"{server}/nope") == 2
     assert "answered 404" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
     assert _init(tmp_path / "b", "--login-url", "http://127.0.0.1:1/login") == 2
     err = capsys.readouterr().err
     assert err.startswith("conformance:") and "Traceback" not in err
@@ -163,3 +197,21 @@ def test_init_with_an_unreachable_login_page_is_a_clean_error(
 def test_toml_string_round_trips(value: str) -> None:
     parsed = tomllib.loads(f"v = {toml_string(value)}")["v"]
     assert parsed == value.replace("\ud800", "\ufffd")
+
+
+def test_init_reaches_the_login_page_by_discovery_and_an_authorization_request(
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --login-url: PRM and AS metadata from --target-url, then the predefined client's authorization
+    request, redirects followed to the page the user would sign in on."""
+    args = ("--target-url", f"{server}/mcp", "--client-id", "vendor-client", "--ci", "none")
+    assert _init(tmp_path, *args) == 0
+    text = (tmp_path / "login_steps.toml").read_text()
+    assert f"an authorization request to {server}/authorize" in text
+    steps = LoginSteps.load(tmp_path / "login_steps.toml")
+    assert steps.steps[0].fill == {"email": "{user}", "pass": "{password}"}
+    assert 'client_id = "vendor-client"' in (tmp_path / "conformance.toml").read_text()
+    # An unknown client: the authorization server refuses it, and init says so instead of writing a wrong file.
+    assert _init(tmp_path / "other", "--target-url", f"{server}/mcp", "--client-id", "nobody") == 2
+    assert "answered 400" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()  # nothing half-written
