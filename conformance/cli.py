@@ -1,7 +1,8 @@
 """The ``conformance`` command: the catalog, reports, and the embedded reference stack.
 
 conformance rules [--json]                 the rule catalog, with implementation and mutant status
-conformance report report.json -o out.html re-render the reviewer's HTML from a report.json
+conformance report report.json -o out.html [--compare OLD.json]
+                                           re-render the reviewer's HTML from a report.json
                                            (-o DIR, an existing directory or a path ending in /, writes
                                            DIR/report.html)
 conformance up [--mutant NAME] [--env-file FILE]
@@ -9,6 +10,17 @@ conformance up [--mutant NAME] [--env-file FILE]
                                            write them all to an env file (mode 600)
 conformance demo [--suite S,...] [--report-dir DIR] [--mutant NAME]
                                            start the stack, run the suites against it, stop, exit with the verdict
+conformance summary report.json [--format markdown|text|json]
+                                           the verdict, counts and failed rules per target (CI job summaries)
+conformance init [--target-url U] [--platform-url U] [--compression-url U] [--login-url U] [--ci github|gitlab|none]
+                 [--dir DIR] [--force]     write conformance.toml, login steps (from the login page), an empty
+                                           baseline and the CI workflow; never overwrites without --force
+conformance doctor [--target-url U] [--platform-url U] [--compression-url U] [--suite S,...]
+                                           the preflight alone: targets reachable, discovery parses, credentials
+                                           and API keys set and accepted; one line each, exit 1 on a problem
+conformance diff OLD.json NEW.json [--format console|markdown|json]
+                                           regressions, fixes, new and removed rules per target; exit 1 on a
+                                           regression
 """
 
 from __future__ import annotations
@@ -66,12 +78,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if not isinstance(report, dict) or not isinstance(report.get("results"), list):
         print(f"conformance report: {args.input} is not a conformance report (no `results` list)", file=sys.stderr)
         return 2
+    compare = None
+    if args.compare:
+        from conformance.report.summary import load_report
+
+        compare = load_report(Path(args.compare), "report --compare")
     output = Path(args.output) if args.output else Path(args.input).with_suffix(".html")
     if output.is_dir() or (args.output and args.output.endswith(("/", os.sep))):
         output = output / "report.html"  # -o DIR writes DIR/report.html, as a run writes it
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
-        write_html(report, output)
+        write_html(report, output, compare)
     except OSError as exc:
         print(f"conformance report: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -157,6 +174,66 @@ def _cmd_cimd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_summary(args: argparse.Namespace) -> int:
+    from conformance.report.summary import env_redactor, load_report, render, report_verdict
+
+    report = env_redactor().scrub_tree(load_report(Path(args.input)))
+    sys.stdout.write(render(report, args.format))
+    return int(report_verdict(report)["exit_code"]) if args.exit_code else 0
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from conformance.report.diff import diff_reports, render
+    from conformance.report.summary import env_redactor, load_report
+
+    redactor = env_redactor()
+    old = redactor.scrub_tree(load_report(Path(args.old), "diff"))
+    new = redactor.scrub_tree(load_report(Path(args.new), "diff"))
+    data = diff_reports(old, new)
+    sys.stdout.write(render(data, args.format, color=sys.stdout.isatty()))
+    return 1 if data["counts"]["regression"] else 0
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from conformance.init import run_init
+
+    done = run_init(
+        Path(args.dir),
+        target_url=args.target_url,
+        platform_url=args.platform_url,
+        compression_url=args.compression_url,
+        login_url=args.login_url,
+        ci=args.ci,
+        client_id=args.client_id,
+        force=args.force,
+        allow_insecure_loopback=args.allow_insecure_loopback,
+        ca_bundle=args.ca_bundle,
+    )
+    for path, what in done:
+        print(f"{what:34} {path}")
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from conformance.config import read_config_files, resolve
+    from conformance.preflight import preflight
+
+    cli = {
+        "target_url": args.target_url,
+        "platform_url": args.platform_url,
+        "compression_url": args.compression_url,
+        "suite": args.suite,
+        "allow_insecure_loopback": True if args.allow_insecure_loopback else None,
+    }
+    files = read_config_files(Path.cwd(), Path(args.config) if args.config else None)
+    findings = preflight(resolve(cli=cli, env=os.environ, files=files))
+    for finding in findings:
+        print(finding.line())
+    problems = sum(not f.ok for f in findings)
+    print(f"{problems} problem(s)" if problems else "ready: no problem found")
+    return 1 if problems else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -167,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="render report.html from a report.json")
     report.add_argument("input")
     report.add_argument("-o", "--output", help="HTML file, or a directory to write report.html into")
+    report.add_argument("--compare", metavar="OLD.json", help="mark the rules that changed since this earlier run")
     report.set_defaults(func=_cmd_report)
     up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
     up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")
@@ -181,6 +259,39 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--mutant", action="append", default=[], help="certify a mutant instead (repeatable)")
     demo.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     demo.set_defaults(func=_cmd_demo)
+    summary = sub.add_parser("summary", help="the verdict, counts and failed rules of a report.json")
+    summary.add_argument("input", help="report.json")
+    summary.add_argument("--format", choices=("markdown", "text", "json"), default="text")
+    summary.add_argument("--exit-code", action="store_true", help="exit with the report's verdict (0 accepted)")
+    summary.set_defaults(func=_cmd_summary)
+    init = sub.add_parser("init", help="write conformance.toml, login steps, a baseline and the CI workflow")
+    init.add_argument("--dir", default=".", help="where to write (default: the current directory)")
+    init.add_argument("--target-url", help="MCP tool server URL")
+    init.add_argument("--platform-url", help="platform API sandbox URL")
+    init.add_argument("--compression-url", help="image-compression sandbox URL")
+    init.add_argument("--login-url", help="the authorization server's login page: the login steps start from it")
+    init.add_argument(
+        "--client-id",
+        help="a predefined client: without --login-url, the login page is the one its authorization request reaches",
+    )
+    init.add_argument("--ci", choices=("github", "gitlab", "none"), default="github", help="CI job to write")
+    init.add_argument("--force", action="store_true", help="overwrite files that exist")
+    init.add_argument("--allow-insecure-loopback", action="store_true", help="http:// login page on 127.0.0.1")
+    init.add_argument("--ca-bundle", help="PEM file of extra CA certificates to trust for the login page")
+    init.set_defaults(func=_cmd_init)
+    doctor = sub.add_parser("doctor", help="the preflight alone: is everything a run needs in place?")
+    doctor.add_argument("--config", help="configuration file (default conformance.toml, then pyproject.toml)")
+    doctor.add_argument("--target-url")
+    doctor.add_argument("--platform-url")
+    doctor.add_argument("--compression-url")
+    doctor.add_argument("--suite", help="only these suites (comma list)")
+    doctor.add_argument("--allow-insecure-loopback", action="store_true")
+    doctor.set_defaults(func=_cmd_doctor)
+    diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
+    diff.add_argument("old", help="the earlier report.json (the last certification)")
+    diff.add_argument("new", help="the later report.json")
+    diff.add_argument("--format", choices=("console", "markdown", "json"), default="console")
+    diff.set_defaults(func=_cmd_diff)
     cimd = sub.add_parser("cimd", help="client metadata documents for static hosting")
     cimd_sub = cimd.add_subparsers(dest="cimd_command", required=True)
     export = cimd_sub.add_parser("export", help="write the CIMD documents and JWKS for static hosting")

@@ -33,6 +33,7 @@ from conformance.config import Settings, Target, all_options, check_report_dir, 
 from conformance.host._redact import Redactor, redactor_for, scrub_log_file, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
+from conformance.report.diff import compare_report_option
 from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
 from conformance.rules import IMPLEMENTED, RULES, SUITE_TARGET, SUITES, Level
 
@@ -91,6 +92,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         dest="conformance_config",
         help="configuration file (TOML); default conformance.toml, then [tool.conformance] in pyproject.toml",
+    )
+    group.addoption(
+        "--compare-report",
+        default=None,
+        dest="conformance_compare_report",
+        type=compare_report_option,
+        metavar="OLD.json",
+        help="mark in report.html the rules that changed since this earlier report.json",
+    )
+    group.addoption(
+        "--preflight",
+        action="store_true",
+        dest="conformance_preflight",
+        help="check targets, discovery, credentials and API keys first; stop with one line per problem",
     )
 
 
@@ -235,6 +250,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config, state = session.config, session.config.stash.get(SESSION_KEY, None)
+    preflight = state is not None and state.active and config.getoption("conformance_preflight", default=False)
+    if preflight and not hasattr(config, "workerinput"):  # the controller checks once for every xdist worker
+        from conformance.preflight import stop_on_problems
+
+        stop_on_problems(state)
 
 
 @pytest.hookimpl(trylast=True)
@@ -601,7 +625,7 @@ def build_report(state: ConformanceSession) -> dict[str, Any]:
 
 
 def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config | None = None) -> list[str]:
-    from conformance.report.json_writer import write_json
+    from conformance.report.json_writer import read_json, write_json
 
     directory.mkdir(parents=True, exist_ok=True)
     written = []
@@ -614,7 +638,8 @@ def write_reports(report: dict[str, Any], directory: Path, config: pytest.Config
         write_html = None  # type: ignore[assignment]
     if write_html is not None:
         html_path = directory / "report.html"
-        write_html(report, html_path)
+        compare = config.getoption("conformance_compare_report", default=None) if config is not None else None
+        write_html(report, html_path, read_json(Path(compare)) if compare else None)
         written.append(str(html_path))
     xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
     if xmlpath:

@@ -25,6 +25,12 @@ def statuses(report: dict[str, Any]) -> dict[str, str]:
     return {k: v for k, v in all_statuses(report).items() if k != "RL-06"}
 
 
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks need a key: without one the platform suites are incomplete (skipped), not throttled."""
+    monkeypatch.setenv("CONFORMANCE_PLATFORM_API_KEY", "sk-throttle-test")
+
+
 Script = Callable[[str, int], tuple[int, dict[str, str]]]  # (path, n-th request to it) -> (status, headers)
 
 

@@ -477,6 +477,9 @@ class LoginResult:
     notes: list[str] = field(default_factory=list)  # e.g. consent was never asked, so the decision did not apply
     final_status: int | None = None
     final_url: str | None = None
+    # The login stopped at a sign-in page the harness could not get past: its steps do not fit the page, or the page
+    # refused the test account. Configuration the user must fix, never the target's failure.
+    config_problem: str | None = None
 
     def require_callback(self) -> str:
         if self.callback_url is None:
@@ -517,6 +520,27 @@ def clear_cookies(http: HostHTTP) -> None:
     http.clear_cookies()
 
 
+def _is_sign_in_page(page: Page) -> bool:
+    return any(e.tag == "input" and (e.get("type") or "").lower() == "password" for e in page.elements)
+
+
+def _fills_password(plan: _Plan) -> bool:
+    return any(v == "{password}" for v in plan.fields.values())
+
+
+def _sign_in_problem(page: Page, url: str, *, submitted: bool) -> str | None:
+    """Why a login stuck on ``page`` is the configuration's problem, or None when the page is no sign-in page (an
+    error page of the authorization server: the flow's own verdict)."""
+    if not _is_sign_in_page(page):
+        return None
+    if submitted:
+        return (
+            f"the sign-in page at {url} did not accept the test account ({page.summary(120)}): check the test "
+            "account's user and password variables"
+        )
+    return f"login steps that fit the sign-in page at {url} ({page.summary(120)})"
+
+
 # -- the form driver -------------------------------------------------------------------------------------------
 
 
@@ -544,6 +568,7 @@ class FormDriver:
         result = LoginResult(callback_url=None)
         method, url, data = "GET", authorization_url, None
         repeats: dict[tuple[str, str], int] = {}
+        submitted = False  # the test account's password was sent
         for _ in range(MAX_PAGES):
             if _is_redirect_target(url, redirect_uri):
                 _register_callback_secrets(self.http, url)
@@ -563,18 +588,24 @@ class FormDriver:
                 method, url, data = "GET", urljoin(url, response.headers.get("location", "")), None
                 continue
             page = parse_page(url, response.text)
+            shown = self.http.redactor.url(url)
             if response.status_code >= 400:
-                result.stopped = f"{response.status_code} at {self.http.redactor.url(url)}: {page.summary()}"
+                result.stopped = f"{response.status_code} at {shown}: {page.summary()}"
+                result.config_problem = _sign_in_problem(page, shown, submitted=submitted) if submitted else None
                 return result
             plan = next((p for s in self.steps.steps if (p := _plan(s, page, decision)) is not None), None)
             if plan is None:
-                result.stopped = f"no login step applies to {self.http.redactor.url(url)} ({page.summary()})"
+                result.stopped = f"no login step applies to {shown} ({page.summary()})"
+                result.config_problem = _sign_in_problem(page, shown, submitted=submitted)
                 return result
             key = (plan.step.name, urlsplit(url).path)
             repeats[key] = repeats.get(key, 0) + 1
             if repeats[key] > MAX_STEP_REPEATS:
                 result.stopped = f"step {plan.step.name!r} repeated on the same page: {page.summary()}"
+                if _fills_password(plan):
+                    result.config_problem = _sign_in_problem(page, shown, submitted=True)
                 return result
+            submitted = submitted or _fills_password(plan)
             if credentials is None and any(v in ("{user}", "{password}") for v in plan.fields.values()):
                 credentials = self.steps.credentials()  # read only when a step needs them
             if credentials is not None:
@@ -655,6 +686,7 @@ class BrowserDriver:
                         result.stopped = f"navigation failed: {exc}"
                         return result
                 repeats: dict[str, int] = {}
+                submitted = False  # the test account's password was sent
                 while result.callback_url is None:
                     if time.monotonic() > deadline:
                         result.stopped = f"no redirect to the redirect URI within {self.timeout_s:.0f}s"
@@ -666,13 +698,18 @@ class BrowserDriver:
                     snapshot = parse_page(page.url, page.content())
                     result.visited.append(f"GET {self.redact(page.url)}")
                     plan = next((p for s in self.steps.steps if (p := _plan(s, snapshot, decision)) is not None), None)
+                    shown = self.redact(page.url)
                     if plan is None:
-                        result.stopped = f"no login step applies to {self.redact(page.url)} ({snapshot.summary()})"
+                        result.stopped = f"no login step applies to {shown} ({snapshot.summary()})"
+                        result.config_problem = _sign_in_problem(snapshot, shown, submitted=submitted)
                         return result
                     repeats[plan.step.name] = repeats.get(plan.step.name, 0) + 1
                     if repeats[plan.step.name] > MAX_STEP_REPEATS:
                         result.stopped = f"step {plan.step.name!r} repeated: {snapshot.summary()}"
+                        if _fills_password(plan):
+                            result.config_problem = _sign_in_problem(snapshot, shown, submitted=True)
                         return result
+                    submitted = submitted or _fills_password(plan)
                     result.steps.append(plan.step.name)
                     self._perform(page, plan, snapshot, credentials)
                     with contextlib.suppress(PlaywrightError):

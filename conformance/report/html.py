@@ -222,6 +222,8 @@ class ResultView:
     elided: int = 0
     total_exchanges: int = 0
     dropped: int = 0  # exchanges the recorder itself did not keep (evidence_dropped)
+    change: str = ""  # with --compare: regression, fix, changed or new (see conformance.report.diff)
+    previous: str = ""  # with --compare: the status in the compared run
 
     @property
     def compact(self) -> int:
@@ -241,6 +243,7 @@ class RuleView:
     status: str = "passed"
     counts: list[tuple[str, int]] = field(default_factory=list)
     stage: str | None = None
+    change: str = ""  # with --compare: the most notable change among its results
 
 
 @dataclass
@@ -545,8 +548,42 @@ def _attach_evidence(view: ResultView, evidence: list[Any], budget: _Budget) -> 
         view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
 
 
-def build_view(report: dict[str, Any]) -> dict[str, Any]:
-    """The template's context: rules grouped and ordered worst first, matrix, stage flow, header facts."""
+CHANGE_ORDER = ("regression", "fix", "changed", "new")
+
+
+def _compare(
+    report: dict[str, Any], compare: dict[str, Any] | None, pairs: list[tuple[ResultView, dict[str, Any]]]
+) -> dict[str, Any] | None:
+    """Marks every result that changed since the ``compare`` run and lists the changes (and the removed results)."""
+    if compare is None:
+        return None
+    from conformance.report.diff import compare_map, index
+
+    marks = compare_map(compare, report)
+    changes: list[tuple[str, str, str, str | None, str, str]] = []  # kind, rule, target, anchor, old, new
+    for view, raw in pairs:
+        mark = marks.get((str(raw.get("target") or "unknown"), str(raw.get("rule") or "UNKNOWN")))
+        if mark is not None:
+            view.change, view.previous = mark[0], clean(mark[1] or "")
+            changes.append((view.change, clean(raw.get("rule")), view.target, view.anchor, view.previous, view.status))
+    current = index(report)
+    removed = [
+        (clean(k[1]), clean(k[0]), clean(r.get("status"))) for k, r in index(compare).items() if k not in current
+    ]
+    changes.sort(key=lambda c: CHANGE_ORDER.index(c[0]))
+    counts = Counter(c[0] for c in changes)
+    return {
+        "started": _format_time(compare.get("started_at")),
+        "verdict": clean(_mapping(compare.get("verdict")).get("status")),
+        "changes": changes,
+        "removed": removed,
+        "counts": [(k, counts[k]) for k in CHANGE_ORDER] + [("removed", len(removed))],
+    }
+
+
+def build_view(report: dict[str, Any], compare: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The template's context: rules grouped and ordered worst first, matrix, stage flow, header facts; with
+    ``compare`` (an earlier report.json) the changes since that run, marked on each rule."""
     targets = _mapping(report.get("targets"))
     raw_results = [r for r in report.get("results") or [] if isinstance(r, dict)]
 
@@ -588,6 +625,10 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
     budget = _Budget(EVIDENCE_BUDGET_BYTES)
     for view, raw in sorted(pairs, key=lambda p: STATUSES.index(p[0].status)):
         _attach_evidence(view, _sequence(raw.get("evidence")), budget)
+
+    comparison = _compare(report, compare, pairs)
+    for rule in groups.values():
+        rule.change = next((k for k in CHANGE_ORDER if any(v.change == k for v in rule.results)), "")
 
     anchors = {r.id: r.anchor for r in groups.values()}
     suites: list[str] = []
@@ -683,6 +724,7 @@ def build_view(report: dict[str, Any]) -> dict[str, Any]:
         "levels": [lv for lv in LEVELS if any(r.level == lv for r in rules)]
         + sorted({r.level for r in rules} - set(LEVELS)),
         "suite_counts": Counter(r.suite for r in rules for _ in r.results),
+        "compare": comparison,
     }
 
 
@@ -717,11 +759,11 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-def render_html(report: dict[str, Any]) -> str:
-    """The report as one self-contained HTML document."""
+def render_html(report: dict[str, Any], compare: dict[str, Any] | None = None) -> str:
+    """The report as one self-contained HTML document (with ``compare``: changes since that run marked)."""
     css, script, csp = _assets()
     template = _environment().get_template("report.html.j2")
-    return template.render(view=build_view(report), css=Markup(css), script=Markup(script), csp=csp)
+    return template.render(view=build_view(report, compare), css=Markup(css), script=Markup(script), csp=csp)
 
 
 @functools.cache
@@ -736,7 +778,7 @@ def _assets() -> tuple[str, str, str]:
     return css, script, csp
 
 
-def write_html(report: dict[str, Any], path: Path) -> None:
+def write_html(report: dict[str, Any], path: Path, compare: dict[str, Any] | None = None) -> None:
     """Write the report to `path` (UTF-8), creating its directory."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(report), encoding="utf-8")
+    path.write_text(render_html(report, compare), encoding="utf-8")

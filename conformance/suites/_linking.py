@@ -62,7 +62,7 @@ import jwt
 import pytest
 
 from conformance import Blocked, Failure, TargetError, _context, needs
-from conformance._exceptions import ConfigError
+from conformance._exceptions import ConfigError, NeedsUnmet
 from conformance.config import Settings, Target
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import MCP_HEADERS, PrmDiscovery, challenge_of, discover_prm, initialize_request
@@ -549,13 +549,21 @@ class Linker:
         """Run the login driver; MissingCredentials becomes a need."""
         driver = self.driver(account)
         try:
-            return driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
+            result = driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
         except MissingCredentials as exc:
             needs(
                 f"test account credentials ({exc.variable})",
                 "CONFORMANCE_TEST_USER and CONFORMANCE_TEST_PASSWORD",
                 incomplete=account == 1,  # without account 1 nothing is linked; account 2 only serves PROF-09
             )
+        if result.config_problem:
+            # Stuck at the sign-in page (steps that do not fit it, or the account refused): the user's to fix.
+            needs(
+                result.config_problem,
+                "--login-steps and the test account (CONFORMANCE_TEST_USER, CONFORMANCE_TEST_PASSWORD)",
+                incomplete=account == 1,
+            )
+        return result
 
     def authorize(
         self, request: AuthorizationRequest, *, account: int = 1, decision: Decision = "approve"
@@ -676,12 +684,24 @@ def linker(
 
 
 @pytest.fixture(scope="session")
-def first_link(linker: Linker) -> FlowAttempt:
-    """The first authorization of test account 1 with the default scopes."""
+def first_link_outcome(linker: Linker) -> FlowAttempt | NeedsUnmet:
+    """The first authorization of test account 1 with the default scopes, or the configuration gap that stopped it
+    (a login the test account cannot pass), each with the flow's exchanges: AUTH-FLOW-01 shows them either way."""
     start = _context.mark()
-    attempt = linker.attempt(account=1)
+    try:
+        attempt = linker.attempt(account=1)
+    except NeedsUnmet as exc:
+        exc.exchanges = _context.since(start)
+        return exc
     attempt.exchanges = _context.since(start)
     return attempt
+
+
+@pytest.fixture(scope="session")
+def first_link(first_link_outcome: FlowAttempt | NeedsUnmet) -> FlowAttempt:
+    if isinstance(first_link_outcome, NeedsUnmet):
+        raise first_link_outcome
+    return first_link_outcome
 
 
 @pytest.fixture(scope="session")

@@ -290,6 +290,18 @@ def test_wrong_password_stops_with_the_page_message() -> None:
     assert "repeated" in result.stopped and "Invalid login or password." in result.stopped
     with pytest.raises(LoginError, match="Invalid login"):
         result.require_callback()
+    # The account was refused at the sign-in page: the user's configuration, not the authorization server's fault.
+    assert result.config_problem is not None and "did not accept the test account" in result.config_problem
+
+
+def test_a_sign_in_page_no_step_fits_is_a_configuration_problem() -> None:
+    fake = FakeAS()
+    other_fields = LoginSteps.parse(
+        {"steps": [{"name": "sign in", "fill": {"username": "{user}", "pw": "{password}"}}]}
+    )
+    result = FormDriver(http=client_for(fake), steps=other_fields, credentials=CREDS).login(auth_url(fake), REDIRECT)
+    assert result.stopped is not None and "no login step applies" in result.stopped
+    assert result.config_problem is not None and result.config_problem.startswith("login steps that fit the sign-in")
 
 
 def test_a_page_without_an_applicable_step_and_error_pages_stop_cleanly() -> None:
@@ -297,6 +309,7 @@ def test_a_page_without_an_applicable_step_and_error_pages_stop_cleanly() -> Non
     only_login = LoginSteps.parse({"steps": [{"name": "login", "fill": {"login": "{user}", "password": "{password}"}}]})
     result = FormDriver(http=client_for(fake), steps=only_login, credentials=CREDS).login(auth_url(fake), REDIRECT)
     assert result.stopped is not None and "no login step applies" in result.stopped and "Authorize" in result.stopped
+    assert result.config_problem is None  # a consent page without a fitting step: no sign-in page
 
     def error_page(request: httpx.Request) -> httpx.Response:
         return httpx.Response(400, text="<title>Error</title><p>redirect_uri did not match</p>")
@@ -306,6 +319,7 @@ def test_a_page_without_an_applicable_step_and_error_pages_stop_cleanly() -> Non
     assert (
         stopped.final_status == 400 and stopped.stopped is not None and "redirect_uri did not match" in stopped.stopped
     )
+    assert stopped.config_problem is None  # the authorization server's error page: the flow's own verdict
 
 
 def test_the_driver_does_not_leave_the_authorization_server() -> None:

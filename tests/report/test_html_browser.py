@@ -222,3 +222,23 @@ def test_a_matrix_count_filters_to_its_suite_and_status(page: Any) -> None:
     assert page.locator("#shown").inner_text().startswith("Showing 2 of 115 results in 2 rules")
     assert page.locator("article#AUTH-CIMD-03").is_visible() and page.locator("article#CAMP-02").is_hidden()
     assert page.problems == []
+
+
+def test_compare_marks_changes_without_breaking_the_page(browser: Any, tmp_path: Path) -> None:
+    """--compare: the changes section is shown, its links reach the changed rules, and the page stays clean (no
+    console error, no request: the policy still lets only the inline assets in)."""
+    old, new = build_report(), build_report()
+    passed = next(r for r in new["results"] if r["status"] == "passed")
+    passed["status"], passed["message"] = "failed", "now broken"
+    path = tmp_path / "report.html"
+    write_html(new, path, old)
+    page = open_report(browser, path)
+    try:
+        section = page.get_by_role("region", name="Changes since the compared run")
+        assert section.is_visible()
+        section.get_by_role("link", name=passed["rule"], exact=True).click()
+        result = page.locator(f"article[id='{passed['rule']}'] .chg-regression").first
+        assert result.is_visible() and result.inner_text() == "regression: was passed"
+        check_report_page(page, new)
+    finally:
+        page.close()

@@ -711,3 +711,40 @@ def link_account():
     # The endpoint takes any bearer token, one without the scope its challenge requires too.
     assert result["rule"] == "AUTH-TOK-08" and result["status"] == "failed", result
     assert "mcp:tools" in result["message"]
+
+
+READ_ONLY_LISTING = """
+import pytest
+from conformance.host.declarations import DeclarationChecker
+from conformance.suites._tool_access import Listing
+from conformance.suites.auth.test_tools import Anonymous
+
+TOOLS = [{"name": "search", "description": "d", "inputSchema": {"type": "object"},
+          "annotations": {"readOnlyHint": True}}]
+
+@pytest.fixture(scope="module")
+def listing():
+    checker = DeclarationChecker(vendor="openai")
+    return Listing(TOOLS, checker.check_tools(TOOLS), [], checker, False)
+
+@pytest.fixture(scope="module")
+def anonymous():
+    return Anonymous()
+"""
+
+
+def test_conditional_tool_rules_are_not_passed_on_nothing(pytester: pytest.Pytester) -> None:
+    """AUTH-TOOL-04 with no tool that is not read-only, AUTH-TOOL-02 with no declaration, AUTH-TOOL-06 with no
+    profile marker: nothing to judge is skipped, never passed (h12-findings F9)."""
+    pytester.makeconftest(READ_ONLY_LISTING)
+    pytester.makepyfile(
+        test_tools="from conformance.suites.auth.test_tools import test_tools_that_write_are_not_anonymous, "
+        "test_security_schemes, test_profile_marker_is_boolean"
+    )
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_tools.py"
+    )
+    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    assert set(results) == {"AUTH-TOOL-02", "AUTH-TOOL-04", "AUTH-TOOL-06"}
+    for rule, result in results.items():
+        assert result["status"] == "skipped" and not result["incomplete"], (rule, result)

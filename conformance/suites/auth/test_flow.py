@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 import jwt
 
 from conformance import Blocked, _context, expect, fail, observe, rule
+from conformance._exceptions import NeedsUnmet
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.oauth import new_pkce
 from conformance.suites._cases import Attack, AttackRun, attack_table
@@ -19,8 +20,12 @@ from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
 
 
 @rule("AUTH-FLOW-01")
-def test_code_comes_back_with_state(first_link: FlowAttempt) -> None:
-    _context.attach(first_link.exchanges)  # the login may have run while another check set the fixture up
+def test_code_comes_back_with_state(first_link_outcome: FlowAttempt | NeedsUnmet) -> None:
+    # The login may have run while another check set the fixture up: its exchanges are this rule's evidence.
+    _context.attach(getattr(first_link_outcome, "exchanges", []))
+    if isinstance(first_link_outcome, NeedsUnmet):
+        raise first_link_outcome  # the configuration stopped the login (skipped, incomplete), not the target
+    first_link = first_link_outcome
     callback = first_link.callback
     if callback is None or callback.is_error:
         if first_link.rule in ("AUTH-FLOW-01", None):

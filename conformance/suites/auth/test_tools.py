@@ -16,10 +16,12 @@ import pytest
 from conformance import Blocked, Failure, TargetError, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host.declarations import (
+    MARKER_ABSENT,
     ChallengeCheck,
     check_challenge_result,
     describe,
     linking_ui_summary,
+    profile_marker,
     security_schemes_of,
 )
 from conformance.host.discovery import discover_prm
@@ -96,11 +98,17 @@ def test_security_schemes(listing: Listing) -> None:
     undeclared = [str(t["name"]) for t in listing.named() if security_schemes_of(t) is None]
     if undeclared:
         observe(f"tools without securitySchemes (they inherit the server default): {undeclared}")
+    if len(undeclared) == len(listing.named()):
+        # No declaration to judge: not a pass (the rule judges securitySchemes where they are declared).
+        needs("a tool declaring securitySchemes (every tool inherits the server default)")
 
 
 @rule("AUTH-TOOL-06")
-def test_profile_marker_is_boolean(listing: Listing) -> None:
+def test_profile_marker_is_boolean(listing: Listing, conformance_settings: Settings) -> None:
     expect(not listing.problems_of("AUTH-TOOL-06"), describe(listing.problems_of("AUTH-TOOL-06")))
+    vendor = vendor_of(conformance_settings)
+    if not any(profile_marker(t, vendor) != MARKER_ABSENT for t in listing.named()):
+        needs(f'a tool carrying the profile marker _meta["{vendor}/profile"] (none does; a profile tool is optional)')
 
 
 # -- anonymous access ----------------------------------------------------------------------------------------
@@ -132,6 +140,8 @@ def test_anonymous_access_follows_declarations(listing: Listing, anonymous: Anon
 def test_tools_that_write_are_not_anonymous(listing: Listing, anonymous: Anonymous) -> None:
     problems = []
     writers = [t for t in listing.named() if not is_read_only(t)]
+    if not writers:
+        needs("a tool that is not read-only (every tool declares readOnlyHint: true): nothing to judge")
     for tool in writers:
         name, kinds = str(tool["name"]), scheme_kinds(tool)
         what = "destructive" if hints(tool).get("destructiveHint") is True else "not read-only"

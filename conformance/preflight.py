@@ -1,0 +1,214 @@
+"""Preflight: what every selected suite needs, checked in seconds before the first check (``--preflight``) or alone
+(``conformance doctor``), one line per finding.
+
+Per target of a selected suite:
+
+- tool server: it answers an MCP initialize; its protected-resource metadata is found and parses; the authorization
+  server it names serves metadata; the test account's credential variables (named by the login steps) are set;
+- platform, compression: the API key is set; on a cheap request (``GET /v1/campaigns?limit=1``; ``POST /shrink``
+  with no image, which a sandbox refuses with 400) the service answers, neither rejecting the key (401/403) nor
+  throttled or failing (429, 5xx);
+- CIMD: when the host will identify itself by a client metadata document and the harness publishes it (a publisher
+  certificate is configured), the publisher serves a probe document and an authorization request names it as the
+  client: the authorization server must fetch it (else it cannot reach the publisher, and every CIMD link fails).
+
+Not checked here (a full run finds it): whether the credentials really log in.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from conformance._exceptions import Blocked, ConfigError, Failure, TargetError
+from conformance.rules import SUITE_TARGET
+
+PROBE_WAIT_S = 3.0
+TIMEOUTS = {"connect_timeout": 3.0, "read_timeout": 5.0, "total_timeout": 8.0}  # seconds, not minutes
+
+
+@dataclass(frozen=True)
+class Finding:
+    target: str
+    ok: bool
+    message: str
+
+    def line(self) -> str:
+        return f"{'ok     ' if self.ok else 'PROBLEM'} {self.target}: {self.message}"
+
+
+def _targets_in_play(settings: Any) -> dict[str, Any]:
+    wanted = {SUITE_TARGET[s] for s in settings.selected_suites}
+    return {name: t for name, t in settings.targets().items() if name in wanted}
+
+
+def _tool_server(http: Any, settings: Any, url: str) -> list[Finding]:
+    from conformance.host.asmeta import discover_as_metadata
+    from conformance.host.discovery import discover_prm, unauthenticated_probe
+
+    name = "tool_server"
+    try:
+        probe = unauthenticated_probe(http, url)
+    except TargetError as exc:
+        return [Finding(name, False, f"unreachable: {exc}")]
+    found = [Finding(name, True, f"reachable (initialize without a token → {probe.status_code})")]
+    try:
+        prm = discover_prm(http, url)
+        servers = prm.document.get("authorization_servers")
+        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+            raise Failure(f"protected resource metadata at {prm.url} lists no authorization_servers")
+        found.append(Finding(name, True, f"protected resource metadata at {prm.url} ({prm.via})"))
+        metadata = discover_as_metadata(http, servers[0])
+        found.append(Finding(name, True, f"authorization server metadata at {metadata.url}"))
+        found += _cimd_probe(http, settings, metadata)
+    except Failure as exc:
+        found.append(Finding(name, False, f"discovery: {exc.message}"))
+    except TargetError as exc:
+        found.append(Finding(name, False, f"discovery: {exc}"))
+    if settings.get("login_driver", "form") != "manual":
+        from conformance.host.login import LoginSteps
+
+        try:
+            path = settings.get("login_steps")
+            steps = LoginSteps.load(path) if path else LoginSteps.default()
+            steps.credentials()
+            found.append(Finding(name, True, f"test account set ({steps.user_env}, {steps.password_env})"))
+        except ConfigError as exc:
+            found.append(Finding(name, False, f"{exc} (the login steps name it; --login-driver manual needs none)"))
+    return found
+
+
+def _cimd_probe(http: Any, settings: Any, metadata: Any) -> list[Finding]:
+    """Can the authorization server fetch the host's documents? Serve a probe and watch for the fetch."""
+    import secrets
+
+    from conformance.host.identity import load_or_generate_key
+    from conformance.host.publisher import Publisher
+
+    mode = settings.get("client_registration", "auto")
+    if not (mode == "cimd" or (mode == "auto" and not settings.get("client_id") and metadata.cimd_supported)):
+        return []  # DCR or a predefined client: nothing is fetched from the host
+    certfile, keyfile = settings.get("publisher_certfile"), settings.get("publisher_keyfile")
+    endpoint = metadata.document.get("authorization_endpoint")
+    if not certfile or not keyfile:
+        if settings.get("client_metadata_url"):
+            return []  # documents hosted elsewhere (conformance cimd export): no fetch the harness can watch
+        return [
+            Finding(
+                "tool_server",
+                False,
+                "the host identifies itself by CIMD but has no publisher: --publisher-certfile and "
+                "--publisher-keyfile (or --client-metadata-url with `conformance cimd export`)",
+            )
+        ]
+    if not isinstance(endpoint, str) or not endpoint:
+        return [Finding("tool_server", False, "authorization server metadata has no authorization_endpoint")]
+    publisher = Publisher(
+        certfile=certfile,
+        keyfile=keyfile,
+        key=load_or_generate_key(settings.get("client_key")),
+        host=settings.get("publisher_host", "127.0.0.1"),
+        port=int(settings.get("publisher_port", 0)),
+        public_base_url=settings.get("client_metadata_url"),
+        redirect_base=settings.get("redirect_base"),
+        redactor=http.redactor,
+        record_evidence=False,
+    )
+    with publisher:
+        identity = publisher.identity
+        assert identity is not None
+        client_id = identity.stable_document_url
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": identity.redirect_uri(),
+            "state": secrets.token_urlsafe(12),
+            "code_challenge": secrets.token_urlsafe(32),
+            "code_challenge_method": "S256",
+        }
+        try:
+            http.get(endpoint, params=params, metadata_driven=True)
+        except TargetError as exc:
+            return [Finding("tool_server", False, f"CIMD probe: the authorization request failed: {exc}")]
+        deadline = time.monotonic() + PROBE_WAIT_S  # an authorization server may fetch after it answered
+        while not publisher.fetched(client_id) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if publisher.fetched(client_id):
+            return [Finding("tool_server", True, f"the authorization server fetched the probe document {client_id}")]
+    return [
+        Finding(
+            "tool_server",
+            False,
+            f"CIMD probe: the authorization server never fetched {client_id} (an authorization request named it): "
+            "can it reach the publisher? (--client-metadata-url, --publisher-host/--publisher-port)",
+        )
+    ]
+
+
+def _keyed(http: Any, target: Any, option: str) -> list[Finding]:
+    name = target.name
+    if not target.api_key:
+        return [Finding(name, False, f"no API key: set CONFORMANCE_{option.upper()}")]
+    try:
+        if name == "platform":
+            response = http.get(target.url("/v1/campaigns"), params={"limit": 1}, headers=target.auth)
+        else:
+            response = http.post(target.url("/shrink"), content=b"", headers=target.auth)
+    except TargetError as exc:
+        return [Finding(name, False, f"unreachable: {exc}")]
+    status = response.status_code
+    if status in (401, 403):
+        return [Finding(name, False, f"API key rejected: {response.request.method} {response.request.url} → {status}")]
+    if status == 429 or status >= 500:  # throttled or failing: the key is neither accepted nor rejected yet
+        return [
+            Finding(
+                name,
+                False,
+                f"answered {status} to {response.request.method} {response.request.url}: "
+                "cannot tell whether the API key is accepted",
+            )
+        ]
+    return [Finding(name, True, f"reachable, API key accepted ({response.request.method} → {status})")]
+
+
+def preflight(settings: Any, http: Any = None) -> list[Finding]:
+    """Every finding, problems and passes, per target in play (the client is made with short timeouts, no retries)."""
+    from conformance.host.http import HostHTTP
+
+    own = http is None
+    if http is None:
+        http = HostHTTP.from_settings(settings, retry=None, **TIMEOUTS)
+    findings: list[Finding] = []
+    try:
+        targets = _targets_in_play(settings)
+        if not targets:
+            return [Finding("run", False, "no target set for the selected suites (--target-url, --platform-url, ...)")]
+        for name, target in targets.items():
+            try:
+                if name == "tool_server":
+                    findings += _tool_server(http, settings, target.base_url)
+                else:
+                    findings += _keyed(http, target, f"{name}_api_key")
+            except (Exception, Blocked) as exc:  # a broken target's answer must not crash the preflight
+                findings.append(Finding(name, False, f"could not be checked: {type(exc).__name__}: {exc}"))
+    finally:
+        if own:
+            http.close()
+    scrub = http.redactor.scrub  # a message may quote a URL or an answer
+    return [Finding(f.target, f.ok, scrub(f.message)) for f in findings]
+
+
+def stop_on_problems(state: Any) -> None:
+    """The plugin's --preflight: print the problems and stop the run before its first check, keeping the last
+    reports (nothing was decided)."""
+    import pytest
+
+    problems = [f for f in preflight(state.settings) if not f.ok]
+    if not problems:
+        return
+    for finding in problems:
+        sys.stderr.write(f"conformance preflight: {finding.line()}\n")
+    state.active = False  # no report: the last run's reports stay
+    pytest.exit(f"conformance preflight: {len(problems)} problem(s), no check was run", returncode=4)

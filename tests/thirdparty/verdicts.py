@@ -1,0 +1,279 @@
+"""Pinned verdict tables of the third-party targets: rule → expected status, with the reason for every non-pass,
+and the run's overall verdict.
+
+Every rule of the auth and profile suites is pinned (``table`` fills in ``passed``); a changed verdict fails the
+tests in tests/thirdparty/. Reasons quote the contract (``shared/spec/000_…``: "contract, <section>"), the rule
+catalogue (``shared/requirements.md``) or the RFC. ``known_wrong`` marks a verdict that is the harness's mistake
+today, naming the finding (``h12-findings.md``) or issue 12's class; its fix changes the verdict, and the table with
+it. None is left after merging the h12-verdicts fixes; ``table`` still accepts such an entry.
+"""
+
+from __future__ import annotations
+
+from tests.thirdparty._support import Pinned, Verdict, table
+
+
+def ids(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+# -- verdicts shared by several targets ----------------------------------------------------------------------------
+NO_SCOPE_IN_CHALLENGE = Verdict(
+    "warning",
+    "SHOULD: the 401 challenge has no scope=. Contract, Errors: 401 with `WWW-Authenticate: Bearer "
+    'resource_metadata="<metadata_url>"` and optionally `scope="<scope_list>"`; MCP authorization spec: servers '
+    "SHOULD include a scope parameter in the WWW-Authenticate header (RFC 6750 §3).",
+)
+NO_ISS_PARAMETER = Verdict(
+    "warning",
+    "SHOULD: no authorization_response_iss_parameter_supported. Contract, Authentication 8: 'Issuer identification "
+    "(RFC 9207): set authorization_response_iss_parameter_supported true'.",
+)
+NO_MTLS = Verdict("skipped", "AUTH-MTLS-01 'needs: --mtls'; the stack has no mTLS listener.")
+NO_WORKSPACE = Verdict(
+    "skipped", "AUTH-WS-01 'needs: --workspace-domain' (contract, Authentication 9: optional); none configured."
+)
+NOT_CIMD = Verdict(
+    "skipped",
+    "The host identifies itself by DCR or a predefined client: the metadata has no client_id_metadata_document_"
+    "supported (contract, Roles).",
+)
+ISS_NOT_ADVERTISED = Verdict(
+    "skipped", "AUTH-ISS-01 'needs: ASM-08 true'; authorization_response_iss_parameter_supported is not advertised."
+)
+NO_ERROR_RESPONSE = Verdict(
+    "skipped",
+    "AUTH-ISS-02/03 need an error authorization response; this AS grants without a consent page the user could "
+    "decline, and does not advertise iss (contract, Errors: 'iss missing or mismatched while advertised').",
+)
+LONG_TOKENS = Verdict(
+    "skipped",
+    "AUTH-TOK-05 'needs: token lifetime ≤ --max-expiry-wait, or harness-issued tokens'; access tokens live 3600 s.",
+)
+NO_TEST_ISSUER = Verdict("skipped", "AUTH-TOK-07 'needs: harness-issued tokens'; the server trusts only its AS.")
+NO_SCOPED_TOOL = Verdict(
+    "skipped",
+    "AUTH-TOK-08 names 'a token lacking a tool's required scope'; no tool declares scopes and the endpoint's 401 "
+    "challenge names none (contract, Errors: 'optionally scope=\"<scope_list>\"'), so no required scope is known.",
+)
+NO_DECLARED_TOOL = Verdict(
+    "skipped",
+    "AUTH-TOOL-03 judges tools declared noauth only or oauth2 only; no tool declares securitySchemes (contract, "
+    "Authentication 6: 'If the array is omitted the tool inherits the server default').",
+)
+NO_DECLARATION = Verdict(
+    "skipped",
+    "AUTH-TOOL-02 judges `securitySchemes` 'when present'; no tool declares it (contract, Authentication 6: 'If the "
+    "array is omitted the tool inherits the server default').",
+)
+NO_WRITING_TOOL = Verdict(
+    "skipped",
+    "AUTH-TOOL-04 judges 'A tool that is not read-only'; every tool here is annotated readOnlyHint: true.",
+)
+NO_PROFILE_MARKER = Verdict(
+    "skipped",
+    "AUTH-TOOL-06 judges `_meta[\"<vendor>/profile\"]` 'when present'; no tool carries the marker.",
+)
+NO_IN_CALL_FAILURE = Verdict(
+    "skipped",
+    "AUTH-CHAL-01 judges 'an auth failure inside a tool call'; the server refuses anonymous requests at the HTTP "
+    "level (contract, Errors, first row), so no tool call fails inside.",
+)
+NO_LINKING_TOOL = Verdict(
+    "skipped",
+    "AUTH-CHAL-02 summarises PRM-01, TOOL-02, CHAL-01 (contract, Authentication 7: 'the tool declares "
+    "securitySchemes'); no tool declares oauth2, so there is no linking trigger to judge.",
+)
+ONE_SCOPE = Verdict(
+    "skipped",
+    "AUTH-REAUTH-01 'Reauthorization requesting more scopes'; the AS advertises no scope beyond what the host "
+    "already requests.",
+)
+NO_REFRESH_TOKEN = Verdict(
+    "skipped",
+    "AUTH-DCR-02 names 'a second authorization and a refresh on the same client'; the AS issued no refresh token "
+    "(contract: 'refresh behavior: not shown'), so only the second authorization ran (and succeeded).",
+)
+NO_BLANKING_HOOK = Verdict(
+    "skipped", "PROF-13 'needs: a reference or vendor hook that blanks the stored profile id'; the stack has none."
+)
+NO_PROFILE_TOOL = Verdict(
+    "skipped",
+    "No tool carries _meta['<vendor>/profile']: true (contract, Profile tool rules 7: 'Without one, accounts can "
+    "still connect'); the profile rules have nothing to judge.",
+)
+AUDIENCE_NOT_CHECKED = Verdict(
+    "failed",
+    "A token the AS issued for another resource (--alt-resource) was accepted: AUTH-TOK-06 'A token for another "
+    "audience → 401'; contract, Authentication 2 'performs every check itself on each request: … audience or "
+    "resource claim'; Errors: 'wrong audience … HTTP 401'.",
+)
+PROFILE_RULES = ids("PROF-02 PROF-03 PROF-04 PROF-05 PROF-06 PROF-07 PROF-08 PROF-09 PROF-10 PROF-11 PROF-12 PROF-13")
+LINKED_SKIPS = {
+    "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
+    "AUTH-TOK-05": LONG_TOKENS,
+    "AUTH-TOK-07": NO_TEST_ISSUER,
+    "AUTH-TOK-08": NO_SCOPED_TOOL,
+    "AUTH-TOOL-02": NO_DECLARATION,
+    "AUTH-TOOL-03": NO_DECLARED_TOOL,
+    "AUTH-CHAL-01": NO_IN_CALL_FAILURE,
+    "AUTH-CHAL-02": NO_LINKING_TOOL,
+    "AUTH-MTLS-01": NO_MTLS,
+    "AUTH-WS-01": NO_WORKSPACE,
+    "AUTH-REAUTH-01": ONE_SCOPE,
+}
+DCR_ONLY = {
+    "AUTH-ASM-08": NO_ISS_PARAMETER,
+    **dict.fromkeys(ids("AUTH-CIMD-01 AUTH-CIMD-02 AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06"), NOT_CIMD),
+    "AUTH-ISS-01": ISS_NOT_ADVERTISED,
+    "AUTH-ISS-02": NO_ERROR_RESPONSE,
+    "AUTH-ISS-03": NO_ERROR_RESPONSE,
+}
+
+LOOPBACK = Verdict(
+    "skipped",
+    "--allow-insecure-loopback: transport not judged on a loopback run (contract: 'Canonical HTTPS identifier', "
+    "'(HTTPS)' endpoints); the server serves plain HTTP on loopback, as the SDKs' examples run.",
+)
+
+# -- 1. TypeScript SDK example (simpleStreamableHttp.js --oauth / --oauth-strict), plain HTTP on loopback ----------
+_TS = {
+    **LINKED_SKIPS,
+    **DCR_ONLY,
+    "AUTH-PRM-01": LOOPBACK,
+    "AUTH-PRM-02": LOOPBACK,
+    "AUTH-ASM-04": LOOPBACK,
+    "AUTH-DCR-02": NO_REFRESH_TOKEN,
+    "AUTH-TOK-03": Verdict(
+        "failed",
+        "A token with one character changed gets HTTP 500, not 401: the example's introspecting verifier throws a "
+        "plain Error, which the SDK's requireBearerAuth answers with 500. Contract, Errors: 'token invalid … HTTP "
+        "401 with header WWW-Authenticate: Bearer resource_metadata=…'.",
+    ),
+    "AUTH-TOK-04": Verdict(
+        "failed", "Forged tokens (unknown key, untrusted issuer, alg none) get HTTP 500, not 401: as AUTH-TOK-03."
+    ),
+    "AUTH-TOOL-06": NO_PROFILE_MARKER,
+    **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
+}
+TS_SDK_OAUTH = Pinned(table({**_TS, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
+TS_SDK_OAUTH_STRICT = Pinned(
+    table(
+        {
+            **_TS,
+            "AUTH-TOK-06": Verdict(
+                "skipped",
+                "AUTH-TOK-06 'needs: a second resource'; with --oauth-strict the demo AS refuses to issue a token "
+                "for any other resource (its token request answers 500), so no such token exists to present.",
+            ),
+        }
+    ),
+    "NOT ACCEPTED",
+)
+
+# -- 2. Python SDK vendor server (pysdk_server.py): DCR only, own sign-in page, introspection -------------------------
+_PYSDK = {
+    **LINKED_SKIPS,
+    **DCR_ONLY,
+    "AUTH-TOOL-04": NO_WRITING_TOOL,
+    "AUTH-TOOL-06": NO_PROFILE_MARKER,
+    **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
+}
+PYSDK_AUDIENCE = Pinned(table(_PYSDK), "ACCEPTED")
+PYSDK_PREDEFINED = Pinned(
+    table(
+        {
+            **_PYSDK,
+            "AUTH-DCR-01": Verdict(
+                "skipped",
+                "The vendor gave a predefined client (--client-registration predefined): the host registers nothing "
+                "(contract, Roles: 'predefined OAuth clients'); AUTH-DCR-02 judges that configured client instead.",
+            ),
+        }
+    ),
+    "ACCEPTED",
+)
+# 8-second access tokens: AUTH-TOK-05 is decided (and passes), nothing else changes.
+PYSDK_SHORT_TOKENS = Pinned(table({r: v for r, v in _PYSDK.items() if r != "AUTH-TOK-05"}), "ACCEPTED")
+# Plain HTTP on loopback with --allow-insecure-loopback: the transport parts are not judged, the rest is as above.
+PYSDK_LOCAL = Pinned(
+    table({**_PYSDK, "AUTH-PRM-01": LOOPBACK, "AUTH-PRM-02": LOOPBACK, "AUTH-ASM-04": LOOPBACK}), "PASSED LOCALLY"
+)
+PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
+
+# -- 3. FastMCP JWTVerifier + RemoteAuthProvider over stock node-oidc-provider ----------------------------------------
+_FASTMCP = {
+    **LINKED_SKIPS,
+    "AUTH-TOOL-04": NO_WRITING_TOOL,
+    "AUTH-CIMD-05": Verdict(
+        "failed",
+        "node-oidc-provider honours only the CIMD document's legacy singular token_endpoint_auth_method "
+        "(private_key_jwt) and refuses `none`, which the document's token_endpoint_auth_methods_supported lists: "
+        "contract, Authentication 4 'The authorization server accepts any method in the intersection unless local "
+        "policy forbids it'; Versioning 1 (SEP-3149: the plural list).",
+    ),
+    "AUTH-FLOW-04": Verdict(
+        "warning",
+        "SHOULD: an authorization request without code_challenge was answered with a code (AUTH-FLOW-04: 'An "
+        "authorization request without code_challenge, or with method plain, is refused'; OAuth 2.1 §4.1.1: "
+        "clients MUST use code_challenge). node-oidc-provider requires PKCE only of public clients by default.",
+    ),
+    "AUTH-DCR-02": NO_REFRESH_TOKEN,
+    "PROF-02": Verdict(
+        "failed",
+        "FastMCP's generated inputSchema for whoami() has no additionalProperties: false: contract, Profile tool "
+        "rules 1 'Takes an empty argument object (inputSchema has no properties and no additional properties)'.",
+    ),
+    "PROF-04": Verdict(
+        "failed",
+        "The profile tool declares no securitySchemes (FastMCP 2 has no way to declare them): contract, Profile "
+        "tool rules 3 'Declaration: … securitySchemes oauth2'.",
+    ),
+    "PROF-08": Verdict(
+        "skipped",
+        "PROF-08 names 'token refresh, a new connection …, and a scope upgrade'; the stock provider issues no "
+        "refresh token here and offers no other scope, so only the new-connection case could run.",
+    ),
+    "PROF-10": Verdict(
+        "warning",
+        "SHOULD: the profile id is the account's email (devInteractions uses the login as sub, and the vendor's "
+        "whoami returns sub): contract, Profile record, rules for id 7 'Names, emails or organization relations are "
+        "not encoded in the id'.",
+    ),
+    "PROF-13": NO_BLANKING_HOOK,
+}
+FASTMCP_AUDIENCE = Pinned(table(_FASTMCP), "NOT ACCEPTED")
+FASTMCP_NO_AUDIENCE = Pinned(table({**_FASTMCP, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
+FASTMCP_PATHLESS = Pinned(
+    table(
+        {
+            "AUTH-PRM-03": Verdict(
+                "failed",
+                "FastMCP (pydantic AnyHttpUrl) lists 'https://127.0.0.1:PORT/' for node-oidc-provider's issuer "
+                "'https://127.0.0.1:PORT': contract, Protected resource metadata 'Each must equal the issuer of the "
+                "matching authorization server metadata exactly'.",
+            ),
+            "AUTH-ASM-02": Verdict(
+                "failed",
+                "The same mismatch from the AS side: contract, AS metadata 'issuer … Exact string match is used (no "
+                "normalizing of slash, path, port or case)'.",
+            ),
+            "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
+            "AUTH-ASM-08": Verdict(
+                "warning",
+                "SHOULD: iss is advertised but issuer identification is not met, the issuers differ (contract, "
+                "Authentication 8: 'use the identical issuer string in metadata issuer and in "
+                "authorization_servers').",
+            ),
+            "AUTH-MTLS-01": NO_MTLS,
+        },
+        rest=Verdict(
+            "blocked", "Blocked by AUTH-ASM-02: a host rejects an issuer that differs (contract, Authentication 8)."
+        ),
+        passes=ids(
+            "AUTH-PRM-01 AUTH-PRM-02 AUTH-PRM-04 AUTH-PRM-05 AUTH-ASM-01 AUTH-ASM-03 AUTH-ASM-04 AUTH-ASM-05"
+            " AUTH-ASM-06"
+        ),
+    ),
+    "NOT ACCEPTED",
+)
