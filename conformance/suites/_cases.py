@@ -105,6 +105,7 @@ class AttackRun:
     def inapplicable(self, case: str, why: str) -> None:
         """The case has no meaning for this target (e.g. signature cases for an opaque token): noted, never a gap."""
         self.inapplicable_cases[self.attack(case).case] = why
+        self.untried.pop(case, None)
 
     def conclude(self, option: str | None = None) -> None:
         done = {a.case for a in self.tried}

@@ -114,12 +114,32 @@ def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None
         "an empty code_challenge": {"code_challenge": "", "code_challenge_method": "S256"},
         "an unknown code_challenge_method": {"code_challenge": s256, "code_challenge_method": "S512"},
     }
+    # The derived cases are downgrades: answered with a code, they fail only when that code is redeemed the weak
+    # way (plain verifier, or no verifier for an empty challenge). An AS that reads a missing method as S256 is safe.
+    redeem_with: dict[str, str | None] = {
+        "a code_challenge without a method (plain by default)": plain,
+        "an empty code_challenge": None,
+        "an unknown code_challenge_method": None,
+    }
     run = AttackRun.of("AUTH-FLOW-04")
     for what, extra in probes.items():
         request = linker.request(params=extra)
         _, callback = linker.authorize(request)
-        answered = callback is not None and bool(callback.code)
-        run.tried_case(what, f"an authorization request {what} was answered with a code" if answered else None)
+        problem = None
+        if callback is not None and callback.code:
+            if what not in redeem_with:
+                problem = f"an authorization request {what} was answered with a code"
+            else:
+                verifier = redeem_with[what]
+                result = linker.host.tokens.exchange_code(
+                    callback.code, verifier, request.redirect_uri, request.resource
+                )
+                how = "the plain verifier" if verifier else "no code_verifier"
+                if result.ok:
+                    problem = f"an authorization request {what} gave a code redeemed with {how}"
+                else:
+                    observe(f"{what}: answered with a code that {how} cannot redeem ({result.describe()})")
+        run.tried_case(what, problem)
     run.conclude()
 
 
