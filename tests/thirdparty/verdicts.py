@@ -153,6 +153,12 @@ _TS = {
     "AUTH-TOK-04": Verdict(
         "failed", "Forged tokens (unknown key, untrusted issuer, alg none) get HTTP 500, not 401: as AUTH-TOK-03."
     ),
+    "AUTH-TOK-02": Verdict(
+        "failed",
+        "Malformed Bearer values (outside RFC 6750 §2.1's b64token syntax, two tokens, a JWT-shaped value of garbage) "
+        "get HTTP 500, not 401: the same verifier error as AUTH-TOK-03 (issue 16's attack table for AUTH-TOK-02). "
+        "AUTH-TOK-02: 'an empty or malformed Authorization header … → 401 or auth error result'.",
+    ),
     "AUTH-TOOL-06": NO_PROFILE_MARKER,
     **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
 }
