@@ -55,13 +55,13 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(title=f"conformance rule catalog ({len(rows)} rules)")
-    for column in ("id", "level", "suite", "implemented", "mutants", "title"):
-        table.add_column(column, overflow="fold")
+    for column in ("id", "level", "suite", "implemented", "cases", "mutants", "title"):
+        table.add_column(column, overflow="fold", no_wrap=column == "id")
     for row in rows:
         proven = ", ".join(row["mutants"]) or ("unproven" if row["implemented"] else "")
-        table.add_row(
-            row["id"], row["level"], row["suite"], "yes" if row["implemented"] else "no", proven, row["title"]
-        )
+        cases = str(row["cases"]) if row.get("cases") is not None else ""  # attack-table size, when it has one
+        implemented = "yes" if row["implemented"] else "no"
+        table.add_row(row["id"], row["level"], row["suite"], implemented, cases, proven, row["title"])
     Console().print(table)
     return 0
 

@@ -16,7 +16,9 @@ def test_rules_json_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["rules", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert {row["id"] for row in rows} == set(RULES)
-    assert all({"id", "level", "suite", "title", "source", "implemented", "mutants"} <= set(r) for r in rows)
+    assert all({"id", "level", "suite", "title", "source", "implemented", "mutants", "cases"} <= set(r) for r in rows)
+    cases = {row["id"]: row["cases"] for row in rows}
+    assert cases["AUTH-TOK-04"] >= 10 and cases["AUTH-TOK-01"] is None  # an attack table; a positive control
 
 
 def test_rules_table_filters_by_suite(capsys: pytest.CaptureFixture[str]) -> None:
