@@ -55,12 +55,13 @@ UNAUTHORIZED = {
     "nbf_string",
     "query_over_header",
 }
-META = {"anon_list_orders", "anon_cancel", "anon_profile", "insufficient_scope"}
+META = {"anon_list_orders", "anon_cancel", "anon_profile", "insufficient_scope", "scope_suffix"}
 PROFILE_CALLS = {"profile", "profile_no_nickname"}
 FOOTPRINT: dict[str, set[str]] = {
     "ts-expects-other-audience": {
         "orders",
         "insufficient_scope",
+        "scope_suffix",
         "blank_id",
         "same_id_across_tokens",
         "distinct_ids",
@@ -80,7 +81,8 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-skip-exp": {"expired", "exp_string"},
     "ts-skip-nbf": {"nbf", "nbf_string"},
     "ts-skip-iss": {"wrong_iss", "iss_upper", "iss_slash"},
-    "ts-skip-scope": {"insufficient_scope"},
+    "ts-skip-scope": {"insufficient_scope", "scope_suffix"},
+    "ts-scope-substring": {"scope_suffix"},
     "ts-accept-query-token": {"query_token"},
     "ts-any-auth-scheme": {"other_scheme"},
     "ts-accept-stripped-signature": {"stripped_signature"},
@@ -248,6 +250,9 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         seen["distinct_ids"] = ids[0] != ids[1] if None not in ids else None
         seen["insufficient_scope"] = call_shape(
             await call("cancel_order", keys.token(scope="tools.read"), {"order_id": "ord_1001"})
+        )
+        seen["scope_suffix"] = call_shape(
+            await call("cancel_order", keys.token(scope="tools.read tools.writex"), {"order_id": "ord_1001"})
         )
         head, _payload, signature = alice.split(".")
         seen["aud"] = await status(keys.token(aud="https://127.0.0.1:8443/alt"))

@@ -295,6 +295,10 @@ class ToolServer:
                 "invalid_token", f"Sign in to use {name}: this tool needs a linked account.", " ".join(required)
             )
         missing = [s for s in required if principal is not None and s not in principal.scopes]
+        if "ts-scope-substring" in self.defects and principal is not None:
+            # The scope claim searched as a string: 'tools.writer' or 'TOOLS.WRITE'-free but containing text passes.
+            granted = " ".join(sorted(principal.scopes))
+            missing = [s for s in required if s not in granted]
         if missing and "ts-skip-scope" not in self.defects:
             return self.auth_error(
                 "insufficient_scope", f"{name} needs the scope {' '.join(missing)}.", " ".join(required)

@@ -31,6 +31,11 @@ MUTANTS: list[Mutant] = [
     _m("ts-skip-iss", {"AUTH-TOK-07"}, "The iss claim is ignored: any trusted key validates any issuer's token."),
     _m("ts-skip-scope", {"AUTH-TOK-08"}, "Tool calls are not checked against the token's scopes."),
     _m(
+        "ts-scope-substring",
+        {"AUTH-TOK-08"},
+        "Required scopes are searched as substrings of the granted ones: 'tools.writex' grants 'tools.write'.",
+    ),
+    _m(
         "ts-malformed-authorization-as-user",
         {"AUTH-TOK-02"},
         "A malformed Authorization header (not a Bearer token) acts as a built-in development user.",

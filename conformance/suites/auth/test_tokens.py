@@ -618,6 +618,7 @@ def test_insufficient_scope(
             )
         token = issuer.missing_scope(accepted.resource, accepted.scopes, scope)
         observe(f"the authorization server granted {scope} anyway: used a harness-issued token without it")
+    nearly_right_scopes(accepted, tool, scope, request)
     outcome = call(accepted.http, accepted.url, tool, token=token)
     name = tool.get("name")
     if outcome.status in (401, 403):
@@ -634,6 +635,39 @@ def test_insufficient_scope(
         f'{name!r} without {scope}: the insufficient_scope challenge names no scope="..."',
     )
     observe(f"{name!r} without {scope}: insufficient_scope result")
+
+
+TOK08 = attack_table(
+    "AUTH-TOK-08",
+    Attack("a token lacking the tool's scope", "contract A Errors; AUTH-TOK-08", named=True),
+    Attack("the scope with a suffix (substring match)", "RFC 6749 §3.3 (space-delimited scope tokens)"),
+    Attack("the scope in another case", "RFC 6749 §3.3 (scope tokens are case-sensitive)"),
+    Attack("the scope glued to another scope without a space", "RFC 6749 §3.3 (space-delimited scope tokens)"),
+)
+
+
+def nearly_right_scopes(probe: Probe, tool: Mapping[str, Any], scope: str, request: pytest.FixtureRequest) -> None:
+    """AUTH-TOK-08's derived cases: harness-issued tokens whose scope claim nearly holds ``scope``; each must be
+    refused (401/403, or an auth error result) like a token without it. Fails naming every accepted variant."""
+    run = AttackRun.of("AUTH-TOK-08")
+    run.tried_case("a token lacking the tool's scope")  # judged by the check itself, below
+    issuer = request.getfixturevalue("harness_issuer_or_none")
+    others = [s for s in probe.scopes if s != scope]
+    variants = {
+        "the scope with a suffix (substring match)": [*others, scope + "x"],
+        "the scope in another case": [*others, scope.swapcase()] if scope.lower() != scope.upper() else None,
+        "the scope glued to another scope without a space": [*others[:-1], (others[-1] if others else "x") + scope],
+    }
+    for case, scopes in variants.items():
+        if issuer is None or scopes is None:
+            run.not_tried(case, f"needs {HARNESS_OPTION}" if issuer is None else "the scope has no letters")
+            continue
+        outcome = call(probe.http, probe.url, tool, token=issuer.valid(probe.resource, scopes))
+        # An error result without a challenge means the tool ran (and failed on its own): not a scope refusal.
+        refused = outcome.status in (401, 403) or outcome.auth_error_result
+        run.tried_case(case, None if refused else f"{tool.get('name')!r} with {case}: {outcome.describe()}")
+    expect(not run.problems, "; ".join(run.problems))
+    run.conclude()  # only observes here: the named case is judged by the caller right after
 
 
 def endpoint_insufficient_scope(
