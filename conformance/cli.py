@@ -116,7 +116,18 @@ def _stack(mutants: list[str], suites: str | None = None) -> Any:
     return running_stack(mutants=mutants, services=services)
 
 
+def _check_env_file(path: Path) -> None:
+    """Before the stack starts: the env file can be written (created 0600 when new), or one line says why."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError as exc:
+        raise ConformanceError(f"--env-file {path}: cannot write it ({exc.strerror or exc})") from None
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
+    if args.env_file:
+        _check_env_file(Path(args.env_file))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with _stack(args.mutant) as stack:

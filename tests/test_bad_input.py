@@ -215,3 +215,13 @@ def test_demo_with_a_report_dir_under_a_file_stops_before_the_stack(
     assert main(["demo", "--suite", "platform", "--report-dir", str(blocker / "reports")]) == 2
     err = capsys.readouterr().err
     assert "report_dir from --report-dir:" in err and "which is a file" in err and len(err.strip().splitlines()) == 1
+
+
+def test_up_with_an_env_file_under_a_file_stops_before_the_stack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["up", "--env-file", str(blocker / "stack.env")]) == 2
+    err = capsys.readouterr().err
+    assert "--env-file" in err and "cannot write" in err and len(err.strip().splitlines()) == 1

@@ -188,3 +188,16 @@ def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) ->
     assert any("test account credentials" in m for m in verdict_["missing"]), verdict_
     lines = [line for line in result.stdout.splitlines() if line.startswith("verdict:")]
     assert len(lines) == 1 and "INCOMPLETE" in lines[0] and "CONFORMANCE_TEST_USER" in lines[0], lines
+
+
+def test_rules_blocked_by_throttling_make_the_run_incomplete_and_say_so() -> None:
+    results = [
+        {"rule": "TOK-02", "status": "passed", "baseline": None},
+        {"rule": "TOK-01", "status": "blocked", "blocked_by": None, "baseline": None},
+        {"rule": "CAMP-03", "status": "blocked", "blocked_by": None, "baseline": None},
+    ]
+    decided = verdict(results, strict=False)
+    assert decided["status"] == "INCOMPLETE" and decided["exit_code"] == 1
+    assert decided["missing"] == [
+        "2 rule(s) blocked: the target throttled the harness beyond --max-throttle-wait (TOK-01, CAMP-03)"
+    ]

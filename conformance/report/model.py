@@ -176,13 +176,19 @@ def missing_parts(results: list[dict[str, Any]]) -> list[str]:
         if result.get("incomplete") and result.get("need"):
             option = f" ({result['option']})" if result.get("option") else ""
             missing.append(f"{result['need']}{option}")
+        elif result["status"] == Status.BLOCKED.value and result.get("blocked_by") is None:
+            # No prerequisite: the target throttled the harness beyond --max-throttle-wait (issue 13).
+            unexplained.setdefault("", []).append(result["rule"])
         elif result["status"] == Status.BLOCKED.value and result.get("blocked_by") not in failed:
             unexplained.setdefault(str(result.get("blocked_by")), []).append(result["rule"])
     for blocker, rules in unexplained.items():
-        missing.append(
-            f"{len(rules)} rule(s) blocked by {blocker}, which did not fail in this run ({', '.join(rules[:4])}"
-            + (" …)" if len(rules) > 4 else ")")
-        )
+        listed = ", ".join(rules[:4]) + (" …" if len(rules) > 4 else "")
+        if blocker:
+            missing.append(f"{len(rules)} rule(s) blocked by {blocker}, which did not fail in this run ({listed})")
+        else:
+            missing.append(
+                f"{len(rules)} rule(s) blocked: the target throttled the harness beyond --max-throttle-wait ({listed})"
+            )
     return list(dict.fromkeys(missing))
 
 
