@@ -27,7 +27,8 @@ def test_init_derives_the_reference_login_step(auth_stack: Stack, issuer: str, t
             },
         )
     assert registered.status_code == 201, registered.text
-    args = ["init", "--dir", str(tmp_path), "--target-url", target, "--client-id", registered.json()["client_id"]]
+    # "--client-id=ID": a generated id may start with "-", which argparse would take for an option.
+    args = ["init", "--dir", str(tmp_path), "--target-url", target, f"--client-id={registered.json()['client_id']}"]
     args += ["--ca-bundle", str(auth_stack.ca_file), "--ci", "none"]
     assert main(args) == 0
     derived = LoginSteps.load(tmp_path / "login_steps.toml").steps
