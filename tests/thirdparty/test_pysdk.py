@@ -109,7 +109,7 @@ def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_pat
     env: dict[str, str] = {}
     if pysdk_target.config == "predefined":
         client_id, secret = register_client(pysdk_target.issuer, pki.ca)
-        extra = ["--client-registration", "predefined", "--client-id", client_id]
+        extra = ["--client-registration", "predefined", f"--client-id={client_id}"]  # an id may start with "-"
         extra += ["--client-auth-method", "client_secret_post"]
         env = {"CONFORMANCE_CLIENT_SECRET": secret}
     if pysdk_target.config == "local":
