@@ -22,7 +22,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 from conformance.host import _json as target_json
 
@@ -70,7 +70,7 @@ _JWT_PATTERN = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_
 _PEM_PATTERN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
 _NOT_SECRET = frozenset({"input_tokens", "max_tokens", "token_type", "output_tokens", "max_output_tokens"})
 # `name=value` after `?`, `#`, `&` (also HTML's `&amp;`, JSON's `\u0026`) or `;`: a URL parameter in free text.
-_URL_PARAM_PATTERN = re.compile(r"((?:[?&;#]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#;\s\"'<>\\]+)")
+_URL_PARAM_PATTERN = re.compile(r"((?:[?&;#]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#;?\s\"'<>\\]+)")
 # Encoded forms of a secret are only scrubbed from this many characters on (shorter ones match ordinary text).
 MIN_ENCODED_LENGTH = 8
 
@@ -193,11 +193,24 @@ class Redactor:
     def headers(self, headers: Any) -> dict[str, str]:
         redacted: dict[str, str] = {}
         for name, value in headers.items():
+            if str(name).lower() == "location":
+                self.learn_from_url(str(value))
+        for name, value in headers.items():
             key = str(name).lower()
             clean = self.header(key, str(value))
             # Repeated headers (Set-Cookie, WWW-Authenticate) are joined, as HTTP allows for most.
             redacted[key] = f"{redacted[key]}, {clean}" if key in redacted else clean
         return redacted
+
+    def learn_from_url(self, url: str) -> None:
+        """Credentials a redirect carries (an authorization code, an implicit token) become known secrets at once:
+        the same value may sit in free text elsewhere (a page that prints it), and the harness may never parse this
+        redirect as a callback (an attack case that only checks where it led)."""
+        for match in _URL_PARAM_PATTERN.finditer(url):
+            if is_secret_name(match.group(2), query_or_form=True):
+                value = match.group(3)
+                self.add_secret(value)
+                self.add_secret(unquote_plus(value))
 
     def query(self, query: str) -> str:
         if not query:

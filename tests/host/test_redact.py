@@ -277,3 +277,12 @@ def test_a_token_as_url_user_is_a_secret() -> None:
         redactor.add_secret(value, user=user)
     basic = base64.b64encode(b"tok-as-user-1234:").decode()  # httpx: the user, an empty password
     assert redactor.scrub(f"{basic} tok-as-user-1234") == f"{REDACTED} {REDACTED}"
+
+
+def test_a_code_in_a_redirect_is_learnt_and_scrubbed_from_the_page_that_prints_it() -> None:
+    """An attack case may never parse its redirect as a callback; a second '?' must not hide the code either."""
+    redactor = Redactor()
+    headers = redactor.headers({"Location": "https://host/cb?probe=1?code=Zx9-code-value&state=s1"})
+    assert "Zx9-code-value" not in headers["location"]
+    assert "Zx9-code-value" not in redactor.scrub("<p>your code: Zx9-code-value</p>")
+    assert "probe=1" in headers["location"]
