@@ -84,7 +84,6 @@ def _cimd_probe(http: Any, settings: Any, metadata: Any) -> list[Finding]:
     """Can the authorization server fetch the host's documents? Serve a probe and watch for the fetch."""
     import secrets
 
-    from conformance.host.identity import load_or_generate_key
     from conformance.host.publisher import Publisher
 
     mode = settings.get("client_registration", "auto")
@@ -105,17 +104,7 @@ def _cimd_probe(http: Any, settings: Any, metadata: Any) -> list[Finding]:
         ]
     if not isinstance(endpoint, str) or not endpoint:
         return [Finding("tool_server", False, "authorization server metadata has no authorization_endpoint")]
-    publisher = Publisher(
-        certfile=certfile,
-        keyfile=keyfile,
-        key=load_or_generate_key(settings.get("client_key")),
-        host=settings.get("publisher_host", "127.0.0.1"),
-        port=int(settings.get("publisher_port", 0)),
-        public_base_url=settings.get("client_metadata_url"),
-        redirect_base=settings.get("redirect_base"),
-        redactor=http.redactor,
-        record_evidence=False,
-    )
+    publisher = Publisher.from_settings(settings, http.redactor, record_evidence=False)
     with publisher:
         identity = publisher.identity
         assert identity is not None

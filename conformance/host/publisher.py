@@ -91,6 +91,24 @@ class Publisher:
     _server: ThreadingHTTPServer | None = field(default=None, init=False, repr=False)
     _thread: threading.Thread | None = field(default=None, init=False, repr=False)
 
+    @classmethod
+    def from_settings(cls, settings: Any, redactor: Redactor | None = None, **overrides: Any) -> Publisher:
+        """The publisher a run's settings describe (its certificate must be configured: ``publisher_certfile``
+        and ``publisher_keyfile``); ``overrides`` set other fields (e.g. ``record_evidence``)."""
+        from conformance.host.identity import load_or_generate_key
+
+        fields: dict[str, Any] = {
+            "certfile": settings.get("publisher_certfile"),
+            "keyfile": settings.get("publisher_keyfile"),
+            "key": load_or_generate_key(settings.get("client_key")),
+            "host": settings.get("publisher_host", "127.0.0.1"),
+            "port": int(settings.get("publisher_port", 0)),
+            "public_base_url": settings.get("client_metadata_url"),
+            "redirect_base": settings.get("redirect_base"),
+            "redactor": redactor,
+        }
+        return cls(**{**fields, **overrides})
+
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     def start(self) -> Publisher:

@@ -154,16 +154,7 @@ def optional_publisher(conformance_settings: Settings, host_http: HostHTTP) -> I
     if not certfile or not keyfile:
         yield None
         return
-    publisher = Publisher(
-        certfile=certfile,
-        keyfile=keyfile,
-        key=load_or_generate_key(s.get("client_key")),
-        host=s.get("publisher_host", "127.0.0.1"),
-        port=int(s.get("publisher_port", 0)),
-        public_base_url=s.get("client_metadata_url"),
-        redirect_base=s.get("redirect_base"),
-        redactor=host_http.redactor,
-    )
+    publisher = Publisher.from_settings(s, host_http.redactor)
     with publisher:
         yield publisher
 
