@@ -12,12 +12,10 @@ one; one that drops the work stops at once and counts none.
 from __future__ import annotations
 
 import argparse
-import base64
 import io
-import os
 import resource
-import socket
 import ssl
+import sys
 import tempfile
 import threading
 import time
@@ -28,16 +26,13 @@ from PIL import Image
 
 from conformance.reference._service import free_port
 from conformance.reference.compression import create_app
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the abandoned-upload helpers live with the tests
 from conformance.reference.compression.serve import SandboxServer
 from conformance.reference.stack import make_certificates
+from tests.reference.compression.uploads import noise_png, upload_held_open
 
 KEY = "benchmark-key"
-
-
-def noise_png(side: int) -> bytes:
-    out = io.BytesIO()
-    Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(out, "PNG", compress_level=1)
-    return out.getvalue()
 
 
 def cpu_s() -> float:
@@ -47,16 +42,7 @@ def cpu_s() -> float:
 
 
 def abort(port: int, context: ssl.SSLContext, body: bytes, wait_s: float) -> None:
-    auth = base64.b64encode(f"api:{KEY}".encode()).decode()
-    head = (
-        f"POST /shrink HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n"
-        f"Content-Type: image/png\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
-    with (
-        socket.create_connection(("127.0.0.1", port)) as raw,
-        context.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
-    ):
-        tls.sendall(head + body)
+    with upload_held_open(port, context, body, KEY):
         time.sleep(wait_s)
 
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import io
-import os
-import socket
 import ssl
 import threading
 import time
@@ -21,15 +18,9 @@ from conformance.reference._service import free_port
 from conformance.reference.compression import create_app
 from conformance.reference.compression.serve import SandboxServer
 from conformance.reference.stack import make_certificates
+from tests.reference.compression.uploads import noise_png, upload_held_open
 
 KEY = "disconnect-test-key"
-
-
-def _noise_png(side: int) -> bytes:
-    """A photo-sized PNG of noise: seconds of quantization work, far more than the client waits."""
-    out = io.BytesIO()
-    Image.frombytes("RGB", (side, side), os.urandom(side * side * 3)).save(out, "PNG", compress_level=1)
-    return out.getvalue()
 
 
 @pytest.fixture
@@ -54,16 +45,7 @@ def _abort_after_upload(base: str, ca_file: Path, body: bytes, wait_s: float) ->
     """Send the whole upload, wait a moment (the engine starts), then drop the connection unanswered."""
     port = int(base.rsplit(":", 1)[1])
     context = ssl.create_default_context(cafile=str(ca_file))
-    auth = base64.b64encode(f"api:{KEY}".encode()).decode()
-    head = (
-        f"POST /shrink HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Basic {auth}\r\n"
-        f"Content-Type: image/png\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
-    with (
-        socket.create_connection(("127.0.0.1", port)) as raw,
-        context.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
-    ):
-        tls.sendall(head + body)
+    with upload_held_open(port, context, body, KEY) as tls:
         time.sleep(wait_s)
         tls.settimeout(0.01)
         with pytest.raises((TimeoutError, ssl.SSLError)):  # no answer yet: the work is still under way
@@ -74,7 +56,7 @@ def test_an_aborted_large_upload_stops_the_work_and_is_not_counted(served: tuple
     base, ca_file, pool = served
     killed = pool.killed
     started = time.monotonic()
-    _abort_after_upload(base, ca_file, _noise_png(2400), wait_s=0.5)
+    _abort_after_upload(base, ca_file, noise_png(2400), wait_s=0.5)
     # Quantizing this image takes seconds of CPU: the worker doing it is killed as soon as the client is gone.
     while pool.killed == killed and time.monotonic() - started < 30:
         time.sleep(0.02)
