@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
+from tests._serving import serve_http
 from tests.test_plugin import report_of, run
 from tests.test_plugin import statuses as all_statuses
 
@@ -68,15 +69,8 @@ def target(request: pytest.FixtureRequest) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_http(Handler) as origin:
+        yield origin
 
 
 CHECKS = """

@@ -7,10 +7,9 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import httpx
@@ -20,6 +19,7 @@ import pytest
 from conformance.host.oauth import AuthorizationRequest, OAuthClient, TokenResult
 from conformance.suites._linking import FlowAttempt, LinkedAccount
 from conformance.suites.auth.test_reauth import scope_sets
+from tests._serving import serve_http
 
 
 def _jwt(exp: float) -> str:
@@ -253,13 +253,8 @@ class _EndpointProtected(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint_protected() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndpointProtected)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_EndpointProtected) as origin:
+        yield f"{origin}/mcp"
 
 
 TOKEN_STUBS = """

@@ -4,10 +4,9 @@ idempotence and --force."""
 from __future__ import annotations
 
 import json
-import threading
 import tomllib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
@@ -19,6 +18,7 @@ from conformance.config import read_config_files, resolve
 from conformance.host.login import LoginSteps, _plan, form_submission, parse_page
 from conformance.init import ACTION_REF, PREDEFINED_REDIRECT_URI, toml_string
 from conformance.report.baseline import Baseline
+from tests._serving import serve_http
 
 LOGIN_PAGE = """<!doctype html><html><head><title>Sign in to Example</title></head><body>
 <form id="search" action="/search"><input name="q"><button>Go</button></form>
@@ -97,15 +97,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+    with serve_http(_Handler) as origin:
+        yield origin
 
 
 def _init(directory: Path, *args: str) -> int:

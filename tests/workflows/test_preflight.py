@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from tests._serving import serve_http
 
 PLATFORM_KEY = "pk-test-preflight-0123456789"
 COMPRESSION_KEY = "ck-test-preflight-9876543210"
@@ -64,15 +65,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def origin() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
+    with serve_http(_Handler) as origin:
+        yield origin
 
 
 @pytest.fixture

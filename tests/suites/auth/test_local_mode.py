@@ -5,9 +5,8 @@ run reads PASSED LOCALLY. Without the flag the same server fails them."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from conformance.host.asmeta import AsMetadata
 from conformance.host.discovery import PrmDiscovery
 from conformance.report.json_writer import validate_report
 from conformance.suites._linking import host_refusal
+from tests._serving import serve_http
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -45,14 +45,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def plain_http_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_Handler) as origin:
+        yield f"{origin}/mcp"
 
 
 CHECKS = """
