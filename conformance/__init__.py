@@ -9,11 +9,8 @@ The curated API for writing checks::
 """
 
 from conformance._exceptions import (
-    Blocked,
     ConfigError,
     ConformanceError,
-    Failure,
-    NeedsUnmet,
     ResponseTooLarge,
     TargetError,
     TargetUnreachable,
@@ -21,7 +18,7 @@ from conformance._exceptions import (
     UrlRefused,
 )
 from conformance._hypothesis import hypothesis_profile
-from conformance._verdicts import expect, fail, needs, observe
+from conformance._verdicts import Blocked, Failure, NeedsUnmet, expect, fail, needs, observe
 from conformance.report.model import Status
 from conformance.rules import RULES, Level, Rule, get_rule, rule
 

@@ -5,25 +5,21 @@ The tree::
     ConformanceError                    anything the harness raises on purpose
     ├── ConfigError                     bad or missing configuration (clear message, no traceback as a verdict)
     ├── UnknownRuleError                a check names a rule ID that is not in the catalog
-    └── TargetError                     the target did not give a usable answer: the target fails the rule
+    └── TargetError                     the target did not give a usable answer (carries the exchange, if any)
         ├── TargetUnreachable           connection refused, DNS, TLS failure, timeout
         ├── ResponseTooLarge            body beyond the configured cap
-        └── UrlRefused                  the URL guard refused to fetch a URL (scheme, private address)
+        ├── UrlRefused                  the URL guard refused to fetch a URL (scheme, private address)
+        ├── InvalidResponse             the answer broke the rule being judged (or, with blocked_by, a prerequisite)
+        └── TargetThrottled             the target throttled the harness beyond what it may wait
 
-    AssertionError
-    └── Failure                         a check's verdict: the target broke the rule
-
-    pytest's Skipped
-    ├── NeedsUnmet                      the check cannot run: a capability or option is missing
-    └── Blocked                         a prerequisite rule failed, so this rule cannot be decided
-        └── Throttled                   the target throttled the harness beyond what it may wait
+None of these imports pytest: ``conformance.host`` raises them and knows nothing of verdicts. The verdicts a
+check reaches (``Failure``, ``NeedsUnmet``, ``Blocked``, ``Throttled``) live in :mod:`conformance._verdicts`,
+and the judge there maps every exception above to one.
 """
 
 from __future__ import annotations
 
-import pytest
-
-from conformance import _context
+from typing import Any
 
 
 class ConformanceError(Exception):
@@ -39,7 +35,15 @@ class UnknownRuleError(ConformanceError):
 
 
 class TargetError(ConformanceError):
-    """The target did not answer usably. Checks let it propagate: the rule fails with this message."""
+    """The target did not answer usably. Checks let it propagate: the rule fails with this message.
+
+    ``exchange`` is the recorded exchange that caused it, when there was one (like httpx's request-carrying
+    exceptions), so the verdict can show it.
+    """
+
+    def __init__(self, message: str = "", *, exchange: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.exchange = exchange
 
 
 class TargetUnreachable(TargetError):
@@ -54,44 +58,22 @@ class UrlRefused(TargetError):
     """The URL guard refused a URL: plain HTTP off loopback, or a private address reached through metadata."""
 
 
-class Failure(AssertionError):
-    """A check's negative verdict. ``message`` says what the target did and what the rule wanted."""
+class InvalidResponse(TargetError):
+    """The answer broke the rule being judged: absent or mistyped field, wrong status, not JSON.
 
-    def __init__(self, message: str, *, title: str | None = None) -> None:
-        super().__init__(message)
+    With ``blocked_by`` the answer belonged to a prerequisite rule, so the rule being judged is blocked by that
+    one rather than failed.
+    """
+
+    def __init__(self, message: str, *, blocked_by: str | None = None, exchange: dict[str, Any] | None = None) -> None:
+        super().__init__(message, exchange=exchange)
         self.message = message
-        self.title = title
-        _context.note_failure(self)
+        self.blocked_by = blocked_by
 
 
-_Skipped: type[BaseException] = pytest.skip.Exception
+class TargetThrottled(TargetError):
+    """The target throttled the harness (429, or 503 overload) beyond what it may wait: never a verdict."""
 
-
-class NeedsUnmet(_Skipped):  # type: ignore[misc,valid-type]
-    """The check needs something the target or the configuration does not offer."""
-
-    def __init__(self, need: str, option: str | None = None, *, incomplete: bool = False) -> None:
-        reason = f"needs {need}" + (f" (supply with {option})" if option else "")
-        super().__init__(reason, pytrace=False)
-        self.need = need
-        self.option = option
-        # Without it the run never reaches its target (no account linked, no API key): the run is INCOMPLETE.
-        self.incomplete = incomplete
-
-
-class Blocked(_Skipped):  # type: ignore[misc,valid-type]
-    """A prerequisite rule failed; this rule cannot be decided and is reported as blocked by it."""
-
-    def __init__(self, rule_id: str, reason: str = "") -> None:
-        super().__init__(f"blocked by {rule_id}" + (f": {reason}" if reason else ""), pytrace=False)
-        self.rule_id = rule_id
-        self.reason = reason
-
-
-class Throttled(Blocked):
-    """A check met a throttled answer (429, or 503 overload) it could not wait out: not a verdict on its rule."""
-
-    def __init__(self, evidence: str) -> None:
-        _Skipped.__init__(self, f"target throttled the harness: {evidence}", pytrace=False)  # type: ignore[call-arg]
-        self.rule_id = None  # type: ignore[assignment]  # blocked by the target's limits, not by a rule
-        self.reason = evidence
+    def __init__(self, evidence: str, *, exchange: dict[str, Any] | None = None) -> None:
+        super().__init__(f"target throttled the harness: {evidence}", exchange=exchange)
+        self.evidence = evidence

@@ -50,7 +50,7 @@ def replay_verdict(exc: BaseException, first_failure: BaseException | None) -> B
     if not is_flaky(exc):
         return None
     if isinstance(exc, BaseExceptionGroup):
-        from conformance._exceptions import Blocked
+        from conformance._verdicts import Blocked
 
         blocked = [e for e in map(unwrap_hypothesis, exc.exceptions) if isinstance(e, Blocked)]
         if first_failure is None and blocked:

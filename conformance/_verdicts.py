@@ -1,11 +1,64 @@
-"""What a check says: fail, expect, observe, needs."""
+"""Verdicts: what a check says (fail, expect, observe, needs) and the exceptions that carry it.
+
+AssertionError
+└── Failure                         a check's verdict: the target broke the rule
+
+pytest's Skipped
+├── NeedsUnmet                      the check cannot run: a capability or option is missing
+└── Blocked                         a prerequisite rule failed, so this rule cannot be decided
+    └── Throttled                   the target throttled the harness beyond what it may wait
+"""
 
 from __future__ import annotations
 
 from typing import NoReturn
 
+import pytest
+
 from conformance import _context
-from conformance._exceptions import Failure, NeedsUnmet
+
+
+class Failure(AssertionError):
+    """A check's negative verdict. ``message`` says what the target did and what the rule wanted."""
+
+    def __init__(self, message: str, *, title: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.title = title
+        _context.note_failure(self)
+
+
+_Skipped: type[BaseException] = pytest.skip.Exception
+
+
+class NeedsUnmet(_Skipped):  # type: ignore[misc,valid-type]
+    """The check needs something the target or the configuration does not offer."""
+
+    def __init__(self, need: str, option: str | None = None, *, incomplete: bool = False) -> None:
+        reason = f"needs {need}" + (f" (supply with {option})" if option else "")
+        super().__init__(reason, pytrace=False)
+        self.need = need
+        self.option = option
+        # Without it the run never reaches its target (no account linked, no API key): the run is INCOMPLETE.
+        self.incomplete = incomplete
+
+
+class Blocked(_Skipped):  # type: ignore[misc,valid-type]
+    """A prerequisite rule failed; this rule cannot be decided and is reported as blocked by it."""
+
+    def __init__(self, rule_id: str, reason: str = "") -> None:
+        super().__init__(f"blocked by {rule_id}" + (f": {reason}" if reason else ""), pytrace=False)
+        self.rule_id = rule_id
+        self.reason = reason
+
+
+class Throttled(Blocked):
+    """A check met a throttled answer (429, or 503 overload) it could not wait out: not a verdict on its rule."""
+
+    def __init__(self, evidence: str) -> None:
+        _Skipped.__init__(self, f"target throttled the harness: {evidence}", pytrace=False)  # type: ignore[call-arg]
+        self.rule_id = None  # type: ignore[assignment]  # blocked by the target's limits, not by a rule
+        self.reason = evidence
 
 
 def fail(message: str) -> NoReturn:

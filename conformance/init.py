@@ -276,7 +276,8 @@ def login_page_via_authorization(
 ) -> tuple[str, Page]:
     """The login page the target's authorization server shows a user: discovery as a host does it (PRM, AS
     metadata), then an authorization request for the predefined client, redirects followed to the page."""
-    from conformance._exceptions import Failure, TargetError
+    from conformance._exceptions import TargetError
+    from conformance._verdicts import Failure
     from conformance.host.asmeta import discover_as_metadata
     from conformance.host.discovery import discover_prm
     from conformance.host.oauth import new_pkce

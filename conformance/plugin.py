@@ -20,15 +20,9 @@ from typing import Any
 import pytest
 
 from conformance import _context
-from conformance._exceptions import (
-    Blocked,
-    ConfigError,
-    Failure,
-    NeedsUnmet,
-    TargetError,
-    Throttled,
-)
+from conformance._exceptions import ConfigError, TargetError
 from conformance._hypothesis import replay_verdict, unwrap_hypothesis
+from conformance._verdicts import Blocked, Failure, NeedsUnmet, Throttled
 from conformance.config import Settings, Target, all_options, check_report_dir, read_config_files, resolve
 from conformance.host._redact import Redactor, redactor_for, scrub_log_file, scrub_log_records
 from conformance.host.http import HostHTTP

@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from conformance._exceptions import Blocked, ConfigError, Failure, TargetError
+from conformance._exceptions import ConfigError, TargetError
+from conformance._verdicts import Blocked, Failure
 from conformance.rules import SUITE_TARGET
 
 PROBE_WAIT_S = 3.0

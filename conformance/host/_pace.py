@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import httpx
 
 from conformance import _context
-from conformance._exceptions import Throttled
+from conformance._verdicts import Throttled
 from conformance.host._retry import USER_ACTION_CODES, RetryPolicy, error_code
 
 DEFAULT_MAX_WAIT_S = 600.0

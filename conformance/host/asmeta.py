@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
-from conformance._exceptions import Failure
+from conformance._verdicts import Failure
 from conformance.host.discovery import json_object
 from conformance.host.http import HostHTTP
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from conformance._exceptions import Failure
+from conformance._verdicts import Failure
 from conformance.host import _json as target_json
 from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
 from conformance.host.http import HostHTTP

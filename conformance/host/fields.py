@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TypeVar, overload
 
 import httpx
 
-from conformance._exceptions import Blocked, Failure
+from conformance._verdicts import Blocked, Failure
 from conformance.host import _json as target_json
 
 T = TypeVar("T")

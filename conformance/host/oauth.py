@@ -31,7 +31,8 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from conformance._exceptions import ConfigError, Failure
+from conformance._exceptions import ConfigError
+from conformance._verdicts import Failure
 from conformance.host import _json as target_json
 from conformance.host.asmeta import OIDC_SCOPES, AsMetadata
 from conformance.host.http import HostHTTP

@@ -62,7 +62,8 @@ import jwt
 import pytest
 
 from conformance import Blocked, Failure, TargetError, _context, needs
-from conformance._exceptions import ConfigError, NeedsUnmet
+from conformance._exceptions import ConfigError
+from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import MCP_HEADERS, PrmDiscovery, challenge_of, discover_prm, initialize_request

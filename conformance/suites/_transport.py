@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import NoReturn
 from urllib.parse import urlsplit
 
-from conformance._exceptions import NeedsUnmet
+from conformance._verdicts import NeedsUnmet
 from conformance.host._guard import is_loopback_host
 from conformance.host.http import HostHTTP
 

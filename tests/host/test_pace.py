@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from conformance import _context
-from conformance._exceptions import Throttled
+from conformance._verdicts import Throttled
 from conformance.host._guard import UrlGuard
 from conformance.host._pace import Pacer, parse_duration
 from conformance.host.http import HostHTTP

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 import jwt
 
 from conformance import Blocked, _context, expect, fail, observe, rule
-from conformance._exceptions import NeedsUnmet
+from conformance._verdicts import NeedsUnmet
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.oauth import new_pkce
 from conformance.suites._cases import Attack, AttackRun, attack_table

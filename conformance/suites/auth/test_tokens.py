@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
-from conformance._exceptions import NeedsUnmet
+from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.declarations import check_challenge_result

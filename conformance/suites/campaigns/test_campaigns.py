@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import expect, fail, hypothesis_profile, needs, observe, rule
-from conformance._exceptions import Failure
+from conformance._verdicts import Failure
 from conformance.config import Settings
 from conformance.host.fields import json_field, json_get
 from conformance.suites._cases import Attack, AttackRun, attack_table

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance import expect, fail, rule
-from conformance._exceptions import Failure
+from conformance._verdicts import Failure
 from conformance.suites._cases import Attack, AttackRun, attack_table
 
 from . import images

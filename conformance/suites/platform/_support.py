@@ -12,7 +12,7 @@ import httpx
 from hypothesis import Phase, settings
 
 from conformance import Failure, _context, hypothesis_profile, observe
-from conformance._exceptions import Throttled
+from conformance._verdicts import Throttled
 from conformance.host import _json as target_json
 
 # Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...

@@ -8,7 +8,7 @@ import time
 import httpx
 
 from conformance import expect, fail, needs, observe, rule
-from conformance._exceptions import Throttled
+from conformance._verdicts import Throttled
 from conformance.config import Settings
 from conformance.host._retry import USER_ACTION_CODES
 from conformance.suites.platform._support import (
