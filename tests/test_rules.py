@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from conformance import UnknownRuleError, rule
-from conformance.rules import IMPLEMENTED, RULES, SUITES, Level, catalog_rows, load_all_checks
+from conformance._checks import catalog_rows, load_all_checks
+from conformance.rules import IMPLEMENTED, RULES, SUITES, Level
 
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "shared" / "requirements.md"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from conformance._session import SUITES_DIR
 from conformance._xdist import TargetScheduling, make_scheduler, target_scope
-from conformance.plugin import SUITES_DIR
 
 
 def test_bundled_checks_are_grouped_by_target_wherever_the_node_id_is_relative_to() -> None:
