@@ -7,12 +7,15 @@ report's JSON exchange dicts (:data:`ExchangeJSON`). No pytest here: ``conforman
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
+
+if TYPE_CHECKING:
+    from conformance.report.baseline import Baseline
 
 ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
 
@@ -366,7 +369,7 @@ class RunReport:
         suites_run: Iterable[str],
         implemented: Iterable[str],
         targets: Mapping[str, str],
-        baseline: Any = None,  # a report.baseline.Baseline (``expects``/``apply``/``source``)
+        baseline: Baseline | None = None,
         other_failures: int = 0,
         config: Mapping[str, Any] | None = None,
         **run: Any,  # harness_version, started_at, finished_at, duration_s, throttle
@@ -429,12 +432,9 @@ class RunReport:
             format=data["format"],
         )
 
-    def scrubbed(self, scrub_tree: Any) -> RunReport:
+    def scrubbed(self, scrub_tree: Callable[[Any], Any]) -> RunReport:
         """The same report with ``scrub_tree`` (a redactor's) applied to everything in it."""
         return RunReport.from_json(scrub_tree(self.to_json()), validate=False)
-
-    def with_results(self, results: Iterable[RuleResult]) -> RunReport:
-        return replace(self, results=tuple(results))
 
 
 def _validate(data: Any) -> None:
