@@ -8,7 +8,7 @@ report's JSON exchange dicts (:data:`ExchangeJSON`). No pytest here: ``conforman
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -71,7 +71,8 @@ class CheckOutcome:
 
     def to_json(self) -> dict[str, Any]:
         """Plain data, as pytest-xdist carries it from a worker to the controller."""
-        data = asdict(self) | {"rules": list(self.rules), "status": self.status.value, "evidence": list(self.evidence)}
+        data = {f.name: getattr(self, f.name) for f in fields(self)}  # not asdict: no deep copy of the evidence
+        data |= {"rules": list(self.rules), "status": self.status.value, "evidence": list(self.evidence)}
         data["duration_s"] = round(self.duration_s, 4)
         return data
 
