@@ -94,6 +94,12 @@ def _agree(
     elif status is Status.ERROR:
         report.outcome = "failed"  # keep pytest's traceback (a harness error must be loud), scrubbed of secrets
         report.longrepr = state.redactor.scrub(str(report.longrepr))
+    elif status in (Status.BLOCKED, Status.SKIPPED) and not report.skipped:
+        # The host's signals (TargetThrottled, InvalidResponse of a prerequisite) are no pytest skips: say skipped
+        # as Blocked and Throttled do, so -x, --lf and junit.xml see no failure.
+        path, line, _ = report.location
+        report.outcome = "skipped"
+        report.longrepr = (path, (line or 0) + 1, f"Skipped: {message}")
 
 
 def _up_to_failure(evidence: list[dict[str, Any]], failing: dict[str, Any]) -> list[dict[str, Any]]:

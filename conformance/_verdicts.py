@@ -15,7 +15,7 @@ pytest's Skipped
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn
 
 import pytest
@@ -219,6 +219,4 @@ def judge(
 
 
 def _with(judgement: Judgement, **changes: Any) -> Judgement:
-    from dataclasses import replace
-
     return replace(judgement, **changes)

@@ -8,6 +8,7 @@ Each mapping once lived in the plugin's ``_decide``; the host's own signals (``I
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -186,3 +187,10 @@ def test_host_signals_through_a_run(pytester: pytest.Pytester, monkeypatch: pyte
     assert report.throttle is not None and report.throttle.blocked_checks == 1
     assert report.verdict.status == "NOT ACCEPTED" and result.ret == 1
     assert "1 check blocked: the target throttled" in result.stdout.str()
+    # pytest's own outcome agrees, as it did for Blocked and Throttled (skips): junit.xml and -x see no failure.
+    junit = (pytester.path / "out" / "junit.xml").read_text()
+    cases = dict(re.findall(r'<testcase [^>]*name="(\w+)"(?:(?!</testcase>).)*<(skipped|failure|error)\b', junit, re.S))
+    assert cases == {"test_throttled": "skipped", "test_invalid": "failure", "test_prerequisite": "skipped"}, junit
+    assert "1 failed, 2 blocked" in result.stdout.str()
+    first = pytester.runpytest(*env, "-x", "test_checks.py")  # a throttled check does not stop the run
+    assert "1 failed, 1 blocked" in first.stdout.str()
