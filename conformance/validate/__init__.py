@@ -71,6 +71,9 @@ def _sniff_mapping(doc: Mapping[str, Any]) -> str | None:
         return "ratelimit-headers"
     if {"input", "output"} <= keys:
         return "image-output"
+    structured = doc.get("structuredContent")
+    if isinstance(structured, Mapping) and "id" in structured and set(structured) <= _RECORD_KEYS:
+        return "profile"  # a result carrying a profile record: the profile tool's
     if keys & {"content", "structuredContent", "isError"} or {"tool", "result"} <= keys:
         return "tool-result"
     if "id" in keys and keys <= _RECORD_KEYS:

@@ -27,7 +27,7 @@ def count_answer_problems(body: Any) -> list[str]:
     if body.get("object") != "response.input_tokens":
         problems.append(f"object is {body.get('object')!r}, expected 'response.input_tokens'")
     value = body.get("input_tokens")
-    if not (_is_int(value) and value >= 0):
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         problems.append(f"input_tokens is {value!r}, expected an integer ≥ 0")
     return problems
 
@@ -89,11 +89,11 @@ def campaign_bounds(campaign: Mapping[str, Any]) -> dict[str, list[str]]:
         found["CAMP-03"].append(f"status {campaign.get('status')!r} is not active, paused or archived")
     budget = campaign.get("budget")
     micros = budget.get("lifetime_spend_limit_micros") if isinstance(budget, Mapping) else None
-    if _is_int(micros) and micros < MIN_BUDGET_MICROS:
+    if isinstance(micros, int) and not isinstance(micros, bool) and micros < MIN_BUDGET_MICROS:
         found["CAMP-04"].append(f"budget.lifetime_spend_limit_micros {micros} is below 1000000")
     for key in ("start_time", "end_time"):
         value = campaign.get(key)
-        if _is_int(value) and not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
+        if isinstance(value, int) and not isinstance(value, bool) and not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
             found["CAMP-05"].append(f"{key} {value} is outside 946684800…4102444800")
     ids = campaign.get("conversion_event_setting_ids")
     if campaign.get("bidding_type") == "conversions" and not (isinstance(ids, list) and len(ids) == 1):
