@@ -83,3 +83,62 @@ def test_every_document_rule_has_a_passing_and_a_breaking_example() -> None:
         passing |= set(about.get("satisfies", {}))
     assert DOCUMENT_RULES - breaking == set()
     assert DOCUMENT_RULES - passing == set()
+
+
+IMAGE_SIDECARS = [s for s in SIDECARS if sidecar(s)["kind"] == "image"]
+
+
+@pytest.mark.parametrize("path", IMAGE_SIDECARS, ids=lambda p: p.name.removesuffix(".toml"))
+def test_image_facts(path: Path) -> None:
+    """The decoders and metadata readers the live compression checks trust see what the sidecar says."""
+    from conformance.validate.compression import facts
+
+    seen = {k: v for k, v in facts(document_of(path).read_bytes()).to_json().items() if v is not None}
+    assert seen == sidecar(path)["facts"]
+
+
+TOKEN_SIDECARS = [s for s in SIDECARS if sidecar(s)["kind"] == "token-requests"]
+_RELATION = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "==": lambda a, b: a == b}
+
+
+def _counts(requests: dict[str, Any], mutants: frozenset[str] = frozenset()) -> dict[str, Any]:
+    tokens = pytest.importorskip("conformance.reference.platform.tokens")
+    from conformance.reference.platform.errors import ApiError
+
+    found: dict[str, Any] = {}
+    for name, body in requests.items():
+        try:
+            found[name] = tokens.count_input_tokens(body, mutants)
+        except ApiError as exc:
+            found[name] = {"status": exc.status, "code": exc.code}
+        except Exception:  # a mutant crashing is what a 500 is
+            found[name] = {"status": 500, "code": None}
+    return found
+
+
+def _holds(doc: dict[str, Any], counts: dict[str, Any]) -> bool:
+    """Every relation holds and every refused request is a 4xx."""
+    for relation in doc["relations"]:
+        left, op, right = relation.split()
+        if not (isinstance(counts[left], int) and isinstance(counts[right], int)):
+            return False
+        if not _RELATION[op](counts[left], counts[right]):
+            return False
+    refused = [n for n, want in doc["expected"].items() if isinstance(want, dict)]
+    return all(isinstance(counts[n], dict) and 400 <= counts[n]["status"] < 500 for n in refused)
+
+
+@pytest.mark.parametrize("path", TOKEN_SIDECARS, ids=lambda p: p.name.removesuffix(".toml"))
+def test_token_requests_and_their_counts(path: Path) -> None:
+    """The reference tokenizer gives each request the count (or the 4xx) the corpus states, twice the same (TOK-02),
+    the stated relations hold, and every named mutant breaks them."""
+    import json
+
+    doc = json.loads(document_of(path).read_text("utf-8"))
+    counts = _counts(doc["requests"])
+    assert counts == doc["expected"]
+    assert _counts(doc["requests"]) == counts
+    assert _holds(doc, counts)
+    for mutant, rule in sidecar(path).get("mutants", {}).items():
+        assert rule in sidecar(path)["satisfies"]
+        assert not _holds(doc, _counts(doc["requests"], frozenset({mutant}))), f"{mutant} leaves {path.name} intact"

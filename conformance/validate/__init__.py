@@ -65,7 +65,7 @@ def _sniff_mapping(doc: Mapping[str, Any]) -> str | None:
         return "campaign-list"
     if doc.get("object") == "campaign" or {"budget", "bidding_type"} <= keys:
         return "campaign"
-    if isinstance(doc.get("error"), Mapping):
+    if isinstance(doc.get("error"), Mapping) or keys == {"error"}:
         return "platform-error"
     if keys and all(k.lower().startswith(("x-ratelimit-", "retry-after")) for k in keys):
         return "ratelimit-headers"

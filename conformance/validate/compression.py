@@ -78,9 +78,13 @@ def output_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> di
             if name == "location" and source.mime != images.JPEG:
                 continue  # location is kept for JPEG only
             kept.append(f"{name} not kept with preserve {name}")
-    gone = [f"{name} kept without preserve {name}" for name in source.metadata if name not in preserve]
+    gone = [
+        f"{name} kept without preserve {name}"
+        for name in source.metadata
+        if name in result.metadata and name not in preserve
+    ]
     gone += [f"{name} written although the upload had none" for name in result.metadata if name not in source.metadata]
-    if result.mime == images.PNG and "location" in result.metadata:
+    if result.mime == images.PNG and "location" in result.metadata and "location" in preserve:
         gone.append("location kept in a PNG (GPS is kept for JPEG only)")
     return {"IMG-SHRINK-04": shrink, "IMG-PRS-01": kept, "IMG-PRS-02": sorted(set(gone))}
 
