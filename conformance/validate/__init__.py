@@ -86,7 +86,8 @@ def sniff(document: Any) -> str | None:
     if isinstance(document, bytes):
         return "image"
     if isinstance(document, str):
-        return "challenge" if document.strip() else None
+        one_line = document.strip() and "\n" not in document.strip()
+        return "challenge" if one_line else None  # a WWW-Authenticate value is one header line
     if isinstance(document, list):
         return "tools" if all(isinstance(t, Mapping) and "inputSchema" in t for t in document) else None
     if isinstance(document, Mapping):
