@@ -9,9 +9,10 @@ Vendors test their own tools with the host's real session, in the same run and r
   MCP ``ClientSession`` as the host makes it, with that token), ``async_host_http`` (async: :class:`AsyncHostHTTP`,
   the host's HTTP client with its guard, recording and redaction).
 - checks and vendor tests may be ``async def`` (pytest-asyncio runs them; ``@rule`` marks coroutine checks for it).
-  Unless the vendor configured it, the plugin sets ``asyncio_default_fixture_loop_scope = function`` (what
-  pytest-asyncio will default to), so a vendor's run shows no loop-scope deprecation warning; a value the vendor set
-  (ini file or ``-o``) is kept, as is their ``asyncio_mode``.
+  Unless the vendor configured it, the plugin sets ``asyncio_default_fixture_loop_scope = fixture-scope``:
+  pytest-asyncio's current behaviour, stated explicitly, so a vendor's run shows no loop-scope deprecation warning
+  and their async fixtures run on the loops they run on today; a value the vendor set (ini file or ``-o``) is kept,
+  as is their ``asyncio_mode``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 EXTENSION_ID = re.compile(r"^X-[A-Z]+-[0-9]+$")  # the report schema's rule pattern, with the extension prefix
 BUILT_IN = frozenset(str(entry["id"]) for entry in CATALOG)
 LOOP_SCOPE_INI = "asyncio_default_fixture_loop_scope"
+KEEP_FIXTURE_SCOPE = "fixture-scope"  # pytest-asyncio's value for "each fixture's loop is its own scope" (today's)
 
 
 def register_rule(
@@ -72,7 +74,7 @@ def register_rule(
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Before pytest-asyncio reads it: the fixture loop scope it will default to, unless the vendor set one."""
+    """Before pytest-asyncio reads it: its current default loop scope, said explicitly, unless the vendor set one."""
     if not config.pluginmanager.hasplugin("asyncio"):
         return
     try:
@@ -83,7 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # No public API sets another plugin's ini default; getini's cache is what pytest-asyncio reads next.
         cache = getattr(config, "_inicache", None)
         if isinstance(cache, dict):
-            cache[LOOP_SCOPE_INI] = "function"
+            cache[LOOP_SCOPE_INI] = KEEP_FIXTURE_SCOPE
 
 
 @pytest.fixture(scope="session")
@@ -104,10 +106,14 @@ async def host_mcp_session(
     host_http: HostHTTP, tool_server_target: Target, linked_token: str
 ) -> AsyncIterator[ClientSession]:
     """An initialized MCP client session with the linked account's token, as the host makes it."""
-    from conformance.host.async_mcp import host_client_session
+    from conformance.host.async_mcp import OwnedSession
 
-    async with host_client_session(host_http, tool_server_target.base_url, token=linked_token) as session:
+    owned = OwnedSession(host_http, tool_server_target.base_url, token=linked_token)
+    session = await owned.start()  # one task enters and leaves the SDK's cancel scopes (setup and teardown may not)
+    try:
         yield session
+    finally:
+        await owned.aclose()
 
 
 @pytest_asyncio.fixture
