@@ -142,3 +142,16 @@ def test_token_requests_and_their_counts(path: Path) -> None:
     for mutant, rule in sidecar(path).get("mutants", {}).items():
         assert rule in sidecar(path)["satisfies"]
         assert not _holds(doc, _counts(doc["requests"], frozenset({mutant}))), f"{mutant} leaves {path.name} intact"
+
+
+def test_the_shipped_examples_index_is_up_to_date() -> None:
+    """conformance/validate/examples.json (what the HTML report embeds) is generated from this corpus."""
+    import json
+
+    from conformance.validate import examples
+
+    shipped = json.loads(Path(examples.__file__).with_name("examples.json").read_text("utf-8"))
+    assert shipped == examples.build_index(FIXTURES), "run: python -m conformance.validate.examples fixtures"
+    for rule, entry in shipped.items():
+        path = FIXTURES.parent / entry["file"]
+        assert rule in sidecar(Path(f"{path}.toml"))["satisfies"] and not sidecar(Path(f"{path}.toml"))["breaks"]

@@ -96,3 +96,19 @@ def test_image_upload_kind() -> None:
     assert validate.sniff((FIXTURES / "compression/truncated.jpg").read_bytes()) == "image"
     (verdict,) = validate.image((FIXTURES / "compression/truncated.jpg").read_bytes())
     assert verdict.rule == "IMG-SHRINK-03" and verdict.status == "failed"
+
+
+def test_the_html_report_shows_a_passing_example_beside_a_failed_rule() -> None:
+    from conformance.report.html import render_html
+
+    def result(rule: str, status: str) -> dict[str, object]:
+        return {
+            "rule": rule, "target": "tool_server", "suite": "auth", "level": "MUST", "status": status,
+            "title": rule, "text": "", "source": "A", "message": "", "baseline": "", "checks": [],
+            "duration_s": 0.0, "evidence": [],
+        }  # fmt: skip
+
+    html = render_html({"results": [result("AUTH-PRM-04", "failed"), result("AUTH-ASM-03", "passed")]})
+    assert "What passes: <code>fixtures/auth/prm/conforming.json</code>" in html
+    assert "&#34;scopes_supported&#34;" in html  # the excerpt itself, embedded (the report stays self-contained)
+    assert "fixtures/auth/as-metadata" not in html  # a passed rule needs no example

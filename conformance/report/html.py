@@ -244,6 +244,7 @@ class RuleView:
     counts: list[tuple[str, int]] = field(default_factory=list)
     stage: str | None = None
     change: str = ""  # with --compare: the most notable change among its results
+    example: Any = None  # a failed rule's passing corpus document (conformance.validate.examples.Example)
 
 
 @dataclass
@@ -641,6 +642,10 @@ def build_view(report: dict[str, Any], compare: dict[str, Any] | None = None) ->
         statuses = [r.status for r in rule.results]
         rule.status = _worst(statuses)
         rule.counts = _counts(statuses)
+        if rule.status in FAILING:
+            from conformance.validate.examples import passing_example
+
+            rule.example = passing_example(rule.id)
         for view in rule.results:
             view.blocked_by_anchor = anchors.get(view.blocked_by)
     # Worst first, then by suite; stable, so the report's (catalog) order holds within a suite.
