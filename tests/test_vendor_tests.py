@@ -107,3 +107,56 @@ def test_extension_rules_only() -> None:
             register_rule("X-TESTVENDOR-01", "MUST", "Another rule.")
     finally:
         del RULES["X-TESTVENDOR-01"]
+
+
+ASYNC_CHECKS = """
+import asyncio
+from conformance import expect, fail, needs, observe, rule
+from conformance.vendor import register_rule
+
+register_rule("X-ACME-01", "MUST", "An async vendor check that passes.")
+register_rule("X-ACME-02", "MUST", "An async vendor check that fails.")
+register_rule("X-ACME-03", "SHOULD", "An async vendor SHOULD that fails.")
+
+@rule("X-ACME-01")
+async def test_passes():
+    await asyncio.sleep(0)
+    observe("awaited fine")
+
+@rule("X-ACME-02")
+async def test_fails():
+    await asyncio.sleep(0)
+    fail("the vendor's own rule is broken")
+
+@rule("X-ACME-03")
+async def test_should():
+    expect(False, "a should")
+
+@rule("AUTH-TOK-06")
+async def test_needs():
+    needs("a second resource", "--alt-resource")
+"""
+
+
+def test_async_checks_and_extension_rules_reach_the_report(pytester: pytest.Pytester) -> None:
+    """Unmarked ``async def`` checks run under pytest-asyncio (strict mode) and every verdict kind survives."""
+    import json
+
+    from conformance.report.json_writer import validate_report
+
+    pytester.makepyfile(test_vendor=ASYNC_CHECKS)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_vendor.py"
+    )
+    report = json.loads((pytester.path / "out" / "report.json").read_text())
+    validate_report(report)
+    by_rule = {r["rule"]: r for r in report["results"]}
+    assert {k: by_rule[k]["status"] for k in ("X-ACME-01", "X-ACME-02", "X-ACME-03", "AUTH-TOK-06")} == {
+        "X-ACME-01": "passed",
+        "X-ACME-02": "failed",
+        "X-ACME-03": "warning",
+        "AUTH-TOK-06": "skipped",
+    }
+    assert by_rule["X-ACME-01"]["message"] == "awaited fine" and by_rule["X-ACME-03"]["level"] == "SHOULD"
+    assert result.ret == 1 and report["verdict"]["accepted"] is False
+    assert not WARNINGS.search(result.stdout.str() + result.stderr.str())
