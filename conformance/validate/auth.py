@@ -13,10 +13,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.host.asmeta import KNOWN_AUTH_METHODS, AsMetadata, schema_problems
-from conformance.host.challenge import ChallengeParseError, bearer_challenges
+from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
 from conformance.host.declarations import DeclarationChecker, check_challenge_result, describe
 from conformance.host.identity import HOST_AUTH_METHODS
-from conformance.host.oauth import negotiate_auth_method
+from conformance.host.oauth import issuer_identification_met, negotiate_auth_method
 from conformance.validate._core import Verdict, judged, skipped
 
 # ---------------------------------------------------------------------------------------------------- PRM
@@ -120,13 +120,14 @@ def identification_problems(document: Mapping[str, Any], *, client_id: str | Non
     return ["no way for the host to identify itself: no CIMD, no registration_endpoint, no predefined client"]
 
 
-def iss_parameter_problems(meta: AsMetadata) -> list[str]:
-    """AUTH-ASM-08: advertised as JSON true, and issuer identification met (the identical issuer)."""
+def iss_parameter_problems(meta: AsMetadata, *, why: str = "the issuer differs") -> list[str]:
+    """AUTH-ASM-08: advertised as JSON true, and issuer identification met (the identical issuer); ``why`` says
+    what the host does instead (the live check passes its redirect choice)."""
     value = meta.document.get("authorization_response_iss_parameter_supported")
     if value is not True:
         return [f"authorization_response_iss_parameter_supported is {value!r}, not true"]
-    if not meta.issuer_matches:
-        return ["issuer identification is not met although the parameter is advertised: the issuer differs"]
+    if not issuer_identification_met(meta):
+        return [f"issuer identification is not met although the parameter is advertised: {why}"]
     return []
 
 
@@ -212,6 +213,20 @@ def jwks(document: Any) -> list[Verdict]:
 # -------------------------------------------------------------------------------------------- challenges
 
 
+def scope_problems(challenge: Challenge | None, scopes_supported: Any = None) -> list[str]:
+    """AUTH-PRM-06 on a 401's Bearer challenge: it names scopes, each in ``scopes_supported`` when published."""
+    if challenge is None:
+        return ["no Bearer challenge on a 401 (unauthenticated or invalid token), so no `scope` to read"]
+    scope = challenge.get("scope")
+    if not scope:
+        return ['the 401 challenge carries no scope="..." parameter']
+    if isinstance(scopes_supported, list):
+        unknown = [s for s in scope.split() if s not in scopes_supported]
+        if unknown:
+            return [f"challenge scopes {unknown} are not in scopes_supported {scopes_supported}"]
+    return []
+
+
 def challenge_problems(value: str) -> tuple[list[str], list[str]]:
     """A 401's ``WWW-Authenticate`` value: AUTH-PRM-05 (a parseable Bearer challenge with resource_metadata) and
     AUTH-PRM-06 (it names scopes) problems."""
@@ -225,8 +240,7 @@ def challenge_problems(value: str) -> tuple[list[str], list[str]]:
         return [f"no parseable Bearer challenge{why} (WWW-Authenticate: {value[:120]!r})"], ["no Bearer challenge"]
     first = found[0]
     prm05 = [] if first.get("resource_metadata") else ["the Bearer challenge has no resource_metadata parameter"]
-    prm06 = [] if first.get("scope") else ['the 401 challenge carries no scope="..." parameter']
-    return prm05, prm06
+    return prm05, scope_problems(first)
 
 
 def challenge(value: Any, *, scopes_supported: Sequence[str] | None = None) -> list[Verdict]:
@@ -234,9 +248,7 @@ def challenge(value: Any, *, scopes_supported: Sequence[str] | None = None) -> l
         return [judged("AUTH-PRM-05", [f"a challenge is header text, got {type(value).__name__}"])]
     prm05, prm06 = challenge_problems(value.strip())
     if not prm06 and scopes_supported is not None:
-        scope = (bearer_challenges(value.strip())[0].get("scope") or "").split()
-        unknown = [s for s in scope if s not in scopes_supported]
-        prm06 = [f"challenge scopes {unknown} are not in scopes_supported {list(scopes_supported)}"] if unknown else []
+        prm06 = scope_problems(bearer_challenges(value.strip())[0], list(scopes_supported))
     return [judged("AUTH-PRM-05", prm05), judged("AUTH-PRM-06", prm06)]
 
 

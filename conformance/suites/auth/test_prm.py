@@ -17,7 +17,7 @@ from conformance.host.discovery import (
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import challenge_probe
 from conformance.suites._transport import judge_https
-from conformance.validate.auth import prm_optional_field_problems, prm_servers_problems
+from conformance.validate.auth import prm_optional_field_problems, prm_servers_problems, scope_problems
 
 
 @rule("AUTH-PRM-01")
@@ -95,12 +95,5 @@ def test_401_challenge_points_to_metadata(
 
 @rule("AUTH-PRM-06")
 def test_challenge_names_scopes(prm_discovery: PrmDiscovery) -> None:
-    if prm_discovery.challenge is None:
-        fail("no Bearer challenge on a 401 (unauthenticated or invalid token), so no `scope` to read")
-    scope = prm_discovery.challenge.get("scope")
-    if not scope:
-        fail('the 401 challenge carries no scope="..." parameter')
-    supported = prm_discovery.document.get("scopes_supported")
-    if isinstance(supported, list):
-        unknown = [s for s in scope.split() if s not in supported]
-        expect(not unknown, f"challenge scopes {unknown} are not in scopes_supported {supported}")
+    problems = scope_problems(prm_discovery.challenge, prm_discovery.document.get("scopes_supported"))
+    expect(not problems, "; ".join(problems))
