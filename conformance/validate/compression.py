@@ -59,6 +59,63 @@ def upload_problems(data: bytes) -> list[str]:
     return []
 
 
+# metadata_fields() names, by what ``preserve`` calls them
+FIELD_KINDS = {
+    "EXIF Copyright": "copyright",
+    "XMP dc:rights": "copyright",
+    "XMP xmpRights": "copyright",
+    "EXIF DateTimeOriginal": "creation",
+    "XMP xmp:CreateDate": "creation",
+    "XMP photoshop:DateCreated": "creation",
+    "EXIF GPS": "location",
+    "XMP exif:GPSLatitude": "location",
+}
+
+
+def same_gps(got: tuple[tuple[float, ...], ...], want: tuple[tuple[float, ...], ...]) -> bool:
+    """GPS degrees/minutes/seconds equal within 0.01 (rationals are re-encoded)."""
+    if len(got) != len(want) or any(len(g) != len(w) for g, w in zip(got, want, strict=True)):
+        return False
+    pairs = [(a, b) for g, w in zip(got, want, strict=True) for a, b in zip(g, w, strict=True)]
+    return all(abs(a - b) <= 0.01 for a, b in pairs)
+
+
+def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
+    """IMG-PRS-01: each asked-for item the upload has is in the output (location: EXIF GPS, JPEG only, same
+    coordinates)."""
+    source, result = facts(upload), facts(output)
+    problems = []
+    for name in preserve:
+        if name not in source.metadata:
+            continue
+        if name == "location":
+            if source.mime != images.JPEG:
+                continue  # location is kept for JPEG only
+            want, got = images.find_metadata(upload).gps_value, images.find_metadata(output).gps_value
+            if got is None:
+                problems.append("GPS latitude/longitude not kept with preserve location")
+            elif want is not None and not same_gps(got, want):
+                problems.append(f"GPS changed to {got}")
+        elif name not in result.metadata:
+            problems.append(f"{name} not kept with preserve {name}")
+    return problems
+
+
+def gone_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
+    """IMG-PRS-02: what was not asked for is gone from the output, and metadata absent from the upload is never
+    written (any such field, whatever its value)."""
+    source, result = facts(upload), facts(output)
+    problems = [
+        f"{name} kept without preserve" for name in source.metadata if name in result.metadata and name not in preserve
+    ]
+    fields = images.metadata_fields(output)
+    written = {FIELD_KINDS.get(f, f) for f in fields} | set(result.metadata)
+    for name in sorted(written - set(source.metadata)):
+        shown = ", ".join(sorted(f for f in fields if FIELD_KINDS.get(f, f) == name)) or name
+        problems.append(f"{name} written although the upload had none ({shown})")
+    return problems
+
+
 def output_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> dict[str, list[str]]:
     """IMG-SHRINK-04 (plain output), IMG-PRS-01 (kept when asked), IMG-PRS-02 (gone otherwise, never invented)."""
     source, result = facts(upload), facts(output)
@@ -72,21 +129,11 @@ def output_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> di
         )
     if not preserve and len(output) > len(upload):
         shrink.append(f"the output ({len(output)} bytes) is larger than the upload ({len(upload)} bytes)")
-    kept: list[str] = []
-    for name in preserve:
-        if name in source.metadata and name not in result.metadata:
-            if name == "location" and source.mime != images.JPEG:
-                continue  # location is kept for JPEG only
-            kept.append(f"{name} not kept with preserve {name}")
-    gone = [
-        f"{name} kept without preserve {name}"
-        for name in source.metadata
-        if name in result.metadata and name not in preserve
-    ]
-    gone += [f"{name} written although the upload had none" for name in result.metadata if name not in source.metadata]
-    if result.mime == images.PNG and "location" in result.metadata and "location" in preserve:
-        gone.append("location kept in a PNG (GPS is kept for JPEG only)")
-    return {"IMG-SHRINK-04": shrink, "IMG-PRS-01": kept, "IMG-PRS-02": sorted(set(gone))}
+    return {
+        "IMG-SHRINK-04": shrink,
+        "IMG-PRS-01": kept_problems(upload, output, preserve),
+        "IMG-PRS-02": gone_problems(upload, output, preserve),
+    }
 
 
 def image_output(document: Any, *, files: dict[str, bytes] | None = None) -> list[Verdict]:
