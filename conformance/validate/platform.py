@@ -36,25 +36,29 @@ def token_count(document: Any) -> list[Verdict]:
     return [judged("TOK-01", count_answer_problems(document))]
 
 
-def error_body_problems(body: Any) -> list[str]:
-    """A platform error body: JSON ``{"error": {"message": string, "type": string, "code": string|null, ...}}``."""
+def error_object_problems(body: Any) -> list[str]:
+    """TOK-07 (and every platform error): the body is JSON ``{"error": {...}}``."""
     if not isinstance(body, Mapping) or not isinstance(body.get("error"), Mapping):
         return ['the body is not a JSON error object ({"error": {...}})']
-    error = body["error"]
-    problems = [
-        f"error.{k} must be a string, got {error.get(k)!r}"
-        for k in ("message", "type")
-        if not isinstance(error.get(k), str)
-    ]
-    if error.get("code") is not None and not isinstance(error.get("code"), str):
-        problems.append(f"error.code must be a string or null, got {error.get('code')!r}")
+    return []
+
+
+def error_code_problems(error: Mapping[str, Any], what: str = "the error") -> list[str]:
+    """CAMP-15: errors are told apart by a string ``error.code``, with a string ``error.message``."""
+    code = error.get("code")
+    problems = []
+    if not (isinstance(code, str) and code):
+        problems.append(f"{what}: error.code is {code!r}, expected a string to tell it apart")
+    if not isinstance(error.get("message"), str):
+        problems.append(f"{what}: error.message is not a string")
     return problems
 
 
 def platform_error(document: Any) -> list[Verdict]:
-    """An error body: told apart by ``error.code`` (CAMP-15), a 4xx JSON error (TOK-07)."""
-    problems = error_body_problems(document)
-    return [judged("CAMP-15", problems), judged("TOK-07", problems)]
+    """An error body: a JSON error object (TOK-07), told apart by ``error.code`` (CAMP-15)."""
+    shape = error_object_problems(document)
+    codes = shape or error_code_problems(document["error"])
+    return [judged("CAMP-15", codes), judged("TOK-07", shape)]
 
 
 def ratelimit_headers(document: Any) -> list[Verdict]:
