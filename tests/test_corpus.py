@@ -24,6 +24,8 @@ DOCUMENT_RULES = {
     "AUTH-CIMD-02",
     *(f"AUTH-TOOL-0{i}" for i in (1, 2, 5, 6)),
     "AUTH-CHAL-01",
+    "AUTH-ISS-01",
+    "AUTH-ISS-02",
     *(f"PROF-0{i}" for i in range(1, 8)),
     "PROF-10",
     "PROF-12",

@@ -112,3 +112,11 @@ def test_the_html_report_shows_a_passing_example_beside_a_failed_rule() -> None:
     assert "What passes: <code>fixtures/auth/prm/conforming.json</code>" in html
     assert "&#34;scopes_supported&#34;" in html  # the excerpt itself, embedded (the report stays self-contained)
     assert "fixtures/auth/as-metadata" not in html  # a passed rule needs no example
+
+
+def test_authorization_response_options(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(FIXTURES / "auth/authorization-response/success-without-iss.txt")
+    assert main(["validate", path, "--issuer", "https://auth.example.com"]) == 1
+    assert "FAILED   AUTH-ISS-01" in capsys.readouterr().out
+    assert main(["validate", path, "--issuer", "https://auth.example.com", "--iss-not-advertised"]) == 0
+    assert "SKIPPED  AUTH-ISS-01" in capsys.readouterr().out

@@ -12,12 +12,22 @@ learns elsewhere, and returns :class:`Verdict` s. :func:`judge` dispatches on a 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from conformance.validate._core import Verdict, exit_code, level_of
-from conformance.validate.auth import as_metadata, challenge, cimd, jwks, prm, tool_result, tools_list
+from conformance.validate.auth import (
+    as_metadata,
+    authorization_response,
+    challenge,
+    cimd,
+    jwks,
+    prm,
+    tool_result,
+    tools_list,
+)
 from conformance.validate.compression import image, image_output
 from conformance.validate.platform import campaign, campaign_list, platform_error, ratelimit_headers, token_count
 from conformance.validate.profile import profile_record, profile_result
@@ -28,6 +38,7 @@ KINDS: dict[str, Callable[..., list[Verdict]]] = {
     "cimd": cimd,
     "jwks": jwks,
     "challenge": challenge,
+    "authorization-response": authorization_response,
     "tools": tools_list,
     "tool-result": tool_result,
     "profile": profile_result,
@@ -86,8 +97,12 @@ def sniff(document: Any) -> str | None:
     if isinstance(document, bytes):
         return "image"
     if isinstance(document, str):
-        one_line = document.strip() and "\n" not in document.strip()
-        return "challenge" if one_line else None  # a WWW-Authenticate value is one header line
+        text = document.strip()
+        if not text or "\n" in text:
+            return None  # a WWW-Authenticate value and a redirect URL are one line
+        if text.startswith(("https://", "http://")) and re.search(r"[?#&](code|error)=", text):
+            return "authorization-response"
+        return "challenge"
     if isinstance(document, list):
         return "tools" if all(isinstance(t, Mapping) and "inputSchema" in t for t in document) else None
     if isinstance(document, Mapping):
@@ -138,6 +153,7 @@ __all__ = [
     "DocumentError",
     "Verdict",
     "as_metadata",
+    "authorization_response",
     "campaign",
     "campaign_list",
     "challenge",

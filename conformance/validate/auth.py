@@ -16,7 +16,7 @@ from conformance.host.asmeta import KNOWN_AUTH_METHODS, AsMetadata, schema_probl
 from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
 from conformance.host.declarations import DeclarationChecker, check_challenge_result, describe
 from conformance.host.identity import HOST_AUTH_METHODS
-from conformance.host.oauth import issuer_identification_met, negotiate_auth_method
+from conformance.host.oauth import CallbackParams, issuer_identification_met, negotiate_auth_method, parse_callback
 from conformance.validate._core import Verdict, judged, skipped
 
 # ---------------------------------------------------------------------------------------------------- PRM
@@ -291,3 +291,33 @@ def tool_result(document: Any, *, tool: Mapping[str, Any] | None = None, vendor:
     problems = checker.check_result(name, result)
     unjudged = None if tool is not None or problems else "the tool's declaration (its outputSchema)"
     return [judged("AUTH-TOOL-05", [describe(problems)] if problems else [], unjudged=unjudged)]
+
+
+# ------------------------------------------------------------------------------------ authorization responses
+
+
+def response_iss_problems(callback: CallbackParams, issuer: str, what: str) -> list[str]:
+    """AUTH-ISS-01 (success) / ISS-02 (error): with iss advertised, the response carries ``iss`` = the issuer."""
+    if callback.iss is None:
+        return [f"{what} has no iss although the metadata advertises it"]
+    if callback.iss != issuer:
+        return [f"{what}'s iss {callback.iss!r} is not the issuer {issuer!r}"]
+    return []
+
+
+def authorization_response(document: Any, *, issuer: str | None = None, iss_advertised: bool = True) -> list[Verdict]:
+    """A redirect to the host's callback (the URL the authorization server sent the browser to). ``issuer``: the
+    issuer the request went to; ``iss_advertised``: whether its metadata says
+    ``authorization_response_iss_parameter_supported: true``."""
+    if not isinstance(document, str) or ("?" not in document and "#" not in document):
+        return [judged("AUTH-ISS-01", ["an authorization response is the redirect URL with its query"])]
+    callback = parse_callback(document.strip())
+    rule = "AUTH-ISS-02" if callback.is_error else "AUTH-ISS-01"
+    if not callback.is_error and not callback.code:
+        return [judged("AUTH-ISS-01", ["the response carries neither code nor error"])]
+    if not iss_advertised:
+        return [skipped(rule, "needs authorization_response_iss_parameter_supported: true (AUTH-ASM-08)")]
+    if issuer is None:
+        return [skipped(rule, "needs the issuer the request went to (--issuer)")]
+    what = f"the error response ({callback.error})" if callback.is_error else "the authorization response"
+    return [judged(rule, response_iss_problems(callback, issuer, what))]

@@ -12,7 +12,7 @@ from typing import Any
 
 from conformance.validate import KINDS, DocumentError, Verdict, exit_code, judge_file
 
-OPTIONS = ("resource", "issuer", "client_id", "url", "vendor", "limit")
+OPTIONS = ("resource", "issuer", "client_id", "url", "vendor", "limit", "iss_advertised")
 
 
 def _context(kind: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -67,7 +67,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--strict", action="store_true", help="a failed SHOULD rule fails too")
     parser.add_argument("--resource", help="prm: the URL the host connects to (AUTH-PRM-02)")
-    parser.add_argument("--issuer", help="as-metadata: the issuer listed in authorization_servers (ASM-02, 08)")
+    parser.add_argument(
+        "--issuer",
+        help="as-metadata: the issuer listed in authorization_servers (ASM-02, 08); authorization-response: "
+        "the issuer the request went to (ISS-01, 02)",
+    )
+    parser.add_argument(
+        "--iss-not-advertised",
+        dest="iss_advertised",
+        action="store_false",
+        default=None,
+        help="authorization-response: the metadata does not advertise iss (ISS-01/02 then do not apply)",
+    )
     parser.add_argument("--client-id", dest="client_id", help="as-metadata: a predefined client (ASM-05)")
     parser.add_argument("--url", help="cimd: the URL the document is served at (AUTH-CIMD-01)")
     parser.add_argument("--vendor", help="tools: the _meta vendor prefix of the profile marker (default openai)")
