@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.validate import KINDS, DocumentError, Verdict, exit_code, judge_file
+from conformance.validate import KINDS, DocumentError, Verdict, exit_code, judge_file, load, sniff
 
 OPTIONS = ("resource", "issuer", "client_id", "url", "vendor", "limit", "iss_advertised")
 
@@ -37,9 +37,9 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         path = Path(name)
         try:
-            kind = args.kind
+            kind = args.kind or sniff(load(path))  # the kind first: it says which options apply
             if kind is None:
-                kind, _ = judge_file(path)  # sniff first, then judge with the options that kind takes
+                raise DocumentError(f"cannot tell what kind of document {path} is; pass --kind ({', '.join(KINDS)})")
             kind, found = judge_file(path, kind, **_context(kind, args))
         except (OSError, DocumentError, ValueError, TypeError) as exc:
             print(f"conformance validate: {name}: {exc}", file=sys.stderr)
