@@ -104,11 +104,15 @@ def test_the_html_report_shows_a_passing_example_beside_a_failed_rule() -> None:
     def result(rule: str, status: str) -> dict[str, object]:
         return {
             "rule": rule, "target": "tool_server", "suite": "auth", "level": "MUST", "status": status,
-            "title": rule, "text": "", "source": "A", "message": "", "baseline": "", "checks": [],
+            "title": rule, "text": "", "source": "A", "message": "", "baseline": None, "checks": [],
             "duration_s": 0.0, "evidence": [],
         }  # fmt: skip
 
-    html = render_html({"results": [result("AUTH-PRM-04", "failed"), result("AUTH-ASM-03", "passed")]})
+    from conformance.report.model import RunReport
+    from tests.report.report_factory import build_report
+
+    report = {**build_report(), "results": [result("AUTH-PRM-04", "failed"), result("AUTH-ASM-03", "passed")]}
+    html = render_html(RunReport.from_json(report))
     assert "What passes: <code>fixtures/auth/prm/conforming.json</code>" in html
     assert "&#34;scopes_supported&#34;" in html  # the excerpt itself, embedded (the report stays self-contained)
     assert "fixtures/auth/as-metadata" not in html  # a passed rule needs no example
