@@ -36,7 +36,7 @@ from conformance.host.forge import (
 )
 from conformance.host.http import HostHTTP
 from conformance.host.mcp import raw_call
-from conformance.suites._cases import Attack, AttackRun, attack_table
+from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table, unreached_text
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import (
     HARNESS_OPTION,
@@ -81,12 +81,14 @@ class Probe:
             try:
                 return CallOutcome(raw_call(self.http, self.url, "tools/list", {}, token=token, **kwargs))
             except TargetError as exc:
-                return str(exc)
+                return unreached_text(exc)
         return safe_call(self.http, self.url, self.tool, token=token, **kwargs)
 
 
 def refusal_problem(outcome: CallOutcome | str, what: str) -> str | None:
     """None when ``outcome`` refused the credentials; else what happened instead."""
+    if isinstance(outcome, Unreached):
+        return Unreached(f"{what}: {outcome}")
     if isinstance(outcome, str):
         return f"{what}: the request failed ({outcome})"
     if outcome.status == 401:
@@ -121,7 +123,7 @@ def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], 
         if token is None:
             continue
         probe.http.redactor.add_secret(token)
-        run.tried_case(case, refusal_problem(probe.send(token, **send), f"{case} on {probe.name}"))
+        run.judged(case, refusal_problem(probe.send(token, **send), f"{case} on {probe.name}"))
 
 
 # -- fixtures ------------------------------------------------------------------------------------------------
@@ -255,7 +257,9 @@ def test_missing_or_malformed_authorization(accepted: Probe, linked_account: Lin
     for what, headers in cases.items():
         outcome = accepted.send(None, headers=headers)
         problem: str | None = None
-        if isinstance(outcome, str):
+        if isinstance(outcome, Unreached):
+            problem = outcome  # a transport failure: the case was not tried
+        elif isinstance(outcome, str):
             problem = f"{what}: the request failed ({outcome})"
         elif outcome.status == 401:
             problem = challenge_problem(outcome, what)
@@ -264,7 +268,7 @@ def test_missing_or_malformed_authorization(accepted: Probe, linked_account: Lin
                 observe(f"{what}: an error result without a challenge (AUTH-CHAL-01 judges its shape)")
         else:
             problem = f"{what} on {accepted.name}: {outcome.describe()}, no auth error"
-        run.tried_case(what, problem)
+        run.judged(what, problem)
     run.conclude()
 
 
@@ -724,7 +728,7 @@ def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: 
     for case, kwargs in sends.items():
         outcome = accepted.send(None, **kwargs)
         if isinstance(outcome, str):
-            run.tried_case(case, f"{case}: the request failed ({outcome})")
+            run.judged(case, outcome if isinstance(outcome, Unreached) else f"{case}: the request failed ({outcome})")
             continue
         problem = f"{case} was accepted: {outcome.describe()}" if outcome.returned_data else None
         run.tried_case(case, problem)
