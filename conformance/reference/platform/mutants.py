@@ -35,6 +35,13 @@ MUTANTS: list[Mutant] = [
     _m("tools-not-counted", {"TOK-04"}, "ignores function tools in the count"),
     _m("images-not-counted", {"TOK-06"}, "input_image parts cost nothing"),
     _m("token-count-500-on-unknown-part", {"TOK-07"}, "an unknown content part type crashes with a 500"),
+    _m("text-number-coerced", {"TOK-07"}, "an input_text part whose text is a number is counted as its digits"),
+    _m(
+        "api-key-prefix-match",
+        {"TOK-07"},
+        "a bearer value is accepted when it starts with a valid key (characters appended are ignored)",
+        {"CAMP-15"},
+    ),
     # rate limits
     _m(
         "reset-not-duration",
