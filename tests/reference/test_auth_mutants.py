@@ -65,9 +65,10 @@ FOOTPRINT: dict[str, set[str]] = {
     "proxy-reject-id-token-hint": {"id_token_hint"},
     "idp-email-unverified": {"userinfo_verified"},
     "idp-advertised-scope-refused": {"metadata", "admin_scope"},
-    "proxy-strip-iss": {"flow_iss", "deny_iss"},
-    "proxy-alter-iss": {"flow_iss", "deny_iss"},
-    "proxy-issuer-trailing-slash": {"metadata", "flow_iss", "deny_iss"},
+    "proxy-strip-iss": {"flow_iss", "deny_iss", "no_pkce_iss"},
+    "proxy-strip-iss-on-request-errors": {"no_pkce_iss"},
+    "proxy-alter-iss": {"flow_iss", "deny_iss", "no_pkce_iss"},
+    "proxy-issuer-trailing-slash": {"metadata", "flow_iss", "deny_iss", "no_pkce_iss"},
     "proxy-drop-s256": {"metadata"},
     "proxy-iss-unadvertised": {"metadata"},
     "proxy-drop-resource": {"token_aud"},
@@ -184,7 +185,9 @@ def observe(stack: Stack) -> dict[str, Any]:
         denied if isinstance(denied, str) else (denied.get("error"), denied.get("iss")), origin
     )
     # Parameter names only (iss aside: flow_iss and deny_iss observe it).
-    seen["no_pkce"] = sorted(set(authorize(denier, challenge=None)) - {"iss"})
+    no_pkce = authorize(denier, challenge=None)
+    seen["no_pkce"] = sorted(set(no_pkce) - {"iss"})
+    seen["no_pkce_iss"] = _normalize(no_pkce.get("iss") if isinstance(no_pkce, dict) else no_pkce, origin)
     admin = authorize(denier, challenge=pkce_pair()[1], scope="openid tools.read tools.admin")
     seen["admin_scope"] = sorted(set(admin) - {"iss"})
     seen["redirect_prefix"] = authorize(denier, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI + "/elsewhere")
@@ -378,6 +381,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert statuses == [200, 200]
     assert metadata["issuer"] == "ORIGIN" and metadata["code_challenge_methods_supported"] == ["S256"]
     assert reference["flow_iss"] == "ORIGIN" and reference["deny_iss"] == ["access_denied", "ORIGIN"]
+    assert reference["no_pkce_iss"] == "ORIGIN"  # an error raised before consent carries iss too (RFC 9207 §2)
     assert reference["token_aud"] is True
     assert reference["code_reuse"] is False and reference["client_reuse"] == 200
     assert reference["no_pkce"] == ["error", "error_description", "state"]
