@@ -45,6 +45,7 @@ METADATA_KEYS = (
     "token_endpoint_auth_methods_supported",
     "scopes_supported",
 )
+CIMD_NEG = ("cimd_alg_none", "cimd_no_exp")  # negative assertion probes: refused by the reference
 FOOTPRINT: dict[str, set[str]] = {
     "idp-pkce-optional": {"no_pkce"},
     "idp-code-reuse": {"code_reuse"},
@@ -53,12 +54,14 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-redirect-case-insensitive": {"redirect_case"},
     "idp-pkce-downgrade": {"no_verifier"},
     "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
-    "idp-cimd-refused": {"cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key"},
-    "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key"},
+    "idp-cimd-refused": {"cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", *CIMD_NEG},
+    "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key", *CIMD_NEG},
     "idp-cimd-stable-only": {"cimd_none", "cimd_secret"},
     "idp-pkce-unchecked": {"wrong_verifier"},
     "idp-cimd-secret-accepted": {"cimd_secret"},
-    "idp-cimd-any-key": {"cimd_any_key"},
+    "idp-cimd-any-key": {"cimd_any_key", "cimd_alg_none"},  # an unsigned assertion does not verify either
+    "idp-cimd-alg-none": {"cimd_alg_none"},
+    "idp-assertion-exp-optional": {"cimd_no_exp"},
     "proxy-drop-state": {"flow_state", "id_token_hint", "admin_scope", "no_pkce"},
     "proxy-token-type-not-bearer": {"token_type"},
     "proxy-dcr-broken": {"dcr"},
@@ -83,7 +86,9 @@ def _normalize(value: Any, origin: str) -> Any:
     return json.loads(json.dumps(value).replace(origin, "ORIGIN"))
 
 
-def _assertion(key: ec.EllipticCurvePrivateKey, client_id: str, audience: str) -> str:
+def _assertion(
+    key: ec.EllipticCurvePrivateKey, client_id: str, audience: str, *, drop: str | None = None, unsigned: bool = False
+) -> str:
     now = int(time.time())
     claims = {
         "iss": client_id,
@@ -93,6 +98,9 @@ def _assertion(key: ec.EllipticCurvePrivateKey, client_id: str, audience: str) -
         "exp": now + 60,
         "jti": secrets.token_hex(8),
     }
+    claims.pop(drop or "", None)
+    if unsigned:
+        return jwt.encode(claims, None, algorithm="none")
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     return jwt.encode(claims, pem, algorithm="ES256", headers={"kid": "c1"})
 
@@ -306,6 +314,16 @@ def observe(stack: Stack) -> dict[str, Any]:
             client_assertion_type=kind,
             client_assertion=_assertion(foreign, stable, endpoints["token_endpoint"]),
         )
+        seen["cimd_alg_none"] = cimd_token(
+            stable,
+            client_assertion_type=kind,
+            client_assertion=_assertion(key, stable, endpoints["token_endpoint"], unsigned=True),
+        )
+        seen["cimd_no_exp"] = cimd_token(
+            stable,
+            client_assertion_type=kind,
+            client_assertion=_assertion(key, stable, endpoints["token_endpoint"], drop="exp"),
+        )
         cimd.close()
     return seen
 
@@ -390,6 +408,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
     assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200 and reference["cimd_both_none"] == 200
     assert reference["cimd_secret"] == 401 and reference["cimd_any_key"] == 401 and reference["wrong_verifier"] == 400
+    assert reference["cimd_alg_none"] == 401 and reference["cimd_no_exp"] == 401
     assert reference["no_verifier"] == 400
     assert reference["dcr"] == (201, True) and reference["flow_state"] == "state-123"
     assert reference["token_type"] == "Bearer" and reference["id_token_hint"] == ["code", "state"]

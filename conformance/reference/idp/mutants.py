@@ -52,6 +52,20 @@ MUTANTS: list[Mutant] = [
         "none): an assertion signed by any key is accepted.",
     ),
     Mutant(
+        name="idp-cimd-alg-none",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-03"}),
+        description="An unsigned CIMD client assertion (alg none, any spelling) is taken as no assertion: the request "
+        "falls back to none and is accepted.",
+    ),
+    Mutant(
+        name="idp-assertion-exp-optional",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-04"}),
+        description="A CIMD client assertion without exp is taken as no assertion (exp is checked only when present):"
+        " the request falls back to none and is accepted.",
+    ),
+    Mutant(
         name="idp-code-reuse",
         service="idp",
         rules=frozenset({"AUTH-FLOW-06"}),

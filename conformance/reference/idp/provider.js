@@ -308,6 +308,8 @@ async function readForm(req) {
 // idp-cimd-any-key: a CIMD client assertion whose signature does not verify against the client's JWKS is dropped,
 // so the request falls back to `none` (which the document also lists) and passes: any key is accepted. The other
 // assertion checks (aud, exp, iss/sub, jti) still apply to assertions that do verify.
+// idp-cimd-alg-none: the same fallback for an unsigned assertion (alg "none" in any spelling): it is taken as no
+// assertion at all. idp-assertion-exp-optional: the same for an assertion without exp (checked only when present).
 const remoteKeySets = new Map();
 
 async function signatureVerifies(clientId, assertion) {
@@ -323,14 +325,33 @@ async function signatureVerifies(clientId, assertion) {
   }
 }
 
+function jwtSegment(assertion, index) {
+  try {
+    return JSON.parse(Buffer.from(assertion.split('.')[index], 'base64url').toString('utf8'));
+  } catch {
+    return {};
+  }
+}
+
+const assertionDrops = [
+  ['idp-cimd-any-key', async (clientId, assertion) => !(await signatureVerifies(clientId, assertion))],
+  ['idp-cimd-alg-none', async (clientId, assertion) => String(jwtSegment(assertion, 0).alg).toLowerCase() === 'none'],
+  ['idp-assertion-exp-optional', async (clientId, assertion) => jwtSegment(assertion, 1).exp === undefined],
+].filter(([name]) => mutants.has(name));
+
 async function dropUnverifiableAssertion(ctx) {
-  if (!mutants.has('idp-cimd-any-key') || ctx.method !== 'POST' || ctx.path !== '/token') return;
+  if (!assertionDrops.length || ctx.method !== 'POST' || ctx.path !== '/token') return;
   const form = await readForm(ctx.req);
   const clientId = form.get('client_id');
   const assertion = form.get('client_assertion');
-  if (assertion && clientId?.startsWith('https://') && !(await signatureVerifies(clientId, assertion))) {
-    form.delete('client_assertion');
-    form.delete('client_assertion_type');
+  if (assertion && clientId?.startsWith('https://')) {
+    for (const [, drops] of assertionDrops) {
+      if (await drops(clientId, assertion)) {
+        form.delete('client_assertion');
+        form.delete('client_assertion_type');
+        break;
+      }
+    }
   }
   ctx.request.body = Object.fromEntries(form); // the stream is spent: the library reads a parsed body instead
 }
