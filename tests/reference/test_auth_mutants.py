@@ -6,6 +6,7 @@ the metadata does not change what the flows observe; origins are normalized so s
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import ssl
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import jwt
@@ -54,11 +56,15 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-redirect-case-insensitive": {"redirect_case"},
     "idp-pkce-downgrade": {"no_verifier"},
     "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
-    "idp-cimd-refused": {"cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", *CIMD_NEG},
+    "idp-cimd-refused": {
+        *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
+        *CIMD_NEG,
+    },
     "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key", *CIMD_NEG},
-    "idp-cimd-stable-only": {"cimd_none", "cimd_secret"},
+    "idp-cimd-stable-only": {"cimd_none", "cimd_secret", "cimd_basic"},
     "idp-pkce-unchecked": {"wrong_verifier"},
     "idp-cimd-secret-accepted": {"cimd_secret"},
+    "idp-cimd-basic-accepted": {"cimd_basic"},
     "idp-cimd-any-key": {"cimd_any_key", "cimd_alg_none"},  # an unsigned assertion does not verify either
     "idp-cimd-alg-none": {"cimd_alg_none"},
     "idp-assertion-exp-optional": {"cimd_no_exp"},
@@ -308,6 +314,17 @@ def observe(stack: Stack) -> dict[str, Any]:
         # The stable document lists none as well: the AS accepts every method in the intersection.
         seen["cimd_both_none"] = cimd_token(stable)
         seen["cimd_secret"] = cimd_token(callback, client_secret="not-a-secret")
+        basic_code = cimd_code(callback)  # the same secret in an HTTP Basic header (client_secret_basic)
+        if isinstance(basic_code, str):
+            seen["cimd_basic"] = basic_code
+        else:
+            pair = base64.b64encode(f"{quote(callback, safe='')}:not-a-secret".encode()).decode()
+            form = {"code": basic_code[0], "code_verifier": basic_code[1], "redirect_uri": REDIRECT_URI}
+            seen["cimd_basic"] = cimd.http.post(
+                endpoints["token_endpoint"],
+                data={"grant_type": "authorization_code", **form, "resource": resource},
+                headers={"Authorization": f"Basic {pair}"},
+            ).status_code
         foreign = ec.generate_private_key(ec.SECP256R1())
         seen["cimd_any_key"] = cimd_token(
             stable,
@@ -408,7 +425,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
     assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200 and reference["cimd_both_none"] == 200
     assert reference["cimd_secret"] == 401 and reference["cimd_any_key"] == 401 and reference["wrong_verifier"] == 400
-    assert reference["cimd_alg_none"] == 401 and reference["cimd_no_exp"] == 401
+    assert reference["cimd_alg_none"] == 401 and reference["cimd_no_exp"] == 401 and reference["cimd_basic"] == 401
     assert reference["no_verifier"] == 400
     assert reference["dcr"] == (201, True) and reference["flow_state"] == "state-123"
     assert reference["token_type"] == "Bearer" and reference["id_token_hint"] == ["code", "state"]

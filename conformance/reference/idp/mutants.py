@@ -45,6 +45,12 @@ MUTANTS: list[Mutant] = [
         description="A CIMD client presenting client_secret_post (a method outside the intersection) is accepted.",
     ),
     Mutant(
+        name="idp-cimd-basic-accepted",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-05"}),
+        description="A CIMD client presenting client_secret_basic (a method outside the intersection) is accepted.",
+    ),
+    Mutant(
         name="idp-cimd-any-key",
         service="idp",
         rules=frozenset({"AUTH-CIMD-03"}),

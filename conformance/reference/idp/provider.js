@@ -122,8 +122,12 @@ function negotiateCimdMethod(ctx, client) {
     client.tokenEndpointAuthMethod = 'none';
   }
   // idp-cimd-secret-accepted: a client secret is accepted for a CIMD client (which has none to compare).
-  if (mutants.has('idp-cimd-secret-accepted') && params.client_secret !== undefined && !SECRET_METHODS.has(client.tokenEndpointAuthMethod)) {
-    client.tokenEndpointAuthMethod = 'client_secret_post';
+  // idp-cimd-basic-accepted: the same, only for a secret in an HTTP Basic header (client_secret_basic).
+  const basic = Boolean(ctx.headers?.authorization?.startsWith('Basic '));
+  const secretAccepted = (mutants.has('idp-cimd-secret-accepted') && params.client_secret !== undefined && !basic)
+    || (mutants.has('idp-cimd-basic-accepted') && basic);
+  if (secretAccepted && !SECRET_METHODS.has(client.tokenEndpointAuthMethod)) {
+    client.tokenEndpointAuthMethod = basic ? 'client_secret_basic' : 'client_secret_post';
     client.compareClientSecret = async () => true;
     client.checkClientSecretExpiration = () => {};
   }

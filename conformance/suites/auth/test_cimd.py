@@ -318,6 +318,16 @@ def test_bad_assertions_are_refused(assertion_probe: AssertionProbe) -> None:
     run.conclude()
 
 
+METHODS = "RFC 8414 §2 (token_endpoint_auth_methods_supported); RFC 7591 §2 (token_endpoint_auth_method)"
+CIMD05 = attack_table(
+    "AUTH-CIMD-05",
+    Attack("client_secret_post, outside the intersection", f"AUTH-CIMD-05 (its example); {METHODS}", named=True),
+    Attack("client_secret_basic, outside the intersection", f"AUTH-CIMD-05; {METHODS}; RFC 6749 §2.3.1"),
+    Attack("none, outside the intersection", f"AUTH-CIMD-05; {METHODS}"),
+    Attack("private_key_jwt, outside the intersection", f"AUTH-CIMD-05; {METHODS}; RFC 7523 §2.2"),
+)
+
+
 @rule("AUTH-CIMD-05")
 def test_method_negotiation(linker: Linker, first_link: FlowAttempt) -> None:
     client = require_cimd(linker.host)
@@ -339,12 +349,18 @@ def test_method_negotiation(linker: Linker, first_link: FlowAttempt) -> None:
             problems.append(
                 f"{method} (in the intersection {list(decision.intersection)}) was refused: {result.describe()}"
             )
-    outside = next(m for m in ("client_secret_post", *SUPPORTED_METHODS) if m not in decision.intersection)
-    request = linker.request()
-    result = linker.host.tokens.exchange(request, linker.code(request), method=outside)
-    if result.ok:
-        problems.append(f"{outside}, outside the intersection {list(decision.intersection)}, was accepted")
     expect(not problems, "; ".join(problems))
+    run = AttackRun.of("AUTH-CIMD-05")
+    for method in SUPPORTED_METHODS:
+        case = f"{method}, outside the intersection"
+        if method in decision.intersection:
+            run.inapplicable(case, "in the intersection: it must be accepted (judged above)")
+            continue
+        request = linker.request()
+        result = linker.host.tokens.exchange(request, linker.code(request), method=method)
+        outside = f"{method}, outside the intersection {list(decision.intersection)}, was accepted"
+        run.tried_case(case, outside if result.ok else None)
+    run.conclude()
 
 
 @rule("AUTH-CIMD-06")
