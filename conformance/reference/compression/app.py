@@ -157,6 +157,8 @@ class Sandbox:
             for key in self.settings.api_keys:
                 if hmac.compare_digest(password.encode(), key.encode()):
                     return key_id(key)
+                if "auth_key_prefix" in self.defects and password and key.startswith(password):
+                    return key_id(key)  # compares only as many characters as were sent
         raise ApiError(401, "Unauthorized", "Credentials are invalid")
 
     async def read_body(self, request: Request, limit: int) -> bytes:

@@ -11,6 +11,7 @@ def _m(name: str, rules: set[str], description: str, dependents: set[str] | None
 
 MUTANTS: list[Mutant] = [
     _m("auth_any_key", {"IMG-AUTH-01"}, "Accepts any API key in api:<key>"),
+    _m("auth_key_prefix", {"IMG-AUTH-01"}, "Accepts a password that is a non-empty prefix of an API key"),
     _m(
         "input_size_wrong",
         {"IMG-SHRINK-01"},

@@ -15,6 +15,7 @@ from conformance.host.fields import json_field, json_get
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.campaigns._model import COMPARED, expect_shape, page
 from conformance.suites.campaigns.conftest import CampaignsApi
+from conformance.suites.platform._keys import BAD_KEYS, KEY_SOURCE, NAMED_KEY_CASES, key_headers
 from conformance.suites.platform._support import (
     CLIENT_ERROR,
     describe,
@@ -592,17 +593,30 @@ def test_audience_conflict_leaves_campaign_unchanged(
     expect(not changed, f"the refused edit was applied anyway: {changed} changed")
 
 
+CAMP15 = attack_table(
+    "CAMP-15",
+    *(Attack(case, f"CAMP-15 ({KEY_SOURCE})", named=case in NAMED_KEY_CASES) for case in BAD_KEYS),
+    Attack("a Basic header of another credential", f"CAMP-15 ({KEY_SOURCE})", named=True),
+)
+
+
 @rule("CAMP-15")
 def test_auth_and_error_bodies(campaigns_api: CampaignsApi) -> None:
-    for what, headers in (
-        ("no Authorization header", {}),
-        ("a wrong key", {"Authorization": "Bearer sk-conformance-wrong-key"}),
-        ("a Basic header", {"Authorization": "Basic YXBpOmtleQ=="}),
-    ):
-        expect_json_error(campaigns_api.send("GET", headers=headers), (401,), f"listing with {what}")
-        expect_json_error(
-            campaigns_api.send("POST", json=campaigns_api.body(), headers=headers), (401,), f"creating with {what}"
-        )
+    run = AttackRun.of("CAMP-15")
+    cases = {
+        case: key_headers(case, campaigns_api.target.api_key, campaigns_api.http.redactor.add_secret)
+        for case in BAD_KEYS
+    }
+    cases["a Basic header of another credential"] = {"Authorization": "Basic YXBpOmtleQ=="}
+    for case, headers in cases.items():
+        if headers is None:
+            run.not_tried(case, "no platform API key configured to alter")
+            continue
+        with run.attempt(case):  # listing and creating: each must be refused
+            expect_json_error(campaigns_api.send("GET", headers=headers), (401,), f"listing with {case}")
+            response = campaigns_api.send("POST", json=campaigns_api.body(), headers=headers)
+            expect_json_error(response, (401,), f"creating with {case}")
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     errors = {
         "an unknown campaign (404)": campaigns_api.get(f"cmp_{campaigns_api.run_id}_unknown"),
         "an invalid body (400)": campaigns_api.create(campaigns_api.body(name="")),
@@ -616,3 +630,4 @@ def test_auth_and_error_bodies(campaigns_api: CampaignsApi) -> None:
         expect(isinstance(error.get("message"), str), f"{what}: error.message is not a string")
         codes[what] = (response.status_code, code)
     observe(f"errors seen: {codes}")
+    run.conclude()

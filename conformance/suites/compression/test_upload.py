@@ -8,6 +8,7 @@ import re
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -40,15 +41,48 @@ def _credentials_message(response: httpx.Response, what: str) -> None:
     expect(says, f"{what}: the message {message!r} does not say that the credentials are invalid")
 
 
+AUTH = "contract C, Authentication 1 (Basic api:<API_KEY>); Errors 3"
+# case -> the Authorization header made from the real key (None: no header); the rule's own cases are named.
+BAD_CREDENTIALS: dict[str, Callable[[str], str] | None] = {
+    "no Authorization header": None,
+    "a wrong API key": lambda key: _basic("api", f"{key}-not-{uuid.uuid4().hex[:6]}")["Authorization"],
+    "an empty API key (api:)": lambda key: _basic("api", "")["Authorization"],
+    "the key with its last character changed": lambda key: _basic("api", key[:-1] + ("0" if key[-1:] != "0" else "1"))[
+        "Authorization"
+    ],
+    "the key truncated by one character": lambda key: _basic("api", key[:-1])["Authorization"],
+    "the key as a Bearer token": lambda key: f"Bearer {key}",
+    "Basic credentials without a user (the key alone)": lambda key: "Basic " + base64.b64encode(key.encode()).decode(),
+    "Basic credentials that are not base64": lambda key: "Basic @@not-base64@@",
+}
+AUTH01 = attack_table(
+    "IMG-AUTH-01",
+    *(
+        Attack(case, f"IMG-AUTH-01; {AUTH}", named=case in ("no Authorization header", "a wrong API key"))
+        for case in BAD_CREDENTIALS
+    ),
+)
+
+
 @rule("IMG-AUTH-01")
 def test_basic_auth(api: Api, host_http: HostHTTP) -> None:
     body = images.image("flat.jpg")
     url = api.target.url("/shrink")
-    _credentials_message(host_http.post(url, content=body), "upload without Authorization")
-    wrong = _basic("api", f"{api.target.api_key}-not-{uuid.uuid4().hex[:6]}")
-    _credentials_message(host_http.post(url, content=body, headers=wrong), "upload with a wrong API key")
+    run = AttackRun.of("IMG-AUTH-01")
+    key = api.target.api_key or ""
+    for case, make in BAD_CREDENTIALS.items():
+        if make is not None and not key:
+            run.not_tried(case, "no API key configured to alter")
+            continue
+        header = make(key) if make is not None else None
+        if header is not None and key and case != "a wrong API key":
+            host_http.redactor.add_secret(header.partition(" ")[2])  # nearly the real credentials
+        with run.attempt(case):
+            headers = {"Authorization": header} if header is not None else {}
+            _credentials_message(host_http.post(url, content=body, headers=headers), f"upload with {case}")
     accepted = api.shrink(body)
     expect(accepted.status_code == 201, f"upload with api:<key> was not accepted ({accepted.status_code})")
+    run.conclude()
 
 
 def _check_upload(response: httpx.Response, sent: bytes, mime: str, what: str) -> None:

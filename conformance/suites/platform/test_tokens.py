@@ -12,6 +12,7 @@ from PIL import Image
 
 from conformance import expect, fail, observe, rule
 from conformance.suites._cases import Attack, AttackRun, attack_table
+from conformance.suites.platform._keys import BAD_KEYS, KEY_SOURCE, NAMED_KEY_CASES, key_headers
 from conformance.suites.platform._support import (
     CLIENT_ERROR,
     describe,
@@ -273,24 +274,12 @@ BAD_BODIES: dict[str, tuple[str, dict[str, Any]]] = {
     "instructions is a list": (f"{REQUEST} (instructions: string)", {"input": "hi", "instructions": ["be brief"]}),
 }
 RAW_BODIES = {"not JSON": "{", "a JSON array": "[1, 2]", "a JSON string": '"hi"'}
-KEY_SOURCE = "TOK-07 (missing or bad bearer key); RFC 6750 §2.1, §3.1"
-# case -> the Authorization header, given the real key; None: no header.
-BAD_KEYS: dict[str, Any] = {
-    "no Authorization header": None,
-    "a wrong key": lambda key: "Bearer sk-not-a-key-0000",
-    "'Bearer' without a key": lambda key: "Bearer",
-    "the real key under the Basic scheme": lambda key: f"Basic {key}",
-    "the real key without a scheme": lambda key: key,
-    "the real key with its last character changed": lambda key: f"Bearer {key[:-1]}{'0' if key[-1:] != '0' else '1'}",
-    "the real key with characters appended": lambda key: f"Bearer {key}0",
-    "the real key truncated by one character": lambda key: f"Bearer {key[:-1]}",
-}
-NAMED = {"unknown content part type", "no Authorization header", "a wrong key", "input is a number"}
+NAMED = {"unknown content part type", "input is a number", *NAMED_KEY_CASES}
 TOK07 = attack_table(
     "TOK-07",
     *(Attack(case, source, named=case in NAMED) for case, (source, _) in BAD_BODIES.items()),
     *(Attack(case, "TOK-07 (a bad body); contract platform (a JSON object body)") for case in RAW_BODIES),
-    *(Attack(case, KEY_SOURCE, named=case in NAMED) for case in BAD_KEYS),
+    *(Attack(case, f"TOK-07 ({KEY_SOURCE})", named=case in NAMED) for case in BAD_KEYS),
 )
 
 JSON_VALUES = st.recursive(
@@ -310,14 +299,11 @@ def test_bad_bodies_get_4xx_json(platform_api: PlatformApi) -> None:
         with run.attempt(case):
             expect_json_error(platform_api.post_content("/v1/responses/input_tokens", raw), CLIENT_ERROR, case)
     body = platform_api.body(input="hi")
-    key = platform_api.target.api_key
-    for case, header in BAD_KEYS.items():
-        if header is not None and not key:
+    for case in BAD_KEYS:
+        headers = key_headers(case, platform_api.target.api_key, platform_api.http.redactor.add_secret)
+        if headers is None:
             run.not_tried(case, "no platform API key configured to alter")
             continue
-        headers = {} if header is None else {"Authorization": header(key)}
-        if case.startswith("the real key"):  # a nearly-right key is nearly the secret: never echoed in evidence
-            platform_api.http.redactor.add_secret(headers["Authorization"].removeprefix("Bearer "))
         with run.attempt(case):
             expect_json_error(platform_api.count_raw(body, headers=headers), (401,), case)
 
