@@ -63,6 +63,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key", *CIMD_NEG},
     "idp-cimd-stable-only": {"cimd_none", "cimd_secret", "cimd_basic"},
     "idp-pkce-unchecked": {"wrong_verifier"},
+    "idp-pkce-public-exempt": {"wrong_verifier"},  # the probe's DCR client is public (none)
     "idp-cimd-secret-accepted": {"cimd_secret"},
     "idp-cimd-basic-accepted": {"cimd_basic"},
     "idp-cimd-any-key": {"cimd_any_key", "cimd_alg_none"},  # an unsigned assertion does not verify either

@@ -39,6 +39,13 @@ MUTANTS: list[Mutant] = [
         description="The code_verifier is not checked against the code_challenge: any verifier is accepted.",
     ),
     Mutant(
+        name="idp-pkce-public-exempt",
+        service="idp",
+        rules=frozenset({"AUTH-FLOW-03"}),
+        description="The code_verifier is checked only when the token request authenticates the client: a public "
+        "client's (none) wrong verifier is accepted.",
+    ),
+    Mutant(
         name="idp-cimd-secret-accepted",
         service="idp",
         rules=frozenset({"AUTH-CIMD-05"}),

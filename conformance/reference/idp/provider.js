@@ -60,6 +60,15 @@ class ReferenceAdapter extends MemoryAdapter {
     if (mutants.has('idp-pkce-unchecked') && this.model === 'AuthorizationCode' && found?.codeChallenge && verifier) {
       return { ...found, codeChallenge: crypto.hash('sha256', verifier, 'base64url') };
     }
+    // idp-pkce-public-exempt: a token request without client authentication (a public client) has its verifier
+    // taken as right: PKCE is checked only on the confidential-client path.
+    const store_ = als.getStore();
+    const authenticated = Boolean(store_?.oidc?.params?.client_assertion || store_?.oidc?.params?.client_secret
+      || store_?.headers?.authorization?.startsWith('Basic '));
+    if (mutants.has('idp-pkce-public-exempt') && this.model === 'AuthorizationCode' && found?.codeChallenge && verifier
+        && !authenticated) {
+      return { ...found, codeChallenge: crypto.hash('sha256', verifier, 'base64url') };
+    }
     // idp-pkce-downgrade: a token request without code_verifier skips PKCE (the check runs only "when PKCE is
     // used"), so a stolen code is redeemed by leaving the verifier out.
     const params = als.getStore()?.oidc?.params;
