@@ -172,6 +172,12 @@ def make_mtls_material(directory: Path | str, dns_name: str, *, wrong_dns_name: 
     intermediate_file.write_bytes(pem(intermediate.cert))
     ca_bundle = out / "mtls-ca-bundle.pem"
     ca_bundle.write_bytes(pem(root.cert) + pem(intermediate.cert))
+    # Nearly-right leaves of the trusted intermediate (AUTH-MTLS-01's attack table): the configured name extended
+    # (a prefix match accepts it), and the right SAN without the clientAuth EKU.
+    extended = make_client_leaf(intermediate, f"{dns_name}.conformance.invalid")
+    _write_client(out, "mtls-client-san-extended", extended, [intermediate.cert])
+    server_only = make_client_leaf(intermediate, dns_name, client_auth=False)
+    _write_client(out, "mtls-client-server-eku", server_only, [intermediate.cert])
     return MtlsMaterial(
         dns_name=dns_name,
         root_file=root_file,

@@ -7,9 +7,13 @@ lists them either way.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from conformance import expect, needs, observe
+from conformance._exceptions import TargetUnreachable
+from conformance._verdicts import Failure
 
 
 @dataclass
@@ -53,6 +57,19 @@ class Attack:
 
 
 ATTACK_TABLES: dict[str, tuple[Attack, ...]] = {}
+
+
+class Unreached(str):
+    """What a helper that returns "the request failed (...)" text gives back when the exchange failed at the
+    transport layer (connection refused or reset, TLS, timeout): the case was not tried, never failed by the target."""
+
+
+def unreached_text(exc: BaseException) -> str:
+    """The message of a TargetError, as :class:`Unreached` when it is a transport failure."""
+    return Unreached(str(exc)) if isinstance(exc, TargetUnreachable) else str(exc)
+
+
+TRANSPORT = "the exchange failed at the transport layer, so the target did not answer the case"
 
 
 def attack_table(rule_id: str, *attacks: Attack) -> tuple[Attack, ...]:
@@ -101,6 +118,30 @@ class AttackRun:
 
     def not_tried(self, case: str, why: str) -> None:
         self.untried[self.attack(case).case] = why
+
+    def unreached(self, case: str, why: str) -> None:
+        """The case's exchange failed in transport (reset, timeout): not tried, never the target failing it."""
+        self.not_tried(case, f"{TRANSPORT}: {why}")
+
+    def judged(self, case: str, problem: str | None) -> None:
+        """``tried_case``, unless ``problem`` is :class:`Unreached` (then the case was not tried)."""
+        if isinstance(problem, Unreached):
+            self.unreached(case, problem)
+        else:
+            self.tried_case(case, problem)
+
+    @contextmanager
+    def attempt(self, case: str) -> Iterator[None]:
+        """Run one case's exchange and judgement: a Failure raised inside is this case's problem, a transport
+        failure (TargetUnreachable) leaves the case not tried; otherwise the case was tried and met."""
+        try:
+            yield
+        except TargetUnreachable as exc:
+            self.unreached(case, str(exc))
+        except Failure as exc:
+            self.tried_case(case, str(exc))
+        else:
+            self.tried_case(case)
 
     def inapplicable(self, case: str, why: str) -> None:
         """The case has no meaning for this target (e.g. signature cases for an opaque token): noted, never a gap."""

@@ -30,6 +30,7 @@ from conformance.host.declarations import (
 from conformance.host.forge import HarnessIssuer
 from conformance.host.http import HostHTTP
 from conformance.host.mcp import McpSession, McpSessionError, RawResult, raw_call
+from conformance.suites._cases import unreached_text
 
 PROBE_TEXT = "conformance"
 HARNESS_OPTION = "--test-issuer, --test-issuer-key-file and --test-issuer-kid"
@@ -292,7 +293,7 @@ def safe_call(*args: Any, **kwargs: Any) -> CallOutcome | str:
     try:
         return call(*args, **kwargs)
     except TargetError as exc:
-        return str(exc)
+        return unreached_text(exc)  # a transport failure stays recognisable: an attack case it hits is not tried
 
 
 def distinct(values: Sequence[str]) -> list[str]:

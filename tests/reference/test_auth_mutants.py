@@ -6,6 +6,7 @@ the metadata does not change what the flows observe; origins are normalized so s
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import ssl
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import jwt
@@ -45,6 +47,7 @@ METADATA_KEYS = (
     "token_endpoint_auth_methods_supported",
     "scopes_supported",
 )
+CIMD_NEG = ("cimd_alg_none", "cimd_no_exp")  # negative assertion probes: refused by the reference
 FOOTPRINT: dict[str, set[str]] = {
     "idp-pkce-optional": {"no_pkce"},
     "idp-code-reuse": {"code_reuse"},
@@ -53,21 +56,29 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-redirect-case-insensitive": {"redirect_case"},
     "idp-pkce-downgrade": {"no_verifier"},
     "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
-    "idp-cimd-refused": {"cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key"},
-    "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key"},
-    "idp-cimd-stable-only": {"cimd_none", "cimd_secret"},
+    "idp-cimd-refused": {
+        *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
+        *CIMD_NEG,
+    },
+    "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key", *CIMD_NEG},
+    "idp-cimd-stable-only": {"cimd_none", "cimd_secret", "cimd_basic"},
     "idp-pkce-unchecked": {"wrong_verifier"},
+    "idp-pkce-public-exempt": {"wrong_verifier"},  # the probe's DCR client is public (none)
     "idp-cimd-secret-accepted": {"cimd_secret"},
-    "idp-cimd-any-key": {"cimd_any_key"},
+    "idp-cimd-basic-accepted": {"cimd_basic"},
+    "idp-cimd-any-key": {"cimd_any_key", "cimd_alg_none"},  # an unsigned assertion does not verify either
+    "idp-cimd-alg-none": {"cimd_alg_none"},
+    "idp-assertion-exp-optional": {"cimd_no_exp"},
     "proxy-drop-state": {"flow_state", "id_token_hint", "admin_scope", "no_pkce"},
     "proxy-token-type-not-bearer": {"token_type"},
     "proxy-dcr-broken": {"dcr"},
     "proxy-reject-id-token-hint": {"id_token_hint"},
     "idp-email-unverified": {"userinfo_verified"},
     "idp-advertised-scope-refused": {"metadata", "admin_scope"},
-    "proxy-strip-iss": {"flow_iss", "deny_iss"},
-    "proxy-alter-iss": {"flow_iss", "deny_iss"},
-    "proxy-issuer-trailing-slash": {"metadata", "flow_iss", "deny_iss"},
+    "proxy-strip-iss": {"flow_iss", "deny_iss", "no_pkce_iss"},
+    "proxy-strip-iss-on-request-errors": {"no_pkce_iss"},
+    "proxy-alter-iss": {"flow_iss", "deny_iss", "no_pkce_iss"},
+    "proxy-issuer-trailing-slash": {"metadata", "flow_iss", "deny_iss", "no_pkce_iss"},
     "proxy-drop-s256": {"metadata"},
     "proxy-iss-unadvertised": {"metadata"},
     "proxy-drop-resource": {"token_aud"},
@@ -82,7 +93,9 @@ def _normalize(value: Any, origin: str) -> Any:
     return json.loads(json.dumps(value).replace(origin, "ORIGIN"))
 
 
-def _assertion(key: ec.EllipticCurvePrivateKey, client_id: str, audience: str) -> str:
+def _assertion(
+    key: ec.EllipticCurvePrivateKey, client_id: str, audience: str, *, drop: str | None = None, unsigned: bool = False
+) -> str:
     now = int(time.time())
     claims = {
         "iss": client_id,
@@ -92,6 +105,9 @@ def _assertion(key: ec.EllipticCurvePrivateKey, client_id: str, audience: str) -
         "exp": now + 60,
         "jti": secrets.token_hex(8),
     }
+    claims.pop(drop or "", None)
+    if unsigned:
+        return jwt.encode(claims, None, algorithm="none")
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     return jwt.encode(claims, pem, algorithm="ES256", headers={"kid": "c1"})
 
@@ -184,7 +200,9 @@ def observe(stack: Stack) -> dict[str, Any]:
         denied if isinstance(denied, str) else (denied.get("error"), denied.get("iss")), origin
     )
     # Parameter names only (iss aside: flow_iss and deny_iss observe it).
-    seen["no_pkce"] = sorted(set(authorize(denier, challenge=None)) - {"iss"})
+    no_pkce = authorize(denier, challenge=None)
+    seen["no_pkce"] = sorted(set(no_pkce) - {"iss"})
+    seen["no_pkce_iss"] = _normalize(no_pkce.get("iss") if isinstance(no_pkce, dict) else no_pkce, origin)
     admin = authorize(denier, challenge=pkce_pair()[1], scope="openid tools.read tools.admin")
     seen["admin_scope"] = sorted(set(admin) - {"iss"})
     seen["redirect_prefix"] = authorize(denier, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI + "/elsewhere")
@@ -297,11 +315,32 @@ def observe(stack: Stack) -> dict[str, Any]:
         # The stable document lists none as well: the AS accepts every method in the intersection.
         seen["cimd_both_none"] = cimd_token(stable)
         seen["cimd_secret"] = cimd_token(callback, client_secret="not-a-secret")
+        basic_code = cimd_code(callback)  # the same secret in an HTTP Basic header (client_secret_basic)
+        if isinstance(basic_code, str):
+            seen["cimd_basic"] = basic_code
+        else:
+            pair = base64.b64encode(f"{quote(callback, safe='')}:not-a-secret".encode()).decode()
+            form = {"code": basic_code[0], "code_verifier": basic_code[1], "redirect_uri": REDIRECT_URI}
+            seen["cimd_basic"] = cimd.http.post(
+                endpoints["token_endpoint"],
+                data={"grant_type": "authorization_code", **form, "resource": resource},
+                headers={"Authorization": f"Basic {pair}"},
+            ).status_code
         foreign = ec.generate_private_key(ec.SECP256R1())
         seen["cimd_any_key"] = cimd_token(
             stable,
             client_assertion_type=kind,
             client_assertion=_assertion(foreign, stable, endpoints["token_endpoint"]),
+        )
+        seen["cimd_alg_none"] = cimd_token(
+            stable,
+            client_assertion_type=kind,
+            client_assertion=_assertion(key, stable, endpoints["token_endpoint"], unsigned=True),
+        )
+        seen["cimd_no_exp"] = cimd_token(
+            stable,
+            client_assertion_type=kind,
+            client_assertion=_assertion(key, stable, endpoints["token_endpoint"], drop="exp"),
         )
         cimd.close()
     return seen
@@ -378,6 +417,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert statuses == [200, 200]
     assert metadata["issuer"] == "ORIGIN" and metadata["code_challenge_methods_supported"] == ["S256"]
     assert reference["flow_iss"] == "ORIGIN" and reference["deny_iss"] == ["access_denied", "ORIGIN"]
+    assert reference["no_pkce_iss"] == "ORIGIN"  # an error raised before consent carries iss too (RFC 9207 §2)
     assert reference["token_aud"] is True
     assert reference["code_reuse"] is False and reference["client_reuse"] == 200
     assert reference["no_pkce"] == ["error", "error_description", "state"]
@@ -386,6 +426,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
     assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200 and reference["cimd_both_none"] == 200
     assert reference["cimd_secret"] == 401 and reference["cimd_any_key"] == 401 and reference["wrong_verifier"] == 400
+    assert reference["cimd_alg_none"] == 401 and reference["cimd_no_exp"] == 401 and reference["cimd_basic"] == 401
     assert reference["no_verifier"] == 400
     assert reference["dcr"] == (201, True) and reference["flow_state"] == "state-123"
     assert reference["token_type"] == "Bearer" and reference["id_token_hint"] == ["code", "state"]

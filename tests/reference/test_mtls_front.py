@@ -53,7 +53,7 @@ async def _upstream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) 
     writer.close()
 
 
-async def _answers(pki: Any, check_san: bool) -> dict[str, Any]:
+async def _answers(pki: Any, check_san: bool, san_prefix: bool = False) -> dict[str, Any]:
     material, ca_file, cert_file, key_file, no_eku_file = pki
     upstream_port, front_port = free_port(), free_port()
     upstream_ssl = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -68,6 +68,7 @@ async def _answers(pki: Any, check_san: bool) -> dict[str, Any]:
         upstream_port=upstream_port,
         upstream_ca=str(ca_file),
         check_san=check_san,
+        san_prefix=san_prefix,
     )
     listener = await front.start("127.0.0.1", front_port)
     cases = {
@@ -76,6 +77,10 @@ async def _answers(pki: Any, check_san: bool) -> dict[str, Any]:
         "wrong_san": material.wrong_san.pair,
         "foreign_ca": material.foreign_ca.pair,
         "no_eku": (str(no_eku_file), str(no_eku_file.with_suffix(".key"))),
+        "san_extended": (
+            str(material.root_file.parent / "mtls-client-san-extended.pem"),
+            str(material.root_file.parent / "mtls-client-san-extended.key"),
+        ),
     }
     answers: dict[str, Any] = {}
     try:
@@ -107,3 +112,10 @@ def test_wrong_san_mutant_accepts_any_san_of_the_intermediate(pki: Any) -> None:
     assert answers["good"] == (200, "upstream")
     assert answers["wrong_san"] == (200, "upstream")
     assert all(isinstance(answers[name], str) for name in ("none", "foreign_ca", "no_eku")), answers
+
+
+def test_san_prefix_mutant_accepts_a_name_extending_the_configured_one(pki: Any) -> None:
+    answers = asyncio.run(_answers(pki, check_san=True, san_prefix=True))
+    assert answers["good"] == (200, "upstream")
+    assert answers["san_extended"] == (200, "upstream")
+    assert all(isinstance(answers[name], str) for name in ("none", "wrong_san", "foreign_ca", "no_eku")), answers

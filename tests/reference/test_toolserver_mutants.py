@@ -98,6 +98,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-malformed-authorization-as-user": {"bad_header", "other_scheme"},
     # Lives in the mTLS front (mtls_front.py), not in the app: proven by tests/reference/test_mtls_front.py.
     "ts-mtls-accept-wrong-san": set(),
+    "ts-mtls-san-prefix": set(),
     "ts-omit-meta-challenge": META,
     "ts-challenge-without-description": META | UNAUTHORIZED,
     "ts-no-www-authenticate": UNAUTHORIZED,

@@ -157,6 +157,8 @@ class Sandbox:
             for key in self.settings.api_keys:
                 if hmac.compare_digest(password.encode(), key.encode()):
                     return key_id(key)
+                if "auth_key_prefix" in self.defects and password and key.startswith(password):
+                    return key_id(key)  # compares only as many characters as were sent
         raise ApiError(401, "Unauthorized", "Credentials are invalid")
 
     async def read_body(self, request: Request, limit: int) -> bytes:
@@ -227,6 +229,7 @@ class Sandbox:
         await self.check_quota(account)
         body = await self.read_body(request, MAX_UPLOAD_BYTES)
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        fetched = False
         if engine.sniff(body) is None and (content_type == "application/json" or body.lstrip().startswith(b"{")):
             document = self.parse_json(body)
             source = document.get("source") if isinstance(document, dict) else None
@@ -238,10 +241,12 @@ class Sandbox:
                 body = await self.run(fetch_source, source["url"], self.settings.source_policy)
             except SourceError as exc:
                 raise ApiError(400, "SourceNotFound", f"Source not found: {exc}") from exc
+            fetched = True
+        strict = "truncated_accepted" not in self.defects
+        if fetched and "source_truncated_accepted" in self.defects:
+            strict = False  # the by-URL path decodes leniently (its own code path), direct uploads stay strict
         try:
-            result = await self.run_engine(
-                request, original=body, defects=self.defects, strict="truncated_accepted" not in self.defects
-            )
+            result = await self.run_engine(request, original=body, defects=self.defects, strict=strict)
         except engine.ImageError as exc:
             raise ApiError(exc.status, exc.error, exc.message) from exc
         await self.still_connected(request)
@@ -304,8 +309,12 @@ class Sandbox:
         preserve = parse_preserve(document["preserve"]) if "preserve" in document else frozenset()
         target = None
         if "store" in document:
+            options = document["store"]
+            leading_slash = isinstance(options, dict) and isinstance(options.get("path"), str)
+            if "store_path_leading_slash" in self.defects and leading_slash:
+                options = {**options, "path": options["path"].lstrip("/")}  # lenient: "/bucket/key" is "bucket/key"
             try:
-                target = store.parse_store(document["store"], lenient_path="bad_path_accepted" in self.defects)
+                target = store.parse_store(options, lenient_path="bad_path_accepted" in self.defects)
             except store.StoreError as exc:
                 raise ApiError(exc.status, exc.error, exc.message) from exc
         cost = (1 if resize else 0) + (1 if "preserve" in document and "preserve_counts" in self.defects else 0)

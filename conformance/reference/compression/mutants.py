@@ -11,6 +11,7 @@ def _m(name: str, rules: set[str], description: str, dependents: set[str] | None
 
 MUTANTS: list[Mutant] = [
     _m("auth_any_key", {"IMG-AUTH-01"}, "Accepts any API key in api:<key>"),
+    _m("auth_key_prefix", {"IMG-AUTH-01"}, "Accepts a password that is a non-empty prefix of an API key"),
     _m(
         "input_size_wrong",
         {"IMG-SHRINK-01"},
@@ -19,6 +20,11 @@ MUTANTS: list[Mutant] = [
     ),
     _m("source_url_broken", {"IMG-SHRINK-02"}, "Every {source: {url}} upload answers 400 Source not found"),
     _m("truncated_accepted", {"IMG-SHRINK-03"}, "Truncated images are decoded leniently, answered 201 and counted"),
+    _m(
+        "source_truncated_accepted",
+        {"IMG-SHRINK-03"},
+        "A truncated image fetched by source URL is decoded leniently, answered 201 and counted (uploads stay strict)",
+    ),
     _m("output_larger", {"IMG-SHRINK-04"}, "No optimization and no fallback: the output is larger than the input"),
     _m("width_header_lies", {"IMG-OUT-01"}, "GET /output sends Image-Width one pixel more than the image"),
     _m("content_type_mismatch", {"IMG-OUT-01"}, "GET /output sends the other image type in Content-Type"),
@@ -41,6 +47,11 @@ MUTANTS: list[Mutant] = [
         {"IMG-STO-03"},
     ),
     _m("bad_path_accepted", {"IMG-STO-03"}, "store.path is not validated (trailing slash, '..' segments accepted)"),
+    _m(
+        "store_path_leading_slash",
+        {"IMG-STO-03"},
+        "store.path '/<bucket>/<key>' is accepted: leading slashes are stripped instead of refused",
+    ),
     _m("preserve_counts", {"IMG-CNT-01"}, "A preserve request counts one compression"),
     _m("error_without_message", {"IMG-ERR-01"}, "Error bodies (other than 401) have no message"),
     _m("plain_http", {"IMG-TLS-01"}, "The TLS port also serves plain HTTP (a front routes non-TLS connections)"),

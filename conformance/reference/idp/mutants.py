@@ -39,10 +39,23 @@ MUTANTS: list[Mutant] = [
         description="The code_verifier is not checked against the code_challenge: any verifier is accepted.",
     ),
     Mutant(
+        name="idp-pkce-public-exempt",
+        service="idp",
+        rules=frozenset({"AUTH-FLOW-03"}),
+        description="The code_verifier is checked only when the token request authenticates the client: a public "
+        "client's (none) wrong verifier is accepted.",
+    ),
+    Mutant(
         name="idp-cimd-secret-accepted",
         service="idp",
         rules=frozenset({"AUTH-CIMD-05"}),
         description="A CIMD client presenting client_secret_post (a method outside the intersection) is accepted.",
+    ),
+    Mutant(
+        name="idp-cimd-basic-accepted",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-05"}),
+        description="A CIMD client presenting client_secret_basic (a method outside the intersection) is accepted.",
     ),
     Mutant(
         name="idp-cimd-any-key",
@@ -50,6 +63,20 @@ MUTANTS: list[Mutant] = [
         rules=frozenset({"AUTH-CIMD-03"}),
         description="A CIMD client assertion whose signature does not verify is ignored (the request falls back to "
         "none): an assertion signed by any key is accepted.",
+    ),
+    Mutant(
+        name="idp-cimd-alg-none",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-03"}),
+        description="An unsigned CIMD client assertion (alg none, any spelling) is taken as no assertion: the request "
+        "falls back to none and is accepted.",
+    ),
+    Mutant(
+        name="idp-assertion-exp-optional",
+        service="idp",
+        rules=frozenset({"AUTH-CIMD-04"}),
+        description="A CIMD client assertion without exp is taken as no assertion (exp is checked only when present):"
+        " the request falls back to none and is accepted.",
     ),
     Mutant(
         name="idp-code-reuse",

@@ -60,6 +60,15 @@ class ReferenceAdapter extends MemoryAdapter {
     if (mutants.has('idp-pkce-unchecked') && this.model === 'AuthorizationCode' && found?.codeChallenge && verifier) {
       return { ...found, codeChallenge: crypto.hash('sha256', verifier, 'base64url') };
     }
+    // idp-pkce-public-exempt: a token request without client authentication (a public client) has its verifier
+    // taken as right: PKCE is checked only on the confidential-client path.
+    const store_ = als.getStore();
+    const authenticated = Boolean(store_?.oidc?.params?.client_assertion || store_?.oidc?.params?.client_secret
+      || store_?.headers?.authorization?.startsWith('Basic '));
+    if (mutants.has('idp-pkce-public-exempt') && this.model === 'AuthorizationCode' && found?.codeChallenge && verifier
+        && !authenticated) {
+      return { ...found, codeChallenge: crypto.hash('sha256', verifier, 'base64url') };
+    }
     // idp-pkce-downgrade: a token request without code_verifier skips PKCE (the check runs only "when PKCE is
     // used"), so a stolen code is redeemed by leaving the verifier out.
     const params = als.getStore()?.oidc?.params;
@@ -122,8 +131,12 @@ function negotiateCimdMethod(ctx, client) {
     client.tokenEndpointAuthMethod = 'none';
   }
   // idp-cimd-secret-accepted: a client secret is accepted for a CIMD client (which has none to compare).
-  if (mutants.has('idp-cimd-secret-accepted') && params.client_secret !== undefined && !SECRET_METHODS.has(client.tokenEndpointAuthMethod)) {
-    client.tokenEndpointAuthMethod = 'client_secret_post';
+  // idp-cimd-basic-accepted: the same, only for a secret in an HTTP Basic header (client_secret_basic).
+  const basic = Boolean(ctx.headers?.authorization?.startsWith('Basic '));
+  const secretAccepted = (mutants.has('idp-cimd-secret-accepted') && params.client_secret !== undefined && !basic)
+    || (mutants.has('idp-cimd-basic-accepted') && basic);
+  if (secretAccepted && !SECRET_METHODS.has(client.tokenEndpointAuthMethod)) {
+    client.tokenEndpointAuthMethod = basic ? 'client_secret_basic' : 'client_secret_post';
     client.compareClientSecret = async () => true;
     client.checkClientSecretExpiration = () => {};
   }
@@ -308,6 +321,8 @@ async function readForm(req) {
 // idp-cimd-any-key: a CIMD client assertion whose signature does not verify against the client's JWKS is dropped,
 // so the request falls back to `none` (which the document also lists) and passes: any key is accepted. The other
 // assertion checks (aud, exp, iss/sub, jti) still apply to assertions that do verify.
+// idp-cimd-alg-none: the same fallback for an unsigned assertion (alg "none" in any spelling): it is taken as no
+// assertion at all. idp-assertion-exp-optional: the same for an assertion without exp (checked only when present).
 const remoteKeySets = new Map();
 
 async function signatureVerifies(clientId, assertion) {
@@ -323,14 +338,33 @@ async function signatureVerifies(clientId, assertion) {
   }
 }
 
+function jwtSegment(assertion, index) {
+  try {
+    return JSON.parse(Buffer.from(assertion.split('.')[index], 'base64url').toString('utf8'));
+  } catch {
+    return {};
+  }
+}
+
+const assertionDrops = [
+  ['idp-cimd-any-key', async (clientId, assertion) => !(await signatureVerifies(clientId, assertion))],
+  ['idp-cimd-alg-none', async (clientId, assertion) => String(jwtSegment(assertion, 0).alg).toLowerCase() === 'none'],
+  ['idp-assertion-exp-optional', async (clientId, assertion) => jwtSegment(assertion, 1).exp === undefined],
+].filter(([name]) => mutants.has(name));
+
 async function dropUnverifiableAssertion(ctx) {
-  if (!mutants.has('idp-cimd-any-key') || ctx.method !== 'POST' || ctx.path !== '/token') return;
+  if (!assertionDrops.length || ctx.method !== 'POST' || ctx.path !== '/token') return;
   const form = await readForm(ctx.req);
   const clientId = form.get('client_id');
   const assertion = form.get('client_assertion');
-  if (assertion && clientId?.startsWith('https://') && !(await signatureVerifies(clientId, assertion))) {
-    form.delete('client_assertion');
-    form.delete('client_assertion_type');
+  if (assertion && clientId?.startsWith('https://')) {
+    for (const [, drops] of assertionDrops) {
+      if (await drops(clientId, assertion)) {
+        form.delete('client_assertion');
+        form.delete('client_assertion_type');
+        break;
+      }
+    }
   }
   ctx.request.body = Object.fromEntries(form); // the stream is spent: the library reads a parsed body instead
 }

@@ -42,6 +42,9 @@ class Sandbox:
         header = request.headers.get("authorization", "")
         scheme, _, value = header.partition(" ")
         spec = self.settings.key(value.strip()) if scheme.lower() == "bearer" else None
+        if spec is None and "api-key-prefix-match" in self.mutants and scheme.lower() == "bearer":
+            # compares only as many characters as the stored key has: anything appended is ignored
+            spec = next((k for k in self.settings.keys if value.strip().startswith(k.key)), None)
         if spec is None and "campaigns-auth-unchecked" in self.mutants and request.url.path.startswith("/v1/campaigns"):
             spec = self.settings.keys[0]
         if spec is None:

@@ -256,6 +256,8 @@ def validate_create(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         if required not in body:
             raise missing(required)
     status = body["status"]
+    if "status-case-insensitive" in mutants and isinstance(status, str):
+        status = status.strip().lower()  # a lenient parser: "Active" and "active " become "active"
     allowed_status = ("active", "paused", "archived") if "create-archived-accepted" in mutants else ("active", "paused")
     if status not in allowed_status:
         raise invalid("status", "'status' on create must be 'active' or 'paused'")
@@ -265,7 +267,10 @@ def validate_create(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
     bidding_type = body.get("bidding_type", "impressions")
     if bidding_type not in BIDDING_TYPES:
         raise invalid("bidding_type", f"'bidding_type' must be one of {', '.join(BIDDING_TYPES)}")
-    ces_ids = _id_list("conversion_event_setting_ids", body.get("conversion_event_setting_ids", []))
+    ces_value = body.get("conversion_event_setting_ids", [])
+    if "conversion-id-string-accepted" in mutants and isinstance(ces_value, str):
+        ces_value = [ces_value]  # a lenient parser: one id given bare is taken as a one-element list
+    ces_ids = _id_list("conversion_event_setting_ids", ces_value)
     check_conversions(bidding_type, ces_ids, mutants)
     mode, feed = _mode(body)
     doc = {

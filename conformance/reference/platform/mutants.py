@@ -35,6 +35,12 @@ MUTANTS: list[Mutant] = [
     _m("tools-not-counted", {"TOK-04"}, "ignores function tools in the count"),
     _m("images-not-counted", {"TOK-06"}, "input_image parts cost nothing"),
     _m("token-count-500-on-unknown-part", {"TOK-07"}, "an unknown content part type crashes with a 500"),
+    _m("text-number-coerced", {"TOK-07"}, "an input_text part whose text is a number is counted as its digits"),
+    _m(
+        "api-key-prefix-match",
+        {"TOK-07", "CAMP-15"},
+        "a bearer value is accepted when it starts with a valid key (characters appended are ignored)",
+    ),
     # rate limits
     _m(
         "reset-not-duration",
@@ -49,6 +55,11 @@ MUTANTS: list[Mutant] = [
     _m("wrong-bidding-default", {"CAMP-01"}, "bidding_type defaults to clicks instead of impressions", {"CAMP-08"}),
     _m("name-min-off-by-one", {"CAMP-02"}, "a 2-character name is accepted"),
     _m("create-archived-accepted", {"CAMP-03"}, "status 'archived' is accepted on create"),
+    _m(
+        "status-case-insensitive",
+        {"CAMP-03"},
+        "status on create is matched case-insensitively and trimmed ('Active', 'active ' accepted)",
+    ),
     _m("budget-minimum-unenforced", {"CAMP-04"}, "lifetime_spend_limit_micros below 1,000,000 is accepted"),
     _m("time-lower-bound-unenforced", {"CAMP-05"}, "start_time and end_time before 946684800 are accepted"),
     _m(
@@ -75,6 +86,11 @@ MUTANTS: list[Mutant] = [
         {"CAMP-08"},
     ),
     _m("conversions-any-count", {"CAMP-12"}, "bidding_type conversions accepts two conversion event settings"),
+    _m(
+        "conversion-id-string-accepted",
+        {"CAMP-12"},
+        "conversion_event_setting_ids given as a bare string is taken as a one-element list",
+    ),
     _m("same-audience-both-sides", {"CAMP-13"}, "one audience may be both included and excluded"),
     _m(
         "conflict-applies-edit",

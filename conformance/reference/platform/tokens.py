@@ -244,6 +244,8 @@ class Counter:
             raise wrong_type(param, "an object")
         kind = part.get("type")
         if kind in ("input_text", "output_text"):
+            if "text-number-coerced" in self.mutants and isinstance(part.get("text"), int | float):
+                part = {**part, "text": str(part["text"])}  # a lenient parser: 12345 is counted as "12345"
             if not isinstance(part.get("text"), str):
                 raise wrong_type(f"{param}.text", "a string")
             return self.text(part["text"], f"{param}.text")

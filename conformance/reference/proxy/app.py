@@ -46,7 +46,8 @@ def rewrite_metadata(document: dict[str, Any], defects: frozenset[str]) -> dict[
 def _rewrite_params(params: list[tuple[str, str]], defects: frozenset[str]) -> list[tuple[str, str]]:
     if "proxy-drop-state" in defects:
         params = [(k, v) for k, v in params if k != "state"]
-    if "proxy-strip-iss" in defects:
+    request_error = any(k == "error" and v != "access_denied" for k, v in params)  # raised before any consent
+    if "proxy-strip-iss" in defects or ("proxy-strip-iss-on-request-errors" in defects and request_error):
         params = [(k, v) for k, v in params if k != "iss"]
     elif "proxy-alter-iss" in defects:
         params = [(k, "https://other-issuer.example.test" if k == "iss" else v) for k, v in params]

@@ -19,6 +19,13 @@ MUTANTS: list[Mutant] = [
         AFTER_FLOW,
     ),
     _m(
+        "proxy-strip-iss-on-request-errors",
+        {"AUTH-ISS-02"},
+        "Error responses to a bad authorization request (invalid_scope, invalid_request...) lose their iss; a declined "
+        "consent (access_denied) keeps it.",
+        AFTER_FLOW,
+    ),
+    _m(
         "proxy-alter-iss",
         {"AUTH-ISS-01", "AUTH-ISS-02", "AUTH-ISS-03"},
         "Authorization responses carry an iss of another issuer.",

@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
         upstream_port=args.port,
         upstream_ca=args.ca_file,
         check_san="ts-mtls-accept-wrong-san" not in args.mutant,
+        san_prefix="ts-mtls-san-prefix" in args.mutant,
     )
 
     async def serve() -> None:

@@ -31,6 +31,7 @@ class MtlsFront:
     upstream_port: int
     upstream_ca: str | None = None  # CA of the tool server's TLS certificate
     check_san: bool = True  # False: the ts-mtls-accept-wrong-san mutant
+    san_prefix: bool = False  # True: the ts-mtls-san-prefix mutant (a SAN that starts with the name passes)
 
     def server_context(self) -> ssl.SSLContext:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -51,6 +52,8 @@ class MtlsFront:
         ssl_object = writer.get_extra_info("ssl_object")
         peer = ssl_object.getpeercert() if ssl_object is not None else None
         names = [value for kind, value in (peer or {}).get("subjectAltName", ()) if kind == "DNS"]
+        if self.san_prefix and any(name.startswith(self.dns_name) for name in names):
+            return True
         return self.dns_name in names or (not self.check_san and bool(peer))
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -99,6 +99,11 @@ MUTANTS: list[Mutant] = [
         {"AUTH-MTLS-01"},
         "The mTLS front accepts a client certificate of the trusted intermediate whatever its SAN dnsName.",
     ),
+    _m(
+        "ts-mtls-san-prefix",
+        {"AUTH-MTLS-01"},
+        "The mTLS front accepts a client certificate whose SAN dnsName starts with the configured name.",
+    ),
     # --- challenges
     _m(
         "ts-omit-meta-challenge",

@@ -7,14 +7,19 @@ proves the refusals were about the assertion. Without a refresh token each probe
 
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Iterator
+from typing import Any
 
+import jwt
 import pytest
 
 from conformance import Blocked, expect, fail, needs, observe, rule
 from conformance.config import Settings
+from conformance.host.forge import alg_none, hmac_with_public_key, strip_signature, tamper_payload
 from conformance.host.http import HostHTTP
-from conformance.host.identity import LEGACY_AUTH_METHOD, BrokenAssertion, new_callback_id
+from conformance.host.identity import LEGACY_AUTH_METHOD, BrokenAssertion, HostKey, new_callback_id
 from conformance.host.oauth import (
     SUPPORTED_METHODS,
     OAuthClient,
@@ -24,6 +29,7 @@ from conformance.host.oauth import (
     cimd_client,
 )
 from conformance.host.publisher import Publisher
+from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, HostClient, LinkedAccount, Linker
 
 CIMD_REFUSALS = ("AUTH-CIMD-01", "AUTH-CIMD-02")
@@ -175,34 +181,151 @@ def test_private_key_jwt_is_accepted(linker: Linker, first_link: FlowAttempt, ci
     observe(f"the authorization server fetched the JWKS from {fetched[0].client}")
 
 
+SIGNATURE = "RFC 7523 §3 item 9 (the signature MUST verify); RFC 8725"
+CIMD03 = attack_table(
+    "AUTH-CIMD-03",
+    Attack("signed by a key not in the JWKS under the real kid", "AUTH-CIMD-03; RFC 7523 §3, §3.2", named=True),
+    Attack("signed by a key not in the JWKS under an unknown kid", f"{SIGNATURE} §3.10; RFC 7515 §4.1.4"),
+    Attack("signed by a key not in the JWKS without kid", f"{SIGNATURE} §3.10; RFC 7515 §4.1.4"),
+    Attack("unsigned (alg: none)", f"{SIGNATURE} §2.1, §3.1"),
+    Attack("unsigned (alg: None)", f"{SIGNATURE} §2.1, §3.1; RFC 7515 §4.1.1 (case-sensitive)"),
+    Attack("the real assertion with its signature stripped", f"{SIGNATURE} §2.1"),
+    Attack("the real assertion with a tampered payload (jti)", "RFC 7515 §5.2; RFC 7523 §3 item 9"),
+    Attack("HS256 signed with the client's public key as the secret", f"{SIGNATURE} §2.1, §3.1, §3.2"),
+    Attack("an attacker key embedded in the jwk header", f"{SIGNATURE} §3.10; RFC 7515 §4.1.3"),
+)
+
+
+def _claims(probe: AssertionProbe, **changes: Any) -> dict[str, Any]:
+    """A valid assertion's claims (RFC 7523 §3) with ``changes``; a change to ``...`` removes the claim."""
+    client_id, now = probe.tokens.client.client_id, int(time.time())
+    claims: dict[str, Any] = {"iss": client_id, "sub": client_id, "aud": probe.tokens.url, "iat": now}
+    claims.update(exp=now + 60, jti=secrets.token_urlsafe(24))
+    claims.update(changes)
+    return {k: v for k, v in claims.items() if v is not ...}
+
+
+def _signature_cases(probe: AssertionProbe) -> dict[str, str]:
+    identity = probe.tokens.client.identity
+    assert identity is not None
+    key, foreign = identity.key, HostKey.generate(identity.key.kind)
+    real = identity.client_assertion(probe.tokens.client.client_id, probe.tokens.url)
+    jwk = {k: v for k, v in foreign.public_jwk().items() if k != "kid"}
+    return {
+        "signed by a key not in the JWKS under the real kid": foreign.sign(_claims(probe), kid=key.kid),
+        "signed by a key not in the JWKS under an unknown kid": foreign.sign(_claims(probe), kid="conformance-unknown"),
+        "signed by a key not in the JWKS without kid": _without_kid(foreign, _claims(probe)),
+        "unsigned (alg: none)": alg_none(_claims(probe)),
+        "unsigned (alg: None)": alg_none(_claims(probe), "None"),
+        "the real assertion with its signature stripped": strip_signature(real),
+        "the real assertion with a tampered payload (jti)": tamper_payload(
+            identity.client_assertion(probe.tokens.client.client_id, probe.tokens.url),
+            {"jti": secrets.token_urlsafe(24)},
+        ),
+        "HS256 signed with the client's public key as the secret": hmac_with_public_key(
+            _claims(probe), key.private_key.public_key(), {"kid": key.kid}
+        ),
+        "an attacker key embedded in the jwk header": foreign.sign(_claims(probe), headers={"jwk": jwk}),
+    }
+
+
+def _without_kid(key: HostKey, claims: dict[str, Any]) -> str:
+    return jwt.encode(claims, key.private_key, algorithm=key.alg, headers={"typ": "JWT"})
+
+
 @rule("AUTH-CIMD-03")
 def test_foreign_key_assertion_is_refused(assertion_probe: AssertionProbe) -> None:
-    result = assertion_probe.broken(BrokenAssertion.FOREIGN_KEY)
-    if result.ok:
-        fail(f"an assertion {BrokenAssertion.FOREIGN_KEY.description} was accepted")
+    run = AttackRun.of("AUTH-CIMD-03")
+    for case, assertion in _signature_cases(assertion_probe).items():
+        assertion_probe.linker.http.redactor.add_secret(assertion)
+        result = assertion_probe.send(assertion)
+        problem = None
+        if result.ok:
+            problem = f"an assertion {case} was accepted"
+        elif result.error != "invalid_client":
+            problem = f"an assertion {case} was refused with {result.describe()}, not invalid_client"
+        run.tried_case(case, problem)
     assertion_probe.control()
-    expect(
-        result.error == "invalid_client",
-        f"an assertion {BrokenAssertion.FOREIGN_KEY.description} was refused with {result.describe()}, "
-        "not invalid_client",
-    )
+    run.conclude()
+
+
+CLAIMS = "RFC 7523 §3"
+CIMD04 = attack_table(
+    "AUTH-CIMD-04",
+    Attack("aud is another server's token endpoint", f"AUTH-CIMD-04; {CLAIMS} item 3", named=True),
+    Attack("exp is ten minutes in the past", f"AUTH-CIMD-04; {CLAIMS} item 4", named=True),
+    Attack("iss is not the client_id", f"AUTH-CIMD-04; {CLAIMS} item 1", named=True),
+    Attack("sub is not the client_id", f"AUTH-CIMD-04; {CLAIMS} item 2", named=True),
+    Attack("a replayed jti", f"AUTH-CIMD-04; {CLAIMS} item 7", named=True),
+    Attack("iss and sub are another client's id", f"{CLAIMS} items 1, 2"),
+    Attack("no aud", f"{CLAIMS} item 3 (aud MUST be present)"),
+    Attack("aud is the token endpoint with a suffix", f"{CLAIMS} item 3 (the AS's own identity, exactly)"),
+    Attack("aud is an array holding only another server", f"{CLAIMS} item 3; RFC 7519 §4.1.3"),
+    Attack("no exp", f"{CLAIMS} item 4 (exp MUST be present)"),
+    Attack("exp as a numeric string", f"{CLAIMS} item 4; RFC 7519 §4.1.4 (NumericDate)"),
+    Attack("nbf ten minutes in the future", f"{CLAIMS} item 5 (MUST NOT be accepted before nbf)"),
+    Attack("no iss", f"{CLAIMS} item 1 (iss MUST be present)"),
+    Attack("no sub", f"{CLAIMS} item 2 (sub MUST be present)"),
+)
+
+
+def _claim_cases(probe: AssertionProbe) -> dict[str, str]:
+    identity = probe.tokens.client.identity
+    assert identity is not None
+    client_id, url, now = probe.tokens.client.client_id, probe.tokens.url, int(time.time())
+    broken = {
+        "aud is another server's token endpoint": BrokenAssertion.WRONG_AUD,
+        "exp is ten minutes in the past": BrokenAssertion.EXPIRED,
+        "iss is not the client_id": BrokenAssertion.WRONG_ISS,
+        "sub is not the client_id": BrokenAssertion.WRONG_SUB,
+        "iss and sub are another client's id": BrokenAssertion.WRONG_ISS_SUB,
+    }
+    cases = {case: identity.broken_assertion(kind, client_id, url) for case, kind in broken.items()}
+    changed: dict[str, dict[str, Any]] = {
+        "no aud": {"aud": ...},
+        "aud is the token endpoint with a suffix": {"aud": url + "x"},
+        "aud is an array holding only another server": {"aud": ["https://other-as.conformance.invalid/token"]},
+        "no exp": {"exp": ...},
+        "exp as a numeric string": {"exp": str(now + 60)},
+        "nbf ten minutes in the future": {"nbf": now + 600},
+        "no iss": {"iss": ...},
+        "no sub": {"sub": ...},
+    }
+    cases.update({case: identity.key.sign(_claims(probe, **change)) for case, change in changed.items()})
+    return cases
 
 
 @rule("AUTH-CIMD-04")
 def test_bad_assertions_are_refused(assertion_probe: AssertionProbe) -> None:
-    accepted = []
-    kinds = [BrokenAssertion.WRONG_AUD, BrokenAssertion.EXPIRED, BrokenAssertion.WRONG_ISS, BrokenAssertion.WRONG_SUB]
-    for kind in kinds:
-        result = assertion_probe.broken(kind)
-        if result.ok or result.status < 400 or result.status >= 500:
-            accepted.append(f"{kind.description}: {result.describe()}")
+    run = AttackRun.of("AUTH-CIMD-04")
+    for case, assertion in _claim_cases(assertion_probe).items():
+        assertion_probe.linker.http.redactor.add_secret(assertion)
+        result = assertion_probe.send(assertion)
+        problem = None
+        if result.ok or not 400 <= result.status < 500:
+            problem = f"an assertion where {case} was not refused: {result.describe()}"
+        elif result.error != "invalid_client":
+            observe(f"{case}: refused with {result.error!r}, not invalid_client (RFC 7523 §3.2)")
+        run.tried_case(case, problem)
     first = assertion_probe.valid()
     if not first.ok:
         raise Blocked("AUTH-CIMD-02", f"a valid assertion was refused: {first.describe()}")
     replay = assertion_probe.broken(BrokenAssertion.REPLAYED_JTI, replay_of=assertion_probe.tokens.last_assertion)
+    problem = None
     if replay.ok or not 400 <= replay.status < 500:
-        accepted.append(f"{BrokenAssertion.REPLAYED_JTI.description}: {replay.describe()}")
-    expect(not accepted, "assertions that must be refused were not: " + "; ".join(accepted))
+        problem = f"an assertion with a jti already used was not refused: {replay.describe()}"
+    run.tried_case("a replayed jti", problem)
+    run.conclude()
+
+
+METHODS = "RFC 8414 §2 (token_endpoint_auth_methods_supported); RFC 7591 §2 (token_endpoint_auth_method)"
+CIMD05 = attack_table(
+    "AUTH-CIMD-05",
+    Attack("client_secret_post, outside the intersection", f"AUTH-CIMD-05 (its example); {METHODS}", named=True),
+    Attack("client_secret_basic, outside the intersection", f"AUTH-CIMD-05; {METHODS}; RFC 6749 §2.3.1"),
+    Attack("none, outside the intersection", f"AUTH-CIMD-05; {METHODS}"),
+    Attack("private_key_jwt, outside the intersection", f"AUTH-CIMD-05; {METHODS}; RFC 7523 §2.2"),
+)
 
 
 @rule("AUTH-CIMD-05")
@@ -226,12 +349,18 @@ def test_method_negotiation(linker: Linker, first_link: FlowAttempt) -> None:
             problems.append(
                 f"{method} (in the intersection {list(decision.intersection)}) was refused: {result.describe()}"
             )
-    outside = next(m for m in ("client_secret_post", *SUPPORTED_METHODS) if m not in decision.intersection)
-    request = linker.request()
-    result = linker.host.tokens.exchange(request, linker.code(request), method=outside)
-    if result.ok:
-        problems.append(f"{outside}, outside the intersection {list(decision.intersection)}, was accepted")
     expect(not problems, "; ".join(problems))
+    run = AttackRun.of("AUTH-CIMD-05")
+    for method in SUPPORTED_METHODS:
+        case = f"{method}, outside the intersection"
+        if method in decision.intersection:
+            run.inapplicable(case, "in the intersection: it must be accepted (judged above)")
+            continue
+        request = linker.request()
+        result = linker.host.tokens.exchange(request, linker.code(request), method=method)
+        outside = f"{method}, outside the intersection {list(decision.intersection)}, was accepted"
+        run.tried_case(case, outside if result.ok else None)
+    run.conclude()
 
 
 @rule("AUTH-CIMD-06")

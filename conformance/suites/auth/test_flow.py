@@ -52,19 +52,25 @@ def test_token_request_returns_bearer(first_link: FlowAttempt) -> None:
     observe(f"{token.token_type} token, expires_in {token.expires_in}, scope {token.scope!r}")
 
 
+BOTH_KINDS = "RFC 9700 §2.1.1 (PKCE for public and confidential clients)"
+IDENTITIES = {"none": "as a public client (none)", "private_key_jwt": "as a confidential client (private_key_jwt)"}
 FLOW03 = attack_table(
     "AUTH-FLOW-03",
     Attack("a wrong code_verifier", "RFC 7636 §4.6; contract A Auth 1; OAuth 2.1", named=True),
     Attack("no code_verifier for a code issued with a challenge", "RFC 9700 §4.8.2 (PKCE downgrade); RFC 7636 §4.6"),
     Attack("an empty code_verifier", "RFC 7636 §4.1 (43 to 128 characters), §4.6"),
     Attack("the code_challenge itself as the verifier", "RFC 7636 §4.6 (S256 is not plain)"),
+    *(
+        Attack(f"a wrong code_verifier, the client authenticating {how}", f"{BOTH_KINDS}; RFC 7636 §4.6")
+        for how in IDENTITIES.values()
+    ),
 )
 
 
 @rule("AUTH-FLOW-03")
 def test_wrong_verifier_is_refused(linker: Linker, linked_account: LinkedAccount) -> None:
     run = AttackRun.of("AUTH-FLOW-03")
-    for attack in run.table:
+    for attack in run.table[:4]:  # the verifier cases under the host's own client authentication
         request = linker.request()
         accepted = linker.code(request)
         challenge = request.pkce.challenge if request.pkce else ""
@@ -86,7 +92,28 @@ def test_wrong_verifier_is_refused(linker: Linker, linked_account: LinkedAccount
             else:  # a missing or malformed verifier may also be invalid_request (RFC 7636 §4.4.1)
                 observe(f"{attack.case}: refused with {result.describe()}")
         run.tried_case(attack.case, problem)
+    _wrong_verifier_per_identity(linker, run)
     run.conclude()
+
+
+def _wrong_verifier_per_identity(linker: Linker, run: AttackRun) -> None:
+    """The wrong verifier again, under each client authentication the host's client may use (a CIMD client whose
+    document lists both): an AS that checks PKCE only for public, or only for confidential, clients fails one."""
+    client = linker.host.client
+    usable = client.decision.intersection if client.decision is not None else (client.auth_method,)
+    for method, how in IDENTITIES.items():
+        case = f"a wrong code_verifier, the client authenticating {how}"
+        if method not in usable:
+            run.inapplicable(case, f"the host's client authenticates only with {list(usable)}")
+            continue
+        request = linker.request()
+        accepted = linker.code(request)
+        wrong = new_pkce().verifier
+        linker.http.redactor.add_secret(wrong)
+        result = linker.host.tokens.exchange_code(
+            accepted.code or "", wrong, request.redirect_uri, request.resource, method=method
+        )
+        run.tried_case(case, f"a code was exchanged with a wrong code_verifier {how}" if result.ok else None)
 
 
 FLOW04 = attack_table(

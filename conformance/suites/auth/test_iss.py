@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conformance import Blocked, expect, observe, rule
+from conformance._verdicts import NeedsUnmet
 from conformance.host.asmeta import AsMetadata
 from conformance.host.oauth import (
     AuthorizationRequest,
     AuthorizationResponseRejected,
+    CallbackParams,
     RejectReason,
+    new_pkce,
     parse_callback,
     validate_callback,
 )
-from conformance.suites._linking import FlowAttempt
+from conformance.suites._cases import Attack, AttackRun, attack_table
+from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites.auth._support import Declined, require_iss_advertised
 from conformance.validate.auth import response_iss_problems
 
@@ -26,13 +32,53 @@ def test_success_response_carries_iss(as_metadata: AsMetadata, first_link: FlowA
     expect(not problems, "; ".join(problems))
 
 
+ERRORS = "RFC 9207 §2 (iss in all authorization responses, including errors); RFC 6749 §4.1.2.1"
+ISS02 = attack_table(
+    "AUTH-ISS-02",
+    Attack("the user declines consent (access_denied)", f"AUTH-ISS-02; {ERRORS}", named=True),
+    Attack("an unknown scope (invalid_scope)", f"AUTH-ISS-02; {ERRORS}", named=True),
+    Attack("no code_challenge (invalid_request)", f"{ERRORS}; RFC 9700 §2.1.1"),
+    Attack("code_challenge_method plain", f"{ERRORS}; RFC 7636 §4.4.1"),
+    Attack("an unknown response_type (unsupported_response_type)", ERRORS),
+)
+UNKNOWN_SCOPE = "conformance-no-such-scope"
+
+
+def response_problem(case: str, request: AuthorizationRequest, callback: CallbackParams) -> str | None:
+    """An authorization response judged whole: ``iss`` equal to the issuer, and the request's ``state`` back."""
+    what = f"{case}: the {'error response (' + str(callback.error) + ')' if callback.is_error else 'response'}"
+    problems = response_iss_problems(callback, request.issuer, what)
+    if request.state and callback.state != request.state:
+        problems.append(f"{what} returns state {callback.state!r}, not the request's (RFC 6749 §4.1.2.1)")
+    return "; ".join(problems) or None
+
+
 @rule("AUTH-ISS-02")
-def test_error_response_carries_iss(as_metadata: AsMetadata, declined: Declined) -> None:
+def test_error_response_carries_iss(as_metadata: AsMetadata, linker: Linker, request: pytest.FixtureRequest) -> None:
     require_iss_advertised(as_metadata)
-    callback = declined.callback
-    what = f"the error response ({callback.error}, after the user declined consent)"
-    problems = response_iss_problems(callback, declined.request.issuer, what)
-    expect(not problems, "; ".join(problems))
+    run = AttackRun.of("AUTH-ISS-02")
+    declined = "the user declines consent (access_denied)"
+    try:
+        found: Declined = request.getfixturevalue("declined")
+        run.tried_case(declined, response_problem(declined, found.request, found.callback))
+    except NeedsUnmet as exc:
+        run.not_tried(declined, str(exc))
+    probes: dict[str, dict[str, str | None]] = {
+        "an unknown scope (invalid_scope)": {"scope": UNKNOWN_SCOPE},
+        "no code_challenge (invalid_request)": {"code_challenge": None, "code_challenge_method": None},
+        "code_challenge_method plain": {"code_challenge": new_pkce().verifier, "code_challenge_method": "plain"},
+        "an unknown response_type (unsupported_response_type)": {"response_type": "conformance_unknown"},
+    }
+    for case, params in probes.items():
+        auth_request = linker.request(params=params)
+        login, callback = linker.authorize(auth_request)
+        if callback is None:
+            run.not_tried(case, f"no authorization response reached the redirect URI ({login.stopped})")
+            continue
+        if not callback.is_error:
+            observe(f"{case}: answered with a code, not an error (AUTH-FLOW-04 and the scope rules judge that)")
+        run.tried_case(case, response_problem(case, auth_request, callback))
+    run.conclude()
 
 
 def _self_test(request: AuthorizationRequest) -> None:

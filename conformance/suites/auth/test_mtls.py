@@ -18,8 +18,32 @@ from conformance.config import Settings, Target
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.http import HostHTTP
 from conformance.host.mtls import san_dns_names
+from conformance.suites._cases import Attack, AttackRun, attack_table
 
 CERT_REFUSALS = (403, 495, 496)  # forbidden; nginx's "SSL certificate error" and "no certificate"
+MTLS = "AUTH-MTLS-01; contract A Auth 5"
+NAMED = ("a wrong SAN dnsName", "a leaf of another CA")
+STEMS = {
+    "good": "mtls-client",
+    "a wrong SAN dnsName": "mtls-client-wrong-san",
+    "a leaf of another CA": "mtls-client-foreign-ca",
+    "a SAN dnsName extending the configured name": "mtls-client-san-extended",
+    "a leaf without the clientAuth EKU (serverAuth only)": "mtls-client-server-eku",
+}
+MTLS01 = attack_table(
+    "AUTH-MTLS-01",
+    Attack("no certificate", f"{MTLS} (no certificate refused); RFC 8705 §2", named=True),
+    Attack("a wrong SAN dnsName", f"{MTLS} (SAN dnsName = the configured name)", named=True),
+    Attack("a leaf of another CA", f"{MTLS} (chain to the configured intermediate); RFC 5280 §6", named=True),
+    Attack(
+        "a SAN dnsName extending the configured name",
+        f"{MTLS} (SAN dnsName = the configured name); RFC 6125 §6.4.1 (exact DNS-ID match)",
+    ),
+    Attack(
+        "a leaf without the clientAuth EKU (serverAuth only)",
+        f"{MTLS} (clientAuth EKU); RFC 5280 §4.2.1.12",
+    ),
+)
 OPTION = "--mtls with --mtls-material and --mtls-dns-name"
 
 
@@ -45,15 +69,8 @@ def test_host_client_certificate(
     if not material or not dns_name:
         needs("the harness's test PKI trusted by the target and the SAN dnsName it expects", OPTION)
     directory = Path(material)
-    pairs = {
-        name: (str(directory / f"{stem}.pem"), str(directory / f"{stem}.key"))
-        for name, stem in (
-            ("good", "mtls-client"),
-            ("wrong SAN", "mtls-client-wrong-san"),
-            ("another CA", "mtls-client-foreign-ca"),
-        )
-    }
-    missing = [p for pair in pairs.values() for p in pair if not Path(p).is_file()]
+    pairs = {name: (str(directory / f"{stem}.pem"), str(directory / f"{stem}.key")) for name, stem in STEMS.items()}
+    missing = [p for name in ("good", *NAMED) for p in pairs[name] if not Path(p).is_file()]
     if missing:
         needs(f"the test PKI files {missing}", "--mtls-material")
     leaf = x509.load_pem_x509_certificate(Path(pairs["good"][0]).read_bytes())
@@ -65,15 +82,15 @@ def test_host_client_certificate(
         isinstance(good, int) and good not in CERT_REFUSALS,
         f"the host's certificate (SAN {dns_name}, chained to the intermediate) was refused: {good}",
     )
-    accepted = []
-    for what, pair in (
-        ("no certificate", None),
-        ("a wrong SAN", pairs["wrong SAN"]),
-        ("another CA", pairs["another CA"]),
-    ):
+    run = AttackRun.of("AUTH-MTLS-01")
+    for attack in run.table:
+        pair = None if attack.case == "no certificate" else pairs[attack.case]
+        if pair is not None and not Path(pair[0]).is_file():
+            run.not_tried(attack.case, f"{pair[0]} is not in --mtls-material (made by an older harness)")
+            continue
         answer = _answer(s, host_http, url, pair)
-        if isinstance(answer, int) and answer not in CERT_REFUSALS:
-            accepted.append(f"{what} (HTTP {answer})")
-        else:
-            observe(f"{what}: refused ({answer})"[:200])
-    expect(not accepted, "the mTLS endpoint accepted " + ", ".join(accepted))
+        accepted = isinstance(answer, int) and answer not in CERT_REFUSALS
+        run.tried_case(attack.case, f"{attack.case} was accepted (HTTP {answer})" if accepted else None)
+        if not accepted:
+            observe(f"{attack.case}: refused ({answer})"[:200])
+    run.conclude()

@@ -36,7 +36,7 @@ from conformance.host.forge import (
 )
 from conformance.host.http import HostHTTP
 from conformance.host.mcp import raw_call
-from conformance.suites._cases import Attack, AttackRun, attack_table
+from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table, unreached_text
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import (
     HARNESS_OPTION,
@@ -81,12 +81,14 @@ class Probe:
             try:
                 return CallOutcome(raw_call(self.http, self.url, "tools/list", {}, token=token, **kwargs))
             except TargetError as exc:
-                return str(exc)
+                return unreached_text(exc)
         return safe_call(self.http, self.url, self.tool, token=token, **kwargs)
 
 
 def refusal_problem(outcome: CallOutcome | str, what: str) -> str | None:
     """None when ``outcome`` refused the credentials; else what happened instead."""
+    if isinstance(outcome, Unreached):
+        return Unreached(f"{what}: {outcome}")
     if isinstance(outcome, str):
         return f"{what}: the request failed ({outcome})"
     if outcome.status == 401:
@@ -121,7 +123,7 @@ def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], 
         if token is None:
             continue
         probe.http.redactor.add_secret(token)
-        run.tried_case(case, refusal_problem(probe.send(token, **send), f"{case} on {probe.name}"))
+        run.judged(case, refusal_problem(probe.send(token, **send), f"{case} on {probe.name}"))
 
 
 # -- fixtures ------------------------------------------------------------------------------------------------
@@ -255,7 +257,9 @@ def test_missing_or_malformed_authorization(accepted: Probe, linked_account: Lin
     for what, headers in cases.items():
         outcome = accepted.send(None, headers=headers)
         problem: str | None = None
-        if isinstance(outcome, str):
+        if isinstance(outcome, Unreached):
+            problem = outcome  # a transport failure: the case was not tried
+        elif isinstance(outcome, str):
             problem = f"{what}: the request failed ({outcome})"
         elif outcome.status == 401:
             problem = challenge_problem(outcome, what)
@@ -264,7 +268,7 @@ def test_missing_or_malformed_authorization(accepted: Probe, linked_account: Lin
                 observe(f"{what}: an error result without a challenge (AUTH-CHAL-01 judges its shape)")
         else:
             problem = f"{what} on {accepted.name}: {outcome.describe()}, no auth error"
-        run.tried_case(what, problem)
+        run.judged(what, problem)
     run.conclude()
 
 
@@ -618,7 +622,12 @@ def test_insufficient_scope(
             )
         token = issuer.missing_scope(accepted.resource, accepted.scopes, scope)
         observe(f"the authorization server granted {scope} anyway: used a harness-issued token without it")
-    nearly_right_scopes(accepted, tool, scope, request)
+    run = nearly_right_scopes(
+        accepted, scope, request, lambda t: safe_call(accepted.http, accepted.url, tool, token=t), repr(tool["name"])
+    )
+    run.tried_case("a token lacking the tool's scope")  # judged right below, whole
+    expect(not run.problems, "; ".join(run.problems))
+    run.conclude()
     outcome = call(accepted.http, accepted.url, tool, token=token)
     name = tool.get("name")
     if outcome.status in (401, 403):
@@ -646,11 +655,23 @@ TOK08 = attack_table(
 )
 
 
-def nearly_right_scopes(probe: Probe, tool: Mapping[str, Any], scope: str, request: pytest.FixtureRequest) -> None:
-    """AUTH-TOK-08's derived cases: harness-issued tokens whose scope claim nearly holds ``scope``; each must be
-    refused (401/403, or an auth error result) like a token without it. Fails naming every accepted variant."""
+def scope_refusal(outcome: CallOutcome | str, what: str) -> str | None:
+    """None when a token lacking a scope was refused (401/403, or an auth error result); else what happened. An
+    error result without a challenge means the tool ran (and failed on its own): not a scope refusal."""
+    if isinstance(outcome, Unreached):
+        return Unreached(f"{what}: {outcome}")
+    if isinstance(outcome, str):
+        return f"{what}: the request failed ({outcome})"
+    refused = outcome.status in (401, 403) or outcome.auth_error_result
+    return None if refused else f"{what}: {outcome.describe()}"
+
+
+def nearly_right_scopes(
+    probe: Probe, scope: str, request: pytest.FixtureRequest, send: Callable[[str], CallOutcome | str], name: str
+) -> AttackRun:
+    """AUTH-TOK-08's derived cases: harness-issued tokens whose scope claim nearly holds ``scope``, sent with
+    ``send``; each must be refused like a token without it. Returns the run (the caller judges the named case)."""
     run = AttackRun.of("AUTH-TOK-08")
-    run.tried_case("a token lacking the tool's scope")  # judged by the check itself, below
     issuer = request.getfixturevalue("harness_issuer_or_none")
     others = [s for s in probe.scopes if s != scope]
     variants = {
@@ -662,19 +683,16 @@ def nearly_right_scopes(probe: Probe, tool: Mapping[str, Any], scope: str, reque
         if issuer is None or scopes is None:
             run.not_tried(case, f"needs {HARNESS_OPTION}" if issuer is None else "the scope has no letters")
             continue
-        outcome = call(probe.http, probe.url, tool, token=issuer.valid(probe.resource, scopes))
-        # An error result without a challenge means the tool ran (and failed on its own): not a scope refusal.
-        refused = outcome.status in (401, 403) or outcome.auth_error_result
-        run.tried_case(case, None if refused else f"{tool.get('name')!r} with {case}: {outcome.describe()}")
-    expect(not run.problems, "; ".join(run.problems))
-    run.conclude()  # only observes here: the named case is judged by the caller right after
+        run.judged(case, scope_refusal(send(issuer.valid(probe.resource, scopes)), f"{name} with {case}"))
+    return run
 
 
 def endpoint_insufficient_scope(
     probe: Probe, linker: Linker, link_account: Callable[..., LinkedAccount], request: pytest.FixtureRequest
 ) -> None:
     """AUTH-TOK-08 at an endpoint protected as a whole: the scopes its 401 challenge requires (``scope=``) are what
-    a token must carry; a token without one of them must be refused (401, or 403 insufficient_scope)."""
+    a token must carry; a token without one of them, and each nearly-right scope claim, must be refused (401, or
+    403 insufficient_scope)."""
     challenge = request.getfixturevalue("prm_discovery").challenge
     required = [s for s in str((challenge.get("scope") if challenge else None) or "").split() if s not in OIDC_SCOPES]
     if not required:
@@ -694,13 +712,10 @@ def endpoint_insufficient_scope(
             )
         token = issuer.missing_scope(probe.resource, probe.scopes, scope)
         observe(f"the authorization server granted {scope} anyway: used a harness-issued token without it")
-    outcome = probe.send(token)
-    if isinstance(outcome, str):
-        fail(f"{ENDPOINT} with a token lacking {scope}: the request failed ({outcome})")
-    if outcome.status in (401, 403) or outcome.auth_error_result:
-        observe(f"{ENDPOINT} (its challenge requires {scope}) refused a token without it: {outcome.describe()}")
-        return
-    fail(f"{ENDPOINT} requires {scope} (its 401 challenge says so) but a token without it got {outcome.describe()}")
+    name = f"{ENDPOINT} (its challenge requires {scope})"
+    run = nearly_right_scopes(probe, scope, request, probe.send, name)
+    run.judged("a token lacking the tool's scope", scope_refusal(probe.send(token), f"{name} without {scope}"))
+    run.conclude()
 
 
 TOK09 = attack_table(
@@ -724,7 +739,7 @@ def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: 
     for case, kwargs in sends.items():
         outcome = accepted.send(None, **kwargs)
         if isinstance(outcome, str):
-            run.tried_case(case, f"{case}: the request failed ({outcome})")
+            run.judged(case, outcome if isinstance(outcome, Unreached) else f"{case}: the request failed ({outcome})")
             continue
         problem = f"{case} was accepted: {outcome.describe()}" if outcome.returned_data else None
         run.tried_case(case, problem)

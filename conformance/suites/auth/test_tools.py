@@ -7,7 +7,8 @@ once (arguments made from its inputSchema); those results feed AUTH-TOOL-03/05 a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,6 @@ from conformance.host.declarations import (
     MARKER_ABSENT,
     ChallengeCheck,
     check_challenge_result,
-    describe,
     linking_ui_summary,
     profile_marker,
     security_schemes_of,
@@ -82,11 +82,22 @@ def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing)
 
 # -- declarations --------------------------------------------------------------------------------------------
 
+TOOL_NAME = re.compile(r"(?:tool|result of) '([^']*)'")
+
+
+def every_offender(problems: Sequence[object], limit: int = 20) -> str:
+    """A verdict judged over every tool: names each offending tool, however many problems there are (the problem
+    texts themselves are cut at ``limit`` with a count of the rest)."""
+    texts = [str(p) for p in problems]
+    tools = sorted({m.group(1) for text in texts if (m := TOOL_NAME.search(text))})
+    head = f"{len(tools)} offending tool(s) {tools}: " if tools else ""
+    return head + "; ".join(texts[:limit]) + (f"; … and {len(texts) - limit} more" if len(texts) > limit else "")
+
 
 @rule("AUTH-TOOL-01")
 def test_tool_declarations(listing: Listing) -> None:
     problems = [str(p) for p in listing.problems_of("AUTH-TOOL-01")] + listing.paging
-    expect(not problems, "; ".join(problems[:20]))
+    expect(not problems, every_offender(problems))
     if not listing.tools:
         observe("tools/list returned no tools")
     observe(f"{len(listing.tools)} tool(s) declared" + (" (listed with the linked account)" * listing.authenticated))
@@ -94,7 +105,7 @@ def test_tool_declarations(listing: Listing) -> None:
 
 @rule("AUTH-TOOL-02")
 def test_security_schemes(listing: Listing) -> None:
-    expect(not listing.problems_of("AUTH-TOOL-02"), describe(listing.problems_of("AUTH-TOOL-02")))
+    expect(not listing.problems_of("AUTH-TOOL-02"), every_offender(listing.problems_of("AUTH-TOOL-02")))
     undeclared = [str(t["name"]) for t in listing.named() if security_schemes_of(t) is None]
     if undeclared:
         observe(f"tools without securitySchemes (they inherit the server default): {undeclared}")
@@ -105,7 +116,7 @@ def test_security_schemes(listing: Listing) -> None:
 
 @rule("AUTH-TOOL-06")
 def test_profile_marker_is_boolean(listing: Listing, conformance_settings: Settings) -> None:
-    expect(not listing.problems_of("AUTH-TOOL-06"), describe(listing.problems_of("AUTH-TOOL-06")))
+    expect(not listing.problems_of("AUTH-TOOL-06"), every_offender(listing.problems_of("AUTH-TOOL-06")))
     vendor = vendor_of(conformance_settings)
     if not any(profile_marker(t, vendor) != MARKER_ABSENT for t in listing.named()):
         needs(f'a tool carrying the profile marker _meta["{vendor}/profile"] (none does; a profile tool is optional)')
@@ -189,7 +200,7 @@ def test_structured_content_matches_output_schema(
         )
         needs(f"a tool result ({why})", "readOnlyHint: true on a tool that is safe to call" * (not readable))
     problems = [f"{p} ({how})" for name, how, result in results for p in listing.checker.check_result(name, result)]
-    expect(not problems, "; ".join(problems[:20]))
+    expect(not problems, every_offender(problems))
     observe(f"{len(results)} result(s) validated: " + ", ".join(f"{n} ({h})" for n, h, _ in results))
 
 

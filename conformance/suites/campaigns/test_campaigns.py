@@ -15,6 +15,7 @@ from conformance.host.fields import json_field, json_get
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.campaigns._model import COMPARED, expect_shape, page
 from conformance.suites.campaigns.conftest import CampaignsApi
+from conformance.suites.platform._keys import BAD_KEYS, KEY_SOURCE, NAMED_KEY_CASES, key_headers
 from conformance.suites.platform._support import (
     CLIENT_ERROR,
     describe,
@@ -193,15 +194,35 @@ def test_name_bounds(campaigns_api: CampaignsApi, conformance_settings: Settings
     run.conclude()
 
 
+STATUS_SOURCE = f"CAMP-03; {CREATE_BODY} (status: string, required, active or paused)"
+CAMP03_BODIES: dict[str, Any] = {
+    "status archived": "archived",
+    "status deleted (another value)": "deleted",
+    "an empty status": "",
+    "status null": None,
+    "status as a number": 1,
+    "status as an array": ["active"],
+    "status in another case (Active)": "Active",
+    "status with a trailing space": "active ",
+}
+CAMP03_MISSING = ("name", "status", "budget")
+CAMP03 = attack_table(
+    "CAMP-03",
+    *(Attack(case, STATUS_SOURCE, named=case == "status archived") for case in CAMP03_BODIES),
+    *(Attack(f"a create without '{f}'", f"CAMP-03; {CREATE_BODY} ({f}: required)", named=True) for f in CAMP03_MISSING),
+)
+
+
 @rule("CAMP-03")
 def test_status_on_create_and_required_fields(campaigns_api: CampaignsApi) -> None:
     for status in ("active", "paused"):
         campaign = _created(campaigns_api.create(campaigns_api.body(status=status)), f"status {status}")
         expect(campaign.get("status") == status, f"created with {status}, got {campaign.get('status')!r}")
-    for wrong in ("archived", "deleted", "", None, 1):
-        _rejected(campaigns_api.create(campaigns_api.body(status=wrong)), f"status {wrong!r} on create")
-    for field in ("name", "status", "budget"):
-        _rejected(campaigns_api.create(campaigns_api.body(**{field: ...})), f"a create without '{field}'")
+    run = AttackRun.of("CAMP-03")
+    bodies = {case: campaigns_api.body(status=value) for case, value in CAMP03_BODIES.items()}
+    bodies.update({f"a create without '{f}'": campaigns_api.body(**{f: ...}) for f in CAMP03_MISSING})
+    _reject_all(campaigns_api, run, bodies)
+    run.conclude()
 
 
 CAMP04_SOURCE = (
@@ -432,25 +453,51 @@ def test_actions_and_archived_is_final(campaigns_api: CampaignsApi) -> None:
         expect(stored == "archived", f"{what} took the campaign out of archived (now {stored!r})")
 
 
+CONVERSIONS = f"CAMP-12; {CREATE_BODY} (conversion_event_setting_ids: string[], exactly one with conversions)"
+CAMP12 = attack_table(
+    "CAMP-12",
+    Attack("no conversion_event_setting_ids", CONVERSIONS, named=True),
+    Attack("an empty list", CONVERSIONS, named=True),
+    Attack("two settings", CONVERSIONS, named=True),
+    Attack("the same setting twice", f"{CONVERSIONS}: two entries are not exactly one"),
+    Attack("the setting id as a bare string", f"{CREATE_BODY} (conversion_event_setting_ids: string[])"),
+    Attack("a list holding a number", f"{CREATE_BODY} (conversion_event_setting_ids: string[])"),
+    Attack("null", f"{CREATE_BODY} (conversion_event_setting_ids: string[]); CAMP-12 (zero rejected)"),
+    Attack("an unknown setting id", f"{CREATE_BODY} (an active standard event setting of this account)"),
+)
+
+
 @rule("CAMP-12")
 def test_conversion_bidding_needs_one_setting(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
-    _rejected(
-        campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=[])),
-        "bidding_type conversions with no conversion event setting",
-    )
-    _rejected(
-        campaigns_api.create(campaigns_api.body(bidding_type="conversions")),
-        "bidding_type conversions without conversion_event_setting_ids",
-    )
-    ids = conformance_settings.get("campaigns_conversion_event_setting_ids") or []
+    ids = list(conformance_settings.get("campaigns_conversion_event_setting_ids") or [])
+    run = AttackRun.of("CAMP-12")
+
+    def conversions(**fields: Any) -> dict[str, Any]:
+        return campaigns_api.body(bidding_type="conversions", **fields)
+
+    bodies: dict[str, dict[str, Any]] = {
+        "no conversion_event_setting_ids": conversions(),
+        "an empty list": conversions(conversion_event_setting_ids=[]),
+        "a list holding a number": conversions(conversion_event_setting_ids=[12345]),
+        "null": conversions(conversion_event_setting_ids=None),
+        "an unknown setting id": conversions(conversion_event_setting_ids=[f"ces_{campaigns_api.run_id}_unknown"]),
+    }
+    if ids:
+        bodies["the same setting twice"] = conversions(conversion_event_setting_ids=[ids[0], ids[0]])
+        bodies["the setting id as a bare string"] = conversions(conversion_event_setting_ids=ids[0])
+    else:
+        for case in ("the same setting twice", "the setting id as a bare string"):
+            run.not_tried(case, f"needs a conversion event setting ({CONVERSION_OPTION})")
+    if len(ids) >= 2:
+        bodies["two settings"] = conversions(conversion_event_setting_ids=ids[:2])
+    else:
+        run.not_tried("two settings", f"needs two conversion event settings ({CONVERSION_OPTION})")
+    _reject_all(campaigns_api, run, bodies)
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     if len(ids) < 2:
-        needs("two active standard conversion event settings of the ad account", CONVERSION_OPTION)
-    _rejected(
-        campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=ids[:2])),
-        "bidding_type conversions with two conversion event settings",
-    )
+        run.conclude(CONVERSION_OPTION)  # skips: the rule names two settings
     campaign = _created(
-        campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=ids[:1])),
+        campaigns_api.create(conversions(conversion_event_setting_ids=ids[:1])),
         "bidding_type conversions with one conversion event setting",
     )
     expect(
@@ -458,6 +505,7 @@ def test_conversion_bidding_needs_one_setting(campaigns_api: CampaignsApi, confo
         f"the conversion campaign came back as {campaign.get('bidding_type')!r} / "
         f"{campaign.get('conversion_event_setting_ids')!r}",
     )
+    run.conclude(CONVERSION_OPTION)
 
 
 def _audience_ids(campaigns_api: CampaignsApi, use: str) -> list[str]:
@@ -546,17 +594,30 @@ def test_audience_conflict_leaves_campaign_unchanged(
     expect(not changed, f"the refused edit was applied anyway: {changed} changed")
 
 
+CAMP15 = attack_table(
+    "CAMP-15",
+    *(Attack(case, f"CAMP-15 ({KEY_SOURCE})", named=case in NAMED_KEY_CASES) for case in BAD_KEYS),
+    Attack("a Basic header of another credential", f"CAMP-15 ({KEY_SOURCE})", named=True),
+)
+
+
 @rule("CAMP-15")
 def test_auth_and_error_bodies(campaigns_api: CampaignsApi) -> None:
-    for what, headers in (
-        ("no Authorization header", {}),
-        ("a wrong key", {"Authorization": "Bearer sk-conformance-wrong-key"}),
-        ("a Basic header", {"Authorization": "Basic YXBpOmtleQ=="}),
-    ):
-        expect_json_error(campaigns_api.send("GET", headers=headers), (401,), f"listing with {what}")
-        expect_json_error(
-            campaigns_api.send("POST", json=campaigns_api.body(), headers=headers), (401,), f"creating with {what}"
-        )
+    run = AttackRun.of("CAMP-15")
+    cases = {
+        case: key_headers(case, campaigns_api.target.api_key, campaigns_api.http.redactor.add_secret)
+        for case in BAD_KEYS
+    }
+    cases["a Basic header of another credential"] = {"Authorization": "Basic YXBpOmtleQ=="}
+    for case, headers in cases.items():
+        if headers is None:
+            run.not_tried(case, "no platform API key configured to alter")
+            continue
+        with run.attempt(case):  # listing and creating: each must be refused
+            expect_json_error(campaigns_api.send("GET", headers=headers), (401,), f"listing with {case}")
+            response = campaigns_api.send("POST", json=campaigns_api.body(), headers=headers)
+            expect_json_error(response, (401,), f"creating with {case}")
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     errors = {
         "an unknown campaign (404)": campaigns_api.get(f"cmp_{campaigns_api.run_id}_unknown"),
         "an invalid body (400)": campaigns_api.create(campaigns_api.body(name="")),
@@ -569,3 +630,4 @@ def test_auth_and_error_bodies(campaigns_api: CampaignsApi) -> None:
         expect(not problems, "; ".join(problems))
         codes[what] = (response.status_code, error.get("code"))
     observe(f"errors seen: {codes}")
+    run.conclude()

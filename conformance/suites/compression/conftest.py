@@ -186,6 +186,7 @@ def image_server(compression_target: Target) -> Iterator[ImageServer | None]:
         {
             f"/{token}/photo.jpg": (images.image("photo.jpg"), images.JPEG),
             f"/{token}/notes.txt": (images.image("text.txt"), "text/plain"),
+            f"/{token}/truncated.jpg": (images.image("truncated.jpg"), images.JPEG),
         },
         token,
     )

@@ -156,7 +156,7 @@ def _xmp() -> str:
 @cache
 def image(name: str) -> bytes:
     """The named test image. Names: photo.jpg, photo.png, flat.png, flat.jpg, meta.jpg, meta.png, subject.png,
-    truncated.jpg, truncated.png, fake.png, text.txt."""
+    truncated.jpg, truncated.png, fake.png, text.txt, photo.gif."""
     if name == "photo.jpg":
         return _save(photo_pixels(), JPEG)
     if name == "photo.png":
@@ -179,6 +179,10 @@ def image(name: str) -> bytes:
     if name == "truncated.png":
         data = image("photo.png")
         return data[: len(data) // 2]
+    if name == "photo.gif":  # an image, but neither JPEG nor PNG
+        out = io.BytesIO()
+        photo_pixels().convert("P").save(out, "GIF")
+        return out.getvalue()
     if name == "fake.png":  # a PNG signature in front of bytes that are no image
         return b"\x89PNG\r\n\x1a\n" + b"this is not an image, only a signature " * 20
     if name == "text.txt":

@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from conformance import expect, fail, needs, observe, rule
+from conformance.suites._cases import Attack, AttackRun, attack_table
 
 from . import images
 from .conftest import Api, GcsStore, S3Store, count_of, expect_json_error
@@ -71,33 +72,88 @@ def test_store_objstore_b(api: Api, objstore_b: GcsStore | None, run_prefix: str
     _store_and_read_back(api, objstore_b, run_prefix)
 
 
+STO03 = "IMG-STO-03"
+STORE_A = "contract C, Store options (objstore_a)"
+STORE_B = "contract C, Store options (objstore_b)"
+PATH_FORMAT = f"{STO03} (malformed path); {STORE_A} (path: <bucket>/<path>/<filename>)"
+# case -> (source, named by the rule's own text)
+STO03_CASES: dict[str, tuple[str, bool]] = {
+    "no service": (f"{STO03} (missing required field); {STORE_A} (service: required)", False),
+    "an unknown service": (f"{STORE_A} (service: objstore_a); {STORE_B} (service: objstore_b)", False),
+    "no access key id": (f"{STO03} (missing required field); {STORE_A} (objstore_a_access_key_id: required)", False),
+    "no secret key": (f"{STO03} (missing required field); {STORE_A} (objstore_a_secret_access_key)", True),
+    "no region": (f"{STO03} (missing required field); {STORE_A} (region: required)", False),
+    "no path": (f"{STO03} (missing required field); {STORE_A} (path: required)", True),
+    "the access key id as a number": (f"{STORE_A} (objstore_a_access_key_id: string)", False),
+    "the path as a number": (f"{STORE_A} (path: string)", False),
+    "store as a string": (f"{STO03}; contract C, Store options (a JSON object)", False),
+    "a path without object name": (PATH_FORMAT, True),
+    "a path ending in a slash": (PATH_FORMAT, False),
+    "a path with an empty segment": (PATH_FORMAT, False),
+    "a path starting with a slash (no bucket)": (PATH_FORMAT, False),
+    "a wrong secret key": (f"{STO03} (rejected credentials)", True),
+    "an unknown access key id": (f"{STO03} (rejected credentials)", False),
+    "a wrong objstore_b access token": (f"{STO03} (rejected credentials); {STORE_B}", False),
+    "objstore_b without access token": (
+        f"{STO03} (missing required field); {STORE_B} (objstore_b_access_token)",
+        False,
+    ),
+    "objstore_b without path": (f"{STO03} (missing required field); {STORE_B} (path: required)", False),
+}
+STO03_TABLE = attack_table("IMG-STO-03", *(Attack(c, src, named=n) for c, (src, n) in STO03_CASES.items()))
+
+
+def _store_cases(
+    objstore_a: S3Store, objstore_b: GcsStore | None, base: str
+) -> dict[str, tuple[S3Store | GcsStore, str | None, dict[str, Any]]]:
+    """case -> (the store, the key an accepted request would write, or None; overrides of valid options)."""
+    bucket = objstore_a.bucket
+    a: dict[str, tuple[S3Store | GcsStore, str | None, dict[str, Any]]] = {
+        "no service": (objstore_a, f"{base}/s.jpg", {"service": None}),
+        "an unknown service": (objstore_a, f"{base}/u.jpg", {"service": "objstore_c"}),
+        "no access key id": (objstore_a, f"{base}/k.jpg", {"objstore_a_access_key_id": None}),
+        "no secret key": (objstore_a, f"{base}/a.jpg", {"objstore_a_secret_access_key": None}),
+        "no region": (objstore_a, f"{base}/b.jpg", {"region": None}),
+        "no path": (objstore_a, None, {"path": None}),
+        "the access key id as a number": (objstore_a, f"{base}/n.jpg", {"objstore_a_access_key_id": 12345}),
+        "the path as a number": (objstore_a, None, {"path": 12345}),
+        "a path without object name": (objstore_a, None, {"path": bucket}),
+        "a path ending in a slash": (objstore_a, f"{base}/dir/", {"path": f"{bucket}/{base}/dir/"}),
+        "a path with an empty segment": (objstore_a, f"{base}//c.jpg", {"path": f"{bucket}/{base}//c.jpg"}),
+        "a path starting with a slash (no bucket)": (objstore_a, f"{base}/l.jpg", {"path": f"/{bucket}/{base}/l.jpg"}),
+        "a wrong secret key": (objstore_a, f"{base}/d.jpg", {"objstore_a_secret_access_key": "wrong" * 8}),
+        "an unknown access key id": (objstore_a, f"{base}/i.jpg", {"objstore_a_access_key_id": "AKIACONFORMANCE0000"}),
+    }
+    if objstore_b is not None:
+        a["a wrong objstore_b access token"] = (objstore_b, f"{base}/e.jpg", {"objstore_b_access_token": "ya29.wrong"})
+        a["objstore_b without access token"] = (objstore_b, f"{base}/f.jpg", {"objstore_b_access_token": None})
+        a["objstore_b without path"] = (objstore_b, None, {"path": None})
+    return a
+
+
 @rule("IMG-STO-03")
 def test_store_refusals(api: Api, objstore_a: S3Store | None, objstore_b: GcsStore | None, run_prefix: str) -> None:
     if objstore_a is None:
         needs(*_NEED_A)
     location = api.upload("photo.jpg").location
-    bucket = objstore_a.bucket
     base = f"{run_prefix}/refused-{uuid.uuid4().hex[:8]}"
-    cases: list[tuple[str, S3Store | GcsStore, str | None, dict[str, Any]]] = [
-        ("no secret key", objstore_a, f"{base}/a.jpg", {"objstore_a_secret_access_key": None}),
-        ("no region", objstore_a, f"{base}/b.jpg", {"region": None}),
-        ("no path", objstore_a, None, {"path": None}),
-        ("a path without object name", objstore_a, None, {"path": bucket}),
-        ("a path ending in a slash", objstore_a, f"{base}/dir/", {"path": f"{bucket}/{base}/dir/"}),
-        ("a path with an empty segment", objstore_a, f"{base}//c.jpg", {"path": f"{bucket}/{base}//c.jpg"}),
-        ("a wrong secret key", objstore_a, f"{base}/d.jpg", {"objstore_a_secret_access_key": "wrong" * 8}),
-    ]
-    if objstore_b is not None:
-        cases.append(("a wrong access token", objstore_b, f"{base}/e.jpg", {"objstore_b_access_token": "ya29.wrong"}))
-    problems = []
-    for what, store, key, overrides in cases:
-        options = store.store_options(key or f"{base}/unused.jpg", **overrides)
-        response = api.command(location, {"store": options})
-        try:
-            expect_json_error(response, f"store with {what}")
-        except AssertionError as exc:
-            problems.append(str(exc))
-        if key is not None and store.get(key) is not None:
-            problems.append(f"store with {what} left an object at {store.bucket}/{key}")
-    if problems:
-        fail("; ".join(problems))
+    run = AttackRun.of("IMG-STO-03")
+    if objstore_b is None:
+        for case in ("a wrong objstore_b access token", "objstore_b without access token", "objstore_b without path"):
+            run.not_tried(case, f"no objstore_b bucket the harness can read ({_NEED_B[1]})")
+    with run.attempt("store as a string"):
+        expect_json_error(api.command(location, {"store": "objstore_a"}), "store given as a string")
+    for case, (store, key, overrides) in _store_cases(objstore_a, objstore_b, base).items():
+        with run.attempt(case):
+            options = store.store_options(key or f"{base}/unused.jpg", **overrides)
+            response = api.command(location, {"store": options})
+            problems = []
+            try:
+                expect_json_error(response, f"store with {case}")
+            except AssertionError as exc:
+                problems.append(str(exc))
+            if key is not None and store.get(key) is not None:
+                problems.append(f"store with {case} left an object at {store.bucket}/{key}")
+            if problems:
+                fail("; ".join(problems))
+    run.conclude()

@@ -8,6 +8,7 @@ import re
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -18,6 +19,7 @@ from conformance.config import Settings
 from conformance.host._guard import is_loopback_host
 from conformance.host._redact import Redactor
 from conformance.host.http import HostHTTP, record_exchange
+from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._transport import loopback_run, transport_not_judged
 
 from . import images
@@ -39,15 +41,48 @@ def _credentials_message(response: httpx.Response, what: str) -> None:
     expect(says, f"{what}: the message {message!r} does not say that the credentials are invalid")
 
 
+AUTH = "contract C, Authentication 1 (Basic api:<API_KEY>); Errors 3"
+# case -> the Authorization header made from the real key (None: no header); the rule's own cases are named.
+BAD_CREDENTIALS: dict[str, Callable[[str], str] | None] = {
+    "no Authorization header": None,
+    "a wrong API key": lambda key: _basic("api", f"{key}-not-{uuid.uuid4().hex[:6]}")["Authorization"],
+    "an empty API key (api:)": lambda key: _basic("api", "")["Authorization"],
+    "the key with its last character changed": lambda key: _basic("api", key[:-1] + ("0" if key[-1:] != "0" else "1"))[
+        "Authorization"
+    ],
+    "the key truncated by one character": lambda key: _basic("api", key[:-1])["Authorization"],
+    "the key as a Bearer token": lambda key: f"Bearer {key}",
+    "Basic credentials without a user (the key alone)": lambda key: "Basic " + base64.b64encode(key.encode()).decode(),
+    "Basic credentials that are not base64": lambda key: "Basic @@not-base64@@",
+}
+AUTH01 = attack_table(
+    "IMG-AUTH-01",
+    *(
+        Attack(case, f"IMG-AUTH-01; {AUTH}", named=case in ("no Authorization header", "a wrong API key"))
+        for case in BAD_CREDENTIALS
+    ),
+)
+
+
 @rule("IMG-AUTH-01")
 def test_basic_auth(api: Api, host_http: HostHTTP) -> None:
     body = images.image("flat.jpg")
     url = api.target.url("/shrink")
-    _credentials_message(host_http.post(url, content=body), "upload without Authorization")
-    wrong = _basic("api", f"{api.target.api_key}-not-{uuid.uuid4().hex[:6]}")
-    _credentials_message(host_http.post(url, content=body, headers=wrong), "upload with a wrong API key")
+    run = AttackRun.of("IMG-AUTH-01")
+    key = api.target.api_key or ""
+    for case, make in BAD_CREDENTIALS.items():
+        if make is not None and not key:
+            run.not_tried(case, "no API key configured to alter")
+            continue
+        header = make(key) if make is not None else None
+        if header is not None and key and case != "a wrong API key":
+            host_http.redactor.add_secret(header.partition(" ")[2])  # nearly the real credentials
+        with run.attempt(case):
+            headers = {"Authorization": header} if header is not None else {}
+            _credentials_message(host_http.post(url, content=body, headers=headers), f"upload with {case}")
     accepted = api.shrink(body)
     expect(accepted.status_code == 201, f"upload with api:<key> was not accepted ({accepted.status_code})")
+    run.conclude()
 
 
 def _check_upload(response: httpx.Response, sent: bytes, mime: str, what: str) -> None:
@@ -97,28 +132,73 @@ def test_upload_by_url(
         observe(f"the target fetched {len(image_server.hits)} time(s) from the harness's image server")
 
 
+SHRINK03 = "IMG-SHRINK-03"
+TYPES = "contract C, What the service does 1 (a JPEG or PNG image)"
+SOURCE_BODY = "contract C, Endpoints (POST /shrink by URL: {source: {url: <image_url>}})"
+BAD_UPLOADS = {  # case -> (test image name, or "" for an empty body; source)
+    "an empty body": ("", f"{SHRINK03} (empty)"),
+    "plain text": ("text.txt", f"{SHRINK03} (non-image)"),
+    "a PNG signature followed by garbage": ("fake.png", f"{SHRINK03} (non-image); {TYPES}"),
+    "a truncated JPEG": ("truncated.jpg", f"{SHRINK03} (truncated)"),
+    "a truncated PNG": ("truncated.png", f"{SHRINK03} (truncated)"),
+    "a GIF image": ("photo.gif", f"{SHRINK03} (non-image: not a type the service takes); {TYPES}"),
+}
+BAD_SOURCES = {  # case -> (the JSON body, or None: a URL case; source)
+    "a JSON body without source": ({}, SOURCE_BODY),
+    "source without url": ({"source": {}}, SOURCE_BODY),
+    "source.url as a number": ({"source": {"url": 5}}, SOURCE_BODY),
+    "source as a string": ({"source": "http://127.0.0.1:1/photo.png"}, SOURCE_BODY),
+    "the URL 'not a url'": (None, f"{SHRINK03} (bad source URL)"),
+    "an empty URL": (None, f"{SHRINK03} (bad source URL)"),
+    "an ftp URL": (None, f"{SHRINK03} (bad source URL); contract C (HTTPS)"),
+    "a URL nothing listens on": (None, f"{SHRINK03} (bad source URL)"),
+    "a URL serving text": (None, f"{SHRINK03} (bad source URL: non-image)"),
+    "a URL answering 404": (None, f"{SHRINK03} (bad source URL)"),
+    "a URL serving a truncated JPEG": (None, f"{SHRINK03} (truncated, by URL)"),
+}
+NAMED_UPLOADS = {"an empty body", "plain text", "a truncated JPEG", "a truncated PNG", "the URL 'not a url'"}
+SHRINK03_TABLE = attack_table(
+    "IMG-SHRINK-03",
+    *(Attack(c, src, named=c in NAMED_UPLOADS) for c, (_, src) in (*BAD_UPLOADS.items(), *BAD_SOURCES.items())),
+)
+SERVED = {
+    "a URL serving text": "notes.txt",
+    "a URL answering 404": "missing.png",
+    "a URL serving a truncated JPEG": "truncated.jpg",
+}
+
+
 @rule("IMG-SHRINK-03")
 def test_bad_uploads(api: Api, image_server: ImageServer | None) -> None:
+    run = AttackRun.of("IMG-SHRINK-03")
     before = api.count()
-    for name, what in (
-        ("", "an empty body"),
-        ("text.txt", "plain text"),
-        ("fake.png", "a PNG signature followed by garbage"),
-        ("truncated.jpg", "a truncated JPEG"),
-        ("truncated.png", "a truncated PNG"),
-    ):
-        body = images.image(name) if name else b""
-        expect_json_error(api.shrink(body), f"upload of {what}")
-    bad_urls = ["not a url", "ftp://127.0.0.1/photo.png", "http://127.0.0.1:1/photo.png"]
-    if image_server is not None:
-        bad_urls += [
-            f"{image_server.base_url}/{image_server.token}/notes.txt",  # 200, but text
-            f"{image_server.base_url}/{image_server.token}/missing.png",  # 404
-        ]
-    for url in bad_urls:
-        expect_json_error(api.shrink_url(url), f"upload by bad source URL {url!r}")
+    for case, (name, _) in BAD_UPLOADS.items():
+        with run.attempt(case):
+            expect_json_error(api.shrink(images.image(name) if name else b""), f"upload of {case}")
+    urls = {
+        "the URL 'not a url'": "not a url",
+        "an empty URL": "",
+        "an ftp URL": "ftp://127.0.0.1/photo.png",
+        "a URL nothing listens on": "http://127.0.0.1:1/photo.png",
+    }
+    for case, name in SERVED.items():
+        if image_server is None:
+            run.not_tried(case, "the target is not on loopback: the harness serves no URL it can reach")
+        else:
+            urls[case] = f"{image_server.base_url}/{image_server.token}/{name}"
+    for case, (body, _) in BAD_SOURCES.items():
+        if body is None and case not in urls:
+            continue
+        with run.attempt(case):
+            if body is None:
+                response = api.shrink_url(urls[case])
+            else:
+                response = api.http.post(api.target.url("/shrink"), json=body, headers=api.target.auth)
+            expect_json_error(response, f"upload by {case}")
     after = api.count()
-    expect(after == before, f"failed uploads raised Compression-Count from {before} to {after}")
+    if after != before:
+        run.problems.append(f"failed uploads raised Compression-Count from {before} to {after}")
+    run.conclude()
 
 
 @rule("IMG-SHRINK-04")

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from conformance import expect, fail, observe, rule
+from conformance.suites._cases import Attack, AttackRun, attack_table
+from conformance.suites.platform._keys import BAD_KEYS, KEY_SOURCE, NAMED_KEY_CASES, key_headers
 from conformance.suites.platform._support import (
     CLIENT_ERROR,
     describe,
@@ -216,21 +218,61 @@ def test_images_are_counted(platform_api: PlatformApi) -> None:
     observe(f"an image by remote URL: {remote.status_code}")
 
 
-BAD_BODIES: dict[str, Any] = {
-    "input is a number": {"input": 42},
-    "unknown content part type": {"input": [{"role": "user", "content": [{"type": "input_hologram", "x": 1}]}]},
-    "part without type": {"input": [{"role": "user", "content": [{"text": "hi"}]}]},
-    "role is a number": {"input": [{"role": 7, "content": "hi"}]},
-    "content is a number": {"input": [{"role": "user", "content": 3.5}]},
-    "input_text without text": {"input": [{"role": "user", "content": [{"type": "input_text"}]}]},
-    "tools is a string": {"input": "hi", "tools": "get_weather"},
-    "tool parameters not an object": {"input": "hi", "tools": [{"type": "function", "name": "f", "parameters": []}]},
-    "instructions is a list": {"input": "hi", "instructions": ["be brief"]},
-    "image_url is a number": {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": 5}]}]},
-    "image data URL not base64": {
-        "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,@@@"}]}]
-    },
+REQUEST = "contract platform, Input token count request"
+PARTS = "contract platform, Content parts"
+ITEM = "contract platform, Message item"
+TOOL = "contract platform, Function tool"
+# case -> (source, the fields of an otherwise valid body); the rule's own cases are named.
+BAD_BODIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "input is a number": (f"{REQUEST} (input: string or array)", {"input": 42}),
+    "input is an object": (f"{REQUEST} (input: string or array)", {"input": {"text": "hi"}}),
+    "input is true": (f"{REQUEST} (input: string or array)", {"input": True}),
+    "an input item that is a number": (f"{REQUEST} (an array of message items)", {"input": [7]}),
+    "model is a number": (f"{REQUEST} (model: string)", {"model": 4, "input": "hi"}),
+    "unknown content part type": (
+        f"TOK-07; {PARTS}",
+        {"input": [{"role": "user", "content": [{"type": "input_hologram", "x": 1}]}]},
+    ),
+    "part without type": (PARTS, {"input": [{"role": "user", "content": [{"text": "hi"}]}]}),
+    "part type is a number": (PARTS, {"input": [{"role": "user", "content": [{"type": 3, "text": "hi"}]}]}),
+    "role is a number": (f"{ITEM} (role: string)", {"input": [{"role": 7, "content": "hi"}]}),
+    "content is a number": (f"{ITEM} (content: string or array)", {"input": [{"role": "user", "content": 3.5}]}),
+    "input_text without text": (PARTS, {"input": [{"role": "user", "content": [{"type": "input_text"}]}]}),
+    "input_text text is a number": (
+        f"{PARTS} (text: string)",
+        {"input": [{"role": "user", "content": [{"type": "input_text", "text": 12345}]}]},
+    ),
+    "image_url is a number": (
+        f"{PARTS} (image_url: string)",
+        {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": 5}]}]},
+    ),
+    "input_image without image_url or file_id": (
+        PARTS,
+        {"input": [{"role": "user", "content": [{"type": "input_image"}]}]},
+    ),
+    "image data URL not base64": (
+        f"{PARTS} (a base64 data URL)",
+        {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,@@@"}]}]},
+    ),
+    "tools is a string": (f"{REQUEST} (tools: array)", {"input": "hi", "tools": "get_weather"}),
+    "tool parameters not an object": (
+        f"{TOOL} (parameters: JSON Schema object)",
+        {"input": "hi", "tools": [{"type": "function", "name": "f", "parameters": []}]},
+    ),
+    "tool name is a number": (
+        f"{TOOL} (name: string)",
+        {"input": "hi", "tools": [{"type": "function", "name": 9, "parameters": {"type": "object"}}]},
+    ),
+    "instructions is a list": (f"{REQUEST} (instructions: string)", {"input": "hi", "instructions": ["be brief"]}),
 }
+RAW_BODIES = {"not JSON": "{", "a JSON array": "[1, 2]", "a JSON string": '"hi"'}
+NAMED = {"unknown content part type", "input is a number", *NAMED_KEY_CASES}
+TOK07 = attack_table(
+    "TOK-07",
+    *(Attack(case, source, named=case in NAMED) for case, (source, _) in BAD_BODIES.items()),
+    *(Attack(case, "TOK-07 (a bad body); contract platform (a JSON object body)") for case in RAW_BODIES),
+    *(Attack(case, f"TOK-07 ({KEY_SOURCE})", named=case in NAMED) for case in BAD_KEYS),
+)
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
@@ -241,15 +283,21 @@ JSON_VALUES = st.recursive(
 
 @rule("TOK-07")
 def test_bad_bodies_get_4xx_json(platform_api: PlatformApi) -> None:
-    for what, fields in BAD_BODIES.items():
-        expect_json_error(platform_api.count_raw(platform_api.body(**fields)), CLIENT_ERROR, what)
-    for what, raw in {"not JSON": "{", "a JSON array": "[1, 2]"}.items():
-        expect_json_error(platform_api.post_content("/v1/responses/input_tokens", raw), CLIENT_ERROR, what)
+    run = AttackRun.of("TOK-07")
+    for case, (_, fields) in BAD_BODIES.items():
+        with run.attempt(case):
+            expect_json_error(platform_api.count_raw(platform_api.body(**fields)), CLIENT_ERROR, case)
+    for case, raw in RAW_BODIES.items():
+        with run.attempt(case):
+            expect_json_error(platform_api.post_content("/v1/responses/input_tokens", raw), CLIENT_ERROR, case)
     body = platform_api.body(input="hi")
-    expect_json_error(platform_api.count_raw(body, headers={}), (401,), "no Authorization header")
-    expect_json_error(
-        platform_api.count_raw(body, headers={"Authorization": "Bearer sk-not-a-key-0000"}), (401,), "a wrong key"
-    )
+    for case in BAD_KEYS:
+        headers = key_headers(case, platform_api.target.api_key, platform_api.http.redactor.add_secret)
+        if headers is None:
+            run.not_tried(case, "no platform API key configured to alter")
+            continue
+        with run.attempt(case):
+            expect_json_error(platform_api.count_raw(body, headers=headers), (401,), case)
 
     @target_settings()
     @given(part=st.dictionaries(st.sampled_from(["type", "text", "image_url", "detail"]), JSON_VALUES, max_size=3))
@@ -260,3 +308,4 @@ def test_bad_bodies_get_4xx_json(platform_api: PlatformApi) -> None:
             expect(error_object(response) is not None, f"the error for part {part!r} is not JSON: {describe(response)}")
 
     run_property(prop)
+    run.conclude()

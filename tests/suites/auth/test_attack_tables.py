@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance._checks import catalog_rows
-from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table
+from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table, unreached_text
 
 STUBS = """
 import json, time
@@ -23,6 +23,8 @@ from conformance.host._redact import Redactor
 from conformance.host.challenge import Challenge
 from conformance.host.forge import split_jwt, ForgeError
 from conformance.host.mcp import RawResult
+from conformance._exceptions import TargetUnreachable
+from conformance.suites._cases import unreached_text
 from conformance.suites._tool_access import CallOutcome
 
 ACCEPT = {ACCEPT!r}  # which attack the stub server wrongly accepts: a predicate name below
@@ -51,6 +53,8 @@ class Probe:
     tool = {{"name": "stub"}}
     http = SimpleNamespace(redactor=Redactor())
     def send(self, token=None, **kw):
+        if ACCEPT == "reset-other-scheme" and (kw.get("headers") or {{}}).get("Authorization", "").startswith("Token "):
+            return unreached_text(TargetUnreachable("connection reset by peer"))  # what Probe.send gives back
         if accepts(token, kw):
             raw = RawResult(200, httpx.Headers(), {{"result": {{"content": []}}}}, [], None, "call", None, "", b"")
         else:
@@ -148,5 +152,53 @@ def test_a_named_case_not_tried_skips_and_inapplicable_ones_do_not() -> None:
         ran.tried_case("b")
         ran.inapplicable("a", "opaque token")
         ran.conclude()
+    finally:
+        del ATTACK_TABLES["TEST-RULE"]
+
+
+def test_a_case_whose_exchange_failed_in_transport_is_not_tried_not_failed(pytester: pytest.Pytester) -> None:
+    """Issue 16: a connection reset or timeout on one attack is the harness not trying that case, never the target
+    failing it (before, "the request failed" counted as the target's problem)."""
+    result = run(pytester, "AUTH-TOK-02", "reset-other-scheme")
+    assert result["status"] != "failed", result
+    assert "the real token under another scheme (Token) (the exchange failed at the transport layer" in result[
+        "message"
+    ] or any("transport layer" in str(e) for e in result.get("evidence", [])), result
+
+
+def test_attempt_counts_transport_failures_as_not_tried_and_failures_as_problems() -> None:
+    from conformance._exceptions import TargetUnreachable
+    from conformance._verdicts import Failure
+
+    attack_table("TEST-RULE", Attack("a", "RFC 0 §1"), Attack("b", "RFC 0 §2", named=True), Attack("c", "RFC 0 §3"))
+    try:
+        ran = AttackRun.of("TEST-RULE")
+        with ran.attempt("a"):
+            raise TargetUnreachable("read timed out after 10 s")
+        with ran.attempt("b"):
+            pass
+        with ran.attempt("c"):
+            raise Failure("c was accepted")
+        assert [a.case for a in ran.tried] == ["b", "c"]
+        assert "transport layer" in ran.untried["a"] and "read timed out" in ran.untried["a"]
+        assert ran.problems == ["c was accepted [RFC 0 §3]"]
+        ran.judged("c", unreached_text(TargetUnreachable("reset")))  # the text form, as safe_call returns it
+        assert "reset" in ran.untried["c"]
+        ran.problems.clear()
+        ran.conclude()  # "a" is not named: the rule passes with the gap listed, never fails on it
+    finally:
+        del ATTACK_TABLES["TEST-RULE"]
+
+
+def test_a_named_case_lost_in_transport_skips_the_rule() -> None:
+    from conformance._exceptions import TargetUnreachable
+
+    attack_table("TEST-RULE", Attack("a", "RFC 0 §1", named=True))
+    try:
+        ran = AttackRun.of("TEST-RULE")
+        with ran.attempt("a"):
+            raise TargetUnreachable("connection reset by peer")
+        with pytest.raises(pytest.skip.Exception, match="transport layer"):
+            ran.conclude()
     finally:
         del ATTACK_TABLES["TEST-RULE"]
