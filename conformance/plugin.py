@@ -22,6 +22,7 @@ import pytest
 from conformance import _context
 from conformance._exceptions import ConfigError, TargetError
 from conformance._hypothesis import replay_verdict, unwrap_hypothesis
+from conformance._signals import host_verdicts
 from conformance._verdicts import Blocked, Failure, NeedsUnmet, Throttled
 from conformance.config import Settings, Target, all_options, check_report_dir, read_config_files, resolve
 from conformance.host._redact import Redactor, redactor_for, scrub_log_file, scrub_log_records
@@ -282,6 +283,22 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 _STARTED = pytest.StashKey[float]()
 _DONE = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    if not (_rules_of(item) and _suite_of(item)):
+        return (yield)
+    with host_verdicts():  # a host signal met by a fixture is the check's verdict (blocked, throttled)
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    if not (_rules_of(item) and _suite_of(item)):
+        return (yield)
+    with host_verdicts():
+        return (yield)
 
 
 @pytest.hookimpl(hookwrapper=True)
