@@ -25,7 +25,7 @@ from conformance._hypothesis import replay_verdict, unwrap_hypothesis
 from conformance._signals import host_verdicts
 from conformance._verdicts import Blocked, Failure, NeedsUnmet, Throttled
 from conformance.config import Settings, Target, all_options, check_report_dir, read_config_files, resolve
-from conformance.host._redact import Redactor, redactor_for, scrub_log_file, scrub_log_records
+from conformance.host import Redactor, redactor_for, scrub_log_file, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.diff import compare_report_option

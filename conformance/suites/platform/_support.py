@@ -15,7 +15,7 @@ from conformance import Failure, _context, hypothesis_profile, observe
 from conformance._exceptions import InvalidResponse
 from conformance._signals import host_verdicts, with_host_verdicts
 from conformance._verdicts import Throttled
-from conformance.host import _json as target_json
+from conformance.host import parse_json
 
 # Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
 _GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
@@ -47,7 +47,7 @@ def parse_retry_after(text: str | None) -> float | None:
     try:
         value = float(text.strip())
     except ValueError:
-        from conformance.host._retry import parse_retry_after as parse_http_date
+        from conformance.host import parse_retry_after as parse_http_date
 
         return parse_http_date(text)
     return value if value >= 0 else None
@@ -55,7 +55,7 @@ def parse_retry_after(text: str | None) -> float | None:
 
 def json_body(response: httpx.Response) -> Any:
     try:
-        return target_json.loads(response.content)
+        return parse_json(response.content)
     except (ValueError, UnicodeDecodeError):
         return None
 
