@@ -8,6 +8,7 @@ The curated API for writing checks::
     def test_name_bounds(host_http, platform_target): ...
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from conformance._exceptions import (
@@ -19,26 +20,33 @@ from conformance._exceptions import (
     UnknownRuleError,
     UrlRefused,
 )
-from conformance._hypothesis import hypothesis_profile
-from conformance.report.model import Status
-from conformance.rules import RULES, Level, Rule, get_rule, rule
 
 if TYPE_CHECKING:
+    from conformance._hypothesis import hypothesis_profile
     from conformance._verdicts import Blocked, Failure, NeedsUnmet, expect, fail, needs, observe
+    from conformance.report.model import Status
+    from conformance.rules import RULES, Level, Rule, get_rule, rule
 
 __version__ = "0.1.0"
 
-# The verdicts build on pytest's skip exception: loaded when a check first asks for them, so the commands that only
-# read reports (``conformance report``, ``summary``, ``diff``) never import pytest.
-_VERDICTS = frozenset({"Blocked", "Failure", "NeedsUnmet", "expect", "fail", "needs", "observe"})
+# Loaded on first use: the verdicts and the catalog import pytest, and ``conformance.host`` (a subpackage, so
+# importing it runs this module) must not.
+_LAZY = {
+    "hypothesis_profile": "conformance._hypothesis",
+    **dict.fromkeys(
+        ("Blocked", "Failure", "NeedsUnmet", "expect", "fail", "needs", "observe"), "conformance._verdicts"
+    ),
+    "Status": "conformance.report.model",
+    **dict.fromkeys(("RULES", "Level", "Rule", "get_rule", "rule"), "conformance.rules"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _VERDICTS:
-        from conformance import _verdicts
-
-        return getattr(_verdicts, name)
-    raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance import _context
+
 
 class ConformanceError(Exception):
     """Base of every deliberate harness exception."""
@@ -69,9 +71,7 @@ class InvalidResponse(TargetError):
         super().__init__(message, exchange=exchange)
         self.message = message
         self.blocked_by = blocked_by
-        if blocked_by is None:  # like a check's Failure: remembered as the check's first failure (Hypothesis replays)
-            from conformance import _context
-
+        if blocked_by is None:  # a verdict on the running check, like a Failure: its evidence ends here
             _context.note_failure(self)
 
 

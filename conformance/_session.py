@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.config import Settings, all_options, read_config_files, resolve
-from conformance.host._redact import Redactor, redactor_for, scrub_log_file
+from conformance.host import Redactor, redactor_for, scrub_log_file
 from conformance.report.baseline import Baseline
 from conformance.report.model import CheckOutcome, RunReport, Throttle
 

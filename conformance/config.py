@@ -21,7 +21,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from conformance._exceptions import ConfigError
-from conformance.host._redact import shown_url
+from conformance.host import shown_url
 from conformance.rules import SUITE_TARGET, SUITES
 
 Kind = Literal["str", "bool", "int", "float", "path", "list", "url"]

@@ -276,8 +276,7 @@ def login_page_via_authorization(
 ) -> tuple[str, Page]:
     """The login page the target's authorization server shows a user: discovery as a host does it (PRM, AS
     metadata), then an authorization request for the predefined client, redirects followed to the page."""
-    from conformance._exceptions import TargetError
-    from conformance._verdicts import Failure
+    from conformance._exceptions import InvalidResponse, TargetError
     from conformance.host.asmeta import discover_as_metadata
     from conformance.host.discovery import discover_prm
     from conformance.host.oauth import new_pkce
@@ -302,7 +301,7 @@ def login_page_via_authorization(
             response = http.get(
                 endpoint, params=params, follow_redirects=True, metadata_driven=True, headers={"Accept": "text/html"}
             )
-        except Failure as exc:
+        except InvalidResponse as exc:
             raise ConformanceError(f"init: discovery: {exc.message}") from None
         except TargetError as exc:
             raise ConformanceError(f"init: the authorization request did not reach a login page: {exc}") from None

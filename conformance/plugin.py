@@ -34,7 +34,7 @@ from conformance._session import (
 )
 from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target, all_options, check_report_dir
-from conformance.host._redact import scrub_log_records
+from conformance.host import scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.diff import compare_report_option

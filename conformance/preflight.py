@@ -22,8 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from conformance._exceptions import ConfigError, TargetError
-from conformance._verdicts import Blocked, Failure
+from conformance._exceptions import ConfigError, InvalidResponse, TargetError
 from conformance.rules import SUITE_TARGET
 
 PROBE_WAIT_S = 3.0
@@ -59,12 +58,12 @@ def _tool_server(http: Any, settings: Any, url: str) -> list[Finding]:
         prm = discover_prm(http, url)
         servers = prm.document.get("authorization_servers")
         if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
-            raise Failure(f"protected resource metadata at {prm.url} lists no authorization_servers")
+            raise InvalidResponse(f"protected resource metadata at {prm.url} lists no authorization_servers")
         found.append(Finding(name, True, f"protected resource metadata at {prm.url} ({prm.via})"))
         metadata = discover_as_metadata(http, servers[0])
         found.append(Finding(name, True, f"authorization server metadata at {metadata.url}"))
         found += _cimd_probe(http, settings, metadata)
-    except Failure as exc:
+    except InvalidResponse as exc:
         found.append(Finding(name, False, f"discovery: {exc.message}"))
     except TargetError as exc:
         found.append(Finding(name, False, f"discovery: {exc}"))
@@ -181,7 +180,7 @@ def preflight(settings: Any, http: Any = None) -> list[Finding]:
                     findings += _tool_server(http, settings, target.base_url)
                 else:
                     findings += _keyed(http, target, f"{name}_api_key")
-            except (Exception, Blocked) as exc:  # a broken target's answer must not crash the preflight
+            except Exception as exc:  # a broken target's answer must not crash the preflight
                 findings.append(Finding(name, False, f"could not be checked: {type(exc).__name__}: {exc}"))
     finally:
         if own:

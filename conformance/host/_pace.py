@@ -8,7 +8,7 @@ down, then ramps up again. Every such wait counts against one bound per run (``-
 
 A throttled answer (429, or 503 overload) is no answer: a check of any rule but the rate-limit rules (RL-*, which
 judge throttling themselves and see raw answers) never gets one. It is retried within the bound; when that is not
-enough the check is ``blocked`` by :class:`Throttled`, never failed. A 429 that is a quota or billing error is not
+enough the check is ``blocked`` by :class:`TargetThrottled`, never failed. A 429 that is a quota or billing error is not
 retried (a person must act) and blocks the check the same way.
 """
 
@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import httpx
 
 from conformance import _context
-from conformance._verdicts import Throttled
+from conformance._exceptions import TargetThrottled
 from conformance.host._retry import USER_ACTION_CODES, RetryPolicy, error_code
+from conformance.host.exchange import exchange_of
 
 DEFAULT_MAX_WAIT_S = 600.0
 RESERVE_SHARE = 0.02  # of a window's requests kept back (other clients of the key, clock skew): at least one
@@ -135,7 +136,7 @@ class Pacer:
 
     def retry_delay(self, response: httpx.Response, attempt: int, what: str) -> float | None:
         """For a throttled answer met by a check that does not judge throttling: seconds to wait before sending it
-        again, or :class:`Throttled` when the answer cannot be waited out. None: hand the answer back (no check
+        again, or :class:`TargetThrottled` when the answer cannot be waited out. None: hand the answer back (no check
         is running, or it is a rate-limit check, which judges throttling itself)."""
         record = _context.current()
         if record is None or record.judges_throttling or not is_throttled(response):
@@ -144,14 +145,19 @@ class Pacer:
         shown = f"{what} → {response.status_code}" + (f" {error_code(response)}" if error_code(response) else "")
         shown += f", Retry-After {retry_after!r}" if retry_after is not None else ""
         if response.status_code == 429 and error_code(response) in USER_ACTION_CODES and retry_after is None:
-            raise Throttled(f"{shown}: a quota or billing error (a person must act), not retried")
+            raise TargetThrottled(
+                f"{shown}: a quota or billing error (a person must act), not retried", exchange=exchange_of(response)
+            )
         wait = self.retry.delay(response, attempt, 0.0)  # Retry-After when it parses, else jittered backoff
         if wait is None:
-            raise Throttled(f"{shown}, still throttled after {attempt + 1} attempt(s)")
+            raise TargetThrottled(
+                f"{shown}, still throttled after {attempt + 1} attempt(s)", exchange=exchange_of(response)
+            )
         if not self.allow(wait):
-            raise Throttled(
+            raise TargetThrottled(
                 f"{shown}: waiting {wait:.0f}s more would pass the run's bound of {self.max_wait_s:.0f}s for "
-                f"throttle waits ({self.waited_s:.0f}s spent; raise --max-throttle-wait)"
+                f"throttle waits ({self.waited_s:.0f}s spent; raise --max-throttle-wait)",
+                exchange=exchange_of(response),
             )
         return wait
 

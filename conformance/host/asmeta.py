@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
-from conformance._verdicts import Failure
+from conformance._exceptions import InvalidResponse
 from conformance.host.discovery import json_object
 from conformance.host.http import HostHTTP
 
@@ -153,7 +153,7 @@ class AsMetadata:
 
     def require_issuer_match(self) -> None:
         if not self.issuer_matches:
-            raise Failure(
+            raise InvalidResponse(
                 f"issuer {json.dumps(self.issuer)} in {self.url} is not identical to {json.dumps(self.expected_issuer)}"
                 " listed in authorization_servers (exact string comparison)"
             )
@@ -236,7 +236,7 @@ def discover_as_metadata(http: HostHTTP, issuer: str, *, try_all: bool = False) 
     The first document whose ``issuer`` is identical to ``issuer`` wins. When documents are found but none matches,
     the first one is returned (``issuer_matches`` False) so that the mismatch itself is the verdict, not a
     "not found". ``try_all`` fetches every candidate anyway (to report which well-known URLs are served).
-    Raises :class:`Failure` when no candidate serves a JSON object, saying what each URL gave.
+    Raises :class:`InvalidResponse` when no candidate serves a JSON object, saying what each URL gave.
     """
     tried: list[str] = []
     found: list[tuple[str, str, dict[str, Any]]] = []
@@ -247,7 +247,7 @@ def discover_as_metadata(http: HostHTTP, issuer: str, *, try_all: bool = False) 
         response = http.get(url, headers={"Accept": "application/json"}, metadata_driven=True)
         try:
             document = json_object(response, "authorization server metadata")
-        except Failure as exc:
+        except InvalidResponse as exc:
             tried.append(f"{via} {url}: {exc.message}")
             continue
         tried.append(f"{via} {url}: 200, issuer {json.dumps(document.get('issuer'))}")
@@ -255,7 +255,7 @@ def discover_as_metadata(http: HostHTTP, issuer: str, *, try_all: bool = False) 
         if chosen is None and document.get("issuer") == issuer:
             chosen = (via, url, document)
     if not found:
-        raise Failure(f"no authorization server metadata for issuer {issuer!r}; " + "; ".join(tried))
+        raise InvalidResponse(f"no authorization server metadata for issuer {issuer!r}; " + "; ".join(tried))
     via, url, document = chosen or found[0]
     return AsMetadata(
         expected_issuer=issuer,

@@ -13,9 +13,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from conformance._verdicts import Failure
+from conformance._exceptions import InvalidResponse
 from conformance.host import _json as target_json
 from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
+from conformance.host.exchange import exchange_of
 from conformance.host.http import HostHTTP
 
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -66,16 +67,17 @@ def challenge_of(response: httpx.Response) -> Challenge | None:
 
 
 def json_object(response: httpx.Response, what: str) -> dict[str, Any]:
-    """The response body as a JSON object, or a Failure naming what was wrong."""
+    """The response body as a JSON object, or an InvalidResponse naming what was wrong."""
+    url, exchange = response.request.url, exchange_of(response)
     if response.status_code != 200:
-        raise Failure(f"{what}: {response.request.url} answered {response.status_code}, expected 200")
+        raise InvalidResponse(f"{what}: {url} answered {response.status_code}, expected 200", exchange=exchange)
     try:
         document = target_json.loads(response.content)
     except (ValueError, UnicodeDecodeError):
         ctype = response.headers.get("content-type", "none")
-        raise Failure(f"{what}: {response.request.url} is not JSON (Content-Type {ctype})") from None
+        raise InvalidResponse(f"{what}: {url} is not JSON (Content-Type {ctype})", exchange=exchange) from None
     if not isinstance(document, dict):
-        raise Failure(f"{what}: {response.request.url} is JSON but not an object")
+        raise InvalidResponse(f"{what}: {url} is JSON but not an object", exchange=exchange)
     return document
 
 
@@ -89,7 +91,7 @@ class PrmDiscovery:
 
 
 def discover_prm(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
-    """Find the protected-resource metadata the way a host does; raise Failure saying what each step gave."""
+    """Find the protected-resource metadata the way a host does; raise InvalidResponse saying what each step gave."""
     tried: list[str] = []
     probe = unauthenticated_probe(http, mcp_url)
     challenge = challenge_of(probe) if probe.status_code == 401 else None
@@ -104,8 +106,8 @@ def discover_prm(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
         response = http.get(url, headers={"Accept": "application/json"}, metadata_driven=via == "challenge")
         try:
             document = json_object(response, "protected resource metadata")
-        except Failure as exc:
+        except InvalidResponse as exc:
             tried.append(f"{via} {url}: {exc.message}")
             continue
         return PrmDiscovery(url=url, document=document, via=via, challenge=challenge, tried=tried)
-    raise Failure("no protected resource metadata found; " + "; ".join(tried))
+    raise InvalidResponse("no protected resource metadata found; " + "; ".join(tried))

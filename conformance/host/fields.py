@@ -5,9 +5,9 @@ Every check reads what a target answered through :func:`json_field`::
     campaign_id = json_field(response, "id", type=str, what="the created campaign")
     first = json_field(body, "data", 0, "id", type=str)
 
-A field that is absent, ``null`` where a value is wanted, or of the wrong JSON type raises :class:`Failure` (the
-rule being judged failed; the exchange is already the check's evidence) or, with ``blocked_by``, :class:`Blocked`
-(the field belongs to a prerequisite rule, so this rule cannot be decided).
+A field that is absent, ``null`` where a value is wanted, or of the wrong JSON type raises
+:class:`~conformance._exceptions.InvalidResponse` carrying the exchange (the rule being judged failed) or, with
+``blocked_by``, the same naming a prerequisite rule (the field belongs to it, so this rule cannot be decided).
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any, NoReturn, TypeVar, overload
 
 import httpx
 
-from conformance._verdicts import Blocked, Failure
+from conformance._exceptions import InvalidResponse
 from conformance.host import _json as target_json
+from conformance.host.exchange import exchange_of
 
 T = TypeVar("T")
 Step = str | int
@@ -53,34 +54,39 @@ def json_field(
     ``doc`` is parsed JSON or an ``httpx.Response`` (its body is parsed; a body that is not JSON is a failure too).
     ``empty=False`` also refuses an empty string, array or object. ``what`` names the document in the message.
     """
+    exchange = exchange_of(doc) if isinstance(doc, httpx.Response) else None  # the evidence of a refusal
     if isinstance(doc, httpx.Response):
         what = what or _describe(doc)
         try:
             doc = target_json.loads(doc.content)
         except (ValueError, UnicodeDecodeError):
-            _refuse(f"{what}: the body is not JSON", blocked_by)
+            _refuse(f"{what}: the body is not JSON", blocked_by, exchange)
     what = what or "the target's answer"
     value = doc
     walked = ""
     for step in path:
         if isinstance(step, int):
             if not isinstance(value, list):
-                _refuse(f"{what}: {_name(walked)} is {_shown(value)}, expected an array", blocked_by)
+                _refuse(f"{what}: {_name(walked)} is {_shown(value)}, expected an array", blocked_by, exchange)
             if not -len(value) <= step < len(value):
-                _refuse(f"{what}: {_name(walked)} has no item {step} (length {len(value)})", blocked_by)
+                _refuse(f"{what}: {_name(walked)} has no item {step} (length {len(value)})", blocked_by, exchange)
             value = value[step]
             walked += f"[{step}]"
         else:
             if not isinstance(value, Mapping):
-                _refuse(f"{what}: {_name(walked)} is {_shown(value)}, expected an object", blocked_by)
+                _refuse(f"{what}: {_name(walked)} is {_shown(value)}, expected an object", blocked_by, exchange)
             walked += ("." if walked else "") + step
             if step not in value:
-                _refuse(f"{what}: '{walked}' is missing", blocked_by)
+                _refuse(f"{what}: '{walked}' is missing", blocked_by, exchange)
             value = value[step]
     if type is not None and not _is(value, type):
-        _refuse(f"{what}: {_name(walked)} is {_shown(value)}, expected {_NAMES.get(type, type.__name__)}", blocked_by)
+        _refuse(
+            f"{what}: {_name(walked)} is {_shown(value)}, expected {_NAMES.get(type, type.__name__)}",
+            blocked_by,
+            exchange,
+        )
     if not empty and isinstance(value, str | list | dict) and not value:
-        _refuse(f"{what}: {_name(walked)} is empty", blocked_by)
+        _refuse(f"{what}: {_name(walked)} is empty", blocked_by, exchange)
     return value
 
 
@@ -111,10 +117,8 @@ def _describe(response: httpx.Response) -> str:
     return f"{request.method} {request.url.path} → {response.status_code}"
 
 
-def _refuse(message: str, blocked_by: str | None) -> NoReturn:
-    if blocked_by is not None:
-        raise Blocked(blocked_by, message)
-    raise Failure(message)
+def _refuse(message: str, blocked_by: str | None, exchange: dict[str, Any] | None) -> NoReturn:
+    raise InvalidResponse(message, blocked_by=blocked_by, exchange=exchange)
 
 
 def json_get(doc: Any, *path: Step, type: type[Any] | None = None, default: Any = None) -> Any:
@@ -122,5 +126,5 @@ def json_get(doc: Any, *path: Step, type: type[Any] | None = None, default: Any 
     check itself judges (a comparison that then fails with its own message), never a ``KeyError``."""
     try:
         return json_field(doc, *path, type=type)
-    except Failure:
+    except InvalidResponse:
         return default

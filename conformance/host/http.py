@@ -10,7 +10,6 @@ from __future__ import annotations
 import ssl
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -23,8 +22,8 @@ from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
+from conformance.host.exchange import BODY_EXCERPT_CHARS, RESPONSE_EXTENSION, now_stamp, record_exchange
 
-BODY_EXCERPT_CHARS = 2048
 MAX_REDIRECTS = 10
 USER_AGENT = "conformance-host/0.1"
 _UNSET: Any = object()
@@ -206,7 +205,7 @@ class HostHTTP:
         if "timeout" in kwargs:
             request.extensions["timeout"] = httpx.Timeout(kwargs["timeout"]).as_dict()
         t0 = time.monotonic()
-        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        stamp = now_stamp()
         try:
             response = self._client.send(request, stream=True)
             try:
@@ -224,12 +223,12 @@ class HostHTTP:
             finally:
                 response.close()
         except (ResponseTooLarge, TargetUnreachable) as exc:
-            self._record(request, None, None, time.monotonic() - t0, stamp, str(exc))
+            exc.exchange = self._record(request, None, None, time.monotonic() - t0, stamp, str(exc))
             raise
         except httpx.HTTPError as exc:
             message = f"{method} {self.redactor.url(url)}: {_describe(exc)}"
-            self._record(request, None, None, time.monotonic() - t0, stamp, message)
-            raise TargetUnreachable(message) from None
+            recorded = self._record(request, None, None, time.monotonic() - t0, stamp, message)
+            raise TargetUnreachable(message, exchange=recorded) from None
         decoded = bytes(body)
         # The body is already decoded; drop Content-Encoding so httpx does not decode it twice.
         headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
@@ -240,7 +239,9 @@ class HostHTTP:
             request=request,
             extensions={"http_version": response.extensions.get("http_version", b"HTTP/1.1")},
         )
-        self._record(request, response, decoded, time.monotonic() - t0, stamp, None)
+        recorded = self._record(request, response, decoded, time.monotonic() - t0, stamp, None)
+        if recorded is not None:  # the check's evidence for this answer (exchange_of), e.g. for InvalidResponse
+            final.extensions[RESPONSE_EXTENSION] = recorded
         return final
 
     # -- evidence ------------------------------------------------------------------------------------------
@@ -253,29 +254,20 @@ class HostHTTP:
         elapsed: float,
         stamp: str,
         error: str | None,
-    ) -> None:
-        record = _context.current()
-        if record is None:
-            return
-        redact = self.redactor
-        request_body = request.content if isinstance(request.stream, httpx.ByteStream) else None
-        exchange = {
-            "method": request.method,
-            "url": redact.url(str(request.url)),
-            "request_headers": redact.headers(request.headers),
-            "request_body": redact.body(request_body, request.headers.get("content-type"), BODY_EXCERPT_CHARS),
-            "status": response.status_code if response is not None else None,
-            "response_headers": redact.headers(response.headers) if response is not None else {},
-            "response_body": (
-                redact.body(body, response.headers.get("content-type"), BODY_EXCERPT_CHARS)
-                if response is not None
-                else None
-            ),
-            "elapsed_s": round(elapsed, 4),
-            "started_at": stamp,
-            "error": redact.scrub(error) if error else None,
-        }
-        record.add_exchange(exchange)
+    ) -> dict[str, Any] | None:
+        return record_exchange(
+            self.redactor,
+            method=request.method,
+            url=str(request.url),
+            request_headers=request.headers,
+            request_body=request.content if isinstance(request.stream, httpx.ByteStream) else None,
+            status=response.status_code if response is not None else None,
+            response_headers=response.headers if response is not None else None,
+            response_body=body,
+            elapsed_s=elapsed,
+            started_at=stamp,
+            error=error,
+        )
 
     def _note(self, text: str) -> None:
         record = _context.current()
@@ -311,47 +303,6 @@ class HostHTTP:
         }
 
 
-def record_exchange(
-    redactor: Redactor,
-    *,
-    method: str,
-    url: str,
-    status: int | None = None,
-    request_headers: Mapping[str, str] | None = None,
-    request_body: bytes | None = None,
-    response_headers: Mapping[str, str] | None = None,
-    response_body: bytes | None = None,
-    elapsed_s: float = 0.0,
-    error: str | None = None,
-    **extra: Any,
-) -> None:
-    """Attach an exchange made outside HostHTTP (a raw socket probe, an SDK call, an inbound fetch) to the running
-    check, redacted exactly like the client's own. ``extra`` keys (e.g. ``direction``) are kept as they are."""
-    record = _context.current()
-    if record is None:
-        return
-    req_headers = dict(request_headers or {})
-    resp_headers = dict(response_headers or {})
-    exchange = {
-        "method": method,
-        "url": redactor.url(url),
-        "request_headers": redactor.headers(req_headers),
-        "request_body": redactor.body(request_body, _ctype(req_headers), BODY_EXCERPT_CHARS),
-        "status": status,
-        "response_headers": redactor.headers(resp_headers),
-        "response_body": redactor.body(response_body, _ctype(resp_headers), BODY_EXCERPT_CHARS),
-        "elapsed_s": round(elapsed_s, 4),
-        "started_at": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "error": redactor.scrub(error) if error else None,
-        **extra,
-    }
-    record.add_exchange(exchange)
-
-
-def _ctype(headers: Mapping[str, str]) -> str | None:
-    return next((v for k, v in headers.items() if k.lower() == "content-type"), None)
-
-
 def _describe(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.ConnectTimeout):
         return "connection timed out"
@@ -366,6 +317,7 @@ def _describe(exc: httpx.HTTPError) -> str:
 
 
 __all__ = [
+    "BODY_EXCERPT_CHARS",
     "DEFAULT_RETRY",
     "NO_RETRY",
     "USER_ACTION_CODES",

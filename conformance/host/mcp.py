@@ -22,7 +22,6 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -39,7 +38,8 @@ from conformance._exceptions import ResponseTooLarge, TargetError, TargetUnreach
 from conformance.host import _json as target_json
 from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
 from conformance.host.discovery import MCP_HEADERS, initialize_request
-from conformance.host.http import BODY_EXCERPT_CHARS, USER_AGENT, HostHTTP, ssl_context
+from conformance.host.exchange import now_stamp, record_exchange
+from conformance.host.http import USER_AGENT, HostHTTP, ssl_context
 
 SESSION_HEADER = "Mcp-Session-Id"
 PROTOCOL_HEADER = "MCP-Protocol-Version"
@@ -327,7 +327,7 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
             payload = None
         if isinstance(payload, dict):
             rpc_method, rpc_id = payload.get("method"), payload.get("id")
-        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        stamp = now_stamp()
         exchange = _Exchange(request, rpc_method, rpc_id, time.monotonic(), stamp, _context.current())
         self.exchanges.append(exchange)
         try:
@@ -353,29 +353,25 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
         exchange.done = True
         if exchange.record is None:
             return
-        redact = self.redactor
         request = exchange.request
         try:
             request_body: bytes | None = request.content
         except httpx2.RequestNotRead:
             request_body = None
-        headers = exchange.headers
-        ctype = headers.get("content-type") if headers is not None else None
-        exchange.record.add_exchange(
-            {
-                "method": request.method,
-                "url": redact.url(str(request.url)),
-                "request_headers": redact.headers(request.headers),
-                "request_body": redact.body(request_body, request.headers.get("content-type"), BODY_EXCERPT_CHARS),
-                "status": exchange.status,
-                "response_headers": redact.headers(headers) if headers is not None else {},
-                "response_body": redact.body(bytes(exchange.body), ctype, BODY_EXCERPT_CHARS)
-                if headers is not None
-                else None,
-                "elapsed_s": round(time.monotonic() - exchange.started, 4),
-                "started_at": exchange.stamp,
-                "error": redact.scrub(exchange.error) if exchange.error else None,
-            }
+        answered = exchange.headers is not None
+        record_exchange(
+            self.redactor,
+            into=exchange.record,
+            method=request.method,
+            url=str(request.url),
+            request_headers=request.headers,
+            request_body=request_body,
+            status=exchange.status,
+            response_headers=exchange.headers,
+            response_body=bytes(exchange.body) if answered else None,
+            elapsed_s=time.monotonic() - exchange.started,
+            started_at=exchange.stamp,
+            error=exchange.error,
         )
 
     def last(self, rpc_method: str, since: int = 0) -> _Exchange | None:

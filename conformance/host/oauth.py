@@ -31,8 +31,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from conformance._exceptions import ConfigError
-from conformance._verdicts import Failure
+from conformance._exceptions import ConfigError, InvalidResponse
 from conformance.host import _json as target_json
 from conformance.host.asmeta import OIDC_SCOPES, AsMetadata
 from conformance.host.http import HostHTTP
@@ -176,7 +175,7 @@ class MethodDecision:
 
     def require(self) -> str:
         if self.chosen is None:
-            raise Failure(self.reason)
+            raise InvalidResponse(self.reason)
         return self.chosen
 
 
@@ -304,7 +303,7 @@ def predefined_client(
     )
 
 
-class RegistrationError(Failure):
+class RegistrationError(InvalidResponse):
     """DCR did not return a usable client."""
 
 
@@ -437,7 +436,7 @@ def identify_client(
     client_auth_method: str | None = None,
 ) -> OAuthClient:
     """How the host identifies itself (AUTH-ASM-05). ``auto``: a configured predefined client (the user asked for
-    it), else CIMD when advertised (the contract's preference), else DCR. Raises :class:`Failure` naming what
+    it), else CIMD when advertised (the contract's preference), else DCR. Raises :class:`InvalidResponse` naming what
     each way lacked."""
     orders: dict[str, tuple[str, ...]] = {
         "auto": ("predefined", "cimd", "dcr"),
@@ -471,7 +470,7 @@ def identify_client(
                     http, as_meta, [redirect.redirect_uri], identity=identity, method=client_auth_method
                 )
             lacking.append("DCR: no registration_endpoint")
-    raise Failure("the host cannot identify itself to the authorization server: " + "; ".join(lacking))
+    raise InvalidResponse("the host cannot identify itself to the authorization server: " + "; ".join(lacking))
 
 
 # -- the authorization request ---------------------------------------------------------------------------------
@@ -544,7 +543,7 @@ def authorization_request(
     """Build the request for ``client`` at the AS described by ``as_meta`` (the issuer recorded is the PRM's)."""
     endpoint = as_meta.authorization_endpoint
     if not endpoint:
-        raise Failure(f"authorization server metadata {as_meta.url} has no authorization_endpoint")
+        raise InvalidResponse(f"authorization server metadata {as_meta.url} has no authorization_endpoint")
     if isinstance(scopes, ScopeChoice):
         scope = scopes.value
     elif isinstance(scopes, str):
@@ -626,7 +625,7 @@ class RejectReason(StrEnum):
     CODE_MISSING = "code_missing"  # neither code nor error
 
 
-class AuthorizationResponseRejected(Failure):
+class AuthorizationResponseRejected(InvalidResponse):
     """The host refuses an authorization response; ``reason`` says exactly why (AUTH-ISS-03)."""
 
     def __init__(self, reason: RejectReason, message: str, callback: CallbackParams) -> None:
@@ -761,9 +760,9 @@ class TokenResult:
         return f"{self.status}{error if self.error else ''}"
 
     def require_bearer(self, what: str = "token request") -> str:
-        """The access token, or a Failure saying what the answer was."""
+        """The access token, or a InvalidResponse saying what the answer was."""
         if not self.ok or self.access_token is None:
-            raise Failure(f"{what} ({self.method}): {self.describe()}")
+            raise InvalidResponse(f"{what} ({self.method}): {self.describe()}")
         return self.access_token
 
 
@@ -808,7 +807,7 @@ class TokenEndpoint:
     def url(self) -> str:
         url = self.as_meta.token_endpoint
         if not url:
-            raise Failure(f"authorization server metadata {self.as_meta.url} has no token_endpoint")
+            raise InvalidResponse(f"authorization server metadata {self.as_meta.url} has no token_endpoint")
         return url
 
     def client_authentication(
@@ -891,7 +890,7 @@ class TokenEndpoint:
     def exchange(self, request: AuthorizationRequest, accepted: AcceptedResponse, **kwargs: Any) -> TokenResult:
         """The token request that follows an accepted authorization response."""
         if not accepted.code:
-            raise Failure(f"no code to exchange: the authorization response was error {accepted.error!r}")
+            raise InvalidResponse(f"no code to exchange: the authorization response was error {accepted.error!r}")
         verifier = request.pkce.verifier if request.pkce else None
         return self.exchange_code(accepted.code, verifier, request.redirect_uri, request.resource, **kwargs)
 

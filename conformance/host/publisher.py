@@ -20,15 +20,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from conformance import _context
 from conformance._exceptions import ConfigError
 from conformance.host._redact import Redactor
+from conformance.host.exchange import now_stamp, record_exchange
 from conformance.host.identity import HostIdentity, HostKey
 
 DocumentKind = Literal["client", "callback-client", "jwks", "callback", "unknown"]
@@ -296,26 +295,21 @@ class Publisher:
                     )
                 )
             self._cond.notify_all()
-        record = _context.current() if self.record_evidence else None
-        if record is None:
+        if not self.record_evidence:
             return
-        redact = self.redactor or Redactor()
-        record.add_exchange(
-            {
-                "direction": "inbound",
-                "peer": fetch.client,
-                "document": fetch.document,
-                "method": fetch.method,
-                "url": redact.url(self.base_url + fetch.path),
-                "request_headers": redact.headers(headers),
-                "request_body": None,
-                "status": fetch.status,
-                "response_headers": {"content-type": ctype},
-                "response_body": redact.body(body, ctype, 2048) if fetch.document != "callback" else None,
-                "elapsed_s": round(elapsed, 4),
-                "started_at": started,
-                "error": None,
-            }
+        record_exchange(
+            self.redactor or Redactor(),
+            direction="inbound",
+            peer=fetch.client,
+            document=fetch.document,
+            method=fetch.method,
+            url=self.base_url + fetch.path,
+            request_headers=headers,
+            status=fetch.status,
+            response_headers={"content-type": ctype},
+            response_body=body if fetch.document != "callback" else None,
+            elapsed_s=elapsed,
+            started_at=started,
         )
 
 
@@ -349,7 +343,7 @@ def _handler_for(publisher: Publisher) -> Callable[..., BaseHTTPRequestHandler]:
                     super().handle()
 
         def _serve(self) -> None:
-            started = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            started = now_stamp()
             t0 = time.monotonic()
             length = int(self.headers.get("Content-Length") or 0)
             if 0 < length <= 65536:

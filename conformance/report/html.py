@@ -27,7 +27,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from conformance.host import _json as target_json
+from conformance.host import parse_json
 from conformance.report.model import ExchangeJSON, RuleResult, RunReport, Throttle
 
 # Worst first: the order of rules on the page and how a group of results is summarised.
@@ -351,7 +351,7 @@ def _body(value: Any, cap: int) -> Body | None:
         return None
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     try:  # compact JSON from the recorder reads better indented; excerpts cut mid-way stay as they are
-        parsed = target_json.loads(text)
+        parsed = parse_json(text)
         if isinstance(parsed, dict | list):
             text = json.dumps(parsed, indent=2, ensure_ascii=False)
     except ValueError:

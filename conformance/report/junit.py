@@ -7,7 +7,7 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conformance.host._redact import Redactor
+from conformance.host import Redactor
 
 
 def scrub_junit(path: Path, redactor: Redactor) -> None:

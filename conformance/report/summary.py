@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance._exceptions import ConformanceError
-from conformance.host._redact import Redactor
+from conformance.host import Redactor
 from conformance.report.model import RuleResult, RunReport
 
 STATUS_ORDER = ("passed", "failed", "warning", "skipped", "blocked", "error")
@@ -42,7 +42,7 @@ def env_redactor() -> Redactor:
     catches credentials by shape (JWTs, private keys, credential-named URL parameters)."""
     try:
         from conformance.config import resolve
-        from conformance.host._redact import redactor_for
+        from conformance.host import redactor_for
 
         return redactor_for(resolve(env=os.environ))
     except Exception:  # an unusable environment must not cost the summary: fall back to the shape rules

@@ -61,10 +61,11 @@ import httpx
 import jwt
 import pytest
 
-from conformance import Blocked, Failure, TargetError, _context, needs
+from conformance import Blocked, TargetError, _context, needs
 from conformance._exceptions import ConfigError
 from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target
+from conformance.host import InvalidResponse, TargetThrottled
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import MCP_HEADERS, PrmDiscovery, challenge_of, discover_prm, initialize_request
 from conformance.host.http import HostHTTP
@@ -121,11 +122,15 @@ def challenge_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
 def prm_discovery(host_http: HostHTTP, tool_server_target: Target) -> PrmDiscovery:
     try:
         found = discover_prm(host_http, tool_server_target.base_url)
-    except (Failure, TargetError) as exc:
+    except TargetThrottled:
+        raise
+    except TargetError as exc:  # InvalidResponse included
         raise Blocked("AUTH-PRM-01", str(exc)) from None
     if found.challenge is None:
         try:
             response = challenge_probe(host_http, tool_server_target.base_url)
+        except TargetThrottled:
+            raise
         except TargetError:
             return found
         if response.status_code == 401:
@@ -140,7 +145,9 @@ def as_metadata(host_http: HostHTTP, prm_discovery: PrmDiscovery) -> AsMetadata:
         raise Blocked("AUTH-PRM-03", f"authorization_servers is {servers!r}: no issuer to try")
     try:
         return discover_as_metadata(host_http, servers[0])
-    except (Failure, TargetError) as exc:
+    except TargetThrottled:
+        raise
+    except TargetError as exc:  # InvalidResponse included
         raise Blocked("AUTH-ASM-01", str(exc)) from None
 
 
@@ -295,11 +302,13 @@ def host_client(
             client_secret=s.get("client_secret"),
             client_auth_method=method,
         )
-    except TargetError as exc:
-        raise Blocked("AUTH-DCR-01", str(exc)) from None
-    except Failure as exc:
+    except TargetThrottled:
+        raise
+    except InvalidResponse as exc:
         registering = not as_metadata.cimd_supported and not client_id and as_metadata.registration_endpoint
         raise Blocked("AUTH-DCR-01" if registering else "AUTH-ASM-06", exc.message) from None
+    except TargetError as exc:
+        raise Blocked("AUTH-DCR-01", str(exc)) from None
     scopes = choose_scopes(
         prm_discovery.challenge.get("scope") if prm_discovery.challenge else None,
         _strings(prm_discovery.document.get("scopes_supported")),
@@ -591,6 +600,8 @@ class Linker:
         attempt = FlowAttempt(request=request, client=client)
         try:
             attempt.login, attempt.callback = self.authorize(request, account=account)
+        except (InvalidResponse, TargetThrottled):
+            raise  # a verdict on the check, not a fault of this attempt
         except TargetError as exc:
             return self._failed(attempt, "AUTH-FLOW-01", f"authorization: {exc}")
         if attempt.callback is None:
@@ -614,6 +625,8 @@ class Linker:
         )
         try:
             attempt.token = endpoint.exchange(request, attempt.accepted)
+        except (InvalidResponse, TargetThrottled):
+            raise  # a verdict on the check, not a fault of this attempt
         except TargetError as exc:
             return self._failed(attempt, "AUTH-FLOW-02", f"token request: {exc}")
         if not attempt.token.ok and client.kind == "predefined" and attempt.token.error == "invalid_client":

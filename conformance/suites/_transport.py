@@ -12,7 +12,7 @@ from typing import NoReturn
 from urllib.parse import urlsplit
 
 from conformance._verdicts import NeedsUnmet
-from conformance.host._guard import is_loopback_host
+from conformance.host import is_loopback_host
 from conformance.host.http import HostHTTP
 
 TRANSPORT_NOT_JUDGED = "transport not judged: loopback run"

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import Failure, _context
+from conformance import _context
+from conformance.host import InvalidResponse
 from conformance.host._guard import UrlGuard
 from conformance.host.asmeta import as_metadata_urls, discover_as_metadata, load_schema, schema_problems
 from conformance.host.http import HostHTTP
@@ -117,7 +118,7 @@ def test_issuer_is_compared_exactly_and_a_mismatch_is_returned_for_the_verdict()
     found = discover_as_metadata(client(handler), issuer)
     assert not found.issuer_matches
     assert len(found.tried) == 2  # kept looking for an exact match before settling
-    with pytest.raises(Failure, match=r'"https://as\.example/" .* not identical to "https://as\.example"'):
+    with pytest.raises(InvalidResponse, match=r'"https://as\.example/" .* not identical to "https://as\.example"'):
         found.require_issuer_match()
 
 
@@ -144,7 +145,7 @@ def test_nothing_found_says_what_each_url_gave() -> None:
             return httpx.Response(200, text="<html>", headers={"Content-Type": "text/html"})
         return httpx.Response(404)
 
-    with pytest.raises(Failure) as info:
+    with pytest.raises(InvalidResponse) as info:
         discover_as_metadata(client(handler), "https://as.example")
     message = info.value.message
     assert "oauth-authorization-server" in message and "answered 404" in message

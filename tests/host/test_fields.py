@@ -1,4 +1,5 @@
-"""Reading target JSON: a missing or mistyped field is a Failure (or Blocked) naming it, never a KeyError."""
+"""Reading target JSON: a missing or mistyped field is an InvalidResponse naming it (and, for a prerequisite, the
+rule it blocks on), never a KeyError."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance import Blocked, Failure
+from conformance.host import InvalidResponse
 from conformance.host.fields import json_field, json_get
 
 DOC = {"data": [{"id": "cmp_1", "n": 3, "flag": True, "x": 1.5}], "object": "list"}
@@ -38,27 +39,27 @@ def test_present_fields_of_the_right_type_are_returned() -> None:
 def test_missing_or_mistyped_fields_fail_with_their_path(
     doc: Any, path: tuple[Any, ...], kind: Any, words: str
 ) -> None:
-    with pytest.raises(Failure, match=r"^the campaign: ") as caught:
+    with pytest.raises(InvalidResponse, match=r"^the campaign: ") as caught:
         json_field(doc, *path, type=kind, what="the campaign")
     assert words in caught.value.message
     assert json_get(doc, *path, type=kind, default="fallback") == "fallback"
 
 
 def test_a_prerequisite_field_blocks_instead() -> None:
-    with pytest.raises(Blocked) as caught:
+    with pytest.raises(InvalidResponse) as caught:
         json_field({}, "resource", type=str, blocked_by="AUTH-PRM-01")
-    assert caught.value.rule_id == "AUTH-PRM-01" and "'resource' is missing" in caught.value.reason
+    assert caught.value.blocked_by == "AUTH-PRM-01" and "'resource' is missing" in caught.value.message
 
 
 def test_an_empty_value_can_be_refused() -> None:
-    with pytest.raises(Failure, match="'id' is empty"):
+    with pytest.raises(InvalidResponse, match="'id' is empty"):
         json_field({"id": ""}, "id", type=str, empty=False)
 
 
 def test_a_response_is_parsed_and_named() -> None:
     request = httpx.Request("POST", "https://p.example/v1/campaigns")
-    with pytest.raises(Failure, match=r"^POST /v1/campaigns → 200: 'id' is missing"):
+    with pytest.raises(InvalidResponse, match=r"^POST /v1/campaigns → 200: 'id' is missing"):
         json_field(httpx.Response(200, json={}, request=request), "id", type=str)
-    with pytest.raises(Failure, match="the body is not JSON"):
+    with pytest.raises(InvalidResponse, match="the body is not JSON"):
         json_field(httpx.Response(200, content=b"{oops", request=request), "id")
     assert json_field(httpx.Response(201, json={"id": "a"}, request=request), "id", type=str) == "a"

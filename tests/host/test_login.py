@@ -224,7 +224,8 @@ def test_unsupported_selectors_are_refused() -> None:
 
 
 def test_form_data_set_follows_html_rules() -> None:
-    from conformance.host.login import LoginStep, _plan, form_submission
+    from conformance.host.login import LoginStep, form_submission
+    from conformance.host.login.page import _plan
 
     page = parse_page(
         "https://as.example/i/1",

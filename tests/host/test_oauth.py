@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import Failure, _context
+from conformance import _context
 from conformance._exceptions import ConfigError
+from conformance.host import InvalidResponse
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import REDACTED
 from conformance.host.asmeta import AsMetadata
@@ -156,7 +157,7 @@ def test_cimd_method_negotiation(
     if as_methods is None:
         assert decision.as_methods == ("client_secret_basic",) and "default" in decision.as_methods_source
     if chosen is None:
-        with pytest.raises(Failure, match="no common token endpoint auth method"):
+        with pytest.raises(InvalidResponse, match="no common token endpoint auth method"):
             decision.require()
     elif chosen == "private_key_jwt":
         assert "legacy preference private_key_jwt is in the intersection" in decision.reason
@@ -177,7 +178,7 @@ def test_cimd_client_uses_the_redirect_choice() -> None:
     client = cimd_client(me, meta, choose_redirect_mode(meta, me, "cbz"))
     assert client.kind == "cimd" and client.client_id == me.callback_document_url("cbz")
     assert client.redirect_uris == (me.redirect_uri("cbz"),) and client.auth_method == "private_key_jwt"
-    with pytest.raises(Failure):
+    with pytest.raises(InvalidResponse):
         cimd_client(me, as_meta(token_endpoint_auth_methods_supported=["client_secret_basic"]))
 
 
@@ -294,7 +295,7 @@ def test_rfc9207_and_state_rejections_say_why(query: str, reason: RejectReason, 
     request = make_request(advertised=advertised)
     with pytest.raises(AuthorizationResponseRejected, match=words) as info:
         validate_callback(request, parse_callback(callback(query)))
-    assert info.value.reason is reason and isinstance(info.value, Failure)
+    assert info.value.reason is reason and isinstance(info.value, InvalidResponse)
     assert info.value.callback.url.endswith(query)
 
 
@@ -383,7 +384,7 @@ def test_method_override_and_broken_assertion_for_negative_probes() -> None:
     assert (
         not result.ok and result.error == "invalid_client" and result.describe() == "401 invalid_client (bad assertion)"
     )
-    with pytest.raises(Failure, match=r"token request \(private_key_jwt\): 401 invalid_client"):
+    with pytest.raises(InvalidResponse, match=r"token request \(private_key_jwt\): 401 invalid_client"):
         result.require_bearer()
     endpoint.exchange_code("c0de", "v" * 43, "https://h/cb", RESOURCE, method="client_secret_post")
     assert "client_secret" in fake.form() and "client_assertion" not in fake.form()
@@ -454,7 +455,7 @@ def test_exchange_after_an_accepted_callback_uses_the_request_values() -> None:
     denied = validate_callback(
         request, parse_callback(f"{request.redirect_uri}?error=access_denied&state={request.state}&iss={ISSUER}")
     )
-    with pytest.raises(Failure, match="access_denied"):
+    with pytest.raises(InvalidResponse, match="access_denied"):
         TokenEndpoint(http(fake), as_meta(), client).exchange(request, denied)
 
 
@@ -543,7 +544,7 @@ def test_identify_client_says_what_each_way_lacked() -> None:
     meta = as_meta(registration_endpoint=None)
     me = identity()
     redirect = choose_redirect_mode(meta, me, "cb8")
-    with pytest.raises(Failure) as info:
+    with pytest.raises(InvalidResponse) as info:
         identify_client(http(lambda r: httpx.Response(500)), meta, me, redirect)
     assert "no predefined client" in info.value.message and "CIMD:" in info.value.message
     assert "DCR: no registration_endpoint" in info.value.message

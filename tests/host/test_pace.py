@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from conformance import _context
-from conformance._verdicts import Throttled
+from conformance.host import TargetThrottled
 from conformance.host._guard import UrlGuard
 from conformance.host._pace import Pacer, parse_duration
 from conformance.host.http import HostHTTP
@@ -142,19 +142,20 @@ def test_503_overload_is_waited_out_with_backoff(check: _context.CheckRecord) ->
 def test_throttled_beyond_the_bound_blocks_the_check(check: _context.CheckRecord) -> None:
     clock = Clock()
     transport, seen = scripted([window(0, "50s", status=429, **{"Retry-After": "50"})])
-    with pytest.raises(Throttled) as caught:
+    with pytest.raises(TargetThrottled) as caught:
         host(transport, clock, max_wait_s=20).post(URL, headers=KEY, json={"x": 1})
     assert len(seen) == 1 and clock.sleeps == []
-    message = str(caught.value.msg)
+    message = str(caught.value)
     assert message.startswith("target throttled the harness: POST https://api.example/v1/campaigns → 429")
     assert "Retry-After '50'" in message and "--max-throttle-wait" in message
     assert check.exchanges[-1]["status"] == 429  # the evidence is on the check
+    assert caught.value.exchange is check.exchanges[-1]  # and on the signal
 
 
 def test_attempts_are_bounded_even_within_the_bound(check: _context.CheckRecord) -> None:
     clock = Clock()
     transport, seen = scripted([httpx.Response(429, headers={"Retry-After": "1"})])
-    with pytest.raises(Throttled, match="still throttled after 8 attempt"):
+    with pytest.raises(TargetThrottled, match="still throttled after 8 attempt"):
         host(transport, clock).get(URL, headers=KEY)
     assert len(seen) == 8 and clock.sleeps == [1.0] * 7
 
@@ -163,7 +164,7 @@ def test_a_quota_error_is_not_retried_and_blocks(check: _context.CheckRecord) ->
     clock = Clock()
     quota = httpx.Response(429, json={"error": {"type": "insufficient_quota", "code": "insufficient_quota"}})
     transport, seen = scripted([quota, httpx.Response(200)])
-    with pytest.raises(Throttled, match="quota or billing"):
+    with pytest.raises(TargetThrottled, match="quota or billing"):
         host(transport, clock).get(URL, headers=KEY)
     assert len(seen) == 1 and clock.sleeps == []
 

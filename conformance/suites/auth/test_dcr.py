@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Blocked, Failure, TargetError, expect, needs, observe, rule
+from conformance import Blocked, TargetError, expect, needs, observe, rule
 from conformance.config import Settings
+from conformance.host import TargetThrottled
 from conformance.host.asmeta import AsMetadata
 from conformance.host.http import HostHTTP
 from conformance.host.oauth import ClientRegistry, OAuthClient, TokenEndpoint
@@ -79,7 +80,9 @@ def connection_client(
     if registration_refused(conformance_settings, linker) is None and as_metadata.registration_endpoint:
         try:
             return _register(host_http, linker, client_registry, conformance_settings)
-        except (Failure, TargetError) as exc:
+        except TargetThrottled:
+            raise
+        except TargetError as exc:  # InvalidResponse included
             raise Blocked("AUTH-DCR-01", str(exc)) from None
     needs("a registered or predefined client (the host links with CIMD)", "--client-id or --client-registration dcr")
 

@@ -15,6 +15,7 @@ from cryptography import x509
 
 from conformance import TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
+from conformance.host import TargetThrottled
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.http import HostHTTP
 from conformance.host.mtls import san_dns_names
@@ -52,6 +53,8 @@ def _answer(settings: Settings, http: HostHTTP, url: str, pair: tuple[str, str] 
     client = HostHTTP.from_settings(settings, redactor=http.redactor, client_cert=pair, pacer=http.pacer)
     try:
         return client.post(url, json=initialize_request(), headers=MCP_HEADERS, retry=None).status_code
+    except TargetThrottled:
+        raise
     except TargetError as exc:
         return str(exc)
     finally:

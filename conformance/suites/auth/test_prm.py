@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from conformance import Blocked, Failure, TargetError, expect, fail, observe, rule
+from conformance import Blocked, TargetError, expect, fail, observe, rule
 from conformance.config import Target
+from conformance.host import TargetThrottled
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import (
     PrmDiscovery,
@@ -63,7 +64,9 @@ def test_authorization_servers_match_their_issuers(
         else:
             try:
                 meta = discover_as_metadata(host_http, issuer)
-            except (Failure, TargetError) as exc:
+            except TargetThrottled:
+                raise
+            except TargetError as exc:  # InvalidResponse included
                 raise Blocked("AUTH-ASM-01", str(exc)) from None
         if not meta.issuer_matches:
             problems.append(f"{issuer!r} serves metadata whose issuer is {meta.issuer!r} ({meta.url})")

@@ -20,6 +20,7 @@ import pytest
 from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
 from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target
+from conformance.host import TargetThrottled
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.declarations import check_challenge_result
 from conformance.host.fields import json_get
@@ -80,6 +81,8 @@ class Probe:
         if self.tool is None:
             try:
                 return CallOutcome(raw_call(self.http, self.url, "tools/list", {}, token=token, **kwargs))
+            except TargetThrottled:
+                raise
             except TargetError as exc:
                 return unreached_text(exc)
         return safe_call(self.http, self.url, self.tool, token=token, **kwargs)

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, Failure, TargetError, expect, fail, needs, observe, rule
+from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
+from conformance.host import TargetThrottled
 from conformance.host.declarations import (
     MARKER_ABSENT,
     ChallengeCheck,
@@ -180,8 +181,8 @@ def test_structured_content_matches_output_schema(
     results = [(name, "anonymous", result) for name, result in anonymous.results().items()]
     try:
         token = fresh_token(request.getfixturevalue("linked_account"))
-    except Blocked as exc:
-        observe(f"no authenticated results: {exc.msg}")
+    except (Blocked, TargetThrottled) as exc:
+        observe(f"no authenticated results: {exc}")
         token = None
     if token is not None:
         for tool in listing.named():
@@ -236,7 +237,9 @@ def test_linking_ui_can_appear(
     try:
         discover_prm(host_http, tool_server_target.base_url)
         published = True
-    except (Failure, TargetError):
+    except TargetThrottled:
+        raise
+    except TargetError:  # InvalidResponse included
         published = False
     tool = auth_tool(listing, vendor_of(conformance_settings))
     if tool is None:

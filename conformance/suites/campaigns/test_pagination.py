@@ -20,6 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, run_state_mac
 from hypothesis.stateful import rule as step
 
 from conformance import expect, fail, rule
+from conformance._signals import with_host_verdicts
 from conformance.config import Settings
 from conformance.host.fields import json_get
 from conformance.suites.campaigns._model import COMPARED, check_walks, expect_shape
@@ -70,12 +71,15 @@ class CampaignMachine(RuleBasedStateMachine):
     def _pick(self, position: int) -> str:
         return self.order[position % len(self.order)]
 
+    # Each step meets a throttle as a skip, which ends the machine at once: never a failing case to shrink.
     @initialize()
+    @with_host_verdicts
     def make_anchor(self) -> None:
         self.anchor = self.api.create_ok()["id"]
         self.create("first", "paused", {"lifetime_spend_limit_micros": 5_000_000})  # every step has a campaign
 
     @step(label=LABELS, status=st.sampled_from(["active", "paused"]), budget=BUDGETS)
+    @with_host_verdicts
     def create(self, label: str, status: str, budget: dict[str, int]) -> None:
         body = self.api.body(name=f"{self.api.run_id}-sm-{label}", status=status, budget=budget)
         response = self.api.create(body)
@@ -98,6 +102,7 @@ class CampaignMachine(RuleBasedStateMachine):
         self.order.append(campaign_id)
 
     @step(pick=PICKS, change=UPDATES)
+    @with_host_verdicts
     def update(self, pick: int, change: dict[str, Any]) -> None:
         campaign_id = self._pick(pick)
         if "name" in change:
@@ -118,6 +123,7 @@ class CampaignMachine(RuleBasedStateMachine):
         self._agree(campaign_id, json_body(response), f"update {sorted(change)}")
 
     @step(pick=PICKS, action=st.sampled_from(sorted(ACTIONS)))
+    @with_host_verdicts
     def act(self, pick: int, action: str) -> None:
         campaign_id = self._pick(pick)
         response = self.api.action(campaign_id, action)
@@ -135,6 +141,7 @@ class CampaignMachine(RuleBasedStateMachine):
         self._agree(campaign_id, json_body(response), action)
 
     @step(pick=PICKS)
+    @with_host_verdicts
     def read(self, pick: int) -> None:
         campaign_id = self._pick(pick)
         response = self.api.get(campaign_id)
@@ -143,6 +150,7 @@ class CampaignMachine(RuleBasedStateMachine):
         self._agree(campaign_id, json_body(response), "GET")
 
     @step(limit=st.integers(1, 4))
+    @with_host_verdicts
     def walk(self, limit: int) -> None:
         check_walks(self.api, anchor=self.anchor, ours=self.order, limit=limit, budget=2 * len(self.order) + 20)
 

@@ -17,9 +17,7 @@ import pytest
 
 from conformance import Blocked, Failure, TargetError
 from conformance.config import Settings, Target
-from conformance.host import _json as target_json
-from conformance.host._guard import host_of, is_loopback_host
-from conformance.host._redact import Redactor
+from conformance.host import Redactor, host_of, is_loopback_host, parse_json
 from conformance.host.http import HostHTTP, record_exchange
 
 from . import images
@@ -35,7 +33,7 @@ class Upload:
 
 def json_body(response: httpx.Response) -> Any:
     try:
-        return target_json.loads(response.content)
+        return parse_json(response.content)
     except ValueError:
         return None
 
@@ -331,7 +329,7 @@ class GcsStore:
         body = self.http.get(self._object_url(key), params={"alt": "media"}, headers=headers)
         if body.status_code != 200:
             raise TargetError(f"objstore_b read of {key} answered {body.status_code}")
-        info = target_json.loads(meta.content)
+        info = parse_json(meta.content)
         return StoredObject(body.content, info.get("contentType"), info.get("cacheControl"))
 
     def cleanup(self) -> None:

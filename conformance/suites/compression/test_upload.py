@@ -16,8 +16,7 @@ import httpx
 
 from conformance import Failure, expect, fail, needs, observe, rule
 from conformance.config import Settings
-from conformance.host._guard import is_loopback_host
-from conformance.host._redact import Redactor
+from conformance.host import Redactor, is_loopback_host
 from conformance.host.http import HostHTTP, record_exchange
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._transport import loopback_run, transport_not_judged

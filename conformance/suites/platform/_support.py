@@ -12,8 +12,10 @@ import httpx
 from hypothesis import Phase, settings
 
 from conformance import Failure, _context, hypothesis_profile, observe
+from conformance._exceptions import InvalidResponse
+from conformance._signals import host_verdicts, with_host_verdicts
 from conformance._verdicts import Throttled
-from conformance.host import _json as target_json
+from conformance.host import parse_json
 
 # Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
 _GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
@@ -45,7 +47,7 @@ def parse_retry_after(text: str | None) -> float | None:
     try:
         value = float(text.strip())
     except ValueError:
-        from conformance.host._retry import parse_retry_after as parse_http_date
+        from conformance.host import parse_retry_after as parse_http_date
 
         return parse_http_date(text)
     return value if value >= 0 else None
@@ -53,7 +55,7 @@ def parse_retry_after(text: str | None) -> float | None:
 
 def json_body(response: httpx.Response) -> Any:
     try:
-        return target_json.loads(response.content)
+        return parse_json(response.content)
     except (ValueError, UnicodeDecodeError):
         return None
 
@@ -164,17 +166,21 @@ def run_property(test: Callable[[], None]) -> None:
     """Run a Hypothesis test; a flaky or grouped failure is reported as its first Failure (a verdict), not as a
     harness error — a target that answers differently on replay has still broken the rule. So is a failure whose
     replay the target throttled: the answer that broke the rule was real (without one, throttling blocks)."""
+    hypothesis = getattr(test, "hypothesis", None)
+    if hypothesis is not None:  # each example meets the host's signals as verdicts (a throttle ends it at once)
+        hypothesis.inner_test = with_host_verdicts(hypothesis.inner_test)
     try:
-        test()
+        with host_verdicts():
+            test()
     except Throttled as exc:
         record = _context.current()
         first = record.first_failure if record is not None else None
-        if isinstance(first, AssertionError):
+        if isinstance(first, AssertionError | InvalidResponse):
             observe(f"a replay of the failing case was throttled ({exc.reason})")
             raise first from None
         raise
     except BaseExceptionGroup as group:
-        failures = [e for e in _leaves(group) if isinstance(e, AssertionError)]
+        failures = [e for e in _leaves(group) if isinstance(e, AssertionError | InvalidResponse)]
         if failures:
             raise Failure(str(failures[0])) from None
         raise

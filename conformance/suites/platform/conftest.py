@@ -19,7 +19,7 @@ TOKENS_PATH = "/v1/responses/input_tokens"
 class PlatformApi:
     """The calls the platform checks make. They go out without host retries so that every answer is the target's
     own (a retried 503 would hide what RL-04 is looking at); only a throttled answer met by a check of another rule
-    is waited out by the host (see ``conformance.host._pace``). ``pace=False``: the rate-limit checks' own window."""
+    is waited out by the host (see ``conformance.host.Pacer``). ``pace=False``: the rate-limit checks' own window."""
 
     http: HostHTTP
     target: Target

@@ -10,7 +10,7 @@ import httpx
 from conformance import expect, fail, needs, observe, rule
 from conformance._verdicts import Throttled
 from conformance.config import Settings
-from conformance.host._retry import USER_ACTION_CODES
+from conformance.host import USER_ACTION_CODES
 from conformance.suites.platform._support import (
     LEDGER,
     describe,

@@ -14,6 +14,7 @@ import pytest
 
 from conformance import Blocked, NeedsUnmet, needs, observe
 from conformance.config import Settings, Target
+from conformance.host import TargetThrottled
 from conformance.host.declarations import MARKER_INVALID, profile_marker
 from conformance.host.http import HostHTTP
 from conformance.host.profile import ProfileToolSearch, find_profile_tool
@@ -158,6 +159,6 @@ def profiles(profile_1: AccountProfile, request: pytest.FixtureRequest) -> list[
     """Account 1's profile, and account 2's when a second account is configured (more fields get judged)."""
     try:
         return [profile_1, request.getfixturevalue("profile_2")]
-    except (NeedsUnmet, Blocked) as exc:  # account 1 alone still decides these rules
-        observe(f"account 2 not judged: {exc.msg}")
+    except (NeedsUnmet, Blocked, TargetThrottled) as exc:  # account 1 alone still decides these rules
+        observe(f"account 2 not judged: {exc}")
         return [profile_1]

@@ -1,0 +1,162 @@
+"""The evidence of a check: one exchange with a target, redacted once, at capture.
+
+Every exchange the harness records (HostHTTP's requests, the MCP SDK's, the publisher's inbound fetches, probes
+made by hand) is an :class:`Exchange` built by :meth:`Exchange.capture` (the one redaction pass) and attached to
+the running check by :func:`record_exchange` (the one recorder). The check keeps its JSON form
+(:meth:`Exchange.to_json`, the report's ``exchange`` object), which is what a verdict's evidence lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from conformance import _context
+from conformance.host._redact import Redactor
+
+# The one body excerpt limit (characters, after redaction) of every exchange: docs/report-json.md's "excerpt".
+BODY_EXCERPT_CHARS = 2048
+RESPONSE_EXTENSION = "conformance.exchange"  # where HostHTTP leaves a response's recorded exchange
+_TAGS = ("direction", "peer", "document")  # written first, as the inbound records always were
+_CURRENT: Any = object()
+
+
+def now_stamp() -> str:
+    """UTC, milliseconds, ``Z``: the ``started_at`` of an exchange."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request and its answer (or the error instead of one), already redacted."""
+
+    method: str
+    url: str
+    request_headers: Mapping[str, str]
+    request_body: str | None
+    status: int | None
+    response_headers: Mapping[str, str]
+    response_body: str | None
+    elapsed_s: float
+    started_at: str
+    error: str | None = None
+    direction: str | None = None  # "inbound": a fetch the harness served (the publisher), else made by it
+    peer: str | None = None  # inbound: who fetched
+    document: str | None = None  # inbound: which published document
+    client: str | None = None  # made by another client than HostHTTP ("boto3", "raw socket")
+    extra: Mapping[str, Any] = field(default_factory=dict)  # anything else a recorder was given, kept as is
+
+    @classmethod
+    def capture(
+        cls,
+        redactor: Redactor,
+        *,
+        method: str,
+        url: str,
+        request_headers: Mapping[str, str] | None = None,
+        request_body: bytes | None = None,
+        status: int | None = None,
+        response_headers: Mapping[str, str] | None = None,
+        response_body: bytes | None = None,
+        elapsed_s: float = 0.0,
+        started_at: str | None = None,
+        error: str | None = None,
+        **tags: Any,
+    ) -> Exchange:
+        """The redaction pass. Its order matters: a ``Location`` teaches the redactor the secrets of a redirect
+        before the response body is redacted."""
+        known = {f.name for f in fields(cls)}
+        request_headers = request_headers if request_headers is not None else {}
+        url_shown = redactor.url(url)
+        shown_request_headers = redactor.headers(request_headers)
+        shown_request_body = redactor.body(request_body, _ctype(request_headers), BODY_EXCERPT_CHARS)
+        shown_response_headers = redactor.headers(response_headers) if response_headers is not None else {}
+        shown_response_body = redactor.body(response_body, _ctype(response_headers), BODY_EXCERPT_CHARS)
+        return cls(
+            method=method,
+            url=url_shown,
+            request_headers=shown_request_headers,
+            request_body=shown_request_body,
+            status=status,
+            response_headers=shown_response_headers,
+            response_body=shown_response_body,
+            elapsed_s=round(elapsed_s, 4),
+            started_at=started_at or now_stamp(),
+            error=redactor.scrub(error) if error else None,
+            **{k: v for k, v in tags.items() if k in known and k != "extra"},
+            extra={k: v for k, v in tags.items() if k not in known},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's ``exchange`` object."""
+        data: dict[str, Any] = {k: getattr(self, k) for k in _TAGS if getattr(self, k) is not None}
+        data.update(
+            method=self.method,
+            url=self.url,
+            request_headers=dict(self.request_headers),
+            request_body=self.request_body,
+            status=self.status,
+            response_headers=dict(self.response_headers),
+            response_body=self.response_body,
+            elapsed_s=self.elapsed_s,
+            started_at=self.started_at,
+            error=self.error,
+        )
+        if self.client is not None:
+            data["client"] = self.client
+        data.update(self.extra)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Exchange:
+        """An exchange read back from a report (the inverse of :meth:`to_json`)."""
+        known = {f.name for f in fields(cls)} - {"extra"}
+        return cls(
+            method=data["method"],
+            url=data["url"],
+            request_headers=dict(data.get("request_headers") or {}),
+            request_body=data.get("request_body"),
+            status=data.get("status"),
+            response_headers=dict(data.get("response_headers") or {}),
+            response_body=data.get("response_body"),
+            elapsed_s=data.get("elapsed_s", 0.0),
+            started_at=data.get("started_at", ""),
+            error=data.get("error"),
+            direction=data.get("direction"),
+            peer=data.get("peer"),
+            document=data.get("document"),
+            client=data.get("client"),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+def record_exchange(
+    redactor: Redactor, *, into: _context.CheckRecord | None = _CURRENT, **capture: Any
+) -> dict[str, Any] | None:
+    """The one recorder: capture an exchange (see :meth:`Exchange.capture`) and attach it to the running check, or
+    to ``into``. Returns what the check holds (its JSON form), or None when no check is running (nothing is
+    captured then)."""
+    record = _context.current() if into is _CURRENT else into
+    if record is None:
+        return None
+    exchange = Exchange.capture(redactor, **capture).to_json()
+    record.add_exchange(exchange)
+    return exchange
+
+
+def exchange_of(response: httpx.Response | None) -> dict[str, Any] | None:
+    """The recorded exchange a HostHTTP response came from, when a check recorded it."""
+    if response is None:
+        return None
+    found = response.extensions.get(RESPONSE_EXTENSION)
+    return found if isinstance(found, dict) else None
+
+
+def _ctype(headers: Mapping[str, str] | None) -> str | None:
+    if headers is None:
+        return None
+    return next((str(v) for k, v in headers.items() if str(k).lower() == "content-type"), None)

@@ -1,0 +1,118 @@
+"""One evidence type and one recorder (issue 15): every exchange is an ``Exchange`` captured by one redaction pass,
+its JSON form is the report's exchange object, and the host's signals carry the exchange that caused them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from importlib import resources
+
+import httpx
+import jsonschema
+import pytest
+
+from conformance import _context
+from conformance.host import (
+    BODY_EXCERPT_CHARS,
+    Exchange,
+    HostHTTP,
+    InvalidResponse,
+    Redactor,
+    TargetUnreachable,
+    UrlGuard,
+    exchange_of,
+    json_field,
+    record_exchange,
+)
+
+SECRET = "sk_exchange_secret_42"
+
+
+def mock(handler: object) -> HostHTTP:
+    return HostHTTP(
+        transport=httpx.MockTransport(handler),  # type: ignore[arg-type]
+        guard=UrlGuard(),
+        retry=None,
+        redactor=Redactor([SECRET]),
+    )
+
+
+@pytest.fixture
+def check() -> Iterator[_context.CheckRecord]:
+    record = _context.begin(["AUTH-PRM-01"])
+    yield record
+    _context.end()
+
+
+def test_a_recorded_exchange_round_trips(check: _context.CheckRecord) -> None:
+    mock(lambda r: httpx.Response(200, json={"token": SECRET, "ok": True})).post(
+        f"https://t.example/v1?key={SECRET}", headers={"Authorization": f"Bearer {SECRET}"}, json={"a": 1}
+    )
+    record_exchange(
+        Redactor(),
+        direction="inbound",
+        peer="127.0.0.1",
+        document="client",
+        method="GET",
+        url="https://h.example/client.json",
+        status=200,
+        response_headers={"content-type": "application/json"},
+        response_body=b"{}",
+    )
+    record_exchange(Redactor(), method="GET", url="https://s.example/o", status=404, client="boto3", note="kept")
+    outbound, inbound, by_hand = check.exchanges
+    assert SECRET not in str(check.exchanges)
+    for data in check.exchanges:
+        again = Exchange.from_json(data).to_json()
+        assert again == data and list(again) == list(data)  # same keys, same order: the report is unchanged
+    assert list(inbound)[:3] == ["direction", "peer", "document"] and "direction" not in outbound
+    assert by_hand["client"] == "boto3" and by_hand["note"] == "kept" and by_hand["response_body"] is None
+
+
+def test_every_recorded_exchange_fits_the_report_schema(check: _context.CheckRecord) -> None:
+    schema = json.loads(resources.files("conformance").joinpath("schemas", "report.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator({**schema["$defs"]["exchange"], "$defs": schema["$defs"]})
+    mock(lambda r: httpx.Response(204)).get("https://t.example/")
+    record_exchange(Redactor(), direction="inbound", peer=None, document="jwks", method="GET", url="https://h.example/")
+    for exchange in check.exchanges:
+        validator.validate(exchange)
+    validator.validate(Exchange.from_json(check.exchanges[0]).to_json())
+
+
+def test_one_excerpt_limit_for_every_recorder(check: _context.CheckRecord) -> None:
+    body = ("x" * 100 + "\n") * 100  # far beyond the excerpt
+    mock(lambda r: httpx.Response(200, text=body, headers={"content-type": "text/plain"})).get("https://t.example/")
+    record_exchange(
+        Redactor([SECRET]),
+        method="GET",
+        url="https://t.example/",
+        status=200,
+        response_headers={"content-type": "text/plain"},
+        response_body=body.encode(),
+    )
+    by_client, by_hand = (e["response_body"] for e in check.exchanges)
+    assert by_client == by_hand and len(by_client) < len(body)
+    assert by_client.startswith(body[: BODY_EXCERPT_CHARS // 2])
+
+
+def test_signals_carry_the_exchange_that_caused_them(check: _context.CheckRecord) -> None:
+    response = mock(lambda r: httpx.Response(200, json={})).get("https://t.example/meta")
+    assert exchange_of(response) is check.exchanges[-1]
+    with pytest.raises(InvalidResponse) as caught:
+        json_field(response, "resource", type=str)
+    assert caught.value.exchange is check.exchanges[-1]
+    assert check.first_failure is caught.value and check.failing_exchange is check.exchanges[-1]
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    with pytest.raises(TargetUnreachable) as unreachable:
+        mock(refuse).get("https://t.example/down")
+    assert unreachable.value.exchange is check.exchanges[-1] and check.exchanges[-1]["status"] is None
+
+
+def test_nothing_is_captured_outside_a_check() -> None:
+    assert _context.current() is None
+    assert record_exchange(Redactor(), method="GET", url="https://t.example/") is None
+    response = mock(lambda r: httpx.Response(200)).get("https://t.example/")
+    assert exchange_of(response) is None
