@@ -96,15 +96,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-SUITE_SERVICES = {
-    "auth": "toolserver",
-    "profile": "toolserver",
-    "platform": "platform",
-    "campaigns": "platform",
-    "compression": "compression",
-}
-
-
 def _stack(mutants: list[str], suites: str | None = None) -> Any:
     try:
         from conformance.reference.stack import running_stack
@@ -112,7 +103,10 @@ def _stack(mutants: list[str], suites: str | None = None) -> Any:
         raise ConformanceError(
             f"the embedded stack needs the reference extra: pip install 'conformance[reference]' ({exc})"
         ) from None
-    services = sorted({SUITE_SERVICES[s] for s in suites.split(",") if s in SUITE_SERVICES}) if suites else None
+    from conformance.targets import SUITE_SERVICES
+
+    wanted = [s for s in suites.split(",") if s in SUITE_SERVICES] if suites else None
+    services = sorted({service for s in wanted for service in SUITE_SERVICES[s]}) if wanted is not None else None
     return running_stack(mutants=mutants, services=services)
 
 

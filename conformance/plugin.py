@@ -30,18 +30,12 @@ from conformance.report.baseline import Baseline
 from conformance.report.diff import compare_report_option
 from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
 from conformance.rules import IMPLEMENTED, RULES, SUITE_TARGET, SUITES, Level
+from conformance.targets import API_KEY_OPTION, TARGET_OPTION, suites_of
 
 SUITES_DIR = Path(__file__).parent / "suites"
 SESSION_KEY = pytest.StashKey["ConformanceSession"]()
 NEED_KEY = pytest.StashKey[tuple[str, str]]()
 _SKIP_EXCEPTION: type[BaseException] = pytest.skip.Exception
-
-TARGET_OPTION = {
-    "tool_server": ("--target-url", "CONFORMANCE_TARGET_URL"),
-    "platform": ("--platform-url", "CONFORMANCE_PLATFORM_URL"),
-    "compression": ("--compression-url", "CONFORMANCE_COMPRESSION_URL"),
-}
-API_KEY_OPTION = {"platform": "CONFORMANCE_PLATFORM_API_KEY", "compression": "CONFORMANCE_COMPRESSION_API_KEY"}
 
 
 class ConformanceSession:
@@ -154,7 +148,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
-    if settings.target("tool_server") is not None or {"auth", "profile"} & set(settings.get("suite") or []):
+    if settings.target("tool_server") is not None or suites_of("tool_server") & set(settings.get("suite") or []):
         _register_shared_fixtures(config)  # heavy OAuth/MCP imports: only when a tool server is in play
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(_report_dir(config, settings) / "junit.xml")
