@@ -30,12 +30,14 @@ from conformance.report.baseline import Baseline
 from conformance.report.diff import compare_report_option
 from conformance.report.model import Status, aggregate, check_outcome, level_status, summarize, verdict
 from conformance.rules import IMPLEMENTED, RULES, SUITE_TARGET, SUITES, Level
-from conformance.targets import API_KEY_OPTION, TARGET_OPTION, suites_of
+from conformance.targets import API_KEY_OPTION, TARGET_OPTION
 
 SUITES_DIR = Path(__file__).parent / "suites"
 SESSION_KEY = pytest.StashKey["ConformanceSession"]()
 NEED_KEY = pytest.StashKey[tuple[str, str]]()
 _SKIP_EXCEPTION: type[BaseException] = pytest.skip.Exception
+# Fixtures the suites share (linking an account, the tool listing); light until a check requests one.
+pytest_plugins = ["conformance.suites.fixtures"]
 
 
 class ConformanceSession:
@@ -148,28 +150,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
-    if settings.target("tool_server") is not None or suites_of("tool_server") & set(settings.get("suite") or []):
-        _register_shared_fixtures(config)  # heavy OAuth/MCP imports: only when a tool server is in play
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(_report_dir(config, settings) / "junit.xml")
-
-
-SHARED_FIXTURE_MODULES = ("conformance.suites._linking",)
-
-
-def _register_shared_fixtures(config: pytest.Config) -> None:
-    """Fixtures several suites share (linking an account is needed by auth and profile alike)."""
-    import importlib
-
-    for name in SHARED_FIXTURE_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        if not config.pluginmanager.is_registered(module):
-            config.pluginmanager.register(module, name)
 
 
 def _report_dir(config: pytest.Config, settings: Settings) -> Path:

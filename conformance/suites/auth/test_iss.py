@@ -12,7 +12,7 @@ from conformance.host.oauth import (
     validate_callback,
 )
 from conformance.suites._linking import FlowAttempt
-from conformance.suites.auth._support import Declined, require_iss_advertised
+from conformance.suites.auth.client import Declined, require_iss_advertised
 
 
 @rule("AUTH-ISS-01")

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from conformance import expect, fail, observe, rule
-from conformance.suites.platform._support import (
+from conformance.suites.platform.client import (
     CLIENT_ERROR,
+    PlatformApi,
     describe,
     error_object,
     expect_json_error,
@@ -20,7 +21,6 @@ from conformance.suites.platform._support import (
     run_property,
     target_settings,
 )
-from conformance.suites.platform.conftest import PlatformApi
 
 # Text that any tokenizer splits into a few tokens; printable, no control characters.
 TEXT = st.text(st.characters(codec="utf-8", categories=("L", "N", "P", "Zs")), min_size=1, max_size=80)
