@@ -49,6 +49,8 @@ class ServiceSpec:
     env: dict[str, str] = field(default_factory=dict)
     # NAME=VALUE settings a conformance run needs for this service (printed by `conformance up`)
     settings: dict[str, str] = field(default_factory=dict)
+    # settings whose values are secret although their names do not say so (e.g. a test account's login)
+    secrets: frozenset[str] = frozenset()
     cwd: Path | None = None
     start_timeout_s: float = 20.0
 

@@ -104,10 +104,9 @@ class Stack:
 
     @property
     def secret_names(self) -> list[str]:
-        """Setting names whose values are secrets (print the name, write the value only to an env file)."""
-        from conformance.config import all_options
-
-        declared = {o.env_var for o in all_options() if o.secret}  # e.g. the test accounts' user names
+        """Setting names whose values are secrets (print the name, write the value only to an env file): named so,
+        or declared secret by their service (e.g. the test accounts' logins)."""
+        declared = {name for spec in self.services for name in spec.secrets}
         return sorted(name for name in self.settings if SECRET_NAME.search(name) or name in declared)
 
     def public_settings(self) -> dict[str, str]:

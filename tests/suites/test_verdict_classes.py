@@ -689,8 +689,7 @@ def link_account():
 """
     )
     pytester.makepyfile(
-        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, "
-        "test_insufficient_scope"
+        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, test_insufficient_scope"
     )
     pytester.runpytest(
         "-p",
