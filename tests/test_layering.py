@@ -137,8 +137,13 @@ def test_host_imports_nothing_above_it() -> None:
     assert violations("host", forbidden=(*HOST_FORBIDDEN_UPPER, "conformance")) == []
 
 
-def test_targets_imports_nothing_of_the_package() -> None:
-    assert violations("targets.py", allowed=()) == []
+@pytest.mark.parametrize("leaf", ["targets.py", "_exceptions.py"])
+def test_the_leaves_import_nothing_of_the_package(leaf: str) -> None:
+    assert violations(leaf, allowed=()) == []
+
+
+def test_suites_import_neither_the_plugin_nor_the_report() -> None:
+    assert violations("suites", forbidden=("conformance.plugin", "conformance.report", "conformance.cli")) == []
 
 
 @pytest.mark.xfail(strict=True, reason=RULES_PENDING)
