@@ -14,7 +14,7 @@ from conformance.reference.platform import create_app
 from conformance.reference.platform.campaigns import CREATE_FIELDS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
 from conformance.suites.campaigns.client import shape_problems
-from tests.reference.platform.client import AUTH, campaign_body
+from tests.reference.platform.conftest import AUTH, campaign_body
 
 
 def create(client: TestClient, **fields: Any) -> dict[str, Any]:

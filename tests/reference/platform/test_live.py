@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from conformance.reference.platform.settings import MAIN_KEY, KeySpec, SandboxSettings
-from tests.reference.platform.client import AUTH, campaign_body
+from tests.reference.platform.conftest import AUTH, campaign_body
 from tests.reference.platform.live import LiveSandbox, serving
 
 CLIENTS = 8

@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from conformance.reference.platform.errors import ApiError
 from conformance.reference.platform.tokens import count_input_tokens, encoding_name_for, get_encoding, image_tokens
-from tests.reference.platform.client import AUTH
+from tests.reference.platform.conftest import AUTH
 
 TOKENS = "/v1/responses/input_tokens"
 
