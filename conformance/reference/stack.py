@@ -10,7 +10,6 @@ NAME=VALUE settings a conformance run against the stack needs.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import re
 import signal
@@ -29,7 +28,7 @@ from types import FrameType
 import httpx
 
 from conformance._exceptions import ConfigError, ConformanceError
-from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference._service import ServiceSpec, StackContext, present_module
 from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 
 # A selected package brings the packages it cannot work without.
@@ -159,10 +158,8 @@ def collect_specs(ctx: StackContext, packages: Iterable[str]) -> list[ServiceSpe
     specs: list[ServiceSpec] = []
     for package in packages:
         try:
-            module = importlib.import_module(f"conformance.reference.{package}")
+            module = present_module(f"conformance.reference.{package}")
         except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("conformance.reference"):
-                continue
             if exc.name and not exc.name.startswith("conformance"):
                 raise MissingExtra(f"{EXTRA_HINT} (module {exc.name} is missing)") from None
             raise
