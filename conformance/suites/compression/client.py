@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from conformance import Blocked, Failure, TargetError
-from conformance.config import Target
+from conformance.config import Settings, Target
 from conformance.host import _json as target_json
 from conformance.host._redact import Redactor
 from conformance.host.http import HostHTTP, record_exchange
@@ -189,6 +189,23 @@ class S3Store:
     written: list[str] = field(default_factory=list)
     _client: Any = None
 
+    @classmethod
+    def from_settings(cls, settings: Settings, redactor: Redactor) -> S3Store | None:
+        """The configured bucket, or None when its bucket or credentials are not set."""
+        get = settings.get
+        if not (get("objstore_a_bucket") and get("objstore_a_access_key_id") and get("objstore_a_secret_access_key")):
+            return None
+        redactor.add_secret(get("objstore_a_secret_access_key"))
+        return cls(
+            endpoint=get("objstore_a_endpoint"),
+            region=get("objstore_a_region", "us-east-1"),
+            bucket=get("objstore_a_bucket"),
+            access_key_id=get("objstore_a_access_key_id"),
+            secret_access_key=get("objstore_a_secret_access_key"),
+            ca_bundle=get("ca_bundle"),
+            redactor=redactor,
+        )
+
     def client(self) -> Any:
         import boto3
         from botocore.config import Config
@@ -274,6 +291,15 @@ class GcsStore:
     access_token: str
     http: HostHTTP
     written: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, http: HostHTTP) -> GcsStore | None:
+        """The configured bucket, or None when its bucket or access token is not set."""
+        get = settings.get
+        if not (get("objstore_b_bucket") and get("objstore_b_access_token")):
+            return None
+        http.redactor.add_secret(get("objstore_b_access_token"))
+        return cls(get("objstore_b_endpoint"), get("objstore_b_bucket"), get("objstore_b_access_token"), http)
 
     def store_options(self, key: str, **overrides: Any) -> dict[str, Any]:
         self.written.append(key)

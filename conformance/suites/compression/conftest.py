@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -39,40 +40,23 @@ def image_server(compression_target: Target) -> Iterator[ImageServer | None]:
         served.close()
 
 
-@pytest.fixture(scope="session")
-def objstore_a(conformance_settings: Settings, host_http: HostHTTP) -> Iterator[S3Store | None]:
-    get = conformance_settings.get
-    if not (get("objstore_a_bucket") and get("objstore_a_access_key_id") and get("objstore_a_secret_access_key")):
-        yield None
-        return
-    host_http.redactor.add_secret(get("objstore_a_secret_access_key"))
-    store = S3Store(
-        endpoint=get("objstore_a_endpoint"),
-        region=get("objstore_a_region", "us-east-1"),
-        bucket=get("objstore_a_bucket"),
-        access_key_id=get("objstore_a_access_key_id"),
-        secret_access_key=get("objstore_a_secret_access_key"),
-        ca_bundle=get("ca_bundle"),
-        redactor=host_http.redactor,
-    )
+def _cleaned_up(store: S3Store | GcsStore | None) -> Iterator[Any]:
+    """Yield the store (or None) and delete what the run wrote into it afterwards."""
     try:
         yield store
     finally:
-        store.cleanup()
+        if store is not None:
+            store.cleanup()
+
+
+@pytest.fixture(scope="session")
+def objstore_a(conformance_settings: Settings, host_http: HostHTTP) -> Iterator[S3Store | None]:
+    yield from _cleaned_up(S3Store.from_settings(conformance_settings, host_http.redactor))
 
 
 @pytest.fixture(scope="session")
 def objstore_b(conformance_settings: Settings, host_http: HostHTTP) -> Iterator[GcsStore | None]:
-    get = conformance_settings.get
-    if not (get("objstore_b_bucket") and get("objstore_b_access_token")):
-        yield None
-        return
-    host_http.redactor.add_secret(get("objstore_b_access_token"))
-    store = GcsStore(get("objstore_b_endpoint"), get("objstore_b_bucket"), get("objstore_b_access_token"), host_http)
-    try:
-        yield store
-    finally:
-        store.cleanup()
+    yield from _cleaned_up(GcsStore.from_settings(conformance_settings, host_http))
 
 
 @pytest.fixture(scope="session")
