@@ -129,7 +129,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
         # given --env-file, else stack.env in the stack's data directory (0700, removed when the stack stops).
         env_file = Path(args.env_file) if args.env_file else stack.data_dir / "stack.env"
         stack.write_env_file(env_file)
-        for name, value in stack.public_settings().items():
+        from conformance.config import all_options
+
+        declared = {o.env_var for o in all_options() if o.secret}  # e.g. the test accounts' logins
+        for name, value in stack.public_settings(declared).items():
             print(f"{name}={value}", flush=True)
         print(f"# every setting, secrets included: {env_file} (mode 600); load it with: set -a; . {env_file}; set +a")
         print("# reference stack is up; Ctrl-C to stop", flush=True)

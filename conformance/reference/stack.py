@@ -108,8 +108,10 @@ class Stack:
         declared = {name for spec in self.services for name in spec.secrets}
         return sorted(name for name in self.settings if SECRET_NAME.search(name) or name in declared)
 
-    def public_settings(self) -> dict[str, str]:
-        secrets = set(self.secret_names)
+    def public_settings(self, also_secret: Iterable[str] = ()) -> dict[str, str]:
+        """The settings to print: secrets replaced by a pointer to the env file. ``also_secret`` adds the names the
+        caller knows to be secret (the harness's declared secret options: the stack does not import them)."""
+        secrets = {*self.secret_names, *also_secret}
         return {k: ("<secret: see env file>" if k in secrets else v) for k, v in self.settings.items()}
 
     def write_env_file(self, path: Path) -> None:
