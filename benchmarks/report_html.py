@@ -21,14 +21,16 @@ sys.path.insert(0, str(ROOT))  # the synthetic report generator lives with the t
 
 from conformance.report._browser import find_chromium, launch_chromium  # noqa: E402
 from conformance.report.html import render_html  # noqa: E402
+from conformance.report.model import RunReport  # noqa: E402
 from tests.report.report_factory import build_report  # noqa: E402
 
 
 def _writer(report: dict[str, Any], runs: int) -> tuple[str, list[float]]:
+    """Reading report.json into the model (schema check included) and rendering it, as ``conformance report``."""
     times, html = [], ""
     for _ in range(runs):
         start = time.perf_counter()
-        html = render_html(report)
+        html = render_html(RunReport.from_json(report))
         times.append(time.perf_counter() - start)
     return html, times
 

@@ -8,6 +8,8 @@ The curated API for writing checks::
     def test_name_bounds(host_http, platform_target): ...
 """
 
+from typing import TYPE_CHECKING, Any
+
 from conformance._exceptions import (
     ConfigError,
     ConformanceError,
@@ -18,11 +20,26 @@ from conformance._exceptions import (
     UrlRefused,
 )
 from conformance._hypothesis import hypothesis_profile
-from conformance._verdicts import Blocked, Failure, NeedsUnmet, expect, fail, needs, observe
 from conformance.report.model import Status
 from conformance.rules import RULES, Level, Rule, get_rule, rule
 
+if TYPE_CHECKING:
+    from conformance._verdicts import Blocked, Failure, NeedsUnmet, expect, fail, needs, observe
+
 __version__ = "0.1.0"
+
+# The verdicts build on pytest's skip exception: loaded when a check first asks for them, so the commands that only
+# read reports (``conformance report``, ``summary``, ``diff``) never import pytest.
+_VERDICTS = frozenset({"Blocked", "Failure", "NeedsUnmet", "expect", "fail", "needs", "observe"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _VERDICTS:
+        from conformance import _verdicts
+
+        return getattr(_verdicts, name)
+    raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+
 
 __all__ = [
     "RULES",

@@ -69,6 +69,10 @@ class InvalidResponse(TargetError):
         super().__init__(message, exchange=exchange)
         self.message = message
         self.blocked_by = blocked_by
+        if blocked_by is None:  # like a check's Failure: remembered as the check's first failure (Hypothesis replays)
+            from conformance import _context
+
+            _context.note_failure(self)
 
 
 class TargetThrottled(TargetError):

@@ -50,9 +50,11 @@ def replay_verdict(exc: BaseException, first_failure: BaseException | None) -> B
     if not is_flaky(exc):
         return None
     if isinstance(exc, BaseExceptionGroup):
+        from conformance._exceptions import TargetThrottled
         from conformance._verdicts import Blocked
 
-        blocked = [e for e in map(unwrap_hypothesis, exc.exceptions) if isinstance(e, Blocked)]
+        throttled = Blocked | TargetThrottled
+        blocked = [e for e in map(unwrap_hypothesis, exc.exceptions) if isinstance(e, throttled)]
         if first_failure is None and blocked:
             return blocked[0]
     return first_failure

@@ -15,7 +15,7 @@ from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
-from conformance.plugin import SUITES_DIR
+from conformance._session import SUITES_DIR
 from conformance.rules import SUITE_TARGET
 
 

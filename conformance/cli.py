@@ -39,7 +39,8 @@ from conformance._exceptions import ConformanceError
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
-    from conformance.rules import SUITES, catalog_rows
+    from conformance._checks import catalog_rows
+    from conformance.rules import SUITES
 
     rows = catalog_rows()
     if args.suite:
@@ -68,21 +69,14 @@ def _cmd_rules(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from conformance.report.html import write_html
-    from conformance.report.json_writer import read_json
+    from conformance.report.summary import load_report
 
     try:
-        report = read_json(Path(args.input))
-    except (OSError, ValueError) as exc:
-        print(f"conformance report: cannot read {args.input}: {exc}", file=sys.stderr)
+        report = load_report(Path(args.input), "report")
+        compare = load_report(Path(args.compare), "report --compare") if args.compare else None
+    except ConformanceError as exc:
+        print(f"conformance {exc}", file=sys.stderr)
         return 2
-    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
-        print(f"conformance report: {args.input} is not a conformance report (no `results` list)", file=sys.stderr)
-        return 2
-    compare = None
-    if args.compare:
-        from conformance.report.summary import load_report
-
-        compare = load_report(Path(args.compare), "report --compare")
     output = Path(args.output) if args.output else Path(args.input).with_suffix(".html")
     if output.is_dir() or (args.output and args.output.endswith(("/", os.sep))):
         output = output / "report.html"  # -o DIR writes DIR/report.html, as a run writes it
@@ -183,11 +177,11 @@ def _cmd_cimd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from conformance.report.summary import env_redactor, load_report, render, report_verdict
+    from conformance.report.summary import env_redactor, load_report, render
 
-    report = env_redactor().scrub_tree(load_report(Path(args.input)))
+    report = load_report(Path(args.input)).scrubbed(env_redactor().scrub_tree)
     sys.stdout.write(render(report, args.format))
-    return int(report_verdict(report)["exit_code"]) if args.exit_code else 0
+    return report.verdict.exit_code if args.exit_code else 0
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
@@ -195,8 +189,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     from conformance.report.summary import env_redactor, load_report
 
     redactor = env_redactor()
-    old = redactor.scrub_tree(load_report(Path(args.old), "diff"))
-    new = redactor.scrub_tree(load_report(Path(args.new), "diff"))
+    old = load_report(Path(args.old), "diff").scrubbed(redactor.scrub_tree)
+    new = load_report(Path(args.new), "diff").scrubbed(redactor.scrub_tree)
     data = diff_reports(old, new)
     sys.stdout.write(render(data, args.format, color=sys.stdout.isatty()))
     return 1 if data["counts"]["regression"] else 0

@@ -1,24 +1,24 @@
 """The rule catalog: every rule the harness certifies, keyed by its stable ID.
 
 Checks declare the rules they decide with :func:`rule`; an unknown ID fails at import time, so the catalog and the
-checks cannot drift apart.
+checks cannot drift apart. A leaf: it imports nothing of the package but the catalog data and the exceptions
+(loading every check and listing mutants live in :mod:`conformance._checks`, beside the CLI), and pytest only
+when a check is declared.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-import pytest
-
 from conformance._catalog import CATALOG
 from conformance._exceptions import UnknownRuleError
-from conformance.targets import SUITE_NAMES as SUITES
-from conformance.targets import SUITE_TARGET  # which configured target each suite certifies
+from conformance.targets import SUITE_NAMES
+from conformance.targets import SUITE_TARGET as SUITE_TARGET  # re-exported: which target each suite certifies
 
-__all__ = ["SUITES", "SUITE_TARGET"]  # re-exported: the suites' table lives in conformance.targets
+SUITES: tuple[str, ...] = SUITE_NAMES  # the suites, in the contract's order (declared in conformance.targets)
 
 DOCUMENTS: dict[str, str] = {
     "A": "Tool-Server Authorization Contract (000_0337f9e2b7ef4d29.txt)",
@@ -91,65 +91,11 @@ def rule(*rule_ids: str) -> Callable[[F], F]:
         get_rule(rule_id)
 
     def decorate(func: F) -> F:
+        import pytest  # only checks need it: the catalog itself is read without pytest (``conformance report``)
+
         for rule_id in rule_ids:
             IMPLEMENTED.setdefault(rule_id, []).append(f"{func.__module__}.{func.__qualname__}")
         marked: F = pytest.mark.conformance_rule(*rule_ids)(func)
         return marked
 
     return decorate
-
-
-def load_all_checks(suites: Iterable[str] | None = None) -> dict[str, str]:
-    """Import the suite modules (all, or those of ``suites``) so that :data:`IMPLEMENTED` is complete for them;
-    return the modules that failed to import."""
-    import importlib
-    import pkgutil
-
-    import conformance.suites as suites_pkg
-
-    broken: dict[str, str] = {}
-
-    def onerror(name: str) -> None:
-        broken[name] = "package failed to import"
-
-    for info in pkgutil.walk_packages(suites_pkg.__path__, prefix="conformance.suites.", onerror=onerror):
-        leaf = info.name.rsplit(".", 1)[-1]
-        suite = info.name.split(".")[2] if info.name.count(".") >= 3 else ""
-        if suites is not None and suite not in suites:
-            continue
-        if leaf.startswith("test_"):
-            try:
-                importlib.import_module(info.name)
-            except Exception as exc:  # a broken suite module must not take the catalog or the report down
-                broken[info.name] = f"{type(exc).__name__}: {exc}"
-    return broken
-
-
-def catalog_rows() -> list[dict[str, Any]]:
-    """The catalog as JSON-ready rows, with implementation status and proving mutants."""
-    load_all_checks()
-    from conformance.suites._cases import case_count
-
-    try:
-        from conformance.reference.mutants import mutants_by_rule
-
-        proving = mutants_by_rule()
-    except Exception:  # the reference stack is optional in an installation
-        proving = {}
-    return [
-        {
-            "id": r.id,
-            "level": r.level.value,
-            "suite": r.suite,
-            "title": r.title,
-            "text": r.text,
-            "source": r.source,
-            "document": r.document,
-            "needs": r.needs,
-            "implemented": r.id in IMPLEMENTED,
-            "checks": sorted(set(IMPLEMENTED.get(r.id, []))),
-            "mutants": proving.get(r.id, []),
-            "cases": case_count(r.id),
-        }
-        for r in RULES.values()
-    ]

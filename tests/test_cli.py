@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conformance.cli import main
+from conformance.report.model import CheckOutcome, RunReport, Status
 from conformance.rules import RULES
 
 
@@ -141,3 +144,31 @@ def test_env_file_is_never_readable_by_others(tmp_path: Path, monkeypatch: pytes
     existing.chmod(0o644)
     stack.write_env_file(existing)
     assert stat.S_IMODE(existing.stat().st_mode) == 0o600
+
+
+READ_ONLY_COMMANDS = """
+import sys
+from conformance.cli import main
+
+report, out = sys.argv[1], sys.argv[2]
+codes = [main(["report", report, "-o", out]), main(["summary", report]), main(["diff", report, report])]
+loaded = sorted(m for m in sys.modules if m == "pytest" or m.startswith(("_pytest", "pytest.")))
+print(codes, loaded)
+"""
+
+
+def test_commands_that_read_reports_import_no_pytest(tmp_path: Path) -> None:
+    """``conformance report`` (and summary, diff) only read and render: pytest stays out of the process."""
+    outcome = CheckOutcome("t::x", ("AUTH-PRM-01",), Status.FAILED, "no PRM <script>")
+    report = RunReport.build([outcome], strict=False, suites_run=["auth"], implemented=(), targets={})
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report.to_json()))
+    done = subprocess.run(
+        [sys.executable, "-c", READ_ONLY_COMMANDS, str(path), str(tmp_path / "out.html")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert done.stdout.splitlines()[-1] == "[0, 0, 0] []", done.stdout + done.stderr
+    assert "AUTH-PRM-01" in (tmp_path / "out.html").read_text(encoding="utf-8")

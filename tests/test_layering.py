@@ -104,7 +104,6 @@ HOST_FORBIDDEN_UPPER = (
 )
 
 HOST_PENDING = "h15-host moves host/ from Failure/Blocked/Throttled to the _exceptions family (issue 15 item 2)"
-RULES_PENDING = "h15-model makes rules.py a leaf: loading checks and listing mutants move beside the CLI (item 2)"
 
 
 def test_the_layering_reader_sees_imports_at_every_depth(tmp_path: Path) -> None:
@@ -137,16 +136,19 @@ def test_host_imports_nothing_above_it() -> None:
     assert violations("host", forbidden=(*HOST_FORBIDDEN_UPPER, "conformance")) == []
 
 
-@pytest.mark.parametrize("leaf", ["targets.py", "_exceptions.py"])
+@pytest.mark.parametrize("leaf", ["targets.py", "_context.py"])
 def test_the_leaves_import_nothing_of_the_package(leaf: str) -> None:
     assert violations(leaf, allowed=()) == []
+
+
+def test_the_exceptions_import_only_the_running_check_s_record() -> None:
+    assert violations("_exceptions.py", allowed=("conformance._context",)) == []
 
 
 def test_suites_import_neither_the_plugin_nor_the_report() -> None:
     assert violations("suites", forbidden=("conformance.plugin", "conformance.report", "conformance.cli")) == []
 
 
-@pytest.mark.xfail(strict=True, reason=RULES_PENDING)
 def test_rules_imports_only_the_catalog_the_exceptions_and_the_targets() -> None:
     allowed = ("conformance._catalog", "conformance._exceptions", "conformance.targets")
     assert violations("rules.py", allowed=allowed) == []

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from conformance import UnknownRuleError, rule
-from conformance.rules import IMPLEMENTED, RULES, SUITES, Level, catalog_rows, load_all_checks
+from conformance._checks import catalog_rows, load_all_checks
+from conformance.rules import IMPLEMENTED, RULES, SUITES, Level
 
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "shared" / "requirements.md"
 
@@ -66,3 +67,23 @@ def test_every_rule_is_implemented_or_a_harness_rule() -> None:
 
     missing = [row["id"] for row in catalog_rows() if not row["implemented"] and row["id"] not in HARNESS_RULES]
     assert missing == []
+
+
+def test_the_catalog_is_a_leaf() -> None:
+    """rules.py imports nothing of the package but the catalog data, the exceptions and the table of suites (itself a
+    leaf), and pytest only inside the decorator (a report is read without pytest); loading checks and listing
+    mutants live in _checks.py."""
+    import ast
+
+    import conformance.rules
+
+    tree = ast.parse(Path(conformance.rules.__file__).read_text(encoding="utf-8"))
+    top_level = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    modules = {n.module for n in top_level if isinstance(n, ast.ImportFrom)}
+    modules |= {a.name for n in top_level if isinstance(n, ast.Import) for a in n.names}
+    inner = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    inner |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    leaves = {"conformance._catalog", "conformance._exceptions", "conformance.targets"}
+    assert {m for m in modules if m and m.startswith("conformance")} == leaves
+    assert "pytest" not in modules
+    assert {m for m in inner if m.startswith("conformance")} == leaves

@@ -17,7 +17,7 @@ import pytest
 import conformance
 from conformance.reference.stack import running_stack
 from conformance.report.json_writer import validate_report
-from conformance.report.model import Status, check_outcome, verdict
+from conformance.report.model import CheckOutcome, RuleResult, Status, verdict
 from conformance.testing import run_harness
 
 DEAD = "https://127.0.0.1:1/mcp"
@@ -154,22 +154,21 @@ def test_passes():
     assert "Passed locally" in html and ">Accepted<" not in html
 
 
-def _result(rule: str, status: str, **extra: Any) -> dict[str, Any]:
-    base = {"rule": rule, "status": status, "baseline": None, "need": None, "option": None, "blocked_by": None}
-    return {**base, **extra}
+def _result(rule: str, status: str, **extra: Any) -> RuleResult:
+    return RuleResult.for_rule(rule, Status(status), **extra)
 
 
 def test_verdict_model() -> None:
     passed = _result("AUTH-PRM-04", "passed")
-    assert verdict([passed], strict=False)["status"] == "ACCEPTED"
-    assert verdict([passed], strict=False, local=True)["status"] == "PASSED LOCALLY"
+    assert verdict([passed], strict=False).status == "ACCEPTED"
+    assert verdict([passed], strict=False, local=True).status == "PASSED LOCALLY"
     failed = _result("AUTH-PRM-02", "failed")
-    assert verdict([passed, failed], strict=False, local=True)["status"] == "NOT ACCEPTED"
+    assert verdict([passed, failed], strict=False, local=True).status == "NOT ACCEPTED"
     nothing = verdict([_result("AUTH-PRM-04", "skipped")], strict=False, allow_incomplete=True)
-    assert nothing["status"] == "INCOMPLETE" and nothing["exit_code"] == 1
+    assert nothing.status == "INCOMPLETE" and nothing.exit_code == 1
     gap = _result("TOK-01", "skipped", need="the platform API key", option="KEY", incomplete=True)
-    assert verdict([passed, gap], strict=False)["missing"] == ["the platform API key (KEY)"]
-    assert check_outcome(nodeid="x", rules=["TOK-01"], status=Status.SKIPPED)["incomplete"] is False
+    assert verdict([passed, gap], strict=False).missing == ("the platform API key (KEY)",)
+    assert CheckOutcome(nodeid="x", rules=("TOK-01",), status=Status.SKIPPED).to_json()["incomplete"] is False
 
 
 def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) -> None:
@@ -191,13 +190,9 @@ def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) ->
 
 
 def test_rules_blocked_by_throttling_make_the_run_incomplete_and_say_so() -> None:
-    results = [
-        {"rule": "TOK-02", "status": "passed", "baseline": None},
-        {"rule": "TOK-01", "status": "blocked", "blocked_by": None, "baseline": None},
-        {"rule": "CAMP-03", "status": "blocked", "blocked_by": None, "baseline": None},
-    ]
+    results = [_result("TOK-02", "passed"), _result("TOK-01", "blocked"), _result("CAMP-03", "blocked")]
     decided = verdict(results, strict=False)
-    assert decided["status"] == "INCOMPLETE" and decided["exit_code"] == 1
-    assert decided["missing"] == [
-        "2 rule(s) blocked: the target throttled the harness beyond --max-throttle-wait (TOK-01, CAMP-03)"
-    ]
+    assert decided.status == "INCOMPLETE" and decided.exit_code == 1
+    assert decided.missing == (
+        "2 rule(s) blocked: the target throttled the harness beyond --max-throttle-wait (TOK-01, CAMP-03)",
+    )

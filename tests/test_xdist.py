@@ -6,8 +6,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from conformance._session import SUITES_DIR
 from conformance._xdist import TargetScheduling, make_scheduler, target_scope
-from conformance.plugin import SUITES_DIR
 
 
 def test_bundled_checks_are_grouped_by_target_wherever_the_node_id_is_relative_to() -> None:
@@ -39,3 +39,15 @@ def test_only_the_default_load_distribution_is_replaced() -> None:
     assert make_scheduler(_config("loadfile"), None) is None
     assert make_scheduler(_config("worksteal"), None) is None
     assert isinstance(make_scheduler(_config("load"), None), TargetScheduling)
+
+
+def test_the_scheduler_does_not_import_the_plugin() -> None:
+    """The plugin imports the scheduler (lazily, in its xdist hook); the scheduler never imports back."""
+    import ast
+
+    import conformance._xdist
+
+    tree = ast.parse(Path(conformance._xdist.__file__).read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "conformance.plugin" not in imported and "conformance._session" in imported

@@ -16,12 +16,15 @@ stale, so the baseline only ever shrinks.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from conformance._exceptions import ConfigError
+from conformance.report.model import RuleResult, Status
 from conformance.rules import RULES, SUITE_TARGET
+
+_FAILING = (Status.FAILED, Status.WARNING, Status.ERROR)
 
 TOP_KEYS = {"expected_failures", "expected"}
 ENTRY_KEYS = {"rule", "target", "reason"}
@@ -82,12 +85,13 @@ class Baseline:
     def expects(self, rule_id: str, target: str | None) -> bool:
         return (rule_id, None) in self.entries or (rule_id, target) in self.entries
 
-    def apply(self, results: list[dict[str, Any]]) -> None:
-        """Mark results as expected failures or stale entries (in place)."""
+    def apply(self, results: Iterable[RuleResult]) -> list[RuleResult]:
+        """The results with expected failures and stale entries marked."""
+        marked = []
         for result in results:
-            if not self.expects(result["rule"], result["target"]):
-                continue
-            if result["status"] in ("failed", "warning", "error"):
-                result["baseline"] = "expected"
-            elif result["status"] == "passed":
-                result["baseline"] = "stale"
+            if self.expects(result.rule, result.target) and result.status in _FAILING:
+                result = replace(result, baseline="expected")
+            elif self.expects(result.rule, result.target) and result.status is Status.PASSED:
+                result = replace(result, baseline="stale")
+            marked.append(result)
+        return marked

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from conformance.report.html import throttle_summary
+from conformance.report.model import RunReport
 
 STATUS_STYLE = {
     "passed": "green",
@@ -21,36 +22,33 @@ STATUS_STYLE = {
 ORDER = ("passed", "failed", "warning", "skipped", "blocked", "error")
 
 
-def render_summary(report: dict[str, Any], file: TextIO, *, files: list[str] | None = None, color: bool = True) -> None:
+def render_summary(report: RunReport, file: TextIO, *, files: list[str] | None = None, color: bool = True) -> None:
     console = Console(file=file, force_terminal=color, no_color=not color, width=110, highlight=False)
     table = Table(title="conformance: results by suite", show_lines=False)
     table.add_column("suite")
     for status in ORDER:
         table.add_column(status, justify="right", style=STATUS_STYLE[status])
-    by_suite = report["summary"]["by_suite"]
-    for suite, counts in by_suite.items():
+    summary = report.summary
+    for suite, counts in summary["by_suite"].items():
         table.add_row(suite, *[str(counts.get(s, 0)) or "0" for s in ORDER])
-    table.add_row("total", *[str(report["summary"].get(s, 0)) for s in ORDER], style="bold")
+    table.add_row("total", *[str(summary.get(s, 0)) for s in ORDER], style="bold")
     console.print(table)
-    problems = [
-        r for r in report["results"] if r["status"] in ("failed", "error", "warning") or r["baseline"] == "stale"
-    ]
+    problems = [r for r in report.results if r.status in ("failed", "error", "warning") or r.baseline == "stale"]
     for result in problems[:50]:
         line = Text()
-        line.append(f"{result['status'].upper():8}", style=STATUS_STYLE[result["status"]])
-        line.append(f" {result['rule']} [{result['level']}] ")
-        if result["baseline"]:
-            line.append(f"(baseline: {result['baseline']}) ", style="cyan")
-        line.append(result["message"][:300] or result["title"])
+        line.append(f"{result.status.upper():8}", style=STATUS_STYLE[result.status])
+        line.append(f" {result.rule} [{result.level}] ")
+        if result.baseline:
+            line.append(f"(baseline: {result.baseline}) ", style="cyan")
+        line.append(result.message[:300] or result.title)
         console.print(line)
     if len(problems) > 50:
         console.print(f"… and {len(problems) - 50} more (see the report files)")
-    throttle = throttle_summary(report.get("throttle"))
+    throttle = throttle_summary(report.throttle)
     if throttle:
         console.print(Text(f"throttle: {throttle}", style="magenta" if "blocked" in throttle else ""))
-    verdict = report["verdict"]
-    label = verdict.get("status") or ("ACCEPTED" if verdict["accepted"] else "NOT ACCEPTED")
+    label = report.verdict.status
     style = {"ACCEPTED": "bold green", "PASSED LOCALLY": "bold yellow"}.get(label, "bold red")
-    console.print(Text(f"verdict: {label} — {verdict['reason']}", style=style))
+    console.print(Text(f"verdict: {label} — {report.verdict.reason}", style=style))
     for path in files or []:
         console.print(f"report: {path}")

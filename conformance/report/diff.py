@@ -15,14 +15,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance.report.model import RuleResult, RunReport
 from conformance.report.summary import md, report_verdict
 
 FAILING = frozenset({"failed", "error"})
 KINDS = ("regression", "fix", "changed", "new", "removed")
-
-
-def _key(result: dict[str, Any]) -> tuple[str, str]:
-    return (str(result.get("target") or "unknown"), str(result.get("rule") or "UNKNOWN"))
 
 
 def classify(old: str | None, new: str | None) -> str | None:
@@ -40,15 +37,16 @@ def classify(old: str | None, new: str | None) -> str | None:
     return "changed"
 
 
-def _status(result: dict[str, Any] | None) -> str | None:
-    return None if result is None else str(result.get("status"))
+def _status(result: RuleResult | None) -> str | None:
+    return None if result is None else result.status.value
 
 
-def index(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    return {_key(r): r for r in report.get("results") or [] if isinstance(r, dict)}
+def index(report: RunReport) -> dict[tuple[str, str], RuleResult]:
+    """The report's results by (target, rule)."""
+    return {(r.target, r.rule): r for r in report.results}
 
 
-def diff_reports(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+def diff_reports(old: RunReport, new: RunReport) -> dict[str, Any]:
     """Every change, grouped by target then kind, plus the two verdicts."""
     before, after = index(old), index(new)
     targets: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -58,35 +56,35 @@ def diff_reports(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         kind = classify(_status(was), _status(now))
         if kind is None:
             continue
-        current = now or was or {}
+        current = now or was
+        assert current is not None
         target, rule = key
         entry = {
             "rule": rule,
-            "level": str(current.get("level") or ""),
-            "title": str(current.get("title") or ""),
+            "level": current.level,
+            "title": current.title,
             "old": _status(was),
             "new": _status(now),
-            "message": " ".join(str((now or {}).get("message") or "").split()),
-            "baseline": (now or {}).get("baseline"),
+            "message": " ".join(now.message.split()) if now is not None else "",
+            "baseline": now.baseline if now is not None else None,
         }
         targets.setdefault(target, {k: [] for k in KINDS})[kind].append(entry)
         counts[kind] += 1
     return {
-        "old": {"started_at": old.get("started_at"), "verdict": report_verdict(old)},
-        "new": {"started_at": new.get("started_at"), "verdict": report_verdict(new)},
+        "old": {"started_at": old.started_at, "verdict": report_verdict(old)},
+        "new": {"started_at": new.started_at, "verdict": report_verdict(new)},
         "counts": counts,
         "targets": targets,
     }
 
 
-def compare_map(old: dict[str, Any], new: dict[str, Any]) -> dict[tuple[str, str], tuple[str, str | None]]:
+def compare_map(old: RunReport, new: RunReport) -> dict[tuple[str, str], tuple[str, str | None]]:
     """(target, rule) → (kind, old status) for every result of ``new`` that changed: what the HTML marks."""
     before = index(old)
     marks: dict[tuple[str, str], tuple[str, str | None]] = {}
     for key, result in index(new).items():
-        was = before.get(key)
-        previous = str(was.get("status")) if was is not None else None
-        kind = classify(previous, str(result.get("status")))
+        previous = _status(before.get(key))
+        kind = classify(previous, result.status.value)
         if kind is not None:
             marks[key] = (kind, previous)
     return marks

@@ -1,4 +1,4 @@
-"""The reviewer's report: one self-contained HTML file rendered from the report.json dict.
+"""The reviewer's report: one self-contained HTML file rendered from a :class:`RunReport`.
 
 Reviewers decide from this file, and everything in evidence comes from targets, so it is hostile: jinja2
 autoescapes every value, control and bidi-override characters are shown as escapes (they could reorder what a
@@ -18,7 +18,7 @@ import math
 import re
 import shlex
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from conformance.host import _json as target_json
+from conformance.report.model import ExchangeJSON, RuleResult, RunReport, Throttle
 from conformance.targets import suite_rank
 
 # Worst first: the order of rules on the page and how a group of results is summarised.
@@ -257,19 +258,6 @@ class StageView:
     breaks: bool = False
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    """The report is read defensively: a part of the wrong type renders as absent instead of crashing."""
-    return value if isinstance(value, dict) else {}
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _sequence(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _worst(statuses: list[str]) -> str:
     known = [s for s in statuses if s in STATUSES]
     return min(known, key=STATUSES.index) if known else "error"
@@ -335,16 +323,13 @@ def _format_duration(seconds: Any) -> str:
     return f"{minutes} min {rest} s"
 
 
-def throttle_summary(throttle: Any) -> str:
+def throttle_summary(throttle: Throttle | None) -> str:
     """The run's waits for targets' rate limits, in words ('' when the report has none to tell)."""
-    throttle = _mapping(throttle)
-    waited, bound = throttle.get("waited_s"), throttle.get("max_wait_s")
-    blocked = _count(throttle.get("blocked_checks"))
-    if not isinstance(waited, int | float) or isinstance(waited, bool):
+    if throttle is None:
         return ""
-    text = f"{_format_duration(waited) or '0 s'} waiting for the targets' rate limits"
-    if isinstance(bound, int | float) and not isinstance(bound, bool):
-        text += f" (bound {_format_duration(bound)})"
+    blocked = throttle.blocked_checks
+    text = f"{_format_duration(throttle.waited_s) or '0 s'} waiting for the targets' rate limits"
+    text += f" (bound {_format_duration(throttle.max_wait_s)})"
     if blocked:
         text += f"; {blocked} check{'s' if blocked != 1 else ''} blocked: the target throttled the harness"
     return text
@@ -514,31 +499,30 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) 
     return view
 
 
-def _result(raw: dict[str, Any], targets: dict[str, Any], rule_anchor: str) -> ResultView:
-    target = clean(raw.get("target"))
-    info = targets.get(str(raw.get("target")))
+def _result(raw: RuleResult, targets: Mapping[str, str], rule_anchor: str) -> ResultView:
+    target = clean(raw.target)
     return ResultView(
         anchor=anchor(rule_anchor, target) if target else rule_anchor,
         target=target,
-        target_url=clean(info.get("url") if isinstance(info, dict) else raw.get("target_url")),
-        status=str(raw.get("status")) if raw.get("status") in STATUSES else "error",
-        message=clean(raw.get("message")),
-        need=clean(raw.get("need")),
-        option=clean(raw.get("option")),
-        blocked_by=clean(raw.get("blocked_by")),
+        target_url=clean(targets.get(raw.target, raw.target_url)),
+        status=raw.status.value,
+        message=clean(raw.message),
+        need=clean(raw.need),
+        option=clean(raw.option),
+        blocked_by=clean(raw.blocked_by),
         blocked_by_anchor=None,
-        baseline=clean(raw.get("baseline")),
-        checks=[clean(c) for c in _sequence(raw.get("checks"))],
-        duration=_format_duration(raw.get("duration_s")),
-        total_exchanges=len(_sequence(raw.get("evidence"))),
-        dropped=_count(raw.get("evidence_dropped")),
+        baseline=clean(raw.baseline),
+        checks=[clean(c) for c in raw.checks],
+        duration=_format_duration(raw.duration_s),
+        total_exchanges=len(raw.evidence),
+        dropped=raw.evidence_dropped,
     )
 
 
-def _attach_evidence(view: ResultView, evidence: list[Any], budget: _Budget) -> None:
+def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget: _Budget) -> None:
     failing = view.status in FAILING
     head, tail = EXCHANGES_HEAD_TAIL[failing]
-    numbered = [(i + 1, e) for i, e in enumerate(evidence) if isinstance(e, dict)]
+    numbered = list(enumerate(evidence, 1))
     if len(numbered) > head + tail:
         view.elided = len(numbered) - head - tail
         view.elided_after = head
@@ -552,7 +536,7 @@ CHANGE_ORDER = ("regression", "fix", "changed", "new")
 
 
 def _compare(
-    report: dict[str, Any], compare: dict[str, Any] | None, pairs: list[tuple[ResultView, dict[str, Any]]]
+    report: RunReport, compare: RunReport | None, pairs: list[tuple[ResultView, RuleResult]]
 ) -> dict[str, Any] | None:
     """Marks every result that changed since the ``compare`` run and lists the changes (and the removed results)."""
     if compare is None:
@@ -562,36 +546,32 @@ def _compare(
     marks = compare_map(compare, report)
     changes: list[tuple[str, str, str, str | None, str, str]] = []  # kind, rule, target, anchor, old, new
     for view, raw in pairs:
-        mark = marks.get((str(raw.get("target") or "unknown"), str(raw.get("rule") or "UNKNOWN")))
+        mark = marks.get((raw.target, raw.rule))
         if mark is not None:
             view.change, view.previous = mark[0], clean(mark[1] or "")
-            changes.append((view.change, clean(raw.get("rule")), view.target, view.anchor, view.previous, view.status))
+            changes.append((view.change, clean(raw.rule), view.target, view.anchor, view.previous, view.status))
     current = index(report)
-    removed = [
-        (clean(k[1]), clean(k[0]), clean(r.get("status"))) for k, r in index(compare).items() if k not in current
-    ]
+    removed = [(clean(k[1]), clean(k[0]), clean(r.status)) for k, r in index(compare).items() if k not in current]
     changes.sort(key=lambda c: CHANGE_ORDER.index(c[0]))
     counts = Counter(c[0] for c in changes)
     return {
-        "started": _format_time(compare.get("started_at")),
-        "verdict": clean(_mapping(compare.get("verdict")).get("status")),
+        "started": _format_time(compare.started_at),
+        "verdict": clean(compare.verdict.status),
         "changes": changes,
         "removed": removed,
         "counts": [(k, counts[k]) for k in CHANGE_ORDER] + [("removed", len(removed))],
     }
 
 
-def build_view(report: dict[str, Any], compare: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The template's context: rules grouped and ordered worst first, matrix, stage flow, header facts; with
-    ``compare`` (an earlier report.json) the changes since that run, marked on each rule."""
-    targets = _mapping(report.get("targets"))
-    raw_results = [r for r in report.get("results") or [] if isinstance(r, dict)]
-
+def _group(
+    results: Sequence[RuleResult], targets: Mapping[str, str]
+) -> tuple[dict[str, RuleView], list[tuple[ResultView, RuleResult]]]:
+    """One view per rule (in the report's order), holding one view per target; every anchor unique."""
     groups: dict[str, RuleView] = {}
     rule_anchors: set[str] = set()
-    pairs: list[tuple[ResultView, dict[str, Any]]] = []
-    for raw in raw_results:
-        rule_id = clean(raw.get("rule")) or "UNKNOWN"
+    pairs: list[tuple[ResultView, RuleResult]] = []
+    for raw in results:
+        rule_id = clean(raw.rule)
         rule = groups.get(rule_id)
         if rule is None:
             rule_anchor, n = anchor(rule_id), 2
@@ -601,18 +581,17 @@ def build_view(report: dict[str, Any], compare: dict[str, Any] | None = None) ->
             rule = groups[rule_id] = RuleView(
                 anchor=rule_anchor,
                 id=rule_id,
-                level=clean(raw.get("level")) or "MUST",
-                suite=clean(raw.get("suite")) or "other",
-                title=clean(raw.get("title")) or rule_id,
-                text=clean(raw.get("text")),
-                sources=parse_source(raw.get("source") if isinstance(raw.get("source"), str) else None),
+                level=clean(raw.level),
+                suite=clean(raw.suite),
+                title=clean(raw.title) or rule_id,
+                text=clean(raw.text),
+                sources=parse_source(raw.source),
                 results=[],
                 stage=auth_stage(rule_id),
             )
         view = _result(raw, targets, rule.anchor)
         rule.results.append(view)
         pairs.append((view, raw))
-
     # Unique anchors even when sanitizing made two targets look alike.
     seen = {r.anchor for r in groups.values()}
     for view, _ in pairs:
@@ -620,40 +599,11 @@ def build_view(report: dict[str, Any], compare: dict[str, Any] | None = None) ->
         while view.anchor in seen:
             view.anchor, n = f"{base}-{n}", n + 1
         seen.add(view.anchor)
+    return groups, pairs
 
-    # Evidence budget spent on the most severe results first.
-    budget = _Budget(EVIDENCE_BUDGET_BYTES)
-    for view, raw in sorted(pairs, key=lambda p: STATUSES.index(p[0].status)):
-        _attach_evidence(view, _sequence(raw.get("evidence")), budget)
 
-    comparison = _compare(report, compare, pairs)
-    for rule in groups.values():
-        rule.change = next((k for k in CHANGE_ORDER if any(v.change == k for v in rule.results)), "")
-
-    anchors = {r.id: r.anchor for r in groups.values()}
-    suites: list[str] = []
-    config = _mapping(report.get("config"))
-    for suite in [*(config.get("suites") or []), *(r.suite for r in groups.values())]:
-        if isinstance(suite, str) and clean(suite) not in suites:
-            suites.append(clean(suite))
-    suites.sort(key=suite_rank)  # stable for suites the table does not know
-    for rule in groups.values():
-        statuses = [r.status for r in rule.results]
-        rule.status = _worst(statuses)
-        rule.counts = _counts(statuses)
-        for view in rule.results:
-            view.blocked_by_anchor = anchors.get(view.blocked_by)
-    # Worst first, then by suite; stable, so the report's (catalog) order holds within a suite.
-    rules = sorted(groups.values(), key=lambda r: (STATUSES.index(r.status), suites.index(r.suite)))
-
-    all_statuses = [v.status for v, _ in pairs]
-    matrix = []
-    for suite in suites:
-        row = Counter(v.status for rule in groups.values() if rule.suite == suite for v in rule.results)
-        if sum(row.values()) or suite in (config.get("suites") or []):
-            matrix.append((suite, [row[s] for s in STATUSES], sum(row.values())))
-    totals = Counter(all_statuses)
-
+def _stages(groups: dict[str, RuleView], rules: list[RuleView]) -> tuple[list[StageView], StageView | None]:
+    """The auth stage flow, and the first stage that breaks."""
     stages: list[StageView] = []
     for key, name, _ in AUTH_STAGES:
         stage_results = [v.status for rule in groups.values() if rule.stage == key for v in rule.results]
@@ -671,47 +621,52 @@ def build_view(report: dict[str, Any], compare: dict[str, Any] | None = None) ->
     broken = next((s for s in stages if s.status in {"failed", "error"}), None)
     if broken:
         broken.breaks = True
+    return stages, broken
 
-    verdict = _mapping(report.get("verdict"))
-    accepted = verdict.get("accepted")
+
+def _order(groups: dict[str, RuleView], config_suites: Sequence[Any]) -> tuple[list[str], list[RuleView]]:
+    """The suites in the contract's order, and the rules worst first, then by suite (the report's order within)."""
+    suites: list[str] = []
+    for suite in [*config_suites, *(r.suite for r in groups.values())]:
+        if isinstance(suite, str) and clean(suite) not in suites:
+            suites.append(clean(suite))
+    suites.sort(key=suite_rank)  # stable for suites the table does not know
+    anchors = {r.id: r.anchor for r in groups.values()}
+    for rule in groups.values():
+        statuses = [r.status for r in rule.results]
+        rule.status = _worst(statuses)
+        rule.counts = _counts(statuses)
+        rule.change = next((k for k in CHANGE_ORDER if any(v.change == k for v in rule.results)), "")
+        for view in rule.results:
+            view.blocked_by_anchor = anchors.get(view.blocked_by)
+    return suites, sorted(groups.values(), key=lambda r: (STATUSES.index(r.status), suites.index(r.suite)))
+
+
+def build_view(report: RunReport, compare: RunReport | None = None) -> dict[str, Any]:
+    """The template's context: rules grouped and ordered worst first, matrix, stage flow, header facts; with
+    ``compare`` (an earlier report) the changes since that run, marked on each rule. Every value is cleaned
+    (controls, bidi overrides); the template escapes. The report's shape is trusted: ``RunReport.from_json``
+    checked it against the schema."""
+    groups, pairs = _group(report.results, report.targets)
+    budget = _Budget(EVIDENCE_BUDGET_BYTES)  # spent on the most severe results first
+    for view, raw in sorted(pairs, key=lambda p: STATUSES.index(p[0].status)):
+        _attach_evidence(view, raw.evidence, budget)
+    comparison = _compare(report, compare, pairs)
+    config = report.config
+    suites, rules = _order(groups, config.get("suites") or [])
+    totals = Counter(v.status for v, _ in pairs)
+    matrix = []
+    for suite in suites:
+        row = Counter(v.status for rule in groups.values() if rule.suite == suite for v in rule.results)
+        if sum(row.values()) or suite in (config.get("suites") or []):
+            matrix.append((suite, [row[s] for s in STATUSES], sum(row.values())))
+    stages, broken = _stages(groups, rules)
     baseline_counts = Counter(v.baseline for v, _ in pairs if v.baseline)
-    harness = _mapping(report.get("harness"))
-    target_rows = [
-        (clean(name), clean(info.get("url")) if isinstance(info, dict) else clean(info))
-        for name, info in targets.items()
-    ]
-    other_config = [
-        (clean(k), clean(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v))
-        for k, v in config.items()
-        if k not in {"strict", "expected_failures", "suites"}
-    ]
-    label = VERDICT_LABELS.get(str(verdict.get("status")))
-    if label is None and isinstance(accepted, bool):
-        label = "Accepted" if accepted else "Not accepted"
     return {
-        "accepted": accepted if isinstance(accepted, bool) else None,
-        "verdict_label": label or "Verdict unknown",
-        # PASSED LOCALLY exits 0 but is not a certification: shown apart from both ok and ko.
-        "verdict_class": "ok"
-        if accepted is True
-        else ("local" if label == "Passed locally" else "ko")
-        if label
-        else "unknown",
-        "reason": clean(verdict.get("reason")),
-        "exit_code": verdict.get("exit_code") if isinstance(verdict.get("exit_code"), int) else None,
-        "harness_name": clean(harness.get("name") or "conformance"),
-        "harness_version": clean(harness.get("version") or "unknown"),
-        "started": _format_time(report.get("started_at")),
-        "finished": _same_day(_format_time(report.get("started_at")), _format_time(report.get("finished_at"))),
-        "duration": _format_duration(report.get("duration_s")) or "unknown",
-        "throttle": throttle_summary(report.get("throttle")),
-        "strict": bool(config.get("strict")),
-        "baseline_file": clean(config.get("expected_failures")),
+        **_header(report),
         "baseline_expected": baseline_counts.get("expected", 0),
         "baseline_stale": baseline_counts.get("stale", 0),
         "suites": suites,
-        "other_config": other_config,
-        "targets": target_rows,
         "multi_target": len({v.target for v, _ in pairs}) > 1,
         "totals": [(s, totals[s]) for s in STATUSES],
         "total": len(pairs),
@@ -725,6 +680,36 @@ def build_view(report: dict[str, Any], compare: dict[str, Any] | None = None) ->
         + sorted({r.level for r in rules} - set(LEVELS)),
         "suite_counts": Counter(r.suite for r in rules for _ in r.results),
         "compare": comparison,
+    }
+
+
+def _header(report: RunReport) -> dict[str, Any]:
+    """The page's header facts: verdict, harness, times, configuration, targets."""
+    verdict, config = report.verdict, report.config
+    label = VERDICT_LABELS.get(verdict.status) or ("Accepted" if verdict.accepted else "Not accepted")
+    other_config = [
+        (clean(k), clean(json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v))
+        for k, v in config.items()
+        if k not in {"strict", "expected_failures", "suites"}
+    ]
+    started = _format_time(report.started_at)
+    return {
+        "accepted": verdict.accepted,
+        "verdict_label": label,
+        # PASSED LOCALLY exits 0 but is not a certification: shown apart from both ok and ko.
+        "verdict_class": "ok" if verdict.accepted else "local" if label == "Passed locally" else "ko",
+        "reason": clean(verdict.reason),
+        "exit_code": verdict.exit_code,
+        "harness_name": clean(report.harness_name or "conformance"),
+        "harness_version": clean(report.harness_version or "unknown"),
+        "started": started,
+        "finished": _same_day(started, _format_time(report.finished_at)),
+        "duration": _format_duration(report.duration_s) or "unknown",
+        "throttle": throttle_summary(report.throttle),
+        "strict": bool(config.get("strict")),
+        "baseline_file": clean(config.get("expected_failures")),
+        "other_config": other_config,
+        "targets": [(clean(name), clean(url)) for name, url in report.targets.items()],
     }
 
 
@@ -759,7 +744,7 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-def render_html(report: dict[str, Any], compare: dict[str, Any] | None = None) -> str:
+def render_html(report: RunReport, compare: RunReport | None = None) -> str:
     """The report as one self-contained HTML document (with ``compare``: changes since that run marked)."""
     css, script, csp = _assets()
     template = _environment().get_template("report.html.j2")
@@ -778,7 +763,7 @@ def _assets() -> tuple[str, str, str]:
     return css, script, csp
 
 
-def write_html(report: dict[str, Any], path: Path, compare: dict[str, Any] | None = None) -> None:
+def write_html(report: RunReport, path: Path, compare: RunReport | None = None) -> None:
     """Write the report to `path` (UTF-8), creating its directory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_html(report, compare), encoding="utf-8")

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conformance.report.model import RunReport
 
 FORMAT_VERSION = 1
 
@@ -23,13 +26,21 @@ def validate_report(report: dict[str, Any]) -> None:
     jsonschema.validate(report, report_schema())
 
 
-def write_json(report: dict[str, Any], path: Path) -> None:
+def write_json(report: RunReport, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)  # a reader never sees half a report
 
 
 def read_json(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def read_report(path: Path) -> RunReport:
+    """report.json read back and checked against the shipped schema. Raises OSError, ValueError (not JSON) or
+    :class:`conformance.report.model.InvalidReport` (not a report)."""
+    from conformance.report.model import RunReport
+
+    return RunReport.from_json(read_json(path))

@@ -1,16 +1,23 @@
 """The result model: what one check concluded, and one result per rule per target built from those.
 
 Checks produce :class:`CheckOutcome` (plain dicts on the wire, so pytest-xdist can carry them); the session
-aggregates them into rule results and a run report, which every writer renders.
+aggregates them into :class:`RuleResult` and a :class:`RunReport`, which every writer renders. Evidence stays the
+report's JSON exchange dicts (:data:`ExchangeJSON`). No pytest here: ``conformance report`` re-renders without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
+
+if TYPE_CHECKING:
+    from conformance.report.baseline import Baseline
+
+ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
 
 MAX_EVIDENCE_PER_RULE = 40
 
@@ -46,101 +53,144 @@ def level_status(failed_status: Status, level: Level, strict: bool = False) -> S
     return Status.FAILED
 
 
-def check_outcome(
-    *,
-    nodeid: str,
-    rules: list[str],
-    status: Status,
-    message: str = "",
-    need: str | None = None,
-    option: str | None = None,
-    blocked_by: str | None = None,
-    evidence: list[dict[str, Any]] | None = None,
-    duration_s: float = 0.0,
-    incomplete: bool = False,
-) -> dict[str, Any]:
-    return {
-        "nodeid": nodeid,
-        "rules": rules,
-        "status": status.value,
-        "message": message,
-        "need": need,
-        "option": option,
-        "blocked_by": blocked_by,
-        "evidence": evidence or [],
-        "duration_s": round(duration_s, 4),
-        "incomplete": incomplete,  # the need kept the run from reaching its target (see ``verdict``)
-    }
+@dataclass(frozen=True)
+class CheckOutcome:
+    """What one check concluded about the rules it decides."""
+
+    nodeid: str
+    rules: tuple[str, ...]
+    status: Status
+    message: str = ""
+    need: str | None = None
+    option: str | None = None
+    blocked_by: str | None = None
+    evidence: tuple[ExchangeJSON, ...] = ()
+    duration_s: float = 0.0
+    incomplete: bool = False  # the need kept the run from reaching its target (see ``verdict``)
+    throttled: bool = False  # blocked because the target throttled the harness
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data, as pytest-xdist carries it from a worker to the controller."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}  # not asdict: no deep copy of the evidence
+        data |= {"rules": list(self.rules), "status": self.status.value, "evidence": list(self.evidence)}
+        data["duration_s"] = round(self.duration_s, 4)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckOutcome:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values.update(rules=tuple(data["rules"]), status=Status(data["status"]))
+        values["evidence"] = tuple(data.get("evidence") or ())
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One rule's verdict on one target, with the catalog's words and the evidence of the checks that decided it."""
+
+    rule: str
+    target: str
+    suite: str
+    level: str
+    status: Status
+    title: str
+    text: str
+    source: str
+    message: str = ""
+    target_url: str | None = None
+    document: str | None = None
+    need: str | None = None
+    option: str | None = None
+    blocked_by: str | None = None
+    incomplete: bool = False
+    baseline: str | None = None  # "expected" or "stale" when a baseline entry names it
+    checks: tuple[str, ...] = ()
+    duration_s: float = 0.0
+    evidence: tuple[ExchangeJSON, ...] = ()
+    evidence_dropped: int = 0
+
+    # report.json's key order (a diff between runs reads better when it never changes)
+    _ORDER: ClassVar[tuple[str, ...]] = (
+        *("rule", "target", "target_url", "suite", "level", "status", "title", "text", "source", "document"),
+        *("message", "need", "option", "blocked_by", "incomplete", "baseline", "checks", "duration_s"),
+        *("evidence", "evidence_dropped"),
+    )
+
+    @classmethod
+    def for_rule(cls, rule_id: str, status: Status, **values: Any) -> RuleResult:
+        """A result for a catalog rule: its target, suite, level and words from the catalog."""
+        rule = RULES[rule_id]
+        catalog: dict[str, Any] = {"target": SUITE_TARGET[rule.suite], "suite": rule.suite, "level": rule.level.value}
+        catalog |= {"title": rule.title, "text": rule.text, "source": rule.source, "document": rule.document}
+        return cls(rule=rule_id, status=status, **(catalog | values))
+
+    def to_json(self) -> dict[str, Any]:
+        data = {name: getattr(self, name) for name in self._ORDER}
+        return data | {"status": self.status.value, "checks": list(self.checks), "evidence": list(self.evidence)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RuleResult:
+        values = {k: v for k, v in data.items() if k in cls._ORDER}
+        values.update(status=Status(data["status"]), checks=tuple(data["checks"]), evidence=tuple(data["evidence"]))
+        return cls(**values)
 
 
 def aggregate(
-    outcomes: Iterable[dict[str, Any]],
+    outcomes: Iterable[CheckOutcome],
     *,
-    strict: bool = False,
     unimplemented_suites: Iterable[str] = (),
     implemented: Iterable[str] = (),
-    targets: dict[str, str] | None = None,
-) -> list[dict[str, Any]]:
+    targets: Mapping[str, str] | None = None,
+) -> list[RuleResult]:
     """One result per rule per target, in catalog order.
 
     ``unimplemented_suites``: suites that ran; their rules with no check at all are reported as skipped so that a
     reviewer sees what this harness version does not decide (never a silent pass).
     """
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    grouped: dict[str, list[CheckOutcome]] = {}
     for outcome in outcomes:
-        for rule_id in outcome["rules"]:
+        for rule_id in outcome.rules:
             grouped.setdefault(rule_id, []).append(outcome)
     implemented_set = set(implemented)
     for suite in unimplemented_suites:
         for rule in RULES.values():
             if rule.suite == suite and rule.id not in grouped and rule.id not in implemented_set:
-                grouped[rule.id] = [
-                    check_outcome(
-                        nodeid="",
-                        rules=[rule.id],
-                        status=Status.SKIPPED,
-                        message=HARNESS_RULES.get(rule.id, "no check for this rule in this harness version"),
-                        need="the harness's own test suite"
-                        if rule.id in HARNESS_RULES
-                        else "a check in this harness version",
-                    )
-                ]
-    results = []
-    for rule in RULES.values():
-        if rule.id not in grouped:
-            continue
-        mine = grouped[rule.id]
-        statuses = [Status(o["status"]) for o in mine]
-        status = next(s for s in STATUS_PRECEDENCE if s in statuses)
-        deciding = [o for o in mine if Status(o["status"]) is status]
-        messages = list(dict.fromkeys(o["message"] for o in deciding if o["message"]))
-        evidence = [e for o in mine for e in o["evidence"]]
-        target = SUITE_TARGET[rule.suite]
-        results.append(
-            {
-                "rule": rule.id,
-                "target": target,
-                "target_url": (targets or {}).get(target),
-                "suite": rule.suite,
-                "level": rule.level.value,
-                "status": status.value,
-                "title": rule.title,
-                "text": rule.text,
-                "source": rule.source,
-                "document": rule.document,
-                "message": "; ".join(messages),
-                "need": next((o["need"] for o in deciding if o.get("need")), None),
-                "option": next((o["option"] for o in deciding if o.get("option")), None),
-                "blocked_by": next((o["blocked_by"] for o in deciding if o.get("blocked_by")), None),
-                "incomplete": status is Status.SKIPPED and any(o.get("incomplete") for o in deciding),
-                "baseline": None,
-                "checks": sorted({o["nodeid"] for o in mine if o["nodeid"]}),
-                "duration_s": round(sum(o["duration_s"] for o in mine), 4),
-                "evidence": _keep_ends(evidence, MAX_EVIDENCE_PER_RULE),
-                "evidence_dropped": max(0, len(evidence) - MAX_EVIDENCE_PER_RULE),
-            }
-        )
-    return results
+                grouped[rule.id] = [_no_check(rule.id)]
+    return [_rule_result(rule_id, grouped[rule_id], targets or {}) for rule_id in RULES if rule_id in grouped]
+
+
+def _no_check(rule_id: str) -> CheckOutcome:
+    harness = rule_id in HARNESS_RULES
+    return CheckOutcome(
+        nodeid="",
+        rules=(rule_id,),
+        status=Status.SKIPPED,
+        message=HARNESS_RULES.get(rule_id, "no check for this rule in this harness version"),
+        need="the harness's own test suite" if harness else "a check in this harness version",
+    )
+
+
+def _rule_result(rule_id: str, mine: list[CheckOutcome], targets: Mapping[str, str]) -> RuleResult:
+    """The rule's result from the checks that decided it: the worst status wins, with its messages and needs."""
+    status = next(s for s in STATUS_PRECEDENCE if any(o.status is s for o in mine))
+    deciding = [o for o in mine if o.status is status]
+    evidence = [e for o in mine for e in o.evidence]
+    target = SUITE_TARGET[RULES[rule_id].suite]
+    return RuleResult.for_rule(
+        rule_id,
+        status,
+        target_url=targets.get(target),
+        message="; ".join(dict.fromkeys(o.message for o in deciding if o.message)),
+        need=next((o.need for o in deciding if o.need), None),
+        option=next((o.option for o in deciding if o.option), None),
+        blocked_by=next((o.blocked_by for o in deciding if o.blocked_by), None),
+        incomplete=status is Status.SKIPPED and any(o.incomplete for o in deciding),
+        checks=tuple(sorted({o.nodeid for o in mine if o.nodeid})),
+        duration_s=round(sum(o.duration_s for o in mine), 4),
+        evidence=tuple(_keep_ends(evidence, MAX_EVIDENCE_PER_RULE)),
+        evidence_dropped=max(0, len(evidence) - MAX_EVIDENCE_PER_RULE),
+    )
 
 
 def _keep_ends(evidence: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -151,36 +201,36 @@ def _keep_ends(evidence: list[dict[str, Any]], limit: int) -> list[dict[str, Any
     return evidence[:head] + evidence[len(evidence) - (limit - head) :]
 
 
-def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(results: Sequence[RuleResult]) -> dict[str, Any]:
     summary: dict[str, Any] = {"total": len(results)}
     for status in Status:
-        summary[status.value] = sum(1 for r in results if r["status"] == status.value)
+        summary[status.value] = sum(1 for r in results if r.status is status)
     by_suite: dict[str, dict[str, int]] = {}
     for result in results:
-        counts = by_suite.setdefault(result["suite"], {s.value: 0 for s in Status})
-        counts[result["status"]] += 1
+        counts = by_suite.setdefault(result.suite, {s.value: 0 for s in Status})
+        counts[result.status.value] += 1
     summary["by_suite"] = by_suite
     return summary
 
 
 ACCEPTED, PASSED_LOCALLY, NOT_ACCEPTED, INCOMPLETE = "ACCEPTED", "PASSED LOCALLY", "NOT ACCEPTED", "INCOMPLETE"
+_FAILING = (Status.FAILED, Status.WARNING, Status.ERROR)
 
 
-def missing_parts(results: list[dict[str, Any]]) -> list[str]:
+def missing_parts(results: Sequence[RuleResult]) -> list[str]:
     """What kept the run from reaching its targets: needs marked incomplete (no account linked, no API key, no
     publisher) and rules blocked by a prerequisite this run did not decide (so nothing failed to explain them)."""
-    failed = {r["rule"] for r in results if r["status"] in ("failed", "warning", "error")}
+    failed = {r.rule for r in results if r.status in _FAILING}
     missing: list[str] = []
     unexplained: dict[str, list[str]] = {}  # blocker -> the rules it blocks
     for result in results:
-        if result.get("incomplete") and result.get("need"):
-            option = f" ({result['option']})" if result.get("option") else ""
-            missing.append(f"{result['need']}{option}")
-        elif result["status"] == Status.BLOCKED.value and result.get("blocked_by") is None:
+        if result.incomplete and result.need:
+            missing.append(result.need + (f" ({result.option})" if result.option else ""))
+        elif result.status is Status.BLOCKED and result.blocked_by is None:
             # No prerequisite: the target throttled the harness beyond --max-throttle-wait (issue 13).
-            unexplained.setdefault("", []).append(result["rule"])
-        elif result["status"] == Status.BLOCKED.value and result.get("blocked_by") not in failed:
-            unexplained.setdefault(str(result.get("blocked_by")), []).append(result["rule"])
+            unexplained.setdefault("", []).append(result.rule)
+        elif result.status is Status.BLOCKED and result.blocked_by not in failed:
+            unexplained.setdefault(str(result.blocked_by), []).append(result.rule)
     for blocker, rules in unexplained.items():
         listed = ", ".join(rules[:4]) + (" …" if len(rules) > 4 else "")
         if blocker:
@@ -192,28 +242,54 @@ def missing_parts(results: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(missing))
 
 
+@dataclass(frozen=True)
+class RunVerdict:
+    """The run's verdict: ACCEPTED, PASSED LOCALLY, NOT ACCEPTED or INCOMPLETE, and why."""
+
+    status: str
+    reason: str
+    missing: tuple[str, ...] = ()
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == ACCEPTED
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status in (ACCEPTED, PASSED_LOCALLY) else 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "accepted": self.accepted,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "reason": self.reason,
+            "missing": list(self.missing),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunVerdict:
+        status = data.get("status") or (ACCEPTED if data["accepted"] else NOT_ACCEPTED)  # before format 1.1
+        return cls(str(status), str(data["reason"]), tuple(data.get("missing") or ()))
+
+
 def verdict(
-    results: list[dict[str, Any]],
+    results: Sequence[RuleResult],
     *,
     strict: bool,
     other_failures: int = 0,
     local: bool = False,
     allow_incomplete: bool = False,
-) -> dict[str, Any]:
+) -> RunVerdict:
     """ACCEPTED only when no MUST rule failed (nor a SHOULD with strict), nothing errored, no stale baseline, and
     the run reached every target it was given (else INCOMPLETE, unless ``allow_incomplete``). A loopback run
     (``local``: transport not judged) that would be accepted is PASSED LOCALLY: exit 0, but ``accepted`` false."""
-    blocking: list[str] = []
-    stale: list[str] = []
-    for result in results:
-        if result["baseline"] == "expected":
-            continue
-        if result["baseline"] == "stale":
-            stale.append(result["rule"])
-        elif result["status"] in (Status.FAILED.value, Status.ERROR.value) or (
-            strict and result["status"] == Status.WARNING.value
-        ):
-            blocking.append(result["rule"])
+    blocking = [
+        r.rule
+        for r in results
+        if r.baseline is None and (r.status in (Status.FAILED, Status.ERROR) or (strict and r.status is Status.WARNING))
+    ]
+    stale = [r.rule for r in results if r.baseline == "stale"]
     reasons = []
     if blocking:
         reasons.append(
@@ -223,7 +299,7 @@ def verdict(
         reasons.append(f"stale baseline entries now pass: {', '.join(stale)}")
     if other_failures:
         reasons.append(f"{other_failures} other test(s) failed")
-    decided = sum(1 for r in results if r["status"] in ("passed", "warning"))
+    decided = sum(1 for r in results if r.status in (Status.PASSED, Status.WARNING))
     missing = missing_parts(results)
     if reasons:
         status = NOT_ACCEPTED
@@ -242,10 +318,132 @@ def verdict(
             reasons.append("transport not judged: loopback run (--allow-insecure-loopback)")
         if missing:
             reasons.append("incomplete, allowed by --allow-incomplete: " + "; ".join(missing))
-    return {
-        "accepted": status == ACCEPTED,
-        "status": status,
-        "exit_code": 0 if status in (ACCEPTED, PASSED_LOCALLY) else 1,
-        "reason": "; ".join(reasons),
-        "missing": missing,
-    }
+    return RunVerdict(status, "; ".join(reasons), tuple(missing))
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """Waits for the targets' rate limits: seconds waited in all, the run's bound, checks blocked by throttling."""
+
+    waited_s: float
+    max_wait_s: float
+    blocked_checks: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "waited_s": round(self.waited_s, 3),
+            "max_wait_s": self.max_wait_s,
+            "blocked_checks": self.blocked_checks,
+        }
+
+
+class InvalidReport(ValueError):
+    """A report.json that does not follow the shipped schema (the message says where)."""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One run: its verdict, its configuration and targets, and one result per rule per target (report.json)."""
+
+    verdict: RunVerdict
+    results: tuple[RuleResult, ...]
+    harness_version: str = "unknown"
+    harness_name: str = "conformance"
+    started_at: str = ""
+    finished_at: str = ""
+    duration_s: float = 0.0
+    config: Mapping[str, Any] = field(default_factory=dict)
+    targets: Mapping[str, str] = field(default_factory=dict)  # name -> URL (credentials redacted)
+    throttle: Throttle | None = None
+    format: int = 1
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return summarize(self.results)
+
+    @classmethod
+    def build(
+        cls,
+        outcomes: Iterable[CheckOutcome],
+        *,
+        strict: bool,
+        suites_run: Iterable[str],
+        implemented: Iterable[str],
+        targets: Mapping[str, str],
+        baseline: Baseline | None = None,
+        other_failures: int = 0,
+        config: Mapping[str, Any] | None = None,
+        **run: Any,  # harness_version, started_at, finished_at, duration_s, throttle
+    ) -> RunReport:
+        """The run's report from its checks' outcomes: aggregated per rule and target, the baseline applied, the
+        verdict reached. ``config`` holds the run's public settings (allow_insecure_loopback, allow_incomplete...)."""
+        config = dict(config or {})
+        results = aggregate(outcomes, unimplemented_suites=sorted(suites_run), implemented=implemented, targets=targets)
+        if baseline is not None:
+            results = baseline.apply(results)
+        decided = verdict(
+            results,
+            strict=strict,
+            other_failures=other_failures,
+            local=bool(config.get("allow_insecure_loopback")),
+            allow_incomplete=bool(config.get("allow_incomplete")),
+        )
+        config = {
+            "strict": strict,
+            "expected_failures": baseline.source if baseline is not None else None,
+            "suites": sorted(suites_run),
+        } | config
+        return cls(verdict=decided, results=tuple(results), config=config, targets=dict(targets), **run)
+
+    def to_json(self) -> dict[str, Any]:
+        """report.json's content (follows conformance/schemas/report.schema.json)."""
+        data: dict[str, Any] = {
+            "format": self.format,
+            "harness": {"name": self.harness_name, "version": self.harness_version},
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "duration_s": self.duration_s,
+            "verdict": self.verdict.to_json(),
+            "config": dict(self.config),
+            "targets": {name: {"url": url} for name, url in self.targets.items()},
+            "summary": self.summary,
+        }
+        if self.throttle is not None:
+            data["throttle"] = self.throttle.to_json()
+        return data | {"results": [r.to_json() for r in self.results]}
+
+    @classmethod
+    def from_json(cls, data: Any, *, validate: bool = True) -> RunReport:
+        """A report read back (``conformance report``, ``summary``, ``diff``): checked against the shipped schema
+        first, so every writer can trust its shape. Raises :class:`InvalidReport`."""
+        if validate:
+            _validate(data)
+        harness, throttle = data["harness"], data.get("throttle")
+        return cls(
+            verdict=RunVerdict.from_json(data["verdict"]),
+            results=tuple(RuleResult.from_json(r) for r in data["results"]),
+            harness_name=harness["name"],
+            harness_version=harness["version"],
+            started_at=data["started_at"],
+            finished_at=data["finished_at"],
+            duration_s=data["duration_s"],
+            config=dict(data["config"]),
+            targets={name: info["url"] for name, info in data["targets"].items()},
+            throttle=Throttle(**throttle) if throttle is not None else None,
+            format=data["format"],
+        )
+
+    def scrubbed(self, scrub_tree: Callable[[Any], Any]) -> RunReport:
+        """The same report with ``scrub_tree`` (a redactor's) applied to everything in it."""
+        return RunReport.from_json(scrub_tree(self.to_json()), validate=False)
+
+
+def _validate(data: Any) -> None:
+    import jsonschema
+
+    from conformance.report.json_writer import report_schema
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(report_schema()).iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+        raise InvalidReport(f"not a conformance report: at {where}: {error.message[:300]}")

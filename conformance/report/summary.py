@@ -15,6 +15,7 @@ from typing import Any
 
 from conformance._exceptions import ConformanceError
 from conformance.host._redact import Redactor
+from conformance.report.model import RuleResult, RunReport
 
 STATUS_ORDER = ("passed", "failed", "warning", "skipped", "blocked", "error")
 ATTENTION = ("error", "failed", "warning")  # the order problems are listed in
@@ -22,16 +23,17 @@ MESSAGE_CHARS = 300
 MARKDOWN_ICONS = {"ACCEPTED": "✅", "PASSED LOCALLY": "🟡", "NOT ACCEPTED": "❌", "INCOMPLETE": "⚠️"}
 
 
-def load_report(path: Path, command: str = "summary") -> dict[str, Any]:
-    """report.json, read and checked for the parts every reader needs; a clean error otherwise."""
+def load_report(path: Path, command: str = "summary") -> RunReport:
+    """report.json, read and checked against the shipped schema; a clean error otherwise."""
+    from conformance.report.json_writer import read_report
+    from conformance.report.model import InvalidReport
+
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
+        return read_report(path)
+    except InvalidReport as exc:
+        raise ConformanceError(f"{command}: {path} is {exc}") from None
     except (OSError, ValueError) as exc:
         raise ConformanceError(f"{command}: cannot read {path}: {exc}") from None
-    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
-        raise ConformanceError(f"{command}: {path} is not a conformance report (no `results` list)")
-    report["results"] = [r for r in report["results"] if isinstance(r, dict)]
-    return report
 
 
 def env_redactor() -> Redactor:
@@ -47,72 +49,59 @@ def env_redactor() -> Redactor:
         return Redactor()
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _text(value: Any) -> str:
     return " ".join(str(value).split()) if value is not None else ""
 
 
-def report_verdict(report: dict[str, Any]) -> dict[str, Any]:
-    raw = _mapping(report.get("verdict"))
-    status = raw.get("status")
-    if not isinstance(status, str):
-        accepted = raw.get("accepted")
-        status = "ACCEPTED" if accepted is True else "NOT ACCEPTED" if accepted is False else "UNKNOWN"
-    exit_code = raw.get("exit_code")
+def report_verdict(report: RunReport) -> dict[str, Any]:
+    verdict = report.verdict
     return {
-        "status": _text(status),
-        "accepted": raw.get("accepted") is True,
-        "exit_code": exit_code if isinstance(exit_code, int) else 1,
-        "reason": _text(raw.get("reason")),
+        "status": _text(verdict.status),
+        "accepted": verdict.accepted,
+        "exit_code": verdict.exit_code,
+        "reason": _text(verdict.reason),
     }
 
 
-def needs_attention(result: dict[str, Any]) -> bool:
-    return result.get("status") in ATTENTION or result.get("baseline") == "stale"
+def needs_attention(result: RuleResult) -> bool:
+    return result.status in ATTENTION or result.baseline == "stale"
 
 
-def summary_data(report: dict[str, Any]) -> dict[str, Any]:
+def summary_data(report: RunReport) -> dict[str, Any]:
     """The summary as plain data (the JSON format, and what the other formats render)."""
-    targets_info = _mapping(report.get("targets"))
     per_target: dict[str, dict[str, Any]] = {}
     totals = dict.fromkeys(STATUS_ORDER, 0)
-    for result in report["results"]:
-        status = str(result.get("status"))
-        name = _text(result.get("target")) or "unknown"
-        entry = per_target.get(name)
+    for result in report.results:
+        status = result.status.value
+        entry = per_target.get(result.target)
         if entry is None:
-            info = targets_info.get(name)
-            url = info.get("url") if isinstance(info, dict) else result.get("target_url")
-            entry = per_target[name] = {
+            url = report.targets.get(result.target, result.target_url)
+            entry = per_target[result.target] = {
                 "url": _text(url),
                 "counts": dict.fromkeys(STATUS_ORDER, 0),
                 "attention": [],
             }
-        entry["counts"][status] = entry["counts"].get(status, 0) + 1
-        totals[status] = totals.get(status, 0) + 1
+        entry["counts"][status] += 1
+        totals[status] += 1
         if needs_attention(result):
             entry["attention"].append(
                 {
-                    "rule": _text(result.get("rule")),
-                    "level": _text(result.get("level")),
+                    "rule": _text(result.rule),
+                    "level": _text(result.level),
                     "status": status,
-                    "baseline": _text(result.get("baseline")) or None,
-                    "title": _text(result.get("title")),
-                    "message": _text(result.get("message")),
+                    "baseline": _text(result.baseline) or None,
+                    "title": _text(result.title),
+                    "message": _text(result.message),
                 }
             )
     rank = {s: i for i, s in enumerate(ATTENTION)}
-    harness = report.get("harness")
     for entry in per_target.values():
         entry["attention"].sort(key=lambda a: (a["baseline"] == "expected", rank.get(a["status"], len(rank))))
     return {
         "verdict": report_verdict(report),
-        "started_at": _text(report.get("started_at")),
-        "harness": _text(harness.get("version")) if isinstance(harness, dict) else "",
-        "total": len(report["results"]),
+        "started_at": _text(report.started_at),
+        "harness": _text(report.harness_version),
+        "total": len(report.results),
         "counts": totals,
         "targets": per_target,
     }
@@ -183,7 +172,7 @@ def render_text(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(report: dict[str, Any], fmt: str) -> str:
+def render(report: RunReport, fmt: str) -> str:
     data = summary_data(report)
     if fmt == "json":
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

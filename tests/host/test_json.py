@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from conformance.host import _json as target_json
 from conformance.host._redact import Redactor
 from conformance.report.html import render_html
+from conformance.report.model import RuleResult, RunReport, RunVerdict, Status
 
 
 def _nested(depth: int) -> str:
@@ -52,6 +53,6 @@ def test_recorder_and_report_survive_a_deeply_nested_body() -> None:
         "response_body": _nested(5_000),
         "elapsed_s": 0.1,
     }
-    result = {"rule": "TOK-01", "status": "failed", "level": "MUST", "suite": "platform", "evidence": [exchange]}
-    document = render_html({"format": 1, "verdict": {"accepted": False}, "results": [result]})
+    result = RuleResult.for_rule("TOK-01", Status.FAILED, evidence=(exchange,))
+    document = render_html(RunReport(RunVerdict("NOT ACCEPTED", "TOK-01 failed"), (result,)))
     assert "[[[[" in document

@@ -21,7 +21,7 @@ from conformance.host._guard import UrlGuard
 from conformance.host._redact import REDACTED, Redactor, url_credentials
 from conformance.host.http import HostHTTP
 from conformance.report.console import render_summary
-from conformance.report.model import Status, aggregate, check_outcome, summarize, verdict
+from conformance.report.model import CheckOutcome, RunReport, Status
 
 SECRETS = st.from_regex(r"sk_[A-Za-z0-9]{12,32}", fullmatch=True)
 HEADER_NAMES = st.sampled_from(["Authorization", "Cookie", "X-Api-Key", "Proxy-Authorization"])
@@ -73,25 +73,13 @@ def exchange_with_secret(place: str, name: str, secret: str, redactor: Redactor)
 
 
 def render_everything(exchange: dict[str, Any], tmp: Path) -> str:
-    outcome = check_outcome(
-        nodeid="t::x", rules=["AUTH-PRM-01"], status=Status.FAILED, message="m", evidence=[exchange]
+    outcome = CheckOutcome(
+        nodeid="t::x", rules=("AUTH-PRM-01",), status=Status.FAILED, message="m", evidence=(exchange,)
     )
-    results = aggregate([outcome])
-    report = {
-        "format": 1,
-        "harness": {"name": "conformance", "version": "0"},
-        "started_at": "",
-        "finished_at": "",
-        "duration_s": 0,
-        "verdict": verdict(results, strict=False),
-        "config": {},
-        "targets": {},
-        "summary": summarize(results),
-        "results": results,
-    }
+    report = RunReport.build([outcome], strict=False, suites_run=(), implemented=(), targets={}, harness_version="0")
     out = io.StringIO()
     render_summary(report, out, color=False)
-    texts = [json.dumps(report), out.getvalue()]
+    texts = [json.dumps(report.to_json()), out.getvalue()]
     try:
         from conformance.report.html import render_html
     except ImportError:

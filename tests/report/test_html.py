@@ -19,10 +19,20 @@ from hypothesis import strategies as st
 
 from conformance._catalog import CATALOG
 from conformance.report import html as writer
-from conformance.report.html import auth_stage, curl_command, parse_source, render_html, write_html
+from conformance.report.html import auth_stage, curl_command, parse_source
+from conformance.report.model import InvalidReport, RunReport
 from tests.report.report_factory import HOSTILE_SCRIPT, HOSTILE_STRINGS, SECRET_IN_TEST, build_report
 
 ALLOWED_EXTERNAL = "https://www.rfc-editor.org/rfc/rfc"
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The writer on a report.json dict, read as ``conformance report`` reads one (checked against the schema)."""
+    return writer.render_html(RunReport.from_json(report))
+
+
+def write_html(report: dict[str, Any], path: Path) -> None:
+    writer.write_html(RunReport.from_json(report), path)
 
 
 class Tags(HTMLParser):
@@ -79,6 +89,9 @@ def _result(**fields: Any) -> dict[str, Any]:
         "text": "Protected resource metadata is served as JSON.",
         "source": "A Endpoints; RFC 9728 §3",
         "message": "",
+        "baseline": None,
+        "checks": [],
+        "duration_s": 0.0,
         "evidence": [],
     }
     return {**base, **fields}
@@ -87,7 +100,15 @@ def _result(**fields: Any) -> dict[str, Any]:
 def _report(*results: dict[str, Any], **fields: Any) -> dict[str, Any]:
     return {
         "format": 1,
+        "harness": {"name": "conformance", "version": "0"},
+        "started_at": "",
+        "finished_at": "",
+        "duration_s": 0,
         "verdict": {"accepted": True, "exit_code": 0, "reason": ""},
+        "config": {},
+        "targets": {},
+        "summary": {s: 0 for s in ("total", "passed", "failed", "warning", "skipped", "blocked", "error")}
+        | {"by_suite": {}},
         "results": list(results),
         **fields,
     }
@@ -155,7 +176,7 @@ def test_long_bodies_and_many_exchanges_are_capped(full_report: dict[str, Any], 
 
 def test_evidence_budget_keeps_failures_whole(monkeypatch: pytest.MonkeyPatch, full_report: dict[str, Any]) -> None:
     monkeypatch.setattr(writer, "EVIDENCE_BUDGET_BYTES", 40_000)
-    view = writer.build_view(full_report)
+    view = writer.build_view(RunReport.from_json(full_report))
     results = [r for rule in view["rules"] for r in rule.results]
     failed = [e for r in results if r.status == "failed" for e in r.exchanges]
     passed = [e for r in results if r.status == "passed" for e in r.exchanges]
@@ -299,8 +320,8 @@ def test_accepted_and_minimal_reports_render() -> None:
     accepted = render_html(_report(_result()))
     assert "✓</span>\nAccepted" in accepted or "Accepted</h2>" in accepted
     assert "every MUST rule passed" in accepted
-    bare = render_html({"results": [{"rule": "X-1", "status": "weird", "evidence": [None, {"status": "x"}]}]})
-    assert "Verdict unknown" in bare and 'data-status="error"' in bare  # unknown statuses are not hidden as passes
+    with pytest.raises(InvalidReport, match="not a conformance report"):  # never rendered as if it were one
+        render_html(_report(_result(status="weird")))
 
 
 def test_full_run_stays_small_and_renders_deterministically(full_report: dict[str, Any], full_html: str) -> None:
@@ -325,10 +346,69 @@ _results = st.dictionaries(st.sampled_from(_KEYS), st.one_of(_values, _exchanges
 
 @settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(results=st.lists(_results, max_size=4), verdict=_values, targets=_values, config=_values)
-def test_any_report_shape_renders_without_markup_injection(
+def test_any_json_is_refused_in_one_line_or_read(
     results: list[dict[str, Any]], verdict: Any, targets: Any, config: Any
 ) -> None:
-    document = render_html({"results": results, "verdict": verdict, "targets": targets, "config": config})
+    """Reading never crashes on a shape: the schema refuses it (InvalidReport, one line), or the model holds it."""
+    try:
+        report = RunReport.from_json(_report(*results, verdict=verdict, targets=targets, config=config))
+    except InvalidReport as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("not a conformance report")
+    else:
+        assert RunReport.from_json(report.to_json()) == report  # what it holds survives a round trip
+
+
+_texts = st.one_of(st.text(max_size=40), st.sampled_from([*HOSTILE_STRINGS, "[REDACTED]", "A Endpoints; RFC 9728 §3"]))
+_optional_texts = st.one_of(st.none(), _texts)
+_headers = st.dictionaries(_texts, _texts, max_size=3)
+_exchange = st.fixed_dictionaries(
+    {
+        "method": _texts,
+        "url": _texts,
+        "status": st.one_of(st.none(), st.integers(-5, 999)),
+        "request_headers": _headers,
+        "response_headers": _headers,
+        "elapsed_s": st.floats(0, 100),
+    },
+    optional={"request_body": _optional_texts, "response_body": _optional_texts, "error": _optional_texts},
+)
+_valid_results = st.builds(
+    _result,
+    rule=st.from_regex(r"[A-Z]{1,4}(-[A-Z]{1,3})?-[0-9]{1,3}", fullmatch=True),
+    target=_texts,
+    status=st.sampled_from(writer.STATUSES),
+    level=st.sampled_from(writer.LEVELS),
+    suite=st.sampled_from(writer.SUITE_ORDER),
+    title=_texts,
+    text=_texts,
+    source=_texts,
+    message=_texts,
+    need=_optional_texts,
+    option=_optional_texts,
+    blocked_by=_optional_texts,
+    baseline=st.sampled_from([None, "expected", "stale"]),
+    checks=st.lists(_texts, max_size=2),
+    evidence=st.lists(_exchange, max_size=3),
+)
+_verdicts = st.fixed_dictionaries(
+    {"accepted": st.booleans(), "exit_code": st.integers(0, 3), "reason": _texts},
+    optional={"status": st.sampled_from(["ACCEPTED", "PASSED LOCALLY", "NOT ACCEPTED", "INCOMPLETE"])},
+)
+
+
+@settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    results=st.lists(_valid_results, max_size=4),
+    verdict=_verdicts,
+    targets=st.dictionaries(_texts, st.fixed_dictionaries({"url": _texts}), max_size=2),
+    config=st.dictionaries(_texts, _values, max_size=3),
+)
+def test_any_report_renders_without_markup_injection(
+    results: list[dict[str, Any]], verdict: Any, targets: Any, config: Any
+) -> None:
+    """Every report the schema admits renders, whatever a hostile target put in its strings."""
+    report = RunReport.from_json(_report(*results, verdict=verdict, targets=targets, config=config))
+    document = writer.render_html(report)
     tags = parse(document)
     assert len(tags.named("script")) == 1 and tags.named("img") == []
     assert not any(k.startswith("on") for _, attrs in tags.tags for k in attrs)

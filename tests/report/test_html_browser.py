@@ -15,6 +15,7 @@ import pytest
 
 from conformance.report._browser import ENV_VAR, find_chromium, launch_chromium
 from conformance.report.html import write_html
+from conformance.report.model import RunReport
 from tests.report.report_factory import build_report
 
 try:
@@ -49,7 +50,7 @@ def browser() -> Iterator[Any]:
 def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # A full run: every rule of the catalog on three targets, every status, hostile evidence.
     path = tmp_path_factory.mktemp("report") / "report.html"
-    write_html(build_report(), path)
+    write_html(RunReport.from_json(build_report()), path)
     return path
 
 
@@ -113,7 +114,9 @@ def test_a_real_full_run(browser: Any, demo_run: tuple[int, Path, str]) -> None:
     except ValueError as exc:  # e.g. a demo writing it right now
         pytest.skip(f"{source} is not readable JSON: {exc}")
     path = REPORTS / "report-browser-check.html"
-    write_html(report, path)  # rendered now, by this writer, whatever wrote the report.html beside it
+    write_html(
+        RunReport.from_json(report), path
+    )  # rendered now, by this writer, whatever wrote the report.html beside it
     page = open_report(browser, path)
     try:
         check_report_page(page, report)
@@ -198,7 +201,7 @@ def test_print_expands_everything(page: Any) -> None:
 
 def test_a_fleet_is_paginated_and_deep_links_reach_any_page(browser: Any, tmp_path: Path) -> None:
     path = tmp_path / "fleet.html"
-    write_html(build_report(1200), path)
+    write_html(RunReport.from_json(build_report(1200)), path)
     page = browser.new_page()
     page.goto(path.as_uri(), wait_until="load")
     shown = page.locator("#shown").inner_text()
@@ -231,7 +234,7 @@ def test_compare_marks_changes_without_breaking_the_page(browser: Any, tmp_path:
     passed = next(r for r in new["results"] if r["status"] == "passed")
     passed["status"], passed["message"] = "failed", "now broken"
     path = tmp_path / "report.html"
-    write_html(new, path, old)
+    write_html(RunReport.from_json(new), path, RunReport.from_json(old))
     page = open_report(browser, path)
     try:
         section = page.get_by_role("region", name="Changes since the compared run")

@@ -13,6 +13,7 @@ import pytest
 from conformance.cli import main
 from conformance.report.diff import classify
 from conformance.report.html import render_html
+from conformance.report.model import RuleResult, RunReport, RunVerdict, Status
 from tests.report.report_factory import build_report
 
 
@@ -116,8 +117,8 @@ def test_diff_of_a_non_report_is_a_clean_error(tmp_path: Path, capsys: pytest.Ca
 
 def test_html_compare_marks_the_changed_rules(pair: tuple[Path, Path, dict[str, Any], dict[str, Any]]) -> None:
     _, _, old, new = pair
-    plain = render_html(new)
-    html = render_html(new, compare=old)
+    plain = render_html(RunReport.from_json(new))
+    html = render_html(RunReport.from_json(new), compare=RunReport.from_json(old))
     assert "Changes since the compared run" not in plain and 'class="chg' not in plain
     assert "Changes since the compared run" in html
     assert re.search(r'<article class="rule st-failed" id="AUTH-PRM-01" [^>]*data-change="regression"', html)
@@ -153,13 +154,9 @@ def test_prm2():
     observe("fine")
 """
     )
-    old = {
-        "results": [
-            {"rule": "AUTH-PRM-01", "target": "tool_server", "status": "passed"},
-            {"rule": "AUTH-PRM-02", "target": "tool_server", "status": "failed"},
-        ]
-    }
-    (pytester.path / "old.json").write_text(json.dumps(old))
+    results = (RuleResult.for_rule("AUTH-PRM-01", Status.PASSED), RuleResult.for_rule("AUTH-PRM-02", Status.FAILED))
+    old = RunReport(RunVerdict("NOT ACCEPTED", "1 rule(s) failed: AUTH-PRM-02"), results)
+    (pytester.path / "old.json").write_text(json.dumps(old.to_json()))
     args = ("-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp")
     result = pytester.runpytest(*args, "--compare-report", "old.json", "test_checks.py")
     assert result.ret == 1

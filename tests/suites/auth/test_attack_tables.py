@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.rules import catalog_rows
+from conformance._checks import catalog_rows
 from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table
 
 STUBS = """

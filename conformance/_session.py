@@ -1,0 +1,182 @@
+"""The run's state on ``config.stash`` and the end of the run: the report built, written, and what pytest itself
+wrote scrubbed of every secret the run learnt. The pytest hooks that drive it are in :mod:`conformance.plugin`."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.config import Settings, all_options, read_config_files, resolve
+from conformance.host._redact import Redactor, redactor_for, scrub_log_file
+from conformance.report.baseline import Baseline
+from conformance.report.model import CheckOutcome, RunReport, Throttle
+
+SUITES_DIR = Path(__file__).parent / "suites"
+
+
+class ConformanceSession:
+    """Per-run state on ``config.stash``."""
+
+    def __init__(self, settings: Settings, strict: bool, baseline: Baseline | None, active: bool) -> None:
+        self.settings = settings
+        self.strict = strict
+        self.baseline = baseline
+        self.active = active
+        self.outcomes: list[CheckOutcome] = []
+        self.suites_run: set[str] = set()
+        self.other_failures = 0
+        self.throttle_wait_s = 0.0  # waited for targets' rate limits, summed over checks (and xdist workers)
+        self.throttled_checks = 0  # checks blocked because the target throttled the harness
+        self.started_at = datetime.now(UTC)
+        self.t0 = time.monotonic()
+        self.report: RunReport | None = None
+        self.files: list[str] = []
+        # One redactor for the run: secrets learnt by any client (tokens, codes) also scrub verdict messages.
+        self.redactor = redactor_for(settings)
+
+
+SESSION_KEY = pytest.StashKey[ConformanceSession]()
+
+
+def build_settings(config: pytest.Config) -> Settings:
+    cli: dict[str, Any] = {}
+    ini: dict[str, Any] = {}
+    for spec in all_options():
+        if spec.name == "strict":
+            cli["strict"] = True if config.getoption("strict", default=False) else None
+        elif not spec.secret:
+            cli[spec.name] = config.getoption(f"conformance_{spec.name}", default=None)
+        try:
+            ini[spec.name] = config.getini(f"conformance_{spec.name}")
+        except (ValueError, KeyError):
+            ini[spec.name] = None
+    explicit = config.getoption("conformance_config", default=None)
+    files = read_config_files(config.rootpath, Path(explicit) if explicit else None)
+    return resolve(cli=cli, env=os.environ, files=files, ini=ini)
+
+
+def report_dir(config: pytest.Config, settings: Settings) -> Path:
+    directory = Path(settings.get("report_dir") or "reports")
+    return directory if directory.is_absolute() else config.invocation_params.dir / directory
+
+
+def in_suites(path: Path) -> bool:
+    try:
+        path.resolve().relative_to(SUITES_DIR.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def build_report(state: ConformanceSession) -> RunReport:
+    from conformance import __version__
+    from conformance._checks import load_all_checks
+    from conformance.rules import IMPLEMENTED
+
+    load_all_checks(state.suites_run)  # so that "no check in this version" is only said of rules that truly have none
+    # Credentials in a target URL (user:password@, ?api_key=) are shown redacted.
+    targets = {name: state.redactor.url(t.base_url) for name, t in state.settings.targets().items()}
+    public = state.settings.public()
+    flags = ("allow_insecure_loopback", "allow_private_network", "allow_incomplete")
+    report = RunReport.build(
+        state.outcomes,
+        strict=state.strict,
+        suites_run=state.suites_run,
+        implemented=IMPLEMENTED.keys(),
+        targets=targets,
+        baseline=state.baseline,
+        other_failures=state.other_failures,
+        config={flag: bool(public.get(flag)) for flag in flags} | {"run_id": public.get("run_id")},
+        harness_version=__version__,
+        started_at=_iso(state.started_at),
+        finished_at=_iso(datetime.now(UTC)),
+        duration_s=round(time.monotonic() - state.t0, 3),
+        throttle=Throttle(
+            waited_s=state.throttle_wait_s,
+            max_wait_s=float(state.settings.get("max_throttle_wait", 600.0)),
+            blocked_checks=state.throttled_checks,
+        ),
+    )
+    # The last redaction pass, with every secret the run learnt: a code or a token becomes known only after the
+    # exchange that carried it was recorded.
+    return report.scrubbed(state.redactor.scrub_tree)
+
+
+def write_reports(report: RunReport, directory: Path, config: pytest.Config | None = None) -> list[str]:
+    from conformance.report.json_writer import read_report, write_json
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    json_path = directory / "report.json"
+    write_json(report, json_path)
+    written.append(str(json_path))
+    try:
+        from conformance.report.html import write_html
+    except ImportError:
+        write_html = None  # type: ignore[assignment]
+    if write_html is not None:
+        html_path = directory / "report.html"
+        compare = config.getoption("conformance_compare_report", default=None) if config is not None else None
+        write_html(report, html_path, read_report(Path(compare)) if compare else None)
+        written.append(str(html_path))
+    xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
+    if xmlpath:
+        written.append(str(xmlpath))
+    return written
+
+
+def scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
+    """What pytest itself writes, scrubbed with every secret the run learnt: junit.xml (already written by
+    pytest's junitxml plugin) and the reports the terminal summary is about to print (failures, captured output)."""
+    _scrub_junit_file(config, redactor)
+    scrub_log(config, redactor)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for reports in getattr(reporter, "stats", {}).values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport | pytest.CollectReport):
+                _scrub_test_report(report, redactor)
+
+
+def _scrub_junit_file(config: pytest.Config, redactor: Redactor) -> None:
+    from conformance.report.junit import scrub_junit
+
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if xmlpath and Path(xmlpath).is_file():
+        try:
+            scrub_junit(Path(xmlpath), redactor)
+        except OSError as exc:  # better no junit.xml than one that may hold a secret
+            try:
+                Path(xmlpath).unlink(missing_ok=True)
+                done = "removed"
+            except OSError:
+                done = "could not remove"
+            sys.stderr.write(f"conformance: {done} {xmlpath}: it could not be scrubbed of secrets ({exc})\n")
+
+
+def _scrub_test_report(report: pytest.TestReport | pytest.CollectReport, redactor: Redactor) -> None:
+    if isinstance(report.longrepr, tuple):  # a skip: (path, line, reason), kept a tuple for pytest
+        path, line, reason = report.longrepr
+        report.longrepr = (redactor.scrub(path), line, redactor.scrub(reason))
+    elif report.longrepr is not None:
+        text = str(report.longrepr)
+        if redactor.scrub(text) != text:  # else keep pytest's own representation (colours, layout)
+            report.longrepr = redactor.scrub(text)
+    report.sections = [(title, redactor.scrub(content)) for title, content in report.sections]
+    if isinstance(getattr(report, "wasxfail", None), str):
+        report.wasxfail = redactor.scrub(report.wasxfail)  # type: ignore[union-attr]
+
+
+def scrub_log(config: pytest.Config, redactor: Redactor) -> None:
+    log_file = getattr(config.pluginmanager.get_plugin("logging-plugin"), "log_file_handler", None)
+    if log_file is not None:
+        scrub_log_file(log_file, redactor)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
