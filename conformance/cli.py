@@ -18,6 +18,9 @@ conformance init [--target-url U] [--platform-url U] [--compression-url U] [--lo
 conformance doctor [--target-url U] [--platform-url U] [--compression-url U] [--suite S,...]
                                            the preflight alone: targets reachable, discovery parses, credentials
                                            and API keys set and accepted; one line each, exit 1 on a problem
+conformance validate FILE... [--kind K] [--format text|json] [--strict] [--resource U] [--issuer U] ...
+                                           judge documents offline with the live checks' validators; exit 1
+                                           when a MUST rule failed (2: unreadable file or unknown kind)
 conformance diff OLD.json NEW.json [--format console|markdown|json]
                                            regressions, fixes, new and removed rules per target; exit 1 on a
                                            regression
@@ -236,6 +239,12 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from conformance.validate.command import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -303,6 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--private-key-out", help="where to save a generated key (outside the public directory)")
     export.add_argument("--callback-id", action="append", default=[], help="also a callback-specific document")
     export.set_defaults(func=_cmd_cimd_export)
+    validate = sub.add_parser("validate", help="judge documents offline (same rule IDs and exit code as a run)")
+    from conformance.validate.command import add_arguments
+
+    add_arguments(validate)
+    validate.set_defaults(func=_cmd_validate)
     return parser
 
 

@@ -8,6 +8,7 @@ when a check is declared.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -96,6 +97,8 @@ def rule(*rule_ids: str) -> Callable[[F], F]:
         for rule_id in rule_ids:
             IMPLEMENTED.setdefault(rule_id, []).append(f"{func.__module__}.{func.__qualname__}")
         marked: F = pytest.mark.conformance_rule(*rule_ids)(func)
+        if inspect.iscoroutinefunction(func):  # an async check: pytest-asyncio runs it (in its strict mode too)
+            marked = pytest.mark.asyncio(marked)
         return marked
 
     return decorate

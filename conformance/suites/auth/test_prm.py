@@ -17,6 +17,7 @@ from conformance.host.discovery import (
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import challenge_probe
 from conformance.suites._transport import judge_https
+from conformance.validate.auth import prm_optional_field_problems, prm_servers_problems, scope_problems
 
 
 @rule("AUTH-PRM-01")
@@ -44,14 +45,7 @@ def test_resource_is_canonical(host_http: HostHTTP, prm_discovery: PrmDiscovery,
 
 @rule("AUTH-PRM-04")
 def test_optional_field_types(prm_discovery: PrmDiscovery) -> None:
-    document = prm_discovery.document
-    problems = []
-    scopes = document.get("scopes_supported")
-    if scopes is not None and not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
-        problems.append(f"`scopes_supported` must be an array of strings, got {scopes!r}")
-    for name in ("resource_documentation", "resource_policy_uri", "resource_tos_uri"):
-        if name in document and not isinstance(document[name], str):
-            problems.append(f"`{name}` must be a string, got {document[name]!r}")
+    problems = prm_optional_field_problems(prm_discovery.document)
     expect(not problems, "; ".join(problems))
 
 
@@ -59,9 +53,9 @@ def test_optional_field_types(prm_discovery: PrmDiscovery) -> None:
 def test_authorization_servers_match_their_issuers(
     host_http: HostHTTP, prm_discovery: PrmDiscovery, as_metadata: AsMetadata
 ) -> None:
-    servers = prm_discovery.document.get("authorization_servers")
-    if not isinstance(servers, list) or not servers or not all(isinstance(s, str) and s for s in servers):
-        fail(f"`authorization_servers` must be a non-empty array of strings, got {servers!r}")
+    if shape := prm_servers_problems(prm_discovery.document):
+        fail("; ".join(shape))
+    servers = prm_discovery.document["authorization_servers"]
     problems = []
     for issuer in servers:
         if issuer == as_metadata.expected_issuer:
@@ -101,12 +95,5 @@ def test_401_challenge_points_to_metadata(
 
 @rule("AUTH-PRM-06")
 def test_challenge_names_scopes(prm_discovery: PrmDiscovery) -> None:
-    if prm_discovery.challenge is None:
-        fail("no Bearer challenge on a 401 (unauthenticated or invalid token), so no `scope` to read")
-    scope = prm_discovery.challenge.get("scope")
-    if not scope:
-        fail('the 401 challenge carries no scope="..." parameter')
-    supported = prm_discovery.document.get("scopes_supported")
-    if isinstance(supported, list):
-        unknown = [s for s in scope.split() if s not in supported]
-        expect(not unknown, f"challenge scopes {unknown} are not in scopes_supported {supported}")
+    problems = scope_problems(prm_discovery.challenge, prm_discovery.document.get("scopes_supported"))
+    expect(not problems, "; ".join(problems))

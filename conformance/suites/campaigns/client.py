@@ -14,6 +14,7 @@ from conformance.config import Target
 from conformance.host.fields import json_field
 from conformance.host.http import HostHTTP
 from conformance.suites.platform.client import LEDGER, describe, json_body
+from conformance.validate.platform import list_page_problems
 
 STATUSES = ("active", "paused", "archived")
 BIDDING_TYPES = ("impressions", "clicks", "conversions")
@@ -151,19 +152,8 @@ def page(api: CampaignsApi, **params: Any) -> dict[str, Any]:
     body = json_body(response)
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
         fail(f"listing with {params}: not a list envelope: {describe(response)}")
-    data = body["data"]
-    ids = [item.get("id") if isinstance(item, dict) else None for item in data]
-    expect(all(isinstance(i, str) for i in ids), f"listing with {params}: an item has no string id")
-    expect(body.get("object") == "list", f"listing with {params}: object is {body.get('object')!r}, not 'list'")
-    expect(isinstance(body.get("has_more"), bool), f"listing with {params}: has_more is {body.get('has_more')!r}")
-    if data:
-        expect(
-            body.get("first_id") == ids[0] and body.get("last_id") == ids[-1],
-            f"listing with {params}: first_id/last_id {body.get('first_id')}/{body.get('last_id')} are not "
-            f"the first and last items {ids[0]}/{ids[-1]}",
-        )
-    limit = params.get("limit", 20)
-    expect(len(data) <= int(limit), f"listing with {params}: {len(data)} items exceed the limit {limit}")
+    problems = list_page_problems(body, int(params.get("limit", 20)))
+    expect(not problems, f"listing with {params}: " + "; ".join(problems))
     return body
 
 

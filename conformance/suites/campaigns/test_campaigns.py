@@ -22,6 +22,7 @@ from conformance.suites.platform.client import (
     run_property,
     target_settings,
 )
+from conformance.validate.platform import error_code_problems
 
 TIME_MIN, TIME_MAX = 946_684_800, 4_102_444_800
 BUDGET_MIN = 1_000_000
@@ -563,8 +564,7 @@ def test_auth_and_error_bodies(campaigns_api: CampaignsApi) -> None:
     codes = {}
     for what, response in errors.items():
         error = expect_json_error(response, CLIENT_ERROR, what)
-        code = error.get("code")
-        expect(isinstance(code, str) and code, f"{what}: error.code is {code!r}, expected a string to tell it apart")
-        expect(isinstance(error.get("message"), str), f"{what}: error.message is not a string")
-        codes[what] = (response.status_code, code)
+        problems = error_code_problems(error, what)
+        expect(not problems, "; ".join(problems))
+        codes[what] = (response.status_code, error.get("code"))
     observe(f"errors seen: {codes}")

@@ -1,0 +1,178 @@
+"""Offline validation: judge one document without a server, with the rule IDs and messages of a live run.
+
+    >>> from conformance import validate
+    >>> [v.status for v in validate.tools_list({"tools": []})][:1]
+    ['passed']
+
+Every function takes the document (parsed JSON, header text, or bytes for images) and optional context a live run
+learns elsewhere, and returns :class:`Verdict` s. :func:`judge` dispatches on a kind name (``KINDS``), and
+:func:`sniff` guesses the kind of a document. ``conformance validate FILE`` is the command-line form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from conformance.validate._core import Verdict, exit_code, level_of
+from conformance.validate.auth import (
+    as_metadata,
+    authorization_response,
+    challenge,
+    cimd,
+    jwks,
+    prm,
+    tool_result,
+    tools_list,
+)
+from conformance.validate.compression import image, image_output
+from conformance.validate.platform import campaign, campaign_list, platform_error, ratelimit_headers, token_count
+from conformance.validate.profile import profile_record, profile_result
+
+KINDS: dict[str, Callable[..., list[Verdict]]] = {
+    "prm": prm,
+    "as-metadata": as_metadata,
+    "cimd": cimd,
+    "jwks": jwks,
+    "challenge": challenge,
+    "authorization-response": authorization_response,
+    "tools": tools_list,
+    "tool-result": tool_result,
+    "profile": profile_result,
+    "profile-record": profile_record,
+    "token-count": token_count,
+    "ratelimit-headers": ratelimit_headers,
+    "platform-error": platform_error,
+    "campaign": campaign,
+    "campaign-list": campaign_list,
+    "image": image,
+    "image-output": image_output,
+}
+_RECORD_KEYS = frozenset({"id", "name", "email", "nickname"})
+
+
+class DocumentError(ValueError):
+    """The file cannot be read as any kind of document, or its kind cannot be told."""
+
+
+def _sniff_mapping(doc: Mapping[str, Any]) -> str | None:
+    keys = set(doc)
+    if {"resource", "authorization_servers"} & keys and "issuer" not in keys:
+        return "prm"
+    if "issuer" in keys and keys & {"authorization_endpoint", "token_endpoint", "code_challenge_methods_supported"}:
+        return "as-metadata"
+    if "client_id" in keys and "redirect_uris" in keys:
+        return "cimd"
+    if isinstance(doc.get("keys"), list):
+        return "jwks"
+    if isinstance(doc.get("tools"), list):
+        return "tools"
+    if doc.get("object") == "response.input_tokens" or "input_tokens" in keys:
+        return "token-count"
+    if doc.get("object") == "list":
+        return "campaign-list"
+    if doc.get("object") == "campaign" or {"budget", "bidding_type"} <= keys:
+        return "campaign"
+    if isinstance(doc.get("error"), Mapping) or keys == {"error"}:
+        return "platform-error"
+    if keys and all(k.lower().startswith(("x-ratelimit-", "retry-after")) for k in keys):
+        return "ratelimit-headers"
+    if {"input", "output"} <= keys:
+        return "image-output"
+    structured = doc.get("structuredContent")
+    if isinstance(structured, Mapping) and "id" in structured and set(structured) <= _RECORD_KEYS:
+        return "profile"  # a result carrying a profile record: the profile tool's
+    if keys & {"content", "structuredContent", "isError"} or {"tool", "result"} <= keys:
+        return "tool-result"
+    if "id" in keys and keys <= _RECORD_KEYS:
+        return "profile-record"
+    return None
+
+
+def sniff(document: Any) -> str | None:
+    """The kind of a document, or None when it cannot be told (then pass ``--kind``)."""
+    if isinstance(document, bytes):
+        return "image"
+    if isinstance(document, str):
+        text = document.strip()
+        if not text or "\n" in text:
+            return None  # a WWW-Authenticate value and a redirect URL are one line
+        if text.startswith(("https://", "http://")) and re.search(r"[?#&](code|error)=", text):
+            return "authorization-response"
+        return "challenge"
+    if isinstance(document, list):
+        return "tools" if all(isinstance(t, Mapping) and "inputSchema" in t for t in document) else None
+    if isinstance(document, Mapping):
+        return _sniff_mapping(document)
+    return None
+
+
+def load(path: Path) -> Any:
+    """A file as a document: JSON when it parses, else text for header values, else bytes (images)."""
+    data = path.read_bytes()
+    if data[:8] == b"\x89PNG\r\n\x1a\n" or data[:3] == b"\xff\xd8\xff" or path.suffix in (".png", ".jpg", ".bin"):
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text.strip()
+
+
+def judge(kind: str, document: Any, **context: Any) -> list[Verdict]:
+    """The verdicts of one document of ``kind``; ``context`` goes to that kind's function."""
+    try:
+        function = KINDS[kind]
+    except KeyError:
+        raise DocumentError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}") from None
+    return function(document, **context)
+
+
+def judge_file(path: Path, kind: str | None = None, **context: Any) -> tuple[str, list[Verdict]]:
+    """Read, sniff (unless ``kind``) and judge a file; an image-output manifest's files are read beside it."""
+    document = load(path)
+    kind = kind or sniff(document)
+    if kind is None:
+        raise DocumentError(f"cannot tell what kind of document {path} is; pass --kind ({', '.join(KINDS)})")
+    if kind == "image-output" and isinstance(document, dict) and "files" not in context:
+        names = [document.get(k) for k in ("input", "output")]
+        context["files"] = {
+            n: (path.parent / n).read_bytes() for n in names if isinstance(n, str) and (path.parent / n).is_file()
+        }
+    return kind, judge(kind, document, **context)
+
+
+__all__ = [
+    "KINDS",
+    "DocumentError",
+    "Verdict",
+    "as_metadata",
+    "authorization_response",
+    "campaign",
+    "campaign_list",
+    "challenge",
+    "cimd",
+    "exit_code",
+    "image",
+    "image_output",
+    "judge",
+    "judge_file",
+    "jwks",
+    "level_of",
+    "load",
+    "platform_error",
+    "prm",
+    "profile_record",
+    "profile_result",
+    "ratelimit_headers",
+    "sniff",
+    "token_count",
+    "tool_result",
+    "tools_list",
+]

@@ -1,0 +1,145 @@
+"""Offline judging of platform documents: token-count answers, rate-limit header sets, error bodies, campaigns and
+campaign list pages. The rules' shape parts are judged here by the functions the live checks call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from conformance.validate._core import Verdict, judged
+
+NAME_CHARS = (3, 1000)
+MIN_BUDGET_MICROS = 1_000_000
+TIME_RANGE = (946_684_800, 4_102_444_800)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def count_answer_problems(body: Any) -> list[str]:
+    """TOK-01 on the answer: ``{object: "response.input_tokens", input_tokens: integer ≥ 0}``."""
+    if not isinstance(body, Mapping):
+        return ["the answer is not a JSON object"]
+    problems = []
+    if body.get("object") != "response.input_tokens":
+        problems.append(f"object is {body.get('object')!r}, expected 'response.input_tokens'")
+    value = body.get("input_tokens")
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        problems.append(f"input_tokens is {value!r}, expected an integer ≥ 0")
+    return problems
+
+
+def token_count(document: Any) -> list[Verdict]:
+    return [judged("TOK-01", count_answer_problems(document))]
+
+
+def error_object_problems(body: Any) -> list[str]:
+    """TOK-07 (and every platform error): the body is JSON ``{"error": {...}}``."""
+    if not isinstance(body, Mapping) or not isinstance(body.get("error"), Mapping):
+        return ['the body is not a JSON error object ({"error": {...}})']
+    return []
+
+
+def error_code_problems(error: Mapping[str, Any], what: str = "the error") -> list[str]:
+    """CAMP-15: errors are told apart by a string ``error.code``, with a string ``error.message``."""
+    code = error.get("code")
+    problems = []
+    if not (isinstance(code, str) and code):
+        problems.append(f"{what}: error.code is {code!r}, expected a string to tell it apart")
+    if not isinstance(error.get("message"), str):
+        problems.append(f"{what}: error.message is not a string")
+    return problems
+
+
+def platform_error(document: Any) -> list[Verdict]:
+    """An error body: a JSON error object (TOK-07), told apart by ``error.code`` (CAMP-15)."""
+    shape = error_object_problems(document)
+    codes = shape or error_code_problems(document["error"])
+    return [judged("CAMP-15", codes), judged("TOK-07", shape)]
+
+
+def ratelimit_headers(document: Any) -> list[Verdict]:
+    """One response's headers (a JSON object name → value): RL-01 and RL-05."""
+    from conformance.suites.platform.client import project_header_problems, rate_limit_problems
+
+    if not isinstance(document, Mapping) or not all(isinstance(v, str) for v in document.values()):
+        bad = ["a header set must be a JSON object of string values"]
+        return [judged("RL-01", bad), judged("RL-05", bad)]
+    response = httpx.Response(200, headers=dict(document))
+    return [judged("RL-01", rate_limit_problems(response)), judged("RL-05", project_header_problems(response))]
+
+
+# ---------------------------------------------------------------------------------------------- campaigns
+
+
+def campaign_shape_problems(campaign: Any) -> list[str]:
+    """CAMP-01: every documented field with its documented type (the live check's function)."""
+    from conformance.suites.campaigns.client import shape_problems
+
+    return shape_problems(campaign)
+
+
+def campaign_bounds(campaign: Mapping[str, Any]) -> dict[str, list[str]]:
+    """What a stored campaign shows of the create rules: a name, budget, times or conversion setup the server
+    should have refused (CAMP-02, 03, 04, 05, 12)."""
+    found: dict[str, list[str]] = {r: [] for r in ("CAMP-02", "CAMP-03", "CAMP-04", "CAMP-05", "CAMP-12")}
+    name = campaign.get("name")
+    if isinstance(name, str) and not (NAME_CHARS[0] <= len(name) <= NAME_CHARS[1] and name.strip()):
+        found["CAMP-02"].append(f"name {name[:40]!r} ({len(name)} characters) is outside 3…1000 or blank")
+    if campaign.get("status") not in ("active", "paused", "archived"):
+        found["CAMP-03"].append(f"status {campaign.get('status')!r} is not active, paused or archived")
+    budget = campaign.get("budget")
+    micros = budget.get("lifetime_spend_limit_micros") if isinstance(budget, Mapping) else None
+    if isinstance(micros, int) and not isinstance(micros, bool) and micros < MIN_BUDGET_MICROS:
+        found["CAMP-04"].append(f"budget.lifetime_spend_limit_micros {micros} is below 1000000")
+    for key in ("start_time", "end_time"):
+        value = campaign.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
+            found["CAMP-05"].append(f"{key} {value} is outside 946684800…4102444800")
+    ids = campaign.get("conversion_event_setting_ids")
+    if campaign.get("bidding_type") == "conversions" and not (isinstance(ids, list) and len(ids) == 1):
+        found["CAMP-12"].append(f"bidding_type conversions with conversion_event_setting_ids {ids!r} (exactly one)")
+    return found
+
+
+def campaign(document: Any) -> list[Verdict]:
+    verdicts = [judged("CAMP-01", campaign_shape_problems(document))]
+    bounds = campaign_bounds(document) if isinstance(document, Mapping) else {}
+    return verdicts + [judged(rule, problems) for rule, problems in bounds.items()]
+
+
+def list_page_problems(body: Any, limit: int | None = None) -> list[str]:
+    """CAMP-07 on one page: the envelope, first/last ids of the first and last items, at most ``limit`` items."""
+    if not isinstance(body, Mapping) or not isinstance(body.get("data"), list):
+        return ["not a list envelope ({object: list, data: [...], ...})"]
+    data = body["data"]
+    ids = [item.get("id") if isinstance(item, Mapping) else None for item in data]
+    problems = []
+    if not all(isinstance(i, str) for i in ids):
+        problems.append("an item has no string id")
+    if body.get("object") != "list":
+        problems.append(f"object is {body.get('object')!r}, not 'list'")
+    if not isinstance(body.get("has_more"), bool):
+        problems.append(f"has_more is {body.get('has_more')!r}")
+    if data and (body.get("first_id") != ids[0] or body.get("last_id") != ids[-1]):
+        problems.append(
+            f"first_id/last_id {body.get('first_id')}/{body.get('last_id')} are not the first and last items "
+            f"{ids[0]}/{ids[-1]}"
+        )
+    if limit is not None and len(data) > limit:
+        problems.append(f"{len(data)} items exceed the limit {limit}")
+    return problems
+
+
+def campaign_list(document: Any, *, limit: int = 500) -> list[Verdict]:
+    """A list page (``limit``: the one requested; 500, the maximum, by default)."""
+    items = document.get("data") if isinstance(document, Mapping) else None
+    shapes = [
+        f"data[{i}]: {'; '.join(p)}"
+        for i, item in enumerate(items if isinstance(items, list) else [])
+        if (p := campaign_shape_problems(item))
+    ]
+    return [judged("CAMP-07", list_page_problems(document, limit)), judged("CAMP-01", shapes)]

@@ -1,0 +1,70 @@
+"""AsyncHostHTTP: the same guard, recording, redaction, size cap and retries as HostHTTP, on the caller's loop."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from conformance import ResponseTooLarge, UrlRefused, _context
+from conformance.host._guard import UrlGuard
+from conformance.host._redact import Redactor
+from conformance.host.async_http import AsyncHostHTTP
+from conformance.host.http import HostHTTP, RetryPolicy
+
+SECRET = "sk_async_secret_value_42"
+
+
+def twin(handler: object, **kwargs: object) -> AsyncHostHTTP:
+    host = HostHTTP(guard=UrlGuard(), redactor=Redactor([SECRET]), retry=None, **kwargs)  # type: ignore[arg-type]
+    return AsyncHostHTTP(host, transport=httpx.MockTransport(handler))  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_exchanges_are_recorded_redacted() -> None:
+    async with twin(lambda r: httpx.Response(200, json={"token": SECRET, "ok": True})) as http:
+        record = _context.begin()
+        try:
+            response = await http.post(
+                f"https://t.example/v1/x?key={SECRET}", json={"a": 1}, headers={"Authorization": f"Bearer {SECRET}"}
+            )
+        finally:
+            _context.end()
+    assert response.status_code == 200 and response.json()["ok"] is True
+    (exchange,) = record.exchanges
+    assert exchange["method"] == "POST" and exchange["status"] == 200
+    assert exchange["request_body"] == '{"a": 1}'  # the redactor's JSON rendering, as for HostHTTP
+    assert SECRET not in str(exchange)
+
+
+@pytest.mark.asyncio
+async def test_the_guard_refuses_what_the_sync_client_refuses() -> None:
+    async with twin(lambda r: httpx.Response(200)) as http:
+        with pytest.raises(UrlRefused):
+            await http.get("http://t.example/plain-http")
+        with pytest.raises(UrlRefused):
+            await http.get("https://169.254.169.254/latest/meta-data", metadata_driven=True)
+
+
+@pytest.mark.asyncio
+async def test_redirects_are_guarded_hop_by_hop() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(302, headers={"Location": "https://10.0.0.1/internal"})
+
+    async with twin(handler) as http:
+        with pytest.raises(UrlRefused):
+            await http.get("https://t.example/start", follow_redirects=True)
+
+
+@pytest.mark.asyncio
+async def test_response_size_is_capped() -> None:
+    async with twin(lambda r: httpx.Response(200, content=b"x" * 5000), max_response_bytes=1000) as http:
+        with pytest.raises(ResponseTooLarge, match="1000 bytes"):
+            await http.get("https://t.example/big")
+
+
+@pytest.mark.asyncio
+async def test_retry_policy_is_the_host_one() -> None:
+    answers = iter([httpx.Response(503, headers={"Retry-After": "0"}), httpx.Response(200)])
+    async with twin(lambda r: next(answers)) as http:
+        response = await http.get("https://t.example/flaky", retry=RetryPolicy(max_attempts=2, base_s=0.0))
+    assert response.status_code == 200
