@@ -41,6 +41,10 @@ class StackContext:
     def port(self) -> int:
         return free_port(self.host)
 
+    def mutant_args(self, own: Iterable[Any]) -> list[str]:
+        """``--mutant NAME`` for each of this stack's mutants among ``own`` (a service's catalogue)."""
+        return [arg for name in sorted(self.mutants & {m.name for m in own}) for arg in ("--mutant", name)]
+
 
 @dataclass
 class ServiceSpec:
