@@ -93,15 +93,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-SUITE_SERVICES = {
-    "auth": "toolserver",
-    "profile": "toolserver",
-    "platform": "platform",
-    "campaigns": "platform",
-    "compression": "compression",
-}
-
-
 def _stack(mutants: list[str], suites: str | None = None) -> Any:
     try:
         from conformance.reference.stack import running_stack
@@ -109,7 +100,10 @@ def _stack(mutants: list[str], suites: str | None = None) -> Any:
         raise ConformanceError(
             f"the embedded stack needs the reference extra: pip install 'conformance[reference]' ({exc})"
         ) from None
-    services = sorted({SUITE_SERVICES[s] for s in suites.split(",") if s in SUITE_SERVICES}) if suites else None
+    from conformance.targets import SUITE_SERVICES
+
+    wanted = [s for s in suites.split(",") if s in SUITE_SERVICES] if suites else None
+    services = sorted({service for s in wanted for service in SUITE_SERVICES[s]}) if wanted is not None else None
     return running_stack(mutants=mutants, services=services)
 
 
@@ -132,7 +126,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
         # given --env-file, else stack.env in the stack's data directory (0700, removed when the stack stops).
         env_file = Path(args.env_file) if args.env_file else stack.data_dir / "stack.env"
         stack.write_env_file(env_file)
-        for name, value in stack.public_settings().items():
+        from conformance.config import all_options
+
+        declared = {o.env_var for o in all_options() if o.secret}  # e.g. the test accounts' logins
+        for name, value in stack.public_settings(declared).items():
             print(f"{name}={value}", flush=True)
         print(f"# every setting, secrets included: {env_file} (mode 600); load it with: set -a; . {env_file}; set +a")
         print("# reference stack is up; Ctrl-C to stop", flush=True)

@@ -22,7 +22,9 @@ from urllib.parse import urlsplit
 
 from conformance._exceptions import ConfigError
 from conformance.host import shown_url
-from conformance.rules import SUITE_TARGET, SUITES
+from conformance.targets import SUITE_NAMES as SUITES
+from conformance.targets import SUITES as SUITE_TABLE
+from conformance.targets import TARGETS, TIMEOUTS
 
 Kind = Literal["str", "bool", "int", "float", "path", "list", "url"]
 # A validator of a converted value: raises ValueError or ConfigError saying what is wrong with it.
@@ -143,12 +145,20 @@ def check_report_dir(directory: Path, origin: str = "default") -> None:
         raise ConfigError(f"report_dir from {origin}: {directory} {problem}") from None
 
 
+def target_options() -> list[OptionSpec]:
+    """Each target kind's URL (and API key) setting, from the table in ``conformance.targets``."""
+    options: list[OptionSpec] = []
+    for kind in TARGETS.values():
+        suites = [s.name for s in SUITE_TABLE if s.target is kind]
+        which = f"suite{'s' if len(suites) > 1 else ''} {', '.join(suites)}"
+        options.append(OptionSpec(kind.url_setting, f"{kind.url_help} ({which})", kind="url"))
+        if kind.api_key_setting:
+            options.append(OptionSpec(kind.api_key_setting, f"API key for {kind.label}", secret=True))
+    return options
+
+
 CORE_OPTIONS: list[OptionSpec] = [
-    OptionSpec("target_url", "URL of the MCP tool server to certify (suites auth, profile)", kind="url"),
-    OptionSpec("platform_url", "base URL of the platform API sandbox (suites platform, campaigns)", kind="url"),
-    OptionSpec("platform_api_key", "API key for the platform sandbox", secret=True),
-    OptionSpec("compression_url", "base URL of the image compression sandbox (suite compression)", kind="url"),
-    OptionSpec("compression_api_key", "API key for the compression sandbox", secret=True),
+    *target_options(),
     OptionSpec("suite", "comma-separated suites to run (default: all)", kind="list"),
     OptionSpec("report_dir", "directory for report.json, report.html, junit.xml", kind="path", default="reports"),
     OptionSpec("expected_failures", "baseline file (TOML) of rules expected to fail", kind="path", check=existing_file),
@@ -173,10 +183,14 @@ CORE_OPTIONS: list[OptionSpec] = [
         default=False,
     ),
     OptionSpec("ca_bundle", "PEM file of extra CA certificates to trust", kind="path", check=pem_certificates),
-    OptionSpec("connect_timeout", "seconds to connect", kind="float", default=5.0, check=positive),
-    OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=20.0, check=positive),
+    OptionSpec("connect_timeout", "seconds to connect", kind="float", default=TIMEOUTS.connect, check=positive),
+    OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=TIMEOUTS.read, check=positive),
     OptionSpec(
-        "total_timeout", "seconds for one request including retries", kind="float", default=60.0, check=positive
+        "total_timeout",
+        "seconds for one request including retries",
+        kind="float",
+        default=TIMEOUTS.total,
+        check=positive,
     ),
     OptionSpec(
         "max_response_bytes", "largest response body read", kind="int", default=16 * 1024 * 1024, check=at_least(1)
@@ -345,21 +359,18 @@ class Settings:
         return list(chosen)
 
     def target(self, name: str) -> Target | None:
-        if name == "tool_server":
-            url = self.values.get("target_url")
-            return Target("tool_server", url) if url else None
-        if name == "platform":
-            url = self.values.get("platform_url")
-            return Target("platform", url, self.values.get("platform_api_key")) if url else None
-        if name == "compression":
-            url = self.values.get("compression_url")
-            key = self.values.get("compression_api_key")
-            return Target("compression", url, key, scheme="basic") if url else None
-        raise ConfigError(f"unknown target {name!r}")
+        kind = TARGETS.get(name)
+        if kind is None:
+            raise ConfigError(f"unknown target {name!r}")
+        url = self.values.get(kind.url_setting)
+        if not url:
+            return None
+        key = self.values.get(kind.api_key_setting) if kind.api_key_setting else None
+        return Target(name, url, key, scheme=kind.key_scheme)
 
     def targets(self) -> dict[str, Target]:
         found = {}
-        for name in sorted(set(SUITE_TARGET.values())):
+        for name in sorted(TARGETS):
             target = self.target(name)
             if target is not None:
                 found[name] = target

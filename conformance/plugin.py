@@ -39,13 +39,10 @@ from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.diff import compare_report_option
 from conformance.rules import RULES, SUITE_TARGET, SUITES
+from conformance.targets import API_KEY_OPTION, TARGET_OPTION
 
-TARGET_OPTION = {
-    "tool_server": ("--target-url", "CONFORMANCE_TARGET_URL"),
-    "platform": ("--platform-url", "CONFORMANCE_PLATFORM_URL"),
-    "compression": ("--compression-url", "CONFORMANCE_COMPRESSION_URL"),
-}
-API_KEY_OPTION = {"platform": "CONFORMANCE_PLATFORM_API_KEY", "compression": "CONFORMANCE_COMPRESSION_API_KEY"}
+# Fixtures the suites share (linking an account, the tool listing); light until a check requests one.
+pytest_plugins = ["conformance.suites.fixtures"]
 
 
 # -- options ---------------------------------------------------------------------------------------------------
@@ -120,28 +117,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
-    if settings.target("tool_server") is not None or {"auth", "profile"} & set(settings.get("suite") or []):
-        _register_shared_fixtures(config)  # heavy OAuth/MCP imports: only when a tool server is in play
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(report_dir(config, settings) / "junit.xml")
-
-
-SHARED_FIXTURE_MODULES = ("conformance.suites._linking",)
-
-
-def _register_shared_fixtures(config: pytest.Config) -> None:
-    """Fixtures several suites share (linking an account is needed by auth and profile alike)."""
-    import importlib
-
-    for name in SHARED_FIXTURE_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        if not config.pluginmanager.is_registered(module):
-            config.pluginmanager.register(module, name)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -16,17 +16,10 @@ from typing import Any, TypeVar
 
 from conformance._catalog import CATALOG
 from conformance._exceptions import UnknownRuleError
+from conformance.targets import SUITE_NAMES
+from conformance.targets import SUITE_TARGET as SUITE_TARGET  # re-exported: which target each suite certifies
 
-SUITES: tuple[str, ...] = ("auth", "profile", "platform", "campaigns", "compression")
-
-# Which configured target each suite certifies.
-SUITE_TARGET: dict[str, str] = {
-    "auth": "tool_server",
-    "profile": "tool_server",
-    "platform": "platform",
-    "campaigns": "platform",
-    "compression": "compression",
-}
+SUITES: tuple[str, ...] = SUITE_NAMES  # the suites, in the contract's order (declared in conformance.targets)
 
 DOCUMENTS: dict[str, str] = {
     "A": "Tool-Server Authorization Contract (000_0337f9e2b7ef4d29.txt)",

@@ -138,7 +138,7 @@ def test_throttled_answers_are_waited_out(pytester: pytest.Pytester, target: str
 FLAKY = """
 from hypothesis import given, settings, strategies as st
 from conformance import fail, rule
-from conformance.suites.platform._support import run_property, target_settings
+from conformance.suites.platform.client import run_property, target_settings
 
 calls = []
 

@@ -23,6 +23,7 @@ from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
 from conformance.host.exchange import BODY_EXCERPT_CHARS, RESPONSE_EXTENSION, now_stamp, record_exchange
+from conformance.targets import TIMEOUTS
 
 MAX_REDIRECTS = 10
 USER_AGENT = "conformance-host/0.1"
@@ -46,9 +47,9 @@ class HostHTTP:
     def __init__(
         self,
         *,
-        connect_timeout: float = 5.0,
-        read_timeout: float = 20.0,
-        total_timeout: float = 60.0,
+        connect_timeout: float = TIMEOUTS.connect,
+        read_timeout: float = TIMEOUTS.read,
+        total_timeout: float = TIMEOUTS.total,
         max_response_bytes: int = 16 * 1024 * 1024,
         ca_bundle: Path | None = None,
         guard: UrlGuard | None = None,
@@ -98,9 +99,9 @@ class HostHTTP:
             trusted_hosts=trusted,
         )
         kwargs: dict[str, Any] = {
-            "connect_timeout": settings.get("connect_timeout", 5.0),
-            "read_timeout": settings.get("read_timeout", 20.0),
-            "total_timeout": settings.get("total_timeout", 60.0),
+            "connect_timeout": settings.get("connect_timeout", TIMEOUTS.connect),
+            "read_timeout": settings.get("read_timeout", TIMEOUTS.read),
+            "total_timeout": settings.get("total_timeout", TIMEOUTS.total),
             "max_response_bytes": settings.get("max_response_bytes", 16 * 1024 * 1024),
             "ca_bundle": settings.get("ca_bundle"),
             "guard": guard,

@@ -8,11 +8,14 @@ Each service package under ``conformance.reference`` exposes ``services(ctx: Sta
 from __future__ import annotations
 
 import argparse
+import importlib
 import socket
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -38,6 +41,10 @@ class StackContext:
     def port(self) -> int:
         return free_port(self.host)
 
+    def mutant_args(self, own: Iterable[Any]) -> list[str]:
+        """``--mutant NAME`` for each of this stack's mutants among ``own`` (a service's catalogue)."""
+        return [arg for name in sorted(self.mutants & {m.name for m in own}) for arg in ("--mutant", name)]
+
 
 @dataclass
 class ServiceSpec:
@@ -49,6 +56,8 @@ class ServiceSpec:
     env: dict[str, str] = field(default_factory=dict)
     # NAME=VALUE settings a conformance run needs for this service (printed by `conformance up`)
     settings: dict[str, str] = field(default_factory=dict)
+    # settings whose values are secret although their names do not say so (e.g. a test account's login)
+    secrets: frozenset[str] = frozenset()
     cwd: Path | None = None
     start_timeout_s: float = 20.0
 
@@ -76,3 +85,27 @@ def service_parser(
     choices = sorted(mutant_names) if mutant_names is not None else None
     parser.add_argument("--mutant", action="append", default=[], choices=choices, help="switch on one defect")
     return parser
+
+
+def uvicorn_options(args: argparse.Namespace) -> dict[str, Any]:
+    """How a Python reference service serves (``uvicorn.run``/``uvicorn.Config`` keywords): on the address of
+    :func:`service_parser`'s arguments, over TLS with the stack's certificate, quiet, and quick to stop."""
+    return {
+        "host": args.host,
+        "port": args.port,
+        "ssl_certfile": str(args.certfile),
+        "ssl_keyfile": str(args.keyfile),
+        "log_level": "warning",
+        "timeout_graceful_shutdown": 2,
+    }
+
+
+def present_module(name: str) -> ModuleType | None:
+    """``conformance.reference.<...>`` module ``name``, or None when that part of the reference stack is not in
+    this installation (a missing third-party module still raises)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("conformance.reference"):
+            return None
+        raise

@@ -8,8 +8,9 @@ fail (or be blocked) because they depend on the broken one. Anything else failin
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
+
+from conformance.reference._service import present_module
 
 SERVICE_PACKAGES = ("platform", "compression", "toolserver", "idp", "proxy")
 
@@ -27,12 +28,7 @@ def all_mutants() -> dict[str, Mutant]:
     """Every mutant by name, across the service packages that exist in this installation."""
     found: dict[str, Mutant] = {}
     for package in SERVICE_PACKAGES:
-        try:
-            module = importlib.import_module(f"conformance.reference.{package}.mutants")
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("conformance.reference"):
-                continue
-            raise
+        module = present_module(f"conformance.reference.{package}.mutants")
         for mutant in getattr(module, "MUTANTS", []):
             if mutant.name in found:
                 raise ValueError(f"duplicate mutant name {mutant.name!r}")

@@ -10,7 +10,6 @@ NAME=VALUE settings a conformance run against the stack needs.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import re
 import signal
@@ -29,7 +28,7 @@ from types import FrameType
 import httpx
 
 from conformance._exceptions import ConfigError, ConformanceError
-from conformance.reference._service import ServiceSpec, StackContext
+from conformance.reference._service import ServiceSpec, StackContext, present_module
 from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 
 # A selected package brings the packages it cannot work without.
@@ -104,14 +103,15 @@ class Stack:
 
     @property
     def secret_names(self) -> list[str]:
-        """Setting names whose values are secrets (print the name, write the value only to an env file)."""
-        from conformance.config import all_options
-
-        declared = {o.env_var for o in all_options() if o.secret}  # e.g. the test accounts' user names
+        """Setting names whose values are secrets (print the name, write the value only to an env file): named so,
+        or declared secret by their service (e.g. the test accounts' logins)."""
+        declared = {name for spec in self.services for name in spec.secrets}
         return sorted(name for name in self.settings if SECRET_NAME.search(name) or name in declared)
 
-    def public_settings(self) -> dict[str, str]:
-        secrets = set(self.secret_names)
+    def public_settings(self, also_secret: Iterable[str] = ()) -> dict[str, str]:
+        """The settings to print: secrets replaced by a pointer to the env file. ``also_secret`` adds the names the
+        caller knows to be secret (the harness's declared secret options: the stack does not import them)."""
+        secrets = {*self.secret_names, *also_secret}
         return {k: ("<secret: see env file>" if k in secrets else v) for k, v in self.settings.items()}
 
     def write_env_file(self, path: Path) -> None:
@@ -160,10 +160,8 @@ def collect_specs(ctx: StackContext, packages: Iterable[str]) -> list[ServiceSpe
     specs: list[ServiceSpec] = []
     for package in packages:
         try:
-            module = importlib.import_module(f"conformance.reference.{package}")
+            module = present_module(f"conformance.reference.{package}")
         except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("conformance.reference"):
-                continue
             if exc.name and not exc.name.startswith("conformance"):
                 raise MissingExtra(f"{EXTRA_HINT} (module {exc.name} is missing)") from None
             raise

@@ -29,6 +29,7 @@ from markupsafe import Markup, escape
 
 from conformance.host import parse_json
 from conformance.report.model import ExchangeJSON, RuleResult, RunReport, Throttle
+from conformance.targets import suite_rank
 
 # Worst first: the order of rules on the page and how a group of results is summarised.
 STATUSES: tuple[str, ...] = ("failed", "error", "warning", "blocked", "skipped", "passed")
@@ -42,7 +43,6 @@ STATUS_HINTS = {
     "passed": "the rule holds",
 }
 LEVELS: tuple[str, ...] = ("MUST", "SHOULD", "INFO")
-SUITE_ORDER: tuple[str, ...] = ("auth", "profile", "platform", "campaigns", "compression")  # the contract's order
 FAILING = frozenset({"failed", "error", "warning"})
 
 # The stage flow of linking a user (contract A, "States and transitions") and the rules that decide each stage.
@@ -631,7 +631,7 @@ def _order(groups: dict[str, RuleView], config_suites: Sequence[Any]) -> tuple[l
     for suite in [*config_suites, *(r.suite for r in groups.values())]:
         if isinstance(suite, str) and clean(suite) not in suites:
             suites.append(clean(suite))
-    suites.sort(key=lambda s: SUITE_ORDER.index(s) if s in SUITE_ORDER else len(SUITE_ORDER))  # stable for others
+    suites.sort(key=suite_rank)  # stable for suites the table does not know
     anchors = {r.id: r.anchor for r in groups.values()}
     for rule in groups.values():
         statuses = [r.status for r in rule.results]

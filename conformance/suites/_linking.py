@@ -1,65 +1,26 @@
-"""Linking an account as the host does: session fixtures shared by the suites (auth, profile).
+"""Linking an account as the host does: the client behind the linking fixtures the suites share.
 
-The plugin registers this module, so every suite can request these fixtures (they build on ``host_http``,
-``conformance_settings`` and ``tool_server_target``). A fixture whose prerequisite fails raises
-``Blocked(<rule>, why)`` (pytest caches it: every later user is blocked by the same rule without a new attempt);
-missing configuration is ``needs(...)`` (skipped with the option that supplies it).
+The fixtures themselves (``prm_discovery``, ``as_metadata``, ``publisher``, ``host_client``, ``linker``,
+``linked_account`` ...) are in ``suites/fixtures.py`` and documented there; each calls one function here. A
+prerequisite that fails raises ``Blocked(<rule>, why)``; missing configuration is ``needs(...)``.
 
-Fixtures (session scope):
-
-``prm_discovery`` → :class:`~conformance.host.discovery.PrmDiscovery`
-    The protected resource metadata found the host's way (blocked by AUTH-PRM-01). When the unauthenticated
-    request is served (anonymous read-only tools), ``challenge`` is the Bearer challenge of a request with an
-    invalid token instead, which is the challenge a host meets when a tool needs auth.
-``as_metadata`` → :class:`~conformance.host.asmeta.AsMetadata`
-    The metadata of ``authorization_servers[0]`` (blocked by AUTH-PRM-03 when there is no entry, AUTH-ASM-01 when
-    none is served). Not required to be valid: checks judge it; :class:`Linker` refuses what a host refuses.
-``publisher`` → :class:`~conformance.host.publisher.Publisher`
-    The host's HTTPS server for its CIMD documents, JWKS and callbacks (options ``publisher_certfile`` /
-    ``publisher_keyfile``, the reference stack exports its own certificate; ``client_metadata_url`` when the
-    authorization server reaches it through a public origin). ``needs(...)`` without a certificate.
-``optional_publisher`` → ``Publisher | None`` and ``client_registry`` → :class:`~conformance.host.oauth.ClientRegistry`
-    The same publisher without the need, and the DCR clients of this connection (registered once, reused).
-``host_identity`` → :class:`~conformance.host.identity.HostIdentity`
-    The publisher's identity, or, with only ``client_metadata_url``, documents published elsewhere
-    (``conformance cimd export``; fetches then cannot be observed). A host that will not use CIMD (DCR, a
-    predefined client) needs neither: its identity is unpublished, with the stable redirect URIs
-    ``DEFAULT_REDIRECT_BASE`` (or ``redirect_base``) and, for a predefined client, ``.../conformance``.
-``host_client`` → :class:`HostClient`
-    The identified client (CIMD, DCR or predefined, option ``client_registration``), its redirect choice, the
-    default scopes and a :class:`~conformance.host.oauth.TokenEndpoint`. Blocked by AUTH-PRM-02 (resource not
-    canonical), AUTH-ASM-02/03/04/05/06 (what makes a host refuse the server) or AUTH-DCR-01.
-``linker`` → :class:`Linker`
-    Runs authorizations: ``attempt(...)`` returns a :class:`FlowAttempt` (never raises for the target's faults;
-    ``rule``/``problem`` name the first failed rule), ``link(...)`` returns a :class:`LinkedAccount` or raises
-    ``Blocked``. Negative probes build a request with ``request(...)`` (``params`` changes or removes query
-    parameters, ``resource=None`` leaves it out), run ``authorize(request, decision=...)`` for the raw callback or
-    ``code(request)`` for a fresh accepted code, and use ``host.tokens`` (the ``TokenEndpoint``) directly.
-``first_link`` → :class:`FlowAttempt`
-    The first authorization of test account 1 with the default scopes (AUTH-FLOW-01/02 judge it).
-``linked_account`` → :class:`LinkedAccount`
-    That authorization, completed: ``access_token``, ``refresh_token``, ``id_token``, ``scopes`` (granted),
-    ``token`` (the TokenResult), ``tokens`` (TokenEndpoint), ``refresh()`` (rotates in place), ``resource``.
-    Blocked by the rule the flow broke (AUTH-FLOW-01, AUTH-FLOW-02, AUTH-CIMD-01/02, AUTH-ISS-01 ...).
-``linked_account_2`` → :class:`LinkedAccount`
-    Test account 2 (options ``test_user_2`` / ``test_password_2``), or ``needs(...)``.
-``link_account`` → ``Callable[..., LinkedAccount]``
-    ``link_account(account=1, scopes=None, id_token_hint=None)``: a fresh authorization (a new code and tokens,
-    never shared), raising ``Blocked`` like ``linked_account``. Use it when a probe spoils a token (code reuse
-    revokes the first exchange's tokens; refresh tokens rotate).
+:class:`Linker` runs authorizations: ``attempt(...)`` returns a :class:`FlowAttempt` (never raises for the target's
+faults; ``rule``/``problem`` name the first failed rule), ``link(...)`` returns a :class:`LinkedAccount` or raises
+``Blocked``. Negative probes build a request with ``request(...)`` (``params`` changes or removes query parameters,
+``resource=None`` leaves it out), run ``authorize(request, decision=...)`` for the raw callback or ``code(request)``
+for a fresh accepted code, and use ``host.tokens`` (the ``TokenEndpoint``) directly.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import jwt
-import pytest
 
 from conformance import Blocked, TargetError, _context, needs
 from conformance._exceptions import ConfigError
@@ -118,17 +79,18 @@ def challenge_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
     return http.post(mcp_url, json=initialize_request(), headers=headers, retry=None)
 
 
-@pytest.fixture(scope="session")
-def prm_discovery(host_http: HostHTTP, tool_server_target: Target) -> PrmDiscovery:
+def host_discovery(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
+    """The protected resource metadata found the host's way (blocked by AUTH-PRM-01), with the challenge of an
+    invalid token when the unauthenticated request was served."""
     try:
-        found = discover_prm(host_http, tool_server_target.base_url)
+        found = discover_prm(http, mcp_url)
     except TargetThrottled:
         raise
     except TargetError as exc:  # InvalidResponse included
         raise Blocked("AUTH-PRM-01", str(exc)) from None
     if found.challenge is None:
         try:
-            response = challenge_probe(host_http, tool_server_target.base_url)
+            response = challenge_probe(http, mcp_url)
         except TargetThrottled:
             raise
         except TargetError:
@@ -138,13 +100,13 @@ def prm_discovery(host_http: HostHTTP, tool_server_target: Target) -> PrmDiscove
     return found
 
 
-@pytest.fixture(scope="session")
-def as_metadata(host_http: HostHTTP, prm_discovery: PrmDiscovery) -> AsMetadata:
-    servers = prm_discovery.document.get("authorization_servers")
+def first_as_metadata(http: HostHTTP, prm: PrmDiscovery) -> AsMetadata:
+    """The metadata of ``authorization_servers[0]`` (blocked by AUTH-PRM-03 without one, AUTH-ASM-01 unserved)."""
+    servers = prm.document.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str) or not servers[0]:
         raise Blocked("AUTH-PRM-03", f"authorization_servers is {servers!r}: no issuer to try")
     try:
-        return discover_as_metadata(host_http, servers[0])
+        return discover_as_metadata(http, servers[0])
     except TargetThrottled:
         raise
     except TargetError as exc:  # InvalidResponse included
@@ -152,30 +114,6 @@ def as_metadata(host_http: HostHTTP, prm_discovery: PrmDiscovery) -> AsMetadata:
 
 
 # -- the host's client ---------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def optional_publisher(conformance_settings: Settings, host_http: HostHTTP) -> Iterator[Publisher | None]:
-    """The publisher when a certificate is configured, else None (``publisher`` turns that into a need)."""
-    s = conformance_settings
-    certfile, keyfile = s.get("publisher_certfile"), s.get("publisher_keyfile")
-    if not certfile or not keyfile:
-        yield None
-        return
-    publisher = Publisher.from_settings(s, host_http.redactor)
-    with publisher:
-        yield publisher
-
-
-@pytest.fixture(scope="session")
-def publisher(optional_publisher: Publisher | None) -> Publisher:
-    if optional_publisher is None:
-        needs(
-            "a TLS certificate for the host's CIMD publisher (trusted by the authorization server)",
-            "--publisher-certfile and --publisher-keyfile",
-            incomplete=True,
-        )
-    return optional_publisher
 
 
 # Without a publisher, a registered or predefined client needs no published documents: its redirect URIs are these
@@ -194,16 +132,17 @@ def needs_cimd(settings: Settings, as_metadata: AsMetadata) -> bool:
     return mode == "auto" and not settings.get("client_id") and as_metadata.cimd_supported
 
 
-@pytest.fixture(scope="session")
-def host_identity(
-    optional_publisher: Publisher | None, conformance_settings: Settings, request: pytest.FixtureRequest
+def host_identity_for(
+    publisher: Publisher | None, settings: Settings, as_metadata: Callable[[], AsMetadata]
 ) -> HostIdentity:
-    if optional_publisher is not None:
-        assert optional_publisher.identity is not None
-        return optional_publisher.identity
-    s = conformance_settings
+    """The publisher's identity; without one, documents published elsewhere or (DCR, a predefined client) none.
+    ``as_metadata`` is called only when the choice depends on it."""
+    if publisher is not None:
+        assert publisher.identity is not None
+        return publisher.identity
+    s = settings
     base = s.get("client_metadata_url")
-    if not base and not needs_cimd(s, request.getfixturevalue("as_metadata")):
+    if not base and not needs_cimd(s, as_metadata()):
         # DCR or a predefined client: nothing to publish, so no publisher certificate is needed.
         return HostIdentity(
             base_url=UNPUBLISHED_ORIGIN,
@@ -220,12 +159,6 @@ def host_identity(
     return HostIdentity(
         base_url=base, key=load_or_generate_key(s.get("client_key")), redirect_base=s.get("redirect_base")
     )
-
-
-@pytest.fixture(scope="session")
-def client_registry() -> ClientRegistry:
-    """DCR clients of this run: registered once per connection and reused (AUTH-DCR-01)."""
-    return ClientRegistry()
 
 
 @dataclass
@@ -258,20 +191,18 @@ def host_refusal(
     return None
 
 
-@pytest.fixture(scope="session")
-def host_client(
+def make_host_client(
     host_http: HostHTTP,
-    conformance_settings: Settings,
-    tool_server_target: Target,
+    settings: Settings,
+    target: Target,
     prm_discovery: PrmDiscovery,
     as_metadata: AsMetadata,
     host_identity: HostIdentity,
     client_registry: ClientRegistry,
 ) -> HostClient:
-    s = conformance_settings
-    refusal = host_refusal(
-        prm_discovery, as_metadata, tool_server_target, judged=lambda url: not loopback_run(host_http, url)
-    )
+    """The client the host links with: refused (Blocked) where a host would not link with this server at all."""
+    s = settings
+    refusal = host_refusal(prm_discovery, as_metadata, target, judged=lambda url: not loopback_run(host_http, url))
     if refusal is not None:
         raise Blocked(*refusal)
     client_id = s.get("client_id")
@@ -678,18 +609,7 @@ class Linker:
         return "AUTH-CIMD-02" if client.auth_method == "private_key_jwt" else "AUTH-CIMD-01"
 
 
-@pytest.fixture(scope="session")
-def linker(
-    host_http: HostHTTP,
-    conformance_settings: Settings,
-    host_client: HostClient,
-    optional_publisher: Publisher | None,
-) -> Linker:
-    return Linker(host_http, conformance_settings, host_client, optional_publisher)
-
-
-@pytest.fixture(scope="session")
-def first_link_outcome(linker: Linker) -> FlowAttempt | NeedsUnmet:
+def first_attempt(linker: Linker) -> FlowAttempt | NeedsUnmet:
     """The first authorization of test account 1 with the default scopes, or the configuration gap that stopped it
     (a login the test account cannot pass), each with the flow's exchanges: AUTH-FLOW-01 shows them either way."""
     start = _context.mark()
@@ -702,46 +622,16 @@ def first_link_outcome(linker: Linker) -> FlowAttempt | NeedsUnmet:
     return attempt
 
 
-@pytest.fixture(scope="session")
-def first_link(first_link_outcome: FlowAttempt | NeedsUnmet) -> FlowAttempt:
-    if isinstance(first_link_outcome, NeedsUnmet):
-        raise first_link_outcome
-    return first_link_outcome
-
-
-@pytest.fixture(scope="session")
-def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
-    return LinkedAccount.from_attempt(
-        1, linker.host.resource, linker.host.tokens, first_link, relink=linker.relinker(1, first_link)
-    )
-
-
-@pytest.fixture(scope="session")
-def linked_account_2(linker: Linker, linked_account: LinkedAccount) -> LinkedAccount:
-    # Account 2 only once account 1 linked: a broken flow blocks both by the same rule.
-    linker.credentials(2)
-    return linker.link(account=2)
-
-
-@pytest.fixture(scope="session")
-def link_account(linker: Linker, linked_account: LinkedAccount) -> Callable[..., LinkedAccount]:
-    """``link_account(account=1, scopes=None, id_token_hint=None)``: a fresh authorization."""
-
-    def link(
-        account: int = 1,
-        scopes: ScopeChoice | str | Sequence[str] | None = None,
-        id_token_hint: str | None = None,
-    ) -> LinkedAccount:
-        return linker.link(account=account, scopes=scopes, id_token_hint=id_token_hint)
-
-    return link
-
-
 __all__ = [
     "FlowAttempt",
     "HostClient",
     "LinkedAccount",
     "Linker",
     "challenge_probe",
+    "first_as_metadata",
+    "first_attempt",
+    "host_discovery",
+    "host_identity_for",
     "host_refusal",
+    "make_host_client",
 ]

@@ -63,7 +63,7 @@ def platform_error(document: Any) -> list[Verdict]:
 
 def ratelimit_headers(document: Any) -> list[Verdict]:
     """One response's headers (a JSON object name → value): RL-01 and RL-05."""
-    from conformance.suites.platform._support import project_header_problems, rate_limit_problems
+    from conformance.suites.platform.client import project_header_problems, rate_limit_problems
 
     if not isinstance(document, Mapping) or not all(isinstance(v, str) for v in document.values()):
         bad = ["a header set must be a JSON object of string values"]
@@ -77,7 +77,7 @@ def ratelimit_headers(document: Any) -> list[Verdict]:
 
 def campaign_shape_problems(campaign: Any) -> list[str]:
     """CAMP-01: every documented field with its documented type (the live check's function)."""
-    from conformance.suites.campaigns._model import shape_problems
+    from conformance.suites.campaigns.client import shape_problems
 
     return shape_problems(campaign)
 

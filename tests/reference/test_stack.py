@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance._exceptions import ConfigError
+from conformance.config import all_options
 from conformance.reference._service import ServiceSpec
 from conformance.reference.stack import StackError, make_certificates, run_services, running_stack
 from tests.reference.conftest import https_client, pids_alive
@@ -37,6 +38,9 @@ def test_stack_is_healthy_and_stops_every_process(tmp_path: Path) -> None:
         assert stack.settings["CONFORMANCE_TARGET_URL"].startswith("https://127.0.0.1:")
         assert Path(stack.settings["CONFORMANCE_CA_BUNDLE"]) == stack.ca_file
         assert {"CONFORMANCE_TEST_PASSWORD", "CONFORMANCE_TEST_PASSWORD_2"} <= set(stack.secret_names)
+        # Every setting the harness declares secret is hidden by the stack too (it cannot import the declarations).
+        declared = {o.env_var for o in all_options() if o.secret} & set(stack.settings)
+        assert {"CONFORMANCE_TEST_USER", "CONFORMANCE_TEST_USER_2"} <= declared <= set(stack.secret_names)
         assert stack.public_settings()["CONFORMANCE_TEST_PASSWORD"] != stack.settings["CONFORMANCE_TEST_PASSWORD"]
         env_file = tmp_path / "stack.env"
         stack.write_env_file(env_file)

@@ -11,14 +11,8 @@ import random
 from typing import Any
 
 from conformance._catalog import CATALOG
+from conformance.targets import SUITE_TARGET
 
-SUITE_TARGET = {
-    "auth": "tool_server",
-    "profile": "tool_server",
-    "platform": "platform",
-    "campaigns": "platform",
-    "compression": "compression",
-}
 TARGET_URLS = {
     "tool_server": "https://127.0.0.1:8443/mcp",
     "platform": "https://127.0.0.1:8444",

@@ -271,7 +271,7 @@ def linked_account(tool_server_target):
 def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pytester, endpoint_protected: str) -> None:
     pytester.makeconftest(TOKEN_STUBS)
     pytester.makepyfile(
-        test_tok="from conformance.suites.auth.test_tokens import listing, probe, control, accepted, "
+        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, "
         "test_valid_token_is_accepted, test_missing_or_malformed_authorization, test_tampered_token_is_refused"
     )
     pytester.runpytest(
@@ -451,7 +451,7 @@ def test_flow_06_judges_that_the_code_works_once_not_the_error_code(pytester: py
 PROF_10_STUBS = """
 import pytest
 from types import SimpleNamespace
-from conformance.suites.profile.conftest import known_facts
+from conformance.suites.profile.client import known_facts
 
 @pytest.fixture(scope="session")
 def profiles(conformance_settings):
@@ -561,7 +561,7 @@ from conformance.host.declarations import DeclarationChecker
 from conformance.suites._tool_access import Listing
 
 @pytest.fixture(scope="session")
-def profile_listing():
+def listing():
     tool = {{"name": "whoami", "inputSchema": {{"type": "object"}}, "_meta": {meta!r}}}
     return Listing([tool], [], [], DeclarationChecker(vendor="openai"), False)
 """
@@ -689,8 +689,7 @@ def link_account():
 """
     )
     pytester.makepyfile(
-        test_tok="from conformance.suites.auth.test_tokens import listing, probe, control, accepted, "
-        "test_insufficient_scope"
+        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, test_insufficient_scope"
     )
     pytester.runpytest(
         "-p",

@@ -97,8 +97,7 @@ def sandbox_service(
         argv += ["--objstore-a-endpoint", store_settings["CONFORMANCE_OBJSTORE_A_ENDPOINT"]]
     if "CONFORMANCE_OBJSTORE_B_ENDPOINT" in store_settings:
         argv += ["--objstore-b-endpoint", store_settings["CONFORMANCE_OBJSTORE_B_ENDPOINT"]]
-    for mutant in sorted(ctx.mutants & {m.name for m in MUTANTS}):
-        argv += ["--mutant", mutant]
+    argv += ctx.mutant_args(MUTANTS)
     return ServiceSpec(
         name=name,
         argv=argv,

@@ -30,6 +30,7 @@ from starlette.routing import Route
 
 from . import engine, store
 from .db import Database, Output
+from .errors import ServiceError
 from .fetch import SourceError, SourcePolicy, fetch_source
 from .metadata import PRESERVE_VALUES
 from .mutants import MUTANTS
@@ -47,12 +48,8 @@ class ClientGone(Exception):
     """The client disconnected before the answer: the work is dropped and nothing is counted."""
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, error: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error = error
-        self.message = message
+class ApiError(ServiceError):
+    """An error the API answers itself (authentication, the request's shape, limits)."""
 
 
 @dataclass

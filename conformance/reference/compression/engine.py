@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pyvips
 
 from . import metadata
+from .errors import ServiceError
 
 JPEG = "image/jpeg"
 PNG = "image/png"
@@ -29,14 +30,8 @@ pyvips.cache_set_max(0)
 _init_lock = threading.Lock()
 
 
-class ImageError(Exception):
+class ImageError(ServiceError):
     """A client-side problem with the image; carries the HTTP status and the error body."""
-
-    def __init__(self, status: int, error: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error = error
-        self.message = message
 
 
 @dataclass(frozen=True)

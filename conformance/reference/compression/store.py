@@ -21,6 +21,8 @@ import httpx
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from .errors import ServiceError
+
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
 _CACHE_CONTROL = re.compile(r"^[\x20-\x7e]{1,256}$")
 _FIELDS = {
@@ -41,12 +43,8 @@ _CREDENTIAL_ERRORS = {
 }
 
 
-class StoreError(Exception):
-    def __init__(self, status: int, error: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error = error
-        self.message = message
+class StoreError(ServiceError):
+    """An object store refused or failed a write or a read."""
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
                 # The accounts' email domain: lets the suite certify the workspace restriction (AUTH-WS-01).
                 "CONFORMANCE_WORKSPACE_DOMAIN": alice.email.rpartition("@")[2],
             },
+            secrets=frozenset({"CONFORMANCE_TEST_USER", "CONFORMANCE_TEST_USER_2"}),  # logins are credentials too
             cwd=HERE,
         )
     ]

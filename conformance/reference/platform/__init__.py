@@ -37,9 +37,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
     ]
     if ctx.request_limit is not None:
         argv += ["--request-limit", str(ctx.request_limit[0]), "--window", str(ctx.request_limit[1])]
-    own = {m.name for m in MUTANTS}
-    for name in sorted(ctx.mutants & own):
-        argv += ["--mutant", name]
+    argv += ctx.mutant_args(MUTANTS)
     return [
         ServiceSpec(
             name="platform",

@@ -25,7 +25,7 @@ from conformance.reference.platform.tokens import count_input_tokens
 
 log = logging.getLogger("conformance.reference.platform")
 
-Handler = Callable[[Request, KeySpec, str], Awaitable[Any]]
+Handler = Callable[["Sandbox", Request, KeySpec, str], Awaitable[Any]]
 
 
 class Sandbox:
@@ -72,7 +72,7 @@ def _api(sandbox: Sandbox, handler: Handler) -> Callable[[Request], Awaitable[Re
                         type_="insufficient_quota",
                     )
             headers = sandbox.limiter.admit(spec, _token_estimate(request, body_text))
-            result = await handler(request, spec, body_text)
+            result = await handler(sandbox, request, spec, body_text)
             return JSONResponse(result, headers=headers)
         except ApiError as exc:
             if exc.status == 503 and "overload-not-json" in sandbox.mutants:
@@ -127,6 +127,159 @@ def _no_body(body_text: str) -> None:
         raise invalid(None, "this action takes no body", "unexpected_body")
 
 
+# -- the handlers (each behind _api: authenticated, body read, limits applied) ------------------------------------
+
+
+async def input_tokens(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
+    body = _json(body_text)
+    count = await run_in_threadpool(count_input_tokens, body, sandbox.mutants)
+    if "token-count-nondeterministic" in sandbox.mutants:
+        sandbox.calls += 1
+        count += sandbox.calls % 2
+    if spec.micros_per_token:
+        await run_in_threadpool(sandbox.store.add_spend, spec.project, count * spec.micros_per_token)
+    obj = "input_tokens" if "token-count-wrong-object" in sandbox.mutants else "response.input_tokens"
+    return {"object": obj, "input_tokens": count}
+
+
+async def list_campaigns(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
+    params = request.query_params
+    for key in params:
+        if key not in ("limit", "after", "before", "order"):
+            raise ApiError(400, "unknown_parameter", f"unknown query parameter '{key}'", param=key)
+    raw_limit = params.get("limit", "20")
+    try:
+        # limit-fraction-truncated: a lenient parser takes "1.5" as 1
+        limit = int(float(raw_limit)) if "limit-fraction-truncated" in sandbox.mutants else int(raw_limit)
+    except ValueError:
+        raise wrong_type("limit", "an integer") from None
+    top = 1000 if "limit-501-accepted" in sandbox.mutants else 500
+    if not 1 <= limit <= top:
+        raise invalid("limit", "'limit' must be between 1 and 500")
+    order = params.get("order", "desc")
+    if order not in ("asc", "desc"):
+        raise invalid("order", "'order' must be 'asc' or 'desc'")
+    after, before = params.get("after"), params.get("before")
+    if after is not None and before is not None:
+        raise invalid("before", "'after' and 'before' cannot be combined")
+    page = await run_in_threadpool(
+        lambda: sandbox.store.list_campaigns(
+            spec.account, limit=limit, order=order, after=after, before=before, mutants=sandbox.mutants
+        )
+    )
+    if page is None:
+        raise invalid(
+            "after" if after is not None else "before",
+            "the cursor is not a campaign id",
+            "invalid_cursor",
+        )
+    items, has_more = page
+    data = [camp.render(row) for row in items]
+    return {
+        "object": "list",
+        "data": data,
+        "first_id": data[0]["id"] if data else None,
+        "last_id": data[-1]["id"] if data else None,
+        "has_more": has_more,
+    }
+
+
+async def create_campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
+    doc = camp.validate_create(_json(body_text), sandbox.settings.audience_minimum, sandbox.mutants)
+    if camp.touches_conflict_audience(doc["targeting"]):
+        raise camp.conflict()
+    row = await run_in_threadpool(sandbox.store.create_campaign, spec.account, doc)
+    return camp.render(row)
+
+
+async def campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
+    campaign_id = request.path_params["campaign_id"]
+    if request.method == "GET":
+        row = await run_in_threadpool(sandbox.store.get_campaign, spec.account, campaign_id)
+        if row is None:
+            if "unknown-campaign-400" in sandbox.mutants:
+                raise invalid(None, "bad campaign id")
+            raise not_found("campaign", campaign_id)
+        return camp.render(row)
+    if request.method in ("PATCH", "PUT") and "patch-accepted" not in sandbox.mutants:
+        raise ApiError(
+            405,
+            "method_not_allowed",
+            f"{request.method} is not supported; update a campaign with POST",
+            headers={"Allow": "GET, POST"},
+        )
+    if request.method not in ("POST", "PATCH", "PUT"):
+        raise ApiError(
+            405,
+            "method_not_allowed",
+            f"{request.method} is not supported",
+            headers={"Allow": "GET, POST"},
+        )
+    body = _json(body_text)
+    conflict: list[bool] = []
+
+    def change(doc: dict[str, Any]) -> dict[str, Any]:
+        new = camp.apply_update(doc, body, sandbox.settings.audience_minimum, sandbox.mutants)
+        if isinstance(body, dict) and "targeting" in body and camp.touches_conflict_audience(new["targeting"]):
+            conflict.append(True)
+            if "conflict-applies-edit" not in sandbox.mutants:
+                raise camp.conflict()
+        return new
+
+    row = await run_in_threadpool(sandbox.store.update_campaign, spec.account, campaign_id, change)
+    if row is None:
+        raise not_found("campaign", campaign_id)
+    if conflict:
+        raise camp.conflict()
+    return camp.render(row)
+
+
+def action(target: str) -> Handler:
+    async def handler(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
+        _no_body(body_text)
+        campaign_id = request.path_params["campaign_id"]
+
+        def change(doc: dict[str, Any]) -> dict[str, Any] | None:
+            if doc["status"] == "archived" and target != "archived" and "archive-reversible" not in sandbox.mutants:
+                raise invalid(None, "the campaign is archived and can no longer be changed", "campaign_archived")
+            if doc["status"] == target:
+                return None  # idempotent: nothing written, updated_at kept
+            return {**doc, "status": target}
+
+        row = await run_in_threadpool(sandbox.store.update_campaign, spec.account, campaign_id, change)
+        if row is None:
+            raise not_found("campaign", campaign_id)
+        return camp.render(row)
+
+    return handler
+
+
+async def custom_audiences(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
+    use = request.query_params.get("intended_use")
+    if use not in ("inclusion", "exclusion"):
+        raise invalid("intended_use", "'intended_use' must be 'inclusion' or 'exclusion'")
+    records = [seeds.audience_record(a, sandbox.settings.audience_minimum) for a in seeds.AUDIENCES.values()]
+    data = [r for r in records if use in r["eligible_uses"]]
+    return {"object": "list", "data": data, "has_more": False}
+
+
+async def model_limits(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
+    return {"object": "list", "data": seeds.FINE_TUNING_MODEL_LIMITS}
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def not_found_handler(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status == 405:
+        return ApiError(405, "method_not_allowed", f"{request.method} is not supported here").response()
+    if status == 404:
+        return ApiError(404, "unknown_url", f"unknown path {request.url.path}").response()
+    return ApiError(status, None, "request failed").response()
+
+
 def create_app(
     data_dir: Path,
     *,
@@ -135,149 +288,6 @@ def create_app(
 ) -> Starlette:
     """The sandbox app. ``data_dir`` holds the SQLite database (kept across restarts)."""
     sandbox = Sandbox(settings or SandboxSettings(), Path(data_dir), frozenset(mutants))
-    store, minimum, muts = sandbox.store, sandbox.settings.audience_minimum, sandbox.mutants
-
-    async def input_tokens(request: Request, spec: KeySpec, body_text: str) -> Any:
-        body = _json(body_text)
-        count = await run_in_threadpool(count_input_tokens, body, muts)
-        if "token-count-nondeterministic" in muts:
-            sandbox.calls += 1
-            count += sandbox.calls % 2
-        if spec.micros_per_token:
-            await run_in_threadpool(store.add_spend, spec.project, count * spec.micros_per_token)
-        obj = "input_tokens" if "token-count-wrong-object" in muts else "response.input_tokens"
-        return {"object": obj, "input_tokens": count}
-
-    async def list_campaigns(request: Request, spec: KeySpec, body_text: str) -> Any:
-        params = request.query_params
-        for key in params:
-            if key not in ("limit", "after", "before", "order"):
-                raise ApiError(400, "unknown_parameter", f"unknown query parameter '{key}'", param=key)
-        raw_limit = params.get("limit", "20")
-        try:
-            # limit-fraction-truncated: a lenient parser takes "1.5" as 1
-            limit = int(float(raw_limit)) if "limit-fraction-truncated" in muts else int(raw_limit)
-        except ValueError:
-            raise wrong_type("limit", "an integer") from None
-        top = 1000 if "limit-501-accepted" in muts else 500
-        if not 1 <= limit <= top:
-            raise invalid("limit", "'limit' must be between 1 and 500")
-        order = params.get("order", "desc")
-        if order not in ("asc", "desc"):
-            raise invalid("order", "'order' must be 'asc' or 'desc'")
-        after, before = params.get("after"), params.get("before")
-        if after is not None and before is not None:
-            raise invalid("before", "'after' and 'before' cannot be combined")
-        page = await run_in_threadpool(
-            lambda: store.list_campaigns(
-                spec.account, limit=limit, order=order, after=after, before=before, mutants=muts
-            )
-        )
-        if page is None:
-            raise invalid(
-                "after" if after is not None else "before",
-                "the cursor is not a campaign id",
-                "invalid_cursor",
-            )
-        items, has_more = page
-        data = [camp.render(row) for row in items]
-        return {
-            "object": "list",
-            "data": data,
-            "first_id": data[0]["id"] if data else None,
-            "last_id": data[-1]["id"] if data else None,
-            "has_more": has_more,
-        }
-
-    async def create_campaign(request: Request, spec: KeySpec, body_text: str) -> Any:
-        doc = camp.validate_create(_json(body_text), minimum, muts)
-        if camp.touches_conflict_audience(doc["targeting"]):
-            raise camp.conflict()
-        row = await run_in_threadpool(store.create_campaign, spec.account, doc)
-        return camp.render(row)
-
-    async def campaign(request: Request, spec: KeySpec, body_text: str) -> Any:
-        campaign_id = request.path_params["campaign_id"]
-        if request.method == "GET":
-            row = await run_in_threadpool(store.get_campaign, spec.account, campaign_id)
-            if row is None:
-                if "unknown-campaign-400" in muts:
-                    raise invalid(None, "bad campaign id")
-                raise not_found("campaign", campaign_id)
-            return camp.render(row)
-        if request.method in ("PATCH", "PUT") and "patch-accepted" not in muts:
-            raise ApiError(
-                405,
-                "method_not_allowed",
-                f"{request.method} is not supported; update a campaign with POST",
-                headers={"Allow": "GET, POST"},
-            )
-        if request.method not in ("POST", "PATCH", "PUT"):
-            raise ApiError(
-                405,
-                "method_not_allowed",
-                f"{request.method} is not supported",
-                headers={"Allow": "GET, POST"},
-            )
-        body = _json(body_text)
-        conflict: list[bool] = []
-
-        def change(doc: dict[str, Any]) -> dict[str, Any]:
-            new = camp.apply_update(doc, body, minimum, muts)
-            if isinstance(body, dict) and "targeting" in body and camp.touches_conflict_audience(new["targeting"]):
-                conflict.append(True)
-                if "conflict-applies-edit" not in muts:
-                    raise camp.conflict()
-            return new
-
-        row = await run_in_threadpool(store.update_campaign, spec.account, campaign_id, change)
-        if row is None:
-            raise not_found("campaign", campaign_id)
-        if conflict:
-            raise camp.conflict()
-        return camp.render(row)
-
-    def action(target: str) -> Handler:
-        async def handler(request: Request, spec: KeySpec, body_text: str) -> Any:
-            _no_body(body_text)
-            campaign_id = request.path_params["campaign_id"]
-
-            def change(doc: dict[str, Any]) -> dict[str, Any] | None:
-                if doc["status"] == "archived" and target != "archived" and "archive-reversible" not in muts:
-                    raise invalid(None, "the campaign is archived and can no longer be changed", "campaign_archived")
-                if doc["status"] == target:
-                    return None  # idempotent: nothing written, updated_at kept
-                return {**doc, "status": target}
-
-            row = await run_in_threadpool(store.update_campaign, spec.account, campaign_id, change)
-            if row is None:
-                raise not_found("campaign", campaign_id)
-            return camp.render(row)
-
-        return handler
-
-    async def custom_audiences(request: Request, spec: KeySpec, body_text: str) -> Any:
-        use = request.query_params.get("intended_use")
-        if use not in ("inclusion", "exclusion"):
-            raise invalid("intended_use", "'intended_use' must be 'inclusion' or 'exclusion'")
-        records = [seeds.audience_record(a, minimum) for a in seeds.AUDIENCES.values()]
-        data = [r for r in records if use in r["eligible_uses"]]
-        return {"object": "list", "data": data, "has_more": False}
-
-    async def model_limits(request: Request, spec: KeySpec, body_text: str) -> Any:
-        return {"object": "list", "data": seeds.FINE_TUNING_MODEL_LIMITS}
-
-    async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
-
-    async def not_found_handler(request: Request, exc: Exception) -> Response:
-        status = exc.status_code if isinstance(exc, HTTPException) else 500
-        if status == 405:
-            return ApiError(405, "method_not_allowed", f"{request.method} is not supported here").response()
-        if status == 404:
-            return ApiError(404, "unknown_url", f"unknown path {request.url.path}").response()
-        return ApiError(status, None, "request failed").response()
-
     every_method = ["GET", "POST", "PATCH", "PUT", "DELETE"]
     routes = [
         Route("/healthz", healthz),

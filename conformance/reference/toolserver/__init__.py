@@ -66,9 +66,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
         "--trusted-issuer",
         f"{TEST_ISSUER}=file:{jwks_file}",
     ]
-    for mutant in MUTANTS:
-        if mutant.name in ctx.mutants:
-            argv += ["--mutant", mutant.name]
+    argv += ctx.mutant_args(MUTANTS)
     mtls_dir, mtls_port = ctx.data_dir / "mtls", ctx.port()
     material = make_mtls_material(mtls_dir, MTLS_DNS_NAME)
     argv += ["--mtls-port", str(mtls_port), "--mtls-trust", str(material.intermediate_file)]

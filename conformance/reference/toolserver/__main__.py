@@ -7,7 +7,7 @@ import os
 
 import uvicorn
 
-from conformance.reference._service import service_parser
+from conformance.reference._service import service_parser, uvicorn_options
 from conformance.reference.toolserver.app import ToolServerConfig, create_app
 from conformance.reference.toolserver.mtls_front import MtlsFront
 from conformance.reference.toolserver.mutants import MUTANTS
@@ -42,17 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         admin_key=os.environ.get("CONFORMANCE_REFERENCE_ADMIN_KEY") or None,
         defects=frozenset(args.mutant),
     )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(config),
-            host=args.host,
-            port=args.port,
-            ssl_certfile=str(args.certfile),
-            ssl_keyfile=str(args.keyfile),
-            log_level="warning",
-            timeout_graceful_shutdown=2,
-        )
-    )
+    server = uvicorn.Server(uvicorn.Config(create_app(config), **uvicorn_options(args)))
     if not args.mtls_port:
         server.run()
         return

@@ -14,7 +14,7 @@ import base64
 import hashlib
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +116,71 @@ def _quote(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
+# The tools besides the profile tool, as declared when no mutant changes them.
+SEARCH_DOCS: dict[str, Any] = {
+    "name": "search_docs",
+    "description": "Search the public product documentation.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"query": {"type": "string", "minLength": 1}},
+        "required": ["query"],
+        "additionalProperties": False,
+    },
+    "output_schema": {
+        "type": "object",
+        "properties": {
+            "results": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"title": {"type": "string"}, "url": {"type": "string"}},
+                    "required": ["title", "url"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["results"],
+        "additionalProperties": False,
+    },
+    "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
+}
+
+LIST_ORDERS: dict[str, Any] = {
+    "name": "list_orders",
+    "description": "List the signed-in customer's orders.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"status": {"type": "string", "enum": ["open", "shipped", "cancelled"]}},
+        "additionalProperties": False,
+    },
+    "output_schema": {
+        "type": "object",
+        "properties": {"orders": {"type": "array", "items": ORDER_SCHEMA}},
+        "required": ["orders"],
+        "additionalProperties": False,
+    },
+    "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
+}
+
+CANCEL_ORDER: dict[str, Any] = {
+    "name": "cancel_order",
+    "description": "Cancel one of the signed-in customer's open orders.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"order_id": {"type": "string", "minLength": 1}},
+        "required": ["order_id"],
+        "additionalProperties": False,
+    },
+    "output_schema": {
+        "type": "object",
+        "properties": {"order": ORDER_SCHEMA},
+        "required": ["order"],
+        "additionalProperties": False,
+    },
+    "annotations": mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
+}
+
+
 class ToolServer:
     """Tools, their declarations and the auth decisions; independent of the HTTP plumbing."""
 
@@ -181,90 +246,10 @@ class ToolServer:
 
     def declarations(self) -> list[mt.Tool]:
         profile_key = f"{self.config.vendor}/profile"
-        marker: Any = "true" if "ts-profile-marker-string" in self.defects else True
-        tools: list[dict[str, Any]] = [
-            {
-                "name": "search_docs",
-                "description": "Search the public product documentation.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"query": {"type": "string", "minLength": 1}},
-                    "required": ["query"],
-                    "additionalProperties": False,
-                },
-                "output_schema": {
-                    "type": "object",
-                    "properties": {
-                        "results": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "properties": {"title": {"type": "string"}, "url": {"type": "string"}},
-                                "required": ["title", "url"],
-                                "additionalProperties": False,
-                            },
-                        }
-                    },
-                    "required": ["results"],
-                    "additionalProperties": False,
-                },
-                "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
-                "meta": {profile_key: True} if "ts-profile-two-markers" in self.defects else None,
-            },
-            {
-                "name": "list_orders",
-                "description": "List the signed-in customer's orders.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"status": {"type": "string", "enum": ["open", "shipped", "cancelled"]}},
-                    "additionalProperties": False,
-                },
-                "output_schema": {
-                    "type": "object",
-                    "properties": {"orders": {"type": "array", "items": ORDER_SCHEMA}},
-                    "required": ["orders"],
-                    "additionalProperties": False,
-                },
-                "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
-            },
-            {
-                "name": "cancel_order",
-                "description": "Cancel one of the signed-in customer's open orders.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"order_id": {"type": "string", "minLength": 1}},
-                    "required": ["order_id"],
-                    "additionalProperties": False,
-                },
-                "output_schema": {
-                    "type": "object",
-                    "properties": {"order": ORDER_SCHEMA},
-                    "required": ["order"],
-                    "additionalProperties": False,
-                },
-                "annotations": mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
-            },
-            {
-                "name": self.profile_tool_name,
-                "description": "Return the profile of the account this connection is signed in as.",
-                "input_schema": (
-                    {"type": "object", "properties": {"account": {"type": "string"}}}
-                    if "ts-profile-input-props" in self.defects
-                    else {"type": "object", "properties": {}, "additionalProperties": False}
-                ),
-                "output_schema": (
-                    {**PROFILE_OUTPUT_SCHEMA, "required": [], "additionalProperties": True}
-                    if "ts-profile-output-schema" in self.defects
-                    else PROFILE_OUTPUT_SCHEMA
-                ),
-                "annotations": mt.ToolAnnotations(
-                    read_only_hint=True,
-                    destructive_hint=False,
-                    open_world_hint="ts-profile-annotations" in self.defects,
-                ),
-                "meta": {profile_key: marker},
-            },
-        ]
+        two_markers = "ts-profile-two-markers" in self.defects
+        search = {**SEARCH_DOCS, "meta": {profile_key: True} if two_markers else None}
+        profile = self._profile_declaration(profile_key)
+        tools: list[dict[str, Any]] = [search, dict(LIST_ORDERS), dict(CANCEL_ORDER), profile]
         declared: list[mt.Tool] = []
         for spec in tools:
             if spec["name"] == "search_docs" and "ts-tool-without-description" in self.defects:
@@ -274,6 +259,29 @@ class ToolServer:
             meta = {**(spec.pop("meta", None) or {}), "securitySchemes": schemes}
             declared.append(mt.Tool(**spec, _meta=meta))
         return declared
+
+    def _profile_declaration(self, profile_key: str) -> dict[str, Any]:
+        marker: Any = "true" if "ts-profile-marker-string" in self.defects else True
+        return {
+            "name": self.profile_tool_name,
+            "description": "Return the profile of the account this connection is signed in as.",
+            "input_schema": (
+                {"type": "object", "properties": {"account": {"type": "string"}}}
+                if "ts-profile-input-props" in self.defects
+                else {"type": "object", "properties": {}, "additionalProperties": False}
+            ),
+            "output_schema": (
+                {**PROFILE_OUTPUT_SCHEMA, "required": [], "additionalProperties": True}
+                if "ts-profile-output-schema" in self.defects
+                else PROFILE_OUTPUT_SCHEMA
+            ),
+            "annotations": mt.ToolAnnotations(
+                read_only_hint=True,
+                destructive_hint=False,
+                open_world_hint="ts-profile-annotations" in self.defects,
+            ),
+            "meta": {profile_key: marker},
+        }
 
     def list_tools_result(self) -> mt.ListToolsResult:
         return mt.ListToolsResult(tools=self.declarations())
@@ -458,34 +466,37 @@ async def _no_receive() -> dict[str, Any]:
     return {"type": "http.disconnect"}
 
 
-def create_app(config: ToolServerConfig) -> Starlette:
-    tools = ToolServer(config)
-    verifier = JwtVerifier(
+# Tool-server defects that are the verifier's (mutant name -> JwtVerifier defect flag).
+VERIFIER_DEFECTS: dict[str, str] = {
+    "ts-skip-audience": "skip-audience",
+    "ts-accept-alg-none": "accept-alg-none",
+    "ts-ignore-signature": "ignore-signature",
+    "ts-skip-exp": "skip-exp",
+    "ts-skip-nbf": "skip-nbf",
+    "ts-skip-iss": "skip-iss",
+    "ts-expects-other-audience": "expects-other-audience",
+    "ts-alg-none-any-case": "alg-none-any-case",
+    "ts-accept-stripped-signature": "accept-stripped-signature",
+    "ts-trust-embedded-jwk": "trust-embedded-jwk",
+    "ts-hs256-public-key": "hs256-public-key",
+    "ts-iss-normalized": "iss-normalized",
+    "ts-exp-lenient-type": "exp-lenient-type",
+    "ts-nbf-lenient-type": "nbf-lenient-type",
+    "ts-audience-prefix": "audience-prefix",
+}
+
+
+def _verifier(config: ToolServerConfig) -> JwtVerifier:
+    return JwtVerifier(
         resource=config.resource,
         issuers={config.issuer: None, **config.extra_issuers},
         ca_file=config.ca_file,
-        defects=frozenset(
-            flag
-            for name, flag in (
-                ("ts-skip-audience", "skip-audience"),
-                ("ts-accept-alg-none", "accept-alg-none"),
-                ("ts-ignore-signature", "ignore-signature"),
-                ("ts-skip-exp", "skip-exp"),
-                ("ts-skip-nbf", "skip-nbf"),
-                ("ts-skip-iss", "skip-iss"),
-                ("ts-expects-other-audience", "expects-other-audience"),
-                ("ts-alg-none-any-case", "alg-none-any-case"),
-                ("ts-accept-stripped-signature", "accept-stripped-signature"),
-                ("ts-trust-embedded-jwk", "trust-embedded-jwk"),
-                ("ts-hs256-public-key", "hs256-public-key"),
-                ("ts-iss-normalized", "iss-normalized"),
-                ("ts-exp-lenient-type", "exp-lenient-type"),
-                ("ts-nbf-lenient-type", "nbf-lenient-type"),
-                ("ts-audience-prefix", "audience-prefix"),
-            )
-            if name in config.defects
-        ),
+        defects=frozenset(flag for name, flag in VERIFIER_DEFECTS.items() if name in config.defects),
     )
+
+
+def _session_manager(tools: ToolServer) -> StreamableHTTPSessionManager:
+    """The MCP server (the SDK's) behind streamable HTTP, stateless, with DNS-rebinding protection."""
 
     async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
         return tools.list_tools_result()
@@ -498,7 +509,7 @@ def create_app(config: ToolServerConfig) -> Starlette:
         "conformance-reference-toolserver", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool
     )
     server.middleware.append(_lift_security_schemes)
-    manager = StreamableHTTPSessionManager(
+    return StreamableHTTPSessionManager(
         app=server,
         stateless=True,
         json_response=True,
@@ -508,35 +519,28 @@ def create_app(config: ToolServerConfig) -> Starlette:
             allowed_origins=["https://127.0.0.1:*", "https://localhost:*"],
         ),
     )
-    mcp_endpoint = BearerGate(StreamableHTTPASGIApp(manager), tools, verifier)
 
-    def metadata() -> dict[str, Any]:
-        document: dict[str, Any] = {
-            "resource": config.resource,
-            "authorization_servers": [config.issuer],
-            "scopes_supported": TOOL_SCOPES,
-            "bearer_methods_supported": ["header"],
-            "resource_documentation": config.origin + "/docs",
-        }
-        if "ts-prm-wrong-resource" in config.defects:
-            document["resource"] = config.origin + "/"
-        if "ts-prm-bad-types" in config.defects:
-            document["scopes_supported"] = " ".join(TOOL_SCOPES)
-        return document
 
-    async def protected_resource(request: Request) -> Response:
-        if "ts-prm-missing" in config.defects:
-            return JSONResponse({"error": "not_found"}, 404)
-        return JSONResponse(metadata(), headers={"cache-control": "max-age=60"})
+def _prm_document(config: ToolServerConfig) -> dict[str, Any]:
+    """The protected resource metadata (RFC 9728), with the PRM mutants' defects."""
+    document: dict[str, Any] = {
+        "resource": config.resource,
+        "authorization_servers": [config.issuer],
+        "scopes_supported": TOOL_SCOPES,
+        "bearer_methods_supported": ["header"],
+        "resource_documentation": config.origin + "/docs",
+    }
+    if "ts-prm-wrong-resource" in config.defects:
+        document["resource"] = config.origin + "/"
+    if "ts-prm-bad-types" in config.defects:
+        document["scopes_supported"] = " ".join(TOOL_SCOPES)
+    return document
 
-    async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
 
-    async def docs(request: Request) -> Response:
-        return JSONResponse({"documents": DOCS})
+def _admin_endpoint(config: ToolServerConfig, tools: ToolServer) -> Callable[[Request], Awaitable[Response]]:
+    """Reference-only hooks for checks that need to change server state (PROF-13, display changes)."""
 
     async def admin(request: Request) -> Response:
-        # Reference-only hooks for checks that need to change server state (PROF-13, display changes).
         key = request.headers.get("x-reference-admin-key", "")
         if not config.admin_key or not secrets.compare_digest(key, config.admin_key):
             return JSONResponse({"error": "forbidden"}, 403)
@@ -556,13 +560,35 @@ def create_app(config: ToolServerConfig) -> Starlette:
             return JSONResponse({"error": "unknown action"}, 404)
         return JSONResponse({"changed": changed})
 
+    return admin
+
+
+async def _healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def _docs(request: Request) -> Response:
+    return JSONResponse({"documents": DOCS})
+
+
+def create_app(config: ToolServerConfig) -> Starlette:
+    tools = ToolServer(config)
+    verifier = _verifier(config)
+    manager = _session_manager(tools)
+    mcp_endpoint = BearerGate(StreamableHTTPASGIApp(manager), tools, verifier)
+
+    async def protected_resource(request: Request) -> Response:
+        if "ts-prm-missing" in config.defects:
+            return JSONResponse({"error": "not_found"}, 404)
+        return JSONResponse(_prm_document(config), headers={"cache-control": "max-age=60"})
+
     suffix = "" if config.mcp_path == "/" else config.mcp_path
     routes = [
         Route(config.mcp_path, endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]),
         Route("/.well-known/oauth-protected-resource", protected_resource, methods=["GET"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/docs", docs, methods=["GET"]),
-        Route("/_reference/{action}", admin, methods=["POST"]),
+        Route("/healthz", _healthz, methods=["GET"]),
+        Route("/docs", _docs, methods=["GET"]),
+        Route("/_reference/{action}", _admin_endpoint(config, tools), methods=["POST"]),
     ]
     if suffix:
         routes.append(Route(f"/.well-known/oauth-protected-resource{suffix}", protected_resource, methods=["GET"]))

@@ -1,4 +1,5 @@
-"""Fixtures of the auth suite only; linking an account (shared with profile) is in ``suites/_linking.py``."""
+"""Fixtures of the auth suite only; linking an account and the tool listing (shared with profile) are in
+``suites/fixtures.py``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from conformance import Blocked, needs
 from conformance.suites._linking import FlowAttempt, Linker
-from conformance.suites.auth._support import Declined
+from conformance.suites.auth.client import Declined
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from conformance.host.oauth import (
 )
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, Linker
-from conformance.suites.auth._support import Declined, require_iss_advertised
+from conformance.suites.auth.client import Declined, require_iss_advertised
 from conformance.validate.auth import response_iss_problems
 
 

@@ -50,7 +50,6 @@ from conformance.suites._tool_access import (
     load_issuer,
     oauth_scopes,
     safe_call,
-    suite_listing,
     unverified_claims,
     vendor_of,
 )
@@ -130,16 +129,6 @@ def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], 
 
 
 # -- fixtures ------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def listing(
-    host_http: HostHTTP, tool_server_target: Target, conformance_settings: Settings, request: pytest.FixtureRequest
-) -> Listing:
-    def token() -> str:
-        return fresh_token(request.getfixturevalue("linked_account"))
-
-    return suite_listing(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
 
 
 @pytest.fixture(scope="module")

@@ -39,7 +39,6 @@ from conformance.suites._tool_access import (
     is_read_only,
     safe_call,
     scheme_kinds,
-    suite_listing,
     vendor_of,
 )
 
@@ -52,16 +51,6 @@ class Anonymous:
 
     def results(self) -> dict[str, dict[str, Any]]:
         return {n: o.result for n, o in self.outcomes.items() if isinstance(o, CallOutcome) and o.result is not None}
-
-
-@pytest.fixture(scope="module")
-def listing(
-    host_http: HostHTTP, tool_server_target: Target, conformance_settings: Settings, request: pytest.FixtureRequest
-) -> Listing:
-    def token() -> str:
-        return fresh_token(request.getfixturevalue("linked_account"))
-
-    return suite_listing(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
 
 
 def anonymous_candidates(listing: Listing) -> list[Mapping[str, Any]]:

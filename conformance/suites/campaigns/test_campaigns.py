@@ -13,10 +13,9 @@ from conformance._verdicts import Failure
 from conformance.config import Settings
 from conformance.host.fields import json_field, json_get
 from conformance.suites._cases import Attack, AttackRun, attack_table
-from conformance.suites.campaigns._model import COMPARED, expect_shape, page
-from conformance.suites.campaigns.conftest import CampaignsApi
+from conformance.suites.campaigns.client import COMPARED, CampaignsApi, expect_shape, page
 from conformance.suites.platform._keys import BAD_KEYS, KEY_SOURCE, NAMED_KEY_CASES, key_headers
-from conformance.suites.platform._support import (
+from conformance.suites.platform.client import (
     CLIENT_ERROR,
     describe,
     expect_json_error,

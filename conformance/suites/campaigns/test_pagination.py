@@ -23,9 +23,8 @@ from conformance import expect, fail, rule
 from conformance._signals import with_host_verdicts
 from conformance.config import Settings
 from conformance.host.fields import json_get
-from conformance.suites.campaigns._model import COMPARED, check_walks, expect_shape
-from conformance.suites.campaigns.conftest import CampaignsApi
-from conformance.suites.platform._support import describe, json_body, run_property, target_settings
+from conformance.suites.campaigns.client import COMPARED, CampaignsApi, check_walks, expect_shape
+from conformance.suites.platform.client import describe, json_body, run_property, target_settings
 
 LABELS = st.text(st.characters(categories=("L", "N"), max_codepoint=0x7FF), min_size=1, max_size=12)
 BUDGETS = st.integers(1_000_000, 10**11).map(lambda m: {"lifetime_spend_limit_micros": m})

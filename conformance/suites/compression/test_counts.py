@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from conformance import expect, rule
-
-from .conftest import Api, count_of
+from conformance.suites.compression.client import Api, count_of
 
 
 @rule("IMG-CNT-01")

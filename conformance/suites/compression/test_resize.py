@@ -10,9 +10,8 @@ from typing import Any
 from conformance import expect, fail, rule
 from conformance._verdicts import Failure
 from conformance.suites._cases import Attack, AttackRun, attack_table
-
-from . import images
-from .conftest import Api, decoded_or_fail, expect_json_error
+from conformance.suites.compression import images
+from conformance.suites.compression.client import Api, decoded_or_fail, expect_json_error
 
 
 def _resize(api: Api, name: str, options: dict[str, Any]) -> images.Decoded:

@@ -8,9 +8,8 @@ from urllib.parse import unquote, urlsplit
 
 from conformance import expect, fail, needs, observe, rule
 from conformance.suites._cases import Attack, AttackRun, attack_table
-
-from . import images
-from .conftest import Api, GcsStore, S3Store, count_of, expect_json_error
+from conformance.suites.compression import images
+from conformance.suites.compression.client import Api, GcsStore, S3Store, count_of, expect_json_error
 
 CACHE_CONTROL = "public, max-age=31536000"
 _NEED_A = (

@@ -20,9 +20,15 @@ from conformance.host import Redactor, is_loopback_host
 from conformance.host.http import HostHTTP, record_exchange
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._transport import loopback_run, transport_not_judged
-
-from . import images
-from .conftest import Api, ImageServer, count_of, decoded_or_fail, expect_json_error, json_body
+from conformance.suites.compression import images
+from conformance.suites.compression.client import (
+    Api,
+    ImageServer,
+    count_of,
+    decoded_or_fail,
+    expect_json_error,
+    json_body,
+)
 
 
 def _basic(user: str, password: str) -> dict[str, str]:

@@ -11,14 +11,14 @@ from conformance import expect, fail, needs, observe, rule
 from conformance._verdicts import Throttled
 from conformance.config import Settings
 from conformance.host import USER_ACTION_CODES
-from conformance.suites.platform._support import (
+from conformance.suites.platform.client import (
     LEDGER,
+    PlatformApi,
     describe,
     expect_json_error,
     parse_go_duration,
     parse_retry_after,
 )
-from conformance.suites.platform.conftest import PlatformApi
 
 CHEAP = "/v1/campaigns"  # a cheap authenticated GET (limit=1)
 THROTTLE_OPTION = "CONFORMANCE_PLATFORM_THROTTLE_API_KEY (a key with a low limit) or --platform-rl-budget"

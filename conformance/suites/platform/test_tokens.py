@@ -13,8 +13,9 @@ from PIL import Image
 from conformance import expect, fail, observe, rule
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.platform._keys import BAD_KEYS, KEY_SOURCE, NAMED_KEY_CASES, key_headers
-from conformance.suites.platform._support import (
+from conformance.suites.platform.client import (
     CLIENT_ERROR,
+    PlatformApi,
     describe,
     error_object,
     expect_json_error,
@@ -22,7 +23,6 @@ from conformance.suites.platform._support import (
     run_property,
     target_settings,
 )
-from conformance.suites.platform.conftest import PlatformApi
 from conformance.validate.platform import count_answer_problems
 
 # Text that any tokenizer splits into a few tokens; printable, no control characters.

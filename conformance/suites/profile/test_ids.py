@@ -9,7 +9,7 @@ from conformance import Blocked, expect, observe, rule
 from conformance.suites._cases import Cases
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import oauth_scopes
-from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
+from conformance.suites.profile.client import AccountProfile, ProfileCaller
 
 
 def _id_of(caller: ProfileCaller, account: LinkedAccount, who: str) -> Any:

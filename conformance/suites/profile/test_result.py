@@ -15,7 +15,7 @@ from conformance.host.profile import (
 )
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import INVALID_BEARER
-from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
+from conformance.suites.profile.client import AccountProfile, ProfileCaller
 
 
 def _per_account(profiles: list[AccountProfile], problems_of: Callable[[AccountProfile], list[str]]) -> list[str]:

@@ -17,7 +17,7 @@ from conformance.host.fields import json_get
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import LinkedAccount
 from conformance.suites._tool_access import fresh_token, load_issuer, oauth_scopes, unverified_claims
-from conformance.suites.profile.conftest import AccountProfile, ProfileCaller
+from conformance.suites.profile.client import AccountProfile, ProfileCaller
 
 HOOK_OPTION = "CONFORMANCE_REFERENCE_ADMIN_URL and CONFORMANCE_REFERENCE_ADMIN_KEY"
 

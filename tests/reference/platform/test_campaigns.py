@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from conformance.reference.platform import create_app
 from conformance.reference.platform.campaigns import CREATE_FIELDS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
-from conformance.suites.campaigns._model import shape_problems
+from conformance.suites.campaigns.client import shape_problems
 from tests.reference.platform.conftest import AUTH, campaign_body
 
 

@@ -17,7 +17,7 @@ from conformance.reference.platform.settings import (
     SandboxSettings,
     load_settings,
 )
-from conformance.suites.platform._support import parse_go_duration
+from conformance.suites.platform.client import parse_go_duration
 
 
 class Clock:

@@ -144,7 +144,7 @@ def test_img_tls_is_not_judged_on_a_loopback_run(pytester: pytest.Pytester, monk
     pytester.makeconftest(
         """
 import pytest
-from conformance.suites.compression.conftest import Api
+from conformance.suites.compression.client import Api
 
 @pytest.fixture(scope="session")
 def api(host_http, compression_target):

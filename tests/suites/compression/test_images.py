@@ -9,7 +9,7 @@ from PIL import Image
 
 from conformance.config import Target
 from conformance.suites.compression import images
-from conformance.suites.compression.conftest import Api
+from conformance.suites.compression.client import Api
 
 
 @pytest.mark.parametrize("name", ["photo.jpg", "photo.png", "flat.png", "flat.jpg", "meta.jpg", "meta.png"])

@@ -1,5 +1,6 @@
-"""Helpers shared by the platform and campaigns suites: JSON error bodies, Go durations, rate-limit headers,
-Hypothesis settings for checks that talk to a target."""
+"""The platform suite's client: the calls its checks make (:class:`PlatformApi`), and what the platform and campaigns
+suites share: JSON error bodies, Go durations, rate-limit headers and their ledger, Hypothesis settings for checks
+that talk to a target."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from conformance import Failure, _context, hypothesis_profile, observe
 from conformance._exceptions import InvalidResponse
 from conformance._signals import host_verdicts, with_host_verdicts
 from conformance._verdicts import Throttled
+from conformance.config import Target
 from conformance.host import parse_json
+from conformance.host.http import HostHTTP
 
 # Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
 _GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
@@ -191,3 +194,40 @@ def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
     for exc in group.exceptions:
         found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
     return found
+
+
+TOKENS_PATH = "/v1/responses/input_tokens"
+
+
+@dataclass
+class PlatformApi:
+    """The calls the platform checks make. They go out without host retries so that every answer is the target's
+    own (a retried 503 would hide what RL-04 is looking at); only a throttled answer met by a check of another rule
+    is waited out by the host (see ``conformance.host.Pacer``). ``pace=False``: the rate-limit checks' own window."""
+
+    http: HostHTTP
+    target: Target
+    model: str
+
+    def headers(self, api_key: str | None = None) -> dict[str, str]:
+        if api_key is None:
+            return dict(self.target.auth)
+        return {"Authorization": f"Bearer {api_key}"}
+
+    def count_raw(
+        self, body: Any, *, api_key: str | None = None, headers: dict[str, str] | None = None, pace: bool = True
+    ) -> httpx.Response:
+        sent = self.headers(api_key) if headers is None else headers
+        url = self.target.url(TOKENS_PATH)
+        return LEDGER.absorb(self.http.post(url, json=body, headers=sent, retry=None, pace=pace))
+
+    def post_content(self, path: str, content: str) -> httpx.Response:
+        """A raw (possibly malformed) JSON body."""
+        headers = {**self.headers(), "Content-Type": "application/json"}
+        return LEDGER.absorb(self.http.post(self.target.url(path), content=content, headers=headers, retry=None))
+
+    def body(self, **fields: Any) -> dict[str, Any]:
+        return {"model": self.model, **fields}
+
+    def get(self, path: str, *, api_key: str | None = None, **kwargs: Any) -> httpx.Response:
+        return LEDGER.absorb(self.http.get(self.target.url(path), headers=self.headers(api_key), retry=None, **kwargs))

@@ -1,4 +1,4 @@
-"""Helpers of the auth suite's checks (not fixtures: those are in conftest.py and ``suites/_linking.py``)."""
+"""Helpers of the auth suite's checks (fixtures: conftest.py and the shared ``suites/fixtures.py``)."""
 
 from __future__ import annotations
 

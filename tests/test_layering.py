@@ -1,0 +1,169 @@
+"""The written layering (ARCHITECTURE.md, "Layers"), enforced: which part of the package may import which.
+
+A small AST reading of every module's imports (at any depth: an import inside a function loads the module all the
+same; only imports under ``if TYPE_CHECKING:`` are left out, as they never run).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import conformance
+import conformance.plugin
+
+PACKAGE = Path(conformance.__file__).parent
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_module(name: str) -> bool:
+    relative = Path(*name.split("."))
+    base = PACKAGE.parent / relative
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node but those under ``if TYPE_CHECKING:``."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
+def imports_of(path: Path, module: str | None = None) -> set[str]:
+    """The absolute names of the modules ``path`` (module ``module``, by default named by its place in the package)
+    imports; ``from pkg import sub`` counts as ``pkg.sub`` when ``sub`` is a module."""
+    module = module or _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if base.startswith("conformance") and _is_module(sub) else base)
+    return found
+
+
+def modules_under(relative: str) -> list[Path]:
+    target = PACKAGE / relative
+    return sorted(target.rglob("*.py")) if target.is_dir() else [target]
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def violations(relative: str, *, forbidden: tuple[str, ...] = (), allowed: tuple[str, ...] | None = None) -> list[str]:
+    """``module -> import`` lines breaking the rule: an import of ``forbidden`` (a module and what is under it; the
+    bare ``conformance`` means the package's facade alone), or (with ``allowed``) an import of the package outside
+    ``allowed`` and outside the part itself."""
+    own = _module_name(PACKAGE / relative)
+    found = []
+    for path in modules_under(relative):
+        for name in sorted(imports_of(path)):
+            bad = _within(name, tuple(f for f in forbidden if f != "conformance")) or (
+                name == "conformance" and "conformance" in forbidden
+            )
+            if allowed is not None and _within(name, ("conformance",)) and not _within(name, (own, *allowed)):
+                bad = True
+            if bad:
+                found.append(f"{_module_name(path)} -> {name}")
+    return found
+
+
+# host/ is the host's machinery: it never reaches up into pytest, the verdicts, the suites, the reports, the
+# reference services or the plugin (it raises the conformance._exceptions family; the suites judge).
+HOST_FORBIDDEN_PYTEST = ("pytest", "_pytest")
+HOST_FORBIDDEN_VERDICTS = ("conformance._verdicts",)
+HOST_FORBIDDEN_UPPER = (
+    "conformance.suites",
+    "conformance.report",
+    "conformance.reference",
+    "conformance.plugin",
+    "conformance._xdist",
+    "conformance.cli",
+)
+
+
+def test_the_layering_reader_sees_imports_at_every_depth(tmp_path: Path) -> None:
+    """The reader itself: lazy, relative and package-level imports count; TYPE_CHECKING ones do not."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from . import _cases\n"
+        "from conformance import _context, rule\n"
+        "if TYPE_CHECKING:\n    import conformance.plugin\n"
+        "def f():\n    import pytest\n    from ..host import mtls\n",
+        encoding="utf-8",
+    )
+    found = imports_of(probe, "conformance.suites.probe")
+    assert {"conformance.suites._cases", "conformance._context", "conformance", "pytest"} <= found
+    assert "conformance.host.mtls" in found and "conformance.plugin" not in found
+
+
+def test_host_imports_no_pytest() -> None:
+    assert violations("host", forbidden=HOST_FORBIDDEN_PYTEST) == []
+
+
+def test_host_imports_no_verdicts() -> None:
+    assert violations("host", forbidden=HOST_FORBIDDEN_VERDICTS) == []
+
+
+def test_host_imports_nothing_above_it() -> None:
+    """Not the suites, reports, reference services or plugin, nor the package's facade (which re-exports them)."""
+    assert violations("host", forbidden=(*HOST_FORBIDDEN_UPPER, "conformance")) == []
+
+
+@pytest.mark.parametrize("leaf", ["targets.py", "_context.py"])
+def test_the_leaves_import_nothing_of_the_package(leaf: str) -> None:
+    assert violations(leaf, allowed=()) == []
+
+
+def test_the_exceptions_import_only_the_running_check_s_record() -> None:
+    assert violations("_exceptions.py", allowed=("conformance._context",)) == []
+
+
+def test_suites_import_neither_the_plugin_nor_the_report() -> None:
+    assert violations("suites", forbidden=("conformance.plugin", "conformance.report", "conformance.cli")) == []
+
+
+def test_rules_imports_only_the_catalog_the_exceptions_and_the_targets() -> None:
+    allowed = ("conformance._catalog", "conformance._exceptions", "conformance.targets")
+    assert violations("rules.py", allowed=allowed) == []
+
+
+def test_reference_imports_only_host_mtls_the_exceptions_and_the_targets() -> None:
+    allowed = ("conformance.host.mtls", "conformance._exceptions", "conformance.targets", "conformance.reference")
+    assert violations("reference", allowed=allowed) == []
+
+
+def test_the_shared_fixtures_keep_the_linking_client_out_until_a_check_needs_it() -> None:
+    """The plugin names conformance.suites.fixtures in ``pytest_plugins``: loading it must not load OAuth, MCP or
+    the login drivers (a run with no tool server never needs them)."""
+    heavy = ("conformance.suites._linking", "conformance.host.oauth", "conformance.host.login", "conformance.host.mcp")
+    code = (
+        "import sys, conformance.plugin, conformance.suites.fixtures; "
+        f"print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
+    assert "conformance.suites.fixtures" in conformance.plugin.pytest_plugins
