@@ -4,8 +4,12 @@ check was set up."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
+
+from conformance.cli import main
 from conformance.reference.stack import Stack
 from conformance.testing import run_harness
 
@@ -22,3 +26,33 @@ def test_a_wrong_password_is_incomplete_with_the_login_as_evidence(auth_stack: S
     assert logins, [(e["method"], e["url"]) for e in flow["evidence"]]
     text = (tmp_path / "report.json").read_text()
     assert "not-the-password-of-alice" not in text
+
+
+def _doctor(stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, password: str | None = None) -> int:
+    for name in [n for n in os.environ if n.startswith("CONFORMANCE_")]:
+        monkeypatch.delenv(name)
+    for name, value in {**stack.settings, **({"CONFORMANCE_TEST_PASSWORD": password} if password else {})}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    return main(["doctor", "--suite", "auth"])
+
+
+def test_doctor_logs_the_test_account_in(
+    auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _doctor(auth_stack, tmp_path, monkeypatch)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ok      tool_server: the test account logged in" in out, out
+
+
+def test_doctor_says_in_one_line_that_a_wrong_password_does_not_log_in(
+    auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = "not-the-password-of-alice"
+    code = _doctor(auth_stack, tmp_path, monkeypatch, wrong)
+    captured = capsys.readouterr()
+    problems = [line for line in captured.out.splitlines() if line.startswith("PROBLEM")]
+    assert code == 1 and len(problems) == 1, captured.out
+    assert problems[0].startswith("PROBLEM tool_server: the test account could not log in: "), problems
+    assert wrong not in captured.out + captured.err
