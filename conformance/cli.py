@@ -213,6 +213,8 @@ def _cmd_init(args: argparse.Namespace) -> int:
         login_url=args.login_url,
         ci=args.ci,
         client_id=args.client_id,
+        publisher_certfile=args.publisher_certfile,
+        publisher_keyfile=args.publisher_keyfile,
         force=args.force,
         allow_insecure_loopback=args.allow_insecure_loopback,
         ca_bundle=args.ca_bundle,
@@ -288,6 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--client-id",
         help="a predefined client: without --login-url, the login page is the one its authorization request reaches",
     )
+    for end in ("certfile", "keyfile"):
+        init.add_argument(
+            f"--publisher-{end}",
+            help="without --client-id: the host's CIMD publisher TLS " + end[:-4] + " (the login page is the one an "
+            "authorization request naming its client metadata document reaches)",
+        )
     init.add_argument("--ci", choices=("github", "gitlab", "none"), default="github", help="CI job to write")
     init.add_argument("--force", action="store_true", help="overwrite files that exist")
     init.add_argument("--allow-insecure-loopback", action="store_true", help="http:// login page on 127.0.0.1")
