@@ -371,7 +371,7 @@ login_steps = {toml_string(LOGIN_FILE)}
 # Rules known to fail, accepted until fixed (an entry that passes again fails the run as stale).
 expected_failures = {toml_string(BASELINE_FILE)}
 
-report_dir = "reports"                               # report.json, report.html, junit.xml
+report_dir = "reports"                               # report.json, report.html, report.har, junit.xml
 # strict = true                                      # SHOULD rules fail the run too
 # allow_insecure_loopback = true                     # http:// and self-signed TLS on 127.0.0.1 only (local runs)
 

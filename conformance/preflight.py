@@ -95,9 +95,10 @@ def _cimd_probe(http: Any, settings: Any, metadata: Any) -> list[Finding]:
         # DCR or a predefined client: nothing is fetched from the host; a predefined client can still log in.
         endpoint = metadata.document.get("authorization_endpoint")
         if settings.get("client_id") and mode in ("auto", "predefined") and isinstance(endpoint, str) and endpoint:
-            from conformance.suites._linking import DEFAULT_REDIRECT_BASE
+            from conformance.suites._linking import DEFAULT_REDIRECT_BASE, PREDEFINED_CALLBACK_ID
 
-            redirect = f"{(settings.get('redirect_base') or DEFAULT_REDIRECT_BASE).rstrip('/')}/conformance"
+            base = (settings.get("redirect_base") or DEFAULT_REDIRECT_BASE).rstrip("/")
+            redirect = f"{base}/{PREDEFINED_CALLBACK_ID}"
             return _login_probe(http, settings, endpoint, str(settings.get("client_id")), redirect)
         return []
     certfile, keyfile = settings.get("publisher_certfile"), settings.get("publisher_keyfile")
