@@ -90,6 +90,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"conformance report: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     print(f"wrote {output}")
+    if args.har:
+        from conformance.report.har import write_har
+
+        try:
+            write_har(report, Path(args.har))  # report.json is already scrubbed: the HAR shows nothing more
+        except OSError as exc:
+            print(f"conformance report: cannot write {args.har}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.har}")
     return 0
 
 
@@ -261,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("input")
     report.add_argument("-o", "--output", help="HTML file, or a directory to write report.html into")
     report.add_argument("--compare", metavar="OLD.json", help="mark the rules that changed since this earlier run")
+    report.add_argument("--har", metavar="OUT.har", help="also write the evidence as an HTTP Archive 1.2")
     report.set_defaults(func=_cmd_report)
     up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
     up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conformance.report.har import har_log, write_har
 from conformance.report.model import RunReport
 from tests.report.har_schema import validate_har
@@ -87,3 +89,19 @@ def test_a_demo_run_writes_a_valid_har_of_its_evidence(demo_run: tuple[int, Path
     assert {e["request"]["url"] for e in entries} == urls and len(entries) > 50, output[-2000:]
     assert all(e["_rules"] for e in entries)
     assert document["log"]["creator"] == report["harness"]
+
+
+def test_conformance_report_re_renders_the_har(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    source = tmp_path / "report.json"
+    source.write_text(json.dumps(build_report()), encoding="utf-8")
+    assert main(["report", str(source), "-o", str(tmp_path / "out"), "--har", str(tmp_path / "out.har")]) == 0
+    assert f"wrote {tmp_path / 'out.har'}" in capsys.readouterr().out
+    document = json.loads((tmp_path / "out.har").read_text(encoding="utf-8"))
+    validate_har(document)
+    expected = har_log(RunReport.from_json(json.loads(source.read_text())))["log"]["entries"]
+    # (not the whole document: the file holds a hostile body's lone surrogate as "?", which UTF-8 cannot hold)
+    assert [(e["request"]["url"], e["_rules"]) for e in document["log"]["entries"]] == [
+        (e["request"]["url"], e["_rules"]) for e in expected
+    ]
