@@ -125,6 +125,13 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
         compare = config.getoption("conformance_compare_report", default=None) if config is not None else None
         write_html(report, html_path, read_report(Path(compare)) if compare else None)
         written.append(str(html_path))
+    from conformance.report.har import write_har
+
+    har_path = directory / "report.har"
+    state = config.stash.get(SESSION_KEY, None) if config is not None else None
+    # The last redaction pass again over the HAR document: it also shows values decoded from URLs and headers.
+    write_har(report, har_path, state.redactor.scrub_tree if state is not None else None)
+    written.append(str(har_path))
     xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
     if xmlpath:
         written.append(str(xmlpath))

@@ -90,6 +90,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"conformance report: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     print(f"wrote {output}")
+    if args.har:
+        from conformance.report.har import write_har
+
+        try:
+            write_har(report, Path(args.har))  # report.json is already scrubbed: the HAR shows nothing more
+        except OSError as exc:
+            print(f"conformance report: cannot write {args.har}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.har}")
     return 0
 
 
@@ -210,6 +219,8 @@ def _cmd_init(args: argparse.Namespace) -> int:
         login_url=args.login_url,
         ci=args.ci,
         client_id=args.client_id,
+        publisher_certfile=args.publisher_certfile,
+        publisher_keyfile=args.publisher_keyfile,
         force=args.force,
         allow_insecure_loopback=args.allow_insecure_loopback,
         ca_bundle=args.ca_bundle,
@@ -256,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("input")
     report.add_argument("-o", "--output", help="HTML file, or a directory to write report.html into")
     report.add_argument("--compare", metavar="OLD.json", help="mark the rules that changed since this earlier run")
+    report.add_argument("--har", metavar="OUT.har", help="also write the evidence as an HTTP Archive 1.2")
     report.set_defaults(func=_cmd_report)
     up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
     up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")
@@ -285,6 +297,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--client-id",
         help="a predefined client: without --login-url, the login page is the one its authorization request reaches",
     )
+    for end in ("certfile", "keyfile"):
+        init.add_argument(
+            f"--publisher-{end}",
+            help="without --client-id: the host's CIMD publisher TLS " + end[:-4] + " (the login page is the one an "
+            "authorization request naming its client metadata document reaches)",
+        )
     init.add_argument("--ci", choices=("github", "gitlab", "none"), default="github", help="CI job to write")
     init.add_argument("--force", action="store_true", help="overwrite files that exist")
     init.add_argument("--allow-insecure-loopback", action="store_true", help="http:// login page on 127.0.0.1")

@@ -2,8 +2,9 @@
 
 - ``conformance.toml``: the settings, commented, with the URLs given and the secrets named (never written);
 - ``login_steps.toml``: the login steps, started from the target's real login page (``--login-url``, or the page an
-  authorization request for ``--client-id`` reaches after discovery from ``--target-url``): its forms and fields are
-  listed, the obvious ones filled (user, password), the rest left commented;
+  authorization request for ``--client-id``, or else for the host's CIMD client while its publisher runs
+  (``--publisher-certfile``/``--publisher-keyfile``), reaches after discovery from ``--target-url``): its forms and
+  fields are listed, the obvious ones filled (user, password), the rest left commented;
 - ``conformance-baseline.toml``: an empty baseline of expected failures;
 - ``.github/workflows/conformance.yml`` (``--ci github``, the default) or ``conformance.gitlab-ci.yml``
   (``--ci gitlab``, to ``include:``): the CI job (see docs/ci.md).
@@ -222,7 +223,13 @@ def _click(button: Element) -> str:
 
 
 FALLBACK_LOGIN = """# Login and consent steps (option login_steps). Written by `conformance init` without a login
-# page: run `conformance init --login-url URL --force` to start from your page's forms, or edit the steps below.
+# page. To start from your page's forms, run `conformance init --force` again with one of:
+#   --login-url URL        the authorization server's sign-in page, as a browser reaches it;
+#   --target-url URL --client-id ID   a predefined client: its authorization request leads to the page;
+#   --target-url URL --publisher-certfile F --publisher-keyfile K   no predefined client: the host identifies
+#       itself by its client metadata document URL (CIMD), which exists only while the harness's publisher serves
+#       it; the authorization server must trust that certificate and reach 127.0.0.1 (as in a run).
+# Or edit the steps below.
 # The bundled steps (conformance/suites/auth/login_steps.toml) fit the reference IdP.
 
 user_env = "CONFORMANCE_TEST_USER"
@@ -308,6 +315,28 @@ def login_page_via_authorization(
     return endpoint, _page_of(response, f"the authorization request to {endpoint}")
 
 
+def login_page_via_cimd(
+    target_url: str, certfile: str, keyfile: str, *, allow_insecure_loopback: bool, ca_bundle: str | None
+) -> tuple[str, Page]:
+    """Without a predefined client the host identifies itself by its client ID metadata document URL, which exists
+    only while the harness's publisher serves it: the publisher runs (as in a run, on a free port) while the
+    authorization request names that URL as the client, so the authorization server can fetch it."""
+    from conformance.host.publisher import Publisher
+
+    if not Path(certfile).is_file() or not Path(keyfile).is_file():
+        raise ConformanceError(f"init: the publisher certificate {certfile} or key {keyfile} does not exist")
+    with Publisher(certfile=certfile, keyfile=keyfile, record_evidence=False) as publisher:
+        identity = publisher.identity
+        assert identity is not None
+        return login_page_via_authorization(
+            target_url,
+            identity.stable_document_url,
+            identity.redirect_uri(),
+            allow_insecure_loopback=allow_insecure_loopback,
+            ca_bundle=ca_bundle,
+        )
+
+
 # -- the other files ---------------------------------------------------------------------------------------------
 
 
@@ -341,7 +370,7 @@ login_steps = {toml_string(LOGIN_FILE)}
 # Rules known to fail, accepted until fixed (an entry that passes again fails the run as stale).
 expected_failures = {toml_string(BASELINE_FILE)}
 
-report_dir = "reports"                               # report.json, report.html, junit.xml
+report_dir = "reports"                               # report.json, report.html, report.har, junit.xml
 # strict = true                                      # SHOULD rules fail the run too
 # allow_insecure_loopback = true                     # http:// and self-signed TLS on 127.0.0.1 only (local runs)
 
@@ -449,6 +478,8 @@ def run_init(
     ci: str,
     client_id: str | None = None,
     redirect_uri: str = PREDEFINED_REDIRECT_URI,
+    publisher_certfile: str | None = None,
+    publisher_keyfile: str | None = None,
     force: bool,
     allow_insecure_loopback: bool,
     ca_bundle: str | None,
@@ -467,6 +498,12 @@ def run_init(
                 target_url, client_id, redirect_uri, allow_insecure_loopback=insecure, ca_bundle=ca_bundle
             )
             login_text = login_steps_from_page(page, f"an authorization request to {endpoint}")
+        elif target_url and publisher_certfile and publisher_keyfile:
+            insecure = allow_insecure_loopback
+            endpoint, page = login_page_via_cimd(
+                target_url, publisher_certfile, publisher_keyfile, allow_insecure_loopback=insecure, ca_bundle=ca_bundle
+            )
+            login_text = login_steps_from_page(page, f"an authorization request to {endpoint} (CIMD client)")
         else:
             login_text = FALLBACK_LOGIN
     plans: list[tuple[Path, str | None]] = [

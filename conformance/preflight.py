@@ -12,7 +12,10 @@ Per target of a selected suite:
   certificate is configured), the publisher serves a probe document and an authorization request names it as the
   client: the authorization server must fetch it (else it cannot reach the publisher, and every CIMD link fails).
 
-Not checked here (a full run finds it): whether the credentials really log in.
+- login: when the authorization request can name a client without registering one (the CIMD probe's, or a
+  predefined ``client_id``) and the login is not manual, the login steps run once against the authorization server's
+  sign-in page with the test account: a page that refuses it is one line ("the test account could not log in").
+  No code is redeemed; a DCR-only host is not probed (that would register a client).
 """
 
 from __future__ import annotations
@@ -88,7 +91,15 @@ def _cimd_probe(http: Any, settings: Any, metadata: Any) -> list[Finding]:
 
     mode = settings.get("client_registration", "auto")
     if not (mode == "cimd" or (mode == "auto" and not settings.get("client_id") and metadata.cimd_supported)):
-        return []  # DCR or a predefined client: nothing is fetched from the host
+        # DCR or a predefined client: nothing is fetched from the host; a predefined client can still log in.
+        endpoint = metadata.document.get("authorization_endpoint")
+        if settings.get("client_id") and mode in ("auto", "predefined") and isinstance(endpoint, str) and endpoint:
+            from conformance.suites._linking import DEFAULT_REDIRECT_BASE, PREDEFINED_CALLBACK_ID
+
+            base = (settings.get("redirect_base") or DEFAULT_REDIRECT_BASE).rstrip("/")
+            redirect = f"{base}/{PREDEFINED_CALLBACK_ID}"
+            return _login_probe(http, settings, endpoint, str(settings.get("client_id")), redirect)
+        return []
     certfile, keyfile = settings.get("publisher_certfile"), settings.get("publisher_keyfile")
     endpoint = metadata.document.get("authorization_endpoint")
     if not certfile or not keyfile:
@@ -125,7 +136,8 @@ def _cimd_probe(http: Any, settings: Any, metadata: Any) -> list[Finding]:
         while not publisher.fetched(client_id) and time.monotonic() < deadline:
             time.sleep(0.1)
         if publisher.fetched(client_id):
-            return [Finding("tool_server", True, f"the authorization server fetched the probe document {client_id}")]
+            found = [Finding("tool_server", True, f"the authorization server fetched the probe document {client_id}")]
+            return found + _login_probe(http, settings, endpoint, client_id, identity.redirect_uri())
     return [
         Finding(
             "tool_server",
@@ -134,6 +146,70 @@ def _cimd_probe(http: Any, settings: Any, metadata: Any) -> list[Finding]:
             "can it reach the publisher? (--client-metadata-url, --publisher-host/--publisher-port)",
         )
     ]
+
+
+def _login_probe(http: Any, settings: Any, endpoint: str, client_id: str, redirect_uri: str) -> list[Finding]:
+    """Run the login steps once from an authorization request for ``client_id``, as a run's first link would. Only a
+    sign-in page that stays (the account refused, or steps that do not fit it) is a problem: an authorization
+    server that refuses the request itself is the full run's verdict, not configuration."""
+    import secrets
+
+    from conformance.host.login import LoginSteps, MissingCredentials, make_driver
+    from conformance.host.oauth import new_pkce
+    from conformance.suites._linking import ACCOUNT_OPTIONS
+
+    if settings.get("login_driver", "form") == "manual":
+        return []
+    user_option, password_option = ACCOUNT_OPTIONS[1]
+    user, password = settings.get(user_option), settings.get(password_option)
+    path = settings.get("login_steps")
+    try:
+        steps = LoginSteps.load(path) if path else LoginSteps.default()
+        credentials = None
+        if user and password:
+            from conformance.host.login import Credentials
+
+            credentials = Credentials(str(user), str(password))
+            http.redactor.add_secret(credentials.password)  # before any request: never in a line, whatever happens
+            http.redactor.add_secret(credentials.user)
+        driver = make_driver(
+            settings.get("login_driver", "form"),
+            http=http,
+            steps=steps,
+            credentials=credentials,
+            timeout_s=TIMEOUTS["total_timeout"] * 4,
+        )
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": redirect_uri,
+            "state": secrets.token_urlsafe(12),
+            "code_challenge": new_pkce().challenge,
+            "code_challenge_method": "S256",
+            "resource": str(settings.get("target_url") or ""),
+        }
+        result = driver.login(_with_query(endpoint, params), redirect_uri, state=params["state"])
+    except MissingCredentials:
+        return []  # the credential check says which variable is missing, once
+    except ConfigError as exc:
+        return [Finding("tool_server", False, f"login probe: {exc}")]
+    except TargetError as exc:
+        return [Finding("tool_server", False, f"login probe: the sign-in did not complete: {exc}")]
+    if result.config_problem:
+        return [Finding("tool_server", False, f"the test account could not log in: {result.config_problem}")]
+    if result.callback_url is not None:
+        return [Finding("tool_server", True, "the test account logged in (the flow reached the redirect URI)")]
+    signed_in = {s.name for s in steps.steps if "{password}" in s.fill.values()} & set(result.steps)
+    if signed_in:
+        return [Finding("tool_server", True, f"the test account got past the sign-in page (then: {result.stopped})")]
+    # No sign-in page was reached (the authorization server refused the request first): the full run judges that.
+    return [Finding("tool_server", True, f"login not checked: {result.stopped}")]
+
+
+def _with_query(url: str, params: dict[str, str]) -> str:
+    from urllib.parse import urlencode
+
+    return url + ("&" if "?" in url else "?") + urlencode(params)
 
 
 def _keyed(http: Any, target: Any, option: str) -> list[Finding]:

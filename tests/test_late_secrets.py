@@ -34,6 +34,16 @@ def test_prints_and_logs_it():
     logging.getLogger("target").warning("log %s", LATE)
     fail("see the captured output")
 
+@rule("AUTH-PRM-05")
+def test_records_it(host_http):
+    from conformance.host.http import record_exchange
+
+    record_exchange(
+        host_http.redactor, method="GET", url=f"https://127.0.0.1:1/cb?state={LATE}", status=200,
+        response_headers={"content-type": "text/plain", "set-cookie": f"sid={LATE}"}, response_body=LATE.encode(),
+    )
+    fail("see the evidence")
+
 @rule("AUTH-PRM-04")
 def test_learns_it(host_http):
     host_http.redactor.add_secret(LATE)
@@ -64,7 +74,10 @@ def test_a_secret_learnt_late_is_scrubbed_from_pytests_outputs(pytester: pytest.
     assert "skipped near [REDACTED]" in output and "the target said [REDACTED]" in output, output
     assert "stdout [REDACTED]" in output and "log [REDACTED]" in output, output
     out = pytester.path / "out"
-    written = {name: (out / name).read_text() for name in ("report.json", "report.html", "junit.xml", "run.log")}
+    names = ("report.json", "report.html", "report.har", "junit.xml", "run.log")
+    written = {name: (out / name).read_text() for name in names}
     assert "[REDACTED]" in written["junit.xml"] and "[REDACTED]" in written["run.log"]
+    # The exchange recorded before the secret was known is in the HAR, scrubbed (URL, cookie, body).
+    assert "https://127.0.0.1:1/cb?state=[REDACTED]" in written["report.har"]
     assert LATE not in output
     assert not [name for name, text in written.items() if LATE in text]

@@ -7,7 +7,7 @@ server is plausible enough for the harness to log in (the password is posted), g
 and an HTML redirect page, before the harness parses them), authenticate with a client secret (Basic pair) and get
 tokens, which it then sends back to the reflecting tool server. The target URL itself carries credentials.
 
-Every secret must be absent from the console, report.json, report.html, junit.xml and the log file, in each
+Every secret must be absent from the console, report.json, report.html, report.har, junit.xml and the log file, in each
 encoding it travelled in: raw, percent-encoded, JSON- and HTML-escaped, Base64 and Base64url, and inside every
 ``user:secret`` Basic pair the harness sends.
 """
@@ -32,6 +32,7 @@ import pytest
 import trustme
 
 from conformance.testing import run_harness
+from tests.report.har_schema import validate_har
 
 # Characters that every encoding changes (`/`, `+`, `&`, `"`, `<`, non-ASCII where a header does not carry it).
 PLATFORM_KEY = 'sk-echo/platform+key&"<7e1f'
@@ -291,11 +292,17 @@ def test_no_secret_reaches_any_output_in_any_encoding(
     issued = list(server.issued)
     assert any(v.startswith("echo-code-") for v in issued), output[-3000:]
     assert any(v.startswith("echo-access-") for v in issued), output[-3000:]
+    assert "could not write the report" not in output, output[-3000:]
     written = {
         "console": output,
-        **{name: (tmp_path / name).read_text(encoding="utf-8") for name in ("report.json", "report.html", "junit.xml")},
+        **{
+            name: (tmp_path / name).read_text(encoding="utf-8")
+            for name in ("report.json", "report.html", "report.har", "junit.xml")
+        },
         "log file": log_file.read_text(encoding="utf-8"),
     }
+    validate_har(json.loads(written["report.har"]))  # a HAR of the hostile run's evidence, and not an empty one
+    assert json.loads(written["report.har"])["log"]["entries"]
     assert "DEBUG" in written["log file"]  # the log file is not empty: the check below can find something
     leaks = [
         (where, secret, form)

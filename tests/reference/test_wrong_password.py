@@ -4,10 +4,16 @@ check was set up."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
+
+from conformance.cli import main
+from conformance.init import PREDEFINED_REDIRECT_URI
 from conformance.reference.stack import Stack
 from conformance.testing import run_harness
+from tests.reference.conftest import https_client
 
 
 def test_a_wrong_password_is_incomplete_with_the_login_as_evidence(auth_stack: Stack, tmp_path: Path) -> None:
@@ -22,3 +28,66 @@ def test_a_wrong_password_is_incomplete_with_the_login_as_evidence(auth_stack: S
     assert logins, [(e["method"], e["url"]) for e in flow["evidence"]]
     text = (tmp_path / "report.json").read_text()
     assert "not-the-password-of-alice" not in text
+
+
+def _doctor(
+    settings: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, password: str | None = None
+) -> int:
+    for name in [n for n in os.environ if n.startswith("CONFORMANCE_")]:
+        monkeypatch.delenv(name)
+    for name, value in {**settings, **({"CONFORMANCE_TEST_PASSWORD": password} if password else {})}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    return main(["doctor", "--suite", "auth"])
+
+
+def test_doctor_logs_the_test_account_in(
+    auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _doctor(auth_stack.settings, tmp_path, monkeypatch)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ok      tool_server: the test account logged in" in out, out
+
+
+def test_doctor_says_in_one_line_that_a_wrong_password_does_not_log_in(
+    auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = "not-the-password-of-alice"
+    code = _doctor(auth_stack.settings, tmp_path, monkeypatch, wrong)
+    captured = capsys.readouterr()
+    problems = [line for line in captured.out.splitlines() if line.startswith("PROBLEM")]
+    assert code == 1 and len(problems) == 1, captured.out
+    assert problems[0].startswith("PROBLEM tool_server: the test account could not log in: "), problems
+    assert wrong not in captured.out + captured.err
+
+
+def test_doctor_logs_in_with_a_predefined_client_too(
+    auth_stack: Stack,
+    issuer: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No CIMD probe for a predefined client: the login probe's authorization request names the client_id, with
+    the redirect URI the vendor registered for the harness."""
+    with https_client(auth_stack) as client:
+        metadata = client.get(issuer.rstrip("/") + "/.well-known/oauth-authorization-server").json()
+        registered = client.post(  # the vendor's predefined client, registered once with the harness's redirect
+            metadata["registration_endpoint"],
+            json={
+                "redirect_uris": [PREDEFINED_REDIRECT_URI],
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code"],
+                "response_types": ["code"],
+            },
+        )
+    assert registered.status_code == 201, registered.text
+    predefined = {
+        "CONFORMANCE_CLIENT_REGISTRATION": "predefined",
+        "CONFORMANCE_CLIENT_ID": registered.json()["client_id"],
+    }
+    code = _doctor({**auth_stack.settings, **predefined}, tmp_path, monkeypatch, "not-the-password-of-alice")
+    out = capsys.readouterr().out
+    assert code == 1 and "PROBLEM tool_server: the test account could not log in: " in out, out
+    assert "fetched the probe document" not in out  # no CIMD here: the login probe ran on its own

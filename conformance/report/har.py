@@ -1,0 +1,172 @@
+"""report.har: every recorded exchange of a run as an HTTP Archive 1.2, for a browser's network panel or a HAR viewer.
+
+Written from the already-scrubbed :class:`RunReport` (the same evidence as report.json: headers redacted, bodies as
+redacted excerpts), one entry per distinct exchange, with the rules whose evidence it is in ``comment`` and the
+custom field ``_rules``. HAR has no place for what the harness knows but HTTP does not say (which target, inbound or
+outbound, a transport error), so those ride in custom ``_`` fields, which the format allows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+if TYPE_CHECKING:
+    from conformance.report.model import ExchangeJSON, RunReport
+
+HTTP_VERSION = "HTTP/1.1"  # the recorder does not keep the negotiated version; httpx speaks HTTP/1.1 by default
+UNKNOWN_START = "1970-01-01T00:00:00.000Z"  # HAR requires a start time; an exchange recorded without one sorts first
+
+
+def har_log(report: RunReport) -> dict[str, Any]:
+    """The HAR document (``{"log": ...}``) of ``report``'s evidence."""
+    entries: dict[str, dict[str, Any]] = {}
+    for result in report.results:
+        for exchange in result.evidence:
+            # An exchange that is evidence for several rules (one check deciding many) is one entry.
+            key = json.dumps(exchange, sort_keys=True, default=str)
+            entry = entries.get(key)
+            if entry is None:
+                entry = entries[key] = _entry(exchange, report.started_at, result.target)
+            if result.rule not in entry["_rules"]:
+                entry["_rules"].append(result.rule)
+    ordered = sorted(entries.values(), key=lambda e: e["startedDateTime"])  # stable: recording order within a stamp
+    for entry in ordered:
+        entry["comment"] = "evidence for " + ", ".join(entry["_rules"])
+    return {
+        "log": {
+            "version": "1.2",
+            "creator": {"name": report.harness_name, "version": report.harness_version},
+            "pages": [],
+            "entries": ordered,
+            "comment": "conformance evidence: headers redacted, bodies are redacted excerpts",
+        }
+    }
+
+
+def write_har(report: RunReport, path: Path, scrub_tree: Callable[[Any], Any] | None = None) -> None:
+    """Write report.har. ``scrub_tree``: the run's last redaction pass, applied to the whole document too, because
+    a HAR also shows values decoded from the URL and headers (query parameters, cookies)."""
+    document = har_log(report)
+    if scrub_tree is not None:
+        document = scrub_tree(document)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    # A lone surrogate a hostile target smuggled into a body must not keep the file from being written.
+    tmp.write_bytes((json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8", "replace"))
+    tmp.replace(path)  # a viewer never opens half a file
+
+
+def _entry(exchange: ExchangeJSON, fallback_start: str, target: str) -> dict[str, Any]:
+    elapsed_ms = max(0.0, float(exchange.get("elapsed_s") or 0.0) * 1000.0)
+    started = exchange.get("started_at") or fallback_start or UNKNOWN_START
+    entry: dict[str, Any] = {
+        "startedDateTime": started,
+        "time": round(elapsed_ms, 3),
+        "request": _request(exchange),
+        "response": _response(exchange),
+        "cache": {},
+        # Only the whole duration is recorded: it is all "wait" (send and receive are required, -1 is not allowed).
+        "timings": {"send": 0, "wait": round(elapsed_ms, 3), "receive": 0},
+        "_rules": [],
+        "_target": target,
+    }
+    for name in ("direction", "peer", "client", "document", "error"):
+        if exchange.get(name):
+            entry["_" + name] = exchange[name]
+    return entry
+
+
+def _request(exchange: ExchangeJSON) -> dict[str, Any]:
+    url = str(exchange.get("url") or "")
+    headers = _headers(exchange.get("request_headers"))
+    body = exchange.get("request_body")
+    request: dict[str, Any] = {
+        "method": str(exchange.get("method") or "GET"),
+        "url": url,
+        "httpVersion": HTTP_VERSION,
+        "headers": headers,
+        "queryString": [{"name": n, "value": v} for n, v in parse_qsl(_query(url), keep_blank_values=True)],
+        "cookies": _request_cookies(headers),
+        "headersSize": -1,
+        "bodySize": _size(body),
+    }
+    if isinstance(body, str):
+        request["postData"] = {"mimeType": _header(headers, "content-type") or "", "text": body}
+    return request
+
+
+def _response(exchange: ExchangeJSON) -> dict[str, Any]:
+    headers = _headers(exchange.get("response_headers"))
+    body = exchange.get("response_body")
+    status = exchange.get("status")
+    content: dict[str, Any] = {
+        "size": _size(body),
+        "mimeType": _header(headers, "content-type") or "",
+    }
+    if isinstance(body, str):
+        content["text"] = body
+    response: dict[str, Any] = {
+        # No status: the exchange ended in a transport error (HAR viewers show status 0 as a failed request).
+        "status": status if isinstance(status, int) else 0,
+        "statusText": _reason(status),
+        "httpVersion": HTTP_VERSION if isinstance(status, int) else "",
+        "headers": headers,
+        "cookies": _response_cookies(headers),
+        "content": content,
+        "redirectURL": _header(headers, "location") or "",
+        "headersSize": -1,
+        "bodySize": -1,  # the recorded body is an excerpt: its size on the wire is not known
+    }
+    if exchange.get("error"):
+        response["_error"] = exchange["error"]
+    return response
+
+
+def _query(url: str) -> str:
+    # Not urlsplit: a redacted userinfo (user:[REDACTED]@host) reads to it as a malformed IPv6 host and raises.
+    return url.partition("#")[0].partition("?")[2]
+
+
+def _size(body: Any) -> int:
+    return len(body.encode("utf-8", "replace")) if isinstance(body, str) else 0
+
+
+def _headers(headers: Any) -> list[dict[str, str]]:
+    if not isinstance(headers, Mapping):
+        return []
+    return [{"name": str(name), "value": str(value)} for name, value in headers.items()]
+
+
+def _header(headers: list[dict[str, str]], name: str) -> str | None:
+    return next((h["value"] for h in headers if h["name"].lower() == name), None)
+
+
+def _reason(status: Any) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except (ValueError, TypeError):
+        return ""
+
+
+def _request_cookies(headers: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [cookie for h in headers if h["name"].lower() == "cookie" for cookie in _cookies(h["value"])]
+
+
+def _response_cookies(headers: list[dict[str, str]]) -> list[dict[str, str]]:
+    # The recorder joins repeated headers; a Set-Cookie that does not parse is left out (it is still in headers).
+    return [cookie for h in headers if h["name"].lower() == "set-cookie" for cookie in _cookies(h["value"])]
+
+
+def _cookies(value: str) -> list[dict[str, str]]:
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(value)
+    except CookieError:
+        return []
+    return [{"name": name, "value": morsel.value} for name, morsel in jar.items()]
