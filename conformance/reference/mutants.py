@@ -8,6 +8,7 @@ fail (or be blocked) because they depend on the broken one. Anything else failin
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from conformance.reference._service import present_module
@@ -22,6 +23,15 @@ class Mutant:
     rules: frozenset[str]
     description: str
     dependents: frozenset[str] = frozenset()
+
+
+def row_maker(service: str) -> Callable[..., Mutant]:
+    """The row constructor of one service's catalogue: ``(name, rules, description, dependents=())``."""
+
+    def row(name: str, rules: Iterable[str], description: str, dependents: Iterable[str] = ()) -> Mutant:
+        return Mutant(name, service, frozenset(rules), description, frozenset(dependents))
+
+    return row
 
 
 def all_mutants() -> dict[str, Mutant]:

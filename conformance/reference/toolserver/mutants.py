@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from conformance.reference.mutants import Mutant
+from conformance.reference.mutants import Mutant, row_maker
 
-
-def _m(name: str, rules: set[str], description: str, dependents: set[str] | None = None) -> Mutant:
-    return Mutant(name, "toolserver", frozenset(rules), description, frozenset(dependents or ()))
+_m = row_maker("toolserver")
 
 
 _PROFILE_CALLS = {"PROF-06", "PROF-07", "PROF-08", "PROF-09", "PROF-10", "PROF-12", "PROF-13"}
