@@ -89,3 +89,14 @@ def parse_www_authenticate(value: str) -> list[Challenge]:
 
 def bearer_challenges(value: str) -> list[Challenge]:
     return [c for c in parse_www_authenticate(value) if c.scheme.lower() == "bearer"]
+
+
+def first_bearer_challenge(values: list[str]) -> Challenge | None:
+    """The first Bearer challenge of a response's WWW-Authenticate header values, or None if none parses."""
+    if not values:
+        return None
+    try:
+        found = bearer_challenges(", ".join(values))
+    except ChallengeParseError:
+        return None
+    return found[0] if found else None

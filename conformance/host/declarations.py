@@ -55,7 +55,8 @@ def is_json_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _short(value: Any) -> str:
+def short_json(value: Any) -> str:
+    """A value as compact JSON for a problem text, cut to 80 characters."""
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError, RecursionError):
@@ -131,7 +132,7 @@ class SchemaChecker:
         if uri is None:
             return self.default
         if not isinstance(uri, str):
-            return f"`$schema` must be a string, got {_short(uri)}"
+            return f"`$schema` must be a string, got {short_json(uri)}"
         cls = validator_for({"$schema": uri}, default=None)
         if cls is None:
             return f"`$schema` {uri!r} names no JSON Schema dialect the host knows"
@@ -196,7 +197,7 @@ class SchemaChecker:
     def problems(self, schema: Any, *, require_object_type: bool = True) -> list[str]:
         """Messages saying why ``schema`` is not a valid JSON Schema object (empty when it is)."""
         if not isinstance(schema, Mapping):
-            return [f"must be a JSON Schema object, got {_short(schema)}"]
+            return [f"must be a JSON Schema object, got {short_json(schema)}"]
         cls = self.dialect(schema)
         if isinstance(cls, str):
             return [cls]
@@ -212,7 +213,7 @@ class SchemaChecker:
         if require_object_type:
             kind = schema.get("type")
             if kind != "object" and not (isinstance(kind, list) and kind == ["object"]):
-                found.append(f'must declare "type": "object" at its root (MCP), got {_short(kind)}')
+                found.append(f'must declare "type": "object" at its root (MCP), got {short_json(kind)}')
         return found
 
     def compile(self, schema: Mapping[str, Any]) -> Validator:
@@ -246,41 +247,41 @@ def security_scheme_problems(schemes: Any) -> list[str]:
     ``noauth`` may carry an empty ``scopes`` array (it carries no scope); unknown extra keys are tolerated.
     """
     if not isinstance(schemes, list):
-        return [f"must be an array, got {_short(schemes)}"]
+        return [f"must be an array, got {short_json(schemes)}"]
     found: list[str] = []
     for i, scheme in enumerate(schemes):
         at = f"[{i}]"
         if not isinstance(scheme, Mapping):
-            found.append(f"{at} must be an object, got {_short(scheme)}")
+            found.append(f"{at} must be an object, got {short_json(scheme)}")
             continue
         kind = scheme.get("type")
         if kind not in SCHEME_TYPES:
-            found.append(f"{at}.type must be 'noauth' or 'oauth2', got {_short(kind)}")
+            found.append(f"{at}.type must be 'noauth' or 'oauth2', got {short_json(kind)}")
             continue
         scopes = scheme.get("scopes")
         if kind == "noauth":
             if "scopes" in scheme and scopes != []:
-                found.append(f"{at} is noauth but carries scopes {_short(scopes)}")
+                found.append(f"{at} is noauth but carries scopes {short_json(scopes)}")
         elif not isinstance(scopes, list):
-            found.append(f"{at} is oauth2 and needs a scopes array, got {_short(scopes)}")
+            found.append(f"{at} is oauth2 and needs a scopes array, got {short_json(scopes)}")
         else:
             bad = [s for s in scopes if not isinstance(s, str)]
             if bad:
-                found.append(f"{at}.scopes must hold strings only, got {_short(bad)}")
+                found.append(f"{at}.scopes must hold strings only, got {short_json(bad)}")
     return found
 
 
 def annotation_problems(annotations: Any) -> list[str]:
     """AUTH-TOOL-01: ``annotations`` is an object whose hints, when present, are booleans."""
     if not isinstance(annotations, Mapping):
-        return [f"must be an object, got {_short(annotations)}"]
+        return [f"must be an object, got {short_json(annotations)}"]
     found = [
-        f"{hint} must be a boolean, got {_short(annotations[hint])}"
+        f"{hint} must be a boolean, got {short_json(annotations[hint])}"
         for hint in HINTS
         if hint in annotations and not isinstance(annotations[hint], bool)
     ]
     if "title" in annotations and not isinstance(annotations["title"], str):
-        found.append(f"title must be a string, got {_short(annotations['title'])}")
+        found.append(f"title must be a string, got {short_json(annotations['title'])}")
     return found
 
 
@@ -330,7 +331,7 @@ class DeclarationChecker:
     def check_tool(self, tool: Any, index: int | None = None) -> list[Problem]:
         where = tool_label(tool, index)
         if not isinstance(tool, Mapping):
-            return [Problem("AUTH-TOOL-01", where, f"a tool must be an object, got {_short(tool)}")]
+            return [Problem("AUTH-TOOL-01", where, f"a tool must be an object, got {short_json(tool)}")]
         found: list[Problem] = []
 
         def add(rule: str, part: str, messages: Iterable[str]) -> None:
@@ -338,11 +339,11 @@ class DeclarationChecker:
 
         name = tool.get("name")
         if not isinstance(name, str) or not name:
-            add("AUTH-TOOL-01", ".name", [f"must be a non-empty string, got {_short(name)}"])
+            add("AUTH-TOOL-01", ".name", [f"must be a non-empty string, got {short_json(name)}"])
         if "description" not in tool:
             add("AUTH-TOOL-01", ".description", ["is missing"])
         elif not isinstance(tool["description"], str):
-            add("AUTH-TOOL-01", ".description", [f"must be a string, got {_short(tool['description'])}"])
+            add("AUTH-TOOL-01", ".description", [f"must be a string, got {short_json(tool['description'])}"])
         if "inputSchema" not in tool:
             add("AUTH-TOOL-01", ".inputSchema", ["is missing"])
         else:
@@ -356,7 +357,7 @@ class DeclarationChecker:
             add("AUTH-TOOL-01", ".annotations", annotation_problems(tool["annotations"]))
         meta = tool.get("_meta")
         if "_meta" in tool and not isinstance(meta, Mapping):
-            add("AUTH-TOOL-01", "._meta", [f"must be an object, got {_short(meta)}"])
+            add("AUTH-TOOL-01", "._meta", [f"must be an object, got {short_json(meta)}"])
         declared = security_schemes_of(tool)
         if declared is not None:
             schemes, location = declared
@@ -366,7 +367,7 @@ class DeclarationChecker:
             add(
                 "AUTH-TOOL-06",
                 f'._meta["{self.vendor}/profile"]',
-                [f"must be a boolean (true marks the profile tool), got {_short(value)}"],
+                [f"must be a boolean (true marks the profile tool), got {short_json(value)}"],
             )
         if isinstance(name, str) and name:
             self.index.tools[name] = tool
@@ -391,7 +392,7 @@ class DeclarationChecker:
     def check_tools(self, tools: Any) -> list[Problem]:
         """Every tool of a (merged, all pages) tools/list answer; also flags duplicate names."""
         if not isinstance(tools, list):
-            return [Problem("AUTH-TOOL-01", "tools", f"must be an array, got {_short(tools)}")]
+            return [Problem("AUTH-TOOL-01", "tools", f"must be an array, got {short_json(tools)}")]
         self.index = ToolIndex()
         found: list[Problem] = []
         seen: dict[str, int] = {}
@@ -449,21 +450,21 @@ class DeclarationChecker:
 def result_shape_problems(result: Any) -> list[str]:
     """The contract's tool result shape: content array of text items, object structuredContent, boolean isError."""
     if not isinstance(result, Mapping):
-        return [f"a tool result must be an object, got {_short(result)}"]
+        return [f"a tool result must be an object, got {short_json(result)}"]
     found: list[str] = []
     content = result.get("content")
     if not isinstance(content, list):
-        found.append(f"content must be an array, got {_short(content)}")
+        found.append(f"content must be an array, got {short_json(content)}")
     else:
         for i, item in enumerate(content):
             if not isinstance(item, Mapping):
-                found.append(f"content[{i}] must be an object, got {_short(item)}")
+                found.append(f"content[{i}] must be an object, got {short_json(item)}")
             elif item.get("type") == "text" and not isinstance(item.get("text"), str):
-                found.append(f"content[{i}] is a text item whose text is not a string: {_short(item.get('text'))}")
+                found.append(f"content[{i}] is a text item whose text is not a string: {short_json(item.get('text'))}")
     if "structuredContent" in result and not isinstance(result["structuredContent"], Mapping):
-        found.append(f"structuredContent must be an object, got {_short(result['structuredContent'])}")
+        found.append(f"structuredContent must be an object, got {short_json(result['structuredContent'])}")
     if "isError" in result and not isinstance(result["isError"], bool):
-        found.append(f"isError must be a boolean, got {_short(result['isError'])}")
+        found.append(f"isError must be a boolean, got {short_json(result['isError'])}")
     return found
 
 
@@ -515,10 +516,10 @@ def check_challenge_result(result: Any, *, rule: str = "AUTH-CHAL-01") -> Challe
         found.append(Problem(rule, where + part, message))
 
     if not isinstance(result, Mapping):
-        add("", f"must be a tool result object, got {_short(result)}")
+        add("", f"must be a tool result object, got {short_json(result)}")
         return ChallengeCheck(found, challenges)
     if result.get("isError") is not True:
-        add(".isError", f"must be true, got {_short(result.get('isError'))}")
+        add(".isError", f"must be true, got {short_json(result.get('isError'))}")
     content = result.get("content")
     texts = (
         [item for item in content if isinstance(item, Mapping) and item.get("type") == "text"]
@@ -534,12 +535,12 @@ def check_challenge_result(result: Any, *, rule: str = "AUTH-CHAL-01") -> Challe
     values = meta[CHALLENGE_META_KEY]
     part = f'._meta["{CHALLENGE_META_KEY}"]'
     if not isinstance(values, list) or not values:
-        add(part, f"must be a non-empty array of strings, got {_short(values)}")
+        add(part, f"must be a non-empty array of strings, got {short_json(values)}")
         return ChallengeCheck(found, challenges)
     for i, value in enumerate(values):
         at = f"{part}[{i}]"
         if not isinstance(value, str):
-            add(at, f"must be a string, got {_short(value)}")
+            add(at, f"must be a string, got {short_json(value)}")
             continue
         try:
             parsed = parse_www_authenticate(value)

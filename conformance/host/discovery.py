@@ -15,7 +15,7 @@ import httpx
 
 from conformance._exceptions import InvalidResponse
 from conformance.host import _json as target_json
-from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
+from conformance.host.challenge import Challenge, first_bearer_challenge
 from conformance.host.exchange import exchange_of
 from conformance.host.http import HostHTTP
 
@@ -56,14 +56,7 @@ def unauthenticated_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
 
 def challenge_of(response: httpx.Response) -> Challenge | None:
     """The first Bearer challenge of a response's WWW-Authenticate header(s), if it parses."""
-    values = response.headers.get_list("www-authenticate")
-    if not values:
-        return None
-    try:
-        found = bearer_challenges(", ".join(values))
-    except ChallengeParseError:
-        return None
-    return found[0] if found else None
+    return first_bearer_challenge(response.headers.get_list("www-authenticate"))
 
 
 def json_object(response: httpx.Response, what: str) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetError, TargetUnreachable
 from conformance.host import _json as target_json
-from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
+from conformance.host.challenge import Challenge, first_bearer_challenge
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.exchange import now_stamp, record_exchange
 from conformance.host.http import USER_AGENT, HostHTTP, ssl_context
@@ -132,14 +132,7 @@ def _response_to(messages: list[Any], request_id: Any) -> dict[str, Any] | None:
 
 
 def _first_challenge(headers: Any) -> Challenge | None:
-    values = headers.get_list("www-authenticate") if hasattr(headers, "get_list") else []
-    if not values:
-        return None
-    try:
-        found = bearer_challenges(", ".join(values))
-    except ChallengeParseError:
-        return None
-    return found[0] if found else None
+    return first_bearer_challenge(headers.get_list("www-authenticate") if hasattr(headers, "get_list") else [])
 
 
 # ----------------------------------------------------------------------------------------- raw probes

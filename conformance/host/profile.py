@@ -32,6 +32,7 @@ from conformance.host.declarations import (
     profile_marker,
     security_scheme_problems,
     security_schemes_of,
+    short_json,
 )
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "profile-record.schema.json"
@@ -53,14 +54,6 @@ def record_schema() -> dict[str, Any]:
 @cache
 def _record_validator() -> Draft202012Validator:
     return Draft202012Validator(record_schema())
-
-
-def _short(value: Any) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # ----------------------------------------------------------------------------------------------- PROF-01
@@ -100,18 +93,18 @@ def input_schema_problems(tool: Mapping[str, Any]) -> list[str]:
     """PROF-02: inputSchema is an object schema with no properties and ``additionalProperties: false``."""
     schema = tool.get("inputSchema")
     if not isinstance(schema, Mapping):
-        return [f"inputSchema must be a JSON Schema object, got {_short(schema)}"]
+        return [f"inputSchema must be a JSON Schema object, got {short_json(schema)}"]
     found = [f"inputSchema {m}" for m in SchemaChecker().problems(schema)]
     properties = schema.get("properties")
     if properties not in (None, {}):
-        found.append(f"inputSchema must declare no properties, got {_short(properties)}")
+        found.append(f"inputSchema must declare no properties, got {short_json(properties)}")
     if schema.get("additionalProperties") is not False:
         found.append(
-            f"inputSchema must set additionalProperties: false, got {_short(schema.get('additionalProperties'))}"
+            f"inputSchema must set additionalProperties: false, got {short_json(schema.get('additionalProperties'))}"
         )
     for keyword in ("patternProperties", "required"):
         if schema.get(keyword) not in (None, {}, []):
-            found.append(f"inputSchema must not declare {keyword}, got {_short(schema[keyword])}")
+            found.append(f"inputSchema must not declare {keyword}, got {short_json(schema[keyword])}")
     return found
 
 
@@ -119,10 +112,10 @@ def annotation_problems(tool: Mapping[str, Any]) -> list[str]:
     """PROF-03: readOnlyHint true, destructiveHint false, openWorldHint false (absent hints default otherwise)."""
     annotations = tool.get("annotations")
     if not isinstance(annotations, Mapping):
-        return [f"annotations must be an object with the three hints, got {_short(annotations)}"]
+        return [f"annotations must be an object with the three hints, got {short_json(annotations)}"]
     wanted = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
     return [
-        f"annotations.{hint} must be {str(value).lower()}, got {_short(annotations.get(hint, '<absent>'))}"
+        f"annotations.{hint} must be {str(value).lower()}, got {short_json(annotations.get(hint, '<absent>'))}"
         for hint, value in wanted.items()
         if annotations.get(hint) is not value
     ]
@@ -197,11 +190,11 @@ def output_schema_problems(tool: Mapping[str, Any]) -> list[str]:
     try:
         for record, what in accept:
             if what not in told and best_match(validator.iter_errors(record)) is not None:
-                found.append(f"outputSchema rejects {what} {_short(record)} that the record schema allows")
+                found.append(f"outputSchema rejects {what} {short_json(record)} that the record schema allows")
                 told.add(what)
         for record, what in reject:
             if what not in told and validator.is_valid(record):
-                found.append(f"outputSchema accepts {what} {_short(record)} that the record schema forbids")
+                found.append(f"outputSchema accepts {what} {short_json(record)} that the record schema forbids")
                 told.add(what)
     except (Unresolvable, RecursionError) as exc:
         return [f"outputSchema cannot be evaluated: {type(exc).__name__}: {exc}"[:300]]
@@ -248,13 +241,13 @@ def result_problems(result: Any) -> list[str]:
     content item whose JSON equals structuredContent. An absent isError is false, as in MCP.
     """
     if not isinstance(result, Mapping):
-        return [f"the result must be an object, got {_short(result)}"]
+        return [f"the result must be an object, got {short_json(result)}"]
     found: list[str] = []
     if result.get("isError", False) is not False:
-        found.append(f"isError must be false, got {_short(result.get('isError'))}")
+        found.append(f"isError must be false, got {short_json(result.get('isError'))}")
     structured = result.get("structuredContent")
     if not isinstance(structured, dict):
-        found.append(f"structuredContent must hold the profile object, got {_short(structured)}")
+        found.append(f"structuredContent must hold the profile object, got {short_json(structured)}")
     elif "id" not in structured:
         nested = [k for k, v in structured.items() if isinstance(v, Mapping) and "id" in v]
         if nested:
@@ -270,7 +263,7 @@ def result_problems(result: Any) -> list[str]:
         return found
     text = texts[0].get("text")
     if not isinstance(text, str):
-        found.append(f"the text item's text must be a string, got {_short(text)}")
+        found.append(f"the text item's text must be a string, got {short_json(text)}")
         return found
     try:
         parsed = _strict_loads(text)
@@ -278,7 +271,9 @@ def result_problems(result: Any) -> list[str]:
         found.append(f"the text item is not JSON: {text[:80]!r}")
         return found
     if isinstance(structured, dict) and not json_equal(parsed, structured):
-        found.append(f"the text item's JSON {_short(parsed)} differs from structuredContent {_short(structured)}")
+        found.append(
+            f"the text item's JSON {short_json(parsed)} differs from structuredContent {short_json(structured)}"
+        )
     return found
 
 
@@ -289,7 +284,7 @@ def id_problems(record: Any) -> list[str]:
     pid = record["id"]
     if not isinstance(pid, str):
         hint = " (serialize numeric provider ids as strings)" if is_json_number(pid) else ""
-        return [f"id must be a string, got {_short(pid)}{hint}"]
+        return [f"id must be a string, got {short_json(pid)}{hint}"]
     if not pid.strip():
         return [f"id must contain a non-whitespace character, got {pid!r}"]
     return []
