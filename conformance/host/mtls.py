@@ -80,6 +80,21 @@ def _builder(subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurve
     )
 
 
+def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
+    """Digital signatures always; certificate and CRL signing for a CA only."""
+    return x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=signs_certificates,
+        crl_sign=signs_certificates,
+        encipher_only=False,
+        decipher_only=False,
+    )
+
+
 def make_ca(common_name: str, parent: Issued | None = None, *, path_length: int | None = None) -> Issued:
     """A root (no parent) or an intermediate CA."""
     key = _key()
@@ -89,20 +104,7 @@ def make_ca(common_name: str, parent: Issued | None = None, *, path_length: int 
     builder = (
         _builder(subject, issuer_name, key.public_key())
         .add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(signs_certificates=True), critical=True)
     )
     if parent is not None:
         builder = builder.add_extension(
@@ -118,20 +120,7 @@ def make_client_leaf(parent: Issued, dns_name: str, *, client_auth: bool = True)
     cert = (
         _builder(_name(dns_name), parent.cert.subject, key.public_key())
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
+        .add_extension(_key_usage(signs_certificates=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(dns_name)]), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(parent.key.public_key()), critical=False)
