@@ -50,75 +50,33 @@ LOCATIONS: dict[str, dict[str, Any]] = {
 
 CONFLICT_AUDIENCE_ID = "aud_membership_updating"
 
+
+def _table(fields: tuple[str, ...], *rows: tuple[Any, ...]) -> dict[str, dict[str, Any]]:
+    """Records by id, from one tuple per record holding the values of ``fields`` (the first is the id)."""
+    return {str(row[0]): dict(zip(fields, row, strict=True)) for row in rows}
+
+
 # status: ready or processing. Includable: ready and at least the minimum size. Excludable: ready, any size.
-AUDIENCES: dict[str, dict[str, Any]] = {
-    str(a["id"]): a
-    for a in (
-        {
-            "id": "aud_ready_large",
-            "name": "Newsletter subscribers",
-            "status": "ready",
-            "approximate_size": 50_000,
-        },
-        {"id": "aud_ready_medium", "name": "Past purchasers", "status": "ready", "approximate_size": 20_000},
-        {
-            "id": "aud_overlap_large",
-            "name": "Site visitors (90 days)",
-            "status": "ready",
-            "approximate_size": 49_500,
-        },
-        {"id": "aud_ready_small", "name": "Beta testers", "status": "ready", "approximate_size": 40},
-        {"id": "aud_ready_empty", "name": "Churned (new list)", "status": "ready", "approximate_size": 0},
-        {
-            "id": "aud_not_ready",
-            "name": "CRM import (processing)",
-            "status": "processing",
-            "approximate_size": 0,
-        },
-        {
-            "id": CONFLICT_AUDIENCE_ID,
-            "name": "Loyalty members (membership update in progress)",
-            "status": "ready",
-            "approximate_size": 30_000,
-        },
-    )
-}
+AUDIENCES: dict[str, dict[str, Any]] = _table(
+    ("id", "name", "status", "approximate_size"),
+    ("aud_ready_large", "Newsletter subscribers", "ready", 50_000),
+    ("aud_ready_medium", "Past purchasers", "ready", 20_000),
+    ("aud_overlap_large", "Site visitors (90 days)", "ready", 49_500),
+    ("aud_ready_small", "Beta testers", "ready", 40),
+    ("aud_ready_empty", "Churned (new list)", "ready", 0),
+    ("aud_not_ready", "CRM import (processing)", "processing", 0),
+    (CONFLICT_AUDIENCE_ID, "Loyalty members (membership update in progress)", "ready", 30_000),
+)
 
 # Only an active standard setting connected to one active conversion source can be an optimization goal.
-CONVERSION_EVENT_SETTINGS: dict[str, dict[str, Any]] = {
-    str(c["id"]): c
-    for c in (
-        {
-            "id": "ces_purchase",
-            "name": "Purchase",
-            "kind": "standard",
-            "status": "active",
-            "active_sources": 1,
-        },
-        {"id": "ces_signup", "name": "Sign up", "kind": "standard", "status": "active", "active_sources": 1},
-        {
-            "id": "ces_lead_inactive",
-            "name": "Lead",
-            "kind": "standard",
-            "status": "inactive",
-            "active_sources": 1,
-        },
-        {
-            "id": "ces_custom_wishlist",
-            "name": "Wishlist",
-            "kind": "custom",
-            "status": "active",
-            "active_sources": 1,
-        },
-        {
-            "id": "ces_no_source",
-            "name": "Add to cart",
-            "kind": "standard",
-            "status": "active",
-            "active_sources": 0,
-        },
-    )
-}
+CONVERSION_EVENT_SETTINGS: dict[str, dict[str, Any]] = _table(
+    ("id", "name", "kind", "status", "active_sources"),
+    ("ces_purchase", "Purchase", "standard", "active", 1),
+    ("ces_signup", "Sign up", "standard", "active", 1),
+    ("ces_lead_inactive", "Lead", "standard", "inactive", 1),
+    ("ces_custom_wishlist", "Wishlist", "custom", "active", 1),
+    ("ces_no_source", "Add to cart", "standard", "active", 0),
+)
 
 PRODUCT_FEEDS: dict[str, dict[str, Any]] = {"pf_main": {"id": "pf_main", "name": "Main catalog"}}
 
