@@ -116,67 +116,44 @@ def _quote(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _closed_object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """A JSON Schema object with these properties and no others."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required is not None:
+        schema["required"] = required
+    return {**schema, "additionalProperties": False}
+
+
 # The tools besides the profile tool, as declared when no mutant changes them.
 SEARCH_DOCS: dict[str, Any] = {
     "name": "search_docs",
     "description": "Search the public product documentation.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"query": {"type": "string", "minLength": 1}},
-        "required": ["query"],
-        "additionalProperties": False,
-    },
-    "output_schema": {
-        "type": "object",
-        "properties": {
+    "input_schema": _closed_object({"query": {"type": "string", "minLength": 1}}, ["query"]),
+    "output_schema": _closed_object(
+        {
             "results": {
                 "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"title": {"type": "string"}, "url": {"type": "string"}},
-                    "required": ["title", "url"],
-                    "additionalProperties": False,
-                },
+                "items": _closed_object({"title": {"type": "string"}, "url": {"type": "string"}}, ["title", "url"]),
             }
         },
-        "required": ["results"],
-        "additionalProperties": False,
-    },
+        ["results"],
+    ),
     "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
 }
 
 LIST_ORDERS: dict[str, Any] = {
     "name": "list_orders",
     "description": "List the signed-in customer's orders.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"status": {"type": "string", "enum": ["open", "shipped", "cancelled"]}},
-        "additionalProperties": False,
-    },
-    "output_schema": {
-        "type": "object",
-        "properties": {"orders": {"type": "array", "items": ORDER_SCHEMA}},
-        "required": ["orders"],
-        "additionalProperties": False,
-    },
+    "input_schema": _closed_object({"status": {"type": "string", "enum": ["open", "shipped", "cancelled"]}}),
+    "output_schema": _closed_object({"orders": {"type": "array", "items": ORDER_SCHEMA}}, ["orders"]),
     "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
 }
 
 CANCEL_ORDER: dict[str, Any] = {
     "name": "cancel_order",
     "description": "Cancel one of the signed-in customer's open orders.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"order_id": {"type": "string", "minLength": 1}},
-        "required": ["order_id"],
-        "additionalProperties": False,
-    },
-    "output_schema": {
-        "type": "object",
-        "properties": {"order": ORDER_SCHEMA},
-        "required": ["order"],
-        "additionalProperties": False,
-    },
+    "input_schema": _closed_object({"order_id": {"type": "string", "minLength": 1}}, ["order_id"]),
+    "output_schema": _closed_object({"order": ORDER_SCHEMA}, ["order"]),
     "annotations": mt.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False),
 }
 

@@ -157,6 +157,27 @@ def page(api: CampaignsApi, **params: Any) -> dict[str, Any]:
     return body
 
 
+def _walk_step(
+    api: CampaignsApi,
+    direction: str,
+    *,
+    order: str,
+    limit: int,
+    cursor: str | None,
+    origin: str | None,
+    seen: list[str],
+) -> tuple[dict[str, Any], list[str]]:
+    """One page of an ``after``/``before`` cursor walk and its ids, with the checks every step shares: only the
+    walk's first page may be empty, and no id may repeat one already walked (or the cursor itself)."""
+    body = page(api, order=order, limit=limit, **{direction: cursor})
+    ids = [item["id"] for item in body["data"]]
+    walk = f"{direction}-walk ({order}, limit {limit})"
+    expect(ids or cursor == origin, f"{walk}: has_more was true, but the page {direction} {cursor} is empty")
+    repeated = [i for i in ids if i in seen or i == cursor]
+    expect(not repeated, f"{walk}: {repeated[0] if repeated else ''} appears twice")
+    return body, ids
+
+
 def walk_after(
     api: CampaignsApi, *, order: str, limit: int, after: str | None, budget: int, stop_at: str | None = None
 ) -> list[str]:
@@ -165,14 +186,7 @@ def walk_after(
     seen: list[str] = []
     cursor = after
     for _ in range(budget):
-        body = page(api, order=order, limit=limit, after=cursor)
-        ids = [item["id"] for item in body["data"]]
-        expect(
-            ids or cursor == after,
-            f"after-walk ({order}, limit {limit}): has_more was true, but the page after {cursor} is empty",
-        )
-        repeated = [i for i in ids if i in seen or i == cursor]
-        expect(not repeated, f"after-walk ({order}, limit {limit}): {repeated[0] if repeated else ''} appears twice")
+        body, ids = _walk_step(api, "after", order=order, limit=limit, cursor=cursor, origin=after, seen=seen)
         seen.extend(ids)
         if stop_at is not None and stop_at in ids:
             return seen
@@ -198,14 +212,7 @@ def walk_before(
     collected: list[str] = []
     cursor = before
     for _ in range(budget):
-        body = page(api, order=order, limit=limit, before=cursor)
-        ids = [item["id"] for item in body["data"]]
-        expect(
-            ids or cursor == before,
-            f"before-walk ({order}, limit {limit}): has_more was true, but the page before {cursor} is empty",
-        )
-        repeated = [i for i in ids if i in collected or i == cursor]
-        expect(not repeated, f"before-walk ({order}, limit {limit}): {repeated[0] if repeated else ''} appears twice")
+        body, ids = _walk_step(api, "before", order=order, limit=limit, cursor=cursor, origin=before, seen=collected)
         collected[:0] = ids
         if stop_at is not None and stop_at in ids:
             return collected
