@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,15 +80,23 @@ def challenge_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
     return http.post(mcp_url, json=initialize_request(), headers=headers, retry=None)
 
 
+@contextmanager
+def blocked_by(rule_id: str) -> Iterator[None]:
+    """A target that does not answer the block usably (TargetError, InvalidResponse included) blocks ``rule_id``;
+    throttling propagates unchanged (it has its own verdict)."""
+    try:
+        yield
+    except TargetThrottled:
+        raise
+    except TargetError as exc:
+        raise Blocked(rule_id, str(exc)) from None
+
+
 def host_discovery(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
     """The protected resource metadata found the host's way (blocked by AUTH-PRM-01), with the challenge of an
     invalid token when the unauthenticated request was served."""
-    try:
+    with blocked_by("AUTH-PRM-01"):
         found = discover_prm(http, mcp_url)
-    except TargetThrottled:
-        raise
-    except TargetError as exc:  # InvalidResponse included
-        raise Blocked("AUTH-PRM-01", str(exc)) from None
     if found.challenge is None:
         try:
             response = challenge_probe(http, mcp_url)
@@ -105,12 +114,8 @@ def first_as_metadata(http: HostHTTP, prm: PrmDiscovery) -> AsMetadata:
     servers = prm.document.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str) or not servers[0]:
         raise Blocked("AUTH-PRM-03", f"authorization_servers is {servers!r}: no issuer to try")
-    try:
+    with blocked_by("AUTH-ASM-01"):
         return discover_as_metadata(http, servers[0])
-    except TargetThrottled:
-        raise
-    except TargetError as exc:  # InvalidResponse included
-        raise Blocked("AUTH-ASM-01", str(exc)) from None
 
 
 # -- the host's client ---------------------------------------------------------------------------------------

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Blocked, TargetError, expect, needs, observe, rule
+from conformance import Blocked, expect, needs, observe, rule
 from conformance.config import Settings
-from conformance.host import TargetThrottled
 from conformance.host.asmeta import AsMetadata
 from conformance.host.http import HostHTTP
 from conformance.host.oauth import ClientRegistry, OAuthClient, TokenEndpoint
 from conformance.suites._cases import Cases
-from conformance.suites._linking import FlowAttempt, Linker
+from conformance.suites._linking import FlowAttempt, Linker, blocked_by
 
 
 def _register(host_http: HostHTTP, linker: Linker, registry: ClientRegistry, settings: Settings) -> OAuthClient:
@@ -78,12 +77,8 @@ def connection_client(
     if host_client.kind in ("dcr", "predefined"):
         return host_client
     if registration_refused(conformance_settings, linker) is None and as_metadata.registration_endpoint:
-        try:
+        with blocked_by("AUTH-DCR-01"):
             return _register(host_http, linker, client_registry, conformance_settings)
-        except TargetThrottled:
-            raise
-        except TargetError as exc:  # InvalidResponse included
-            raise Blocked("AUTH-DCR-01", str(exc)) from None
     needs("a registered or predefined client (the host links with CIMD)", "--client-id or --client-registration dcr")
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from conformance import Blocked, TargetError, expect, fail, observe, rule
+from conformance import expect, fail, observe, rule
 from conformance.config import Target
-from conformance.host import TargetThrottled
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import (
     PrmDiscovery,
@@ -16,7 +15,7 @@ from conformance.host.discovery import (
     unauthenticated_probe,
 )
 from conformance.host.http import HostHTTP
-from conformance.suites._linking import challenge_probe
+from conformance.suites._linking import blocked_by, challenge_probe
 from conformance.suites._transport import judge_https
 from conformance.validate.auth import prm_optional_field_problems, prm_servers_problems, scope_problems
 
@@ -62,12 +61,8 @@ def test_authorization_servers_match_their_issuers(
         if issuer == as_metadata.expected_issuer:
             meta = as_metadata
         else:
-            try:
+            with blocked_by("AUTH-ASM-01"):
                 meta = discover_as_metadata(host_http, issuer)
-            except TargetThrottled:
-                raise
-            except TargetError as exc:  # InvalidResponse included
-                raise Blocked("AUTH-ASM-01", str(exc)) from None
         if not meta.issuer_matches:
             problems.append(f"{issuer!r} serves metadata whose issuer is {meta.issuer!r} ({meta.url})")
     expect(not problems, "; ".join(problems) + " (compared character for character)")
