@@ -711,25 +711,26 @@ class TokenResult:
     def _get(self, name: str) -> Any:
         return self.body.get(name) if self.body else None
 
+    def _str(self, name: str) -> str | None:
+        """A body member that is a string (None when absent or of another type)."""
+        value = self._get(name)
+        return value if isinstance(value, str) else None
+
     @property
     def access_token(self) -> str | None:
-        value = self._get("access_token")
-        return value if isinstance(value, str) else None
+        return self._str("access_token")
 
     @property
     def refresh_token(self) -> str | None:
-        value = self._get("refresh_token")
-        return value if isinstance(value, str) else None
+        return self._str("refresh_token")
 
     @property
     def id_token(self) -> str | None:
-        value = self._get("id_token")
-        return value if isinstance(value, str) else None
+        return self._str("id_token")
 
     @property
     def token_type(self) -> str | None:
-        value = self._get("token_type")
-        return value if isinstance(value, str) else None
+        return self._str("token_type")
 
     @property
     def expires_in(self) -> int | None:
@@ -738,18 +739,15 @@ class TokenResult:
 
     @property
     def scope(self) -> str | None:
-        value = self._get("scope")
-        return value if isinstance(value, str) else None
+        return self._str("scope")
 
     @property
     def error(self) -> str | None:
-        value = self._get("error")
-        return value if isinstance(value, str) else None
+        return self._str("error")
 
     @property
     def error_description(self) -> str | None:
-        value = self._get("error_description")
-        return value if isinstance(value, str) else None
+        return self._str("error_description")
 
     def describe(self) -> str:
         if self.ok:
