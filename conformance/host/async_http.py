@@ -13,12 +13,11 @@ import asyncio
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urljoin
 
 import httpx
 
 from conformance._exceptions import ResponseTooLarge, TargetUnreachable
-from conformance.host.http import USER_AGENT, HostHTTP, RetryPolicy, record_exchange, ssl_context
+from conformance.host.http import USER_AGENT, HostHTTP, RetryPolicy, record_exchange, redirect_hop, ssl_context
 
 MAX_REDIRECTS = 5
 _UNSET: Any = object()
@@ -82,10 +81,10 @@ class AsyncHostHTTP:
                 kwargs["json"] = json
             response = await self._send(method, url, kwargs, started)
             if follow_redirects and response.is_redirect and hops < MAX_REDIRECTS:
-                url = urljoin(str(response.url), response.headers.get("location", ""))
+                url, method, headers, drop_body = redirect_hop(response, method, headers)
                 params, hops = None, hops + 1
-                if response.status_code in (301, 302, 303):
-                    method, json, content = "GET", _UNSET, None
+                if drop_body:
+                    json, content = _UNSET, None
                 continue
             if policy is None:
                 return response

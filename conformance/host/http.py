@@ -181,14 +181,11 @@ class HostHTTP:
             else:
                 response = self._send(method, url, kwargs, started)
             if follow_redirects and response.is_redirect and hops < MAX_REDIRECTS:
-                location = response.headers.get("location", "")
-                url = urljoin(str(response.url), location)
-                if _origin(url) != _origin(str(response.url)):
-                    headers = _without_credentials(headers)  # as httpx does: another origin gets no credentials
+                url, method, headers, drop_body = redirect_hop(response, method, headers)
                 params = None  # the Location is the whole next URL (the caller's parameters are in it, or not)
                 hops += 1
-                if response.status_code in (301, 302, 303) and method.upper() != "HEAD":
-                    method, json, data, content = "GET", _UNSET, None, None
+                if drop_body:
+                    json, data, content = _UNSET, None, None
                 continue
             if policy is None:
                 return response
@@ -347,3 +344,17 @@ def _without_credentials(headers: Mapping[str, str] | None) -> dict[str, str] | 
     if headers is None:
         return None
     return {k: v for k, v in headers.items() if k.lower() not in SECRET_HEADERS and not is_secret_name(k)}
+
+
+def redirect_hop(
+    response: httpx.Response, method: str, headers: Mapping[str, str] | None
+) -> tuple[str, str, Mapping[str, str] | None, bool]:
+    """Where a followed redirect goes, for HostHTTP and its async twin: (url, method, headers, drop the body).
+
+    Another origin gets no credentials (as httpx does); 301/302/303 turn the request into a bodiless GET, but HEAD.
+    """
+    url = urljoin(str(response.url), response.headers.get("location", ""))
+    if _origin(url) != _origin(str(response.url)):
+        headers = _without_credentials(headers)
+    to_get = response.status_code in (301, 302, 303) and method.upper() != "HEAD"
+    return url, "GET" if to_get else method, headers, to_get

@@ -68,3 +68,48 @@ async def test_retry_policy_is_the_host_one() -> None:
     async with twin(lambda r: next(answers)) as http:
         response = await http.get("https://t.example/flaky", retry=RetryPolicy(max_attempts=2, base_s=0.0))
     assert response.status_code == 200
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("location", "keeps"),
+    [("https://t.example/next", True), ("https://other.example/next", False), ("https://t.example:8443/next", False)],
+)
+async def test_credentials_do_not_follow_a_redirect_to_another_origin(location: str, keeps: bool) -> None:
+    """As HostHTTP: a redirect to another origin (host, scheme or port) gets no credentials."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/start":
+            return httpx.Response(307, headers={"Location": location})
+        return httpx.Response(200)
+
+    credentials = {"Authorization": "Bearer tok-1234", "X-Api-Key": "k-1234", "Cookie": "sid=1"}
+    async with twin(handler) as http:
+        await http.get(
+            "https://t.example/start", headers={**credentials, "Accept": "text/plain"}, follow_redirects=True
+        )
+    first, second = seen
+    assert {k: first.headers.get(k) for k in credentials} == credentials
+    assert second.headers.get("Accept") == "text/plain"
+    if keeps:
+        assert {k: second.headers.get(k) for k in credentials} == credentials
+    else:
+        assert not [k for k in credentials if k in second.headers], second.headers
+
+
+@pytest.mark.asyncio
+async def test_a_head_redirect_stays_head() -> None:
+    """As HostHTTP: 301/302/303 turn a request into GET, except HEAD, which stays HEAD."""
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.method)
+        return (
+            httpx.Response(302, headers={"Location": "/next"}) if request.url.path == "/start" else httpx.Response(200)
+        )
+
+    async with twin(handler) as http:
+        await http.request("HEAD", "https://t.example/start", follow_redirects=True)
+    assert seen == ["HEAD", "HEAD"]
