@@ -1,0 +1,48 @@
+"""The matrix's generator: a catalogue entry alone makes a case, on the right target, with the right suites."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.reference.mutants import Mutant
+from tests.matrix.plan import PlanError, build, unproven_rules
+
+
+def mutant(name: str, service: str, *rules: str, dependents: frozenset[str] = frozenset()) -> Mutant:
+    return Mutant(name, service, frozenset(rules), "a test entry", dependents)
+
+
+def test_a_new_catalogue_entry_becomes_a_case_of_its_target() -> None:
+    cases = build([mutant("ts-new", "toolserver", "AUTH-TOK-05"), mutant("img-new", "compression", "IMG-ERR-01")])
+    assert [(c.id, c.target, c.suites) for c in cases] == [
+        ("reference-compression", "compression", ("compression",)),
+        ("reference-tool_server", "tool_server", ("auth", "profile")),
+        ("img-new", "compression", ("compression",)),
+        ("ts-new", "tool_server", ("auth", "profile")),
+    ]
+    assert cases[3].group == "matrix-toolserver" and "PROF-01" in cases[3].rules
+
+
+def test_a_platform_mutant_runs_both_suites_of_its_target() -> None:
+    (_, case) = build([mutant("camp-new", "platform", "CAMP-03")])
+    assert case.suites == ("platform", "campaigns") and {"TOK-01", "CAMP-03"} <= case.rules
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        mutant("two-targets", "toolserver", "AUTH-TOK-05", "IMG-ERR-01"),
+        mutant("no-rules", "idp"),
+        mutant("typo", "idp", "AUTH-FLOW-99"),
+        mutant("typo-dependent", "idp", "AUTH-FLOW-01", dependents=frozenset({"AUTH-FLOW-99"})),
+    ],
+    ids=lambda m: m.name,
+)
+def test_an_entry_the_matrix_cannot_place_is_refused(entry: Mutant) -> None:
+    with pytest.raises(PlanError, match=entry.name):
+        build([entry])
+
+
+def test_a_rule_without_a_mutant_is_named() -> None:
+    assert "IMG-ERR-01" in unproven_rules([mutant("only-one", "compression", "IMG-TLS-01")])
+    assert "RL-06" not in unproven_rules([])  # a rule about the harness itself has no mutant by design
