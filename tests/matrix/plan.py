@@ -10,11 +10,14 @@ service's ``mutants.py`` becomes a case without touching this file.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from conformance.reference.mutants import Mutant, all_mutants
 from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET
+
+GROUP_SIZE = 12
 
 
 @dataclass(frozen=True)
@@ -24,15 +27,13 @@ class Case:
     target: str
     suites: tuple[str, ...]
     mutant: Mutant | None = None
+    # Cases one xdist worker runs together, its thread pool keeping several in flight: up to GROUP_SIZE mutants of
+    # one service (small enough that the two workers share the longest service's work).
+    group: str = "matrix"
 
     @property
     def id(self) -> str:
         return self.mutant.name if self.mutant else f"reference-{self.target}"
-
-    @property
-    def group(self) -> str:
-        """Cases that one xdist worker runs together (its thread pool keeps several in flight): one per service."""
-        return f"matrix-{self.mutant.service if self.mutant else self.target}"
 
     @property
     def rules(self) -> frozenset[str]:
@@ -59,11 +60,17 @@ def target_of(mutant: Mutant) -> str:
 
 
 def build(mutants: Iterable[Mutant]) -> list[Case]:
-    """The reference case of every target that has a mutant, then one case per mutant (sorted by name)."""
-    by_name = sorted(mutants, key=lambda m: m.name)
-    cases = [Case(target_of(m), target_suites(target_of(m)), m) for m in by_name]
+    """The reference case of every target that has a mutant, then one case per mutant (by service, then name)."""
+    cases: list[Case] = []
+    by_service = sorted(mutants, key=lambda m: (m.service, m.name))
+    for service in sorted({m.service for m in by_service}):
+        mine = [m for m in by_service if m.service == service]
+        chunks = math.ceil(len(mine) / GROUP_SIZE)
+        for index, m in enumerate(mine):
+            chunk = f"{service}-{index * chunks // len(mine) + 1}" if chunks > 1 else service
+            cases.append(Case(target_of(m), target_suites(target_of(m)), m, f"matrix-{chunk}"))
     targets = sorted({case.target for case in cases})
-    return [*(Case(t, target_suites(t)) for t in targets), *cases]
+    return [*(Case(t, target_suites(t), group=f"matrix-reference-{t}") for t in targets), *cases]
 
 
 def plan() -> list[Case]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.reference.mutants import Mutant
-from tests.matrix.plan import PlanError, build, unproven_rules
+from tests.matrix.plan import GROUP_SIZE, PlanError, build, unproven_rules
 
 
 def mutant(name: str, service: str, *rules: str, dependents: frozenset[str] = frozenset()) -> Mutant:
@@ -14,13 +14,20 @@ def mutant(name: str, service: str, *rules: str, dependents: frozenset[str] = fr
 
 def test_a_new_catalogue_entry_becomes_a_case_of_its_target() -> None:
     cases = build([mutant("ts-new", "toolserver", "AUTH-TOK-05"), mutant("img-new", "compression", "IMG-ERR-01")])
-    assert [(c.id, c.target, c.suites) for c in cases] == [
-        ("reference-compression", "compression", ("compression",)),
-        ("reference-tool_server", "tool_server", ("auth", "profile")),
-        ("img-new", "compression", ("compression",)),
-        ("ts-new", "tool_server", ("auth", "profile")),
+    assert [(c.id, c.target, c.suites, c.group) for c in cases] == [
+        ("reference-compression", "compression", ("compression",), "matrix-reference-compression"),
+        ("reference-tool_server", "tool_server", ("auth", "profile"), "matrix-reference-tool_server"),
+        ("img-new", "compression", ("compression",), "matrix-compression"),
+        ("ts-new", "tool_server", ("auth", "profile"), "matrix-toolserver"),
     ]
-    assert cases[3].group == "matrix-toolserver" and "PROF-01" in cases[3].rules
+    assert "PROF-01" in cases[3].rules and "IMG-ERR-01" not in cases[3].rules
+
+
+def test_a_large_service_is_shared_out_in_groups() -> None:
+    cases = build([mutant(f"ts-{i:02d}", "toolserver", "AUTH-TOK-05") for i in range(GROUP_SIZE + 1)])
+    groups = [c.group for c in cases if c.mutant]
+    first, second = groups.count("matrix-toolserver-1"), groups.count("matrix-toolserver-2")
+    assert first + second == len(groups) and abs(first - second) <= 1 and groups == sorted(groups)
 
 
 def test_a_platform_mutant_runs_both_suites_of_its_target() -> None:
