@@ -102,7 +102,9 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(VENV / "bin" / "conformance"), "demo", *rest], cwd=ROOT)
     ensure_chromium()
     ensure_thirdparty()
-    args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", *rest]
+    # One xdist worker per core; tests sharing an expensive fixture (a stack, a demo run, the matrix's groups of
+    # mutants) stay on one worker (tests/conftest.py groups them). `run.py test -n 0` runs serially.
+    args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "auto", "--dist", "loadgroup", *rest]
     return subprocess.call(args, cwd=ROOT)
 
 
