@@ -42,7 +42,7 @@ def _shared_fixtures(item: pytest.Item) -> list[str]:
     """The fixtures of these tests (not of plugins) that ``item`` shares with other tests: made once per process."""
     info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the item's fixture closure
     names: list[str] = []
-    for name, defs in (info.name2fixturedefs.items() if info else []):
+    for name, defs in info.name2fixturedefs.items() if info else []:
         fixture = defs[-1]
         if fixture.scope in SHARED_SCOPES and getattr(fixture.func, "__module__", "").startswith("tests."):
             names.append(f"{fixture.func.__module__}.{name}")
