@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance.testing import RunResult
-from tests.matrix.harness import run_harness
+from tests.matrix.harness import run_harness, stop_fork_server
 from tests.matrix.plan import Case
 from tests.matrix.stacks import STACKS, SharedServices
 
@@ -72,6 +72,7 @@ class Matrix:
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._shared.close()
+        stop_fork_server()
 
 
 def selected_cases(session: pytest.Session) -> list[Case]:
