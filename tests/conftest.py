@@ -35,36 +35,28 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
     return completed.returncode, report_dir, completed.stdout + completed.stderr
 
 
-SHARED_SCOPES = ("session", "package", "module")
+def xdist_scope(nodeid: str, groups: dict[str, str]) -> str:
+    """The unit of work of ``-n N``: a test module, so that a module's fixtures (a stack, a harness run) are made
+    once; but the mutant matrix's cases (one module) go by their group (tests/matrix/plan.py), so that the workers
+    share its work and each group's runs are made by one worker. (xdist's ``loadgroup`` would do this with markers,
+    but under pytest 9 it adds no group to the node ids and groups nothing.)"""
+    module, _, rest = nodeid.partition("::")
+    case = rest.rpartition("[")[2].rstrip("]") if rest.endswith("]") else ""
+    return groups.get(case, module) if module.endswith("tests/matrix/test_matrix.py") else module
 
 
-def _shared_fixtures(item: pytest.Item) -> list[str]:
-    """The fixtures of these tests (not of plugins) that ``item`` shares with other tests: made once per process."""
-    info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the item's fixture closure
-    names: list[str] = []
-    for name, defs in info.name2fixturedefs.items() if info else []:
-        fixture = defs[-1]
-        if fixture.scope in SHARED_SCOPES and getattr(fixture.func, "__module__", "").startswith("tests."):
-            names.append(f"{fixture.func.__module__}.{name}")
-    return names
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
 
+    from tests.matrix.plan import plan
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """For ``-n N --dist loadgroup``: tests that share an expensive fixture (a stack, a demo run, a harness run)
-    go to one xdist worker, so that it is made once; a test already in a group keeps it. Groups are the connected
-    sets of tests linked by such fixtures."""
-    parent: dict[str, str] = {}
+    groups = {case.id: case.group for case in plan()}
 
-    def root(key: str) -> str:
-        while parent.setdefault(key, key) != key:
-            key = parent[key]
-        return key
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid, groups)
 
-    linked = [(item, _shared_fixtures(item)) for item in items if not item.get_closest_marker("xdist_group")]
-    for _, names in linked:
-        for name in names[1:]:
-            parent[root(name)] = root(names[0])
-    for item, names in linked:
-        if names:
-            item.add_marker(pytest.mark.xdist_group(root(names[0])))
+    return Scheduling(config, log)
