@@ -19,7 +19,7 @@ MUTANTS = [case for case in CASES if case.mutant is not None]
 
 
 def params(cases: list[Case]) -> list[Any]:
-    return [pytest.param(case, id=case.id, marks=pytest.mark.xdist_group(case.group)) for case in cases]
+    return [pytest.param(case, id=case.id) for case in cases]  # the id is what tests/conftest.py schedules by
 
 
 def describe(result: RunResult) -> str:

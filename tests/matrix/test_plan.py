@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.reference.mutants import Mutant
+from tests.conftest import xdist_scope
 from tests.matrix.plan import GROUP_SIZE, PlanError, build, unproven_rules
 
 
@@ -53,3 +54,11 @@ def test_an_entry_the_matrix_cannot_place_is_refused(entry: Mutant) -> None:
 def test_a_rule_without_a_mutant_is_named() -> None:
     assert "IMG-ERR-01" in unproven_rules([mutant("only-one", "compression", "IMG-TLS-01")])
     assert "RL-06" not in unproven_rules([])  # a rule about the harness itself has no mutant by design
+
+
+def test_xdist_shares_out_the_matrix_by_group_and_the_rest_by_module() -> None:
+    groups = {"idp-code-reuse": "matrix-idp-1", "reference-tool_server": "matrix-reference-tool_server"}
+    matrix = "tests/matrix/test_matrix.py"
+    assert xdist_scope(f"{matrix}::test_mutant_fails_exactly_its_rules[idp-code-reuse]", groups) == "matrix-idp-1"
+    assert xdist_scope(f"{matrix}::test_every_rule_has_a_mutant", groups) == matrix
+    assert xdist_scope("tests/host/test_mcp.py::test_x[idp-code-reuse]", groups) == "tests/host/test_mcp.py"
