@@ -47,8 +47,11 @@ def xdist_scope(nodeid: str, groups: dict[str, str]) -> str:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    if config.getvalue("dist") != "load":
-        return None
+    from conformance.plugin import SESSION_KEY
+
+    state = config.stash.get(SESSION_KEY, None)
+    if config.getvalue("dist") != "load" or (state is not None and state.active):
+        return None  # a harness run (e.g. `conformance demo -n 2` from this directory) keeps its own scheduling
     from xdist.scheduler import LoadScopeScheduling
 
     from tests.matrix.plan import plan
