@@ -102,7 +102,9 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(VENV / "bin" / "conformance"), "demo", *rest], cwd=ROOT)
     ensure_chromium()
     ensure_thirdparty()
-    args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", *rest]
+    # One xdist worker per core; a test module's tests, and each group of the mutant matrix's cases, stay on one
+    # worker (tests/conftest.py schedules them). `run.py test -n 0` runs serially.
+    args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "auto", *rest]
     return subprocess.call(args, cwd=ROOT)
 
 

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpcore._backends.sync  # noqa: F401 - see below
 import pytest
 
 import conformance
@@ -21,9 +20,6 @@ from conformance.report.model import CheckOutcome, RuleResult, Status, verdict
 from conformance.testing import run_harness
 
 DEAD = "https://127.0.0.1:1/mcp"
-# pytester's in-process runs drop the modules first imported inside them: httpcore's sync backend, imported lazily,
-# would then come back as a second copy whose ConnectError httpx does not map, and the stack's health polling in
-# the last test would crash instead of retrying. Importing it at collection keeps one copy for the session.
 
 PASS_AND_NEED = """
 from conformance import needs, rule

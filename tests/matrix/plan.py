@@ -1,0 +1,86 @@
+"""The matrix, generated from the mutant catalogue and the rule catalogue alone.
+
+Each mutant (``conformance.reference.mutants.all_mutants()``) breaks rules of one target (the tool server, the
+platform API, the compression API: ``SUITE_TARGET`` of its rules' suites). Its case is ONE harness run of every
+suite of that target against a stack with the mutant switched on, so precision is proven over all those rules:
+the run must fail each of its ``rules`` and nothing outside ``rules | dependents``. Each target also has one
+reference case, the same suites against the unmutated stack, where every rule must pass. A mutant added to any
+service's ``mutants.py`` becomes a case without touching this file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from conformance.reference.mutants import Mutant, all_mutants
+from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET
+
+GROUP_SIZE = 12
+
+
+@dataclass(frozen=True)
+class Case:
+    """One harness run: ``suites`` against ``target``'s stack with ``mutant`` on (None: the reference)."""
+
+    target: str
+    suites: tuple[str, ...]
+    mutant: Mutant | None = None
+    # Cases one xdist worker runs together, its thread pool keeping several in flight: up to GROUP_SIZE mutants of
+    # one service (small enough that the two workers share the longest service's work).
+    group: str = "matrix"
+
+    @property
+    def id(self) -> str:
+        return self.mutant.name if self.mutant else f"reference-{self.target}"
+
+    @property
+    def rules(self) -> frozenset[str]:
+        """Every rule the run decides (the rules of its suites)."""
+        return frozenset(r for r, rule in RULES.items() if rule.suite in self.suites)
+
+
+class PlanError(ValueError):
+    """The catalogue has a mutant the matrix cannot place (no rules, unknown rule, rules of two targets)."""
+
+
+def target_suites(target: str) -> tuple[str, ...]:
+    return tuple(suite for suite, name in SUITE_TARGET.items() if name == target)
+
+
+def target_of(mutant: Mutant) -> str:
+    unknown = sorted(r for r in mutant.rules | mutant.dependents if r not in RULES)
+    if unknown or not mutant.rules:
+        raise PlanError(f"mutant {mutant.name}: no rules, or unknown rule IDs {unknown}")
+    targets = {SUITE_TARGET[RULES[r].suite] for r in mutant.rules}
+    if len(targets) != 1:
+        raise PlanError(f"mutant {mutant.name} breaks rules of several targets {sorted(targets)}: split it")
+    return targets.pop()
+
+
+def build(mutants: Iterable[Mutant]) -> list[Case]:
+    """The reference case of every target that has a mutant, then one case per mutant (by service, then name)."""
+    cases: list[Case] = []
+    by_service = sorted(mutants, key=lambda m: (m.service, m.name))
+    for service in sorted({m.service for m in by_service}):
+        mine = [m for m in by_service if m.service == service]
+        chunks = math.ceil(len(mine) / GROUP_SIZE)
+        for index, m in enumerate(mine):
+            chunk = f"{service}-{index * chunks // len(mine) + 1}" if chunks > 1 else service
+            cases.append(Case(target_of(m), target_suites(target_of(m)), m, f"matrix-{chunk}"))
+    targets = sorted({case.target for case in cases})
+    return [*(Case(t, target_suites(t), group=f"matrix-reference-{t}") for t in targets), *cases]
+
+
+def plan() -> list[Case]:
+    return build(all_mutants().values())
+
+
+def proven_rules(mutants: Iterable[Mutant]) -> set[str]:
+    return set().union(*(m.rules for m in mutants))
+
+
+def unproven_rules(mutants: Iterable[Mutant]) -> list[str]:
+    """Rules of the catalogue that no mutant breaks (rules about the harness itself excepted)."""
+    return sorted(set(RULES) - set(HARNESS_RULES) - proven_rules(mutants))

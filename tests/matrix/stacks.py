@@ -1,0 +1,79 @@
+"""How a case's stack is started, per target: what the case's harness run needs is the stack's settings.
+
+tool_server: the embedded stack (IdP, tool server, and the proxy for its mutants), child processes.
+platform: the platform sandbox, served in this process (no interpreter start per case).
+compression: the compression sandbox served in this process, wired to object stores shared by every case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from conformance.reference.stack import running_stack
+from tests.matrix.plan import Case
+from tests.reference.compression.stack import Stores, running_stores, serving_sandbox
+from tests.reference.platform.live import serving
+
+Settings = dict[str, str]
+
+
+@contextlib.contextmanager
+def tool_server_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Settings]:
+    services = {"toolserver", *([case.mutant.service] if case.mutant else [])}
+    mutants = [case.mutant.name] if case.mutant else []
+    with running_stack(mutants=mutants, services=sorted(services), data_dir=data_dir) as stack:
+        yield stack.settings
+
+
+@contextlib.contextmanager
+def platform_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Settings]:
+    mutants = frozenset({case.mutant.name}) if case.mutant else frozenset()
+    with serving(data_dir, mutants=mutants) as sandbox:
+        # Every mutant is caught by an explicit case or the first examples (the properties carry @example cases
+        # for that); the reference run keeps the default number to guard against false failures.
+        yield {**sandbox.settings, **({"CONFORMANCE_HYPOTHESIS_EXAMPLES": "3"} if case.mutant else {})}
+
+
+@contextlib.contextmanager
+def compression_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Settings]:
+    mutants = frozenset({case.mutant.name}) if case.mutant else frozenset()
+    with serving_sandbox(shared.stores(), data_dir.name, mutants) as sandbox:
+        yield sandbox.settings
+
+
+Starter = Callable[[Case, Path, "SharedServices"], AbstractContextManager[Settings]]
+STACKS: dict[str, Starter] = {
+    "tool_server": tool_server_stack,
+    "platform": platform_stack,
+    "compression": compression_stack,
+}
+
+
+class SharedServices:
+    """Services several cases share, started on first use and stopped by :meth:`close`.
+
+    ``prepare`` must run in the thread that will call ``close`` (the children die with the thread that started
+    them), so the matrix prepares before handing cases to its worker threads."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._cleanup = contextlib.ExitStack()
+        self._stores: Stores | None = None
+        self._lock = threading.Lock()
+
+    def prepare(self, cases: list[Case]) -> None:
+        with self._lock:
+            if self._stores is None and any(case.target == "compression" for case in cases):
+                self._stores = self._cleanup.enter_context(running_stores(self._root / "compression-stores"))
+
+    def stores(self) -> Stores:
+        if self._stores is None:
+            raise RuntimeError("compression stores not prepared")
+        return self._stores
+
+    def close(self) -> None:
+        self._cleanup.close()
