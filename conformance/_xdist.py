@@ -75,7 +75,8 @@ def _bundled_only(config: Any) -> bool:
 
 
 def auto_num_workers(config: Any) -> int | None:
-    """``-n auto``: no more workers than targets, nor than xdist's own count (cores); None to leave it to xdist."""
+    """``-n auto``: no more workers than targets, nor than xdist's own count (cores), and none at all when only one
+    could work; None to leave it to xdist."""
     if not _bundled_only(config):
         return None  # the user's own checks are distributed one by one: the cores are the limit
     try:
@@ -86,7 +87,8 @@ def auto_num_workers(config: Any) -> int | None:
         return None
     from xdist.plugin import pytest_xdist_auto_num_workers as cores
 
-    return max(1, min(targets, cores(config)))
+    workers = min(targets, cores(config))
+    return workers if workers > 1 else 0  # one worker would only add its start-up: run in this process (-n 0)
 
 
 def surplus_workers_line(config: Any, settings: Settings) -> str | None:

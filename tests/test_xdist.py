@@ -67,11 +67,11 @@ def _auto(pytester: pytest.Pytester, *args: str) -> Any:
 
 def test_auto_starts_no_more_workers_than_targets(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "8")  # xdist's own count: 8 cores
-    assert _auto(pytester, "--target-url", DEAD) == 1
+    assert _auto(pytester, "--target-url", DEAD) == 0  # one target: no worker, the run stays in-process
     assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD) == 2
     assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD, "--compression-url", DEAD) == 3
     # only the selected suites' targets count
-    assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD, "--suite", "auth") == 1
+    assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD, "--suite", "auth") == 0
     # nothing to certify, or the user's own checks: xdist decides
     assert _auto(pytester) == 8
     pytester.makepyfile(test_mine="def test_a(): pass\n")
@@ -85,11 +85,12 @@ def test_auto_starts_no_more_workers_than_cores(pytester: pytest.Pytester, monke
 
 def test_auto_spawns_one_worker_per_target(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "4")
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "-n", "auto", "--target-url", DEAD, "-k", "no_such_check"
-    )
-    result.stdout.fnmatch_lines(["*created: 1/1 worker*"])
-    result.stdout.no_fnmatch_line("*worker(s) will be idle*")
+    args = ["-p", "no:cacheprovider", "--report-dir", "out", "-n", "auto", "-k", "no_such_check"]
+    two = pytester.runpytest_subprocess(*args, "--target-url", DEAD, "--platform-url", DEAD)
+    two.stdout.fnmatch_lines(["*created: 2/2 workers*"])
+    two.stdout.no_fnmatch_line("*worker(s) will be idle*")
+    one = pytester.runpytest_subprocess(*args, "--target-url", DEAD)
+    one.stdout.no_fnmatch_line("*created: *")
 
 
 def test_header_says_when_explicit_workers_exceed_targets(pytester: pytest.Pytester) -> None:
