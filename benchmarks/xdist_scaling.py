@@ -1,7 +1,7 @@
 """pytest-xdist against 1, 2 and 3 targets of one embedded reference stack (issue 19: ``-n auto`` never slower than
 serial; targets certified in parallel until the cores are busy).
 
-    .venv/bin/python benchmarks/xdist_scaling.py [--repeat 1] [--workers auto 3]
+    .venv/bin/python benchmarks/xdist_scaling.py [--repeat 1] [--workers auto 3] [--targets 1 2 3]
 
 For each fleet (the tool server; + the platform sandbox; + the compression sandbox) it runs the bundled suites of
 those targets serially and with each ``-n`` value, in fresh processes alternately, and prints the median wall times
@@ -35,11 +35,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--workers", nargs="*", default=["auto", "3"])
+    parser.add_argument("--targets", nargs="*", type=int, default=[1, 2, 3], help="fleet sizes to run")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     print(f"{len(os.sched_getaffinity(0))} core(s) available")
     with tempfile.TemporaryDirectory() as tmp, running_stack() as stack:
-        for label, urls in FLEETS:
+        for label, urls in (FLEETS[n - 1] for n in args.targets):
             # the fleet's target URLs only (keys, CA and the rest stay): the other targets are not configured
             unused = {URL_ENV[u] for u in URL_ENV if u not in urls}
             env = {**base, **{k: v for k, v in stack.settings.items() if k not in unused}}
