@@ -15,7 +15,9 @@ from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
-from conformance._session import SUITES_DIR
+from conformance._exceptions import ConfigError
+from conformance._session import SUITES_DIR, build_settings, in_suites
+from conformance.config import Settings
 from conformance.rules import SUITE_TARGET
 
 
@@ -55,3 +57,49 @@ def make_scheduler(config: Any, log: Any) -> TargetScheduling | None:
     if config.getvalue("dist") != "load":
         return None
     return TargetScheduling(config, log)
+
+
+# -- how many workers ------------------------------------------------------------------------------------------
+
+
+def busy_targets(settings: Settings) -> int:
+    """Targets this run certifies: one worker each can work, every further one only pays its start-up."""
+    return len({SUITE_TARGET[s] for s in settings.selected_suites if settings.target(SUITE_TARGET[s]) is not None})
+
+
+def _bundled_only(config: Any) -> bool:
+    """Whether the run holds only bundled checks (no test paths, or only paths inside the suites)."""
+    if config.args_source != config.ArgsSource.ARGS:
+        return True
+    return all(in_suites(Path(a.split("::", 1)[0])) for a in config.args)
+
+
+def auto_num_workers(config: Any) -> int | None:
+    """``-n auto``: no more workers than targets, nor than xdist's own count (cores), and none at all when only one
+    could work; None to leave it to xdist."""
+    if not _bundled_only(config):
+        return None  # the user's own checks are distributed one by one: the cores are the limit
+    try:
+        targets = busy_targets(build_settings(config))
+    except ConfigError:
+        return None  # pytest_configure reports it
+    if targets == 0:
+        return None
+    from xdist.plugin import pytest_xdist_auto_num_workers as cores
+
+    workers = min(targets, cores(config))
+    return workers if workers > 1 else 0  # one worker would only add its start-up: run in this process (-n 0)
+
+
+def surplus_workers_line(config: Any, settings: Settings) -> str | None:
+    """A report-header line when an explicit ``-n N`` starts more workers than there are targets."""
+    workers = getattr(config.option, "numprocesses", None)
+    if not isinstance(workers, int) or workers <= 1 or not _bundled_only(config):
+        return None
+    targets = busy_targets(settings)
+    if targets == 0 or workers <= targets:
+        return None
+    return (
+        f"conformance: -n {workers} for {targets} target(s): {workers - targets} worker(s) will be idle "
+        "(each target's checks run on one worker; -n auto starts one per target)"
+    )

@@ -128,6 +128,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"conformance: suites {', '.join(session.settings.selected_suites)}; strict={session.strict}"]
     for name, target in session.settings.targets().items():
         lines.append(f"conformance: {name} = {session.redactor.url(target.base_url)}")
+    if getattr(config.option, "numprocesses", None):
+        from conformance._xdist import surplus_workers_line
+
+        lines += filter(None, [surplus_workers_line(config, session.settings)])
     if session.baseline is not None:
         lines.append(f"conformance: baseline {session.baseline.source} ({len(session.baseline.entries)} entries)")
     return lines
@@ -233,6 +237,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from conformance._xdist import make_scheduler
 
     return make_scheduler(config, log)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: never more workers than targets to certify (see ``conformance/_xdist.py``)."""
+    from conformance._xdist import auto_num_workers
+
+    return auto_num_workers(config)
 
 
 # -- fixtures --------------------------------------------------------------------------------------------------

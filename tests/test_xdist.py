@@ -6,6 +6,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from conformance._session import SUITES_DIR
 from conformance._xdist import TargetScheduling, make_scheduler, target_scope
 
@@ -51,3 +53,52 @@ def test_the_scheduler_does_not_import_the_plugin() -> None:
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert "conformance.plugin" not in imported and "conformance._session" in imported
+
+
+# -- how many workers (pytest_xdist_auto_num_workers, the report header) ----------------------------------------
+
+DEAD = "https://127.0.0.1:1/mcp"
+
+
+def _auto(pytester: pytest.Pytester, *args: str) -> Any:
+    config = pytester.parseconfig("-p", "no:cacheprovider", *args)
+    return config.hook.pytest_xdist_auto_num_workers(config=config)
+
+
+def test_auto_starts_no_more_workers_than_targets(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "8")  # xdist's own count: 8 cores
+    assert _auto(pytester, "--target-url", DEAD) == 0  # one target: no worker, the run stays in-process
+    assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD) == 2
+    assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD, "--compression-url", DEAD) == 3
+    # only the selected suites' targets count
+    assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD, "--suite", "auth") == 0
+    # nothing to certify, or the user's own checks: xdist decides
+    assert _auto(pytester) == 8
+    pytester.makepyfile(test_mine="def test_a(): pass\n")
+    assert _auto(pytester, "--target-url", DEAD, "test_mine.py") == 8
+
+
+def test_auto_starts_no_more_workers_than_cores(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "2")
+    assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD, "--compression-url", DEAD) == 2
+
+
+def test_auto_spawns_one_worker_per_target(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "4")
+    args = ["-p", "no:cacheprovider", "--report-dir", "out", "-n", "auto", "-k", "no_such_check"]
+    two = pytester.runpytest_subprocess(*args, "--target-url", DEAD, "--platform-url", DEAD)
+    two.stdout.fnmatch_lines(["*created: 2/2 workers*"])
+    two.stdout.no_fnmatch_line("*worker(s) will be idle*")
+    one = pytester.runpytest_subprocess(*args, "--target-url", DEAD)
+    one.stdout.no_fnmatch_line("*created: *")
+
+
+def test_header_says_when_explicit_workers_exceed_targets(pytester: pytest.Pytester) -> None:
+    def header(*args: str) -> pytest.RunResult:
+        return pytester.runpytest("-p", "no:cacheprovider", "--report-dir", "out", "--collect-only", *args)
+
+    header("-n", "3", "--target-url", DEAD).stdout.fnmatch_lines(
+        ["conformance: -n 3 for 1 target(s): 2 worker(s) will be idle*"]
+    )
+    header("-n", "1", "--target-url", DEAD).stdout.no_fnmatch_line("*will be idle*")
+    header("-n", "2", "--target-url", DEAD, "--platform-url", DEAD).stdout.no_fnmatch_line("*will be idle*")

@@ -32,9 +32,7 @@ class AsyncHostHTTP:
         self.guard = host.guard
         self.redactor = host.redactor
         settings = host.httpx_client_kwargs()
-        verify = settings["verify"]
-        if settings.get("client_cert") is not None:
-            verify.load_cert_chain(*settings["client_cert"])
+        verify = ssl_context(host.ca_bundle, client_cert=settings.get("client_cert"))  # shared, never mutated
         mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
         if transport is None and settings.get("insecure_loopback"):
             insecure = ssl_context(host.ca_bundle, verify=False)

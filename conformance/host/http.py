@@ -7,6 +7,8 @@ attaches each request and response, redacted at capture, to the running check.
 
 from __future__ import annotations
 
+import functools
+import os
 import ssl
 import time
 from collections.abc import Mapping
@@ -30,14 +32,40 @@ USER_AGENT = "conformance-host/0.1"
 _UNSET: Any = object()
 
 
-def ssl_context(ca_bundle: Path | None = None, *, verify: bool = True) -> ssl.SSLContext:
-    """System trust plus the optional CA bundle (the embedded stack's local CA)."""
+def ssl_context(
+    ca_bundle: Path | None = None, *, verify: bool = True, client_cert: tuple[str, str] | None = None
+) -> ssl.SSLContext:
+    """System trust plus the optional CA bundle (the embedded stack's local CA) and client certificate.
+
+    One context per trust setting, shared by every client of the run: building one parses the system trust store
+    (about 10 ms of CPU each, over a second per auth+profile run when every client built its own). The files'
+    modification times are part of the key, so a regenerated CA or certificate gets a fresh context.
+    Shared: callers never mutate the result (load a client certificate by passing ``client_cert``).
+    """
+    stamps = tuple(_stamp(f) for f in (ca_bundle, *(client_cert or ())))
+    return _build_context(ca_bundle, verify, client_cert, stamps)
+
+
+def _stamp(path: str | Path | None) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path) if path is not None else None
+    except OSError:
+        return None  # loading it fails below, as it did before
+    return (info.st_mtime_ns, info.st_size) if info is not None else None
+
+
+@functools.lru_cache(maxsize=32)
+def _build_context(
+    ca_bundle: Path | None, verify: bool, client_cert: tuple[str, str] | None, stamps: tuple[Any, ...]
+) -> ssl.SSLContext:
     context = ssl.create_default_context()
     if ca_bundle is not None:
         context.load_verify_locations(cafile=str(ca_bundle))
     if not verify:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
+    if client_cert is not None:
+        context.load_cert_chain(*client_cert)
     return context
 
 
@@ -72,9 +100,7 @@ class HostHTTP:
         self.client_cert = client_cert
         self.pacer = pacer  # the run's pace (rate-limit budgets, throttle waits); None: answers as they come
         self._sleep = sleep
-        context = ssl_context(ca_bundle)
-        if client_cert is not None:
-            context.load_cert_chain(*client_cert)
+        context = ssl_context(ca_bundle, client_cert=client_cert)
         mounts: dict[str, httpx.BaseTransport | None] = {}
         if transport is None and self.guard.allow_insecure_loopback:
             # Self-signed TLS is tolerated on loopback only; everything else is verified.
@@ -291,7 +317,8 @@ class HostHTTP:
 
     def httpx_client_kwargs(self) -> dict[str, Any]:
         """Library-neutral settings for another HTTP client (e.g. the MCP SDK's) that must behave like this one:
-        ``timeout`` (dict of seconds), ``verify`` (ssl.SSLContext), ``insecure_loopback`` (bool) and
+        ``timeout`` (dict of seconds), ``verify`` (the shared ssl.SSLContext, without the client certificate: for one,
+        call ``ssl_context(ca_bundle, client_cert=...)``), ``insecure_loopback`` (bool) and
         ``client_cert`` ((certfile, keyfile) or None)."""
         return {
             "timeout": self.timeout.as_dict(),

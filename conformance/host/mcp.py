@@ -448,19 +448,15 @@ class McpSession:
         settings = self.host.httpx_client_kwargs()
         t: dict[str, float | None] = settings["timeout"]
         timeout = httpx2.Timeout(connect=t["connect"], read=t["read"], write=t["write"], pool=t["pool"])
-        verify = settings["verify"]
         if self.client_cert is None and settings.get("client_cert") is not None:
             self.client_cert = settings["client_cert"]  # a host configured for mTLS presents it here too
-        if self.client_cert is not None:
-            verify.load_cert_chain(*self.client_cert)
+        verify = ssl_context(self.host.ca_bundle, client_cert=self.client_cert)  # shared, never mutated
         max_bytes = self.host.max_response_bytes
         self._transport = _RecordingTransport(httpx2.AsyncHTTPTransport(verify=verify), self.host.redactor, max_bytes)
         mounts: dict[str, httpx2.AsyncBaseTransport | None] = {}
         if settings.get("insecure_loopback"):
             # As HostHTTP: unverified TLS is tolerated on loopback only, and recorded like the rest.
-            insecure = ssl_context(self.host.ca_bundle, verify=False)
-            if self.client_cert is not None:
-                insecure.load_cert_chain(*self.client_cert)
+            insecure = ssl_context(self.host.ca_bundle, verify=False, client_cert=self.client_cert)
             loopback = _RecordingTransport(httpx2.AsyncHTTPTransport(verify=insecure), self.host.redactor, max_bytes)
             loopback.exchanges = self._transport.exchanges  # one ordered log for result lookups
             mounts = {f"all://{h}": loopback for h in _LOOPBACK}

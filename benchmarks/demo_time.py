@@ -1,0 +1,61 @@
+"""Wall time of ``conformance demo`` (issue 19 goal: <= 10 s on 2 cores, stack start <= 1.5 s), split into the
+stack's start, the pytest run and the stop, median of N runs.
+
+    .venv/bin/python benchmarks/demo_time.py [--runs 3] [-- extra demo arguments]
+
+The split is read from the demo's own output: it prints ``$ python -m pytest ...`` once the stack is healthy (stack
+start = CLI start-up + services healthy), pytest's last line ends the run, the process exit ends the stop.
+Figures depend on the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def one_run(extra: list[str], report_dir: Path) -> tuple[float, float, float, float, int]:
+    command = [sys.executable, "-m", "conformance", "demo", "--report-dir", str(report_dir), *extra]
+    started = time.perf_counter()
+    pytest_began = last_line = started
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            now = time.perf_counter()
+            if line.startswith("$ ") and pytest_began == started:
+                pytest_began = now
+            last_line = now
+        code = proc.wait()
+    ended = time.perf_counter()
+    return ended - started, pytest_began - started, last_line - pytest_began, ended - last_line, code
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("extra", nargs="*", help="extra `conformance demo` arguments (after --)")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in range(args.runs):
+            wall, stack, tests, stop, code = one_run(args.extra, Path(tmp) / f"run{run}")
+            rows.append((wall, stack, tests, stop))
+            print(
+                f"run {run + 1}: exit {code}, wall {wall:.1f} s = stack start {stack:.1f} s + pytest {tests:.1f} s"
+                f" + stop {stop:.1f} s",
+                flush=True,
+            )
+    wall, stack, tests, stop = (statistics.median(r[i] for r in rows) for i in range(4))
+    print(
+        f"median of {len(rows)}: wall {wall:.1f} s (goal <= 10 s), stack start {stack:.1f} s (goal <= 1.5 s),"
+        f" pytest {tests:.1f} s, stop {stop:.1f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
