@@ -167,3 +167,17 @@ def test_the_shared_fixtures_keep_the_linking_client_out_until_a_check_needs_it(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]"
     assert "conformance.suites.fixtures" in conformance.plugin.pytest_plugins
+
+
+MAX_FUNCTION_LINES = 80  # issue 15: no function in the product over 80 lines
+
+
+def test_no_function_in_the_product_is_over_80_lines() -> None:
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []
