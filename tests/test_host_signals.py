@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, strategies as st
 from conformance import rule
 from conformance.host import TargetThrottled, json_field
-from conformance.suites.platform._support import run_property, target_settings
+from conformance.suites.platform.client import run_property, target_settings
 
 @pytest.fixture
 def throttled_setup():

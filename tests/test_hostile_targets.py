@@ -268,7 +268,13 @@ def _assert_target_failed_and_harness_held(result: RunResult, report_dir: Path, 
     }
     assert all(statuses.get(by) not in (None, "passed") and by != rule for rule, by in blocked.items()), blocked
     decided = {rule for rule, status in statuses.items() if status in ("failed", "warning")}
-    assert must_fail <= decided, statuses
+    # The answers rotate per request, so which check meets the unwaitable 429 depends on how many requests came
+    # before it: a rule of ``must_fail`` may instead be blocked by that throttle (a correct non-verdict), but the
+    # rest are decided, and at least one is.
+    throttled = {
+        r["rule"] for r in result.report["results"] if r["message"].startswith("target throttled the harness: ")
+    }
+    assert must_fail - throttled <= decided and must_fail & decided, statuses
     for name in ("report.json", "report.html", "junit.xml"):
         text = (report_dir / name).read_text(encoding="utf-8", errors="replace")
         assert not [secret for secret in SECRETS if secret in text], name

@@ -686,6 +686,10 @@ def linker():
 @pytest.fixture(scope="session")
 def link_account():
     return lambda scopes=None, **kw: SimpleNamespace(current_token="downscoped", scopes=tuple(scopes or ()))
+
+@pytest.fixture(scope="session")
+def harness_issuer_or_none():
+    return None  # no harness issuer: the nearly-right scope cases are not tried, the named one decides
 """
     )
     pytester.makepyfile(
