@@ -151,12 +151,18 @@ class AsMetadata:
     def issuer_matches(self) -> bool:
         return isinstance(self.issuer, str) and self.issuer == self.expected_issuer
 
+    def issuer_problems(self) -> list[str]:
+        """AUTH-ASM-02: the published issuer is the one listed in authorization_servers, to the character."""
+        if self.issuer_matches:
+            return []
+        return [
+            f"issuer {json.dumps(self.issuer)} in {self.url} is not identical to {json.dumps(self.expected_issuer)}"
+            " listed in authorization_servers (exact string comparison)"
+        ]
+
     def require_issuer_match(self) -> None:
-        if not self.issuer_matches:
-            raise InvalidResponse(
-                f"issuer {json.dumps(self.issuer)} in {self.url} is not identical to {json.dumps(self.expected_issuer)}"
-                " listed in authorization_servers (exact string comparison)"
-            )
+        if problems := self.issuer_problems():
+            raise InvalidResponse(problems[0])
 
     def _str(self, name: str) -> str | None:
         value = self.document.get(name)

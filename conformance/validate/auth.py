@@ -22,8 +22,11 @@ from conformance.validate._core import Verdict, judged, skipped
 # ---------------------------------------------------------------------------------------------------- PRM
 
 
-def prm_resource_problems(document: Mapping[str, Any], resource: str | None = None) -> list[str]:
-    """AUTH-PRM-02 on the document: ``resource`` a non-empty string, HTTPS, and (given) the canonical URL."""
+def prm_resource_problems(
+    document: Mapping[str, Any], resource: str | None = None, *, judge_scheme: bool = True
+) -> list[str]:
+    """AUTH-PRM-02 on the document: ``resource`` a non-empty string, HTTPS, and (given) the canonical URL.
+    ``judge_scheme=False``: the caller judges HTTPS itself (a live run on loopback may not judge transport)."""
     value = document.get("resource")
     if not isinstance(value, str) or not value:
         return [f"`resource` is missing or not a string: {value!r}"]
@@ -33,7 +36,7 @@ def prm_resource_problems(document: Mapping[str, Any], resource: str | None = No
             f"`resource` {value!r} is not the URL the host connects to ({resource!r}); "
             "the host sends this exact value as `resource`"
         )
-    if urlsplit(value).scheme != "https":
+    if judge_scheme and urlsplit(value).scheme != "https":
         problems.append(f"`resource` {value!r} is not an HTTPS URL")
     return problems
 
@@ -138,8 +141,8 @@ def as_metadata(document: Any, *, issuer: str | None = None, client_id: str | No
         return [judged(r, bad) for r in rules]
     published = document.get("issuer")
     expected = issuer if issuer is not None else published if isinstance(published, str) else ""
-    meta = AsMetadata(expected_issuer=expected, url="(offline)", via="offline", document=dict(document))
-    issuer_problems = [] if meta.issuer_matches else [f"issuer {published!r} is not identical to {expected!r}"]
+    meta = AsMetadata(expected_issuer=expected, url="the document", via="offline", document=dict(document))
+    issuer_problems = meta.issuer_problems()
     needs_issuer = None if issuer is not None else "the issuer listed in authorization_servers (--issuer)"
     verdicts = [
         judged("AUTH-ASM-02", issuer_problems, unjudged=needs_issuer),

@@ -17,7 +17,13 @@ from conformance.host.discovery import (
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import blocked_by, challenge_probe
 from conformance.suites._transport import judge_https
-from conformance.validate.auth import prm_optional_field_problems, prm_servers_problems, scope_problems
+from conformance.validate.auth import (
+    challenge_problems,
+    prm_optional_field_problems,
+    prm_resource_problems,
+    prm_servers_problems,
+    scope_problems,
+)
 
 
 @rule("AUTH-PRM-01")
@@ -31,14 +37,9 @@ def test_metadata_is_served(host_http: HostHTTP, tool_server_target: Target) -> 
 
 @rule("AUTH-PRM-02")
 def test_resource_is_canonical(host_http: HostHTTP, prm_discovery: PrmDiscovery, tool_server_target: Target) -> None:
-    resource = prm_discovery.document.get("resource")
-    if not isinstance(resource, str) or not resource:
-        fail(f"`resource` is missing or not a string: {resource!r}")
-    expect(
-        resource == tool_server_target.base_url,
-        f"`resource` {resource!r} is not the URL the host connects to ({tool_server_target.base_url!r}); "
-        "the host sends this exact value as `resource`",
-    )
+    problems = prm_resource_problems(prm_discovery.document, tool_server_target.base_url, judge_scheme=False)
+    expect(not problems, "; ".join(problems))
+    resource = prm_discovery.document["resource"]
     https = judge_https(host_http, resource, "`resource` an HTTPS URL", held="`resource` is the URL the host uses")
     expect(https, f"`resource` {resource!r} is not an HTTPS URL")
 
@@ -80,13 +81,12 @@ def test_401_challenge_points_to_metadata(
         response = challenge_probe(host_http, tool_server_target.base_url)
         what = "an initialize with an invalid bearer token"
     expect(response.status_code == 401, f"{what} answered {response.status_code}, not 401")
+    problems, _ = challenge_problems(response.headers.get("www-authenticate") or "")
+    expect(not problems, f"the 401 to {what}: " + "; ".join(problems))
     challenge = challenge_of(response)
-    if challenge is None:
-        header = response.headers.get("www-authenticate")
-        fail(f"the 401 to {what} has no parseable Bearer challenge (WWW-Authenticate: {header!r})")
-    url = challenge.get("resource_metadata")
-    if not url:
-        fail("the Bearer challenge has no resource_metadata parameter")
+    url = challenge.get("resource_metadata") if challenge else None
+    if not url:  # the header's first Bearer challenge has it; another header's may not
+        fail(f"the 401 to {what}: the Bearer challenge has no resource_metadata parameter")
     served = json_object(host_http.get(url, metadata_driven=True), "resource_metadata URL")
     expect(served == prm_discovery.document, f"{url} serves different metadata than the discovered document")
 
