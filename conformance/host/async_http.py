@@ -17,10 +17,19 @@ from typing import Any
 import httpx
 
 from conformance._exceptions import ResponseTooLarge, TargetUnreachable
-from conformance.host.http import USER_AGENT, HostHTTP, RetryPolicy, record_exchange, redirect_hop, ssl_context
+from conformance.host.exchange import now_stamp
+from conformance.host.http import (
+    _UNSET,
+    MAX_REDIRECTS,
+    USER_AGENT,
+    HostHTTP,
+    RetryPolicy,
+    describe_http_error,
+    record_httpx_exchange,
+    redirect_hop,
+    ssl_context,
+)
 
-MAX_REDIRECTS = 5
-_UNSET: Any = object()
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -96,6 +105,7 @@ class AsyncHostHTTP:
     async def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:
         request = self._client.build_request(method, url, **kwargs)
         t0 = time.monotonic()
+        stamp = now_stamp()
         shown = f"{method} {self.redactor.url(url)}"
         body = bytearray()
         try:
@@ -110,15 +120,15 @@ class AsyncHostHTTP:
             finally:
                 await response.aclose()
         except (ResponseTooLarge, TargetUnreachable) as exc:
-            self._record(request, None, None, time.monotonic() - t0, str(exc))
+            exc.exchange = self._record(request, None, None, time.monotonic() - t0, stamp, str(exc))
             raise
         except httpx.HTTPError as exc:
-            message = f"{shown}: {type(exc).__name__}: {exc}" if str(exc) else f"{shown}: {type(exc).__name__}"
-            self._record(request, None, None, time.monotonic() - t0, message)
-            raise TargetUnreachable(self.redactor.scrub(message)) from None
+            message = f"{shown}: {describe_http_error(exc)}"
+            recorded = self._record(request, None, None, time.monotonic() - t0, stamp, message)
+            raise TargetUnreachable(self.redactor.scrub(message), exchange=recorded) from None
         headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
         final = httpx.Response(response.status_code, headers=headers, content=bytes(body), request=request)
-        self._record(request, final, bytes(body), time.monotonic() - t0, None)
+        self._record(request, final, bytes(body), time.monotonic() - t0, stamp, None)
         return final
 
     def _record(
@@ -127,21 +137,11 @@ class AsyncHostHTTP:
         response: httpx.Response | None,
         body: bytes | None,
         elapsed: float,
+        stamp: str,
         error: str | None,
-    ) -> None:
+    ) -> dict[str, Any] | None:
         """Into the running check, through the one redaction pass every other exchange takes."""
-        record_exchange(
-            self.redactor,
-            method=request.method,
-            url=str(request.url),
-            status=response.status_code if response is not None else None,
-            request_headers=dict(request.headers),
-            request_body=request.content if isinstance(request.stream, httpx.ByteStream) else None,
-            response_headers=dict(response.headers) if response is not None else None,
-            response_body=body,
-            elapsed_s=elapsed,
-            error=error,
-        )
+        return record_httpx_exchange(self.redactor, request, response, body, elapsed, stamp, error)
 
     async def get(self, url: str, **kwargs: Any) -> httpx.Response:
         return await self.request("GET", url, **kwargs)

@@ -250,7 +250,7 @@ class HostHTTP:
             exc.exchange = self._record(request, None, None, time.monotonic() - t0, stamp, str(exc))
             raise
         except httpx.HTTPError as exc:
-            message = f"{method} {self.redactor.url(url)}: {_describe(exc)}"
+            message = f"{method} {self.redactor.url(url)}: {describe_http_error(exc)}"
             recorded = self._record(request, None, None, time.monotonic() - t0, stamp, message)
             raise TargetUnreachable(message, exchange=recorded) from None
         decoded = bytes(body)
@@ -279,19 +279,7 @@ class HostHTTP:
         stamp: str,
         error: str | None,
     ) -> dict[str, Any] | None:
-        return record_exchange(
-            self.redactor,
-            method=request.method,
-            url=str(request.url),
-            request_headers=request.headers,
-            request_body=request.content if isinstance(request.stream, httpx.ByteStream) else None,
-            status=response.status_code if response is not None else None,
-            response_headers=response.headers if response is not None else None,
-            response_body=body,
-            elapsed_s=elapsed,
-            started_at=stamp,
-            error=error,
-        )
+        return record_httpx_exchange(self.redactor, request, response, body, elapsed, stamp, error)
 
     def _note(self, text: str) -> None:
         record = _context.current()
@@ -328,7 +316,33 @@ class HostHTTP:
         }
 
 
-def _describe(exc: httpx.HTTPError) -> str:
+def record_httpx_exchange(
+    redactor: Redactor,
+    request: httpx.Request,
+    response: httpx.Response | None,
+    body: bytes | None,
+    elapsed: float,
+    stamp: str,
+    error: str | None,
+) -> dict[str, Any] | None:
+    """An httpx request and its (streamed, already read) answer into the running check, for both HTTP clients."""
+    return record_exchange(
+        redactor,
+        method=request.method,
+        url=str(request.url),
+        request_headers=request.headers,
+        request_body=request.content if isinstance(request.stream, httpx.ByteStream) else None,
+        status=response.status_code if response is not None else None,
+        response_headers=response.headers if response is not None else None,
+        response_body=body,
+        elapsed_s=elapsed,
+        started_at=stamp,
+        error=error,
+    )
+
+
+def describe_http_error(exc: httpx.HTTPError) -> str:
+    """A transport failure in words a vendor can act on (both HTTP clients)."""
     if isinstance(exc, httpx.ConnectTimeout):
         return "connection timed out"
     if isinstance(exc, httpx.ReadTimeout | httpx.WriteTimeout | httpx.PoolTimeout):
