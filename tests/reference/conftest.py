@@ -45,6 +45,26 @@ def https_client(stack: Stack) -> httpx.Client:
     return httpx.Client(verify=ssl.create_default_context(cafile=str(stack.ca_file)), timeout=10.0)
 
 
+def register_predefined_client(stack: Stack, issuer: str) -> str:
+    """The vendor's predefined public client, registered once with the harness's stable redirect URI: its id."""
+    from conformance.init import PREDEFINED_REDIRECT_URI
+
+    with https_client(stack) as client:
+        metadata = client.get(issuer.rstrip("/") + "/.well-known/oauth-authorization-server").json()
+        registered = client.post(
+            metadata["registration_endpoint"],
+            json={
+                "redirect_uris": [PREDEFINED_REDIRECT_URI],
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code"],
+                "response_types": ["code"],
+            },
+        )
+    assert registered.status_code == 201, registered.text
+    client_id: str = registered.json()["client_id"]
+    return client_id
+
+
 def metadata_url(resource: str) -> str:
     origin, _, path = resource.partition("//")[2].partition("/")
     return f"https://{origin}/.well-known/oauth-protected-resource/{path}"

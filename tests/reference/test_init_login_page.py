@@ -7,28 +7,17 @@ from pathlib import Path
 
 from conformance.cli import main
 from conformance.host.login import LoginSteps
-from conformance.init import PREDEFINED_REDIRECT_URI
 from conformance.reference.stack import Stack
-from tests.reference.conftest import https_client, metadata_url
+from tests.reference.conftest import https_client, metadata_url, register_predefined_client
 
 
 def test_init_derives_the_reference_login_step(auth_stack: Stack, issuer: str, tmp_path: Path) -> None:
     target = auth_stack.settings["CONFORMANCE_TARGET_URL"]
     with https_client(auth_stack) as client:
         assert client.get(metadata_url(target)).status_code == 200
-        metadata = client.get(issuer.rstrip("/") + "/.well-known/oauth-authorization-server").json()
-        registered = client.post(  # the vendor's predefined client, registered once with the harness's redirect
-            metadata["registration_endpoint"],
-            json={
-                "redirect_uris": [PREDEFINED_REDIRECT_URI],
-                "token_endpoint_auth_method": "none",
-                "grant_types": ["authorization_code"],
-                "response_types": ["code"],
-            },
-        )
-    assert registered.status_code == 201, registered.text
+    client_id = register_predefined_client(auth_stack, issuer)
     # "--client-id=ID": a generated id may start with "-", which argparse would take for an option.
-    args = ["init", "--dir", str(tmp_path), "--target-url", target, f"--client-id={registered.json()['client_id']}"]
+    args = ["init", "--dir", str(tmp_path), "--target-url", target, f"--client-id={client_id}"]
     args += ["--ca-bundle", str(auth_stack.ca_file), "--ci", "none"]
     assert main(args) == 0
     derived = LoginSteps.load(tmp_path / "login_steps.toml").steps

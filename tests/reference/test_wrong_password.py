@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.init import PREDEFINED_REDIRECT_URI
 from conformance.reference.stack import Stack
 from conformance.testing import run_harness
-from tests.reference.conftest import https_client
+from tests.reference.conftest import register_predefined_client
 
 
 def test_a_wrong_password_is_incomplete_with_the_login_as_evidence(auth_stack: Stack, tmp_path: Path) -> None:
@@ -71,21 +70,10 @@ def test_doctor_logs_in_with_a_predefined_client_too(
 ) -> None:
     """No CIMD probe for a predefined client: the login probe's authorization request names the client_id, with
     the redirect URI the vendor registered for the harness."""
-    with https_client(auth_stack) as client:
-        metadata = client.get(issuer.rstrip("/") + "/.well-known/oauth-authorization-server").json()
-        registered = client.post(  # the vendor's predefined client, registered once with the harness's redirect
-            metadata["registration_endpoint"],
-            json={
-                "redirect_uris": [PREDEFINED_REDIRECT_URI],
-                "token_endpoint_auth_method": "none",
-                "grant_types": ["authorization_code"],
-                "response_types": ["code"],
-            },
-        )
-    assert registered.status_code == 201, registered.text
+    client_id = register_predefined_client(auth_stack, issuer)
     predefined = {
         "CONFORMANCE_CLIENT_REGISTRATION": "predefined",
-        "CONFORMANCE_CLIENT_ID": registered.json()["client_id"],
+        "CONFORMANCE_CLIENT_ID": client_id,
     }
     code = _doctor({**auth_stack.settings, **predefined}, tmp_path, monkeypatch, "not-the-password-of-alice")
     out = capsys.readouterr().out
