@@ -120,28 +120,18 @@ class AsyncHostHTTP:
             finally:
                 await response.aclose()
         except (ResponseTooLarge, TargetUnreachable) as exc:
-            exc.exchange = self._record(request, None, None, time.monotonic() - t0, stamp, str(exc))
+            exc.exchange = record_httpx_exchange(
+                self.redactor, request, None, None, sent_at=t0, stamp=stamp, error=str(exc)
+            )
             raise
         except httpx.HTTPError as exc:
             message = f"{shown}: {describe_http_error(exc)}"
-            recorded = self._record(request, None, None, time.monotonic() - t0, stamp, message)
+            recorded = record_httpx_exchange(self.redactor, request, None, None, sent_at=t0, stamp=stamp, error=message)
             raise TargetUnreachable(self.redactor.scrub(message), exchange=recorded) from None
         headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
         final = httpx.Response(response.status_code, headers=headers, content=bytes(body), request=request)
-        self._record(request, final, bytes(body), time.monotonic() - t0, stamp, None)
+        record_httpx_exchange(self.redactor, request, final, bytes(body), sent_at=t0, stamp=stamp)
         return final
-
-    def _record(
-        self,
-        request: httpx.Request,
-        response: httpx.Response | None,
-        body: bytes | None,
-        elapsed: float,
-        stamp: str,
-        error: str | None,
-    ) -> dict[str, Any] | None:
-        """Into the running check, through the one redaction pass every other exchange takes."""
-        return record_httpx_exchange(self.redactor, request, response, body, elapsed, stamp, error)
 
     async def get(self, url: str, **kwargs: Any) -> httpx.Response:
         return await self.request("GET", url, **kwargs)

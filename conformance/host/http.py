@@ -247,11 +247,13 @@ class HostHTTP:
             finally:
                 response.close()
         except (ResponseTooLarge, TargetUnreachable) as exc:
-            exc.exchange = self._record(request, None, None, time.monotonic() - t0, stamp, str(exc))
+            exc.exchange = record_httpx_exchange(
+                self.redactor, request, None, None, sent_at=t0, stamp=stamp, error=str(exc)
+            )
             raise
         except httpx.HTTPError as exc:
             message = f"{method} {self.redactor.url(url)}: {describe_http_error(exc)}"
-            recorded = self._record(request, None, None, time.monotonic() - t0, stamp, message)
+            recorded = record_httpx_exchange(self.redactor, request, None, None, sent_at=t0, stamp=stamp, error=message)
             raise TargetUnreachable(message, exchange=recorded) from None
         decoded = bytes(body)
         # The body is already decoded; drop Content-Encoding so httpx does not decode it twice.
@@ -263,23 +265,12 @@ class HostHTTP:
             request=request,
             extensions={"http_version": response.extensions.get("http_version", b"HTTP/1.1")},
         )
-        recorded = self._record(request, response, decoded, time.monotonic() - t0, stamp, None)
+        recorded = record_httpx_exchange(self.redactor, request, response, decoded, sent_at=t0, stamp=stamp)
         if recorded is not None:  # the check's evidence for this answer (exchange_of), e.g. for InvalidResponse
             final.extensions[RESPONSE_EXTENSION] = recorded
         return final
 
     # -- evidence ------------------------------------------------------------------------------------------
-
-    def _record(
-        self,
-        request: httpx.Request,
-        response: httpx.Response | None,
-        body: bytes | None,
-        elapsed: float,
-        stamp: str,
-        error: str | None,
-    ) -> dict[str, Any] | None:
-        return record_httpx_exchange(self.redactor, request, response, body, elapsed, stamp, error)
 
     def _note(self, text: str) -> None:
         record = _context.current()
@@ -321,11 +312,13 @@ def record_httpx_exchange(
     request: httpx.Request,
     response: httpx.Response | None,
     body: bytes | None,
-    elapsed: float,
+    *,
+    sent_at: float,
     stamp: str,
-    error: str | None,
+    error: str | None = None,
 ) -> dict[str, Any] | None:
-    """An httpx request and its (streamed, already read) answer into the running check, for both HTTP clients."""
+    """An httpx request and its (streamed, already read) answer into the running check, for both HTTP clients.
+    ``sent_at``: the monotonic clock when the request went out; ``stamp``: the wall-clock time then."""
     return record_exchange(
         redactor,
         method=request.method,
@@ -335,7 +328,7 @@ def record_httpx_exchange(
         status=response.status_code if response is not None else None,
         response_headers=response.headers if response is not None else None,
         response_body=body,
-        elapsed_s=elapsed,
+        elapsed_s=time.monotonic() - sent_at,
         started_at=stamp,
         error=error,
     )
