@@ -92,24 +92,26 @@ class MergeError(ConformanceError):
     """Shards that cannot be merged into one report (the message says which and why, on one line)."""
 
 
-def merge_reports(shards: Sequence[tuple[str, RunReport]]) -> RunReport:
+def merge_reports(shards: Sequence[tuple[str, RunReport]], sources: Sequence[str] = ()) -> RunReport:
     """One fleet report from shards (label, report), in their order. A report of a single target without a fleet
-    row becomes the row named by its label. The same named target in two shards is refused (which would win?)."""
+    row becomes the row named by its label. The same named target in two shards is refused (which would win?).
+    ``sources`` name the shards in messages (their files), by default their labels."""
     if not shards:
-        raise MergeError("nothing to merge")
+        raise MergeError("merge: nothing to merge")
     rows: list[FleetRow] = []
     results: list[RuleResult] = []
     targets: dict[str, str] = {}
     seen: dict[str, str] = {}
     strictness = {bool(report.config.get("strict")) for _, report in shards}
     if len(strictness) > 1:
-        raise MergeError("the shards were judged with and without --strict: their verdicts do not compare")
-    for label, report in shards:
+        raise MergeError("merge: the shards were judged with and without --strict: their verdicts do not compare")
+    for number, (label, report) in enumerate(shards):
+        source = sources[number] if number < len(sources) else label
         mine = report.fleet or (FleetRow(label, report.verdict, dict(report.targets), report.summary),)
         for row in mine:
             if row.name in seen:
-                raise MergeError(f"target {row.name!r} is in both {seen[row.name]} and {label}")
-            seen[row.name] = label
+                raise MergeError(f"merge: target {row.name!r} is in both {seen[row.name]} and {source}")
+            seen[row.name] = source
         rows += mine
         if report.fleet:
             results += report.results
@@ -128,7 +130,7 @@ def merge_reports(shards: Sequence[tuple[str, RunReport]]) -> RunReport:
         started_at=min((r.started_at for _, r in shards if r.started_at), default=""),
         finished_at=max((r.finished_at for _, r in shards if r.finished_at), default=""),
         duration_s=max(r.duration_s for _, r in shards),  # shards run side by side: the longest is the wall time
-        config=dict(first.config) | {"suites": suites, "merged_from": [label for label, _ in shards]},
+        config=dict(first.config) | {"suites": suites, "merged_from": list(sources) or [label for label, _ in shards]},
         targets=targets,
         throttle=Throttle(
             waited_s=sum(t.waited_s for t in throttles),
