@@ -295,6 +295,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _add_diff_and_merge(sub: Any) -> None:
+    diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
+    diff.add_argument("old", help="the earlier report.json (the last certification)")
+    diff.add_argument("new", help="the later report.json")
+    diff.add_argument("--format", choices=("console", "markdown", "json"), default="console")
+    diff.set_defaults(func=_cmd_diff)
+    merge = sub.add_parser("merge", help="combine reports of shards (one or more targets each) into one")
+    merge.add_argument("inputs", nargs="+", metavar="REPORT", help="report.json of a shard, or NAME=report.json")
+    merge.add_argument("-o", "--output", required=True, help="the merged report.json")
+    merge.add_argument("--html", help="also write the merged report.html here")
+    merge.set_defaults(func=_cmd_merge)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -355,16 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--suite", help="only these suites (comma list)")
     doctor.add_argument("--allow-insecure-loopback", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
-    diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
-    diff.add_argument("old", help="the earlier report.json (the last certification)")
-    diff.add_argument("new", help="the later report.json")
-    diff.add_argument("--format", choices=("console", "markdown", "json"), default="console")
-    diff.set_defaults(func=_cmd_diff)
-    merge = sub.add_parser("merge", help="combine reports of shards (one or more targets each) into one")
-    merge.add_argument("inputs", nargs="+", metavar="REPORT", help="report.json of a shard, or NAME=report.json")
-    merge.add_argument("-o", "--output", required=True, help="the merged report.json")
-    merge.add_argument("--html", help="also write the merged report.html here")
-    merge.set_defaults(func=_cmd_merge)
+    _add_diff_and_merge(sub)
     cimd = sub.add_parser("cimd", help="client metadata documents for static hosting")
     cimd_sub = cimd.add_subparsers(dest="cimd_command", required=True)
     export = cimd_sub.add_parser("export", help="write the CIMD documents and JWKS for static hosting")
