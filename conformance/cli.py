@@ -15,7 +15,7 @@ conformance summary report.json [--format markdown|text|json]
 conformance init [--target-url U] [--platform-url U] [--compression-url U] [--login-url U] [--ci github|gitlab|none]
                  [--dir DIR] [--force]     write conformance.toml, login steps (from the login page), an empty
                                            baseline and the CI workflow; never overwrites without --force
-conformance doctor [--target-url U] [--platform-url U] [--compression-url U] [--suite S,...]
+conformance doctor [--target-url U] [--platform-url U] [--compression-url U] [--targets-file F] [--suite S,...]
                                            the preflight alone: targets reachable, discovery parses, credentials
                                            and API keys set and accepted; one line each, exit 1 on a problem
 conformance validate FILE... [--kind K] [--format text|json] [--strict] [--resource U] [--issuer U] ...
@@ -277,6 +277,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         "target_url": args.target_url,
         "platform_url": args.platform_url,
         "compression_url": args.compression_url,
+        "targets_file": args.targets_file,
         "suite": args.suite,
         "allow_insecure_loopback": True if args.allow_insecure_loopback else None,
     }
@@ -365,6 +366,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--target-url")
     doctor.add_argument("--platform-url")
     doctor.add_argument("--compression-url")
+    doctor.add_argument("--targets-file", help="a fleet's targets file: every named target is checked")
     doctor.add_argument("--suite", help="only these suites (comma list)")
     doctor.add_argument("--allow-insecure-loopback", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)

@@ -291,7 +291,8 @@ def _target_fixture(name: str) -> Any:
             raise NeedsUnmet(f"a {name.replace('_', ' ')} to certify", f"{flag} or {env}")
         if name in API_KEY_OPTION and not target.api_key:
             # Without its key every call is refused: that is the configuration's gap, never the target's failure.
-            raise NeedsUnmet(f"the {name} API key", API_KEY_OPTION[name], incomplete=True)
+            variable = API_KEY_OPTION[name].replace("CONFORMANCE_", conformance_settings.env_prefix, 1)  # a fleet's
+            raise NeedsUnmet(f"the {name} API key", variable, incomplete=True)
         return target
 
     return fixture

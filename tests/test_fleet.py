@@ -3,6 +3,7 @@ parametrized per named target, the scheduling per named target, and the redactor
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -145,3 +146,39 @@ def test_every_check_is_collected_once_per_named_target(pytester: pytest.Pyteste
     beta = sorted(i.removesuffix("[beta]") for i in ids if i.endswith("[beta]"))
     assert acme and acme == beta and len(acme) + len(beta) == len(ids)
     assert all(i.startswith("platform/") for i in ids)
+
+
+def test_doctor_checks_every_named_target_with_its_own_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conformance.cli import main
+    from tests.reference.platform.live import serving
+
+    with serving(tmp_path / "sandbox") as sandbox:
+        targets = _targets(
+            tmp_path,
+            f'[[target]]\nname = "good"\nplatform_url = "{sandbox.base_url}"\n\n'
+            f'[[target]]\nname = "nokey"\nplatform_url = "{sandbox.base_url}"\n',
+        )
+        for name in [n for n in os.environ if n.startswith("CONFORMANCE_")]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("GOOD_PLATFORM_API_KEY", sandbox.settings["CONFORMANCE_PLATFORM_API_KEY"])
+        monkeypatch.chdir(tmp_path)
+        code = main(["doctor", "--targets-file", str(targets), "--suite", "platform", "--allow-insecure-loopback"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "ok      good/platform: reachable, API key accepted" in out, out
+    assert "PROBLEM nokey/platform: no API key: set NOKEY_PLATFORM_API_KEY" in out, out
+    assert sandbox.settings["CONFORMANCE_PLATFORM_API_KEY"] not in out
+
+
+def test_a_named_target_without_its_key_is_incomplete_naming_its_variable(tmp_path: Path) -> None:
+    from conformance.testing import run_harness
+
+    targets = _targets(tmp_path, '[[target]]\nname = "nokey"\nplatform_url = "https://127.0.0.1:1/v1"\n')
+    result = run_harness(["--suite", "platform", "--targets-file", str(targets)], tmp_path / "out", cwd=tmp_path)
+    assert result.exit_code == 1, result.stdout[-2000:]
+    row = result.report["fleet"][0]
+    assert row["name"] == "nokey" and row["verdict"]["status"] == "INCOMPLETE", row
+    options = {r["option"] for r in result.report["results"] if r["incomplete"]}
+    assert options == {"NOKEY_PLATFORM_API_KEY"}, options
