@@ -120,3 +120,23 @@ def test_three_shards_merged_equal_the_fleet_run(
     summary = capsys.readouterr().out
     for name in MUTANTS:
         assert f"| **{md(name)}** |" in summary
+
+
+def test_one_target_never_judges_another_targets_responses(tmp_path: Path) -> None:
+    """RL-01, RL-04 and RL-05 judge every response their target gave (the rate-limit ledger): in one process, the
+    reference's must not see the mutant's broken headers (no xdist here: both targets' checks share the process)."""
+    env: dict[str, str] = {}
+    text = ""
+    with contextlib.ExitStack() as stack:
+        # the mutant first: its responses are in the process before the reference's checks run
+        for name, mutants in (("bad_reset", frozenset({"reset-not-duration"})), ("reference", frozenset())):
+            sandbox = stack.enter_context(serving(tmp_path / name, mutants=mutants))
+            text += f'[[target]]\nname = "{name}"\nplatform_url = "{sandbox.base_url}"\n\n'
+            env |= {k: v for k, v in sandbox.settings.items() if not k.endswith(("_API_KEY", "_URL"))}
+            env[f"{name.upper()}_PLATFORM_API_KEY"] = sandbox.settings["CONFORMANCE_PLATFORM_API_KEY"]
+        (tmp_path / "targets.toml").write_text(text, encoding="utf-8")
+        args = ["--suite", "platform", "--targets-file", str(tmp_path / "targets.toml"), "-k", "RL or string_input"]
+        result = run_harness(args, tmp_path / "out", env=env, cwd=tmp_path)
+    pairs = _pairs(result.report)
+    assert pairs["bad_reset"]["RL-01"] == "failed", pairs["bad_reset"]
+    assert pairs["reference"]["RL-01"] == "passed", pairs["reference"]
