@@ -83,6 +83,13 @@ def fleet_report(fleet: tuple[Path, dict[str, str]], tmp_path_factory: pytest.Te
         workers.setdefault(name, set()).add(worker)
     assert set(workers) == set(MUTANTS) and all(len(w) == 1 for w in workers.values()), workers
     assert len(set.union(*workers.values())) == 3, workers
+    # the row per target in the console, junit.xml and report.html too
+    assert "target no_tools: NOT ACCEPTED — 1 rule(s) failed: TOK-04" in result.stdout, result.stdout[-3000:]
+    assert "target reference: PASSED LOCALLY" in result.stdout
+    junit = (out / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="conformance.verdict.crash_on_part" value="NOT ACCEPTED" />' in junit
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert 'class="fleet-table"' in html and "crash_on_part" in html
     return result.report
 
 
