@@ -90,6 +90,12 @@ def fleet_report(fleet: tuple[Path, dict[str, str]], tmp_path_factory: pytest.Te
     assert '<property name="conformance.verdict.crash_on_part" value="NOT ACCEPTED" />' in junit
     html = (out / "report.html").read_text(encoding="utf-8")
     assert 'class="fleet-table"' in html and "crash_on_part" in html
+    # every target's keys (read under its prefix) are redacted everywhere
+    keys = {value for name, value in env.items() if name.endswith("_API_KEY")}
+    assert keys
+    for written in [*out.iterdir(), None]:
+        text = result.stdout + result.stderr if written is None else written.read_text(encoding="utf-8")
+        assert not [k for k in keys if k in text], written
     return result.report
 
 
