@@ -18,6 +18,15 @@ NEED_KEY = pytest.StashKey[tuple[str, str]]()  # (need, option) of a check skipp
 STARTED = pytest.StashKey[float]()
 
 
+FLEET_FIXTURE = "conformance_fleet_target"  # the parameter naming a check's target in a fleet run
+
+
+def fleet_target_of(item: pytest.Item) -> str | None:
+    """The named target a check certifies in a fleet run (None outside fleets)."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get(FLEET_FIXTURE) if callspec is not None else None
+
+
 def rules_of(item: pytest.Item) -> list[str]:
     return [rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args]
 
@@ -58,6 +67,7 @@ def decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
         duration_s=time.monotonic() - item.stash.get(STARTED, time.monotonic()),
         incomplete=judgement.incomplete,
         throttled=judgement.throttled,
+        target_name=fleet_target_of(item),
     )
     report.conformance = outcome.to_json()  # type: ignore[attr-defined]
     report.user_properties = [*report.user_properties, ("conformance.status", outcome.status.value)]
@@ -69,7 +79,9 @@ def harness_error(item: pytest.Item, report: pytest.TestReport, rules: list[str]
     """The judging itself broke: a loud error verdict, never a crash of the run."""
     report.outcome = "failed"
     report.longrepr = f"conformance harness error while judging {item.nodeid}: {exc!r}"
-    outcome = CheckOutcome(item.nodeid, tuple(rules), Status.ERROR, f"harness error: {exc!r}")
+    outcome = CheckOutcome(
+        item.nodeid, tuple(rules), Status.ERROR, f"harness error: {exc!r}", target_name=fleet_target_of(item)
+    )
     report.conformance = outcome.to_json()  # type: ignore[attr-defined]
 
 

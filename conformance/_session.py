@@ -40,6 +40,10 @@ class ConformanceSession:
         # One redactor for the run: secrets learnt by any client (tokens, codes) also scrub verdict messages.
         self.redactor = redactor_for(settings)
 
+    def settings_of(self, fleet_target: str | None) -> Settings:
+        """The settings a check works with: the run's, or in a fleet run its named target's."""
+        return self.settings.fleet[fleet_target] if fleet_target else self.settings
+
 
 SESSION_KEY = pytest.StashKey[ConformanceSession]()
 
@@ -81,6 +85,7 @@ def build_report(state: ConformanceSession) -> RunReport:
 
     load_all_checks(state.suites_run)  # so that "no check in this version" is only said of rules that truly have none
     # Credentials in a target URL (user:password@, ?api_key=) are shown redacted.
+    # (in a fleet run, "name/kind" for each named target's)
     targets = {name: state.redactor.url(t.base_url) for name, t in state.settings.targets().items()}
     public = state.settings.public()
     flags = ("allow_insecure_loopback", "allow_private_network", "allow_incomplete")
@@ -92,6 +97,7 @@ def build_report(state: ConformanceSession) -> RunReport:
         targets=targets,
         baseline=state.baseline,
         other_failures=state.other_failures,
+        fleet=list(state.settings.fleet),
         config={flag: bool(public.get(flag)) for flag in flags} | {"run_id": public.get("run_id")},
         harness_version=__version__,
         started_at=_iso(state.started_at),
@@ -134,6 +140,9 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
     written.append(str(har_path))
     xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
     if xmlpath:
+        from conformance.report.junit import add_fleet_verdicts
+
+        add_fleet_verdicts(Path(xmlpath), report)
         written.append(str(xmlpath))
     return written
 

@@ -9,20 +9,27 @@ distributed one by one, as with ``load``; an explicit ``--dist`` other than ``lo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
 from conformance._exceptions import ConfigError
-from conformance._session import SUITES_DIR, build_settings, in_suites
+from conformance._session import SESSION_KEY, SUITES_DIR, build_settings, in_suites
 from conformance.config import Settings
 from conformance.rules import SUITE_TARGET
 
 
-def target_scope(nodeid: str, bases: Iterable[Path]) -> str:
-    """The work unit of a check: its target for bundled suites, else the check itself.
+def fleet_name(nodeid: str, names: Collection[str]) -> str | None:
+    """The named target in a fleet check's id (``test_x[acme]``, ``test_x[acme-case]``), else None."""
+    _, bracket, params = nodeid.partition("[")
+    return next((part for part in params.rstrip("]").split("-") if part in names), None) if bracket else None
+
+
+def target_scope(nodeid: str, bases: Iterable[Path], fleet: Collection[str] = ()) -> str:
+    """The work unit of a check: its target for bundled suites (in a fleet, its named target's), else the check
+    itself.
 
     Node ids are relative to the rootdir or to the collection argument that holds them, so the module is looked
     up under each of ``bases``.
@@ -34,7 +41,8 @@ def target_scope(nodeid: str, bases: Iterable[Path]) -> str:
         if path.is_relative_to(suites) and path.is_file():
             suite = path.relative_to(suites).parts[0]
             if suite in SUITE_TARGET:
-                return f"target:{SUITE_TARGET[suite]}"
+                name = fleet_name(nodeid, fleet) if fleet else None
+                return f"target:{name}/{SUITE_TARGET[suite]}" if name else f"target:{SUITE_TARGET[suite]}"
     return nodeid
 
 
@@ -46,10 +54,12 @@ class TargetScheduling(LoadScopeScheduling):
         args = [Path(a.split("::", 1)[0]) for a in config.args]
         self._bases = [Path(config.rootpath), *(a if a.is_dir() else a.parent for a in args)]
         self._scopes: dict[str, str] = {}
+        state = config.stash.get(SESSION_KEY, None)
+        self._fleet = list(state.settings.fleet) if state is not None else []
 
     def _split_scope(self, nodeid: str) -> str:
         if nodeid not in self._scopes:
-            self._scopes[nodeid] = target_scope(nodeid, self._bases)
+            self._scopes[nodeid] = target_scope(nodeid, self._bases, self._fleet)
         return self._scopes[nodeid]
 
 
@@ -64,6 +74,8 @@ def make_scheduler(config: Any, log: Any) -> TargetScheduling | None:
 
 def busy_targets(settings: Settings) -> int:
     """Targets this run certifies: one worker each can work, every further one only pays its start-up."""
+    if settings.fleet:
+        return sum(busy_targets(member) for member in settings.fleet.values())
     return len({SUITE_TARGET[s] for s in settings.selected_suites if settings.target(SUITE_TARGET[s]) is not None})
 
 

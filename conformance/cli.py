@@ -15,7 +15,7 @@ conformance summary report.json [--format markdown|text|json]
 conformance init [--target-url U] [--platform-url U] [--compression-url U] [--login-url U] [--ci github|gitlab|none]
                  [--dir DIR] [--force]     write conformance.toml, login steps (from the login page), an empty
                                            baseline and the CI workflow; never overwrites without --force
-conformance doctor [--target-url U] [--platform-url U] [--compression-url U] [--suite S,...]
+conformance doctor [--target-url U] [--platform-url U] [--compression-url U] [--targets-file F] [--suite S,...]
                                            the preflight alone: targets reachable, discovery parses, credentials
                                            and API keys set and accepted; one line each, exit 1 on a problem
 conformance validate FILE... [--kind K] [--format text|json] [--strict] [--resource U] [--issuer U] ...
@@ -24,6 +24,10 @@ conformance validate FILE... [--kind K] [--format text|json] [--strict] [--resou
 conformance diff OLD.json NEW.json [--format console|markdown|json]
                                            regressions, fixes, new and removed rules per target; exit 1 on a
                                            regression
+conformance merge A.json B.json ... -o fleet.json [--html fleet.html]
+                                           one fleet report from shards (CI matrix jobs); a report of a single
+                                           target is named NAME=PATH, else by its file (or directory) name;
+                                           exit 2 on the same target in two shards or an unreadable shard
 """
 
 from __future__ import annotations
@@ -208,6 +212,41 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     return 1 if data["counts"]["regression"] else 0
 
 
+def _shard(arg: str) -> tuple[str, Path]:
+    """``NAME=PATH`` or ``PATH``: a shard's label (the name of a single target's report) and its file."""
+    name, sep, rest = arg.partition("=")
+    if sep and name and "/" not in name and os.sep not in name:
+        return name, Path(rest)
+    path = Path(arg)
+    return (path.parent.name or path.stem) if path.stem == "report" else path.stem, path
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from conformance.report.fleet import merge_reports
+    from conformance.report.json_writer import write_json
+    from conformance.report.model import InvalidReport, RunReport
+    from conformance.report.summary import load_report
+
+    named = [_shard(arg) for arg in args.inputs]
+    merged = merge_reports([(label, load_report(path, "merge")) for label, path in named], [str(p) for _, p in named])
+    try:
+        RunReport.from_json(merged.to_json())  # what is written must read back (the shipped schema)
+    except InvalidReport as exc:
+        raise ConformanceError(f"merge: the merged report would be {exc}") from None
+    try:
+        write_json(merged, Path(args.output))
+        print(f"wrote {args.output}")
+        if args.html:
+            from conformance.report.html import write_html
+
+            write_html(merged, Path(args.html))
+            print(f"wrote {args.html}")
+    except OSError as exc:
+        raise ConformanceError(f"merge: cannot write {exc.filename or args.output}: {exc.strerror or exc}") from None
+    print(f"verdict: {merged.verdict.status} — {merged.verdict.reason}")
+    return 0
+
+
 def _cmd_init(args: argparse.Namespace) -> int:
     from conformance.init import run_init
 
@@ -238,6 +277,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         "target_url": args.target_url,
         "platform_url": args.platform_url,
         "compression_url": args.compression_url,
+        "targets_file": args.targets_file,
         "suite": args.suite,
         "allow_insecure_loopback": True if args.allow_insecure_loopback else None,
     }
@@ -254,6 +294,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from conformance.validate.command import run
 
     return run(args)
+
+
+def _add_diff_and_merge(sub: Any) -> None:
+    diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
+    diff.add_argument("old", help="the earlier report.json (the last certification)")
+    diff.add_argument("new", help="the later report.json")
+    diff.add_argument("--format", choices=("console", "markdown", "json"), default="console")
+    diff.set_defaults(func=_cmd_diff)
+    merge = sub.add_parser("merge", help="combine reports of shards (one or more targets each) into one")
+    merge.add_argument("inputs", nargs="+", metavar="REPORT", help="report.json of a shard, or NAME=report.json")
+    merge.add_argument("-o", "--output", required=True, help="the merged report.json")
+    merge.add_argument("--html", help="also write the merged report.html here")
+    merge.set_defaults(func=_cmd_merge)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -313,14 +366,11 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--target-url")
     doctor.add_argument("--platform-url")
     doctor.add_argument("--compression-url")
+    doctor.add_argument("--targets-file", help="a fleet's targets file: every named target is checked")
     doctor.add_argument("--suite", help="only these suites (comma list)")
     doctor.add_argument("--allow-insecure-loopback", action="store_true")
     doctor.set_defaults(func=_cmd_doctor)
-    diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
-    diff.add_argument("old", help="the earlier report.json (the last certification)")
-    diff.add_argument("new", help="the later report.json")
-    diff.add_argument("--format", choices=("console", "markdown", "json"), default="console")
-    diff.set_defaults(func=_cmd_diff)
+    _add_diff_and_merge(sub)
     cimd = sub.add_parser("cimd", help="client metadata documents for static hosting")
     cimd_sub = cimd.add_subparsers(dest="cimd_command", required=True)
     export = cimd_sub.add_parser("export", help="write the CIMD documents and JWKS for static hosting")

@@ -205,6 +205,13 @@ CORE_OPTIONS: list[OptionSpec] = [
         check=at_least(0),
     ),
     OptionSpec("run_id", "prefix for objects a run creates (default: random)"),
+    OptionSpec(
+        "targets_file",
+        "fleet: a TOML file of named targets (URLs, settings, secrets' env prefix), certified in one run",
+        kind="path",
+        check=existing_file,
+    ),
+    OptionSpec("target_names", "fleet: comma-separated names of targets-file entries to certify", kind="list"),
 ]
 
 
@@ -339,6 +346,9 @@ class Settings:
 
     values: dict[str, Any]
     origins: dict[str, str] = field(default_factory=dict)
+    # A fleet run (targets_file): each named target's own settings (conformance/fleet.py), in the file's order.
+    fleet: dict[str, Settings] = field(default_factory=dict)
+    env_prefix: str = "CONFORMANCE_"  # where this target's secrets are read from
 
     def get(self, name: str, default: Any = None) -> Any:
         value = self.values.get(name)
@@ -370,6 +380,9 @@ class Settings:
         return Target(name, url, key, scheme=kind.key_scheme)
 
     def targets(self) -> dict[str, Target]:
+        """The configured targets by kind; in a fleet run, every named target's as ``name/kind``."""
+        if self.fleet:
+            return {f"{n}/{k}": t for n, member in self.fleet.items() for k, t in member.targets().items()}
         found = {}
         for name in sorted(TARGETS):
             target = self.target(name)
@@ -380,7 +393,8 @@ class Settings:
     def secrets(self) -> list[str]:
         """Secret values, for value-based redaction everywhere."""
         specs = {o.name: o for o in all_options()}
-        return [str(v) for k, v in self.values.items() if v and k in specs and specs[k].secret]
+        own = [str(v) for k, v in self.values.items() if v and k in specs and specs[k].secret]
+        return own + [secret for member in self.fleet.values() for secret in member.secrets()]
 
     def public(self) -> dict[str, Any]:
         """Values safe to show in a report (secrets replaced by whether they are set)."""
@@ -431,4 +445,11 @@ def resolve(
     if not values.get("run_id"):
         values["run_id"] = "cf" + uuid.uuid4().hex[:8]
         origins["run_id"] = "generated"
-    return Settings(values, origins)
+    settings = Settings(values, origins)
+    if values.get("targets_file"):
+        from conformance.fleet import load_fleet
+
+        settings.fleet = load_fleet(values["targets_file"], settings, env)
+    elif values.get("target_names"):
+        raise ConfigError(f"target_names from {origins['target_names']}: names targets of a targets file, none given")
+    return settings

@@ -158,8 +158,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         for rule_id in rules:
             item.user_properties.append(("conformance.rule", rule_id))
             item.user_properties.append(("conformance.level", RULES[rule_id].level.value))
+        if fleet_name := _outcomes.fleet_target_of(item):
+            item.user_properties.append(("conformance.target", fleet_name))
         target_name = SUITE_TARGET[suite]
-        if state.settings.target(target_name) is None:
+        if state.settings_of(_outcomes.fleet_target_of(item)).target(target_name) is None:
             flag, env = TARGET_OPTION[target_name]
             need = f"a {target_name.replace('_', ' ')} to certify"
             item.stash[NEED_KEY] = (need, f"{flag} or {env}")
@@ -168,6 +170,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A fleet run: every check once per named target (its id carries the name), see ``conformance/fleet.py``."""
+    state = metafunc.config.stash.get(SESSION_KEY, None)
+    if state is not None and state.settings.fleet and rules_of(metafunc.definition):
+        names = list(state.settings.fleet)
+        metafunc.parametrize(_outcomes.FLEET_FIXTURE, names, indirect=True, ids=names, scope="session")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -250,10 +260,16 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 # -- fixtures --------------------------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="session", autouse=True, name=_outcomes.FLEET_FIXTURE)
+def conformance_fleet_target(request: pytest.FixtureRequest) -> str | None:
+    """The named target a check certifies in a fleet run (its parameter); None otherwise."""
+    return getattr(request, "param", None)
+
+
 @pytest.fixture(scope="session")
-def conformance_settings(pytestconfig: pytest.Config) -> Settings:
-    """The run's resolved settings."""
-    return pytestconfig.stash[SESSION_KEY].settings
+def conformance_settings(pytestconfig: pytest.Config, conformance_fleet_target: str | None) -> Settings:
+    """The run's resolved settings (in a fleet run, those of the named target the check certifies)."""
+    return pytestconfig.stash[SESSION_KEY].settings_of(conformance_fleet_target)
 
 
 @pytest.fixture(scope="session")
@@ -275,7 +291,8 @@ def _target_fixture(name: str) -> Any:
             raise NeedsUnmet(f"a {name.replace('_', ' ')} to certify", f"{flag} or {env}")
         if name in API_KEY_OPTION and not target.api_key:
             # Without its key every call is refused: that is the configuration's gap, never the target's failure.
-            raise NeedsUnmet(f"the {name} API key", API_KEY_OPTION[name], incomplete=True)
+            variable = API_KEY_OPTION[name].replace("CONFORMANCE_", conformance_settings.env_prefix, 1)  # a fleet's
+            raise NeedsUnmet(f"the {name} API key", variable, incomplete=True)
         return target
 
     return fixture

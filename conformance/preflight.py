@@ -212,10 +212,10 @@ def _with_query(url: str, params: dict[str, str]) -> str:
     return url + ("&" if "?" in url else "?") + urlencode(params)
 
 
-def _keyed(http: Any, target: Any, option: str) -> list[Finding]:
+def _keyed(http: Any, target: Any, option: str, prefix: str = "CONFORMANCE_") -> list[Finding]:
     name = target.name
     if not target.api_key:
-        return [Finding(name, False, f"no API key: set CONFORMANCE_{option.upper()}")]
+        return [Finding(name, False, f"no API key: set {prefix}{option.upper()}")]
     try:
         if name == "platform":
             response = http.get(target.url("/v1/campaigns"), params={"limit": 1}, headers=target.auth)
@@ -242,6 +242,12 @@ def preflight(settings: Any, http: Any = None) -> list[Finding]:
     """Every finding, problems and passes, per target in play (the client is made with short timeouts, no retries)."""
     from conformance.host.http import HostHTTP
 
+    if settings.fleet:  # each named target on its own, its findings named "name/kind"
+        return [
+            Finding(f"{name}/{f.target}", f.ok, f.message)
+            for name, member in settings.fleet.items()
+            for f in preflight(member, http)
+        ]
     own = http is None
     if http is None:
         http = HostHTTP.from_settings(settings, retry=None, **TIMEOUTS)
@@ -255,7 +261,7 @@ def preflight(settings: Any, http: Any = None) -> list[Finding]:
                 if name == "tool_server":
                     findings += _tool_server(http, settings, target.base_url)
                 else:
-                    findings += _keyed(http, target, f"{name}_api_key")
+                    findings += _keyed(http, target, f"{name}_api_key", settings.env_prefix)
             except Exception as exc:  # a broken target's answer must not crash the preflight
                 findings.append(Finding(name, False, f"could not be checked: {type(exc).__name__}: {exc}"))
     finally:

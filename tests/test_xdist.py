@@ -34,6 +34,7 @@ def _config(dist: str) -> Any:
         args=[str(SUITES_DIR)],
         rootpath=Path.cwd(),
         option=SimpleNamespace(dist=dist, tx=[], numprocesses=2),
+        stash={},  # no conformance session: no fleet
     )
 
 

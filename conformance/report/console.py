@@ -19,6 +19,7 @@ STATUS_STYLE = {
     "blocked": "magenta",
     "error": "bold white on red",
 }
+_VERDICT_STYLE = {"ACCEPTED": "bold green", "PASSED LOCALLY": "bold yellow"}
 ORDER = ("passed", "failed", "warning", "skipped", "blocked", "error")
 
 
@@ -47,8 +48,12 @@ def render_summary(report: RunReport, file: TextIO, *, files: list[str] | None =
     throttle = throttle_summary(report.throttle)
     if throttle:
         console.print(Text(f"throttle: {throttle}", style="magenta" if "blocked" in throttle else ""))
+    for row in report.fleet:  # a fleet: one line per named target
+        line = Text(f"target {row.name}: ")
+        line.append(row.verdict.status, style=_VERDICT_STYLE.get(row.verdict.status, "bold red"))
+        console.print(line.append(f" — {row.verdict.reason}"))
     label = report.verdict.status
-    style = {"ACCEPTED": "bold green", "PASSED LOCALLY": "bold yellow"}.get(label, "bold red")
+    style = _VERDICT_STYLE.get(label, "bold red")
     console.print(Text(f"verdict: {label} — {report.verdict.reason}", style=style))
     for path in files or []:
         console.print(f"report: {path}")

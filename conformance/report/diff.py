@@ -43,7 +43,7 @@ def _status(result: RuleResult | None) -> str | None:
 
 def index(report: RunReport) -> dict[tuple[str, str], RuleResult]:
     """The report's results by (target, rule)."""
-    return {(r.target, r.rule): r for r in report.results}
+    return {(r.where, r.rule): r for r in report.results}  # a fleet's "name/kind": each named target apart
 
 
 def diff_reports(old: RunReport, new: RunReport) -> dict[str, Any]:

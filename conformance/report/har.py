@@ -32,7 +32,7 @@ def har_log(report: RunReport) -> dict[str, Any]:
             key = json.dumps(exchange, sort_keys=True, default=str)
             entry = entries.get(key)
             if entry is None:
-                entry = entries[key] = _entry(exchange, report.started_at, result.target)
+                entry = entries[key] = _entry(exchange, report.started_at, result.where)
             if result.rule not in entry["_rules"]:
                 entry["_rules"].append(result.rule)
     ordered = sorted(entries.values(), key=lambda e: e["startedDateTime"])  # stable: recording order within a stamp

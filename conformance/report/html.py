@@ -501,11 +501,11 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) 
 
 
 def _result(raw: RuleResult, targets: Mapping[str, str], rule_anchor: str) -> ResultView:
-    target = clean(raw.target)
+    target = clean(raw.where)  # in a fleet, "name/kind"
     return ResultView(
         anchor=anchor(rule_anchor, target) if target else rule_anchor,
         target=target,
-        target_url=clean(targets.get(raw.target, raw.target_url)),
+        target_url=clean(targets.get(raw.where, raw.target_url)),
         status=raw.status.value,
         message=clean(raw.message),
         need=clean(raw.need),
@@ -547,7 +547,7 @@ def _compare(
     marks = compare_map(compare, report)
     changes: list[tuple[str, str, str, str | None, str, str]] = []  # kind, rule, target, anchor, old, new
     for view, raw in pairs:
-        mark = marks.get((raw.target, raw.rule))
+        mark = marks.get((raw.where, raw.rule))
         if mark is not None:
             view.change, view.previous = mark[0], clean(mark[1] or "")
             changes.append((view.change, clean(raw.rule), view.target, view.anchor, view.previous, view.status))
@@ -715,6 +715,16 @@ def _header(report: RunReport) -> dict[str, Any]:
         "baseline_file": clean(config.get("expected_failures")),
         "other_config": other_config,
         "targets": [(clean(name), clean(url)) for name, url in report.targets.items()],
+        # a fleet: one row per named target (name, verdict label, its class, reason)
+        "fleet": [
+            (
+                clean(row.name),
+                VERDICT_LABELS.get(row.verdict.status, clean(row.verdict.status)),
+                "ok" if row.verdict.accepted else "local" if row.verdict.status == "PASSED LOCALLY" else "ko",
+                clean(row.verdict.reason),
+            )
+            for row in report.fleet
+        ],
     }
 
 

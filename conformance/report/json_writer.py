@@ -29,7 +29,10 @@ def validate_report(report: dict[str, Any]) -> None:
 def write_json(report: RunReport, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+    # A lone surrogate (a hostile body, read back from a report's "\\ud800") cannot be UTF-8: written as the JSON
+    # escape it came from (only strings can hold one), so the file stays valid UTF-8 and reads back the same.
+    tmp.write_bytes(text.encode("utf-8", "backslashreplace"))
     tmp.replace(path)  # a reader never sees half a report
 
 

@@ -16,6 +16,7 @@ from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
 
 if TYPE_CHECKING:
     from conformance.report.baseline import Baseline
+    from conformance.report.fleet import FleetRow
 
 ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
 
@@ -68,6 +69,7 @@ class CheckOutcome:
     duration_s: float = 0.0
     incomplete: bool = False  # the need kept the run from reaching its target (see ``verdict``)
     throttled: bool = False  # blocked because the target throttled the harness
+    target_name: str | None = None  # the named target of a fleet run (conformance/fleet.py)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data, as pytest-xdist carries it from a worker to the controller."""
@@ -109,10 +111,12 @@ class RuleResult:
     duration_s: float = 0.0
     evidence: tuple[ExchangeJSON, ...] = ()
     evidence_dropped: int = 0
+    target_name: str | None = None  # the named target of a fleet run; report.json has the key only then
 
     # report.json's key order (a diff between runs reads better when it never changes)
     _ORDER: ClassVar[tuple[str, ...]] = (
-        *("rule", "target", "target_url", "suite", "level", "status", "title", "text", "source", "document"),
+        *("rule", "target_name", "target", "target_url", "suite", "level", "status", "title", "text", "source"),
+        *("document",),
         *("message", "need", "option", "blocked_by", "incomplete", "baseline", "checks", "duration_s"),
         *("evidence", "evidence_dropped"),
     )
@@ -125,8 +129,13 @@ class RuleResult:
         catalog |= {"title": rule.title, "text": rule.text, "source": rule.source, "document": rule.document}
         return cls(rule=rule_id, status=status, **(catalog | values))
 
+    @property
+    def where(self) -> str:
+        """The target kind, prefixed by the named target in a fleet (``acme/platform``)."""
+        return f"{self.target_name}/{self.target}" if self.target_name else self.target
+
     def to_json(self) -> dict[str, Any]:
-        data = {name: getattr(self, name) for name in self._ORDER}
+        data = {name: getattr(self, name) for name in self._ORDER if name != "target_name" or self.target_name}
         return data | {"status": self.status.value, "checks": list(self.checks), "evidence": list(self.evidence)}
 
     @classmethod
@@ -148,21 +157,25 @@ def aggregate(
     ``unimplemented_suites``: suites that ran; their rules with no check at all are reported as skipped so that a
     reviewer sees what this harness version does not decide (never a silent pass).
     """
-    grouped: dict[str, list[CheckOutcome]] = {}
+    by_name: dict[str | None, dict[str, list[CheckOutcome]]] = {}  # a fleet run's named targets, else {None: ...}
     for outcome in outcomes:
         for rule_id in outcome.rules:
-            grouped.setdefault(rule_id, []).append(outcome)
+            by_name.setdefault(outcome.target_name, {}).setdefault(rule_id, []).append(outcome)
     implemented_set = set(implemented)
-    for suite in unimplemented_suites:
-        for rule in RULES.values():
-            if rule.suite == suite and rule.id not in grouped and rule.id not in implemented_set:
-                grouped[rule.id] = [_no_check(rule.id)]
-    return [_rule_result(rule_id, grouped[rule_id], targets or {}) for rule_id in RULES if rule_id in grouped]
+    results: list[RuleResult] = []
+    for name, grouped in by_name.items() or [(None, {})]:
+        for suite in unimplemented_suites:
+            for rule in RULES.values():
+                if rule.suite == suite and rule.id not in grouped and rule.id not in implemented_set:
+                    grouped[rule.id] = [_no_check(rule.id, name)]
+        results += [_rule_result(rule_id, grouped[rule_id], targets or {}) for rule_id in RULES if rule_id in grouped]
+    return results
 
 
-def _no_check(rule_id: str) -> CheckOutcome:
+def _no_check(rule_id: str, target_name: str | None = None) -> CheckOutcome:
     harness = rule_id in HARNESS_RULES
     return CheckOutcome(
+        target_name=target_name,
         nodeid="",
         rules=(rule_id,),
         status=Status.SKIPPED,
@@ -176,11 +189,12 @@ def _rule_result(rule_id: str, mine: list[CheckOutcome], targets: Mapping[str, s
     status = next(s for s in STATUS_PRECEDENCE if any(o.status is s for o in mine))
     deciding = [o for o in mine if o.status is status]
     evidence = [e for o in mine for e in o.evidence]
-    target = SUITE_TARGET[RULES[rule_id].suite]
+    target, name = SUITE_TARGET[RULES[rule_id].suite], mine[0].target_name
     return RuleResult.for_rule(
         rule_id,
         status,
-        target_url=targets.get(target),
+        target_name=name,
+        target_url=targets.get(f"{name}/{target}" if name else target),
         message="; ".join(dict.fromkeys(o.message for o in deciding if o.message)),
         need=next((o.need for o in deciding if o.need), None),
         option=next((o.option for o in deciding if o.option), None),
@@ -356,6 +370,7 @@ class RunReport:
     targets: Mapping[str, str] = field(default_factory=dict)  # name -> URL (credentials redacted)
     throttle: Throttle | None = None
     format: int = 1
+    fleet: tuple[FleetRow, ...] = ()  # a fleet run: one row per named target (conformance/report/fleet.py)
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -373,6 +388,7 @@ class RunReport:
         baseline: Baseline | None = None,
         other_failures: int = 0,
         config: Mapping[str, Any] | None = None,
+        fleet: Sequence[str] = (),
         **run: Any,  # harness_version, started_at, finished_at, duration_s, throttle
     ) -> RunReport:
         """The run's report from its checks' outcomes: aggregated per rule and target, the baseline applied, the
@@ -388,12 +404,18 @@ class RunReport:
             local=bool(config.get("allow_insecure_loopback")),
             allow_incomplete=bool(config.get("allow_incomplete")),
         )
+        rows: tuple[FleetRow, ...] = ()
+        if fleet:
+            from conformance.report.fleet import fleet_rows, fleet_verdict
+
+            rows = fleet_rows(results, fleet, targets, strict=strict, config=config)
+            decided = fleet_verdict(rows, other_failures)
         config = {
             "strict": strict,
             "expected_failures": baseline.source if baseline is not None else None,
             "suites": sorted(suites_run),
         } | config
-        return cls(verdict=decided, results=tuple(results), config=config, targets=dict(targets), **run)
+        return cls(verdict=decided, results=tuple(results), config=config, targets=dict(targets), fleet=rows, **run)
 
     def to_json(self) -> dict[str, Any]:
         """report.json's content (follows conformance/schemas/report.schema.json)."""
@@ -410,6 +432,8 @@ class RunReport:
         }
         if self.throttle is not None:
             data["throttle"] = self.throttle.to_json()
+        if self.fleet:
+            data["fleet"] = [row.to_json() for row in self.fleet]
         return data | {"results": [r.to_json() for r in self.results]}
 
     @classmethod
@@ -418,6 +442,8 @@ class RunReport:
         first, so every writer can trust its shape. Raises :class:`InvalidReport`."""
         if validate:
             _validate(data)
+        from conformance.report.fleet import FleetRow
+
         harness, throttle = data["harness"], data.get("throttle")
         return cls(
             verdict=RunVerdict.from_json(data["verdict"]),
@@ -431,6 +457,7 @@ class RunReport:
             targets={name: info["url"] for name, info in data["targets"].items()},
             throttle=Throttle(**throttle) if throttle is not None else None,
             format=data["format"],
+            fleet=tuple(FleetRow.from_json(row) for row in data.get("fleet") or ()),
         )
 
     def scrubbed(self, scrub_tree: Callable[[Any], Any]) -> RunReport:

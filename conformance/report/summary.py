@@ -73,10 +73,10 @@ def summary_data(report: RunReport) -> dict[str, Any]:
     totals = dict.fromkeys(STATUS_ORDER, 0)
     for result in report.results:
         status = result.status.value
-        entry = per_target.get(result.target)
+        entry = per_target.get(result.where)  # in a fleet, "name/kind"
         if entry is None:
-            url = report.targets.get(result.target, result.target_url)
-            entry = per_target[result.target] = {
+            url = report.targets.get(result.where, result.target_url)
+            entry = per_target[result.where] = {
                 "url": _text(url),
                 "counts": dict.fromkeys(STATUS_ORDER, 0),
                 "attention": [],
@@ -104,6 +104,11 @@ def summary_data(report: RunReport) -> dict[str, Any]:
         "total": len(report.results),
         "counts": totals,
         "targets": per_target,
+        # a fleet: each named target's verdict
+        "fleet": [
+            {"name": _text(row.name), "status": _text(row.verdict.status), "reason": _text(row.verdict.reason)}
+            for row in report.fleet
+        ],
     }
 
 
@@ -135,6 +140,12 @@ def render_markdown(data: dict[str, Any]) -> str:
     lines = [f"## {icon} Conformance: {md(verdict['status'])}", ""]
     if verdict["reason"]:
         lines += [md(verdict["reason"]), ""]
+    if data["fleet"]:
+        lines += ["| target | verdict | why |", "|---|---|---|"]
+        for row in data["fleet"]:
+            icon = MARKDOWN_ICONS.get(row["status"], "❔")
+            lines.append(f"| **{md(row['name'])}** | {icon} {md(row['status'])} | {md(row['reason'])} |")
+        lines.append("")
     counts = data["counts"]
     lines += [
         "| target | " + " | ".join(STATUS_ORDER) + " |",
@@ -160,6 +171,8 @@ def render_markdown(data: dict[str, Any]) -> str:
 def render_text(data: dict[str, Any]) -> str:
     verdict = data["verdict"]
     lines = [f"verdict: {verdict['status']}" + (f": {verdict['reason']}" if verdict["reason"] else "")]
+    for row in data["fleet"]:
+        lines.append(f"target {row['name']}: {row['status']}" + (f": {row['reason']}" if row["reason"] else ""))
     counts = data["counts"]
     lines.append(f"{data['total']} results: " + ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER))
     for name, entry in data["targets"].items():

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance.cli import main
+from conformance.host.login import BrowserDriver, browser_available
 from conformance.reference.stack import Stack
 from conformance.testing import run_harness
 from tests.reference.conftest import register_predefined_client
@@ -79,3 +81,48 @@ def test_doctor_logs_in_with_a_predefined_client_too(
     out = capsys.readouterr().out
     assert code == 1 and "PROBLEM tool_server: the test account could not log in: " in out, out
     assert "fetched the probe document" not in out  # no CIMD here: the login probe ran on its own
+
+
+# -- the same probe through the browser driver (headless Chromium, Playwright) ----------------------------------
+
+BROWSER = {"CONFORMANCE_LOGIN_DRIVER": "browser"}
+
+
+def _count_browser_logins(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The authorization URLs the browser driver was given: proof the probe ran in Chromium, not in the form driver."""
+    seen: list[str] = []
+    original = BrowserDriver.login
+
+    def login(self: BrowserDriver, authorization_url: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(authorization_url)
+        return original(self, authorization_url, *args, **kwargs)
+
+    monkeypatch.setattr(BrowserDriver, "login", login)
+    return seen
+
+
+@pytest.mark.skipif(browser_available() is not None, reason=str(browser_available()))
+def test_doctor_logs_the_test_account_in_with_the_browser_driver(
+    auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logins = _count_browser_logins(monkeypatch)
+    code = _doctor({**auth_stack.settings, **BROWSER}, tmp_path, monkeypatch)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert len(logins) == 1, logins
+    assert "ok      tool_server: the test account logged in" in out, out
+
+
+@pytest.mark.skipif(browser_available() is not None, reason=str(browser_available()))
+def test_doctor_says_a_wrong_password_does_not_log_in_with_the_browser_driver(
+    auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = "not-the-password-of-alice"
+    logins = _count_browser_logins(monkeypatch)
+    code = _doctor({**auth_stack.settings, **BROWSER}, tmp_path, monkeypatch, wrong)
+    captured = capsys.readouterr()
+    assert len(logins) == 1, logins
+    problems = [line for line in captured.out.splitlines() if line.startswith("PROBLEM")]
+    assert code == 1 and len(problems) == 1, captured.out
+    assert problems[0].startswith("PROBLEM tool_server: the test account could not log in: "), problems
+    assert wrong not in captured.out + captured.err

@@ -13,7 +13,7 @@ from conformance import expect, fail
 from conformance.config import Target
 from conformance.host.fields import json_field
 from conformance.host.http import HostHTTP
-from conformance.suites.platform.client import LEDGER, describe, json_body
+from conformance.suites.platform.client import describe, json_body, ledger_of
 from conformance.validate.platform import list_page_problems
 
 STATUSES = ("active", "paused", "archived")
@@ -64,7 +64,7 @@ class CampaignsApi:
         also handed to the rate-limit ledger (RL-01, RL-05)."""
         headers = kwargs.pop("headers", None)
         sent = self.target.auth if headers is None else headers
-        return LEDGER.absorb(self.http.request(method, url, headers=sent, **kwargs))
+        return ledger_of(self.target).absorb(self.http.request(method, url, headers=sent, **kwargs))
 
     def create(self, body: dict[str, Any], **kwargs: Any) -> httpx.Response:
         response = self.send("POST", json=body, **kwargs)

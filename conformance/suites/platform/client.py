@@ -128,8 +128,9 @@ def project_header_problems(response: httpx.Response) -> list[str]:
 
 @dataclass
 class RateLimitLedger:
-    """Every response the platform and campaigns checks receive passes through here (their API wrappers feed
-    it), so RL-01, RL-04 and RL-05, which run last, judge the whole run, not only their own requests."""
+    """Every response the platform and campaigns checks receive from one target passes through its ledger (their
+    API wrappers feed it), so RL-01, RL-04 and RL-05, which run last, judge all of that target's answers, not only
+    their own requests."""
 
     responses: int = 0
     with_headers: int = 0
@@ -149,7 +150,12 @@ class RateLimitLedger:
         return response
 
 
-LEDGER = RateLimitLedger()
+LEDGERS: dict[str, RateLimitLedger] = {}  # one per target: a fleet's targets may share a process
+
+
+def ledger_of(target: Target) -> RateLimitLedger:
+    """The ledger of every response ``target`` gave this process."""
+    return LEDGERS.setdefault(target.base_url, RateLimitLedger())
 
 
 def target_settings(**overrides: Any) -> settings:
@@ -219,15 +225,17 @@ class PlatformApi:
     ) -> httpx.Response:
         sent = self.headers(api_key) if headers is None else headers
         url = self.target.url(TOKENS_PATH)
-        return LEDGER.absorb(self.http.post(url, json=body, headers=sent, retry=None, pace=pace))
+        return ledger_of(self.target).absorb(self.http.post(url, json=body, headers=sent, retry=None, pace=pace))
 
     def post_content(self, path: str, content: str) -> httpx.Response:
         """A raw (possibly malformed) JSON body."""
         headers = {**self.headers(), "Content-Type": "application/json"}
-        return LEDGER.absorb(self.http.post(self.target.url(path), content=content, headers=headers, retry=None))
+        response = self.http.post(self.target.url(path), content=content, headers=headers, retry=None)
+        return ledger_of(self.target).absorb(response)
 
     def body(self, **fields: Any) -> dict[str, Any]:
         return {"model": self.model, **fields}
 
     def get(self, path: str, *, api_key: str | None = None, **kwargs: Any) -> httpx.Response:
-        return LEDGER.absorb(self.http.get(self.target.url(path), headers=self.headers(api_key), retry=None, **kwargs))
+        response = self.http.get(self.target.url(path), headers=self.headers(api_key), retry=None, **kwargs)
+        return ledger_of(self.target).absorb(response)

@@ -10,7 +10,8 @@ from conformance.suites.platform.client import PlatformApi
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """RL-01, RL-04 and RL-05 judge every response of the run (see ``LEDGER``): run them after all other checks."""
+    """RL-01, RL-04 and RL-05 judge every response of their target (see ``ledger_of``): run them after all other
+    checks."""
     last = [item for item in items if _decides_header_rules(item)]
     if last:
         items[:] = [item for item in items if item not in last] + last

@@ -12,10 +12,10 @@ from conformance._verdicts import Throttled
 from conformance.config import Settings
 from conformance.host import USER_ACTION_CODES
 from conformance.suites.platform.client import (
-    LEDGER,
     PlatformApi,
     describe,
     expect_json_error,
+    ledger_of,
     parse_go_duration,
     parse_retry_after,
 )
@@ -41,11 +41,12 @@ def _sample(api: PlatformApi, settings: Settings) -> None:
 def test_headers_are_consistent(platform_api: PlatformApi, conformance_settings: Settings) -> None:
     # Runs after every other check: the ledger holds every response the platform and campaigns checks saw.
     _sample(platform_api, conformance_settings)
-    if not LEDGER.with_headers:
+    ledger = ledger_of(platform_api.target)
+    if not ledger.with_headers:
         needs("x-ratelimit-* headers on the target's responses")
-    problems = LEDGER.problems["RL-01"]
+    problems = ledger.problems["RL-01"]
     expect(not problems, f"inconsistent x-ratelimit-* headers: {' | '.join(problems)}")
-    observe(f"{LEDGER.with_headers} of {LEDGER.responses} responses of the run carried x-ratelimit-* headers")
+    observe(f"{ledger.with_headers} of {ledger.responses} responses of the run carried x-ratelimit-* headers")
 
 
 def _remaining(response: httpx.Response) -> int | None:
@@ -189,9 +190,9 @@ def test_throttling_and_retry_after(platform_api: PlatformApi, conformance_setti
 
 @rule("RL-04")
 def test_overload_answer(platform_api: PlatformApi, conformance_settings: Settings) -> None:
-    # Runs after every other check: a 503 any of them met is judged too (see LEDGER).
+    # Runs after every other check: a 503 any of them met is judged too (see ledger_of).
     key = conformance_settings.get("platform_fault_api_key")
-    overloaded = LEDGER.overloaded
+    overloaded = ledger_of(platform_api.target).overloaded
     for _ in range(10 if key and overloaded is None else 0):
         response = platform_api.count_raw(platform_api.body(input="are you overloaded?"), api_key=str(key))
         if response.status_code == 503:
@@ -213,8 +214,9 @@ def test_overload_answer(platform_api: PlatformApi, conformance_settings: Settin
 
 @rule("RL-05")
 def test_project_token_headers_together(platform_api: PlatformApi, conformance_settings: Settings) -> None:
-    # Runs after every other check, over every response of the run (see LEDGER).
+    # Runs after every other check, over every response of its target (see ledger_of).
     _sample(platform_api, conformance_settings)
-    problems = LEDGER.problems["RL-05"]
+    ledger = ledger_of(platform_api.target)
+    problems = ledger.problems["RL-05"]
     expect(not problems, " | ".join(problems))
-    observe(f"{LEDGER.with_project_headers} of {LEDGER.responses} responses reported a project token limit")
+    observe(f"{ledger.with_project_headers} of {ledger.responses} responses reported a project token limit")
