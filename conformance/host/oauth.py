@@ -34,6 +34,7 @@ import httpx
 from conformance._exceptions import ConfigError, InvalidResponse
 from conformance.host import _json as target_json
 from conformance.host.asmeta import OIDC_SCOPES, AsMetadata
+from conformance.host.fields import JsonMember, as_int, as_str
 from conformance.host.http import HostHTTP
 from conformance.host.identity import ASSERTION_TYPE, HOST_AUTH_METHODS, LEGACY_AUTH_METHOD, HostIdentity
 
@@ -708,46 +709,15 @@ class TokenResult:
     def ok(self) -> bool:
         return self.status == 200 and not self.problems
 
-    def _get(self, name: str) -> Any:
-        return self.body.get(name) if self.body else None
-
-    def _str(self, name: str) -> str | None:
-        """A body member that is a string (None when absent or of another type)."""
-        value = self._get(name)
-        return value if isinstance(value, str) else None
-
-    @property
-    def access_token(self) -> str | None:
-        return self._str("access_token")
-
-    @property
-    def refresh_token(self) -> str | None:
-        return self._str("refresh_token")
-
-    @property
-    def id_token(self) -> str | None:
-        return self._str("id_token")
-
-    @property
-    def token_type(self) -> str | None:
-        return self._str("token_type")
-
-    @property
-    def expires_in(self) -> int | None:
-        value = self._get("expires_in")
-        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    @property
-    def scope(self) -> str | None:
-        return self._str("scope")
-
-    @property
-    def error(self) -> str | None:
-        return self._str("error")
-
-    @property
-    def error_description(self) -> str | None:
-        return self._str("error_description")
+    # The members of a token response (RFC 6749 §5.1, §5.2), None when absent or of another type.
+    access_token = JsonMember(as_str, source="body")
+    refresh_token = JsonMember(as_str, source="body")
+    id_token = JsonMember(as_str, source="body")
+    token_type = JsonMember(as_str, source="body")
+    expires_in = JsonMember(as_int, source="body")
+    scope = JsonMember(as_str, source="body")
+    error = JsonMember(as_str, source="body")
+    error_description = JsonMember(as_str, source="body")
 
     def describe(self) -> str:
         if self.ok:
