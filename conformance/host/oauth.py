@@ -284,15 +284,9 @@ def predefined_client(
         if identity is not None:
             client_methods = ("private_key_jwt", *client_methods)
         as_methods = as_meta.auth_methods_supported if as_meta else None
-        # Not configured: the first the AS lists that this client can do (the AS's order is its preference).
-        chosen = dcr_auth_method(as_methods, client_methods)
-        decision = replace(
-            negotiate_auth_method(as_methods, client_methods, legacy_preference=None),
-            chosen=chosen,
-            reason=f"{chosen}: not configured (--client-auth-method), the first the authorization server lists "
-            "that the predefined client can use",
-        )
-        auth_method = chosen
+        how = "not configured (--client-auth-method), the first the authorization server lists that the predefined "
+        decision = registered_client_method(as_methods, client_methods, how=how + "client can use")
+        auth_method = decision.require()
     return OAuthClient(
         kind="predefined",
         client_id=client_id,
@@ -323,6 +317,17 @@ def dcr_auth_method(as_methods: Sequence[str] | None, host_methods: Sequence[str
     return chosen
 
 
+def registered_client_method(
+    as_methods: Sequence[str] | None, client_methods: Sequence[str], chosen: str | None = None, *, how: str
+) -> MethodDecision:
+    """The method of a client registered at the AS (by hand or by RFC 7591), with the negotiation as evidence:
+    ``chosen`` when the user configured it, else the first the AS lists that the client can use (the AS's order is
+    its preference; no legacy preference applies). ``how`` ends the reason: "<method>: <how>"."""
+    method = chosen or dcr_auth_method(as_methods, client_methods)
+    negotiated = negotiate_auth_method(as_methods, client_methods, legacy_preference=None)
+    return replace(negotiated, chosen=method, reason=f"{method}: {how}")
+
+
 def register_client(
     http: HostHTTP,
     as_meta: AsMetadata,
@@ -343,12 +348,9 @@ def register_client(
         raise RegistrationError("the authorization server metadata has no registration_endpoint")
     methods = [m for m in client_methods if m != "private_key_jwt" or identity is not None]
     chosen_by = "chosen by the user (--client-auth-method)" if method else "the first the authorization server lists"
-    method = method or dcr_auth_method(as_meta.auth_methods_supported, methods)
-    decision = replace(
-        negotiate_auth_method(as_meta.auth_methods_supported, methods, legacy_preference=None),
-        chosen=method,
-        reason=f"{method}: {chosen_by} that the host supports for a registered client",
-    )
+    how = f"{chosen_by} that the host supports for a registered client"
+    decision = registered_client_method(as_meta.auth_methods_supported, methods, method, how=how)
+    method = decision.require()
     metadata: dict[str, Any] = {
         "client_name": client_name,
         "redirect_uris": list(redirect_uris),
