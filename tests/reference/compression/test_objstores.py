@@ -3,26 +3,19 @@ dispatches it, the health check excepted."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from conformance.reference.compression.objstores import make_gcs_server
+from tests._serving import serving
 
 
 @pytest.fixture
 def gcs() -> Iterator[str]:
-    httpd = make_gcs_server("127.0.0.1", 0, ["good-token"], ["bucket-1"], None)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+    with serving(make_gcs_server("127.0.0.1", 0, ["good-token"], ["bucket-1"], None)) as origin:
+        yield origin
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"])
