@@ -11,7 +11,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 @contextmanager
 def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve ``handler`` until the block ends; yields the origin ``http://127.0.0.1:PORT``."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as origin:
+        yield origin
+
+
+@contextmanager
+def serving(server: ThreadingHTTPServer) -> Iterator[str]:
+    """Run an already bound plain-HTTP ``server`` (on 127.0.0.1) until the block ends; yields its origin."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -8,11 +8,15 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from conformance.reference.mutants import SERVICE_PACKAGES
+
 ROOT = Path(__file__).parents[1]
 SHIPPED = {
     "py.typed",
     "schemas/report.schema.json",
     "suites/auth/login_steps.toml",
+    "reference/rule_groups.toml",
+    *(f"reference/{service}/mutants.toml" for service in SERVICE_PACKAGES),
     "report/templates/report.html.j2",
     "reference/idp/provider.js",
     "reference/idp/package.json",

@@ -12,6 +12,7 @@ import socket
 from urllib.parse import urlsplit
 
 from conformance._exceptions import UrlRefused
+from conformance.host.addresses import is_internal
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 
@@ -27,17 +28,6 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _is_internal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    return (
-        address.is_private
-        or address.is_loopback
-        or address.is_link_local
-        or address.is_reserved
-        or address.is_multicast
-        or address.is_unspecified
-    )
 
 
 def _addresses(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
@@ -86,7 +76,7 @@ class UrlGuard:
             return
         if is_loopback_host(host) and self.allow_insecure_loopback:
             return
-        internal = [str(a) for a in _addresses(host) if _is_internal(a)]
+        internal = [str(a) for a in _addresses(host) if is_internal(a)]
         if internal:
             raise UrlRefused(
                 f"refused to fetch {url!r}: a URL taken from a target's answer points to an internal address "

@@ -25,6 +25,7 @@ import jsonschema
 
 from conformance._exceptions import InvalidResponse
 from conformance.host.discovery import json_object
+from conformance.host.fields import JsonMember, as_str, as_strings
 from conformance.host.http import HostHTTP
 
 OAUTH_WELL_KNOWN = "/.well-known/oauth-authorization-server"
@@ -164,44 +165,14 @@ class AsMetadata:
         if problems := self.issuer_problems():
             raise InvalidResponse(problems[0])
 
-    def _str(self, name: str) -> str | None:
-        value = self.document.get(name)
-        return value if isinstance(value, str) else None
-
-    def _strings(self, name: str) -> list[str] | None:
-        value = self.document.get(name)
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return list(value)
-        return None
-
-    @property
-    def authorization_endpoint(self) -> str | None:
-        return self._str("authorization_endpoint")
-
-    @property
-    def token_endpoint(self) -> str | None:
-        return self._str("token_endpoint")
-
-    @property
-    def registration_endpoint(self) -> str | None:
-        return self._str("registration_endpoint")
-
-    @property
-    def userinfo_endpoint(self) -> str | None:
-        return self._str("userinfo_endpoint")
-
-    @property
-    def scopes_supported(self) -> list[str] | None:
-        return self._strings("scopes_supported")
-
-    @property
-    def auth_methods_supported(self) -> list[str] | None:
-        """``token_endpoint_auth_methods_supported``; None when absent (RFC 8414 default is client_secret_basic)."""
-        return self._strings("token_endpoint_auth_methods_supported")
-
-    @property
-    def code_challenge_methods(self) -> list[str] | None:
-        return self._strings("code_challenge_methods_supported")
+    authorization_endpoint = JsonMember(as_str, source="document")
+    token_endpoint = JsonMember(as_str, source="document")
+    registration_endpoint = JsonMember(as_str, source="document")
+    userinfo_endpoint = JsonMember(as_str, source="document")
+    scopes_supported = JsonMember(as_strings, source="document")
+    # None when absent (RFC 8414's default is then client_secret_basic)
+    auth_methods_supported = JsonMember(as_strings, "token_endpoint_auth_methods_supported", source="document")
+    code_challenge_methods = JsonMember(as_strings, "code_challenge_methods_supported", source="document")
 
     @property
     def supports_s256(self) -> bool:

@@ -10,23 +10,18 @@ async vendor tests are not rate-limit checks.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
 from conformance._exceptions import ResponseTooLarge, TargetUnreachable
-from conformance.host.exchange import now_stamp
 from conformance.host.http import (
-    _UNSET,
-    MAX_REDIRECTS,
     USER_AGENT,
     HostHTTP,
-    RetryPolicy,
-    describe_http_error,
-    record_httpx_exchange,
-    redirect_hop,
+    RequestOptions,
+    Send,
+    Transfer,
+    request_steps,
     ssl_context,
 )
 
@@ -64,80 +59,36 @@ class AsyncHostHTTP:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        params: Any = None,
-        json: Any = _UNSET,
-        content: bytes | str | None = None,
-        retry: RetryPolicy | None = _UNSET,
-        follow_redirects: bool = False,
-        metadata_driven: bool = False,
-    ) -> httpx.Response:
-        """One logical request, as :meth:`HostHTTP.request` (guarded redirects, retries within the total time)."""
-        policy = self.host.retry if retry is _UNSET else retry
-        started = time.monotonic()
-        attempt = hops = 0
-        while True:
-            self.guard.check(url, metadata_driven=metadata_driven or hops > 0)
-            kwargs: dict[str, Any] = {"headers": headers, "params": params, "content": content}
-            if json is not _UNSET:
-                kwargs["json"] = json
-            response = await self._send(method, url, kwargs, started)
-            if follow_redirects and response.is_redirect and hops < MAX_REDIRECTS:
-                url, method, headers, drop_body = redirect_hop(response, method, headers)
-                params, hops = None, hops + 1
-                if drop_body:
-                    json, content = _UNSET, None
-                continue
-            if policy is None:
-                return response
-            spent = time.monotonic() - started
-            wait = policy.delay(response, attempt, spent)
-            if wait is None or spent + wait > self.host.total_timeout:
-                return response
-            await asyncio.sleep(wait)
-            attempt += 1
+    async def request(self, method: str, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
+        """One logical request, as :meth:`HostHTTP.request` (the same steps: guarded redirects, retries within the
+        total time); the run's pace is not shared, so ``pace`` has no effect here."""
+        steps, reply = request_steps(self.host, method, url, options, pacer=None), None
+        while not isinstance(step := steps.send(reply), httpx.Response):
+            if isinstance(step, Send):
+                reply = await self._send(*step)
+            else:
+                await asyncio.sleep(step)
+                reply = None
+        return step
 
     async def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:
-        request = self._client.build_request(method, url, **kwargs)
-        t0 = time.monotonic()
-        stamp = now_stamp()
-        shown = f"{method} {self.redactor.url(url)}"
-        body = bytearray()
+        transfer = Transfer(self.host, self._client, Send(method, url, kwargs, started))
         try:
-            response = await self._client.send(request, stream=True)
+            response = await self._client.send(transfer.request, stream=True)
             try:
                 async for chunk in response.aiter_bytes():
-                    body.extend(chunk)
-                    if len(body) > self.host.max_response_bytes:
-                        raise ResponseTooLarge(f"{shown}: response body exceeds {self.host.max_response_bytes} bytes")
-                    if time.monotonic() - started > self.host.total_timeout:
-                        raise TargetUnreachable(f"{shown}: no complete response within {self.host.total_timeout:.0f}s")
+                    transfer.read(chunk)
             finally:
                 await response.aclose()
-        except (ResponseTooLarge, TargetUnreachable) as exc:
-            exc.exchange = record_httpx_exchange(
-                self.redactor, request, None, None, sent_at=t0, stamp=stamp, error=str(exc)
-            )
-            raise
-        except httpx.HTTPError as exc:
-            message = f"{shown}: {describe_http_error(exc)}"
-            recorded = record_httpx_exchange(self.redactor, request, None, None, sent_at=t0, stamp=stamp, error=message)
-            raise TargetUnreachable(self.redactor.scrub(message), exchange=recorded) from None
-        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
-        final = httpx.Response(response.status_code, headers=headers, content=bytes(body), request=request)
-        record_httpx_exchange(self.redactor, request, final, bytes(body), sent_at=t0, stamp=stamp)
-        return final
+        except (ResponseTooLarge, TargetUnreachable, httpx.HTTPError) as exc:
+            raise transfer.failed(exc) from None
+        return transfer.done(response)
 
-    async def get(self, url: str, **kwargs: Any) -> httpx.Response:
-        return await self.request("GET", url, **kwargs)
+    async def get(self, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
+        return await self.request("GET", url, **options)
 
-    async def post(self, url: str, **kwargs: Any) -> httpx.Response:
-        return await self.request("POST", url, **kwargs)
+    async def post(self, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
+        return await self.request("POST", url, **options)
 
 
 __all__ = ["AsyncHostHTTP"]

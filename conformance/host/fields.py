@@ -12,8 +12,8 @@ A field that is absent, ``null`` where a value is wanted, or of the wrong JSON t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NoReturn, TypeVar, overload
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, NoReturn, TypeVar, overload
 
 import httpx
 
@@ -128,3 +128,45 @@ def json_get(doc: Any, *path: Step, type: type[Any] | None = None, default: Any 
         return json_field(doc, *path, type=type)
     except InvalidResponse:
         return default
+
+
+# -- typed members of a parsed document that the host keeps (metadata, a token response) ---------------------------
+
+
+def as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def as_strings(value: Any) -> list[str] | None:
+    """An array of strings (a copy), else None."""
+    return list(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
+
+
+def as_int(value: Any) -> int | None:
+    """A JSON number (not true/false), truncated to an integer, else None."""
+    return int(value) if _is(value, float) else None
+
+
+class JsonMember(Generic[T]):
+    """A read-only attribute that is one member of a JSON object the instance holds, read with ``read``:
+    ``token_type = JsonMember(as_str, source="body")`` gives ``result.body["token_type"]`` when it is a string, else
+    None (absent, of another type, or no object at all). The member's name is the attribute's unless given."""
+
+    def __init__(self, read: Callable[[Any], T | None], member: str = "", *, source: str) -> None:
+        self.read, self.member, self.source = read, member, source
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.member = self.member or name
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> JsonMember[T]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> T | None: ...
+    def __get__(self, instance: object, owner: type | None = None) -> JsonMember[T] | T | None:
+        if instance is None:
+            return self
+        document = getattr(instance, self.source)
+        return self.read(document.get(self.member)) if isinstance(document, Mapping) else None
+
+    def __set__(self, instance: object, value: Any) -> None:
+        raise AttributeError(f"{self.member} is read from {self.source}")

@@ -11,9 +11,9 @@ import functools
 import os
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol, TypedDict, Unpack
 from urllib.parse import urljoin
 
 import httpx
@@ -30,6 +30,157 @@ from conformance.targets import TIMEOUTS
 MAX_REDIRECTS = 10
 USER_AGENT = "conformance-host/0.1"
 _UNSET: Any = object()
+
+
+class RequestOptions(TypedDict, total=False):
+    """The options of one logical request: ``HostHTTP.request`` and ``AsyncHostHTTP.request`` take the same."""
+
+    headers: Mapping[str, str] | None
+    params: Any
+    json: Any  # absent: no JSON body (None sends the JSON null)
+    data: Any
+    content: bytes | str | None
+    retry: RetryPolicy | None  # absent: the client's policy; None: no retry
+    follow_redirects: bool  # default False; each hop is checked by the guard, credentials stay on their origin
+    metadata_driven: bool  # the URL came from a target's answer: the guard refuses internal addresses
+    timeout: float | None  # this request's timeout instead of the client's
+    pace: bool  # default True; False spends the target's request budget to the last request (an RL-* window)
+
+
+class Send(NamedTuple):
+    """A step of :func:`request_steps`: send this request (``started``: when the logical request began)."""
+
+    method: str
+    url: str
+    kwargs: dict[str, Any]
+    started: float
+
+
+class _Client(Protocol):
+    guard: UrlGuard
+    redactor: Redactor
+    retry: RetryPolicy | None
+    total_timeout: float
+    max_response_bytes: int
+
+
+def request_steps(
+    client: _Client, method: str, url: str, options: RequestOptions, *, pacer: Pacer | None
+) -> Generator[Send | float | httpx.Response, httpx.Response | None, None]:
+    """One logical request as steps, for HostHTTP and its async twin alike (they only do the I/O): it yields a
+    :class:`Send` (answer with the response), a float (sleep that long, answer None), and last the final response.
+
+    Guarded redirects, the retry policy within the total time, and the run's pace (rate-limit budgets and throttle
+    waits, when ``pacer`` is given) live here once.
+    """
+    policy = options.get("retry", client.retry)
+    headers, params = options.get("headers"), options.get("params")
+    body: dict[str, Any] = {name: options[name] for name in ("json", "data", "content") if name in options}
+    started = time.monotonic()
+    attempt = hops = throttled = 0
+    waited = 0.0  # counted apart from the clock so that an injected sleep still respects the bounds
+    while True:
+        client.guard.check(url, metadata_driven=options.get("metadata_driven", False) or hops > 0)
+        kwargs: dict[str, Any] = {"headers": headers, "params": params, **body}
+        if options.get("timeout") is not None:
+            kwargs["timeout"] = options["timeout"]
+        if pacer is not None:
+            key = pacer.key(url, headers)
+            paused = time.monotonic()
+            if options.get("pace", True):
+                pacer.before(key)
+            started += time.monotonic() - paused  # waiting for a window is not the request's time
+            response = yield Send(method, url, kwargs, started)
+            assert response is not None
+            pacer.observe(key, response)
+            throttle_wait = pacer.retry_delay(response, throttled, f"{method} {client.redactor.url(url)}")
+            if throttle_wait is not None:
+                note(f"throttled ({response.status_code}): retrying after {throttle_wait:.2f}s")
+                pacer.wait(throttle_wait, f"{response.status_code}, Retry-After followed")
+                started += throttle_wait
+                throttled += 1
+                continue
+        else:
+            response = yield Send(method, url, kwargs, started)
+            assert response is not None
+        if options.get("follow_redirects", False) and response.is_redirect and hops < MAX_REDIRECTS:
+            url, method, headers, drop_body = redirect_hop(response, method, headers)
+            params = None  # the Location is the whole next URL (the caller's parameters are in it, or not)
+            hops += 1
+            if drop_body:
+                body = {}
+            continue
+        spent = max(time.monotonic() - started, waited)
+        wait = policy.delay(response, attempt, spent) if policy is not None else None
+        if wait is None or spent + wait > client.total_timeout:
+            yield response
+            return
+        note(f"retrying after {wait:.2f}s (status {response.status_code}, attempt {attempt + 1})")
+        yield wait
+        waited += wait
+        attempt += 1
+
+
+class Transfer:
+    """One request's transfer, for HostHTTP and its async twin (which only read the stream): the request built, the
+    body read under the size cap and the total time, and the evidence recorded whatever the outcome."""
+
+    def __init__(self, client: _Client, http: httpx.Client | httpx.AsyncClient, step: Send) -> None:
+        self.client, self.started = client, step.started
+        kwargs = {k: v for k, v in step.kwargs.items() if k != "timeout"}
+        self.request = http.build_request(step.method, step.url, **kwargs)
+        if "timeout" in step.kwargs:
+            self.request.extensions["timeout"] = httpx.Timeout(step.kwargs["timeout"]).as_dict()
+        self.shown = f"{step.method} {client.redactor.url(step.url)}"
+        self.sent_at, self.stamp = time.monotonic(), now_stamp()
+        self.body = bytearray()
+
+    def read(self, chunk: bytes) -> None:
+        self.body.extend(chunk)
+        limit = self.client.max_response_bytes
+        if len(self.body) > limit:
+            raise ResponseTooLarge(f"{self.shown}: response body exceeds {limit} bytes")
+        if time.monotonic() - self.started > self.client.total_timeout:
+            raise TargetUnreachable(f"{self.shown}: no complete response within {self.client.total_timeout:.0f}s")
+
+    def failed(self, exc: ResponseTooLarge | TargetUnreachable | httpx.HTTPError) -> Exception:
+        """The exception to raise for ``exc``, carrying the exchange (an httpx error becomes TargetUnreachable)."""
+        if isinstance(exc, ResponseTooLarge | TargetUnreachable):
+            exc.exchange = self._record(None, error=str(exc))
+            return exc
+        message = self.client.redactor.scrub(f"{self.shown}: {describe_http_error(exc)}")
+        return TargetUnreachable(message, exchange=self._record(None, error=message))
+
+    def done(self, response: httpx.Response) -> httpx.Response:
+        """The answer, its body read: the check's evidence for it is on its extensions (``exchange_of``)."""
+        decoded = bytes(self.body)
+        # The body is already decoded; drop Content-Encoding so httpx does not decode it twice.
+        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+        final = httpx.Response(
+            status_code=response.status_code,
+            headers=headers,
+            content=decoded,
+            request=self.request,
+            extensions={"http_version": response.extensions.get("http_version", b"HTTP/1.1")},
+        )
+        recorded = self._record(response, error=None)
+        if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
+            final.extensions[RESPONSE_EXTENSION] = recorded
+        return final
+
+    def _record(self, response: httpx.Response | None, *, error: str | None) -> dict[str, Any] | None:
+        body = bytes(self.body) if response is not None else None
+        redactor, request = self.client.redactor, self.request
+        return record_httpx_exchange(
+            redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
+        )
+
+
+def note(text: str) -> None:
+    """A note on the running check's record (what the host did besides sending: retries, throttle waits)."""
+    record = _context.current()
+    if record is not None:
+        record.notes.append(text)
 
 
 def ssl_context(
@@ -152,147 +303,47 @@ class HostHTTP:
 
     # -- requests ------------------------------------------------------------------------------------------
 
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        params: Any = None,
-        json: Any = _UNSET,
-        data: Any = None,
-        content: bytes | str | None = None,
-        retry: RetryPolicy | None = _UNSET,
-        follow_redirects: bool = False,
-        metadata_driven: bool = False,
-        timeout: float | None = None,
-        pace: bool = True,
-    ) -> httpx.Response:
+    def request(self, method: str, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
         """Send one logical request (with retries and guarded redirects); return the final response.
 
-        ``metadata_driven`` marks a URL taken from a target's answer (the guard then refuses internal addresses).
-        ``pace=False`` spends the target's request budget to the last request (a rate-limit check's own window).
-        Raises :class:`TargetUnreachable`, :class:`ResponseTooLarge` or :class:`UrlRefused` (all TargetError), and
-        :class:`Throttled` when a check of a rule other than RL-* cannot get past a throttled answer (see _pace).
+        ``options`` are :class:`RequestOptions`. Raises :class:`TargetUnreachable`, :class:`ResponseTooLarge` or
+        :class:`UrlRefused` (all TargetError), and :class:`Throttled` when a check of a rule other than RL-* cannot
+        get past a throttled answer (see _pace).
         """
-        policy = self.retry if retry is _UNSET else retry
-        started = time.monotonic()
-        attempt = 0
-        hops = 0
-        waited = 0.0  # counted apart from the clock so that an injected sleep still respects the bounds
-        throttled = 0
-        while True:
-            self.guard.check(url, metadata_driven=metadata_driven or hops > 0)
-            kwargs: dict[str, Any] = {"headers": headers, "params": params, "data": data, "content": content}
-            if json is not _UNSET:
-                kwargs["json"] = json
-            if timeout is not None:
-                kwargs["timeout"] = timeout
-            if self.pacer is not None:
-                key = self.pacer.key(url, headers)
-                paused = time.monotonic()
-                if pace:
-                    self.pacer.before(key)
-                started += time.monotonic() - paused  # waiting for a window is not the request's time
-                response = self._send(method, url, kwargs, started)
-                self.pacer.observe(key, response)
-                what = f"{method} {self.redactor.url(url)}"
-                throttle_wait = self.pacer.retry_delay(response, throttled, what)
-                if throttle_wait is not None:
-                    self._note(f"throttled ({response.status_code}): retrying after {throttle_wait:.2f}s")
-                    self.pacer.wait(throttle_wait, f"{response.status_code}, Retry-After followed")
-                    started += throttle_wait
-                    throttled += 1
-                    continue
-            else:
-                response = self._send(method, url, kwargs, started)
-            if follow_redirects and response.is_redirect and hops < MAX_REDIRECTS:
-                url, method, headers, drop_body = redirect_hop(response, method, headers)
-                params = None  # the Location is the whole next URL (the caller's parameters are in it, or not)
-                hops += 1
-                if drop_body:
-                    json, data, content = _UNSET, None, None
-                continue
-            if policy is None:
-                return response
-            spent = max(time.monotonic() - started, waited)
-            wait = policy.delay(response, attempt, spent)
-            if wait is None or spent + wait > self.total_timeout:
-                return response
-            self._note(f"retrying after {wait:.2f}s (status {response.status_code}, attempt {attempt + 1})")
-            self._sleep(wait)
-            waited += wait
-            attempt += 1
+        steps, reply = request_steps(self, method, url, options, pacer=self.pacer), None
+        while not isinstance(step := steps.send(reply), httpx.Response):
+            reply = self._send(*step) if isinstance(step, Send) else self._sleep(step)
+        return step
 
     def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:
-        request = self._client.build_request(method, url, **{k: v for k, v in kwargs.items() if k != "timeout"})
-        if "timeout" in kwargs:
-            request.extensions["timeout"] = httpx.Timeout(kwargs["timeout"]).as_dict()
-        t0 = time.monotonic()
-        stamp = now_stamp()
+        transfer = Transfer(self, self._client, Send(method, url, kwargs, started))
         try:
-            response = self._client.send(request, stream=True)
+            response = self._client.send(transfer.request, stream=True)
             try:
-                body = bytearray()
                 for chunk in response.iter_bytes():
-                    body.extend(chunk)
-                    if len(body) > self.max_response_bytes:
-                        raise ResponseTooLarge(
-                            f"{method} {self.redactor.url(url)}: response body exceeds {self.max_response_bytes} bytes"
-                        )
-                    if time.monotonic() - started > self.total_timeout:
-                        raise TargetUnreachable(
-                            f"{method} {self.redactor.url(url)}: no complete response within {self.total_timeout:.0f}s"
-                        )
+                    transfer.read(chunk)
             finally:
                 response.close()
-        except (ResponseTooLarge, TargetUnreachable) as exc:
-            exc.exchange = record_httpx_exchange(
-                self.redactor, request, None, None, sent_at=t0, stamp=stamp, error=str(exc)
-            )
-            raise
-        except httpx.HTTPError as exc:
-            message = f"{method} {self.redactor.url(url)}: {describe_http_error(exc)}"
-            recorded = record_httpx_exchange(self.redactor, request, None, None, sent_at=t0, stamp=stamp, error=message)
-            raise TargetUnreachable(message, exchange=recorded) from None
-        decoded = bytes(body)
-        # The body is already decoded; drop Content-Encoding so httpx does not decode it twice.
-        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
-        final = httpx.Response(
-            status_code=response.status_code,
-            headers=headers,
-            content=decoded,
-            request=request,
-            extensions={"http_version": response.extensions.get("http_version", b"HTTP/1.1")},
-        )
-        recorded = record_httpx_exchange(self.redactor, request, response, decoded, sent_at=t0, stamp=stamp)
-        if recorded is not None:  # the check's evidence for this answer (exchange_of), e.g. for InvalidResponse
-            final.extensions[RESPONSE_EXTENSION] = recorded
-        return final
-
-    # -- evidence ------------------------------------------------------------------------------------------
-
-    def _note(self, text: str) -> None:
-        record = _context.current()
-        if record is not None:
-            record.notes.append(text)
+        except (ResponseTooLarge, TargetUnreachable, httpx.HTTPError) as exc:
+            raise transfer.failed(exc) from None
+        return transfer.done(response)
 
     # -- shortcuts -----------------------------------------------------------------------------------------
 
-    def get(self, url: str, **kwargs: Any) -> httpx.Response:
-        return self.request("GET", url, **kwargs)
+    def get(self, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
+        return self.request("GET", url, **options)
 
-    def post(self, url: str, **kwargs: Any) -> httpx.Response:
-        return self.request("POST", url, **kwargs)
+    def post(self, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
+        return self.request("POST", url, **options)
 
-    def put(self, url: str, **kwargs: Any) -> httpx.Response:
-        return self.request("PUT", url, **kwargs)
+    def put(self, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
+        return self.request("PUT", url, **options)
 
-    def patch(self, url: str, **kwargs: Any) -> httpx.Response:
-        return self.request("PATCH", url, **kwargs)
+    def patch(self, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
+        return self.request("PATCH", url, **options)
 
-    def delete(self, url: str, **kwargs: Any) -> httpx.Response:
-        return self.request("DELETE", url, **kwargs)
+    def delete(self, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
+        return self.request("DELETE", url, **options)
 
     def httpx_client_kwargs(self) -> dict[str, Any]:
         """Library-neutral settings for another HTTP client (e.g. the MCP SDK's) that must behave like this one:

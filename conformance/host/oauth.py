@@ -34,6 +34,7 @@ import httpx
 from conformance._exceptions import ConfigError, InvalidResponse
 from conformance.host import _json as target_json
 from conformance.host.asmeta import OIDC_SCOPES, AsMetadata
+from conformance.host.fields import JsonMember, as_int, as_str
 from conformance.host.http import HostHTTP
 from conformance.host.identity import ASSERTION_TYPE, HOST_AUTH_METHODS, LEGACY_AUTH_METHOD, HostIdentity
 
@@ -283,15 +284,9 @@ def predefined_client(
         if identity is not None:
             client_methods = ("private_key_jwt", *client_methods)
         as_methods = as_meta.auth_methods_supported if as_meta else None
-        # Not configured: the first the AS lists that this client can do (the AS's order is its preference).
-        chosen = dcr_auth_method(as_methods, client_methods)
-        decision = replace(
-            negotiate_auth_method(as_methods, client_methods, legacy_preference=None),
-            chosen=chosen,
-            reason=f"{chosen}: not configured (--client-auth-method), the first the authorization server lists "
-            "that the predefined client can use",
-        )
-        auth_method = chosen
+        how = "not configured (--client-auth-method), the first the authorization server lists that the predefined "
+        decision = registered_client_method(as_methods, client_methods, how=how + "client can use")
+        auth_method = decision.require()
     return OAuthClient(
         kind="predefined",
         client_id=client_id,
@@ -322,6 +317,17 @@ def dcr_auth_method(as_methods: Sequence[str] | None, host_methods: Sequence[str
     return chosen
 
 
+def registered_client_method(
+    as_methods: Sequence[str] | None, client_methods: Sequence[str], chosen: str | None = None, *, how: str
+) -> MethodDecision:
+    """The method of a client registered at the AS (by hand or by RFC 7591), with the negotiation as evidence:
+    ``chosen`` when the user configured it, else the first the AS lists that the client can use (the AS's order is
+    its preference; no legacy preference applies). ``how`` ends the reason: "<method>: <how>"."""
+    method = chosen or dcr_auth_method(as_methods, client_methods)
+    negotiated = negotiate_auth_method(as_methods, client_methods, legacy_preference=None)
+    return replace(negotiated, chosen=method, reason=f"{method}: {how}")
+
+
 def register_client(
     http: HostHTTP,
     as_meta: AsMetadata,
@@ -342,12 +348,9 @@ def register_client(
         raise RegistrationError("the authorization server metadata has no registration_endpoint")
     methods = [m for m in client_methods if m != "private_key_jwt" or identity is not None]
     chosen_by = "chosen by the user (--client-auth-method)" if method else "the first the authorization server lists"
-    method = method or dcr_auth_method(as_meta.auth_methods_supported, methods)
-    decision = replace(
-        negotiate_auth_method(as_meta.auth_methods_supported, methods, legacy_preference=None),
-        chosen=method,
-        reason=f"{method}: {chosen_by} that the host supports for a registered client",
-    )
+    how = f"{chosen_by} that the host supports for a registered client"
+    decision = registered_client_method(as_meta.auth_methods_supported, methods, method, how=how)
+    method = decision.require()
     metadata: dict[str, Any] = {
         "client_name": client_name,
         "redirect_uris": list(redirect_uris),
@@ -708,46 +711,15 @@ class TokenResult:
     def ok(self) -> bool:
         return self.status == 200 and not self.problems
 
-    def _get(self, name: str) -> Any:
-        return self.body.get(name) if self.body else None
-
-    def _str(self, name: str) -> str | None:
-        """A body member that is a string (None when absent or of another type)."""
-        value = self._get(name)
-        return value if isinstance(value, str) else None
-
-    @property
-    def access_token(self) -> str | None:
-        return self._str("access_token")
-
-    @property
-    def refresh_token(self) -> str | None:
-        return self._str("refresh_token")
-
-    @property
-    def id_token(self) -> str | None:
-        return self._str("id_token")
-
-    @property
-    def token_type(self) -> str | None:
-        return self._str("token_type")
-
-    @property
-    def expires_in(self) -> int | None:
-        value = self._get("expires_in")
-        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    @property
-    def scope(self) -> str | None:
-        return self._str("scope")
-
-    @property
-    def error(self) -> str | None:
-        return self._str("error")
-
-    @property
-    def error_description(self) -> str | None:
-        return self._str("error_description")
+    # The members of a token response (RFC 6749 §5.1, §5.2), None when absent or of another type.
+    access_token = JsonMember(as_str, source="body")
+    refresh_token = JsonMember(as_str, source="body")
+    id_token = JsonMember(as_str, source="body")
+    token_type = JsonMember(as_str, source="body")
+    expires_in = JsonMember(as_int, source="body")
+    scope = JsonMember(as_str, source="body")
+    error = JsonMember(as_str, source="body")
+    error_description = JsonMember(as_str, source="body")
 
     def describe(self) -> str:
         if self.ok:

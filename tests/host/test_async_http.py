@@ -9,6 +9,7 @@ from conformance import ResponseTooLarge, UrlRefused, _context
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import Redactor
 from conformance.host.async_http import AsyncHostHTTP
+from conformance.host.exchange import exchange_of
 from conformance.host.http import HostHTTP, RetryPolicy
 
 SECRET = "sk_async_secret_value_42"
@@ -113,3 +114,28 @@ async def test_a_head_redirect_stays_head() -> None:
     async with twin(handler) as http:
         await http.request("HEAD", "https://t.example/start", follow_redirects=True)
     assert seen == ["HEAD", "HEAD"]
+
+
+@pytest.mark.asyncio
+async def test_an_answer_carries_its_evidence_and_options_match_the_sync_client() -> None:
+    """As HostHTTP (one Transfer, one request_steps): the response carries its recorded exchange (``exchange_of``,
+    the evidence of an InvalidResponse about it), ``data`` and a per-request ``timeout`` are taken, and a retry is
+    noted on the check's record."""
+    seen: list[httpx.Request] = []
+    answers = iter([httpx.Response(503, headers={"Retry-After": "0"}), httpx.Response(200, json={"ok": 1})])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return next(answers)
+
+    async with twin(handler) as http:
+        record = _context.begin()
+        try:
+            response = await http.post(
+                "https://t.example/form", data={"a": "b"}, timeout=3.0, retry=RetryPolicy(max_attempts=2, base_s=0.0)
+            )
+        finally:
+            _context.end()
+    assert exchange_of(response) == record.exchanges[-1] and record.exchanges[-1]["status"] == 200
+    assert seen[-1].content == b"a=b" and seen[-1].extensions["timeout"]["read"] == 3.0
+    assert any(note.startswith("retrying after") for note in record.notes)

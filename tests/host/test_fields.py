@@ -3,13 +3,14 @@ rule it blocks on), never a KeyError."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 
 from conformance.host import InvalidResponse
-from conformance.host.fields import json_field, json_get
+from conformance.host.fields import JsonMember, as_int, as_str, as_strings, json_field, json_get
 
 DOC = {"data": [{"id": "cmp_1", "n": 3, "flag": True, "x": 1.5}], "object": "list"}
 
@@ -63,3 +64,21 @@ def test_a_response_is_parsed_and_named() -> None:
     with pytest.raises(InvalidResponse, match="the body is not JSON"):
         json_field(httpx.Response(200, content=b"{oops", request=request), "id")
     assert json_field(httpx.Response(201, json={"id": "a"}, request=request), "id", type=str) == "a"
+
+
+def test_a_json_member_reads_one_typed_member_or_none() -> None:
+    @dataclass
+    class Doc:
+        body: Any
+        name = JsonMember(as_str, source="body")
+        methods = JsonMember(as_strings, "methods_supported", source="body")
+        seconds = JsonMember(as_int, "expires_in", source="body")
+
+    doc = Doc({"name": "n", "methods_supported": ["a", "b"], "expires_in": 3.9})
+    assert (doc.name, doc.methods, doc.seconds) == ("n", ["a", "b"], 3)
+    wrong = Doc({"name": 1, "methods_supported": ["a", 2], "expires_in": True})
+    assert (wrong.name, wrong.methods, wrong.seconds) == (None, None, None)
+    assert Doc(None).name is None and Doc(["name"]).name is None  # no object at all
+    assert isinstance(Doc.name, JsonMember)
+    with pytest.raises(AttributeError, match="read from body"):
+        doc.name = "other"

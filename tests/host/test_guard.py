@@ -34,6 +34,8 @@ def test_loopback_http_needs_the_option() -> None:
         "https://127.0.0.1/x",
         "https://localhost/x",
         "https://0.0.0.0/x",
+        "https://[::ffff:169.254.169.254]/x",  # an IPv4-mapped address is judged as the IPv4 one it stands for
+        "https://[::ffff:10.1.2.3]/x",
     ],
 )
 def test_metadata_driven_internal_addresses_are_refused(url: str) -> None:
@@ -54,3 +56,4 @@ def test_loopback_target_allows_loopback_metadata() -> None:
 
 def test_public_address_literal_is_fine() -> None:
     UrlGuard().check("https://93.184.216.34/x", metadata_driven=True)
+    UrlGuard().check("https://[::ffff:93.184.216.34]/x", metadata_driven=True)  # mapped: as the IPv4 address

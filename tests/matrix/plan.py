@@ -5,7 +5,7 @@ platform API, the compression API: ``SUITE_TARGET`` of its rules' suites). Its c
 suite of that target against a stack with the mutant switched on, so precision is proven over all those rules:
 the run must fail each of its ``rules`` and nothing outside ``rules | dependents``. Each target also has one
 reference case, the same suites against the unmutated stack, where every rule must pass. A mutant added to any
-service's ``mutants.py`` becomes a case without touching this file.
+service's ``mutants.toml`` becomes a case without touching this file.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from conformance.host.addresses import is_internal, unmapped
+
 from .engine import sniff
 
 MAX_SOURCE_BYTES = 25 * 1024 * 1024
@@ -41,19 +43,10 @@ def _check_address(host: str, port: int, policy: SourcePolicy) -> None:
     except (socket.gaierror, UnicodeError) as exc:
         raise SourceError("the source host does not resolve") from exc
     for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-            address = address.ipv4_mapped
+        address = unmapped(ipaddress.ip_address(info[4][0]))
         if address.is_loopback and policy.allow_loopback:
             continue
-        if (
-            address.is_private
-            or address.is_loopback
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-            or address.is_unspecified
-        ):
+        if is_internal(address):
             raise SourceError("the source URL points to a private or loopback address")
 
 

@@ -106,25 +106,9 @@ def make_gcs_server(
             self.wfile.write(body)
             return False
 
-        def do_GET(self) -> None:
-            if self._allowed():
-                super().do_GET()
-
-        def do_POST(self) -> None:
-            if self._allowed():
-                super().do_POST()
-
-        def do_PUT(self) -> None:
-            if self._allowed():
-                super().do_PUT()
-
-        def do_PATCH(self) -> None:
-            if self._allowed():
-                super().do_PATCH()
-
-        def do_DELETE(self) -> None:
-            if self._allowed():
-                super().do_DELETE()
+        def parse_request(self) -> bool:
+            # Every request passes the bearer check before the emulator dispatches it (False: already answered).
+            return super().parse_request() and self._allowed()
 
     httpd = server.ThreadingHTTPServer((host, port), partial(GuardedHandler, storage))
     httpd.daemon_threads = True

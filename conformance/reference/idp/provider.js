@@ -4,7 +4,7 @@
 // forms for the test accounts. Started by conformance.reference.idp; settings come from one JSON file
 // (--config) so that passwords never appear on a command line.
 //
-// Mutants (--mutant NAME) change exactly one behaviour each; see conformance/reference/idp/mutants.py.
+// Mutants (--mutant NAME) change exactly one behaviour each; see conformance/reference/idp/mutants.toml.
 
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';

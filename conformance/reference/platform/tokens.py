@@ -118,7 +118,7 @@ def canonical_json(value: Any) -> str:
 
 @dataclass
 class Counter:
-    """Counts one request; ``mutants`` switch documented defects (see ``mutants.py``)."""
+    """Counts one request; ``mutants`` switch documented defects (see ``mutants.toml``)."""
 
     mutants: frozenset[str] = frozenset()
     encoding: Any = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import jwt
@@ -72,6 +72,12 @@ class AssertionProbe:
         request = self.linker.request()
         accepted = self.linker.code(request)
         return self.tokens.exchange(request, accepted, method="private_key_jwt", assertion=assertion)
+
+    def each(self, cases: Mapping[str, str]) -> Iterator[tuple[str, TokenResult]]:
+        """Each case's assertion sent, registered with the redactor first (a nearly-right assertion is a secret)."""
+        for case, assertion in cases.items():
+            self.linker.http.redactor.add_secret(assertion)
+            yield case, self.send(assertion)
 
     def valid(self) -> TokenResult:
         identity = self.tokens.client.identity
@@ -233,18 +239,27 @@ def _without_kid(key: HostKey, claims: dict[str, Any]) -> str:
     return jwt.encode(claims, key.private_key, algorithm=key.alg, headers={"typ": "JWT"})
 
 
+def _not_invalid_client(case: str, result: TokenResult) -> str | None:
+    """AUTH-CIMD-03 says how a bad signature is refused: with invalid_client."""
+    if result.ok:
+        return f"an assertion {case} was accepted"
+    if result.error != "invalid_client":
+        return f"an assertion {case} was refused with {result.describe()}, not invalid_client"
+    return None
+
+
+def _not_refused(what: str, result: TokenResult) -> str | None:
+    """AUTH-CIMD-04 counts any 4xx as a refusal (RFC 7523 §3.2 only names invalid_client as the usual error)."""
+    if result.ok or not 400 <= result.status < 500:
+        return f"an assertion {what} was not refused: {result.describe()}"
+    return None
+
+
 @rule("AUTH-CIMD-03")
 def test_foreign_key_assertion_is_refused(assertion_probe: AssertionProbe) -> None:
     run = AttackRun.of("AUTH-CIMD-03")
-    for case, assertion in _signature_cases(assertion_probe).items():
-        assertion_probe.linker.http.redactor.add_secret(assertion)
-        result = assertion_probe.send(assertion)
-        problem = None
-        if result.ok:
-            problem = f"an assertion {case} was accepted"
-        elif result.error != "invalid_client":
-            problem = f"an assertion {case} was refused with {result.describe()}, not invalid_client"
-        run.tried_case(case, problem)
+    for case, result in assertion_probe.each(_signature_cases(assertion_probe)):
+        run.tried_case(case, _not_invalid_client(case, result))
     assertion_probe.control()
     run.conclude()
 
@@ -298,23 +313,16 @@ def _claim_cases(probe: AssertionProbe) -> dict[str, str]:
 @rule("AUTH-CIMD-04")
 def test_bad_assertions_are_refused(assertion_probe: AssertionProbe) -> None:
     run = AttackRun.of("AUTH-CIMD-04")
-    for case, assertion in _claim_cases(assertion_probe).items():
-        assertion_probe.linker.http.redactor.add_secret(assertion)
-        result = assertion_probe.send(assertion)
-        problem = None
-        if result.ok or not 400 <= result.status < 500:
-            problem = f"an assertion where {case} was not refused: {result.describe()}"
-        elif result.error != "invalid_client":
+    for case, result in assertion_probe.each(_claim_cases(assertion_probe)):
+        problem = _not_refused(f"where {case}", result)
+        if problem is None and result.error != "invalid_client":
             observe(f"{case}: refused with {result.error!r}, not invalid_client (RFC 7523 §3.2)")
         run.tried_case(case, problem)
     first = assertion_probe.valid()
     if not first.ok:
         raise Blocked("AUTH-CIMD-02", f"a valid assertion was refused: {first.describe()}")
     replay = assertion_probe.broken(BrokenAssertion.REPLAYED_JTI, replay_of=assertion_probe.tokens.last_assertion)
-    problem = None
-    if replay.ok or not 400 <= replay.status < 500:
-        problem = f"an assertion with a jti already used was not refused: {replay.describe()}"
-    run.tried_case("a replayed jti", problem)
+    run.tried_case("a replayed jti", _not_refused("with a jti already used", replay))
     run.conclude()
 
 
