@@ -336,23 +336,30 @@ class _Level:
         by_prefix: dict[str, dict[int, set[str]]] = {}
         for form in forms:
             by_prefix.setdefault(form[: self.PREFIX], {}).setdefault(len(form), set()).add(form)
-        # A prefix the regex matched may be followed by none of its forms: the forms of its shorter prefixes (short
-        # forms, which are their own prefix) still can. Each prefix's candidates: (length, forms), longest first.
+        self._by_prefix = by_prefix
+        # Candidates of a prefix the regex matched, found on its first match (most prefixes never match): computing
+        # them all up front was half of the last merge of a run. Racing threads compute the same value.
         self._candidates: dict[str, list[tuple[int, frozenset[str]]]] = {}
-        for prefix in by_prefix:
+        self._pattern = re.compile(_trie_regex(by_prefix))
+
+    def candidates(self, prefix: str) -> list[tuple[int, frozenset[str]]]:
+        """The forms that may start where ``prefix`` matched, as (length, forms), longest first: the prefix's own,
+        and those of its shorter prefixes (short forms, their own prefix), for when none of its own follows."""
+        found = self._candidates.get(prefix)
+        if found is None:
             lengths: dict[int, set[str]] = {}
             for end in range(1, len(prefix) + 1):
-                for length, same in by_prefix.get(prefix[:end], {}).items():
+                for length, same in self._by_prefix.get(prefix[:end], {}).items():
                     lengths.setdefault(length, set()).update(same)
-            self._candidates[prefix] = [(n, frozenset(f)) for n, f in sorted(lengths.items(), reverse=True)]
-        self._pattern = re.compile(_trie_regex(by_prefix))
+            found = self._candidates[prefix] = [(n, frozenset(f)) for n, f in sorted(lengths.items(), reverse=True)]
+        return found
 
     def sub(self, text: str) -> str:
         parts: list[str] = []
         done = pos = 0
         while match := self._pattern.search(text, pos):
             start = match.start()
-            for length, forms in self._candidates[match.group()]:
+            for length, forms in self.candidates(match.group()):
                 if text[start : start + length] in forms:
                     parts += (text[done:start], REDACTED)
                     done = pos = start + length
