@@ -32,6 +32,9 @@ def main() -> None:
     parser.add_argument(
         "--special", type=float, default=0.05, help="share of secrets with characters every encoding changes"
     )
+    parser.add_argument(
+        "--long", type=float, default=0.0, help="share of ~800-character secrets (signed JWTs: access tokens, ids)"
+    )
     parser.add_argument("--results", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
@@ -47,6 +50,8 @@ def main() -> None:
             # Mostly tokens and codes; some configured keys and passwords with characters every encoding changes.
             special = i < args.special * args.secrets
             value = f'{secrets.token_hex(8)}/+&"<é' if special else secrets.token_urlsafe(24)
+            if not special and i % 100 < args.long * 100:
+                value = f"eyJhbGciOiJSUzI1NiJ9.{secrets.token_urlsafe(450)}.{secrets.token_urlsafe(256)}"
             redactor.add_secret(value, user="api" if i % 10 == 0 else None)
             redactor.scrub("Bearer abc, application/json; charset=utf-8")
         adding.append(time.perf_counter() - start)
@@ -57,7 +62,10 @@ def main() -> None:
         start = time.perf_counter()
         redactor.scrub_tree(report)
         tree.append(time.perf_counter() - start)
-    print(f"{args.secrets} secrets, {args.special:.0%} special ({forms} encoded forms), median of {args.runs} runs:")
+    print(
+        f"{args.secrets} secrets, {args.special:.0%} special, {args.long:.0%} long ({forms} encoded forms),"
+        f" median of {args.runs} runs:"
+    )
     print(f"  register each + scrub a header after each: {statistics.median(adding):.2f} s")
     print(f"  scrub {len(text) / 1e6:.1f} MB of text:                 {statistics.median(big) * 1000:.0f} ms")
     print(f"  scrub_tree of a {size / 1e6:.1f} MB report ({args.results} results): {statistics.median(tree):.2f} s")

@@ -4,6 +4,7 @@ and only property-based checks need it), and what Hypothesis' flaky errors mean 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,27 @@ def _use_cache_dir() -> None:
     except OSError:
         return  # no writable home: Hypothesis keeps its default (and copes with an unwritable one)
     set_hypothesis_home_dir(home)
+
+
+def drop_idle_summary_hook(config: Any) -> None:
+    """Unregister Hypothesis' pytest plugin before the terminal summary when it has nothing to say.
+
+    Its ``pytest_terminal_summary`` imports ``hypothesis.internal.observability``, that is all of Hypothesis (~0.5 s,
+    more without bytecode caches), on every run, even one that never imported Hypothesis. With Hypothesis not
+    imported in this process, no statistics asked for and no report carrying failing examples (an xdist controller
+    receives them from its workers), that hook prints nothing, so leaving it out changes no output. Called from
+    ``pytest_sessionfinish``, which runs before the terminal reporter writes the summary.
+    """
+    plugin = config.pluginmanager.get_plugin("hypothesispytest")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    key = getattr(plugin, "FAILING_EXAMPLES_KEY", None)
+    if plugin is None or reporter is None or key is None or "hypothesis" in sys.modules:
+        return
+    if config.getoption("hypothesis_show_statistics", default=False):
+        return
+    if any(key in getattr(r, "__dict__", {}) for reports in reporter.stats.values() for r in reports):
+        return
+    config.pluginmanager.unregister(plugin)
 
 
 def is_flaky(exc: BaseException) -> bool:

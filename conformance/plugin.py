@@ -19,6 +19,7 @@ import pytest
 
 from conformance import _context, _outcomes
 from conformance._exceptions import ConfigError
+from conformance._hypothesis import drop_idle_summary_hook
 from conformance._outcomes import NEED_KEY, rules_of, suite_of
 from conformance._session import (
     SESSION_KEY,
@@ -309,6 +310,7 @@ compression_target = _target_fixture("compression")
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
+    drop_idle_summary_hook(config)  # issue 19: importing all of Hypothesis at the end of every run
     state = config.stash.get(SESSION_KEY, None)
     if state is not None and hasattr(config, "workerinput"):
         # The controller writes the reports: it needs the secrets this worker learnt (codes, tokens) for its

@@ -96,7 +96,7 @@ class Redactor:
         # Forms are matched by a few compiled patterns (prefix-tree regexes, one scan of the text each) of growing
         # sizes, merged as they fill, plus the last few forms looked for one by one: a run adds secrets all along,
         # and compiling thousands of forms at every addition would cost more than the scrubbing itself.
-        self._levels: list[tuple[frozenset[str], re.Pattern[str]]] = []
+        self._levels: list[_Level] = []
         self._pending: list[str] = []
         self._lock = threading.Lock()
         for value in secrets or []:
@@ -130,10 +130,10 @@ class Redactor:
 
     def _merge(self, forms: set[str], *, everything: bool) -> None:  # with the lock held
         levels = list(self._levels)
-        while levels and (everything or len(levels[-1][0]) <= 2 * len(forms)):
-            forms |= levels.pop()[0]
+        while levels and (everything or len(levels[-1].forms) <= 2 * len(forms)):
+            forms |= levels.pop().forms
         if forms:
-            levels.append((frozenset(forms), re.compile(_trie_regex(forms))))
+            levels.append(_Level(frozenset(forms)))
         self._levels, self._pending = levels, []
 
     def secrets(self) -> dict[str, list[Any]]:
@@ -158,8 +158,8 @@ class Redactor:
         for form in pending:
             if form in text:
                 text = text.replace(form, REDACTED)
-        for _, pattern in reversed(levels):  # the largest (and oldest) forms first
-            text = pattern.sub(REDACTED, text)
+        for level in reversed(levels):  # the largest (and oldest) forms first
+            text = level.sub(text)
         text = _URL_PARAM_PATTERN.sub(_redact_url_param, text)
         text = _PEM_PATTERN.sub(REDACTED, text)
         return _JWT_PATTERN.sub(REDACTED, text)
@@ -317,6 +317,56 @@ def _base64_forms(data: bytes) -> set[str]:
 
 
 _URLSAFE = str.maketrans("+/", "-_")
+
+
+class _Level:
+    """A set of forms matched in one scan: a prefix-tree regex of their first ``PREFIX`` characters finds where one
+    may start, then the whole forms that begin with the matched prefix are compared there, longest first.
+
+    Compiling a regex of the whole forms cost more than the rest of a run's harness CPU (issue 19): signed tokens
+    are ~800 characters with a dozen encoded forms each, and a level is recompiled as it grows. Bounding the regex by
+    the prefixes keeps it small; the result is the same: at the leftmost position where any form occurs, the longest
+    form occurring there is replaced.
+    """
+
+    PREFIX = 24
+
+    def __init__(self, forms: frozenset[str]) -> None:
+        self.forms = forms
+        by_prefix: dict[str, dict[int, set[str]]] = {}
+        for form in forms:
+            by_prefix.setdefault(form[: self.PREFIX], {}).setdefault(len(form), set()).add(form)
+        self._by_prefix = by_prefix
+        # Candidates of a prefix the regex matched, found on its first match (most prefixes never match): computing
+        # them all up front was half of the last merge of a run. Racing threads compute the same value.
+        self._candidates: dict[str, list[tuple[int, frozenset[str]]]] = {}
+        self._pattern = re.compile(_trie_regex(by_prefix))
+
+    def candidates(self, prefix: str) -> list[tuple[int, frozenset[str]]]:
+        """The forms that may start where ``prefix`` matched, as (length, forms), longest first: the prefix's own,
+        and those of its shorter prefixes (short forms, their own prefix), for when none of its own follows."""
+        found = self._candidates.get(prefix)
+        if found is None:
+            lengths: dict[int, set[str]] = {}
+            for end in range(1, len(prefix) + 1):
+                for length, same in self._by_prefix.get(prefix[:end], {}).items():
+                    lengths.setdefault(length, set()).update(same)
+            found = self._candidates[prefix] = [(n, frozenset(f)) for n, f in sorted(lengths.items(), reverse=True)]
+        return found
+
+    def sub(self, text: str) -> str:
+        parts: list[str] = []
+        done = pos = 0
+        while match := self._pattern.search(text, pos):
+            start = match.start()
+            for length, forms in self.candidates(match.group()):
+                if text[start : start + length] in forms:
+                    parts += (text[done:start], REDACTED)
+                    done = pos = start + length
+                    break
+            else:
+                pos = start + 1
+        return "".join(parts) + text[done:] if parts else text
 
 
 def _trie_regex(words: Iterable[str]) -> str:

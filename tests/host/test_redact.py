@@ -274,3 +274,16 @@ def test_a_code_in_a_redirect_is_learnt_and_scrubbed_from_the_page_that_prints_i
     assert "Zx9-code-value" not in headers["location"]
     assert "Zx9-code-value" not in redactor.scrub("<p>your code: Zx9-code-value</p>")
     assert "probe=1" in headers["location"]
+
+
+def test_long_secrets_sharing_a_prefix_and_short_secrets_inside_them_are_all_found() -> None:
+    """Merged forms are found by a regex of their first characters, then compared whole (issue 19): forms that
+    share those characters, a short secret that begins a long one, and a near miss must each come out right."""
+    shared = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIi"  # longer than the regex's prefix
+    first, second, short = shared + "OiJhbGljZSJ9.sig-one", shared + "OiJib2IifQ.sig-two-longer", shared[:12]
+    redactor = Redactor([first, second, short])
+    near_miss = shared + "OiJldmUifQ.sig-three"  # begins like both, is neither: only its first 12 characters go
+    text = f"a {second} b {first} c {near_miss} d {short}x"
+    scrubbed = redactor.scrub_tree(text)  # the whole-report pass: every form in one merged level
+    assert scrubbed == f"a {REDACTED} b {REDACTED} c {REDACTED}{near_miss[12:]} d {REDACTED}x"
+    assert redactor.scrub(text) == scrubbed

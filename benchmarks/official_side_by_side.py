@@ -1,0 +1,160 @@
+"""Side by side with the official MCP conformance suite (issue 19): one embedded reference stack (the tool server and
+its IdP, what ``conformance up`` starts for them), then alternately N times the official suite's server mode
+(``@modelcontextprotocol/conformance`` 0.1.16, ``conformance server --url``) and our tool-server suites
+(``pytest --suite auth,profile``) against the same tool server. Prints, per tool and median: wall time, CPU time
+(user + sys of the process and its children), time before the first check, time per check, and the ratios.
+
+    .venv/bin/python benchmarks/official_side_by_side.py [--runs 5] [--suites auth,profile] [--npx]
+
+The official suite is installed on first use with npm into ``$XDG_CACHE_HOME/conformance/official`` (default
+``~/.cache/conformance/official``), never into the repository, with the ``node@22`` package beside it: its CLI needs
+Node >= 22 (``fs.globSync``). It is run from there as ``node_modules/.bin/conformance`` (``--npx``: through
+``npx --no-install``, which adds npx's own start-up). It trusts the stack's private CA via ``NODE_EXTRA_CA_CERTS``.
+
+What the two measure differs, so compare costs, not counts. The official server mode checks MCP protocol
+behaviour without authorization (initialize, ping, tools/list, tools/call, resources, prompts, logging, completion,
+DNS rebinding) and expects its own "everything" test server's tools, resources and prompts; the reference tool
+server answers unauthenticated initialize/tools/list/tools/call (its OAuth checks are per tool and in our auth suite)
+and implements only tools, so most official scenarios fail there ("Method not found", missing test tools): their
+checks still run and are timed. Ours certify the OAuth authorization, token and tool-access rules and the host
+profile, each check doing several HTTP exchanges (authorization code flows, DCR, CIMD, attacks).
+
+Timing: time before the first check is from the process start to the first check's start (ours: the ``_first_check``
+plugin; official: the earliest ``timestamp`` in its ``checks.json`` files, which are stamped when a check is
+decided, so this favours it slightly); per check is the span from the first to the last check over the number of
+checks minus one. CPU times depend on the machine's load: the script prints the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from conformance._hypothesis import cache_dir
+from conformance.reference.stack import running_stack
+
+HERE = Path(__file__).resolve().parent
+OFFICIAL = "@modelcontextprotocol/conformance@0.1.16"
+NODE = "node@22"
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    first: float
+    per_check: float
+    checks: int
+    note: str
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def install_official() -> Path:
+    """The official CLI in the per-user cache, installed with npm on first use; returns its directory."""
+    home = cache_dir() / "official"
+    cli = home / "node_modules" / ".bin" / "conformance"
+    if not cli.exists() or not (home / "node_modules" / ".bin" / "node").exists():
+        home.mkdir(parents=True, exist_ok=True)
+        if not (home / "package.json").exists():
+            (home / "package.json").write_text('{"name": "official-conformance-cache", "private": true}\n')
+        print(f"installing {OFFICIAL} and {NODE} into {home} ...", flush=True)
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", OFFICIAL, NODE], cwd=home, check=True)
+    return home
+
+
+def run_official(home: Path, url: str, ca: str, out: Path, npx: bool) -> Run:
+    bin_dir = home / "node_modules" / ".bin"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "NODE_EXTRA_CA_CERTS": ca}
+    command = ["npx", "--no-install", "conformance"] if npx else [str(bin_dir / "conformance")]
+    command += ["server", "--url", url, "--output-dir", str(out)]
+    cpu0, started = children_cpu(), time.time()
+    done = subprocess.run(command, env=env, cwd=home, capture_output=True, text=True, check=False)
+    wall, cpu = time.time() - started, children_cpu() - cpu0
+    stamps = []
+    for checks_file in out.rglob("checks.json"):
+        for check in json.loads(checks_file.read_text()):
+            if check.get("status") != "INFO":  # INFO rows are its request/response log, not checks
+                stamps.append(datetime.fromisoformat(check["timestamp"].replace("Z", "+00:00")).timestamp())
+    stamps.sort()
+    summary = [line for line in done.stdout.splitlines() if line.startswith("Total:")]
+    per_check = (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1) if stamps else float("nan")
+    first = stamps[0] - started if stamps else float("nan")
+    return Run(wall, cpu, first, per_check, len(stamps), summary[-1] if summary else f"exit {done.returncode}")
+
+
+def run_ours(env: dict[str, str], suites: str, out: Path) -> Run:
+    times = out / "times"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_first_check", "-q"]
+    command += ["--suite", suites, "--report-dir", str(out / "report")]
+    out.mkdir(parents=True)
+    cpu0, started = children_cpu(), time.time()
+    subprocess.run(command, env={**env, "BENCH_CHECK_TIMES": str(times)}, cwd=out, capture_output=True, check=False)
+    wall, cpu = time.time() - started, children_cpu() - cpu0
+    spans = sorted(tuple(map(float, line.split())) for line in times.read_text().splitlines())
+    verdict = json.loads((out / "report" / "report.json").read_text())["verdict"]["reason"]
+    per_check = (spans[-1][1] - spans[0][1]) / max(len(spans) - 1, 1)
+    return Run(wall, cpu, spans[0][0] - started, per_check, len(spans), verdict)
+
+
+def show(name: str, run: Run) -> None:
+    print(
+        f"  {name:9s} wall {run.wall:5.2f} s, CPU {run.cpu:5.2f} s, first check at {run.first:4.2f} s,"
+        f" {run.checks} checks, {run.per_check * 1000:4.0f} ms/check, CPU {run.cpu / run.checks * 1000:3.0f} ms/check;"
+        f" {run.note}",
+        flush=True,
+    )
+
+
+def median(runs: list[Run], field: str) -> float:
+    return statistics.median(getattr(r, field) for r in runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--suites", default="auth,profile", help="our suites against the tool server")
+    parser.add_argument("--npx", action="store_true", help="start the official CLI through npx")
+    args = parser.parse_args()
+    home = install_official()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+    base["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), base.get("PYTHONPATH")]))
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    official: list[Run] = []
+    ours: list[Run] = []
+    with tempfile.TemporaryDirectory() as tmp, running_stack(services=["toolserver", "idp"]) as stack:
+        url, ca = stack.settings["CONFORMANCE_TARGET_URL"], stack.settings["CONFORMANCE_CA_BUNDLE"]
+        for n in range(args.runs):
+            print(f"run {n + 1}:")
+            official.append(run_official(home, url, ca, Path(tmp) / f"official-{n}", args.npx))
+            show("official", official[-1])
+            ours.append(run_ours({**base, **stack.settings}, args.suites, Path(tmp) / f"ours-{n}"))
+            show("ours", ours[-1])
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"median of {args.runs}:")
+    for name, runs in (("official", official), ("ours", ours)):
+        print(
+            f"  {name:9s} wall {median(runs, 'wall'):5.2f} s, CPU {median(runs, 'cpu'):5.2f} s,"
+            f" first check at {median(runs, 'first'):4.2f} s, {median(runs, 'checks'):.0f} checks,"
+            f" {median(runs, 'per_check') * 1000:4.0f} ms/check,"
+            f" CPU {statistics.median(r.cpu / r.checks for r in runs) * 1000:3.0f} ms/check"
+        )
+    ratios = {f: median(ours, f) / median(official, f) for f in ("wall", "cpu", "first", "per_check")}
+    print("  ours / official: " + ", ".join(f"{f} {r:.2f}x" for f, r in ratios.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Issue 19: a run imports only what its checks need. A compression or platform run never loads the ``mcp`` SDK
+(~0.4 s), and a run without a Hypothesis-backed check never loads Hypothesis (~0.5 s, its end-of-run summary hook).
+
+Each case is a fresh ``pytest --collect-only`` process (collection imports every selected suite module; the end of
+the run calls the summary hooks) with a probe plugin that lists, at ``pytest_unconfigure``, which of the watched
+modules were loaded. The tool-server and platform cases are the controls: the probe sees those modules when they
+are loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WATCHED = ("mcp", "conformance.host.mcp", "hypothesis")
+PROBE = f"""
+import json, os, sys
+
+def pytest_unconfigure(config):
+    with open(os.environ["PROBE_OUT"], "w", encoding="utf-8") as out:
+        json.dump([m for m in {WATCHED!r} if m in sys.modules], out)
+"""
+UNREACHABLE = "https://127.0.0.1:1"
+
+
+def loaded_by(tmp_path: Path, *args: str) -> list[str]:
+    (tmp_path / "_lazy_probe.py").write_text(PROBE)
+    out = tmp_path / "loaded.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
+    env.update(PYTHONPATH=str(tmp_path), PROBE_OUT=str(out))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_lazy_probe", "--collect-only", "-q"]
+    command += ["--report-dir", str(tmp_path / "report"), *args]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "collected" in run.stdout
+    return list(json.loads(out.read_text()))
+
+
+@pytest.mark.parametrize(
+    ("suite", "option"), [("compression", "--compression-url"), ("platform", "--platform-url")], ids=str
+)
+def test_a_run_without_a_tool_server_never_imports_the_mcp_sdk(tmp_path: Path, suite: str, option: str) -> None:
+    loaded = loaded_by(tmp_path, "--suite", suite, option, UNREACHABLE)
+    assert "mcp" not in loaded and "conformance.host.mcp" not in loaded
+
+
+def test_a_run_without_property_checks_never_imports_hypothesis(tmp_path: Path) -> None:
+    assert loaded_by(tmp_path, "--suite", "compression", "--compression-url", UNREACHABLE) == []
+
+
+def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(tmp_path: Path) -> None:
+    assert {"mcp", "conformance.host.mcp"} <= set(loaded_by(tmp_path, "--suite", "auth", "--target-url", UNREACHABLE))
+    platform = tmp_path / "platform"
+    platform.mkdir()
+    assert "hypothesis" in loaded_by(platform, "--suite", "platform", "--platform-url", UNREACHABLE)
+
+
+def test_hypothesis_statistics_asked_for_are_still_printed(tmp_path: Path) -> None:
+    """The summary hook is kept when it has something to say: here, the statistics section of a plain run."""
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--hypothesis-show-statistics"]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert "Hypothesis Statistics" in run.stdout
