@@ -34,6 +34,12 @@ MUTANTS: list[Mutant] = [
         "An authorization request without code_challenge is accepted (PKCE not required).",
     ),
     _m(
+        "idp-pkce-confidential-exempt",
+        {"AUTH-FLOW-04"},
+        "PKCE is required of public clients only (node-oidc-provider's default): a confidential (private_key_jwt) "
+        "client's authorization request without code_challenge is answered with a code.",
+    ),
+    _m(
         "idp-pkce-unchecked",
         {"AUTH-FLOW-03"},
         "The code_verifier is not checked against the code_challenge: any verifier is accepted.",

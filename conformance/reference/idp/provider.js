@@ -148,6 +148,7 @@ const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: crypto.random
 
 const scopes = [...config.scopes];
 if (mutants.has('idp-advertised-scope-refused')) scopes.push('tools.admin');
+const knownScopes = new Set([...scopes, ...config.resource_scopes]);
 
 const provider = new Provider(config.issuer, {
   adapter: ReferenceAdapter,
@@ -164,7 +165,12 @@ const provider = new Provider(config.issuer, {
   // Kept on CIMD clients so that every method their document lists can be accepted (negotiateCimdMethod).
   extraClientMetadata: { properties: ['token_endpoint_auth_methods_supported'] },
   // idp-pkce-optional: an authorization request without code_challenge is accepted.
-  pkce: { required: () => !mutants.has('idp-pkce-optional') },
+  // idp-pkce-confidential-exempt: PKCE is required of public clients only (the library's own default), so a
+  // confidential client's authorization request without code_challenge is accepted.
+  pkce: {
+    required: (ctx, client) => !mutants.has('idp-pkce-optional')
+      && (!mutants.has('idp-pkce-confidential-exempt') || client.clientAuthMethod === 'none'),
+  },
   features: {
     devInteractions: { enabled: false },
     registration: { enabled: true },
@@ -199,6 +205,12 @@ const provider = new Provider(config.issuer, {
         if (!resources.has(indicator)) throw new errors.InvalidTarget();
         if (mutants.has('idp-advertised-scope-refused') && ctx.oidc.params?.scope?.split(' ').includes('tools.admin')) {
           throw new errors.InvalidScope('requested scope is not enabled for this client', 'tools.admin');
+        }
+        // RFC 6749 §4.1.2.1 / §6: a scope the server does not know is refused with invalid_scope (the library
+        // would silently drop it), so the error redirect (with iss and state, RFC 9207) is what a host sees.
+        const unknown = (ctx.oidc.params?.scope ?? '').split(' ').filter((s) => s && !knownScopes.has(s));
+        if (unknown.length) {
+          throw new errors.InvalidScope('requested scope is not supported', unknown.join(' '));
         }
         return {
           scope: resourceScope,

@@ -26,6 +26,13 @@ MUTANTS: list[Mutant] = [
         AFTER_FLOW,
     ),
     _m(
+        "proxy-strip-iss-after-first",
+        {"AUTH-ISS-01"},
+        "Only the first successful authorization response carries iss; every later one (another login, another "
+        "client) loses it.",
+        AFTER_FLOW,
+    ),
+    _m(
         "proxy-alter-iss",
         {"AUTH-ISS-01", "AUTH-ISS-02", "AUTH-ISS-03"},
         "Authorization responses carry an iss of another issuer.",

@@ -7,6 +7,8 @@ tokens of its first exchange.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import jwt
@@ -14,7 +16,8 @@ import jwt
 from conformance import Blocked, _context, expect, fail, observe, rule
 from conformance._verdicts import NeedsUnmet
 from conformance.host.discovery import MCP_HEADERS, initialize_request
-from conformance.host.oauth import new_pkce
+from conformance.host.oauth import OAuthClient, TokenEndpoint, new_pkce
+from conformance.host.publisher import Publisher
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
 
@@ -116,14 +119,58 @@ def _wrong_verifier_per_identity(linker: Linker, run: AttackRun) -> None:
         run.tried_case(case, f"a code was exchanged with a wrong code_verifier {how}" if result.ok else None)
 
 
+DOWNGRADES = (
+    ("without code_challenge", "RFC 9700 §2.1.1; OAuth 2.1 §4.1.1; contract AUTH-FLOW-04", True),
+    ("with code_challenge_method plain", "RFC 9700 §2.1.1 (S256); contract AUTH-FLOW-04", True),
+    ("a code_challenge without a method (plain by default)", "RFC 7636 §4.3 (the default is plain)", False),
+    ("an empty code_challenge", "RFC 7636 §4.2, §4.4.1", False),
+    ("an unknown code_challenge_method", "RFC 7636 §4.3, §4.4.1", False),
+)
+# Each downgrade for a public and for a confidential client: an AS may require PKCE of public clients only (it is
+# node-oidc-provider's default), which RFC 9700 §2.1.1 and OAuth 2.1 do not allow.
 FLOW04 = attack_table(
     "AUTH-FLOW-04",
-    Attack("without code_challenge", "RFC 9700 §2.1.1; OAuth 2.1 §4.1.1; contract AUTH-FLOW-04", named=True),
-    Attack("with code_challenge_method plain", "RFC 9700 §2.1.1 (S256); contract AUTH-FLOW-04", named=True),
-    Attack("a code_challenge without a method (plain by default)", "RFC 7636 §4.3 (the default is plain)"),
-    Attack("an empty code_challenge", "RFC 7636 §4.2, §4.4.1"),
-    Attack("an unknown code_challenge_method", "RFC 7636 §4.3, §4.4.1"),
+    *(
+        Attack(f"{case}, {how}", f"{source}; {BOTH_KINDS}", named=named)
+        for method, how in IDENTITIES.items()
+        for case, source, named in DOWNGRADES
+    ),
 )
+
+
+@contextmanager
+def _pkce_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]:
+    """The client that authorizes each identity's cases (or why none can): the host's own client for the kind it
+    is at the authorization endpoint; for the other kind, a CIMD document listing only that method, published on
+    another origin (the host's own documents, cached by the AS, stay as they are)."""
+    client = linker.host.client
+    usable = client.decision.intersection if client.decision is not None else (client.auth_method,)
+    own = "none" if "none" in usable else "private_key_jwt"
+    found: dict[str, OAuthClient | str] = {own: client}
+    other = "private_key_jwt" if own == "none" else "none"
+    publisher = linker.publisher
+    if client.kind != "cimd" or publisher is None:
+        found[other] = f"the host's client is {client.kind} ({list(usable)}): no second identity to publish"
+        yield found
+        return
+    with Publisher(
+        certfile=publisher.certfile, keyfile=publisher.keyfile, host=publisher.host, redactor=linker.http.redactor
+    ) as second:
+        identity = second.identity
+        assert identity is not None
+        document = {
+            **identity.client_document(),
+            "token_endpoint_auth_methods_supported": [other],
+            "token_endpoint_auth_method": other,
+        }
+        if other == "none":
+            for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
+                document.pop(name)
+        second.override("/oauth/client.json", 200, document)
+        found[other] = OAuthClient(
+            "cimd", identity.stable_document_url, other, (identity.redirect_uri(),), identity=identity
+        )
+        yield found
 
 
 @rule("AUTH-FLOW-04")
@@ -149,24 +196,34 @@ def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None
         "an unknown code_challenge_method": None,
     }
     run = AttackRun.of("AUTH-FLOW-04")
-    for what, extra in probes.items():
-        request = linker.request(params=extra)
-        _, callback = linker.authorize(request)
-        problem = None
-        if callback is not None and callback.code:
-            if what not in redeem_with:
-                problem = f"an authorization request {what} was answered with a code"
-            else:
-                verifier = redeem_with[what]
-                result = linker.host.tokens.exchange_code(
-                    callback.code, verifier, request.redirect_uri, request.resource
-                )
-                how = "the plain verifier" if verifier else "no code_verifier"
-                if result.ok:
-                    problem = f"an authorization request {what} gave a code redeemed with {how}"
-                else:
-                    observe(f"{what}: answered with a code that {how} cannot redeem ({result.describe()})")
-        run.tried_case(what, problem)
+    with _pkce_identities(linker) as identities:
+        for method, how in IDENTITIES.items():
+            client = identities[method]
+            for what, extra in probes.items():
+                case = f"{what}, {how}"
+                if isinstance(client, str):
+                    run.inapplicable(case, client)
+                    continue
+                request = linker.request(client=client, params=extra)
+                _, callback = linker.authorize(request)
+                problem = None
+                if callback is not None and callback.code:
+                    if what not in redeem_with:
+                        problem = f"an authorization request {what} ({how}) was answered with a code"
+                    else:
+                        verifier = redeem_with[what]
+                        tokens = (
+                            linker.host.tokens
+                            if client is linker.host.client
+                            else TokenEndpoint(linker.http, linker.host.as_metadata, client)
+                        )
+                        result = tokens.exchange_code(callback.code, verifier, request.redirect_uri, request.resource)
+                        weak = "the plain verifier" if verifier else "no code_verifier"
+                        if result.ok:
+                            problem = f"an authorization request {what} ({how}) gave a code redeemed with {weak}"
+                        else:
+                            observe(f"{case}: answered with a code that {weak} cannot redeem ({result.describe()})")
+                run.tried_case(case, problem)
     run.conclude()
 
 
