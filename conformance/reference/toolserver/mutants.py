@@ -184,6 +184,13 @@ MUTANTS: list[Mutant] = [
         "The profile id is a JSON number (the store's row number), not a string.",
         {"PROF-08", "PROF-09", "PROF-06"},
     ),
+    _m(
+        "ts-profile-null-field",
+        {"AUTH-TOOL-05"},
+        "The profile record of an account without a nickname (the second test account) carries nickname: null,"
+        " against the outputSchema; the first account's record is valid.",
+        {"PROF-12"},  # the SHOULD about null fields warns too
+    ),
     _m("ts-profile-id-per-token", {"PROF-08"}, "The profile id is derived from the token (changes on refresh)."),
     _m("ts-profile-id-shared", {"PROF-09"}, "Every account gets the same profile id."),
     _m("ts-profile-id-from-email", {"PROF-10"}, "The profile id is the account's email address."),
