@@ -53,7 +53,8 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-pkce-confidential-exempt": {"no_pkce_confidential"},
     "idp-code-reuse": {"code_reuse"},
     "idp-jti-replay": {"jti_replay"},
-    "idp-redirect-prefix": {"redirect_prefix"},
+    "idp-redirect-prefix": {"redirect_prefix", "redirect_prefix_confidential"},
+    "idp-redirect-prefix-confidential": {"redirect_prefix_confidential"},
     "idp-redirect-case-insensitive": {"redirect_case"},
     "idp-pkce-downgrade": {"no_verifier"},
     "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
@@ -269,6 +270,8 @@ def observe(stack: Stack) -> dict[str, Any]:
     # PKCE for a confidential client too (RFC 9700 §2.1.1): parameter names only.
     no_pkce_confidential = authorize(signer, challenge=None)
     seen["no_pkce_confidential"] = sorted(set(no_pkce_confidential) - {"iss"})
+    prefixed = authorize(signer, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI + "/elsewhere")
+    seen["redirect_prefix_confidential"] = "refused" if prefixed == "refused" else "redirected"
     assertion = _assertion(key, signer.client_id, endpoints["token_endpoint"])
     kind = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
     first = signer.exchange(got["code"], verifier4, resource, client_assertion_type=kind, client_assertion=assertion)
@@ -439,7 +442,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["code_reuse"] is False and reference["client_reuse"] == 200
     assert reference["no_pkce"] == reference["no_pkce_confidential"] == ["error", "error_description", "state"]
     assert reference["later_iss"] == "ORIGIN"
-    assert reference["redirect_prefix"] == "refused"
+    assert reference["redirect_prefix"] == reference["redirect_prefix_confidential"] == "refused"
     assert reference["redirect_case"] == "refused"
     assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
     assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200 and reference["cimd_both_none"] == 200

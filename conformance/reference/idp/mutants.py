@@ -94,6 +94,12 @@ MUTANTS: list[Mutant] = [
         "A redirect_uri is accepted when a registered one is a prefix of it (no exact match).",
     ),
     _m(
+        "idp-redirect-prefix-confidential",
+        {"AUTH-FLOW-07"},
+        "A confidential (private_key_jwt) client's redirect_uri is accepted when a registered one is a prefix of it;"
+        " a public client's is matched exactly.",
+    ),
+    _m(
         "idp-pkce-downgrade",
         {"AUTH-FLOW-03"},
         "A token request without code_verifier skips the PKCE check (RFC 9700 §4.8.2 downgrade).",

@@ -263,6 +263,15 @@ if (mutants.has('idp-redirect-prefix')) {
   };
 }
 
+if (mutants.has('idp-redirect-prefix-confidential')) {
+  // The same prefix matching, only for confidential clients (a public client's redirect URI is matched exactly).
+  const exact = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function confidentialPrefixAllowed(value) {
+    return exact.call(this, value)
+      || (this.clientAuthMethod !== 'none' && this.redirectUris.some((uri) => String(value).startsWith(uri)));
+  };
+}
+
 if (mutants.has('idp-redirect-case-insensitive')) {
   // Redirect URIs are compared case-insensitively (as if URIs were host names).
   const exact = provider.Client.prototype.redirectUriAllowed;

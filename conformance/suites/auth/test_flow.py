@@ -139,7 +139,7 @@ FLOW04 = attack_table(
 
 
 @contextmanager
-def _pkce_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]:
+def _client_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]:
     """The client that authorizes each identity's cases (or why none can): the host's own client for the kind it
     is at the authorization endpoint; for the other kind, a CIMD document listing only that method, published on
     another origin (the host's own documents, cached by the AS, stay as they are)."""
@@ -196,7 +196,7 @@ def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None
         "an unknown code_challenge_method": None,
     }
     run = AttackRun.of("AUTH-FLOW-04")
-    with _pkce_identities(linker) as identities:
+    with _client_identities(linker) as identities:
         for method, how in IDENTITIES.items():
             client = identities[method]
             for what, extra in probes.items():
@@ -275,19 +275,28 @@ def test_code_works_once(linker: Linker, linked_account: LinkedAccount) -> None:
 
 
 EXACT = "RFC 9700 §2.1, §4.1 (exact string matching); OAuth 2.1"
+REDIRECT_CASES = (
+    ("the path extended (/elsewhere)", f"{EXACT}; contract AUTH-FLOW-07", True),
+    ("the path with a suffix and no separator", f"{EXACT}: prefix matching", False),
+    ("the parent path", f"{EXACT}: prefix matching the other way", False),
+    ("the path in another case", f"{EXACT}; RFC 3986 §6.2.2.1 (paths are case-sensitive)", False),
+    ("a trailing slash added or removed", f"{EXACT}: normalization is not exact matching", False),
+    ("a path character percent-encoded", f"{EXACT}: normalization is not exact matching", False),
+    ("an added query parameter", f"{EXACT}; RFC 6749 §3.1.2", False),
+    ("another host, same path", "RFC 9700 §4.1.1; RFC 6749 §10.6", False),
+    ("the registered host as userinfo before another host", "RFC 9700 §4.1; RFC 3986 §3.2.1", False),
+    ("another scheme", EXACT, False),
+    ("another port", f"{EXACT} (a loopback redirect URI may vary its port: RFC 8252 §7.3)", False),
+)
+# Every case for a public and for a confidential client (RFC 9700 §4.1 applies to both; RFC 6749 §3.1.2.2 asks
+# registration of confidential clients too): an AS may match one kind's redirect URIs more loosely.
 FLOW07 = attack_table(
     "AUTH-FLOW-07",
-    Attack("the path extended (/elsewhere)", f"{EXACT}; contract AUTH-FLOW-07", named=True),
-    Attack("the path with a suffix and no separator", f"{EXACT}: prefix matching"),
-    Attack("the parent path", f"{EXACT}: prefix matching the other way"),
-    Attack("the path in another case", f"{EXACT}; RFC 3986 §6.2.2.1 (paths are case-sensitive)"),
-    Attack("a trailing slash added or removed", f"{EXACT}: normalization is not exact matching"),
-    Attack("a path character percent-encoded", f"{EXACT}: normalization is not exact matching"),
-    Attack("an added query parameter", f"{EXACT}; RFC 6749 §3.1.2"),
-    Attack("another host, same path", "RFC 9700 §4.1.1; RFC 6749 §10.6"),
-    Attack("the registered host as userinfo before another host", "RFC 9700 §4.1; RFC 3986 §3.2.1"),
-    Attack("another scheme", EXACT),
-    Attack("another port", f"{EXACT} (a loopback redirect URI may vary its port: RFC 8252 §7.3)"),
+    *(
+        Attack(f"{case}, {how}", f"{source}; RFC 6749 §3.1.2", named=named)
+        for how in IDENTITIES.values()
+        for case, source, named in REDIRECT_CASES
+    ),
 )
 PROBE_PARAM = "conformance_probe"
 
@@ -333,18 +342,28 @@ def _redirect_variants(registered: str) -> dict[str, str | None]:
 
 @rule("AUTH-FLOW-07")
 def test_redirect_uri_must_match_exactly(linker: Linker, linked_account: LinkedAccount) -> None:
-    registered = linker.host.redirect.redirect_uri
     run = AttackRun.of("AUTH-FLOW-07")
-    for case, probe in _redirect_variants(registered).items():
-        if probe is None:
-            run.inapplicable(case, f"no such variant of {registered} (or a loopback port, RFC 8252 §7.3)")
-            continue
-        request = linker.request(redirect_uri=probe)
-        login, callback = linker.authorize(request)
-        reached = callback is not None
-        if reached and case == "an added query parameter":
-            # A redirect to the registered URI without the added parameter is not a redirect to the probe.
-            reached = PROBE_PARAM in (urlsplit(login.callback_url or "").query or "")
-        problem = f"{case}: the authorization server redirected to {probe} (registered: {registered})"
-        run.tried_case(case, problem if reached else None)
+    with _client_identities(linker) as identities:
+        for method, how in IDENTITIES.items():
+            client = identities[method]
+            if isinstance(client, str):
+                for case, _, _ in REDIRECT_CASES:
+                    run.inapplicable(f"{case}, {how}", client)
+                continue
+            registered = (
+                client.redirect_uris[0] if client is not linker.host.client else linker.host.redirect.redirect_uri
+            )
+            for variant, probe in _redirect_variants(registered).items():
+                case = f"{variant}, {how}"
+                if probe is None:
+                    run.inapplicable(case, f"no such variant of {registered} (or a loopback port, RFC 8252 §7.3)")
+                    continue
+                request = linker.request(client=client, redirect_uri=probe)
+                login, callback = linker.authorize(request)
+                reached = callback is not None
+                if reached and variant == "an added query parameter":
+                    # A redirect to the registered URI without the added parameter is not a redirect to the probe.
+                    reached = PROBE_PARAM in (urlsplit(login.callback_url or "").query or "")
+                problem = f"{case}: the authorization server redirected to {probe} (registered: {registered})"
+                run.tried_case(case, problem if reached else None)
     run.conclude()
