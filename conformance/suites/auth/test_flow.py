@@ -140,17 +140,24 @@ FLOW04 = attack_table(
 
 @contextmanager
 def _client_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]:
-    """The client that authorizes each identity's cases (or why none can): the host's own client for the kind it
-    is at the authorization endpoint; for the other kind, a CIMD document listing only that method, published on
-    another origin (the host's own documents, cached by the AS, stay as they are)."""
+    """The client that authorizes each identity's cases, or why there is none. The host's own client stands for
+    the kind it is at the authorization endpoint (public when it may use `none`); the other kind is a CIMD document
+    listing only that method, published on another origin (the host's own documents, cached by the AS, stay as
+    they are). The AS must accept that client first (a control authorization): if it does not, the identity's cases
+    could not be tried, which says nothing of PKCE or redirects."""
     client = linker.host.client
-    usable = client.decision.intersection if client.decision is not None else (client.auth_method,)
+    decision = client.decision
+    usable = decision.intersection if decision is not None else (client.auth_method,)
     own = "none" if "none" in usable else "private_key_jwt"
     found: dict[str, OAuthClient | str] = {own: client}
     other = "private_key_jwt" if own == "none" else "none"
     publisher = linker.publisher
-    if client.kind != "cimd" or publisher is None:
-        found[other] = f"the host's client is {client.kind} ({list(usable)}): no second identity to publish"
+    if client.kind != "cimd" or publisher is None or decision is None:
+        found[other] = f"the host's client is {client.kind} ({list(usable)}): no second client identity to publish"
+        yield found
+        return
+    if other not in decision.as_methods:
+        found[other] = f"the authorization server does not support {other} ({list(decision.as_methods)})"
         yield found
         return
     with Publisher(
@@ -167,10 +174,24 @@ def _client_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]
             for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
                 document.pop(name)
         second.override("/oauth/client.json", 200, document)
-        found[other] = OAuthClient(
-            "cimd", identity.stable_document_url, other, (identity.redirect_uri(),), identity=identity
+        probe = OAuthClient("cimd", identity.stable_document_url, other, (identity.redirect_uri(),), identity=identity)
+        control = linker.attempt(client=probe, exchange=False)
+        found[other] = (
+            probe
+            if control.accepted is not None and control.accepted.code
+            else UNTRIED + f"the authorization server refused a CIMD client listing only {other}: {control.problem}"
         )
         yield found
+
+
+UNTRIED = "not tried: "
+
+
+def _no_identity(run: AttackRun, case: str, why: str) -> None:
+    if why.startswith(UNTRIED):
+        run.not_tried(case, why.removeprefix(UNTRIED))
+    else:
+        run.inapplicable(case, why)
 
 
 @rule("AUTH-FLOW-04")
@@ -202,7 +223,7 @@ def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None
             for what, extra in probes.items():
                 case = f"{what}, {how}"
                 if isinstance(client, str):
-                    run.inapplicable(case, client)
+                    _no_identity(run, case, client)
                     continue
                 request = linker.request(client=client, params=extra)
                 _, callback = linker.authorize(request)
@@ -348,7 +369,7 @@ def test_redirect_uri_must_match_exactly(linker: Linker, linked_account: LinkedA
             client = identities[method]
             if isinstance(client, str):
                 for case, _, _ in REDIRECT_CASES:
-                    run.inapplicable(f"{case}, {how}", client)
+                    _no_identity(run, f"{case}, {how}", client)
                 continue
             registered = (
                 client.redirect_uris[0] if client is not linker.host.client else linker.host.redirect.redirect_uri
