@@ -57,7 +57,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-redirect-prefix-confidential": {"redirect_prefix_confidential"},
     "idp-redirect-case-insensitive": {"redirect_case"},
     "idp-pkce-downgrade": {"no_verifier"},
-    "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
+    "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint", "later_iss"},
     "idp-cimd-refused": {
         *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
         *CIMD_NEG,

@@ -150,6 +150,14 @@ const scopes = [...config.scopes];
 if (mutants.has('idp-advertised-scope-refused')) scopes.push('tools.admin');
 const knownScopes = new Set([...scopes, ...config.resource_scopes]);
 
+// RFC 6749 §4.1.2.1 / §6: a scope the server does not know is refused with invalid_scope (the library would drop it
+// silently), so the error redirect (with iss and state, RFC 9207) is what a host sees. Called wherever the library
+// resolves the request's resource (getResourceServerInfo with one, defaultResource without).
+function refuseUnknownScopes(ctx) {
+  const unknown = String(ctx?.oidc?.params?.scope ?? '').split(' ').filter((s) => s && !knownScopes.has(s));
+  if (unknown.length) throw new errors.InvalidScope('requested scope is not supported', unknown.join(' '));
+}
+
 const provider = new Provider(config.issuer, {
   adapter: ReferenceAdapter,
   jwks: { keys: [signingKey] },
@@ -199,19 +207,17 @@ const provider = new Provider(config.issuer, {
     },
     resourceIndicators: {
       enabled: true,
-      defaultResource: async (ctx, client, oneOf) => oneOf,
+      defaultResource: async (ctx, client, oneOf) => {
+        refuseUnknownScopes(ctx);
+        return oneOf;
+      },
       useGrantedResource: async () => true,
       getResourceServerInfo: async (ctx, indicator) => {
         if (!resources.has(indicator)) throw new errors.InvalidTarget();
         if (mutants.has('idp-advertised-scope-refused') && ctx.oidc.params?.scope?.split(' ').includes('tools.admin')) {
           throw new errors.InvalidScope('requested scope is not enabled for this client', 'tools.admin');
         }
-        // RFC 6749 §4.1.2.1 / §6: a scope the server does not know is refused with invalid_scope (the library
-        // would silently drop it), so the error redirect (with iss and state, RFC 9207) is what a host sees.
-        const unknown = (ctx.oidc.params?.scope ?? '').split(' ').filter((s) => s && !knownScopes.has(s));
-        if (unknown.length) {
-          throw new errors.InvalidScope('requested scope is not supported', unknown.join(' '));
-        }
+        refuseUnknownScopes(ctx);
         return {
           scope: resourceScope,
           accessTokenFormat: 'jwt',
