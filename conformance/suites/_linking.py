@@ -409,6 +409,15 @@ class LinkedAccount:
         self.obtained_at = time.time()
 
 
+@dataclass(frozen=True)
+class ObtainedResponse:
+    """An authorization response the run obtained (parsed, unvalidated), with the check that obtained it."""
+
+    request: AuthorizationRequest
+    callback: CallbackParams
+    during: str  # the rules of the check (or "a fixture")
+
+
 class Linker:
     """Authorizations of the host's client through the configured login driver."""
 
@@ -423,6 +432,7 @@ class Linker:
         self.settings = settings
         self.host = host
         self.publisher = publisher
+        self.responses: list[ObtainedResponse] = []  # every authorization response of the run (AUTH-ISS-01)
         steps_file = settings.get("login_steps")
         self.steps = LoginSteps.load(steps_file) if steps_file else LoginSteps.default()
 
@@ -507,7 +517,12 @@ class Linker:
     ) -> tuple[LoginResult, CallbackParams | None]:
         """The login and the parsed (unvalidated) callback, or None when the flow never reached the redirect URI."""
         result = self.login(request, account=account, decision=decision)
-        return result, (parse_callback(result.callback_url) if result.callback_url else None)
+        callback = parse_callback(result.callback_url) if result.callback_url else None
+        if callback is not None:
+            record = _context.current()
+            during = ", ".join(record.rules) if record is not None and record.rules else "a fixture"
+            self.responses.append(ObtainedResponse(request, callback, during))
+        return result, callback
 
     def code(self, request: AuthorizationRequest, *, account: int = 1) -> AcceptedResponse:
         """A fresh accepted code for ``request`` (approve), else ``Blocked`` by the rule the flow broke."""
@@ -632,6 +647,7 @@ __all__ = [
     "HostClient",
     "LinkedAccount",
     "Linker",
+    "ObtainedResponse",
     "challenge_probe",
     "first_as_metadata",
     "first_attempt",

@@ -7,6 +7,8 @@ probe sees the HTTP status line and the result exactly as sent, and a small clas
 
 from __future__ import annotations
 
+import json
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conformance import Blocked, TargetError, needs
+from conformance import Blocked, TargetError, _context, needs
 from conformance.config import Settings
 from conformance.host import InvalidResponse, TargetThrottled
 from conformance.host.declarations import (
@@ -258,7 +260,36 @@ def call(
     raw = raw_call(
         http, url, "tools/call", {"name": name, "arguments": args}, token=token, headers=headers, query=query
     )
-    return CallOutcome(raw)
+    outcome = CallOutcome(raw)
+    if outcome.result is not None:
+        record = _context.current()
+        during = ", ".join(record.rules) if record is not None and record.rules else "a fixture"
+        _OBTAINED.setdefault(http, []).append(ObtainedResult(name, args, token is not None, outcome.result, during))
+    return outcome
+
+
+@dataclass(frozen=True)
+class ObtainedResult:
+    """A tool result the run obtained, by any check (AUTH-TOOL-05 judges every one)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    with_token: bool
+    result: dict[str, Any]
+    during: str  # the rules of the check that made the call
+
+    def describe(self) -> str:
+        who = "with a token" if self.with_token else "anonymous"
+        return f"{self.tool}({json.dumps(self.arguments, sort_keys=True)[:80]}) {who}, during {self.during}"
+
+
+# Per HostHTTP (one per run): every call() that came back with a result.
+_OBTAINED: weakref.WeakKeyDictionary[HostHTTP, list[ObtainedResult]] = weakref.WeakKeyDictionary()
+
+
+def obtained_results(http: HostHTTP) -> list[ObtainedResult]:
+    """Every tool result ``call`` obtained through ``http`` so far, in order."""
+    return list(_OBTAINED.get(http, ()))
 
 
 # -- tokens --------------------------------------------------------------------------------------------------

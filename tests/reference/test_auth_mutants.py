@@ -49,13 +49,15 @@ METADATA_KEYS = (
 )
 CIMD_NEG = ("cimd_alg_none", "cimd_no_exp")  # negative assertion probes: refused by the reference
 FOOTPRINT: dict[str, set[str]] = {
-    "idp-pkce-optional": {"no_pkce"},
+    "idp-pkce-optional": {"no_pkce", "no_pkce_confidential"},
+    "idp-pkce-confidential-exempt": {"no_pkce_confidential"},
     "idp-code-reuse": {"code_reuse"},
     "idp-jti-replay": {"jti_replay"},
-    "idp-redirect-prefix": {"redirect_prefix"},
+    "idp-redirect-prefix": {"redirect_prefix", "redirect_prefix_confidential"},
+    "idp-redirect-prefix-confidential": {"redirect_prefix_confidential"},
     "idp-redirect-case-insensitive": {"redirect_case"},
     "idp-pkce-downgrade": {"no_verifier"},
-    "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint"},
+    "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint", "later_iss"},
     "idp-cimd-refused": {
         *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
         *CIMD_NEG,
@@ -69,16 +71,25 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-cimd-any-key": {"cimd_any_key", "cimd_alg_none"},  # an unsigned assertion does not verify either
     "idp-cimd-alg-none": {"cimd_alg_none"},
     "idp-assertion-exp-optional": {"cimd_no_exp"},
-    "proxy-drop-state": {"flow_state", "id_token_hint", "admin_scope", "no_pkce"},
+    "proxy-drop-state": {"flow_state", "id_token_hint", "admin_scope", "no_pkce", "no_pkce_confidential"},
     "proxy-token-type-not-bearer": {"token_type"},
     "proxy-dcr-broken": {"dcr"},
     "proxy-reject-id-token-hint": {"id_token_hint"},
     "idp-email-unverified": {"userinfo_verified"},
-    "idp-advertised-scope-refused": {"metadata", "admin_scope"},
-    "proxy-strip-iss": {"flow_iss", "deny_iss", "no_pkce_iss"},
-    "proxy-strip-iss-on-request-errors": {"no_pkce_iss"},
-    "proxy-alter-iss": {"flow_iss", "deny_iss", "no_pkce_iss"},
-    "proxy-issuer-trailing-slash": {"metadata", "flow_iss", "deny_iss", "no_pkce_iss"},
+    # The reference refuses tools.admin too since it does not know it (invalid_scope): only the metadata differs.
+    "idp-advertised-scope-refused": {"metadata"},
+    "proxy-strip-iss": {"flow_iss", "deny_iss", "no_pkce_iss", "later_iss", "admin_scope_error"},
+    "proxy-strip-iss-on-request-errors": {"no_pkce_iss", "admin_scope_error"},
+    "proxy-strip-iss-after-first": {"later_iss"},
+    "proxy-alter-iss": {"flow_iss", "deny_iss", "no_pkce_iss", "later_iss", "admin_scope_error"},
+    "proxy-issuer-trailing-slash": {
+        "metadata",
+        "flow_iss",
+        "deny_iss",
+        "no_pkce_iss",
+        "later_iss",
+        "admin_scope_error",
+    },
     "proxy-drop-s256": {"metadata"},
     "proxy-iss-unadvertised": {"metadata"},
     "proxy-drop-resource": {"token_aud"},
@@ -190,6 +201,7 @@ def observe(stack: Stack) -> dict[str, Any]:
         else second
     )
     seen["client_reuse"] = reused
+    seen["later_iss"] = _normalize(second.get("iss"), origin) if isinstance(second, dict) else second
     hinted = authorize(main, challenge=pkce_pair()[1], extra={"id_token_hint": tokens["id_token"]})
     seen["id_token_hint"] = sorted(set(hinted) - {"iss"}) if isinstance(hinted, dict) else hinted
     main.close()
@@ -205,6 +217,9 @@ def observe(stack: Stack) -> dict[str, Any]:
     seen["no_pkce_iss"] = _normalize(no_pkce.get("iss") if isinstance(no_pkce, dict) else no_pkce, origin)
     admin = authorize(denier, challenge=pkce_pair()[1], scope="openid tools.read tools.admin")
     seen["admin_scope"] = sorted(set(admin) - {"iss"})
+    seen["admin_scope_error"] = (
+        _normalize([admin.get("error"), admin.get("iss")], origin) if admin != "refused" else admin
+    )
     seen["redirect_prefix"] = authorize(denier, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI + "/elsewhere")
     seen["redirect_prefix"] = "refused" if seen["redirect_prefix"] == "refused" else "redirected"
     case_changed = authorize(
@@ -252,6 +267,11 @@ def observe(stack: Stack) -> dict[str, Any]:
     verifier4, challenge4 = pkce_pair()
     got = authorize(signer, challenge=challenge4)
     assert isinstance(got, dict), got
+    # PKCE for a confidential client too (RFC 9700 §2.1.1): parameter names only.
+    no_pkce_confidential = authorize(signer, challenge=None)
+    seen["no_pkce_confidential"] = sorted(set(no_pkce_confidential) - {"iss"})
+    prefixed = authorize(signer, challenge=pkce_pair()[1], redirect_uri=REDIRECT_URI + "/elsewhere")
+    seen["redirect_prefix_confidential"] = "refused" if prefixed == "refused" else "redirected"
     assertion = _assertion(key, signer.client_id, endpoints["token_endpoint"])
     kind = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
     first = signer.exchange(got["code"], verifier4, resource, client_assertion_type=kind, client_assertion=assertion)
@@ -420,14 +440,18 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["no_pkce_iss"] == "ORIGIN"  # an error raised before consent carries iss too (RFC 9207 §2)
     assert reference["token_aud"] is True
     assert reference["code_reuse"] is False and reference["client_reuse"] == 200
-    assert reference["no_pkce"] == ["error", "error_description", "state"]
-    assert reference["redirect_prefix"] == "refused"
+    assert reference["no_pkce"] == reference["no_pkce_confidential"] == ["error", "error_description", "state"]
+    assert reference["later_iss"] == "ORIGIN"
+    assert reference["redirect_prefix"] == reference["redirect_prefix_confidential"] == "refused"
     assert reference["redirect_case"] == "refused"
     assert reference["userinfo_verified"] is True and reference["jti_replay"] is False
     assert reference["cimd_none"] == 200 and reference["cimd_pkjwt"] == 200 and reference["cimd_both_none"] == 200
     assert reference["cimd_secret"] == 401 and reference["cimd_any_key"] == 401 and reference["wrong_verifier"] == 400
     assert reference["cimd_alg_none"] == 401 and reference["cimd_no_exp"] == 401 and reference["cimd_basic"] == 401
     assert reference["no_verifier"] == 400
+    # An unknown scope is refused by an error redirect that carries iss and state (RFC 6749 §4.1.2.1, RFC 9207).
+    assert reference["admin_scope"] == ["error", "error_description", "scope", "state"]
+    assert reference["admin_scope_error"] == ["invalid_scope", "ORIGIN"]
     assert reference["dcr"] == (201, True) and reference["flow_state"] == "state-123"
     assert reference["token_type"] == "Bearer" and reference["id_token_hint"] == ["code", "state"]
 

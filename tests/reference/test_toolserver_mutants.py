@@ -126,6 +126,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-id-email-base64": {"id_derivation"},
     "ts-profile-placeholder": {"anon_profile"},
     "ts-profile-invented-fields": {"profile_no_nickname"},
+    "ts-profile-null-field": {"profile_no_nickname"},
     "ts-profile-blank-id-invents": {"blank_id"},
 }
 

@@ -148,6 +148,15 @@ const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: crypto.random
 
 const scopes = [...config.scopes];
 if (mutants.has('idp-advertised-scope-refused')) scopes.push('tools.admin');
+const knownScopes = new Set([...scopes, ...config.resource_scopes]);
+
+// RFC 6749 §4.1.2.1 / §6: a scope the server does not know is refused with invalid_scope (the library would drop it
+// silently), so the error redirect (with iss and state, RFC 9207) is what a host sees. Called wherever the library
+// resolves the request's resource (getResourceServerInfo with one, defaultResource without).
+function refuseUnknownScopes(ctx) {
+  const unknown = String(ctx?.oidc?.params?.scope ?? '').split(' ').filter((s) => s && !knownScopes.has(s));
+  if (unknown.length) throw new errors.InvalidScope('requested scope is not supported', unknown.join(' '));
+}
 
 const provider = new Provider(config.issuer, {
   adapter: ReferenceAdapter,
@@ -164,7 +173,12 @@ const provider = new Provider(config.issuer, {
   // Kept on CIMD clients so that every method their document lists can be accepted (negotiateCimdMethod).
   extraClientMetadata: { properties: ['token_endpoint_auth_methods_supported'] },
   // idp-pkce-optional: an authorization request without code_challenge is accepted.
-  pkce: { required: () => !mutants.has('idp-pkce-optional') },
+  // idp-pkce-confidential-exempt: PKCE is required of public clients only (the library's own default), so a
+  // confidential client's authorization request without code_challenge is accepted.
+  pkce: {
+    required: (ctx, client) => !mutants.has('idp-pkce-optional')
+      && (!mutants.has('idp-pkce-confidential-exempt') || client.clientAuthMethod === 'none'),
+  },
   features: {
     devInteractions: { enabled: false },
     registration: { enabled: true },
@@ -193,13 +207,17 @@ const provider = new Provider(config.issuer, {
     },
     resourceIndicators: {
       enabled: true,
-      defaultResource: async (ctx, client, oneOf) => oneOf,
+      defaultResource: async (ctx, client, oneOf) => {
+        refuseUnknownScopes(ctx);
+        return oneOf;
+      },
       useGrantedResource: async () => true,
       getResourceServerInfo: async (ctx, indicator) => {
         if (!resources.has(indicator)) throw new errors.InvalidTarget();
         if (mutants.has('idp-advertised-scope-refused') && ctx.oidc.params?.scope?.split(' ').includes('tools.admin')) {
           throw new errors.InvalidScope('requested scope is not enabled for this client', 'tools.admin');
         }
+        refuseUnknownScopes(ctx);
         return {
           scope: resourceScope,
           accessTokenFormat: 'jwt',
@@ -248,6 +266,15 @@ if (mutants.has('idp-redirect-prefix')) {
   const exact = provider.Client.prototype.redirectUriAllowed;
   provider.Client.prototype.redirectUriAllowed = function prefixAllowed(value) {
     return exact.call(this, value) || this.redirectUris.some((uri) => String(value).startsWith(uri));
+  };
+}
+
+if (mutants.has('idp-redirect-prefix-confidential')) {
+  // The same prefix matching, only for confidential clients (a public client's redirect URI is matched exactly).
+  const exact = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function confidentialPrefixAllowed(value) {
+    return exact.call(this, value)
+      || (this.clientAuthMethod !== 'none' && this.redirectUris.some((uri) => String(value).startsWith(uri)));
   };
 }
 

@@ -7,6 +7,7 @@ redirects, or the ``resource`` parameter of requests. Without a mutant it is a t
 
 from __future__ import annotations
 
+import itertools
 import json
 import ssl
 from collections.abc import AsyncIterator
@@ -43,9 +44,15 @@ def rewrite_metadata(document: dict[str, Any], defects: frozenset[str]) -> dict[
     return doc
 
 
+# proxy-strip-iss-after-first: how many successful authorization responses (with a code) went through already.
+_successes = itertools.count()
+
+
 def _rewrite_params(params: list[tuple[str, str]], defects: frozenset[str]) -> list[tuple[str, str]]:
     if "proxy-drop-state" in defects:
         params = [(k, v) for k, v in params if k != "state"]
+    if "proxy-strip-iss-after-first" in defects and any(k == "code" for k, _ in params) and next(_successes) > 0:
+        params = [(k, v) for k, v in params if k != "iss"]
     request_error = any(k == "error" and v != "access_denied" for k, v in params)  # raised before any consent
     if "proxy-strip-iss" in defects or ("proxy-strip-iss-on-request-errors" in defects and request_error):
         params = [(k, v) for k, v in params if k != "iss"]

@@ -381,6 +381,8 @@ class ToolServer:
                 record[key] = value
             elif "ts-profile-invented-fields" in d:
                 record[key] = "N/A"
+            elif "ts-profile-null-field" in d and key == "nickname":
+                record[key] = None  # a serializer that writes an absent optional field as null
         return record
 
 

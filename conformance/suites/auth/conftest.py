@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conformance import Blocked, needs
+from conformance._outcomes import rules_of
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites.auth.client import Declined
 
@@ -29,3 +30,15 @@ def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
             "an authorization server (or test client) configured to ask for consent on every authorization",
         )
     return Declined(request, login, callback)
+
+
+# Rules judged over everything the run obtained (every successful authorization response, every tool result):
+# their checks run after all others, the profile suite's included.
+JUDGED_LAST = frozenset({"AUTH-ISS-01", "AUTH-TOOL-05"})
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    last = [item for item in items if JUDGED_LAST.intersection(rules_of(item))]
+    if last:
+        items[:] = [item for item in items if item not in last] + last

@@ -7,6 +7,8 @@ tokens of its first exchange.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import jwt
@@ -14,7 +16,8 @@ import jwt
 from conformance import Blocked, _context, expect, fail, observe, rule
 from conformance._verdicts import NeedsUnmet
 from conformance.host.discovery import MCP_HEADERS, initialize_request
-from conformance.host.oauth import new_pkce
+from conformance.host.oauth import OAuthClient, TokenEndpoint, new_pkce
+from conformance.host.publisher import Publisher
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
 
@@ -116,14 +119,79 @@ def _wrong_verifier_per_identity(linker: Linker, run: AttackRun) -> None:
         run.tried_case(case, f"a code was exchanged with a wrong code_verifier {how}" if result.ok else None)
 
 
+DOWNGRADES = (
+    ("without code_challenge", "RFC 9700 §2.1.1; OAuth 2.1 §4.1.1; contract AUTH-FLOW-04", True),
+    ("with code_challenge_method plain", "RFC 9700 §2.1.1 (S256); contract AUTH-FLOW-04", True),
+    ("a code_challenge without a method (plain by default)", "RFC 7636 §4.3 (the default is plain)", False),
+    ("an empty code_challenge", "RFC 7636 §4.2, §4.4.1", False),
+    ("an unknown code_challenge_method", "RFC 7636 §4.3, §4.4.1", False),
+)
+# Each downgrade for a public and for a confidential client: an AS may require PKCE of public clients only (it is
+# node-oidc-provider's default), which RFC 9700 §2.1.1 and OAuth 2.1 do not allow.
 FLOW04 = attack_table(
     "AUTH-FLOW-04",
-    Attack("without code_challenge", "RFC 9700 §2.1.1; OAuth 2.1 §4.1.1; contract AUTH-FLOW-04", named=True),
-    Attack("with code_challenge_method plain", "RFC 9700 §2.1.1 (S256); contract AUTH-FLOW-04", named=True),
-    Attack("a code_challenge without a method (plain by default)", "RFC 7636 §4.3 (the default is plain)"),
-    Attack("an empty code_challenge", "RFC 7636 §4.2, §4.4.1"),
-    Attack("an unknown code_challenge_method", "RFC 7636 §4.3, §4.4.1"),
+    *(
+        Attack(f"{case}, {how}", f"{source}; {BOTH_KINDS}", named=named)
+        for method, how in IDENTITIES.items()
+        for case, source, named in DOWNGRADES
+    ),
 )
+
+
+@contextmanager
+def _client_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]:
+    """The client that authorizes each identity's cases, or why there is none. The host's own client stands for
+    the kind it is at the authorization endpoint (public when it may use `none`); the other kind is a CIMD document
+    listing only that method, published on another origin (the host's own documents, cached by the AS, stay as
+    they are). The AS must accept that client first (a control authorization): if it does not, the identity's cases
+    could not be tried, which says nothing of PKCE or redirects."""
+    client = linker.host.client
+    decision = client.decision
+    usable = decision.intersection if decision is not None else (client.auth_method,)
+    own = "none" if "none" in usable else "private_key_jwt"
+    found: dict[str, OAuthClient | str] = {own: client}
+    other = "private_key_jwt" if own == "none" else "none"
+    publisher = linker.publisher
+    if client.kind != "cimd" or publisher is None or decision is None:
+        found[other] = f"the host's client is {client.kind} ({list(usable)}): no second client identity to publish"
+        yield found
+        return
+    if other not in decision.as_methods:
+        found[other] = f"the authorization server does not support {other} ({list(decision.as_methods)})"
+        yield found
+        return
+    with Publisher(
+        certfile=publisher.certfile, keyfile=publisher.keyfile, host=publisher.host, redactor=linker.http.redactor
+    ) as second:
+        identity = second.identity
+        assert identity is not None
+        document = {
+            **identity.client_document(),
+            "token_endpoint_auth_methods_supported": [other],
+            "token_endpoint_auth_method": other,
+        }
+        if other == "none":
+            for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
+                document.pop(name)
+        second.override("/oauth/client.json", 200, document)
+        probe = OAuthClient("cimd", identity.stable_document_url, other, (identity.redirect_uri(),), identity=identity)
+        control = linker.attempt(client=probe, exchange=False)
+        found[other] = (
+            probe
+            if control.accepted is not None and control.accepted.code
+            else UNTRIED + f"the authorization server refused a CIMD client listing only {other}: {control.problem}"
+        )
+        yield found
+
+
+UNTRIED = "not tried: "
+
+
+def _no_identity(run: AttackRun, case: str, why: str) -> None:
+    if why.startswith(UNTRIED):
+        run.not_tried(case, why.removeprefix(UNTRIED))
+    else:
+        run.inapplicable(case, why)
 
 
 @rule("AUTH-FLOW-04")
@@ -149,24 +217,34 @@ def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None
         "an unknown code_challenge_method": None,
     }
     run = AttackRun.of("AUTH-FLOW-04")
-    for what, extra in probes.items():
-        request = linker.request(params=extra)
-        _, callback = linker.authorize(request)
-        problem = None
-        if callback is not None and callback.code:
-            if what not in redeem_with:
-                problem = f"an authorization request {what} was answered with a code"
-            else:
-                verifier = redeem_with[what]
-                result = linker.host.tokens.exchange_code(
-                    callback.code, verifier, request.redirect_uri, request.resource
-                )
-                how = "the plain verifier" if verifier else "no code_verifier"
-                if result.ok:
-                    problem = f"an authorization request {what} gave a code redeemed with {how}"
-                else:
-                    observe(f"{what}: answered with a code that {how} cannot redeem ({result.describe()})")
-        run.tried_case(what, problem)
+    with _client_identities(linker) as identities:
+        for method, how in IDENTITIES.items():
+            client = identities[method]
+            for what, extra in probes.items():
+                case = f"{what}, {how}"
+                if isinstance(client, str):
+                    _no_identity(run, case, client)
+                    continue
+                request = linker.request(client=client, params=extra)
+                _, callback = linker.authorize(request)
+                problem = None
+                if callback is not None and callback.code:
+                    if what not in redeem_with:
+                        problem = f"an authorization request {what} ({how}) was answered with a code"
+                    else:
+                        verifier = redeem_with[what]
+                        tokens = (
+                            linker.host.tokens
+                            if client is linker.host.client
+                            else TokenEndpoint(linker.http, linker.host.as_metadata, client)
+                        )
+                        result = tokens.exchange_code(callback.code, verifier, request.redirect_uri, request.resource)
+                        weak = "the plain verifier" if verifier else "no code_verifier"
+                        if result.ok:
+                            problem = f"an authorization request {what} ({how}) gave a code redeemed with {weak}"
+                        else:
+                            observe(f"{case}: answered with a code that {weak} cannot redeem ({result.describe()})")
+                run.tried_case(case, problem)
     run.conclude()
 
 
@@ -218,19 +296,28 @@ def test_code_works_once(linker: Linker, linked_account: LinkedAccount) -> None:
 
 
 EXACT = "RFC 9700 §2.1, §4.1 (exact string matching); OAuth 2.1"
+REDIRECT_CASES = (
+    ("the path extended (/elsewhere)", f"{EXACT}; contract AUTH-FLOW-07", True),
+    ("the path with a suffix and no separator", f"{EXACT}: prefix matching", False),
+    ("the parent path", f"{EXACT}: prefix matching the other way", False),
+    ("the path in another case", f"{EXACT}; RFC 3986 §6.2.2.1 (paths are case-sensitive)", False),
+    ("a trailing slash added or removed", f"{EXACT}: normalization is not exact matching", False),
+    ("a path character percent-encoded", f"{EXACT}: normalization is not exact matching", False),
+    ("an added query parameter", f"{EXACT}; RFC 6749 §3.1.2", False),
+    ("another host, same path", "RFC 9700 §4.1.1; RFC 6749 §10.6", False),
+    ("the registered host as userinfo before another host", "RFC 9700 §4.1; RFC 3986 §3.2.1", False),
+    ("another scheme", EXACT, False),
+    ("another port", f"{EXACT} (a loopback redirect URI may vary its port: RFC 8252 §7.3)", False),
+)
+# Every case for a public and for a confidential client (RFC 9700 §4.1 applies to both; RFC 6749 §3.1.2.2 asks
+# registration of confidential clients too): an AS may match one kind's redirect URIs more loosely.
 FLOW07 = attack_table(
     "AUTH-FLOW-07",
-    Attack("the path extended (/elsewhere)", f"{EXACT}; contract AUTH-FLOW-07", named=True),
-    Attack("the path with a suffix and no separator", f"{EXACT}: prefix matching"),
-    Attack("the parent path", f"{EXACT}: prefix matching the other way"),
-    Attack("the path in another case", f"{EXACT}; RFC 3986 §6.2.2.1 (paths are case-sensitive)"),
-    Attack("a trailing slash added or removed", f"{EXACT}: normalization is not exact matching"),
-    Attack("a path character percent-encoded", f"{EXACT}: normalization is not exact matching"),
-    Attack("an added query parameter", f"{EXACT}; RFC 6749 §3.1.2"),
-    Attack("another host, same path", "RFC 9700 §4.1.1; RFC 6749 §10.6"),
-    Attack("the registered host as userinfo before another host", "RFC 9700 §4.1; RFC 3986 §3.2.1"),
-    Attack("another scheme", EXACT),
-    Attack("another port", f"{EXACT} (a loopback redirect URI may vary its port: RFC 8252 §7.3)"),
+    *(
+        Attack(f"{case}, {how}", f"{source}; RFC 6749 §3.1.2", named=named)
+        for how in IDENTITIES.values()
+        for case, source, named in REDIRECT_CASES
+    ),
 )
 PROBE_PARAM = "conformance_probe"
 
@@ -276,18 +363,28 @@ def _redirect_variants(registered: str) -> dict[str, str | None]:
 
 @rule("AUTH-FLOW-07")
 def test_redirect_uri_must_match_exactly(linker: Linker, linked_account: LinkedAccount) -> None:
-    registered = linker.host.redirect.redirect_uri
     run = AttackRun.of("AUTH-FLOW-07")
-    for case, probe in _redirect_variants(registered).items():
-        if probe is None:
-            run.inapplicable(case, f"no such variant of {registered} (or a loopback port, RFC 8252 §7.3)")
-            continue
-        request = linker.request(redirect_uri=probe)
-        login, callback = linker.authorize(request)
-        reached = callback is not None
-        if reached and case == "an added query parameter":
-            # A redirect to the registered URI without the added parameter is not a redirect to the probe.
-            reached = PROBE_PARAM in (urlsplit(login.callback_url or "").query or "")
-        problem = f"{case}: the authorization server redirected to {probe} (registered: {registered})"
-        run.tried_case(case, problem if reached else None)
+    with _client_identities(linker) as identities:
+        for method, how in IDENTITIES.items():
+            client = identities[method]
+            if isinstance(client, str):
+                for case, _, _ in REDIRECT_CASES:
+                    _no_identity(run, f"{case}, {how}", client)
+                continue
+            registered = (
+                client.redirect_uris[0] if client is not linker.host.client else linker.host.redirect.redirect_uri
+            )
+            for variant, probe in _redirect_variants(registered).items():
+                case = f"{variant}, {how}"
+                if probe is None:
+                    run.inapplicable(case, f"no such variant of {registered} (or a loopback port, RFC 8252 §7.3)")
+                    continue
+                request = linker.request(client=client, redirect_uri=probe)
+                login, callback = linker.authorize(request)
+                reached = callback is not None
+                if reached and variant == "an added query parameter":
+                    # A redirect to the registered URI without the added parameter is not a redirect to the probe.
+                    reached = PROBE_PARAM in (urlsplit(login.callback_url or "").query or "")
+                problem = f"{case}: the authorization server redirected to {probe} (registered: {registered})"
+                run.tried_case(case, problem if reached else None)
     run.conclude()

@@ -23,13 +23,26 @@ from conformance.validate.auth import response_iss_problems
 
 
 @rule("AUTH-ISS-01")
-def test_success_response_carries_iss(as_metadata: AsMetadata, first_link: FlowAttempt) -> None:
+def test_success_response_carries_iss(as_metadata: AsMetadata, first_link: FlowAttempt, linker: Linker) -> None:
+    """Every successful authorization response of the run, not only the first link's: this check runs after the
+    others (suites/auth/conftest.py), so every login, client and probe that got a code is judged."""
     require_iss_advertised(as_metadata)
     callback = first_link.callback
     if callback is None or callback.is_error:
         raise Blocked(first_link.rule or "AUTH-FLOW-01", first_link.problem or "no authorization response")
-    problems = response_iss_problems(callback, first_link.request.issuer, "the authorization response")
-    expect(not problems, "; ".join(problems))
+    problems = response_iss_problems(callback, first_link.request.issuer, "the first authorization response")
+    later = [r for r in linker.responses if r.callback is not callback and r.callback.code and not r.callback.is_error]
+    for number, found in enumerate(later, 2):
+        what = f"successful authorization response {number} (during {found.during})"
+        problems += response_iss_problems(found.callback, found.request.issuer, what)
+    expect(not problems, "; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""))
+    during: dict[str, int] = {}
+    for found in later:
+        during[found.during] = during.get(found.during, 0) + 1
+    observe(
+        f"iss judged on {1 + len(later)} successful authorization response(s): the first link"
+        + "".join(f"; {n} during {what}" for what, n in during.items())
+    )
 
 
 ERRORS = "RFC 9207 §2 (iss in all authorization responses, including errors); RFC 6749 §4.1.2.1"

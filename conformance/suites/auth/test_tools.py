@@ -37,6 +37,7 @@ from conformance.suites._tool_access import (
     is_noauth_only,
     is_oauth_only,
     is_read_only,
+    obtained_results,
     safe_call,
     scheme_kinds,
     vendor_of,
@@ -167,11 +168,13 @@ def test_structured_content_matches_output_schema(
     anonymous: Anonymous,
     request: pytest.FixtureRequest,
 ) -> None:
-    results = [(name, "anonymous", result) for name, result in anonymous.results().items()]
+    # Its own calls first (every read-only tool with the linked account; the anonymous calls are the fixture's),
+    # then every result the run obtained through call(): profile calls, scope and token attacks, other checks.
+    # The check runs after the others (suites/auth/conftest.py), so their results are in.
     try:
         token = fresh_token(request.getfixturevalue("linked_account"))
     except (Blocked, TargetThrottled) as exc:
-        observe(f"no authenticated results: {exc}")
+        observe(f"no authenticated results of its own: {exc}")
         token = None
     if token is not None:
         for tool in listing.named():
@@ -179,8 +182,7 @@ def test_structured_content_matches_output_schema(
                 outcome = call(host_http, tool_server_target.base_url, tool, token=token)
                 if outcome.refused_http or outcome.auth_error_result:
                     raise Blocked("AUTH-TOK-01", f"the linked account's token was refused on {tool['name']!r}")
-                if outcome.result is not None:
-                    results.append((str(tool["name"]), "linked account", outcome.result))
+    results = obtained_results(host_http)
     if not results:
         readable = [t for t in listing.named() if is_read_only(t) and not is_noauth_only(t)]
         why = (
@@ -189,9 +191,15 @@ def test_structured_content_matches_output_schema(
             else "no tool answered a call with a result"
         )
         needs(f"a tool result ({why})", "readOnlyHint: true on a tool that is safe to call" * (not readable))
-    problems = [f"{p} ({how})" for name, how, result in results for p in listing.checker.check_result(name, result)]
+    problems = [
+        f"{p} ({found.describe()})" for found in results for p in listing.checker.check_result(found.tool, found.result)
+    ]
     expect(not problems, every_offender(problems))
-    observe(f"{len(results)} result(s) validated: " + ", ".join(f"{n} ({h})" for n, h, _ in results))
+    judged: dict[str, int] = {}
+    for found in results:
+        key = f"{found.tool} ({'with a token' if found.with_token else 'anonymous'}, during {found.during})"
+        judged[key] = judged.get(key, 0) + 1
+    observe(f"{len(results)} result(s) validated: " + "; ".join(f"{k} x{n}" for k, n in judged.items()))
 
 
 def in_call_failures(listing: Listing, anonymous: Anonymous) -> dict[str, dict[str, Any]]:
