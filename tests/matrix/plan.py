@@ -8,7 +8,7 @@ the suites that hold its ``rules`` and ``dependents`` (``mutant_suites``): the r
 and nothing outside ``rules | dependents`` among the rules of those suites.
 
 What a mutant case proves: every rule the mutant claims is failed (no check goes blind to its defect), and no other
-rule of the suites it touches is failed by it. What it no longer proves (since issue 19, to halve the matrix's time):
+rule of the suites it touches is failed by it. What it no longer proves (since issue 19, to cut the matrix's time):
 that the mutant leaves the rules of its target's OTHER suites alone, e.g. that an auth-only tool-server mutant
 passes the profile suite: a mutant that also broke a rule of a suite it does not list would go unnoticed here (the
 mutant would be imprecise, the checks would not be wrong). The reference case still runs every suite, so a check
