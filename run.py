@@ -102,9 +102,11 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(VENV / "bin" / "conformance"), "demo", *rest], cwd=ROOT)
     ensure_chromium()
     ensure_thirdparty()
-    # One xdist worker per core; a test module's tests, and each group of the mutant matrix's cases, stay on one
-    # worker (tests/conftest.py schedules them). `run.py test -n 0` runs serially.
-    args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "auto", *rest]
+    # One xdist worker per core and one more: several tests mostly wait (on timeouts, rate-limit windows, a browser),
+    # and the spare worker keeps the cores busy meanwhile. A test module's tests, and each group of the mutant
+    # matrix's cases, stay on one worker (tests/conftest.py schedules them). `run.py test -n 0` runs serially.
+    workers = str((os.cpu_count() or 1) + 1)
+    args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", workers, *rest]
     return subprocess.call(args, cwd=ROOT)
 
 

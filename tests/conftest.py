@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpcore  # noqa: F401 - imported with the session, see below
 import httpcore2  # noqa: F401 - the same for the MCP SDK's httpx2
@@ -35,14 +37,41 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
     return completed.returncode, report_dir, completed.stdout + completed.stderr
 
 
+# Modules that use an expensive session fixture go to one xdist worker together, so that it is made once per run
+# (a session fixture is made once per worker). tests/test_xdist_scopes.py checks that every user is listed.
+SHARED_FIXTURE_SCOPES: dict[str, tuple[str, ...]] = {
+    "demo_run": ("tests/test_demo.py", "tests/report/test_har.py", "tests/report/test_html_browser.py"),
+}
+_MODULE_SCOPE = {module: f"fixture-{name}" for name, modules in SHARED_FIXTURE_SCOPES.items() for module in modules}
+DURATIONS_FILE = Path(__file__).with_name("durations.json")
+
+
 def xdist_scope(nodeid: str, groups: dict[str, str]) -> str:
     """The unit of work of ``-n N``: a test module, so that a module's fixtures (a stack, a harness run) are made
-    once; but the mutant matrix's cases (one module) go by their group (tests/matrix/plan.py), so that the workers
-    share its work and each group's runs are made by one worker. (xdist's ``loadgroup`` would do this with markers,
-    but under pytest 9 it adds no group to the node ids and groups nothing.)"""
+    once; the modules sharing an expensive session fixture go together (SHARED_FIXTURE_SCOPES); and the mutant
+    matrix's cases (one module) go by their group (tests/matrix/plan.py), so that the workers share its work and each
+    group's runs are made by one worker. (xdist's ``loadgroup`` would do this with markers, but under pytest 9 it
+    adds no group to the node ids and groups nothing.)"""
     module, _, rest = nodeid.partition("::")
     case = rest.rpartition("[")[2].rstrip("]") if rest.endswith("]") else ""
-    return groups.get(case, module) if module.endswith("tests/matrix/test_matrix.py") else module
+    if module.endswith("tests/matrix/test_matrix.py"):
+        return groups.get(case, module)
+    return _MODULE_SCOPE.get(module, module)
+
+
+def scope_costs(path: Path = DURATIONS_FILE) -> dict[str, float]:
+    """Seconds each unit of work took in a recorded run (benchmarks/suite_time.py --record writes the file)."""
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in recorded.items()} if isinstance(recorded, dict) else {}
+
+
+def longest_first(queue: dict[str, dict[str, bool]], costs: dict[str, float]) -> str:
+    """The unit to hand out next: the costliest left (a recorded unit by its seconds, a new one at a second per test),
+    so that the run does not end with one worker busy on a long unit and the others idle."""
+    return max(queue, key=lambda scope: costs.get(scope, float(len(queue[scope]))))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -57,9 +86,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     from tests.matrix.plan import plan
 
     groups = {case.id: case.group for case in plan()}
+    costs = scope_costs()
 
     class Scheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return xdist_scope(nodeid, groups)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if self.workqueue:
+                self.workqueue.move_to_end(longest_first(self.workqueue, costs), last=False)
+            super()._assign_work_unit(node)
 
     return Scheduling(config, log)

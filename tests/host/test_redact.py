@@ -13,12 +13,12 @@ from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conformance import _context
 from conformance.host._guard import UrlGuard
-from conformance.host._redact import REDACTED, Redactor, url_credentials
+from conformance.host._redact import REDACTED, Redactor, _Level, _trie_regex, url_credentials
 from conformance.host.http import HostHTTP
 from conformance.report.console import render_summary
 from conformance.report.model import CheckOutcome, RunReport, Status
@@ -287,3 +287,28 @@ def test_long_secrets_sharing_a_prefix_and_short_secrets_inside_them_are_all_fou
     scrubbed = redactor.scrub_tree(text)  # the whole-report pass: every form in one merged level
     assert scrubbed == f"a {REDACTED} b {REDACTED} c {REDACTED}{near_miss[12:]} d {REDACTED}x"
     assert redactor.scrub(text) == scrubbed
+
+
+# Small alphabets, so that forms overlap, share prefixes, and contain one another.
+FORM_TEXT = st.text(alphabet="ab%", min_size=4, max_size=8)
+
+
+@given(forms=st.frozensets(FORM_TEXT, min_size=1, max_size=12), text=st.text(alphabet="ab%x", max_size=60))
+@example(forms=frozenset({"aaaa%b", "bbbb"}), text="aaaaa%b")  # a prefix that leads nowhere, a form one further
+@example(forms=frozenset({"abab", "ababa"}), text="xababab")  # the longest form at a position
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+def test_a_form_index_replaces_what_one_regex_of_every_whole_form_would(forms: frozenset[str], text: str) -> None:
+    """The prefix index (issue 19: compiling only the forms' prefixes) matches exactly like the prefix-tree regex of
+    the whole forms it replaced: leftmost first, the longest form at a position, scanning on after it."""
+    whole = re.compile(_trie_regex(forms)).sub(REDACTED, text)
+    assert _Level(forms).sub(text) == whole
+    assert _ShortPrefixLevel(forms).sub(text) == whole  # regex prefixes shorter than the forms: compared whole
+
+
+class _ShortPrefixLevel(_Level):
+    PREFIX = 3
+
+
+def test_a_form_index_finds_forms_of_different_lengths_at_any_offset() -> None:
+    index = _ShortPrefixLevel(frozenset({"abcd", "abcdef", "zzzzzz", "bcdefg"}))
+    assert index.sub("xabcdefg abcd zzzzzzz abc") == f"x{REDACTED}g {REDACTED} {REDACTED}z abc"

@@ -6,7 +6,7 @@ import pytest
 
 from conformance.reference.mutants import Mutant
 from tests.conftest import xdist_scope
-from tests.matrix.plan import GROUP_SIZE, PlanError, build, unproven_rules
+from tests.matrix.plan import GROUP_SIZE, PlanError, build, plan, unproven_rules
 
 
 def mutant(name: str, service: str, *rules: str, dependents: frozenset[str] = frozenset()) -> Mutant:
@@ -19,9 +19,11 @@ def test_a_new_catalogue_entry_becomes_a_case_of_its_target() -> None:
         ("reference-compression", "compression", ("compression",), "matrix-reference-compression"),
         ("reference-tool_server", "tool_server", ("auth", "profile"), "matrix-reference-tool_server"),
         ("img-new", "compression", ("compression",), "matrix-compression"),
-        ("ts-new", "tool_server", ("auth", "profile"), "matrix-toolserver"),
+        ("ts-new", "tool_server", ("auth",), "matrix-toolserver"),
     ]
-    assert "PROF-01" in cases[3].rules and "IMG-ERR-01" not in cases[3].rules
+    # The reference runs every suite of its target; a mutant the suites of its rules and dependents.
+    assert {"AUTH-TOK-05", "PROF-01"} <= cases[1].rules and "IMG-ERR-01" not in cases[1].rules
+    assert "AUTH-TOK-05" in cases[3].rules and "PROF-01" not in cases[3].rules
 
 
 def test_a_large_service_is_shared_out_in_groups() -> None:
@@ -31,9 +33,25 @@ def test_a_large_service_is_shared_out_in_groups() -> None:
     assert first + second == len(groups) and abs(first - second) <= 1 and groups == sorted(groups)
 
 
-def test_a_platform_mutant_runs_both_suites_of_its_target() -> None:
-    (_, case) = build([mutant("camp-new", "platform", "CAMP-03")])
-    assert case.suites == ("platform", "campaigns") and {"TOK-01", "CAMP-03"} <= case.rules
+def test_a_mutant_runs_the_suites_of_its_rules_and_dependents() -> None:
+    (reference, _, camp, both, profile) = build(
+        [
+            mutant("a-camp", "platform", "CAMP-03"),
+            mutant("b-both", "platform", "TOK-01", dependents=frozenset({"CAMP-03"})),
+            mutant("c-prof", "toolserver", "PROF-01"),
+        ]
+    )
+    assert reference.mutant is None and reference.suites == ("platform", "campaigns")
+    assert camp.suites == ("campaigns",) and "CAMP-03" in camp.rules and "TOK-01" not in camp.rules
+    assert both.suites == ("platform", "campaigns") and {"TOK-01", "CAMP-03"} <= both.rules
+    assert profile.suites == ("profile",)
+
+
+def test_every_case_decides_every_rule_its_mutant_names() -> None:
+    """What test_matrix asserts of a mutant (its rules failed, nothing outside rules | dependents) is decided by
+    the run only for the rules of the suites it runs: those must hold every rule the mutant names."""
+    for case in plan():
+        assert case.mutant is None or case.mutant.rules | case.mutant.dependents <= case.rules, case.id
 
 
 @pytest.mark.parametrize(

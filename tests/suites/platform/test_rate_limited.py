@@ -61,8 +61,9 @@ def test_reference_certifies_under_a_low_request_limit(tmp_path: Path) -> None:
 
 def test_rl02_waits_for_a_window_with_room(tmp_path: Path) -> None:
     """RL-02 meets a window with one request left (another client spent it): it waits for the reset the sandbox
-    announced and decides in the fresh window, instead of failing because remaining cannot go below 0."""
-    main = KeySpec(MAIN_KEY, rpm=8, window_s=8.0)
+    announced and decides in the fresh window, instead of failing because remaining cannot go below 0. The window
+    (15 s) must outlast the harness's start on a loaded machine, or RL-02 meets a fresh window and proves nothing."""
+    main = KeySpec(MAIN_KEY, rpm=8, window_s=15.0)
     with serving(tmp_path / "data", settings=SandboxSettings(keys=(main,))) as sandbox:
         headers = {"Authorization": f"Bearer {MAIN_KEY}"}
         with httpx.Client(base_url=sandbox.base_url, headers=headers) as client:
@@ -75,4 +76,4 @@ def test_rl02_waits_for_a_window_with_room(tmp_path: Path) -> None:
     rl02 = next(r for r in result.report["results"] if r["rule"] == "RL-02")
     assert rl02["status"] == "passed", rl02["message"]
     assert "waited for the target's rate limit (RL-02 needs 6 requests in one window, 0 left)" in rl02["message"]
-    assert result.report["throttle"]["waited_s"] > 4
+    assert result.report["throttle"]["waited_s"] > 1
