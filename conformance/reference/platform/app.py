@@ -195,6 +195,8 @@ async def create_campaign(sandbox: Sandbox, request: Request, spec: KeySpec, bod
 async def campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
     campaign_id = request.path_params["campaign_id"]
     if request.method == "GET":
+        if "campaign-id-truncated" in sandbox.mutants:
+            campaign_id = campaign_id[: len("cmp_") + 24]  # a fixed-width id column: the rest is dropped
         row = await run_in_threadpool(sandbox.store.get_campaign, spec.account, campaign_id)
         if row is None:
             if "unknown-campaign-400" in sandbox.mutants:

@@ -313,6 +313,38 @@ def test_timestamp_bounds(campaigns_api: CampaignsApi, conformance_settings: Set
     run.conclude()
 
 
+GET_BY_ID = "CAMP-06; contract platform, Endpoints (GET /v1/campaigns/{campaign_id})"
+CAMP06 = attack_table(
+    "CAMP-06",
+    Attack("an unknown id of the stored ids' shape", GET_BY_ID, named=True),
+    Attack("a stored id with its last character changed", f"{GET_BY_ID}: ids are matched whole"),
+    Attack("a stored id with characters appended", f"{GET_BY_ID}: ids are matched whole"),
+    Attack("a stored id cut short by one character", f"{GET_BY_ID}: ids are matched whole"),
+    Attack("a numeric id", f"{GET_BY_ID}: an id of another format is unknown too"),
+    Attack("a 300-character id", f"{GET_BY_ID}: an id of another format is unknown too"),
+    Attack("a percent-encoded non-ASCII id", f"{GET_BY_ID}: an id of another format is unknown too"),
+)
+
+
+def _camp06_ids(stored_id: str, run_id: str) -> dict[str, str]:
+    """The unknown ids of the CAMP-06 table, derived from a stored id (so the near misses are near)."""
+    last = stored_id[-1]
+    prefix = stored_id.rstrip("0123456789abcdefABCDEF") or "cmp_"
+    width = max(len(stored_id) - len(prefix), 8)
+    unknown = prefix + (run_id.encode().hex() + "0" * width)[:width]
+    if unknown == stored_id:
+        unknown = unknown[:-1] + ("1" if unknown[-1] == "0" else "0")
+    return {
+        "an unknown id of the stored ids' shape": unknown,
+        "a stored id with its last character changed": stored_id[:-1] + ("1" if last == "0" else "0"),
+        "a stored id with characters appended": stored_id + "00",
+        "a stored id cut short by one character": stored_id[:-1],
+        "a numeric id": "1234567890",
+        "a 300-character id": (prefix + "0" * 300)[:300],
+        "a percent-encoded non-ASCII id": "cmp_%C3%A9t%C3%A9",
+    }
+
+
 @rule("CAMP-06")
 def test_get_by_id(campaigns_api: CampaignsApi) -> None:
     created = campaigns_api.create_ok(description="read me back")
@@ -320,8 +352,15 @@ def test_get_by_id(campaigns_api: CampaignsApi) -> None:
     expect_shape(stored, "GET by id")
     differing = [k for k in created if k != "updated_at" and stored.get(k) != created[k]]
     expect(not differing, f"GET differs from the created campaign in {differing}")
-    response = campaigns_api.get(f"cmp_{campaigns_api.run_id}_does_not_exist")
-    expect_json_error(response, (404,), "an unknown campaign id")
+    run = AttackRun.of("CAMP-06")
+    for case, unknown in _camp06_ids(created["id"], campaigns_api.run_id).items():
+        with run.attempt(case):
+            response = campaigns_api.get(unknown)
+            body = json_body(response)
+            if response.status_code == 200 and isinstance(body, dict) and body.get("id") == created["id"]:
+                fail(f"{case} ({unknown[:40]}) returned the stored campaign {created['id']}")
+            expect_json_error(response, (404,), f"{case} ({unknown[:40]})")
+    run.conclude()
 
 
 LIST_LIMIT = "CAMP-07; contract platform, List campaigns (limit 1 to 500)"
