@@ -399,6 +399,32 @@ def test_list_envelope_and_limit(campaigns_api: CampaignsApi) -> None:
     run.conclude()
 
 
+UPDATE = "CAMP-09; contract platform, Endpoints (update is POST only; PATCH and PUT are not used)"
+WHOLE_BUDGET = "CAMP-09; contract platform, Update campaign body (sending budget requires the full budget object)"
+CAMP09_METHODS = {
+    "PATCH with a whole body": ("PATCH", True),
+    "PUT with a whole body": ("PUT", True),
+    "PATCH with only a name": ("PATCH", False),
+    "PUT with only a name": ("PUT", False),
+}
+CAMP09_BUDGETS: dict[str, Any] = {
+    "an empty budget object": {},
+    "budget null": None,
+    "budget as a number": BUDGET_MIN,
+    "a budget of 999,999 micros": {"lifetime_spend_limit_micros": BUDGET_MIN - 1},
+    "lifetime_spend_limit_micros as a numeric string": {"lifetime_spend_limit_micros": str(BUDGET_MIN)},
+    "lifetime_spend_limit_micros as a fraction": {"lifetime_spend_limit_micros": BUDGET_MIN + 0.5},
+}
+CAMP09 = attack_table(
+    "CAMP-09",
+    *(Attack(case, UPDATE, named=case.endswith("whole body")) for case in CAMP09_METHODS),
+    *(
+        Attack(f"an update with {case}", WHOLE_BUDGET, named=case == "an empty budget object")
+        for case in CAMP09_BUDGETS
+    ),
+)
+
+
 @rule("CAMP-09")
 def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     location = conformance_settings.get("campaigns_location_id")
@@ -407,10 +433,14 @@ def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: 
         fields["targeting"] = {"locations": {"include": [{"id": location}]}}
     original = campaigns_api.create_ok(**fields)
     cid = original["id"]
-    for method in ("PATCH", "PUT"):
-        response = campaigns_api.send(method, f"/{cid}", json={**campaigns_api.body(), "name": f"{method} name"})
-        expect(400 <= response.status_code < 500, f"{method} was not refused: {describe(response)}")
-        expect(_stored(campaigns_api, cid).get("name") == original.get("name"), f"{method} changed the campaign")
+    run = AttackRun.of("CAMP-09")
+    for case, (method, whole) in CAMP09_METHODS.items():
+        body = {**campaigns_api.body(), "name": f"{method} name"} if whole else {"name": f"{method} name"}
+        with run.attempt(case):
+            response = campaigns_api.send(method, f"/{cid}", json=body)
+            expect(400 <= response.status_code < 500, f"{case} was not refused: {describe(response)}")
+            expect(_stored(campaigns_api, cid).get("name") == original.get("name"), f"{case} changed the campaign")
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     renamed = campaigns_api.name("renamed")
     response = campaigns_api.update(cid, {"name": renamed})
     expect(response.status_code == 200, f"an update by POST failed: {describe(response)}")
@@ -420,11 +450,12 @@ def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: 
     changed = [k for k in (*COMPARED, "targeting") if k != "name" and updated.get(k) != original.get(k)]
     expect(not changed, f"fields omitted from the update changed: {changed}")
     expect(updated["updated_at"] >= json_field(original, "updated_at", type=int), "updated_at went back")
-    _rejected(campaigns_api.update(cid, {"budget": {}}), "a partial budget object")
-    expect(
-        _stored(campaigns_api, cid).get("budget") == original.get("budget"),
-        "a rejected budget update changed the budget",
-    )
+    for case, budget in CAMP09_BUDGETS.items():
+        with run.attempt(f"an update with {case}"):
+            _rejected(campaigns_api.update(cid, {"budget": budget}), f"an update with {case}")
+            kept = _stored(campaigns_api, cid).get("budget")
+            expect(kept == original.get("budget"), f"a refused update with {case} changed the budget to {kept!r}")
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     cleared = campaigns_api.update(cid, {"description": None, "start_time": None, "end_time": None, "targeting": None})
     expect(cleared.status_code == 200, f"clearing with null failed: {describe(cleared)}")
     stored = _stored(campaigns_api, cid)
@@ -432,6 +463,7 @@ def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: 
         expect(stored.get(name) is None, f"'{name}' was not cleared by null: {stored.get(name)!r}")
     expect(not stored.get("targeting"), f"targeting was not cleared by null: {stored.get('targeting')!r}")
     expect(json_field(stored, "updated_at", type=int) >= updated["updated_at"], "updated_at went back")
+    run.conclude()
 
 
 @rule("CAMP-10")
