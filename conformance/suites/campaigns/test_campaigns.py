@@ -497,6 +497,38 @@ def test_bidding_type_and_conversion_event_immutable(
     )
 
 
+FINAL = "CAMP-11; contract platform, States and transitions (archive: not reversible)"
+CAMP11_ATTEMPTS: dict[str, tuple[str, dict[str, Any] | None]] = {  # what -> (action, update body)
+    "activate": ("activate", None),
+    "pause": ("pause", None),
+    "an update to active": ("", {"status": "active"}),
+    "an update to paused": ("", {"status": "paused"}),
+    "an update to active with a new name": ("", {"status": "active", "name": "unarchived"}),
+}
+CAMP11 = attack_table(
+    "CAMP-11",
+    *(Attack(f"{what} after archive", FINAL, named=True) for what in CAMP11_ATTEMPTS),
+    *(
+        Attack(f"{what} after an update to archived", f"{FINAL}; Update campaign body (status accepts archived)")
+        for what in CAMP11_ATTEMPTS
+    ),
+)
+
+
+def _stays_archived(campaigns_api: CampaignsApi, run: AttackRun, cid: str, how: str) -> None:
+    """Every action and status update of the table on the archived campaign ``cid``: none may leave archived."""
+    for what, (action, body) in CAMP11_ATTEMPTS.items():
+        case = f"{what} after {how}"
+        with run.attempt(case):
+            response = campaigns_api.action(cid, action) if body is None else campaigns_api.update(cid, body)
+            answer = json_body(response)
+            if response.status_code < 300 and isinstance(answer, dict):
+                status = answer.get("status")
+                expect(status == "archived", f"{case} returned status {status!r}")
+            stored = _stored(campaigns_api, cid).get("status")
+            expect(stored == "archived", f"{case} took the campaign out of archived (now {stored!r})")
+
+
 @rule("CAMP-11")
 def test_actions_and_archived_is_final(campaigns_api: CampaignsApi) -> None:
     campaign = campaigns_api.create_ok(status="active")
@@ -508,19 +540,14 @@ def test_actions_and_archived_is_final(campaigns_api: CampaignsApi) -> None:
         expect_shape(body, f"the answer to {action}")
         expect(body.get("id") == cid, f"{action} returned another campaign")
         expect(body.get("status") == status, f"{action} returned status {body.get('status')!r}, expected {status}")
-    attempts = {
-        "activate": lambda: campaigns_api.action(cid, "activate"),
-        "pause": lambda: campaigns_api.action(cid, "pause"),
-        "an update to active": lambda: campaigns_api.update(cid, {"status": "active"}),
-        "an update to paused": lambda: campaigns_api.update(cid, {"status": "paused"}),
-    }
-    for what, attempt in attempts.items():
-        response = attempt()
-        body = json_body(response)
-        if response.status_code < 300 and isinstance(body, dict):
-            expect(body.get("status") == "archived", f"{what} on an archived campaign returned {body.get('status')!r}")
-        stored = _stored(campaigns_api, cid).get("status")
-        expect(stored == "archived", f"{what} took the campaign out of archived (now {stored!r})")
+    run = AttackRun.of("CAMP-11")
+    _stays_archived(campaigns_api, run, cid, "archive")
+    by_update = campaigns_api.create_ok(status="paused")["id"]
+    response = campaigns_api.update(by_update, {"status": "archived"})
+    expect(response.status_code == 200, f"an update to archived failed: {describe(response)}")
+    expect(_stored(campaigns_api, by_update).get("status") == "archived", "an update to archived did not archive")
+    _stays_archived(campaigns_api, run, by_update, "an update to archived")
+    run.conclude()
 
 
 CONVERSIONS = f"CAMP-12; {CREATE_BODY} (conversion_event_setting_ids: string[], exactly one with conversions)"
