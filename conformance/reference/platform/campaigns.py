@@ -321,7 +321,9 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         new["bidding_type"] = body["bidding_type"]
     if "conversion_event_setting_ids" in body:
         ids = _id_list("conversion_event_setting_ids", body["conversion_event_setting_ids"])
-        if ids != doc["conversion_event_setting_ids"]:
+        if "conversion-ids-clearable" in mutants and not ids:
+            new["conversion_event_setting_ids"] = []  # the mutant: emptying is not taken for a change
+        elif ids != doc["conversion_event_setting_ids"]:
             if doc["bidding_type"] == "conversions":
                 raise invalid(
                     "conversion_event_setting_ids",

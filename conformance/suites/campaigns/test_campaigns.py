@@ -466,35 +466,71 @@ def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: 
     run.conclude()
 
 
+IMMUTABLE = "CAMP-10; contract platform, Create campaign body rule 4 and Update campaign body"
+CAMP10 = attack_table(
+    "CAMP-10",
+    Attack("bidding_type impressions to clicks", f"{IMMUTABLE} (bidding_type cannot be updated)", named=True),
+    Attack("bidding_type impressions to conversions with one setting", f"{IMMUTABLE} (bidding_type cannot be updated)"),
+    Attack("bidding_type conversions to impressions", f"{IMMUTABLE} (bidding_type cannot be updated)", named=True),
+    Attack("bidding_type conversions to clicks", f"{IMMUTABLE} (bidding_type cannot be updated)"),
+    Attack("the conversion setting replaced by another", f"{IMMUTABLE} (the selected conversion event)", named=True),
+    Attack("the conversion setting list emptied", f"{IMMUTABLE} (the selected conversion event)"),
+    Attack("a second conversion setting added", f"{IMMUTABLE} (the selected conversion event)"),
+    Attack("conversion_event_setting_ids null", f"{IMMUTABLE} (the selected conversion event)"),
+)
+
+
+def _kept(
+    campaigns_api: CampaignsApi, run: AttackRun, case: str, campaign: dict[str, Any], body: dict[str, Any]
+) -> None:
+    """Send the update of ``case``: bidding_type and conversion_event_setting_ids must come back and stay as
+    created (a refusal or an answer that keeps them)."""
+    keys = ("bidding_type", "conversion_event_setting_ids")
+    with run.attempt(case):
+        response = campaigns_api.update(campaign["id"], body)
+        answer = json_body(response)
+        if response.status_code < 300 and isinstance(answer, dict):
+            shown = {k: answer.get(k) for k in keys if answer.get(k) != campaign.get(k)}
+            expect(not shown, f"{case}: the update answered {shown} ({response.status_code})")
+        stored = _stored(campaigns_api, campaign["id"])
+        changed = {k: stored.get(k) for k in keys if stored.get(k) != campaign.get(k)}
+        expect(not changed, f"{case} changed {changed} ({response.status_code})")
+
+
 @rule("CAMP-10")
 def test_bidding_type_and_conversion_event_immutable(
     campaigns_api: CampaignsApi, conformance_settings: Settings
 ) -> None:
+    run = AttackRun.of("CAMP-10")
+    ids = list(conformance_settings.get("campaigns_conversion_event_setting_ids") or [])
     campaign = campaigns_api.create_ok(bidding_type="impressions")
-    response = campaigns_api.update(campaign["id"], {"bidding_type": "clicks"})
-    stored = _stored(campaigns_api, campaign["id"])
-    expect(
-        stored.get("bidding_type") == "impressions",
-        f"bidding_type changed to {stored.get('bidding_type')!r} by an update ({response.status_code})",
-    )
-    ids = conformance_settings.get("campaigns_conversion_event_setting_ids") or []
+    _kept(campaigns_api, run, "bidding_type impressions to clicks", campaign, {"bidding_type": "clicks"})
     if len(ids) < 2:
-        needs("two active standard conversion event settings of the ad account", CONVERSION_OPTION)
+        for attack in run.table[1:]:
+            run.not_tried(attack.case, f"needs two conversion event settings ({CONVERSION_OPTION})")
+        run.conclude(CONVERSION_OPTION)
+    _kept(
+        campaigns_api,
+        run,
+        "bidding_type impressions to conversions with one setting",
+        campaign,
+        {"bidding_type": "conversions", "conversion_event_setting_ids": ids[:1]},
+    )
     optimized = _created(
         campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=[ids[0]])),
         "a conversion-optimized campaign",
     )
-    response = campaigns_api.update(optimized["id"], {"conversion_event_setting_ids": [ids[1]]})
-    stored = _stored(campaigns_api, optimized["id"])
-    expect(
-        stored.get("conversion_event_setting_ids") == [ids[0]],
-        f"the conversion event changed to {stored.get('conversion_event_setting_ids')!r} ({response.status_code})",
-    )
-    response = campaigns_api.update(optimized["id"], {"bidding_type": "impressions"})
-    expect(
-        _stored(campaigns_api, optimized["id"]).get("bidding_type") == "conversions",
-        f"bidding_type of a conversion campaign changed by an update ({response.status_code})",
-    )
+    updates: dict[str, dict[str, Any]] = {
+        "bidding_type conversions to impressions": {"bidding_type": "impressions"},
+        "bidding_type conversions to clicks": {"bidding_type": "clicks"},
+        "the conversion setting replaced by another": {"conversion_event_setting_ids": [ids[1]]},
+        "the conversion setting list emptied": {"conversion_event_setting_ids": []},
+        "a second conversion setting added": {"conversion_event_setting_ids": ids[:2]},
+        "conversion_event_setting_ids null": {"conversion_event_setting_ids": None},
+    }
+    for case, body in updates.items():
+        _kept(campaigns_api, run, case, optimized, body)
+    run.conclude(CONVERSION_OPTION)
 
 
 FINAL = "CAMP-11; contract platform, States and transitions (archive: not reversible)"
