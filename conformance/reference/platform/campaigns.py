@@ -306,8 +306,8 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         if key in body:
             new[key] = check_time(key, body[key], mutants)
     if "budget" in body:
-        # The mutant: an update validates the budget's shape but forgets the create path's minimum.
-        lenient = mutants | {"budget-minimum-unenforced"} if "update-budget-minimum-unenforced" in mutants else mutants
+        # The mutant: an update parses the budget leniently (a fraction truncated), unlike create.
+        lenient = mutants | {"budget-fraction-truncated"} if "update-budget-fraction-truncated" in mutants else mutants
         new["budget"] = check_budget(body["budget"], lenient)
     if "status" in body:
         if body["status"] not in ("active", "paused", "archived"):
