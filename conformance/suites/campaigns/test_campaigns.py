@@ -656,15 +656,32 @@ def _audiences(**sides: list[str]) -> dict[str, Any]:
     return {key: {"ids": ids} for key, ids in sides.items()}
 
 
+AUDIENCES = "CAMP-13; contract platform, Create campaign body (targeting audiences) and rule 2"
+LISTING = "CAMP-13; contract platform, Endpoints (GET /v1/custom_audiences: intended_use inclusion or exclusion)"
+RECHECK = "contract platform, Update campaign body (audience eligibility is checked again when targeting is saved)"
+CAMP13_USES = {"intended_use=everything": "everything", "intended_use=Inclusion": "Inclusion", "intended_use=": ""}
+CAMP13 = attack_table(
+    "CAMP-13",
+    *(Attack(case, LISTING, named=case == "intended_use=everything") for case in CAMP13_USES),
+    Attack("a non-includable audience included on create", f"{AUDIENCES} (eligible for inclusion)"),
+    Attack("a non-includable audience beside an includable one", f"{AUDIENCES} (eligible for inclusion)"),
+    Attack("a non-includable audience included by an update", f"{AUDIENCES}; {RECHECK}"),
+    Attack("an unknown audience included", f"{AUDIENCES} (ready audiences eligible for inclusion)"),
+    Attack("an unknown audience excluded", f"{AUDIENCES} (ready audiences eligible for exclusion)"),
+    Attack("the same audience on both sides on create", f"{AUDIENCES} (the same id on both sides)", named=True),
+    Attack("the same audience on both sides by an update", f"{AUDIENCES}; {RECHECK}"),
+)
+
+
 @rule("CAMP-13")
 def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     conflict = conformance_settings.get("campaigns_conflict_audience_id")
-    _rejected(
-        campaigns_api.request(
-            "GET", campaigns_api.target.url("/v1/custom_audiences"), params={"intended_use": "everything"}
-        ),
-        "intended_use=everything",
-    )
+    run = AttackRun.of("CAMP-13")
+    listing = campaigns_api.target.url("/v1/custom_audiences")
+    for case, use in CAMP13_USES.items():
+        with run.attempt(case):
+            _rejected(campaigns_api.request("GET", listing, params={"intended_use": use}), case)
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     inclusion = [a for a in _audience_ids(campaigns_api, "inclusion") if a != conflict]
     exclusion = [a for a in _audience_ids(campaigns_api, "exclusion") if a != conflict]
     if not inclusion or not exclusion:
@@ -677,14 +694,6 @@ def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_se
         json_get(included, "targeting", "custom_audiences", "ids") == inclusion[:1],
         f"the included audience came back as {included.get('targeting')!r}",
     )
-    _rejected(
-        campaigns_api.create(
-            campaigns_api.body(
-                targeting=_audiences(custom_audiences=inclusion[:1], excluded_custom_audiences=inclusion[:1])
-            )
-        ),
-        "the same audience included and excluded",
-    )
     exclusion_only = _created(
         campaigns_api.create(campaigns_api.body(targeting=_audiences(excluded_custom_audiences=exclusion[:1]))),
         "an exclusion-only campaign",
@@ -694,14 +703,43 @@ def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_se
         targeting.get("custom_audiences") is None,
         f"an exclusion-only campaign carries custom_audiences: {targeting.get('custom_audiences')!r}",
     )
+    unknown = f"aud_{campaigns_api.run_id}_unknown"
+    bodies: dict[str, dict[str, Any]] = {
+        "an unknown audience included": campaigns_api.body(targeting=_audiences(custom_audiences=[unknown])),
+        "an unknown audience excluded": campaigns_api.body(targeting=_audiences(excluded_custom_audiences=[unknown])),
+        "the same audience on both sides on create": campaigns_api.body(
+            targeting=_audiences(custom_audiences=inclusion[:1], excluded_custom_audiences=inclusion[:1])
+        ),
+    }
     not_includable = [a for a in exclusion if a not in inclusion]
+    if not_includable:
+        bodies["a non-includable audience included on create"] = campaigns_api.body(
+            targeting=_audiences(custom_audiences=not_includable[:1])
+        )
+        bodies["a non-includable audience beside an includable one"] = campaigns_api.body(
+            targeting=_audiences(custom_audiences=[inclusion[0], not_includable[0]])
+        )
+    _reject_all(campaigns_api, run, bodies)
+    updates = {"the same audience on both sides by an update": inclusion[:1]}
+    if not_includable:
+        updates["a non-includable audience included by an update"] = not_includable[:1]
+    for case, ids in updates.items():
+        excluded = ids if case.startswith("the same") else []
+        targeting_body = _audiences(
+            custom_audiences=ids, **({"excluded_custom_audiences": excluded} if excluded else {})
+        )
+        with run.attempt(case):
+            _rejected(campaigns_api.update(included["id"], {"targeting": targeting_body}), case)
+            kept = _stored(campaigns_api, included["id"]).get("targeting")
+            expect(kept == included.get("targeting"), f"a refused update ({case}) changed targeting to {kept!r}")
     if not not_includable:
-        observe("every excludable audience is also includable: the refusal of a non-includable one is not tested")
-        return
-    _rejected(
-        campaigns_api.create(campaigns_api.body(targeting=_audiences(custom_audiences=not_includable[:1]))),
-        f"including {not_includable[0]}, which is listed for exclusion only",
-    )
+        for case in (
+            "a non-includable audience included on create",
+            "a non-includable audience beside an includable one",
+            "a non-includable audience included by an update",
+        ):
+            run.not_tried(case, "every excludable audience of the account is also includable")
+    run.conclude()
 
 
 @rule("CAMP-14")
