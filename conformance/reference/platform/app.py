@@ -232,7 +232,13 @@ async def campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text:
         new = camp.apply_update(doc, body, sandbox.settings.audience_minimum, sandbox.lenient_archive(campaign_id))
         if isinstance(body, dict) and "targeting" in body and camp.touches_conflict_audience(new["targeting"]):
             conflict.append(True)
-            if "conflict-applies-edit" not in sandbox.mutants:
+            included = camp.touches_conflict_audience(
+                {"custom_audiences": new["targeting"].get("custom_audiences", {})}
+            )
+            lenient = "conflict-applies-edit" in sandbox.mutants or (
+                "conflict-exclusion-applies-edit" in sandbox.mutants and not included
+            )
+            if not lenient:
                 raise camp.conflict()
         return new
 

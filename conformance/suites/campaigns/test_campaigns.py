@@ -742,6 +742,15 @@ def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_se
     run.conclude()
 
 
+CONFLICT = "CAMP-14; contract platform, Errors (409 custom_audience_mutation_conflict: the edit is not applied)"
+CAMP14 = attack_table(
+    "CAMP-14",
+    Attack("the conflict audience included by an update with a new name", CONFLICT, named=True),
+    Attack("the conflict audience excluded by an update with a new name", CONFLICT),
+    Attack("the conflict audience included by an update with a new budget and description", CONFLICT),
+)
+
+
 @rule("CAMP-14")
 def test_audience_conflict_leaves_campaign_unchanged(
     campaigns_api: CampaignsApi, conformance_settings: Settings
@@ -749,19 +758,34 @@ def test_audience_conflict_leaves_campaign_unchanged(
     conflict = conformance_settings.get("campaigns_conflict_audience_id")
     if not conflict:
         needs("a conflict trigger (an audience whose membership update is in progress)", CONFLICT_OPTION)
-    before = campaigns_api.create_ok()
-    response = campaigns_api.update(
-        before["id"],
-        {"name": campaigns_api.name("conflicted"), "targeting": _audiences(custom_audiences=[conflict])},
-    )
-    error = expect_json_error(response, (409,), f"saving targeting with audience {conflict}")
-    expect(
-        error.get("code") == "custom_audience_mutation_conflict",
-        f"the 409 has code {error.get('code')!r}, expected custom_audience_mutation_conflict",
-    )
-    after = _stored(campaigns_api, before["id"])
-    changed = [k for k in (*COMPARED, "targeting", "updated_at") if after.get(k) != before.get(k)]
-    expect(not changed, f"the refused edit was applied anyway: {changed} changed")
+    run = AttackRun.of("CAMP-14")
+    updates: dict[str, dict[str, Any]] = {
+        "the conflict audience included by an update with a new name": {
+            "name": campaigns_api.name("conflicted"),
+            "targeting": _audiences(custom_audiences=[conflict]),
+        },
+        "the conflict audience excluded by an update with a new name": {
+            "name": campaigns_api.name("conflicted"),
+            "targeting": _audiences(excluded_custom_audiences=[conflict]),
+        },
+        "the conflict audience included by an update with a new budget and description": {
+            "description": "conflicted",
+            "budget": {"lifetime_spend_limit_micros": 2 * BUDGET_MIN},
+            "targeting": _audiences(custom_audiences=[conflict]),
+        },
+    }
+    for case, body in updates.items():
+        before = campaigns_api.create_ok()
+        with run.attempt(case):
+            error = expect_json_error(campaigns_api.update(before["id"], body), (409,), case)
+            expect(
+                error.get("code") == "custom_audience_mutation_conflict",
+                f"{case}: the 409 has code {error.get('code')!r}, expected custom_audience_mutation_conflict",
+            )
+            after = _stored(campaigns_api, before["id"])
+            changed = [k for k in (*COMPARED, "targeting", "updated_at") if after.get(k) != before.get(k)]
+            expect(not changed, f"{case}: the refused edit was applied anyway: {changed} changed")
+    run.conclude()
 
 
 CAMP15 = attack_table(
