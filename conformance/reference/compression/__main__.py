@@ -43,7 +43,13 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
     )
     server = SandboxServer(
-        app, args.host, args.port, str(args.certfile), str(args.keyfile), plain_http="plain_http" in args.mutant
+        app,
+        args.host,
+        args.port,
+        str(args.certfile),
+        str(args.keyfile),
+        plain_http="plain_http" in args.mutant,
+        plain_output_only="plain_http_output" in args.mutant,
     )
     server.run()
     return 0

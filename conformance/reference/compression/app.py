@@ -84,6 +84,14 @@ def _int_dimension(value: object, name: str, defects: frozenset[str]) -> int | N
     return value
 
 
+def _scale_disagrees(resize: engine.Resize | None, width: int, height: int) -> bool:
+    """The scale_accepts_consistent_both mutant: both dimensions are refused only when they disagree with the
+    image's aspect ratio (by more than 1 px)."""
+    if resize is None or resize.method != "scale" or not (resize.width and resize.height):
+        return False
+    return abs(resize.height - resize.width * height / width) > 1
+
+
 def parse_resize(options: object, defects: frozenset[str]) -> engine.Resize:
     if not isinstance(options, dict):
         raise ApiError(400, "BadRequest", "JSON validation error: resize must be an object")
@@ -101,7 +109,8 @@ def parse_resize(options: object, defects: frozenset[str]) -> engine.Resize:
     height = _int_dimension(options.get("height"), "height", defects)
     if method == "scale":
         given = (width is not None) + (height is not None)
-        if given == 0 or (given == 2 and "scale_accepts_both" not in defects):
+        lenient = {"scale_accepts_both", "scale_accepts_consistent_both"} & defects  # the latter: see post_output
+        if given == 0 or (given == 2 and not lenient):
             raise ApiError(400, "BadRequest", "JSON validation error: scale takes exactly one of width or height")
     elif width is None or height is None:
         raise ApiError(400, "BadRequest", f"JSON validation error: {method} needs both width and height")
@@ -303,6 +312,8 @@ class Sandbox:
         if unknown:
             raise ApiError(400, "BadRequest", f"JSON validation error: unsupported option(s) {sorted(unknown)}")
         resize = parse_resize(document["resize"], self.defects) if "resize" in document else None
+        if "scale_accepts_consistent_both" in self.defects and _scale_disagrees(resize, output.width, output.height):
+            raise ApiError(400, "BadRequest", "JSON validation error: scale takes exactly one of width or height")
         preserve = parse_preserve(document["preserve"]) if "preserve" in document else frozenset()
         target = None
         if "store" in document:

@@ -18,7 +18,18 @@ TLS_HANDSHAKE = b"\x16"
 
 
 class SandboxServer:
-    def __init__(self, app: Any, host: str, port: int, certfile: str, keyfile: str, *, plain_http: bool = False):
+    def __init__(
+        self,
+        app: Any,
+        host: str,
+        port: int,
+        certfile: str,
+        keyfile: str,
+        *,
+        plain_http: bool = False,
+        plain_output_only: bool = False,
+    ):
+        plain_http = plain_http or plain_output_only
         self.host, self.port, self.plain_http = host, port, plain_http
         tls_port = free_port(host) if plain_http else port
         # Bounded graceful shutdown: an idle keep-alive client must not hold the stack's stop for long.
@@ -31,7 +42,8 @@ class SandboxServer:
         self.tls = uvicorn.Server(
             uvicorn.Config(app, port=tls_port, ssl_certfile=certfile, ssl_keyfile=keyfile, **common)
         )
-        self.plain = uvicorn.Server(uvicorn.Config(app, port=free_port(host), **common)) if plain_http else None
+        plain_app = _upgrade_uploads(app, port) if plain_output_only else app
+        self.plain = uvicorn.Server(uvicorn.Config(plain_app, port=free_port(host), **common)) if plain_http else None
         self._front: asyncio.Server | None = None
 
     @property
@@ -84,3 +96,19 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
     finally:
         with contextlib.suppress(OSError):
             writer.close()
+
+
+def _upgrade_uploads(app: Any, port: int) -> Any:
+    """The ``plain_http_output`` mutant's plain-HTTP app: uploads are redirected to HTTPS, but /output/... (downloads
+    and resizes) is served as is, as a front that upgrades only the upload path would."""
+
+    async def front(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/output/"):
+            await app(scope, receive, send)
+            return
+        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1").split(":")[0] or "localhost"
+        location = f"https://{host}:{port}{scope['path']}".encode()
+        await send({"type": "http.response.start", "status": 308, "headers": [(b"location", location)]})
+        await send({"type": "http.response.body", "body": b""})
+
+    return front

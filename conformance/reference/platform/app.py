@@ -37,6 +37,14 @@ class Sandbox:
         self.store = Store(data_dir / "platform.sqlite3")
         self.limiter = Limiter(mutants)
         self.calls = 0  # token counts served (drives the nondeterministic mutant)
+        self.archived_by_action: set[str] = set()  # the archived-by-update-reversible mutant's lock
+
+    def lenient_archive(self, campaign_id: str) -> frozenset[str]:
+        """The mutants to apply to a change: with archived-by-update-reversible, only the archive action locks a
+        campaign (a campaign archived by an update is treated as any other)."""
+        if "archived-by-update-reversible" in self.mutants and campaign_id not in self.archived_by_action:
+            return self.mutants | {"archive-reversible"}
+        return self.mutants
 
     def authenticate(self, request: Request) -> KeySpec:
         header = request.headers.get("authorization", "")
@@ -195,6 +203,8 @@ async def create_campaign(sandbox: Sandbox, request: Request, spec: KeySpec, bod
 async def campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
     campaign_id = request.path_params["campaign_id"]
     if request.method == "GET":
+        if "campaign-id-truncated" in sandbox.mutants:
+            campaign_id = campaign_id[: len("cmp_") + 24]  # a fixed-width id column: the rest is dropped
         row = await run_in_threadpool(sandbox.store.get_campaign, spec.account, campaign_id)
         if row is None:
             if "unknown-campaign-400" in sandbox.mutants:
@@ -219,10 +229,16 @@ async def campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text:
     conflict: list[bool] = []
 
     def change(doc: dict[str, Any]) -> dict[str, Any]:
-        new = camp.apply_update(doc, body, sandbox.settings.audience_minimum, sandbox.mutants)
+        new = camp.apply_update(doc, body, sandbox.settings.audience_minimum, sandbox.lenient_archive(campaign_id))
         if isinstance(body, dict) and "targeting" in body and camp.touches_conflict_audience(new["targeting"]):
             conflict.append(True)
-            if "conflict-applies-edit" not in sandbox.mutants:
+            included = camp.touches_conflict_audience(
+                {"custom_audiences": new["targeting"].get("custom_audiences", {})}
+            )
+            lenient = "conflict-applies-edit" in sandbox.mutants or (
+                "conflict-exclusion-applies-edit" in sandbox.mutants and not included
+            )
+            if not lenient:
                 raise camp.conflict()
         return new
 
@@ -240,7 +256,8 @@ def action(target: str) -> Handler:
         campaign_id = request.path_params["campaign_id"]
 
         def change(doc: dict[str, Any]) -> dict[str, Any] | None:
-            if doc["status"] == "archived" and target != "archived" and "archive-reversible" not in sandbox.mutants:
+            reversible = "archive-reversible" in sandbox.lenient_archive(campaign_id)
+            if doc["status"] == "archived" and target != "archived" and not reversible:
                 raise invalid(None, "the campaign is archived and can no longer be changed", "campaign_archived")
             if doc["status"] == target:
                 return None  # idempotent: nothing written, updated_at kept
@@ -249,6 +266,8 @@ def action(target: str) -> Handler:
         row = await run_in_threadpool(sandbox.store.update_campaign, spec.account, campaign_id, change)
         if row is None:
             raise not_found("campaign", campaign_id)
+        if target == "archived":
+            sandbox.archived_by_action.add(campaign_id)
         return camp.render(row)
 
     return handler

@@ -95,8 +95,11 @@ def _id_list(param: str, value: Any) -> list[str]:
     return list(value)
 
 
-def check_targeting(value: Any, minimum: int, mutants: frozenset[str]) -> dict[str, Any] | None:
-    """Validate targeting input; return its stored form (ids only) or None."""
+def check_targeting(
+    value: Any, minimum: int, mutants: frozenset[str], *, eligibility: bool = True
+) -> dict[str, Any] | None:
+    """Validate targeting input; return its stored form (ids only) or None. ``eligibility`` False: only the
+    audience-eligibility-create-only mutant, whose updates skip the inclusion checks."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -137,7 +140,7 @@ def check_targeting(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         )
     for aud_id in included:
         audience = _audience(aud_id, "targeting.custom_audiences.ids")
-        if audience["status"] != "ready" or audience["approximate_size"] < minimum:
+        if eligibility and (audience["status"] != "ready" or audience["approximate_size"] < minimum):
             raise invalid(
                 "targeting.custom_audiences.ids",
                 f"audience '{aud_id}' is not eligible for inclusion (not ready or below {minimum} people)",
@@ -156,7 +159,7 @@ def check_targeting(value: Any, minimum: int, mutants: frozenset[str]) -> dict[s
         population = sum(seeds.AUDIENCES[a]["approximate_size"] for a in included) - sum(
             seeds.AUDIENCES[a]["approximate_size"] for a in subtracted
         )
-        if population < minimum:
+        if population < minimum and eligibility:
             raise invalid(
                 "targeting",
                 f"the targeted population after exclusions is below the minimum of {minimum} people",
@@ -306,7 +309,9 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         if key in body:
             new[key] = check_time(key, body[key], mutants)
     if "budget" in body:
-        new["budget"] = check_budget(body["budget"], mutants)
+        # The mutant: an update parses the budget leniently (a fraction truncated), unlike create.
+        lenient = mutants | {"budget-fraction-truncated"} if "update-budget-fraction-truncated" in mutants else mutants
+        new["budget"] = check_budget(body["budget"], lenient)
     if "status" in body:
         if body["status"] not in ("active", "paused", "archived"):
             raise invalid("status", "'status' must be 'active', 'paused' or 'archived'")
@@ -319,7 +324,9 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         new["bidding_type"] = body["bidding_type"]
     if "conversion_event_setting_ids" in body:
         ids = _id_list("conversion_event_setting_ids", body["conversion_event_setting_ids"])
-        if ids != doc["conversion_event_setting_ids"]:
+        if "conversion-ids-clearable" in mutants and not ids:
+            new["conversion_event_setting_ids"] = []  # the mutant: emptying is not taken for a change
+        elif ids != doc["conversion_event_setting_ids"]:
             if doc["bidding_type"] == "conversions":
                 raise invalid(
                     "conversion_event_setting_ids",
@@ -332,7 +339,8 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         if key in body and body[key] != doc[key]:
             raise invalid(key, f"'{key}' cannot be changed after creation", "field_immutable")
     if "targeting" in body:
-        new["targeting"] = check_targeting(body["targeting"], minimum, mutants)
+        recheck = "audience-eligibility-create-only" not in mutants
+        new["targeting"] = check_targeting(body["targeting"], minimum, mutants, eligibility=recheck)
     _check_window(new)
     return new
 

@@ -313,6 +313,38 @@ def test_timestamp_bounds(campaigns_api: CampaignsApi, conformance_settings: Set
     run.conclude()
 
 
+GET_BY_ID = "CAMP-06; contract platform, Endpoints (GET /v1/campaigns/{campaign_id})"
+CAMP06 = attack_table(
+    "CAMP-06",
+    Attack("an unknown id of the stored ids' shape", GET_BY_ID, named=True),
+    Attack("a stored id with its last character changed", f"{GET_BY_ID}: ids are matched whole"),
+    Attack("a stored id with characters appended", f"{GET_BY_ID}: ids are matched whole"),
+    Attack("a stored id cut short by one character", f"{GET_BY_ID}: ids are matched whole"),
+    Attack("a numeric id", f"{GET_BY_ID}: an id of another format is unknown too"),
+    Attack("a 300-character id", f"{GET_BY_ID}: an id of another format is unknown too"),
+    Attack("a percent-encoded non-ASCII id", f"{GET_BY_ID}: an id of another format is unknown too"),
+)
+
+
+def _camp06_ids(stored_id: str, run_id: str) -> dict[str, str]:
+    """The unknown ids of the CAMP-06 table, derived from a stored id (so the near misses are near)."""
+    last = stored_id[-1]
+    prefix = stored_id.rstrip("0123456789abcdefABCDEF") or "cmp_"
+    width = max(len(stored_id) - len(prefix), 8)
+    unknown = prefix + (run_id.encode().hex() + "0" * width)[:width]
+    if unknown == stored_id:
+        unknown = unknown[:-1] + ("1" if unknown[-1] == "0" else "0")
+    return {
+        "an unknown id of the stored ids' shape": unknown,
+        "a stored id with its last character changed": stored_id[:-1] + ("1" if last == "0" else "0"),
+        "a stored id with characters appended": stored_id + "00",
+        "a stored id cut short by one character": stored_id[:-1],
+        "a numeric id": "1234567890",
+        "a 300-character id": (prefix + "0" * 300)[:300],
+        "a percent-encoded non-ASCII id": "cmp_%C3%A9t%C3%A9",
+    }
+
+
 @rule("CAMP-06")
 def test_get_by_id(campaigns_api: CampaignsApi) -> None:
     created = campaigns_api.create_ok(description="read me back")
@@ -320,8 +352,15 @@ def test_get_by_id(campaigns_api: CampaignsApi) -> None:
     expect_shape(stored, "GET by id")
     differing = [k for k in created if k != "updated_at" and stored.get(k) != created[k]]
     expect(not differing, f"GET differs from the created campaign in {differing}")
-    response = campaigns_api.get(f"cmp_{campaigns_api.run_id}_does_not_exist")
-    expect_json_error(response, (404,), "an unknown campaign id")
+    run = AttackRun.of("CAMP-06")
+    for case, unknown in _camp06_ids(created["id"], campaigns_api.run_id).items():
+        with run.attempt(case):
+            response = campaigns_api.get(unknown)
+            body = json_body(response)
+            if response.status_code == 200 and isinstance(body, dict) and body.get("id") == created["id"]:
+                fail(f"{case} ({unknown[:40]}) returned the stored campaign {created['id']}")
+            expect_json_error(response, (404,), f"{case} ({unknown[:40]})")
+    run.conclude()
 
 
 LIST_LIMIT = "CAMP-07; contract platform, List campaigns (limit 1 to 500)"
@@ -360,6 +399,31 @@ def test_list_envelope_and_limit(campaigns_api: CampaignsApi) -> None:
     run.conclude()
 
 
+UPDATE = "CAMP-09; contract platform, Endpoints (update is POST only; PATCH and PUT are not used)"
+WHOLE_BUDGET = "CAMP-09; contract platform, Update campaign body (sending budget requires the full budget object)"
+CAMP09_METHODS = {
+    "PATCH with a whole body": ("PATCH", True),
+    "PUT with a whole body": ("PUT", True),
+    "PATCH with only a name": ("PATCH", False),
+    "PUT with only a name": ("PUT", False),
+}
+CAMP09_BUDGETS: dict[str, Any] = {
+    "an empty budget object": {},
+    "budget null": None,
+    "budget as a number": BUDGET_MIN,
+    "lifetime_spend_limit_micros as a numeric string": {"lifetime_spend_limit_micros": str(BUDGET_MIN)},
+    "lifetime_spend_limit_micros as a fraction": {"lifetime_spend_limit_micros": BUDGET_MIN + 0.5},
+}
+CAMP09 = attack_table(
+    "CAMP-09",
+    *(Attack(case, UPDATE, named=case.endswith("whole body")) for case in CAMP09_METHODS),
+    *(
+        Attack(f"an update with {case}", WHOLE_BUDGET, named=case == "an empty budget object")
+        for case in CAMP09_BUDGETS
+    ),
+)
+
+
 @rule("CAMP-09")
 def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     location = conformance_settings.get("campaigns_location_id")
@@ -368,10 +432,14 @@ def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: 
         fields["targeting"] = {"locations": {"include": [{"id": location}]}}
     original = campaigns_api.create_ok(**fields)
     cid = original["id"]
-    for method in ("PATCH", "PUT"):
-        response = campaigns_api.send(method, f"/{cid}", json={**campaigns_api.body(), "name": f"{method} name"})
-        expect(400 <= response.status_code < 500, f"{method} was not refused: {describe(response)}")
-        expect(_stored(campaigns_api, cid).get("name") == original.get("name"), f"{method} changed the campaign")
+    run = AttackRun.of("CAMP-09")
+    for case, (method, whole) in CAMP09_METHODS.items():
+        body = {**campaigns_api.body(), "name": f"{method} name"} if whole else {"name": f"{method} name"}
+        with run.attempt(case):
+            response = campaigns_api.send(method, f"/{cid}", json=body)
+            expect(400 <= response.status_code < 500, f"{case} was not refused: {describe(response)}")
+            expect(_stored(campaigns_api, cid).get("name") == original.get("name"), f"{case} changed the campaign")
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     renamed = campaigns_api.name("renamed")
     response = campaigns_api.update(cid, {"name": renamed})
     expect(response.status_code == 200, f"an update by POST failed: {describe(response)}")
@@ -381,11 +449,12 @@ def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: 
     changed = [k for k in (*COMPARED, "targeting") if k != "name" and updated.get(k) != original.get(k)]
     expect(not changed, f"fields omitted from the update changed: {changed}")
     expect(updated["updated_at"] >= json_field(original, "updated_at", type=int), "updated_at went back")
-    _rejected(campaigns_api.update(cid, {"budget": {}}), "a partial budget object")
-    expect(
-        _stored(campaigns_api, cid).get("budget") == original.get("budget"),
-        "a rejected budget update changed the budget",
-    )
+    for case, budget in CAMP09_BUDGETS.items():
+        with run.attempt(f"an update with {case}"):
+            _rejected(campaigns_api.update(cid, {"budget": budget}), f"an update with {case}")
+            kept = _stored(campaigns_api, cid).get("budget")
+            expect(kept == original.get("budget"), f"a refused update with {case} changed the budget to {kept!r}")
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     cleared = campaigns_api.update(cid, {"description": None, "start_time": None, "end_time": None, "targeting": None})
     expect(cleared.status_code == 200, f"clearing with null failed: {describe(cleared)}")
     stored = _stored(campaigns_api, cid)
@@ -393,37 +462,106 @@ def test_update_by_post_only(campaigns_api: CampaignsApi, conformance_settings: 
         expect(stored.get(name) is None, f"'{name}' was not cleared by null: {stored.get(name)!r}")
     expect(not stored.get("targeting"), f"targeting was not cleared by null: {stored.get('targeting')!r}")
     expect(json_field(stored, "updated_at", type=int) >= updated["updated_at"], "updated_at went back")
+    run.conclude()
+
+
+IMMUTABLE = "CAMP-10; contract platform, Create campaign body rule 4 and Update campaign body"
+CAMP10 = attack_table(
+    "CAMP-10",
+    Attack("bidding_type impressions to clicks", f"{IMMUTABLE} (bidding_type cannot be updated)", named=True),
+    Attack("bidding_type impressions to conversions with one setting", f"{IMMUTABLE} (bidding_type cannot be updated)"),
+    Attack("bidding_type conversions to impressions", f"{IMMUTABLE} (bidding_type cannot be updated)", named=True),
+    Attack("bidding_type conversions to clicks", f"{IMMUTABLE} (bidding_type cannot be updated)"),
+    Attack("the conversion setting replaced by another", f"{IMMUTABLE} (the selected conversion event)", named=True),
+    Attack("the conversion setting list emptied", f"{IMMUTABLE} (the selected conversion event)"),
+    Attack("a second conversion setting added", f"{IMMUTABLE} (the selected conversion event)"),
+    Attack("conversion_event_setting_ids null", f"{IMMUTABLE} (the selected conversion event)"),
+)
+
+
+def _kept(
+    campaigns_api: CampaignsApi, run: AttackRun, case: str, campaign: dict[str, Any], body: dict[str, Any]
+) -> None:
+    """Send the update of ``case``: bidding_type and conversion_event_setting_ids must come back and stay as
+    created (a refusal or an answer that keeps them)."""
+    keys = ("bidding_type", "conversion_event_setting_ids")
+    with run.attempt(case):
+        response = campaigns_api.update(campaign["id"], body)
+        answer = json_body(response)
+        if response.status_code < 300 and isinstance(answer, dict):
+            shown = {k: answer.get(k) for k in keys if answer.get(k) != campaign.get(k)}
+            expect(not shown, f"{case}: the update answered {shown} ({response.status_code})")
+        stored = _stored(campaigns_api, campaign["id"])
+        changed = {k: stored.get(k) for k in keys if stored.get(k) != campaign.get(k)}
+        expect(not changed, f"{case} changed {changed} ({response.status_code})")
 
 
 @rule("CAMP-10")
 def test_bidding_type_and_conversion_event_immutable(
     campaigns_api: CampaignsApi, conformance_settings: Settings
 ) -> None:
+    run = AttackRun.of("CAMP-10")
+    ids = list(conformance_settings.get("campaigns_conversion_event_setting_ids") or [])
     campaign = campaigns_api.create_ok(bidding_type="impressions")
-    response = campaigns_api.update(campaign["id"], {"bidding_type": "clicks"})
-    stored = _stored(campaigns_api, campaign["id"])
-    expect(
-        stored.get("bidding_type") == "impressions",
-        f"bidding_type changed to {stored.get('bidding_type')!r} by an update ({response.status_code})",
-    )
-    ids = conformance_settings.get("campaigns_conversion_event_setting_ids") or []
+    _kept(campaigns_api, run, "bidding_type impressions to clicks", campaign, {"bidding_type": "clicks"})
     if len(ids) < 2:
-        needs("two active standard conversion event settings of the ad account", CONVERSION_OPTION)
+        for attack in run.table[1:]:
+            run.not_tried(attack.case, f"needs two conversion event settings ({CONVERSION_OPTION})")
+        run.conclude(CONVERSION_OPTION)
+    _kept(
+        campaigns_api,
+        run,
+        "bidding_type impressions to conversions with one setting",
+        campaign,
+        {"bidding_type": "conversions", "conversion_event_setting_ids": ids[:1]},
+    )
     optimized = _created(
         campaigns_api.create(campaigns_api.body(bidding_type="conversions", conversion_event_setting_ids=[ids[0]])),
         "a conversion-optimized campaign",
     )
-    response = campaigns_api.update(optimized["id"], {"conversion_event_setting_ids": [ids[1]]})
-    stored = _stored(campaigns_api, optimized["id"])
-    expect(
-        stored.get("conversion_event_setting_ids") == [ids[0]],
-        f"the conversion event changed to {stored.get('conversion_event_setting_ids')!r} ({response.status_code})",
-    )
-    response = campaigns_api.update(optimized["id"], {"bidding_type": "impressions"})
-    expect(
-        _stored(campaigns_api, optimized["id"]).get("bidding_type") == "conversions",
-        f"bidding_type of a conversion campaign changed by an update ({response.status_code})",
-    )
+    updates: dict[str, dict[str, Any]] = {
+        "bidding_type conversions to impressions": {"bidding_type": "impressions"},
+        "bidding_type conversions to clicks": {"bidding_type": "clicks"},
+        "the conversion setting replaced by another": {"conversion_event_setting_ids": [ids[1]]},
+        "the conversion setting list emptied": {"conversion_event_setting_ids": []},
+        "a second conversion setting added": {"conversion_event_setting_ids": ids[:2]},
+        "conversion_event_setting_ids null": {"conversion_event_setting_ids": None},
+    }
+    for case, body in updates.items():
+        _kept(campaigns_api, run, case, optimized, body)
+    run.conclude(CONVERSION_OPTION)
+
+
+FINAL = "CAMP-11; contract platform, States and transitions (archive: not reversible)"
+CAMP11_ATTEMPTS: dict[str, tuple[str, dict[str, Any] | None]] = {  # what -> (action, update body)
+    "activate": ("activate", None),
+    "pause": ("pause", None),
+    "an update to active": ("", {"status": "active"}),
+    "an update to paused": ("", {"status": "paused"}),
+    "an update to active with a new name": ("", {"status": "active", "name": "unarchived"}),
+}
+CAMP11 = attack_table(
+    "CAMP-11",
+    *(Attack(f"{what} after archive", FINAL, named=True) for what in CAMP11_ATTEMPTS),
+    *(
+        Attack(f"{what} after an update to archived", f"{FINAL}; Update campaign body (status accepts archived)")
+        for what in CAMP11_ATTEMPTS
+    ),
+)
+
+
+def _stays_archived(campaigns_api: CampaignsApi, run: AttackRun, cid: str, how: str) -> None:
+    """Every action and status update of the table on the archived campaign ``cid``: none may leave archived."""
+    for what, (action, body) in CAMP11_ATTEMPTS.items():
+        case = f"{what} after {how}"
+        with run.attempt(case):
+            response = campaigns_api.action(cid, action) if body is None else campaigns_api.update(cid, body)
+            answer = json_body(response)
+            if response.status_code < 300 and isinstance(answer, dict):
+                status = answer.get("status")
+                expect(status == "archived", f"{case} returned status {status!r}")
+            stored = _stored(campaigns_api, cid).get("status")
+            expect(stored == "archived", f"{case} took the campaign out of archived (now {stored!r})")
 
 
 @rule("CAMP-11")
@@ -437,19 +575,14 @@ def test_actions_and_archived_is_final(campaigns_api: CampaignsApi) -> None:
         expect_shape(body, f"the answer to {action}")
         expect(body.get("id") == cid, f"{action} returned another campaign")
         expect(body.get("status") == status, f"{action} returned status {body.get('status')!r}, expected {status}")
-    attempts = {
-        "activate": lambda: campaigns_api.action(cid, "activate"),
-        "pause": lambda: campaigns_api.action(cid, "pause"),
-        "an update to active": lambda: campaigns_api.update(cid, {"status": "active"}),
-        "an update to paused": lambda: campaigns_api.update(cid, {"status": "paused"}),
-    }
-    for what, attempt in attempts.items():
-        response = attempt()
-        body = json_body(response)
-        if response.status_code < 300 and isinstance(body, dict):
-            expect(body.get("status") == "archived", f"{what} on an archived campaign returned {body.get('status')!r}")
-        stored = _stored(campaigns_api, cid).get("status")
-        expect(stored == "archived", f"{what} took the campaign out of archived (now {stored!r})")
+    run = AttackRun.of("CAMP-11")
+    _stays_archived(campaigns_api, run, cid, "archive")
+    by_update = campaigns_api.create_ok(status="paused")["id"]
+    response = campaigns_api.update(by_update, {"status": "archived"})
+    expect(response.status_code == 200, f"an update to archived failed: {describe(response)}")
+    expect(_stored(campaigns_api, by_update).get("status") == "archived", "an update to archived did not archive")
+    _stays_archived(campaigns_api, run, by_update, "an update to archived")
+    run.conclude()
 
 
 CONVERSIONS = f"CAMP-12; {CREATE_BODY} (conversion_event_setting_ids: string[], exactly one with conversions)"
@@ -523,15 +656,32 @@ def _audiences(**sides: list[str]) -> dict[str, Any]:
     return {key: {"ids": ids} for key, ids in sides.items()}
 
 
+AUDIENCES = "CAMP-13; contract platform, Create campaign body (targeting audiences) and rule 2"
+LISTING = "CAMP-13; contract platform, Endpoints (GET /v1/custom_audiences: intended_use inclusion or exclusion)"
+RECHECK = "contract platform, Update campaign body (audience eligibility is checked again when targeting is saved)"
+CAMP13_USES = {"intended_use=everything": "everything", "intended_use=Inclusion": "Inclusion", "intended_use=": ""}
+CAMP13 = attack_table(
+    "CAMP-13",
+    *(Attack(case, LISTING, named=case == "intended_use=everything") for case in CAMP13_USES),
+    Attack("a non-includable audience included on create", f"{AUDIENCES} (eligible for inclusion)"),
+    Attack("a non-includable audience beside an includable one", f"{AUDIENCES} (eligible for inclusion)"),
+    Attack("a non-includable audience included by an update", f"{AUDIENCES}; {RECHECK}"),
+    Attack("an unknown audience included", f"{AUDIENCES} (ready audiences eligible for inclusion)"),
+    Attack("an unknown audience excluded", f"{AUDIENCES} (ready audiences eligible for exclusion)"),
+    Attack("the same audience on both sides on create", f"{AUDIENCES} (the same id on both sides)", named=True),
+    Attack("the same audience on both sides by an update", f"{AUDIENCES}; {RECHECK}"),
+)
+
+
 @rule("CAMP-13")
 def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     conflict = conformance_settings.get("campaigns_conflict_audience_id")
-    _rejected(
-        campaigns_api.request(
-            "GET", campaigns_api.target.url("/v1/custom_audiences"), params={"intended_use": "everything"}
-        ),
-        "intended_use=everything",
-    )
+    run = AttackRun.of("CAMP-13")
+    listing = campaigns_api.target.url("/v1/custom_audiences")
+    for case, use in CAMP13_USES.items():
+        with run.attempt(case):
+            _rejected(campaigns_api.request("GET", listing, params={"intended_use": use}), case)
+    expect(not run.problems, "; ".join(run.problems) + f" ({len(run.tried)} cases tried)")
     inclusion = [a for a in _audience_ids(campaigns_api, "inclusion") if a != conflict]
     exclusion = [a for a in _audience_ids(campaigns_api, "exclusion") if a != conflict]
     if not inclusion or not exclusion:
@@ -544,14 +694,6 @@ def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_se
         json_get(included, "targeting", "custom_audiences", "ids") == inclusion[:1],
         f"the included audience came back as {included.get('targeting')!r}",
     )
-    _rejected(
-        campaigns_api.create(
-            campaigns_api.body(
-                targeting=_audiences(custom_audiences=inclusion[:1], excluded_custom_audiences=inclusion[:1])
-            )
-        ),
-        "the same audience included and excluded",
-    )
     exclusion_only = _created(
         campaigns_api.create(campaigns_api.body(targeting=_audiences(excluded_custom_audiences=exclusion[:1]))),
         "an exclusion-only campaign",
@@ -561,14 +703,52 @@ def test_custom_audience_eligibility(campaigns_api: CampaignsApi, conformance_se
         targeting.get("custom_audiences") is None,
         f"an exclusion-only campaign carries custom_audiences: {targeting.get('custom_audiences')!r}",
     )
+    unknown = f"aud_{campaigns_api.run_id}_unknown"
+    bodies: dict[str, dict[str, Any]] = {
+        "an unknown audience included": campaigns_api.body(targeting=_audiences(custom_audiences=[unknown])),
+        "an unknown audience excluded": campaigns_api.body(targeting=_audiences(excluded_custom_audiences=[unknown])),
+        "the same audience on both sides on create": campaigns_api.body(
+            targeting=_audiences(custom_audiences=inclusion[:1], excluded_custom_audiences=inclusion[:1])
+        ),
+    }
     not_includable = [a for a in exclusion if a not in inclusion]
+    if not_includable:
+        bodies["a non-includable audience included on create"] = campaigns_api.body(
+            targeting=_audiences(custom_audiences=not_includable[:1])
+        )
+        bodies["a non-includable audience beside an includable one"] = campaigns_api.body(
+            targeting=_audiences(custom_audiences=[inclusion[0], not_includable[0]])
+        )
+    _reject_all(campaigns_api, run, bodies)
+    updates = {"the same audience on both sides by an update": inclusion[:1]}
+    if not_includable:
+        updates["a non-includable audience included by an update"] = not_includable[:1]
+    for case, ids in updates.items():
+        excluded = ids if case.startswith("the same") else []
+        targeting_body = _audiences(
+            custom_audiences=ids, **({"excluded_custom_audiences": excluded} if excluded else {})
+        )
+        with run.attempt(case):
+            _rejected(campaigns_api.update(included["id"], {"targeting": targeting_body}), case)
+            kept = _stored(campaigns_api, included["id"]).get("targeting")
+            expect(kept == included.get("targeting"), f"a refused update ({case}) changed targeting to {kept!r}")
     if not not_includable:
-        observe("every excludable audience is also includable: the refusal of a non-includable one is not tested")
-        return
-    _rejected(
-        campaigns_api.create(campaigns_api.body(targeting=_audiences(custom_audiences=not_includable[:1]))),
-        f"including {not_includable[0]}, which is listed for exclusion only",
-    )
+        for case in (
+            "a non-includable audience included on create",
+            "a non-includable audience beside an includable one",
+            "a non-includable audience included by an update",
+        ):
+            run.not_tried(case, "every excludable audience of the account is also includable")
+    run.conclude()
+
+
+CONFLICT = "CAMP-14; contract platform, Errors (409 custom_audience_mutation_conflict: the edit is not applied)"
+CAMP14 = attack_table(
+    "CAMP-14",
+    Attack("the conflict audience included by an update with a new name", CONFLICT, named=True),
+    Attack("the conflict audience excluded by an update with a new name", CONFLICT),
+    Attack("the conflict audience included by an update with a new budget and description", CONFLICT),
+)
 
 
 @rule("CAMP-14")
@@ -578,19 +758,34 @@ def test_audience_conflict_leaves_campaign_unchanged(
     conflict = conformance_settings.get("campaigns_conflict_audience_id")
     if not conflict:
         needs("a conflict trigger (an audience whose membership update is in progress)", CONFLICT_OPTION)
-    before = campaigns_api.create_ok()
-    response = campaigns_api.update(
-        before["id"],
-        {"name": campaigns_api.name("conflicted"), "targeting": _audiences(custom_audiences=[conflict])},
-    )
-    error = expect_json_error(response, (409,), f"saving targeting with audience {conflict}")
-    expect(
-        error.get("code") == "custom_audience_mutation_conflict",
-        f"the 409 has code {error.get('code')!r}, expected custom_audience_mutation_conflict",
-    )
-    after = _stored(campaigns_api, before["id"])
-    changed = [k for k in (*COMPARED, "targeting", "updated_at") if after.get(k) != before.get(k)]
-    expect(not changed, f"the refused edit was applied anyway: {changed} changed")
+    run = AttackRun.of("CAMP-14")
+    updates: dict[str, dict[str, Any]] = {
+        "the conflict audience included by an update with a new name": {
+            "name": campaigns_api.name("conflicted"),
+            "targeting": _audiences(custom_audiences=[conflict]),
+        },
+        "the conflict audience excluded by an update with a new name": {
+            "name": campaigns_api.name("conflicted"),
+            "targeting": _audiences(excluded_custom_audiences=[conflict]),
+        },
+        "the conflict audience included by an update with a new budget and description": {
+            "description": "conflicted",
+            "budget": {"lifetime_spend_limit_micros": 2 * BUDGET_MIN},
+            "targeting": _audiences(custom_audiences=[conflict]),
+        },
+    }
+    for case, body in updates.items():
+        before = campaigns_api.create_ok()
+        with run.attempt(case):
+            error = expect_json_error(campaigns_api.update(before["id"], body), (409,), case)
+            expect(
+                error.get("code") == "custom_audience_mutation_conflict",
+                f"{case}: the 409 has code {error.get('code')!r}, expected custom_audience_mutation_conflict",
+            )
+            after = _stored(campaigns_api, before["id"])
+            changed = [k for k in (*COMPARED, "targeting", "updated_at") if after.get(k) != before.get(k)]
+            expect(not changed, f"{case}: the refused edit was applied anyway: {changed} changed")
+    run.conclude()
 
 
 CAMP15 = attack_table(

@@ -31,6 +31,28 @@ def _expect_400(api: Api, name: str, options: dict[str, Any]) -> None:
     expect_json_error(response, f"resize {options}")
 
 
+SCALE = "IMG-RSZ-01; contract compression, Resize options rule 1 and Rules 3 (scale: exactly one of width or height)"
+RSZ01 = attack_table(
+    "IMG-RSZ-01",
+    Attack("both width and height", SCALE, named=True),
+    Attack("neither width nor height", SCALE, named=True),
+    Attack("both, in the source's aspect ratio", f"{SCALE}: never both, even when they agree"),
+    Attack("both, the source's own size", f"{SCALE}: never both, even when they agree"),
+    Attack("both null", f"{SCALE}: null is not a width or height, so neither is given"),
+)
+
+
+def _rsz01_options(source: images.Decoded) -> dict[str, dict[str, Any]]:
+    half_w, half_h = source.width // 2, round(source.height * (source.width // 2) / source.width)
+    return {
+        "both width and height": {"method": "scale", "width": 100, "height": 50},
+        "neither width nor height": {"method": "scale"},
+        "both, in the source's aspect ratio": {"method": "scale", "width": half_w, "height": half_h},
+        "both, the source's own size": {"method": "scale", "width": source.width, "height": source.height},
+        "both null": {"method": "scale", "width": None, "height": None},
+    }
+
+
 @rule("IMG-RSZ-01")
 def test_scale(api: Api) -> None:
     source = _source("photo.jpg")
@@ -42,8 +64,14 @@ def test_scale(api: Api) -> None:
     expected_w = source.width * 40 / source.height
     expect(out.height == 40, f"scale height=40 gave height {out.height}")
     expect(abs(out.width - expected_w) <= 1, f"scale height=40 gave width {out.width}, not {expected_w:.1f}")
-    _expect_400(api, "photo.jpg", {"method": "scale", "width": 100, "height": 50})
-    _expect_400(api, "photo.jpg", {"method": "scale"})
+    run = AttackRun.of("IMG-RSZ-01")
+    location = api.upload("photo.jpg").location
+    for case, options in _rsz01_options(source).items():
+        with run.attempt(case):
+            response = api.command(location, {"resize": options})
+            expect(response.status_code == 400, f"resize {options} ({case}) answered {response.status_code}, not 400")
+            expect_json_error(response, f"resize {options} ({case})")
+    run.conclude()
 
 
 @rule("IMG-RSZ-02")

@@ -4,6 +4,7 @@ TLS)."""
 from __future__ import annotations
 
 import base64
+import json
 import re
 import socket
 import time
@@ -301,12 +302,12 @@ class PlainAnswer:
 
 
 def _plain_http_exchange(
-    redactor: Redactor, host: str, port: int, url: str, headers: dict[str, str], body: bytes
+    redactor: Redactor, host: str, port: int, url: str, headers: dict[str, str], body: bytes, method: str = "POST"
 ) -> PlainAnswer | None:
-    """POST ``body`` to ``url`` over plain TCP and record the exchange as evidence; the parsed answer, or None when
-    nothing HTTP-like came back."""
+    """Send ``method`` with ``body`` to ``url`` over plain TCP and record the exchange as evidence; the parsed
+    answer, or None when nothing HTTP-like came back."""
     target = urlsplit(url)
-    head = f"POST {target.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    head = f"{method} {target.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
     started = time.monotonic()
     answer = b""
     error = None
@@ -335,7 +336,7 @@ def _plain_http_exchange(
         error = "the connection closed without an answer"
     record_exchange(
         redactor,
-        method="POST",
+        method=method,
         url=url,
         status=(parsed.status or None) if parsed else None,
         request_headers=headers,
@@ -349,6 +350,29 @@ def _plain_http_exchange(
     return parsed
 
 
+PLAIN = "IMG-TLS-01 (plain HTTP is refused: not served, or redirected to HTTPS without processing)"
+TLS01 = attack_table(
+    "IMG-TLS-01",
+    Attack("POST /shrink (an upload)", f"{PLAIN}; contract compression, Endpoints (POST /shrink)", named=True),
+    Attack("GET /output/<id> (a download)", f"{PLAIN}; contract compression, Endpoints (GET /output/<output_id>)"),
+    Attack("POST /output/<id> (a resize)", f"{PLAIN}; contract compression, Endpoints (POST /output/<output_id>)"),
+)
+
+
+def _plain_refused(answer: PlainAnswer | None, where: str) -> str:
+    """Fails unless the plain-HTTP answer is none, a refusal, or a redirect to https; the observation otherwise."""
+    if answer is None:
+        return f"{where}: no HTTP answer (not served)"
+    if 200 <= answer.status < 300:
+        raise Failure(f"plain HTTP {where} was served: {answer.status_line}")
+    if 300 <= answer.status < 400:
+        expect(
+            answer.header("location").lower().startswith("https://"),
+            f"plain HTTP {where} answered {answer.status} without redirecting to https",
+        )
+    return f"{where}: {answer.status_line!r}"
+
+
 @rule("IMG-TLS-01")
 def test_plain_http_refused(api: Api) -> None:
     parts = urlsplit(api.target.base_url)
@@ -359,30 +383,32 @@ def test_plain_http_refused(api: Api) -> None:
         fail("the target is configured with a plain-HTTP URL")
     port = parts.port or 80
     loopback = is_loopback_host(host)
-    body = images.image("flat.png")
-    headers = {
-        "Host": parts.netloc,
-        "Content-Length": str(len(body)),
-        "Content-Type": "application/octet-stream",
-        "Connection": "close",
+    image = images.image("flat.png")
+    resize = json.dumps({"resize": {"method": "scale", "width": 50}}).encode()
+    output = urlsplit(api.url(api.upload("flat.png").location)).path
+    base = parts.path.rstrip("/")
+    cases: dict[str, tuple[str, str, bytes, str]] = {  # case -> (method, path, body, content type)
+        "POST /shrink (an upload)": ("POST", f"{base}/shrink", image, "application/octet-stream"),
+        "GET /output/<id> (a download)": ("GET", output, b"", ""),
+        "POST /output/<id> (a resize)": ("POST", output, resize, "application/json"),
     }
-    # Credentials go over plain HTTP only on loopback; elsewhere the probe carries none.
-    if loopback:
-        headers.update(api.target.auth)
-    url = f"http://{parts.netloc}{parts.path.rstrip('/')}/shrink"
-    before = api.count() if loopback else None
-    answer = _plain_http_exchange(api.http.redactor, host, port, url, headers, body)
-    if answer is None:
-        observe(f"plain HTTP to {host}:{port} got no HTTP answer (not served)")
-    else:
-        if 200 <= answer.status < 300:
-            raise Failure(f"plain HTTP to {host}:{port} was served: {answer.status_line}")
-        if 300 <= answer.status < 400:
-            expect(
-                answer.header("location").lower().startswith("https://"),
-                f"plain HTTP answered {answer.status} without redirecting to https",
+    run = AttackRun.of("IMG-TLS-01")
+    seen = []
+    for case, (method, path, body, content_type) in cases.items():
+        headers = {"Host": parts.netloc, "Content-Length": str(len(body)), "Connection": "close"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        # Credentials go over plain HTTP only on loopback; elsewhere the probe carries none.
+        if loopback:
+            headers.update(api.target.auth)
+        before = api.count() if loopback and method == "POST" else None
+        with run.attempt(case):
+            answer = _plain_http_exchange(
+                api.http.redactor, host, port, f"http://{parts.netloc}{path}", headers, body, method
             )
-        observe(f"plain HTTP to {host}:{port} answered {answer.status_line!r}")
-    if before is not None:
-        after = api.count()
-        expect(after == before, f"a plain-HTTP upload was processed: Compression-Count {before} -> {after}")
+            seen.append(_plain_refused(answer, f"{method} {path} on {host}:{port}"))
+            if before is not None:
+                after = api.count()
+                expect(after == before, f"plain-HTTP {case} was processed: Compression-Count {before} -> {after}")
+    observe("plain HTTP answers: " + "; ".join(seen))
+    run.conclude()

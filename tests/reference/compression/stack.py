@@ -83,7 +83,13 @@ def serving_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozens
     )
     port = free_port()
     server = SandboxServer(
-        app, "127.0.0.1", port, str(base.cert_file), str(base.key_file), plain_http="plain_http" in mutants
+        app,
+        "127.0.0.1",
+        port,
+        str(base.cert_file),
+        str(base.key_file),
+        plain_http="plain_http" in mutants,
+        plain_output_only="plain_http_output" in mutants,
     )
     thread = threading.Thread(target=server.run, name=f"sandbox-{name}", daemon=True)
     thread.start()

@@ -1,0 +1,28 @@
+"""Issue 16: the platform and compression negative rules that had one probe now iterate cited attack tables, and
+`conformance rules --json` counts their cases. Each table's mutant (passes the old single probe, fails the table)
+is proven by the matrix (tests/matrix); this pins the tables' breadth and citations."""
+
+from __future__ import annotations
+
+from conformance._checks import catalog_rows
+from conformance.suites._cases import ATTACK_TABLES
+
+EXPECTED = {
+    "CAMP-06": 7,
+    "CAMP-09": 9,
+    "CAMP-10": 8,
+    "CAMP-11": 10,
+    "CAMP-13": 10,
+    "CAMP-14": 3,
+    "IMG-RSZ-01": 5,
+    "IMG-TLS-01": 3,
+}
+
+
+def test_each_rule_counts_its_cases_and_cites_the_documents() -> None:
+    rows = {row["id"]: row for row in catalog_rows()}
+    assert {rule: rows[rule]["cases"] for rule in EXPECTED} == EXPECTED
+    for rule in EXPECTED:
+        table = ATTACK_TABLES[rule]
+        assert any(attack.named for attack in table), rule  # the rule's own case cannot go untried unnoticed
+        assert all(rule in attack.source or "contract" in attack.source for attack in table), rule
