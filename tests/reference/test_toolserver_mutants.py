@@ -126,6 +126,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-id-email-base64": {"id_derivation"},
     "ts-profile-placeholder": {"anon_profile"},
     "ts-profile-guest-on-expired": {"expired", "expired_profile"},
+    "ts-empty-query-token-as-user": {"empty_query_token"},
     "ts-profile-invented-fields": {"profile_no_nickname"},
     "ts-profile-null-field": {"profile_no_nickname"},
     "ts-profile-blank-id-invents": {"blank_id"},
@@ -276,6 +277,17 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
             headers=ACCEPT,
         )
         seen["query_token"] = answer.status_code, _challenge_shape(answer.headers.get("www-authenticate"))
+        empty_query = await client.post(
+            "/mcp?access_token=",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "list_orders", "arguments": {}},
+            },
+            headers=ACCEPT,
+        )
+        seen["empty_query_token"] = empty_query.status_code
         answer = await client.post(
             f"/mcp?access_token={alice}",
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},

@@ -27,6 +27,7 @@ from conformance.host.declarations import (
 )
 from conformance.host.discovery import discover_prm
 from conformance.host.http import HostHTTP
+from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
 from conformance.suites._tool_access import (
     CallOutcome,
     Listing,
@@ -69,6 +70,40 @@ def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing)
     for tool in anonymous_candidates(listing):
         found.outcomes[str(tool["name"])] = safe_call(host_http, tool_server_target.base_url, tool)
     return found
+
+
+# Every place an anonymous host's credentials could be absent or empty (issue 16): an oauth2-only tool answers each
+# with an auth error, never data. "no Authorization header" is the ``anonymous`` fixture's call.
+A_AUTH_6 = "contract A Auth 6 (oauth2 only: an anonymous call gets an auth error)"
+TOOL03 = attack_table(
+    "AUTH-TOOL-03",
+    Attack("no Authorization header", f"{A_AUTH_6}; RFC 6750 §3.1", named=True),
+    Attack("an empty Authorization header", f"{A_AUTH_6}; RFC 6750 §2.1"),
+    Attack("'Bearer' followed only by spaces", f"{A_AUTH_6}; RFC 6750 §2.1 (b64token is not empty)"),
+    Attack("a Basic header", f"{A_AUTH_6}; RFC 6750 §2.1 (the Bearer scheme); RFC 7617"),
+    Attack("an empty access_token query parameter", f"{A_AUTH_6}; RFC 6750 §2.3; OAuth 2.1 §5.1 (header only)"),
+)
+EMPTY_CREDENTIALS: dict[str, dict[str, Any]] = {
+    "an empty Authorization header": {"headers": {"Authorization": ""}},
+    "'Bearer' followed only by spaces": {"headers": {"Authorization": "Bearer   "}},
+    "a Basic header": {"headers": {"Authorization": "Basic Y29uZm9ybWFuY2U6cHJvYmU="}},
+    "an empty access_token query parameter": {"query": {"access_token": ""}},
+}
+
+
+@pytest.fixture(scope="module")
+def empty_credentials(
+    host_http: HostHTTP, tool_server_target: Target, listing: Listing
+) -> dict[str, dict[str, CallOutcome | str]]:
+    """case -> oauth2-only tool -> its call with that empty credential (AUTH-TOOL-03's table past its first case)."""
+    return {
+        case: {
+            str(t["name"]): safe_call(host_http, tool_server_target.base_url, t, **send)
+            for t in listing.named()
+            if is_oauth_only(t)
+        }
+        for case, send in EMPTY_CREDENTIALS.items()
+    }
 
 
 # -- declarations --------------------------------------------------------------------------------------------
@@ -117,7 +152,9 @@ def test_profile_marker_is_boolean(listing: Listing, conformance_settings: Setti
 
 
 @rule("AUTH-TOOL-03")
-def test_anonymous_access_follows_declarations(listing: Listing, anonymous: Anonymous) -> None:
+def test_anonymous_access_follows_declarations(
+    listing: Listing, anonymous: Anonymous, empty_credentials: dict[str, dict[str, CallOutcome | str]]
+) -> None:
     problems = []
     checked = 0
     for tool in listing.named():
@@ -134,8 +171,25 @@ def test_anonymous_access_follows_declarations(listing: Listing, anonymous: Anon
             problems.append(f"{name!r} is declared oauth2 only but returned data anonymously ({outcome.describe()})")
     if not checked:
         needs("a tool declared noauth only or oauth2 only")
-    expect(not problems, "; ".join(problems))
+    run = AttackRun.of("AUTH-TOOL-03")
+    run.tried_case("no Authorization header", "; ".join(problems) or None)
+    for case, outcomes in empty_credentials.items():
+        wrong, unreached = [], []
+        for name, found in outcomes.items():
+            if isinstance(found, Unreached):
+                unreached.append(f"{name!r}: {found}")
+            elif isinstance(found, str):
+                wrong.append(f"{case}: calling {name!r} failed ({found})")
+            elif found.returned_data:
+                wrong.append(f"{case}: {name!r} is declared oauth2 only but returned data ({found.describe()})")
+        if not outcomes:
+            run.inapplicable(case, "no tool is declared oauth2 only")
+        elif unreached and not wrong:
+            run.unreached(case, "; ".join(unreached))
+        else:
+            run.tried_case(case, "; ".join(wrong) or None)
     observe(f"{checked} tool(s) called anonymously")
+    run.conclude()
 
 
 @rule("AUTH-TOOL-04")
