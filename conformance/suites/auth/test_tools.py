@@ -79,13 +79,16 @@ TOOL03 = attack_table(
     "AUTH-TOOL-03",
     Attack("no Authorization header", f"{A_AUTH_6}; RFC 6750 §3.1", named=True),
     Attack("an empty Authorization header", f"{A_AUTH_6}; RFC 6750 §2.1"),
-    Attack("'Bearer' followed only by spaces", f"{A_AUTH_6}; RFC 6750 §2.1 (b64token is not empty)"),
+    Attack(
+        "'Bearer' without a token",
+        f"{A_AUTH_6}; RFC 6750 §2.1 (b64token is not empty; a header value cannot end in spaces: RFC 9110 §5.5)",
+    ),
     Attack("a Basic header", f"{A_AUTH_6}; RFC 6750 §2.1 (the Bearer scheme); RFC 7617"),
     Attack("an empty access_token query parameter", f"{A_AUTH_6}; RFC 6750 §2.3; OAuth 2.1 §5.1 (header only)"),
 )
 EMPTY_CREDENTIALS: dict[str, dict[str, Any]] = {
     "an empty Authorization header": {"headers": {"Authorization": ""}},
-    "'Bearer' followed only by spaces": {"headers": {"Authorization": "Bearer   "}},
+    "'Bearer' without a token": {"headers": {"Authorization": "Bearer"}},
     "a Basic header": {"headers": {"Authorization": "Basic Y29uZm9ybWFuY2U6cHJvYmU="}},
     "an empty access_token query parameter": {"query": {"access_token": ""}},
 }
