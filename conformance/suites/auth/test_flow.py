@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import jwt
 
 from conformance import Blocked, _context, expect, fail, observe, rule
+from conformance._exceptions import TargetUnreachable
 from conformance._verdicts import NeedsUnmet
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.oauth import OAuthClient, TokenEndpoint, TokenResult, new_pkce
@@ -331,12 +332,18 @@ def test_code_works_once(linker: Linker, linked_account: LinkedAccount) -> None:
         request = linker.request()
         accepted = linker.code(request)
         verifier = request.pkce.verifier if request.pkce else None
-        with run.attempt(case):
+        try:
             used = tokens.exchange_code(
                 accepted.code or "", verifier, request.redirect_uri, request.resource, method=method
             )
-            if not used.ok:
-                raise Blocked("AUTH-FLOW-02", f"the first exchange ({method}) failed: {used.describe()}")
+        except TargetUnreachable as exc:
+            run.unreached(case, str(exc))
+            continue
+        if not used.ok:
+            # The AS does not take this client authentication for this client: the replay has nothing to replay.
+            run.not_tried(case, f"the first exchange ({method}) was refused: {used.describe()}")
+            continue
+        with run.attempt(case):
             problem = _replay_problem(
                 tokens.exchange_code(
                     accepted.code or "", verifier, request.redirect_uri, request.resource, method=replay
@@ -358,7 +365,11 @@ def _replay_after_refresh(linker: Linker, run: AttackRun) -> None:
         run.inapplicable(AFTER_REFRESH_CASE, "the token response carries no refresh token")
         return
     linker.http.redactor.add_secret(first.refresh_token)
-    refreshed = linker.host.tokens.refresh(first.refresh_token)
+    try:
+        refreshed = linker.host.tokens.refresh(first.refresh_token)
+    except TargetUnreachable as exc:
+        run.unreached(AFTER_REFRESH_CASE, str(exc))
+        return
     if not refreshed.ok:
         run.not_tried(AFTER_REFRESH_CASE, f"the refresh failed ({refreshed.describe()})")
         return
