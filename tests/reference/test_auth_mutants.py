@@ -13,6 +13,7 @@ import ssl
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,13 +52,14 @@ CIMD_NEG = ("cimd_alg_none", "cimd_no_exp")  # negative assertion probes: refuse
 FOOTPRINT: dict[str, set[str]] = {
     "idp-pkce-optional": {"no_pkce", "no_pkce_confidential"},
     "idp-pkce-confidential-exempt": {"no_pkce_confidential"},
-    "idp-code-reuse": {"code_reuse"},
+    "idp-code-reuse": {"code_reuse", "code_race"},
+    "idp-code-consume-race": {"code_race"},
     "idp-jti-replay": {"jti_replay"},
     "idp-redirect-prefix": {"redirect_prefix", "redirect_prefix_confidential"},
     "idp-redirect-prefix-confidential": {"redirect_prefix_confidential"},
     "idp-redirect-case-insensitive": {"redirect_case"},
     "idp-pkce-downgrade": {"no_verifier"},
-    "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint", "later_iss"},
+    "idp-dcr-client-forgotten": {"client_reuse", "id_token_hint", "later_iss", "code_race"},
     "idp-cimd-refused": {
         *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
         *CIMD_NEG,
@@ -202,6 +204,16 @@ def observe(stack: Stack) -> dict[str, Any]:
     )
     seen["client_reuse"] = reused
     seen["later_iss"] = _normalize(second.get("iss"), origin) if isinstance(second, dict) else second
+    # Two exchanges of one code in flight at once: how many return tokens (idp-code-consume-race).
+    verifier3, challenge3 = pkce_pair()
+    third = authorize(main, challenge=challenge3)
+    if isinstance(third, dict) and "code" in third:
+        form = {"grant_type": "authorization_code", "code": third["code"], "code_verifier": verifier3}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            raced = list(pool.map(lambda _: main.token(**form, redirect_uri=REDIRECT_URI, resource=resource), range(2)))
+        seen["code_race"] = [a.status_code for a in raced].count(200)
+    else:
+        seen["code_race"] = third
     hinted = authorize(main, challenge=pkce_pair()[1], extra={"id_token_hint": tokens["id_token"]})
     seen["id_token_hint"] = sorted(set(hinted) - {"iss"}) if isinstance(hinted, dict) else hinted
     main.close()
@@ -440,6 +452,7 @@ def test_reference_idp_behaves(reference: dict[str, Any]) -> None:
     assert reference["no_pkce_iss"] == "ORIGIN"  # an error raised before consent carries iss too (RFC 9207 §2)
     assert reference["token_aud"] is True
     assert reference["code_reuse"] is False and reference["client_reuse"] == 200
+    assert reference["code_race"] == 1  # one of two concurrent exchanges of a code gets tokens
     assert reference["no_pkce"] == reference["no_pkce_confidential"] == ["error", "error_description", "state"]
     assert reference["later_iss"] == "ORIGIN"
     assert reference["redirect_prefix"] == reference["redirect_prefix_confidential"] == "refused"

@@ -78,7 +78,7 @@ FOOTPRINT: dict[str, set[str]] = {
         "embedded_jwk",
         "hs256_public_key",
     },
-    "ts-skip-exp": {"expired", "exp_string"},
+    "ts-skip-exp": {"expired", "exp_string", "expired_profile"},
     "ts-skip-nbf": {"nbf", "nbf_string"},
     "ts-skip-iss": {"wrong_iss", "iss_upper", "iss_slash"},
     "ts-skip-scope": {"insufficient_scope", "scope_suffix"},
@@ -125,6 +125,8 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-id-email-digest": {"id_derivation"},
     "ts-profile-id-email-base64": {"id_derivation"},
     "ts-profile-placeholder": {"anon_profile"},
+    "ts-profile-guest-on-expired": {"expired", "expired_profile"},
+    "ts-empty-query-token-as-user": {"empty_query_token"},
     "ts-profile-invented-fields": {"profile_no_nickname"},
     "ts-profile-null-field": {"profile_no_nickname"},
     "ts-profile-blank-id-invents": {"blank_id"},
@@ -264,6 +266,8 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         seen["tampered"] = await status(f"{head}.{forged_payload}.{signature}")
         seen["foreign_key"] = await status(keys.token(key=keys.foreign))
         seen["expired"] = await status(keys.token(exp=int(time.time()) - 60, iat=int(time.time()) - 400))
+        expired = keys.token(exp=int(time.time()) - 60, iat=int(time.time()) - 400)
+        seen["expired_profile"] = call_shape(await call("get_profile", expired))
         seen["nbf"] = await status(keys.token(nbf=int(time.time()) + 300))
         seen["wrong_iss"] = await status(keys.token(iss="https://other-issuer.test"))
         seen["bad_header"] = await status("", headers={"authorization": "Basic YTpi"})
@@ -273,6 +277,17 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
             headers=ACCEPT,
         )
         seen["query_token"] = answer.status_code, _challenge_shape(answer.headers.get("www-authenticate"))
+        empty_query = await client.post(
+            "/mcp?access_token=",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "list_orders", "arguments": {}},
+            },
+            headers=ACCEPT,
+        )
+        seen["empty_query_token"] = empty_query.status_code
         answer = await client.post(
             f"/mcp?access_token={alice}",
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},

@@ -419,8 +419,9 @@ from conformance.host.oauth import TokenResult
 class Attempt:
     request = None
     accepted = SimpleNamespace(code="c")
-    def require(self):
-        return None
+    def require(self):  # the first exchange: a token without a refresh token (the after-refresh case does not apply)
+        body = {"access_token": "a", "token_type": "Bearer"}
+        return TokenResult(httpx.Response(200, json=body), body, "none")
 
 class Tokens:
     def exchange(self, request, accepted):
@@ -429,7 +430,13 @@ class Tokens:
 
 @pytest.fixture(scope="session")
 def linker():
-    return SimpleNamespace(attempt=lambda: Attempt(), host=SimpleNamespace(tokens=Tokens()))
+    client = SimpleNamespace(decision=None, auth_method="none")  # one client authentication: no cross-auth case
+    return SimpleNamespace(
+        attempt=lambda: Attempt(),
+        request=lambda: None,
+        code=lambda request: Attempt.accepted,
+        host=SimpleNamespace(tokens=Tokens(), client=client),
+    )
 
 @pytest.fixture(scope="session")
 def linked_account():

@@ -47,6 +47,11 @@ class ReferenceAdapter extends MemoryAdapter {
   async consume(id) {
     // idp-code-reuse: codes are never marked used, so a second exchange succeeds.
     if (mutants.has('idp-code-reuse') && this.model === 'AuthorizationCode') return;
+    // idp-code-consume-race: marking a code used is a slow write checked by nobody in the meantime, so two
+    // exchanges in flight at once both find it unused (a sequential replay is still refused).
+    if (mutants.has('idp-code-consume-race') && this.model === 'AuthorizationCode') {
+      await new Promise((resolve) => { setTimeout(resolve, 750); });
+    }
     await super.consume(id);
   }
 

@@ -34,6 +34,7 @@ from conformance.reference.toolserver.profiles import Profile, ProfileStore
 from conformance.reference.toolserver.verifier import JwtVerifier, Principal, TokenError
 
 PRINCIPAL_KEY = "conformance.principal"
+LAPSED_KEY = "conformance.lapsed"  # ts-profile-guest-on-expired: the request carried an expired token
 TOOL_SCOPES = ["tools.read", "tools.write"]
 PROFILE_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -405,6 +406,11 @@ class BearerGate:
         if query_token is not None and header is not None and "ts-query-token-over-header" in self.server.defects:
             token = query_token  # the query parameter wins over whatever the header says
         elif query_token is not None and header is None:
+            if not query_token.strip() and "ts-empty-query-token-as-user" in self.server.defects:
+                # A development fallback keyed on the parameter's presence: an empty one acts as a built-in user.
+                scope[PRINCIPAL_KEY] = DEV_PRINCIPAL
+                await self.app(scope, receive, send)
+                return
             if "ts-accept-query-token" not in self.server.defects:
                 await self._deny(send, 401, "invalid_request", "Access tokens are accepted only in the header.")
                 return
@@ -427,6 +433,11 @@ class BearerGate:
             try:
                 principal = await self.verifier.verify(token)
             except TokenError as exc:
+                if "ts-profile-guest-on-expired" in self.server.defects and str(exc) == "token expired":
+                    # A lapsed session passes as anonymous (tools still refuse it; the profile tool shows a guest).
+                    scope[PRINCIPAL_KEY], scope[LAPSED_KEY] = None, True
+                    await self.app(scope, receive, send)
+                    return
                 bare = "ts-bare-401-on-bad-signature" in self.server.defects and "signature" in str(exc)
                 await self._deny(send, 401, "invalid_token", str(exc), challenge=not bare)
                 return
@@ -482,6 +493,8 @@ def _session_manager(tools: ToolServer) -> StreamableHTTPSessionManager:
 
     async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         principal = ctx.request.scope.get(PRINCIPAL_KEY) if ctx.request is not None else None
+        if params.name == tools.profile_tool_name and ctx.request is not None and ctx.request.scope.get(LAPSED_KEY):
+            return ToolServer._result({"id": "guest", "name": "Guest"})  # ts-profile-guest-on-expired
         return await tools.call(params.name, dict(params.arguments or {}), principal)
 
     server: Server[Any] = Server(

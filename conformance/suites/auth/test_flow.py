@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import jwt
 
 from conformance import Blocked, _context, expect, fail, observe, rule
+from conformance._exceptions import TargetUnreachable
 from conformance._verdicts import NeedsUnmet
 from conformance.host.discovery import MCP_HEADERS, initialize_request
-from conformance.host.oauth import OAuthClient, TokenEndpoint, new_pkce
+from conformance.host.oauth import OAuthClient, TokenEndpoint, TokenResult, new_pkce
 from conformance.host.publisher import Publisher
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
@@ -277,22 +279,116 @@ def test_resource_reaches_the_token(linked_account: LinkedAccount, linker: Linke
     observe("opaque access token: accepted by the tool server")
 
 
+ONCE = "RFC 6749 §4.1.2, §10.5; OAuth 2.1 §4.1.3; RFC 9700 §4.5"
+SAME_CASE = "a second exchange with the same code and verifier"
+CONCURRENT_CASE = "two concurrent exchanges of one code"
+AFTER_REFRESH_CASE = "a second exchange after the first exchange's refresh token was used"
+CROSS_AUTH = {  # (first exchange's method, replay's method)
+    f"a code redeemed {IDENTITIES['none']}, replayed {IDENTITIES['private_key_jwt']}": ("none", "private_key_jwt"),
+    f"a code redeemed {IDENTITIES['private_key_jwt']}, replayed {IDENTITIES['none']}": ("private_key_jwt", "none"),
+}
+FLOW06 = attack_table(
+    "AUTH-FLOW-06",
+    Attack(SAME_CASE, f"{ONCE}; contract AUTH-FLOW-06", named=True),
+    *(Attack(case, f"{ONCE}: the code is single-use whichever way the client authenticates") for case in CROSS_AUTH),
+    Attack(AFTER_REFRESH_CASE, f"{ONCE}; RFC 6749 §6"),
+    Attack(CONCURRENT_CASE, f"{ONCE} (a code MUST NOT be used more than once: at most one exchange succeeds)"),
+)
+
+
+def _replay_problem(again: TokenResult, how: str) -> str | None:
+    # No access token is what proves the refusal; the wording (RFC 6749 §5.2's 400 invalid_grant) is observed.
+    if again.ok or again.access_token:
+        return f"{how}: the same authorization code was exchanged twice ({again.describe()})"
+    if not (400 <= again.status < 500 and again.error == "invalid_grant"):
+        observe(f"{how}: the replayed code was refused with {again.describe()}, not RFC 6749 §5.2's 400 invalid_grant")
+    return None
+
+
 @rule("AUTH-FLOW-06")
 def test_code_works_once(linker: Linker, linked_account: LinkedAccount) -> None:
+    run = AttackRun.of("AUTH-FLOW-06")
+    tokens = linker.host.tokens
     attempt = linker.attempt()
-    attempt.require()
+    first = attempt.require()
     assert attempt.accepted is not None
-    again = linker.host.tokens.exchange(attempt.request, attempt.accepted)
-    # The rule names one thing: the code does not work twice. No access token is what proves it; how the refusal
-    # is worded (RFC 6749 §5.2's 400 invalid_grant, or a 5xx) is an observation, not this rule's verdict.
-    expect(
-        not again.ok and not again.access_token,
-        f"the same authorization code was exchanged twice ({again.describe()})",
-    )
-    if not (400 <= again.status < 500 and again.error == "invalid_grant"):
-        observe(f"the replayed code was refused with {again.describe()}, not RFC 6749 §5.2's 400 invalid_grant")
-    else:
-        observe("the replayed code was refused with 400 invalid_grant")
+    with run.attempt(SAME_CASE):
+        problem = _replay_problem(tokens.exchange(attempt.request, attempt.accepted), SAME_CASE)
+        if problem:
+            fail(problem)
+    if first.refresh_token:  # RFC 6749 §4.1.2: SHOULD revoke what the code granted; observed, not judged
+        linker.http.redactor.add_secret(first.refresh_token)
+        after = tokens.refresh(first.refresh_token)
+        observe(
+            "after the replay, the first exchange's refresh token "
+            + ("still works (RFC 6749 §4.1.2: SHOULD be revoked)" if after.ok else f"is refused ({after.describe()})")
+        )
+    client = linker.host.client
+    usable = client.decision.intersection if client.decision is not None else (client.auth_method,)
+    for case, (method, replay) in CROSS_AUTH.items():
+        if method not in usable or replay not in usable:
+            run.inapplicable(case, f"the host's client authenticates only with {list(usable)}")
+            continue
+        request = linker.request()
+        accepted = linker.code(request)
+        verifier = request.pkce.verifier if request.pkce else None
+        try:
+            used = tokens.exchange_code(
+                accepted.code or "", verifier, request.redirect_uri, request.resource, method=method
+            )
+        except TargetUnreachable as exc:
+            run.unreached(case, str(exc))
+            continue
+        if not used.ok:
+            # The AS does not take this client authentication for this client: the replay has nothing to replay.
+            run.not_tried(case, f"the first exchange ({method}) was refused: {used.describe()}")
+            continue
+        with run.attempt(case):
+            problem = _replay_problem(
+                tokens.exchange_code(
+                    accepted.code or "", verifier, request.redirect_uri, request.resource, method=replay
+                ),
+                case,
+            )
+            if problem:
+                fail(problem)
+    _replay_after_refresh(linker, run)
+    _concurrent_exchanges(linker, run)
+    run.conclude()
+
+
+def _replay_after_refresh(linker: Linker, run: AttackRun) -> None:
+    attempt = linker.attempt()
+    first = attempt.require()
+    assert attempt.accepted is not None
+    if not first.refresh_token:
+        run.inapplicable(AFTER_REFRESH_CASE, "the token response carries no refresh token")
+        return
+    linker.http.redactor.add_secret(first.refresh_token)
+    try:
+        refreshed = linker.host.tokens.refresh(first.refresh_token)
+    except TargetUnreachable as exc:
+        run.unreached(AFTER_REFRESH_CASE, str(exc))
+        return
+    if not refreshed.ok:
+        run.not_tried(AFTER_REFRESH_CASE, f"the refresh failed ({refreshed.describe()})")
+        return
+    with run.attempt(AFTER_REFRESH_CASE):
+        problem = _replay_problem(linker.host.tokens.exchange(attempt.request, attempt.accepted), AFTER_REFRESH_CASE)
+        if problem:
+            fail(problem)
+
+
+def _concurrent_exchanges(linker: Linker, run: AttackRun) -> None:
+    """Both exchanges in flight at once: an AS that marks a code used after a slow write redeems it twice."""
+    request = linker.request()
+    accepted = linker.code(request)
+    with run.attempt(CONCURRENT_CASE), ThreadPoolExecutor(max_workers=2) as pool:
+        answers = list(pool.map(lambda _: linker.host.tokens.exchange(request, accepted), range(2)))
+        granted = [a for a in answers if a.ok or a.access_token]
+        observe(f"{CONCURRENT_CASE}: " + ", ".join(a.describe() for a in answers))
+        if len(granted) > 1:
+            fail(f"{CONCURRENT_CASE}: both exchanges returned an access token")
 
 
 EXACT = "RFC 9700 §2.1, §4.1 (exact string matching); OAuth 2.1"

@@ -27,6 +27,7 @@ from conformance.host.declarations import (
 )
 from conformance.host.discovery import discover_prm
 from conformance.host.http import HostHTTP
+from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
 from conformance.suites._tool_access import (
     CallOutcome,
     Listing,
@@ -69,6 +70,79 @@ def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing)
     for tool in anonymous_candidates(listing):
         found.outcomes[str(tool["name"])] = safe_call(host_http, tool_server_target.base_url, tool)
     return found
+
+
+# Every place an anonymous host's credentials could be absent or empty (issue 16): an oauth2-only tool answers each
+# with an auth error, never data. "no Authorization header" is the ``anonymous`` fixture's call.
+A_AUTH_6 = "contract A Auth 6 (oauth2 only: an anonymous call gets an auth error)"
+TOOL03 = attack_table(
+    "AUTH-TOOL-03",
+    Attack("no Authorization header", f"{A_AUTH_6}; RFC 6750 §3.1", named=True),
+    Attack("an empty Authorization header", f"{A_AUTH_6}; RFC 6750 §2.1"),
+    Attack(
+        "'Bearer' without a token",
+        f"{A_AUTH_6}; RFC 6750 §2.1 (b64token is not empty; a header value cannot end in spaces: RFC 9110 §5.5)",
+    ),
+    Attack("a Basic header", f"{A_AUTH_6}; RFC 6750 §2.1 (the Bearer scheme); RFC 7617"),
+    Attack("an empty access_token query parameter", f"{A_AUTH_6}; RFC 6750 §2.3; OAuth 2.1 §5.1 (header only)"),
+)
+EMPTY_CREDENTIALS: dict[str, dict[str, Any]] = {
+    "an empty Authorization header": {"headers": {"Authorization": ""}},
+    "'Bearer' without a token": {"headers": {"Authorization": "Bearer"}},
+    "a Basic header": {"headers": {"Authorization": "Basic Y29uZm9ybWFuY2U6cHJvYmU="}},
+    "an empty access_token query parameter": {"query": {"access_token": ""}},
+}
+
+
+A_WRITES = "contract A What the service does (a tool that is not read-only is not anonymously callable)"
+TOOL04 = attack_table(
+    "AUTH-TOOL-04",
+    *(Attack(a.case, a.source.replace(A_AUTH_6, A_WRITES), named=a.named) for a in TOOL03),
+)
+
+
+def _empty_credentials_targets(tool: Mapping[str, Any]) -> bool:
+    """oauth2-only tools (TOOL-03) and non-read-only tools that do not declare noauth (TOOL-04)."""
+    kinds = scheme_kinds(tool)
+    return is_oauth_only(tool) or (not is_read_only(tool) and not (kinds is not None and "noauth" in kinds))
+
+
+@pytest.fixture(scope="module")
+def empty_credentials(
+    host_http: HostHTTP, tool_server_target: Target, listing: Listing
+) -> dict[str, dict[str, CallOutcome | str]]:
+    """case -> tool -> its call with that empty credential (the tables of TOOL-03/04 past their first case)."""
+    return {
+        case: {
+            str(t["name"]): safe_call(host_http, tool_server_target.base_url, t, **send)
+            for t in listing.named()
+            if _empty_credentials_targets(t)
+        }
+        for case, send in EMPTY_CREDENTIALS.items()
+    }
+
+
+def _judge_empty_credentials(
+    run: AttackRun, empty_credentials: dict[str, dict[str, CallOutcome | str]], judged: dict[str, str]
+) -> None:
+    """Each empty-credential case over the tools ``judged`` (name -> what it is): data back is the case failing;
+    a case every call of which failed in transport is not tried."""
+    for case, all_outcomes in empty_credentials.items():
+        outcomes = {n: o for n, o in all_outcomes.items() if n in judged}
+        wrong, unreached = [], []
+        for name, found in outcomes.items():
+            if isinstance(found, Unreached):
+                unreached.append(f"{name!r}: {found}")
+            elif isinstance(found, str):
+                wrong.append(f"{case}: calling {name!r} failed ({found})")
+            elif found.returned_data:
+                wrong.append(f"{case}: {name!r} is {judged[name]} but returned data ({found.describe()})")
+        if not outcomes:
+            run.inapplicable(case, "no tool to call")
+        elif unreached and not wrong:
+            run.unreached(case, "; ".join(unreached))
+        else:
+            run.tried_case(case, "; ".join(wrong) or None)
 
 
 # -- declarations --------------------------------------------------------------------------------------------
@@ -117,7 +191,9 @@ def test_profile_marker_is_boolean(listing: Listing, conformance_settings: Setti
 
 
 @rule("AUTH-TOOL-03")
-def test_anonymous_access_follows_declarations(listing: Listing, anonymous: Anonymous) -> None:
+def test_anonymous_access_follows_declarations(
+    listing: Listing, anonymous: Anonymous, empty_credentials: dict[str, dict[str, CallOutcome | str]]
+) -> None:
     problems = []
     checked = 0
     for tool in listing.named():
@@ -134,27 +210,48 @@ def test_anonymous_access_follows_declarations(listing: Listing, anonymous: Anon
             problems.append(f"{name!r} is declared oauth2 only but returned data anonymously ({outcome.describe()})")
     if not checked:
         needs("a tool declared noauth only or oauth2 only")
-    expect(not problems, "; ".join(problems))
+    run = AttackRun.of("AUTH-TOOL-03")
+    run.tried_case("no Authorization header", "; ".join(problems) or None)
+    oauth_only = {str(t["name"]): "declared oauth2 only" for t in listing.named() if is_oauth_only(t)}
+    _judge_empty_credentials(run, empty_credentials, oauth_only)
     observe(f"{checked} tool(s) called anonymously")
+    run.conclude()
 
 
 @rule("AUTH-TOOL-04")
-def test_tools_that_write_are_not_anonymous(listing: Listing, anonymous: Anonymous) -> None:
+def test_tools_that_write_are_not_anonymous(
+    listing: Listing, anonymous: Anonymous, request: pytest.FixtureRequest
+) -> None:
     problems = []
     writers = [t for t in listing.named() if not is_read_only(t)]
     if not writers:
         needs("a tool that is not read-only (every tool declares readOnlyHint: true): nothing to judge")
+    called: dict[str, str] = {}  # the writers whose declaration leaves them to the runtime: judged by their calls
     for tool in writers:
         name, kinds = str(tool["name"]), scheme_kinds(tool)
         what = "destructive" if hints(tool).get("destructiveHint") is True else "not read-only"
         if kinds is not None and "noauth" in kinds:
             problems.append(f"{name!r} is {what} but declares noauth (callable anonymously)")
-        elif kinds is None:
-            outcome = anonymous.outcomes.get(name)
-            if isinstance(outcome, CallOutcome) and outcome.returned_data:
-                problems.append(f"{name!r} is {what}, declares no securitySchemes and ran anonymously")
+        else:
+            called[name] = what + (", declares no securitySchemes," if kinds is None else "")
     expect(not problems, "; ".join(problems))
+    run = AttackRun.of("AUTH-TOOL-04")
+    wrong, reached = [], 0
+    for name, what in called.items():
+        outcome = anonymous.outcomes.get(name)
+        reached += isinstance(outcome, CallOutcome)
+        if isinstance(outcome, CallOutcome) and outcome.returned_data:
+            wrong.append(f"{name!r} is {what} and ran anonymously")
+    if not called:
+        run.inapplicable("no Authorization header", "every non-read-only tool declares noauth (judged above)")
+    elif reached or wrong:
+        run.tried_case("no Authorization header", "; ".join(wrong) or None)
+    else:
+        run.not_tried("no Authorization header", "no anonymous call of a non-read-only tool was answered")
+    # Requested only now: with no writer there is nothing to call (skipped above).
+    _judge_empty_credentials(run, request.getfixturevalue("empty_credentials"), called)
     observe(f"{len(writers)} tool(s) not read-only")
+    run.conclude()
 
 
 # -- results -------------------------------------------------------------------------------------------------

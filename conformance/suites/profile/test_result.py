@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from conformance import expect, fail, needs, observe, rule
+from conformance import expect, needs, observe, rule
+from conformance._verdicts import NeedsUnmet
+from conformance.config import Settings
 from conformance.host.fields import json_get
+from conformance.host.forge import ForgeError, HarnessIssuer, tamper_signature
+from conformance.host.http import HostHTTP
 from conformance.host.profile import (
     ID_DERIVATIONS,
     id_encoding_problems,
@@ -13,8 +17,17 @@ from conformance.host.profile import (
     invented_field_problems,
     result_problems,
 )
-from conformance.suites._cases import Attack, AttackRun, attack_table
-from conformance.suites._linking import INVALID_BEARER
+from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
+from conformance.suites._linking import INVALID_BEARER, LinkedAccount
+from conformance.suites._tool_access import (
+    HARNESS_OPTION,
+    CallOutcome,
+    distinct,
+    fresh_token,
+    load_issuer,
+    oauth_scopes,
+    safe_call,
+)
 from conformance.suites.profile.client import AccountProfile, ProfileCaller
 
 
@@ -80,17 +93,94 @@ def test_unavailable_fields_are_omitted(profiles: list[AccountProfile]) -> None:
     observe(f"display fields returned: {fields}")
 
 
+PROF11_CONTRACT = "contract PROF-11 (no placeholder profile without valid credentials)"
+PROF11 = attack_table(
+    "PROF-11",
+    Attack("no Authorization header", f"{PROF11_CONTRACT}; RFC 6750 §3.1", named=True),
+    Attack("an empty Authorization header", f"{PROF11_CONTRACT}; RFC 6750 §2.1"),
+    Attack(
+        "'Bearer' without a token",
+        f"{PROF11_CONTRACT}; RFC 6750 §2.1 (b64token is not empty; a header value cannot end in spaces: RFC 9110 §5.5)",
+    ),
+    Attack("a Basic header", f"{PROF11_CONTRACT}; RFC 6750 §2.1 (the Bearer scheme)"),
+    Attack("an unknown token", f"{PROF11_CONTRACT}; RFC 6750 §3.1 invalid_token", named=True),
+    Attack("the real token with a flipped signature byte", f"{PROF11_CONTRACT}; RFC 7515 §5.2; RFC 8725 §3.1"),
+    Attack("an expired token", f"{PROF11_CONTRACT}; RFC 7519 §4.1.4; contract A Auth 2"),
+    Attack("a token for another audience", f"{PROF11_CONTRACT}; RFC 8707 §2; RFC 8725 §3.9"),
+)
+
+
+def _credentials_cases(
+    caller: ProfileCaller, account: LinkedAccount, issuer: HarnessIssuer | None, run: AttackRun
+) -> dict[str, dict[str, str] | None]:
+    """Each PROF-11 case as the headers it sends (None: no Authorization header); reuses the token families of
+    suites/auth/test_tokens.py (forge helpers, the harness issuer)."""
+    cases: dict[str, dict[str, str] | None] = {
+        "no Authorization header": None,
+        "an empty Authorization header": {"Authorization": ""},
+        "'Bearer' without a token": {"Authorization": "Bearer"},
+        "a Basic header": {"Authorization": "Basic Y29uZm9ybWFuY2U6cHJvYmU="},
+        "an unknown token": {"Authorization": f"Bearer {INVALID_BEARER}"},
+    }
+    try:
+        cases["the real token with a flipped signature byte"] = bearer(tamper_signature(fresh_token(account)))
+    except ForgeError:
+        run.inapplicable("the real token with a flipped signature byte", "the access token is opaque (not a JWT)")
+    scopes = distinct([*account.scopes, *oauth_scopes(caller.tool)])
+    control = None
+    if issuer is not None:  # the issuer's own valid token first: else expired/audience cases would pass vacuously
+        control = safe_call(
+            caller.http, caller.url, caller.tool, token=issuer.valid(account.resource, scopes), arguments={}
+        )
+    trusted = isinstance(control, CallOutcome) and _accepted(control)
+    for case in ("an expired token", "a token for another audience"):
+        if issuer is None or not trusted:
+            why = "no test issuer configured" if issuer is None else "a valid test-issuer token was refused"
+            run.not_tried(case, f"needs harness-issued tokens the target trusts ({why}; {HARNESS_OPTION})")
+    if issuer is not None and trusted:
+        cases["an expired token"] = bearer(issuer.expired(account.resource, scopes))
+        cases["a token for another audience"] = bearer(issuer.wrong_audience(account.resource, scopes))
+    for headers in cases.values():
+        if headers is not None and headers["Authorization"].startswith("Bearer "):
+            caller.http.redactor.add_secret(headers["Authorization"].removeprefix("Bearer ").strip())
+    return cases
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _accepted(outcome: CallOutcome) -> bool:
+    return not (outcome.refused_http or outcome.auth_error_result) and outcome.result is not None
+
+
 @rule("PROF-11")
-def test_no_placeholder_without_credentials(profile_caller: ProfileCaller) -> None:
-    problems = []
-    for what, token in (("without credentials", None), ("with an invalid token", INVALID_BEARER)):
-        outcome = profile_caller.call(token)
-        if outcome.status == 401 or outcome.auth_error_result:
-            continue
-        if outcome.returned_data:
+def test_no_placeholder_without_credentials(
+    profile_caller: ProfileCaller,
+    linked_account: LinkedAccount,
+    host_http: HostHTTP,
+    conformance_settings: Settings,
+) -> None:
+    run = AttackRun.of("PROF-11")
+    try:
+        issuer = load_issuer(conformance_settings, host_http)
+    except NeedsUnmet as exc:
+        issuer = None
+        observe(f"no harness issuer: {exc}")
+    cases = _credentials_cases(profile_caller, linked_account, issuer, run)
+    for case, headers in cases.items():
+        outcome = safe_call(profile_caller.http, profile_caller.url, profile_caller.tool, headers=headers, arguments={})
+        problem: str | None = None
+        if isinstance(outcome, Unreached):
+            problem = outcome  # a transport failure: the case was not tried
+        elif isinstance(outcome, str):
+            problem = f"{case}: the request failed ({outcome})"
+        elif outcome.status == 401 or outcome.auth_error_result:
+            problem = None
+        elif outcome.returned_data:
             record = json_get(outcome.result, "structuredContent")
-            problems.append(f"{what}: a profile came back instead of an auth error ({record!r})")
+            problem = f"{case}: {profile_caller.name!r} returned a profile instead of an auth error ({record!r})"
         else:
-            problems.append(f"{what}: {outcome.describe()}, not an auth error (401 or a result with a challenge)")
-    if problems:
-        fail(f"{profile_caller.name!r} " + "; ".join(problems))
+            problem = f"{case}: {outcome.describe()}, not an auth error (401 or a result with a challenge)"
+        run.judged(case, problem)
+    run.conclude()

@@ -1,0 +1,78 @@
+"""Issue 16: AUTH-TOOL-03/04, PROF-11 and AUTH-FLOW-06 iterate cited attack tables.
+
+The reference mutants prove each table catches what the old single probe missed (tests/matrix: the mutants
+``ts-empty-query-token-as-user``, ``ts-profile-guest-on-expired``, ``idp-code-consume-race``); here, the tables'
+shape and how an empty-credential case is judged over every tool: data back fails the case, a case whose every call
+failed in transport is not tried, never failed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from conformance._checks import catalog_rows
+from conformance._exceptions import TargetUnreachable
+from conformance._verdicts import Failure
+from conformance.host.mcp import RawResult
+from conformance.suites._cases import AttackRun, unreached_text
+from conformance.suites._tool_access import CallOutcome
+from conformance.suites.auth import test_flow, test_tools
+from conformance.suites.profile import test_result
+
+NEW_TABLES = {"AUTH-TOOL-03": 5, "AUTH-TOOL-04": 5, "PROF-11": 8, "AUTH-FLOW-06": 5}
+
+
+def test_each_rule_counts_its_cited_cases() -> None:
+    rows = {row["id"]: row for row in catalog_rows()}
+    tables = {
+        "AUTH-TOOL-03": test_tools.TOOL03,
+        "AUTH-TOOL-04": test_tools.TOOL04,
+        "PROF-11": test_result.PROF11,
+        "AUTH-FLOW-06": test_flow.FLOW06,
+    }
+    for rule_id, count in NEW_TABLES.items():
+        assert rows[rule_id]["cases"] == count == len(tables[rule_id])
+        assert all("RFC" in a.source or "contract" in a.source for a in tables[rule_id])
+    # Every empty-credential placement the fixture sends is a case of both anonymous tables, and nothing else is.
+    for table in (test_tools.TOOL03, test_tools.TOOL04):
+        assert {a.case for a in table} == {"no Authorization header", *test_tools.EMPTY_CREDENTIALS}
+
+
+def _outcome(result: dict[str, Any] | None, status: int = 200) -> CallOutcome:
+    message = {"jsonrpc": "2.0", "id": 1, "result": result} if result is not None else None
+    return CallOutcome(RawResult(status, httpx.Headers(), message, [], None, "call", None, "", b""))
+
+
+DATA = {"content": [{"type": "text", "text": "orders"}], "isError": False}
+AUTH_ERROR = {"content": [{"type": "text", "text": "sign in"}], "isError": True}
+
+
+def _run(outcomes: dict[str, dict[str, CallOutcome | str]]) -> AttackRun:
+    run = AttackRun.of("AUTH-TOOL-03")
+    run.tried_case("no Authorization header")
+    test_tools._judge_empty_credentials(run, outcomes, {"list_orders": "declared oauth2 only"})
+    return run
+
+
+def test_data_back_on_one_placement_fails_naming_it() -> None:
+    outcomes: dict[str, dict[str, CallOutcome | str]] = {
+        case: {"list_orders": _outcome(AUTH_ERROR)} for case in test_tools.EMPTY_CREDENTIALS
+    }
+    outcomes["an empty access_token query parameter"]["list_orders"] = _outcome(DATA)
+    run = _run(outcomes)
+    with pytest.raises(Failure, match=r"an empty access_token query parameter: 'list_orders'.*\[.*RFC 6750 §2.3"):
+        run.conclude()
+
+
+def test_a_placement_lost_in_transport_is_not_tried() -> None:
+    lost = unreached_text(TargetUnreachable("connection reset by peer"))
+    outcomes: dict[str, dict[str, CallOutcome | str]] = {
+        case: {"list_orders": _outcome(AUTH_ERROR)} for case in test_tools.EMPTY_CREDENTIALS
+    }
+    outcomes["a Basic header"]["list_orders"] = lost
+    run = _run(outcomes)
+    assert "a Basic header" in run.untried and not run.problems
+    assert len(run.tried) == 4
