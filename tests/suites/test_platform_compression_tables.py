@@ -15,6 +15,9 @@ EXPECTED = {
     "CAMP-13": 10,
     "CAMP-14": 3,
     "IMG-RSZ-01": 5,
+    "IMG-RSZ-02": 4,  # fit, cover and thumb: every way of giving fewer than both dimensions
+    "IMG-RSZ-03": 4,
+    "IMG-RSZ-04": 4,
     "IMG-TLS-01": 3,
 }
 

@@ -112,6 +112,8 @@ def parse_resize(options: object, defects: frozenset[str]) -> engine.Resize:
         lenient = {"scale_accepts_both", "scale_accepts_consistent_both"} & defects  # the latter: see post_output
         if given == 0 or (given == 2 and not lenient):
             raise ApiError(400, "BadRequest", "JSON validation error: scale takes exactly one of width or height")
+    elif width is None and height is not None and method in ("fit", "thumb") and "box_missing_width_square" in defects:
+        width = height  # the mutant: a missing width taken as the height (a square box)
     elif width is None or height is None:
         raise ApiError(400, "BadRequest", f"JSON validation error: {method} needs both width and height")
     return engine.Resize(method, width, height)
