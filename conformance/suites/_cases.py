@@ -72,6 +72,11 @@ def unreached_text(exc: BaseException) -> str:
 TRANSPORT = "the exchange failed at the transport layer, so the target did not answer the case"
 
 
+def cited(source: str, *cases: str, named: bool = False) -> tuple[Attack, ...]:
+    """Consecutive cases of a table that rest on one source: the citation written once."""
+    return tuple(Attack(case, source, named=named) for case in cases)
+
+
 def attack_table(rule_id: str, *attacks: Attack) -> tuple[Attack, ...]:
     """Declare (and register) the attack table of ``rule_id``; returns it for the check to iterate."""
     names = [a.case for a in attacks]

@@ -7,9 +7,10 @@ tokens of its first exchange.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
 import jwt
@@ -332,26 +333,10 @@ def test_code_works_once(linker: Linker, linked_account: LinkedAccount) -> None:
         request = linker.request()
         accepted = linker.code(request)
         verifier = request.pkce.verifier if request.pkce else None
-        try:
-            used = tokens.exchange_code(
-                accepted.code or "", verifier, request.redirect_uri, request.resource, method=method
-            )
-        except TargetUnreachable as exc:
-            run.unreached(case, str(exc))
-            continue
-        if not used.ok:
-            # The AS does not take this client authentication for this client: the replay has nothing to replay.
-            run.not_tried(case, f"the first exchange ({method}) was refused: {used.describe()}")
-            continue
-        with run.attempt(case):
-            problem = _replay_problem(
-                tokens.exchange_code(
-                    accepted.code or "", verifier, request.redirect_uri, request.resource, method=replay
-                ),
-                case,
-            )
-            if problem:
-                fail(problem)
+        # If the AS does not take this client authentication for this client, the replay has nothing to replay.
+        exchange = partial(tokens.exchange_code, accepted.code or "", verifier, request.redirect_uri, request.resource)
+        refused = f"the first exchange ({method}) was refused: {{}}"
+        _judge_replay(run, case, partial(exchange, method=method), refused, partial(exchange, method=replay))
     _replay_after_refresh(linker, run)
     _concurrent_exchanges(linker, run)
     run.conclude()
@@ -365,16 +350,36 @@ def _replay_after_refresh(linker: Linker, run: AttackRun) -> None:
         run.inapplicable(AFTER_REFRESH_CASE, "the token response carries no refresh token")
         return
     linker.http.redactor.add_secret(first.refresh_token)
+    accepted, refresh_token = attempt.accepted, first.refresh_token
+    _judge_replay(
+        run,
+        AFTER_REFRESH_CASE,
+        lambda: linker.host.tokens.refresh(refresh_token),
+        "the refresh failed ({})",
+        lambda: linker.host.tokens.exchange(attempt.request, accepted),
+    )
+
+
+def _judge_replay(
+    run: AttackRun,
+    case: str,
+    first: Callable[[], TokenResult],
+    first_refused: str,
+    replay: Callable[[], TokenResult],
+) -> None:
+    """One replay case: the legitimate ``first`` use must succeed (else the case is not tried, or unreached when the
+    AS cannot be reached; ``first_refused`` says why, ``{}`` the refused answer), then ``replay`` of the same code
+    must be refused."""
     try:
-        refreshed = linker.host.tokens.refresh(first.refresh_token)
+        used = first()
     except TargetUnreachable as exc:
-        run.unreached(AFTER_REFRESH_CASE, str(exc))
+        run.unreached(case, str(exc))
         return
-    if not refreshed.ok:
-        run.not_tried(AFTER_REFRESH_CASE, f"the refresh failed ({refreshed.describe()})")
+    if not used.ok:
+        run.not_tried(case, first_refused.format(used.describe()))
         return
-    with run.attempt(AFTER_REFRESH_CASE):
-        problem = _replay_problem(linker.host.tokens.exchange(attempt.request, attempt.accepted), AFTER_REFRESH_CASE)
+    with run.attempt(case):
+        problem = _replay_problem(replay(), case)
         if problem:
             fail(problem)
 

@@ -28,6 +28,7 @@ from conformance.host.declarations import (
 from conformance.host.discovery import discover_prm
 from conformance.host.http import HostHTTP
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
+from conformance.suites._credentials import absent_credentials, empty_credential_attacks
 from conformance.suites._tool_access import (
     CallOutcome,
     Listing,
@@ -77,21 +78,9 @@ def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing)
 A_AUTH_6 = "contract A Auth 6 (oauth2 only: an anonymous call gets an auth error)"
 TOOL03 = attack_table(
     "AUTH-TOOL-03",
-    Attack("no Authorization header", f"{A_AUTH_6}; RFC 6750 §3.1", named=True),
-    Attack("an empty Authorization header", f"{A_AUTH_6}; RFC 6750 §2.1"),
-    Attack(
-        "'Bearer' without a token",
-        f"{A_AUTH_6}; RFC 6750 §2.1 (b64token is not empty; a header value cannot end in spaces: RFC 9110 §5.5)",
-    ),
-    Attack("a Basic header", f"{A_AUTH_6}; RFC 6750 §2.1 (the Bearer scheme); RFC 7617"),
-    Attack("an empty access_token query parameter", f"{A_AUTH_6}; RFC 6750 §2.3; OAuth 2.1 §5.1 (header only)"),
+    *empty_credential_attacks(A_AUTH_6, absent_credentials(), also={"a Basic header": "RFC 7617"}),
 )
-EMPTY_CREDENTIALS: dict[str, dict[str, Any]] = {
-    "an empty Authorization header": {"headers": {"Authorization": ""}},
-    "'Bearer' without a token": {"headers": {"Authorization": "Bearer"}},
-    "a Basic header": {"headers": {"Authorization": "Basic Y29uZm9ybWFuY2U6cHJvYmU="}},
-    "an empty access_token query parameter": {"query": {"access_token": ""}},
-}
+EMPTY_CREDENTIALS: dict[str, dict[str, Any]] = {c.case: c.send for c in absent_credentials() if c.send}
 
 
 A_WRITES = "contract A What the service does (a tool that is not read-only is not anonymously callable)"

@@ -12,7 +12,7 @@ from conformance import expect, fail, hypothesis_profile, needs, observe, rule
 from conformance._verdicts import Failure
 from conformance.config import Settings
 from conformance.host.fields import json_field, json_get
-from conformance.suites._cases import Attack, AttackRun, attack_table
+from conformance.suites._cases import Attack, AttackRun, attack_table, cited
 from conformance.suites.campaigns.client import COMPARED, CampaignsApi, expect_shape, page
 from conformance.suites.platform._keys import BAD_KEYS, KEY_SOURCE, NAMED_KEY_CASES, key_headers
 from conformance.suites.platform.client import (
@@ -229,9 +229,9 @@ CAMP04_SOURCE = (
 )
 CAMP04 = attack_table(
     "CAMP-04",
-    Attack("a budget of 999,999 micros", CAMP04_SOURCE, named=True),
-    Attack("a create without budget", CAMP04_SOURCE, named=True),
-    Attack("an empty budget object", CAMP04_SOURCE, named=True),
+    *cited(
+        CAMP04_SOURCE, "a budget of 999,999 micros", "a create without budget", "an empty budget object", named=True
+    ),
     Attack("budget as a number", f"{CREATE_BODY} (budget: object)"),
     *_wrong_types("lifetime_spend_limit_micros", BUDGET_MIN, numeric=True),
 )
@@ -588,12 +588,13 @@ def test_actions_and_archived_is_final(campaigns_api: CampaignsApi) -> None:
 CONVERSIONS = f"CAMP-12; {CREATE_BODY} (conversion_event_setting_ids: string[], exactly one with conversions)"
 CAMP12 = attack_table(
     "CAMP-12",
-    Attack("no conversion_event_setting_ids", CONVERSIONS, named=True),
-    Attack("an empty list", CONVERSIONS, named=True),
-    Attack("two settings", CONVERSIONS, named=True),
+    *cited(CONVERSIONS, "no conversion_event_setting_ids", "an empty list", "two settings", named=True),
     Attack("the same setting twice", f"{CONVERSIONS}: two entries are not exactly one"),
-    Attack("the setting id as a bare string", f"{CREATE_BODY} (conversion_event_setting_ids: string[])"),
-    Attack("a list holding a number", f"{CREATE_BODY} (conversion_event_setting_ids: string[])"),
+    *cited(
+        f"{CREATE_BODY} (conversion_event_setting_ids: string[])",
+        "the setting id as a bare string",
+        "a list holding a number",
+    ),
     Attack("null", f"{CREATE_BODY} (conversion_event_setting_ids: string[]); CAMP-12 (zero rejected)"),
     Attack("an unknown setting id", f"{CREATE_BODY} (an active standard event setting of this account)"),
 )

@@ -18,6 +18,7 @@ from conformance.host.profile import (
     result_problems,
 )
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
+from conformance.suites._credentials import absent_credentials, empty_credential_attacks
 from conformance.suites._linking import INVALID_BEARER, LinkedAccount
 from conformance.suites._tool_access import (
     HARNESS_OPTION,
@@ -94,15 +95,12 @@ def test_unavailable_fields_are_omitted(profiles: list[AccountProfile]) -> None:
 
 
 PROF11_CONTRACT = "contract PROF-11 (no placeholder profile without valid credentials)"
+PROF11_EMPTY = absent_credentials(
+    "no Authorization header", "an empty Authorization header", "'Bearer' without a token", "a Basic header"
+)
 PROF11 = attack_table(
     "PROF-11",
-    Attack("no Authorization header", f"{PROF11_CONTRACT}; RFC 6750 §3.1", named=True),
-    Attack("an empty Authorization header", f"{PROF11_CONTRACT}; RFC 6750 §2.1"),
-    Attack(
-        "'Bearer' without a token",
-        f"{PROF11_CONTRACT}; RFC 6750 §2.1 (b64token is not empty; a header value cannot end in spaces: RFC 9110 §5.5)",
-    ),
-    Attack("a Basic header", f"{PROF11_CONTRACT}; RFC 6750 §2.1 (the Bearer scheme)"),
+    *empty_credential_attacks(PROF11_CONTRACT, PROF11_EMPTY),
     Attack("an unknown token", f"{PROF11_CONTRACT}; RFC 6750 §3.1 invalid_token", named=True),
     Attack("the real token with a flipped signature byte", f"{PROF11_CONTRACT}; RFC 7515 §5.2; RFC 8725 §3.1"),
     Attack("an expired token", f"{PROF11_CONTRACT}; RFC 7519 §4.1.4; contract A Auth 2"),
@@ -116,10 +114,7 @@ def _credentials_cases(
     """Each PROF-11 case as the headers it sends (None: no Authorization header); reuses the token families of
     suites/auth/test_tokens.py (forge helpers, the harness issuer)."""
     cases: dict[str, dict[str, str] | None] = {
-        "no Authorization header": None,
-        "an empty Authorization header": {"Authorization": ""},
-        "'Bearer' without a token": {"Authorization": "Bearer"},
-        "a Basic header": {"Authorization": "Basic Y29uZm9ybWFuY2U6cHJvYmU="},
+        **{c.case: c.headers for c in PROF11_EMPTY},
         "an unknown token": {"Authorization": f"Bearer {INVALID_BEARER}"},
     }
     try:

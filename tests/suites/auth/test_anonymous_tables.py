@@ -17,7 +17,8 @@ from conformance._checks import catalog_rows
 from conformance._exceptions import TargetUnreachable
 from conformance._verdicts import Failure
 from conformance.host.mcp import RawResult
-from conformance.suites._cases import AttackRun, unreached_text
+from conformance.suites._cases import Attack, AttackRun, cited, unreached_text
+from conformance.suites._credentials import absent_credentials
 from conformance.suites._tool_access import CallOutcome
 from conformance.suites.auth import test_flow, test_tools
 from conformance.suites.profile import test_result
@@ -76,3 +77,24 @@ def test_a_placement_lost_in_transport_is_not_tried() -> None:
     run = _run(outcomes)
     assert "a Basic header" in run.untried and not run.problems
     assert len(run.tried) == 4
+
+
+def test_one_family_feeds_both_rules() -> None:
+    """Issue 15: the empty-credentials family has one home; each rule's rows are the family's, under its own prefix."""
+    family = {c.case: c for c in absent_credentials()}
+    for rule_prefix, table in (
+        (test_tools.A_AUTH_6, test_tools.TOOL03),
+        (test_result.PROF11_CONTRACT, test_result.PROF11[: len(test_result.PROF11_EMPTY)]),
+    ):
+        for attack in table:
+            assert attack.source.startswith(f"{rule_prefix}; {family[attack.case].cites}")
+            assert attack.named == family[attack.case].named
+    assert {c.case: c.send for c in absent_credentials() if c.send} == test_tools.EMPTY_CREDENTIALS
+    assert test_result.PROF11_EMPTY[0].headers is None  # "no Authorization header" sends none
+    assert test_tools.TOOL03[3].source.endswith("; RFC 7617")  # AUTH-TOOL-03's own further source is kept
+
+
+def test_cited_writes_one_source_for_each_case() -> None:
+    rows = cited("RFC X §1", "a", "b", named=True)
+    assert rows == (Attack("a", "RFC X §1", named=True), Attack("b", "RFC X §1", named=True))
+    assert cited("RFC Y") == ()
