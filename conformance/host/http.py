@@ -141,7 +141,7 @@ class Transfer:
         if len(self.body) > limit:
             raise ResponseTooLarge(f"{self.shown}: response body exceeds {limit} bytes")
         if time.monotonic() - self.started > self.client.total_timeout:
-            raise TargetUnreachable(f"{self.shown}: no complete response within {self.client.total_timeout:.0f}s")
+            raise TargetUnreachable(f"{self.shown}: no complete response within {self.client.total_timeout:g}s")
 
     def failed(self, exc: ResponseTooLarge | TargetUnreachable | httpx.HTTPError) -> Exception:
         """The exception to raise for ``exc``, carrying the exchange (an httpx error becomes TargetUnreachable)."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
 import httpx
 import pytest
 
@@ -146,3 +149,14 @@ def test_record_exchange_attaches_redacted_evidence() -> None:
     (exchange,) = record.exchanges
     assert "sk_recorded_secret_1" not in str(exchange)
     assert exchange["direction"] == "outbound-sdk" and exchange["request_body"].startswith("<binary")
+
+
+def test_a_body_trickling_past_the_total_timeout_is_cut_and_says_the_bound_as_set() -> None:
+    def trickle() -> Iterator[bytes]:
+        for _ in range(20):  # 20 x 50 ms: each chunk well within any read timeout, the whole past 0.3 s
+            time.sleep(0.05)
+            yield b"x"
+
+    client = mock(lambda r: httpx.Response(200, content=trickle()), total_timeout=0.3)
+    with pytest.raises(TargetUnreachable, match=r"no complete response within 0\.3s$"):  # not rounded to "0s"
+        client.get("https://t.example/slow")
