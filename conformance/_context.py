@@ -71,6 +71,11 @@ def current() -> CheckRecord | None:
     return _current
 
 
+def current_rules_text() -> str:
+    """The rules of the running check, for evidence that names where something was obtained; "a fixture" outside."""
+    return ", ".join(_current.rules) if _current is not None and _current.rules else "a fixture"
+
+
 def mark() -> int:
     """Where the running check's exchanges end now (for :func:`since`)."""
     record = _current

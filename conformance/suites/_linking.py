@@ -519,9 +519,7 @@ class Linker:
         result = self.login(request, account=account, decision=decision)
         callback = parse_callback(result.callback_url) if result.callback_url else None
         if callback is not None:
-            record = _context.current()
-            during = ", ".join(record.rules) if record is not None and record.rules else "a fixture"
-            self.responses.append(ObtainedResponse(request, callback, during))
+            self.responses.append(ObtainedResponse(request, callback, _context.current_rules_text()))
         return result, callback
 
     def code(self, request: AuthorizationRequest, *, account: int = 1) -> AcceptedResponse:

@@ -262,8 +262,7 @@ def call(
     )
     outcome = CallOutcome(raw)
     if outcome.result is not None:
-        record = _context.current()
-        during = ", ".join(record.rules) if record is not None and record.rules else "a fixture"
+        during = _context.current_rules_text()
         _OBTAINED.setdefault(http, []).append(ObtainedResult(name, args, token is not None, outcome.result, during))
     return outcome
 
