@@ -37,9 +37,16 @@ class StackContext:
     mutants: frozenset[str] = frozenset()
     # (requests, window seconds) for the services that limit their request rate (the platform sandbox); None: none
     request_limit: tuple[int, float] | None = None
+    # Ports already handed to this stack's services: none of them is bound until the services start, so the OS may
+    # offer one twice; two services on one port would have one answer the other's health URL (same CA, same path).
+    given_ports: set[int] = field(default_factory=set)
 
     def port(self) -> int:
-        return free_port(self.host)
+        """A free port no other service of this stack was given."""
+        while (port := free_port(self.host)) in self.given_ports:
+            pass
+        self.given_ports.add(port)
+        return port
 
     def mutant_args(self, own: Iterable[Any]) -> list[str]:
         """``--mutant NAME`` for each of this stack's mutants among ``own`` (a service's catalogue)."""

@@ -152,3 +152,14 @@ def test_a_port_race_is_told_apart_from_other_start_failures() -> None:
     assert StackError("x", None, "ERROR: [Errno 98] error while attempting to bind: address already in use").port_taken
     assert StackError("x", None, "Error: listen EADDRINUSE: address already in use 127.0.0.1:4000").port_taken
     assert not StackError("x", None, "ModuleNotFoundError: No module named 'pyvips'").port_taken
+
+
+def test_a_stack_never_gives_two_services_the_same_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The OS may offer a port twice while none is bound yet; a second service on it would fail to bind while the
+    first answered its health URL (same CA, same /healthz), so the stack would start with a service missing."""
+    from conformance.reference import _service
+
+    offered = iter([49701, 49701, 49701, 49702])
+    monkeypatch.setattr(_service, "free_port", lambda host="127.0.0.1": next(offered))
+    ctx = _service.StackContext(tmp_path, tmp_path / "ca.pem", tmp_path / "cert.pem", tmp_path / "key.pem")
+    assert [ctx.port(), ctx.port()] == [49701, 49702]
