@@ -24,7 +24,9 @@ def test_probe():
 def test_a_run_freezes_what_collection_built_and_restores_the_collector(pytester: pytest.Pytester) -> None:
     before = gc.get_threshold()
     pytester.makepyfile(test_probe=PROBE)
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "test_probe.py")
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "test_probe.py"
+    )
     assert result.ret in (0, 1, 5), result.stdout.str()[-2000:]
     seen = json.loads((pytester.path / "gc.json").read_text())
     assert seen["frozen"] > 10_000  # modules, classes, the collected items
