@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance import _context, _outcomes
+from conformance import _context, _gc, _outcomes
 from conformance._exceptions import ConfigError
 from conformance._hypothesis import drop_idle_summary_hook
 from conformance._outcomes import NEED_KEY, rules_of, suite_of
@@ -115,6 +115,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.ignore = [*(config.option.ignore or []), *unselected]
     session = ConformanceSession(settings, strict, baseline, active)
     config.stash[SESSION_KEY] = session
+    if active:
+        _gc.relax(config)  # fewer garbage collections over a run's long-lived imports (issue 19)
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
@@ -197,6 +199,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         suite = suite_of(item)
         if suite is not None and rules_of(item):
             state.suites_run.add(suite)
+    if state.active:
+        _gc.freeze_collected()
 
 
 # -- running checks --------------------------------------------------------------------------------------------

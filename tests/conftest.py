@@ -9,6 +9,7 @@ from typing import Any
 
 import httpcore  # noqa: F401 - imported with the session, see below
 import httpcore2  # noqa: F401 - the same for the MCP SDK's httpx2
+import PIL.Image  # noqa: F401 - the same for Pillow's format registry
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -17,7 +18,9 @@ pytest_plugins = ["pytester"]
 # the first request; pytester's in-process runs drop the modules first imported inside them. Were httpcore first
 # imported inside one, the next import would be a second copy whose exceptions httpx no longer maps (a refused TLS
 # handshake would escape unmapped, in whatever test runs next, e.g. the MCP session's mTLS test after
-# tests/test_plugin.py). Importing both with the session keeps one copy of each, whatever the test order.
+# tests/test_plugin.py). Importing both with the session keeps one copy of each, whatever the test order. Pillow too:
+# the product loads it only when an image is judged (issue 19), and a second PIL.Image registers no JPEG decoder
+# when a plugin module of the first copy stayed (a JPEG of tests/test_corpus.py then does not decode).
 
 
 @pytest.fixture(scope="session")

@@ -54,7 +54,13 @@ def test_a_run_without_property_checks_never_imports_hypothesis(tmp_path: Path) 
 
 
 def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(tmp_path: Path) -> None:
-    assert {"mcp", "conformance.host.mcp"} <= set(loaded_by(tmp_path, "--suite", "auth", "--target-url", UNREACHABLE))
+    # An auth run's collection loads the raw probes, not the SDK (its first check that lists tools does).
+    assert "conformance.host.mcp" in loaded_by(tmp_path, "--suite", "auth", "--target-url", UNREACHABLE)
+    sdk = tmp_path / "sdk"
+    sdk.mkdir()
+    assert "mcp" in loaded_by(
+        sdk, "-p", "conformance.host.mcp_session", "--suite", "compression", "--compression-url", UNREACHABLE
+    )
     platform = tmp_path / "platform"
     platform.mkdir()
     assert "hypothesis" in loaded_by(platform, "--suite", "platform", "--platform-url", UNREACHABLE)

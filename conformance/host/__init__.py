@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from conformance.host.exchange import BODY_EXCERPT_CHARS, Exchange, exchange_of, record_exchange
     from conformance.host.fields import json_field, json_get
     from conformance.host.http import USER_AGENT, HostHTTP, ssl_context
-    from conformance.host.mcp import McpSession, McpSessionError, raw_call
+    from conformance.host.mcp import McpSessionError, raw_call
+    from conformance.host.mcp_session import McpSession
     from conformance.host.publisher import Publisher
 
 # public name -> (module, attribute)
@@ -64,7 +65,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     },
     **{n: ("conformance.host.fields", n) for n in ("json_field", "json_get")},
     **{n: ("conformance.host.http", n) for n in ("USER_AGENT", "HostHTTP", "ssl_context")},
-    **{n: ("conformance.host.mcp", n) for n in ("McpSession", "McpSessionError", "raw_call")},
+    **{n: ("conformance.host.mcp", n) for n in ("McpSessionError", "raw_call")},
+    "McpSession": ("conformance.host.mcp_session", "McpSession"),
     "Publisher": ("conformance.host.publisher", "Publisher"),
 }
 

@@ -170,16 +170,27 @@ class Redactor:
         with self._lock:
             if len(self._levels) > 1 or self._pending:
                 self._merge(set(self._pending), everything=True)  # one scan per string for a whole report
-        return self._scrub_tree(value)
+        # Each distinct string is scrubbed once: a report repeats most of its strings (header names and values,
+        # an exchange that is evidence for several rules): 23 000 strings, 1 700 distinct, on auth+profile.
+        return self._scrub_tree(value, {})
 
-    def _scrub_tree(self, value: Any) -> Any:
+    def _scrub_tree(self, value: Any, done: dict[str, str]) -> Any:
         if isinstance(value, dict):
-            return {self.scrub(k) if isinstance(k, str) else k: self._scrub_tree(v) for k, v in value.items()}
+            return {
+                self._scrub_once(k, done) if isinstance(k, str) else k: self._scrub_tree(v, done)
+                for k, v in value.items()
+            }
         if isinstance(value, list | tuple):
-            return [self._scrub_tree(v) for v in value]
+            return [self._scrub_tree(v, done) for v in value]
         if isinstance(value, str):
-            return self.scrub(value)
+            return self._scrub_once(value, done)
         return value
+
+    def _scrub_once(self, text: str, done: dict[str, str]) -> str:
+        clean = done.get(text)
+        if clean is None:
+            clean = done[text] = self.scrub(text)
+        return clean
 
     def header(self, name: str, value: str) -> str:
         if name.lower() in SECRET_HEADERS:

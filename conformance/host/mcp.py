@@ -12,46 +12,35 @@ What the SDK refused is reported beside the raw value.
 :func:`raw_call` is for negative probes where the SDK would hide the status line and headers: JSON-RPC over
 :class:`HostHTTP` (``initialize``, ``notifications/initialized``, then the call, carrying ``Mcp-Session-Id``),
 reading JSON and ``text/event-stream`` answers alike.
+
+The session is in :mod:`conformance.host.mcp_session`, loaded when ``McpSession`` is first named here: importing
+the SDK costs more CPU than many checks, and a run's first checks (and every raw probe) do without it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import httpx2
-import mcp_types as types
-from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ConfigDict, ValidationError
 
-from conformance import _context
-from conformance._exceptions import ResponseTooLarge, TargetError, TargetUnreachable
+from conformance._exceptions import TargetError
 from conformance.host import _json as target_json
 from conformance.host.challenge import Challenge, first_bearer_challenge
 from conformance.host.discovery import MCP_HEADERS, initialize_request
-from conformance.host.exchange import now_stamp, record_exchange
-from conformance.host.http import USER_AGENT, HostHTTP, ssl_context
+from conformance.host.http import HostHTTP
+
+if TYPE_CHECKING:
+    from conformance.host.mcp_session import CLIENT_INFO as CLIENT_INFO
+    from conformance.host.mcp_session import MAX_PAGES as MAX_PAGES
+    from conformance.host.mcp_session import McpSession as McpSession
+    from conformance.host.mcp_session import ToolCall as ToolCall
+    from conformance.host.mcp_session import ToolListing as ToolListing
 
 SESSION_HEADER = "Mcp-Session-Id"
 PROTOCOL_HEADER = "MCP-Protocol-Version"
-MAX_PAGES = 100
-CLIENT_INFO = types.Implementation(name="conformance-host", version="0.1")
-_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
-
-
-class _RawResult(BaseModel):
-    """Any JSON object: the SDK's typed parse would drop unknown fields (``securitySchemes``)."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class McpSessionError(TargetError):
@@ -243,389 +232,14 @@ def raw_call(
 
 # ------------------------------------------------------------------------------------- SDK session
 
-
-@dataclass
-class _Exchange:
-    """One HTTP exchange of the SDK's client: kept for evidence and for reading results as sent."""
-
-    request: httpx2.Request
-    rpc_method: str | None
-    rpc_id: Any
-    started: float
-    stamp: str
-    record: _context.CheckRecord | None
-    status: int | None = None
-    headers: httpx2.Headers | None = None
-    body: bytearray = field(default_factory=bytearray)
-    error: str | None = None
-    done: bool = False
-
-    def messages(self) -> list[Any]:
-        ctype = self.headers.get("content-type") if self.headers is not None else None
-        return jsonrpc_messages(ctype, bytes(self.body))
+# The SDK session lives in conformance.host.mcp_session, imported when first named (its SDK import is the costliest
+# of a run: a check that only probes never pays it).
+_SESSION_NAMES = frozenset({"McpSession", "ToolListing", "ToolCall", "MAX_PAGES", "CLIENT_INFO"})
 
 
-def _describe(exc: httpx2.HTTPError) -> str:
-    """Like HostHTTP's messages: say what failed, not just the exception class."""
-    name = type(exc).__name__
-    if isinstance(exc, httpx2.TimeoutException):
-        return f"timed out ({name})"
-    if isinstance(exc, httpx2.ConnectError) and "CERTIFICATE_VERIFY_FAILED" in str(exc):
-        return f"TLS certificate not trusted ({exc}); pass --ca-bundle for a private CA"
-    if isinstance(exc, httpx2.ReadError | httpx2.RemoteProtocolError):
-        detail = f"{name}: {exc}" if str(exc) else name
-        return f"the server closed the connection ({detail}); a server refusing the client certificate does this"
-    return f"{name}: {exc}" if str(exc) else name
+def __getattr__(name: str) -> Any:
+    if name in _SESSION_NAMES:
+        from conformance.host import mcp_session
 
-
-class _TeeStream(httpx2.AsyncByteStream):
-    """Passes the body through to the SDK while keeping a copy (up to the size cap) for evidence."""
-
-    def __init__(self, inner: Any, exchange: _Exchange, transport: _RecordingTransport) -> None:
-        self.inner = inner
-        self.exchange = exchange
-        self.transport = transport
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self.inner:
-                self.exchange.body.extend(chunk)
-                if len(self.exchange.body) > self.transport.max_bytes:
-                    self.exchange.error = f"response body exceeds {self.transport.max_bytes} bytes"
-                    raise ResponseTooLarge(self.exchange.error)
-                yield chunk
-        except httpx2.HTTPError as exc:
-            self.exchange.error = _describe(exc)
-            raise
-
-    async def aclose(self) -> None:
-        try:
-            await self.inner.aclose()
-        finally:
-            self.transport.finish(self.exchange)
-
-
-class _RecordingTransport(httpx2.AsyncBaseTransport):
-    def __init__(self, inner: httpx2.AsyncBaseTransport, redactor: Any, max_bytes: int) -> None:
-        self.inner = inner
-        self.redactor = redactor
-        self.max_bytes = max_bytes
-        self.exchanges: list[_Exchange] = []
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        rpc_method, rpc_id = None, None
-        try:
-            payload = json.loads(request.content) if request.content else None  # the host's own request
-        except (ValueError, httpx2.RequestNotRead):
-            payload = None
-        if isinstance(payload, dict):
-            rpc_method, rpc_id = payload.get("method"), payload.get("id")
-        stamp = now_stamp()
-        exchange = _Exchange(request, rpc_method, rpc_id, time.monotonic(), stamp, _context.current())
-        self.exchanges.append(exchange)
-        try:
-            response = await self.inner.handle_async_request(request)
-        except httpx2.HTTPError as exc:
-            exchange.error = _describe(exc)
-            self.finish(exchange)
-            raise
-        exchange.status = response.status_code
-        exchange.headers = response.headers
-        return httpx2.Response(
-            status_code=response.status_code,
-            headers=response.headers,
-            stream=_TeeStream(response.stream, exchange, self),
-            extensions=response.extensions,
-            request=request,
-        )
-
-    def finish(self, exchange: _Exchange) -> None:
-        """Attach the exchange, redacted, to the check that made it (once, when its body is complete)."""
-        if exchange.done:
-            return
-        exchange.done = True
-        if exchange.record is None:
-            return
-        request = exchange.request
-        try:
-            request_body: bytes | None = request.content
-        except httpx2.RequestNotRead:
-            request_body = None
-        answered = exchange.headers is not None
-        record_exchange(
-            self.redactor,
-            into=exchange.record,
-            method=request.method,
-            url=str(request.url),
-            request_headers=request.headers,
-            request_body=request_body,
-            status=exchange.status,
-            response_headers=exchange.headers,
-            response_body=bytes(exchange.body) if answered else None,
-            elapsed_s=time.monotonic() - exchange.started,
-            started_at=exchange.stamp,
-            error=exchange.error,
-        )
-
-    def last(self, rpc_method: str, since: int = 0) -> _Exchange | None:
-        """The latest exchange carrying a ``rpc_method`` request, among those made after the first ``since``."""
-        for exchange in reversed(self.exchanges[since:]):
-            if exchange.rpc_method == rpc_method and exchange.rpc_id is not None:
-                return exchange
-        return None
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-@dataclass
-class ToolListing:
-    """Every tool of every ``tools/list`` page, merged, exactly as sent."""
-
-    tools: list[Any]
-    pages: int
-    problems: list[str]  # pagination or shape problems (cursor loops, page cap, a page without a tools array)
-    sdk_errors: list[str]  # what the SDK refused to parse (the raw value is still in ``tools``)
-
-
-@dataclass
-class ToolCall:
-    """One ``tools/call``: the raw result or the JSON-RPC error, with the HTTP facts of its POST."""
-
-    name: str
-    arguments: dict[str, Any]
-    result: dict[str, Any] | None
-    error: dict[str, Any] | None
-    status: int | None
-    challenge: Challenge | None
-    sdk_error: str | None = None
-
-
-async def _send_raw(session: ClientSession, request: Any) -> dict[str, Any]:
-    """The SDK sends and correlates; the result stays a plain dict (the SDK's surface check still runs)."""
-    raw = await session.send_request(request, _RawResult)
-    return dict(raw.model_extra or {})
-
-
-def _unwrap(exc: BaseException) -> BaseException:
-    """The first real exception inside (nested) exception groups from anyio task groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-class McpSession:
-    """A host's MCP session with one tool server, for synchronous callers. Use as a context manager.
-
-    ``token`` is sent as ``Authorization: Bearer`` on every request (None: anonymous). ``client_cert`` is a
-    ``(certfile, keyfile)`` pair for mTLS. Opening runs ``initialize`` (+ ``notifications/initialized``) and
-    raises :class:`McpSessionError` (a TargetError) with the HTTP status and challenge when it fails.
-    """
-
-    def __init__(
-        self,
-        host: HostHTTP,
-        url: str,
-        *,
-        token: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        client_cert: tuple[str, str] | None = None,
-    ) -> None:
-        self.host = host
-        self.url = url
-        self.token = token
-        self.headers = dict(headers or {})
-        self.client_cert = client_cert
-        self.initialize_result: dict[str, Any] | None = None
-        self._stack: ExitStack | None = None
-        self._portal: BlockingPortal | None = None
-        self._session: ClientSession | None = None
-        self._transport: _RecordingTransport | None = None
-
-    # -- life cycle
-
-    def _http_client(self) -> httpx2.AsyncClient:
-        settings = self.host.httpx_client_kwargs()
-        t: dict[str, float | None] = settings["timeout"]
-        timeout = httpx2.Timeout(connect=t["connect"], read=t["read"], write=t["write"], pool=t["pool"])
-        if self.client_cert is None and settings.get("client_cert") is not None:
-            self.client_cert = settings["client_cert"]  # a host configured for mTLS presents it here too
-        verify = ssl_context(self.host.ca_bundle, client_cert=self.client_cert)  # shared, never mutated
-        max_bytes = self.host.max_response_bytes
-        self._transport = _RecordingTransport(httpx2.AsyncHTTPTransport(verify=verify), self.host.redactor, max_bytes)
-        mounts: dict[str, httpx2.AsyncBaseTransport | None] = {}
-        if settings.get("insecure_loopback"):
-            # As HostHTTP: unverified TLS is tolerated on loopback only, and recorded like the rest.
-            insecure = ssl_context(self.host.ca_bundle, verify=False, client_cert=self.client_cert)
-            loopback = _RecordingTransport(httpx2.AsyncHTTPTransport(verify=insecure), self.host.redactor, max_bytes)
-            loopback.exchanges = self._transport.exchanges  # one ordered log for result lookups
-            mounts = {f"all://{h}": loopback for h in _LOOPBACK}
-        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **self.headers}
-        if self.token is not None:
-            self.host.redactor.add_secret(self.token)
-            headers["Authorization"] = f"Bearer {self.token}"
-        return httpx2.AsyncClient(
-            timeout=timeout, transport=self._transport, mounts=mounts or None, headers=headers, follow_redirects=False
-        )
-
-    @asynccontextmanager
-    async def _connect(self) -> AsyncIterator[ClientSession]:
-        async with (
-            self._http_client() as client,
-            streamable_http_client(self.url, http_client=client) as (read, write),
-            ClientSession(
-                read, write, read_timeout_seconds=self.host.total_timeout, client_info=CLIENT_INFO
-            ) as session,
-        ):
-            yield session
-
-    def open(self) -> McpSession:
-        self.host.guard.check(self.url)
-        stack = ExitStack()
-        try:
-            self._portal = stack.enter_context(start_blocking_portal())
-            connect: AbstractContextManager[ClientSession] = self._portal.wrap_async_context_manager(self._connect())
-            self._session = stack.enter_context(connect)
-            self._stack = stack
-            session = self._session
-            try:
-                self._portal.call(session.initialize)
-            except Exception as exc:  # mapped to what the wire said below
-                raise self._failure("initialize", _unwrap(exc)) from None
-            exchange = self._transport.last("initialize") if self._transport else None
-            message = _response_to(exchange.messages(), exchange.rpc_id) if exchange else None
-            result = message.get("result") if message else None
-            self.initialize_result = result if isinstance(result, dict) else None
-        except BaseException:
-            self._stack = None
-            self._close_quietly(stack)
-            raise
-        return self
-
-    @staticmethod
-    def _close_quietly(stack: ExitStack) -> None:
-        with contextlib.suppress(Exception):  # a failed teardown must not mask the error being reported
-            stack.close()
-
-    def close(self) -> None:
-        stack, self._stack = self._stack, None
-        self._session = None
-        if stack is not None:
-            self._close_quietly(stack)
-
-    def __enter__(self) -> McpSession:
-        return self.open()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # -- operations
-
-    def _running(self) -> tuple[BlockingPortal, ClientSession]:
-        if self._portal is None or self._session is None:
-            raise RuntimeError("the MCP session is not open")
-        return self._portal, self._session
-
-    def _mark(self) -> int:
-        return len(self._transport.exchanges) if self._transport else 0
-
-    def _wire(self, rpc_method: str, since: int = 0) -> tuple[_Exchange | None, dict[str, Any] | None]:
-        exchange = self._transport.last(rpc_method, since) if self._transport else None
-        if exchange is None:
-            return None, None
-        return exchange, _response_to(exchange.messages(), exchange.rpc_id)
-
-    def _failure(self, rpc_method: str, exc: BaseException, since: int = 0) -> TargetError:
-        """What the wire said when the SDK gave up on ``rpc_method``."""
-        exchange, message = self._wire(rpc_method, since)
-        if isinstance(exc, TargetError):
-            return exc
-        if exchange is not None and exchange.status is None and exchange.error:
-            return TargetUnreachable(f"{rpc_method} {self.host.redactor.url(self.url)}: {exchange.error}")
-        status = exchange.status if exchange else None
-        challenge = _first_challenge(exchange.headers) if exchange and exchange.headers is not None else None
-        error = message.get("error") if message else None
-        detail = f"HTTP {status}" if status is not None else "no HTTP answer"
-        if error is not None:
-            detail += f", JSON-RPC error {json.dumps(error)[:300]}"
-        elif str(exc):
-            detail += f" ({type(exc).__name__}: {str(exc)[:300]})"
-        return McpSessionError(f"{rpc_method} failed: {detail}", status=status, challenge=challenge, error=error)
-
-    def list_tools(self, *, max_pages: int = MAX_PAGES) -> ToolListing:
-        """Every page of ``tools/list`` (following ``nextCursor`` until absent, a repeat, or ``max_pages``)."""
-        portal, session = self._running()
-        tools: list[Any] = []
-        problems: list[str] = []
-        sdk_errors: list[str] = []
-        seen: set[str] = set()
-        cursor: str | None = None
-        pages = 0
-        while True:
-            params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-            request = types.ListToolsRequest(params=params)
-            sdk_value: dict[str, Any] | None = None
-            mark = self._mark()
-            try:
-                sdk_value = portal.call(_send_raw, session, request)
-            except ValidationError as exc:
-                sdk_errors.append(f"page {pages + 1}: the SDK refused the result: {str(exc)[:500]}")
-            except Exception as exc:  # mapped to what the wire said
-                raise self._failure("tools/list", _unwrap(exc), mark) from None
-            _, message = self._wire("tools/list", mark)
-            page = message.get("result") if message and isinstance(message.get("result"), dict) else sdk_value
-            pages += 1
-            if not isinstance(page, dict) or not isinstance(page.get("tools"), list):
-                problems.append(f"page {pages}: the result has no tools array")
-                break
-            tools.extend(page["tools"])
-            next_cursor = page.get("nextCursor")
-            if next_cursor is None:
-                break
-            if not isinstance(next_cursor, str):
-                problems.append(f"page {pages}: nextCursor must be a string, got {next_cursor!r}")
-                break
-            if next_cursor in seen:
-                problems.append(f"page {pages}: nextCursor {next_cursor!r} repeats an earlier cursor (a loop)")
-                break
-            if pages >= max_pages:
-                problems.append(f"stopped after {max_pages} pages; the listing may be incomplete")
-                break
-            seen.add(next_cursor)
-            cursor = next_cursor
-        return ToolListing(tools, pages, problems, sdk_errors)
-
-    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolCall:
-        """``tools/call``; a JSON-RPC error or an HTTP error status is returned in the ToolCall, not raised.
-
-        Connection failures raise :class:`TargetUnreachable`.
-        """
-        portal, session = self._running()
-        args = dict(arguments or {})
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=args))
-        sdk_error: str | None = None
-        sdk_value: dict[str, Any] | None = None
-        mark = self._mark()
-        try:
-            sdk_value = portal.call(_send_raw, session, request)
-        except ValidationError as exc:
-            sdk_error = f"the SDK refused the result: {str(exc)[:500]}"
-        except MCPError as exc:
-            sdk_error = f"JSON-RPC error {exc.code}: {exc.message}"
-        except Exception as exc:  # mapped to what the wire said
-            failure = self._failure("tools/call", _unwrap(exc), mark)
-            if not isinstance(failure, McpSessionError):
-                raise failure from None
-            sdk_error = str(failure)
-        exchange, message = self._wire("tools/call", mark)
-        result = message.get("result") if message else sdk_value
-        error = message.get("error") if message else None
-        return ToolCall(
-            name=name,
-            arguments=args,
-            result=result if isinstance(result, dict) else None,
-            error=error if isinstance(error, dict) else None,
-            status=exchange.status if exchange else None,
-            challenge=_first_challenge(exchange.headers) if exchange and exchange.headers is not None else None,
-            sdk_error=sdk_error,
-        )
+        return getattr(mcp_session, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

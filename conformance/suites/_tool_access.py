@@ -32,7 +32,7 @@ from conformance.host.declarations import (
 )
 from conformance.host.forge import HarnessIssuer
 from conformance.host.http import HostHTTP
-from conformance.host.mcp import McpSession, McpSessionError, RawResult, raw_call
+from conformance.host.mcp import McpSessionError, RawResult, raw_call
 from conformance.suites._cases import unreached_text
 
 PROBE_TEXT = "conformance"
@@ -67,6 +67,8 @@ def list_tools(
     http: HostHTTP, url: str, *, vendor: str, token: str | None = None, authenticated: bool = False
 ) -> Listing:
     """tools/list the SDK's way (a real host's session); raises McpSessionError (TargetError) when refused."""
+    from conformance.host.mcp_session import McpSession  # the SDK: loaded by the first check that lists tools
+
     with McpSession(http, url, token=token) as session:
         found = session.list_tools()
     checker = DeclarationChecker(vendor=vendor)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.suites.compression import images
 from conformance.validate._core import Verdict, judged, skipped
 
 PRESERVABLE = ("copyright", "creation", "location")
@@ -34,6 +33,8 @@ class ImageFacts:
 
 
 def facts(data: bytes) -> ImageFacts:
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+
     decoded = images.decode(data)
     found = images.find_metadata(data)
     present = tuple(
@@ -50,6 +51,8 @@ def facts(data: bytes) -> ImageFacts:
 
 def upload_problems(data: bytes) -> list[str]:
     """What makes bytes an upload a server must refuse (IMG-SHRINK-03): empty, not PNG/JPEG, or not decodable."""
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+
     if not data:
         return ["the body is empty"]
     if images.sniff(data) is None:
@@ -83,6 +86,8 @@ def same_gps(got: tuple[tuple[float, ...], ...], want: tuple[tuple[float, ...], 
 def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
     """IMG-PRS-01: each asked-for item the upload has is in the output (location: EXIF GPS, JPEG only, same
     coordinates)."""
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+
     source, result = facts(upload), facts(output)
     problems = []
     for name in preserve:
@@ -104,6 +109,8 @@ def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list
 def gone_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
     """IMG-PRS-02: what was not asked for is gone from the output, and metadata absent from the upload is never
     written (any such field, whatever its value)."""
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+
     source, result = facts(upload), facts(output)
     problems = [
         f"{name} kept without preserve" for name in source.metadata if name in result.metadata and name not in preserve

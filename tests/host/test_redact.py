@@ -312,3 +312,24 @@ class _ShortPrefixLevel(_Level):
 def test_a_form_index_finds_forms_of_different_lengths_at_any_offset() -> None:
     index = _ShortPrefixLevel(frozenset({"abcd", "abcdef", "zzzzzz", "bcdefg"}))
     assert index.sub("xabcdefg abcd zzzzzzz abc") == f"x{REDACTED}g {REDACTED} {REDACTED}z abc"
+
+
+def test_the_last_pass_scrubs_each_distinct_string_once() -> None:
+    """A report repeats most of its strings (issue 19): the last pass scrubs each distinct one once, and every
+    occurrence, keys included, still comes out scrubbed."""
+    scrubbed: list[str] = []
+
+    class Counting(Redactor):
+        def scrub(self, text: str) -> str:
+            scrubbed.append(text)
+            return super().scrub(text)
+
+    redactor = Counting(["late-secret-0a1b2c"])
+    exchange = {"url": "https://x/cb?v=late-secret-0a1b2c", "late-secret-0a1b2c": "same", "n": 1}
+    document = {"results": [{"evidence": [exchange, dict(exchange)]} for _ in range(50)]}
+    clean = redactor.scrub_tree(document)
+    assert "late-secret-0a1b2c" not in json.dumps(clean)
+    assert clean["results"][49]["evidence"][1] == {"url": f"https://x/cb?v={REDACTED}", REDACTED: "same", "n": 1}
+    assert sorted(scrubbed) == sorted(
+        {"results", "evidence", "url", exchange["url"], "late-secret-0a1b2c", "same", "n"}
+    )
