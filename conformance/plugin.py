@@ -19,7 +19,7 @@ import pytest
 
 from conformance import _context, _outcomes
 from conformance._exceptions import ConfigError
-from conformance._hypothesis import drop_idle_summary_hook
+from conformance._hypothesis import drop_idle_summary_hook, skip_assertion_rewriting
 from conformance._outcomes import NEED_KEY, rules_of, suite_of
 from conformance._session import (
     SESSION_KEY,
@@ -89,6 +89,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    skip_assertion_rewriting(config)
     config.addinivalue_line("markers", "conformance_rule(*ids): the rule IDs a conformance check decides")
     for suite in SUITES:
         config.addinivalue_line("markers", f"{suite}: conformance suite {suite}")
