@@ -96,3 +96,30 @@ def test_hypothesis_is_imported_compiled_and_the_checks_still_rewritten(tmp_path
     loaded = json.loads(out.read_text())
     assert loaded["hypothesis"] == "SourceFileLoader"
     assert loaded["suites"] and set(loaded["suites"].values()) == {"AssertionRewritingHook"}, loaded["suites"]
+
+
+PARSE_PROBE = """
+import contextlib, io, json, sys
+from conformance.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps([code, "conformance.validate" in sys.modules]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "imported"), [(["demo", "--report-dir", "/proc/nope"], False), (["validate", "--kind", "x", "f"], True)]
+)
+def test_only_the_validate_command_imports_the_validators(tmp_path: Path, argv: list[str], imported: bool) -> None:
+    """Every other command starts without importing every validator for ``validate``'s options (here ``demo``,
+    refusing an unwritable report directory before its stack starts: exit 2); ``validate`` still has them (its
+    ``--kind`` choices refuse an unknown kind: exit 2)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
+    run = subprocess.run(
+        [sys.executable, "-c", PARSE_PROBE, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    if imported:
+        assert run.returncode == 2 and "invalid choice: 'x'" in run.stderr, run.stderr[-2000:]
+        return
+    assert json.loads(run.stdout.splitlines()[-1]) == [2, False], run.stderr[-2000:]
+    assert "is not writable" in run.stderr
