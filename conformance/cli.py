@@ -154,6 +154,19 @@ def _cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo_command(report_dir: Path, suite: str | None, pytest_args: list[str]) -> list[str]:
+    """The demo's pytest command. Its targets are certified side by side (``-n auto``: one xdist worker per target
+    kind, no more than the cores, none when only one could work; each target's checks stay on one worker, as
+    tests/test_demo.py proves), unless the extra arguments choose the workers or turn xdist off."""
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
+    if suite:
+        command += ["--suite", suite]
+    chosen = any(a.startswith(("-n", "--numprocesses", "--dist", "-d")) or a.endswith("no:xdist") for a in pytest_args)
+    if not chosen:
+        command += ["-n", "auto"]
+    return command + pytest_args
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from conformance.config import check_report_dir
 
@@ -162,10 +175,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     with _stack(args.mutant, args.suite) as stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
         env.update(stack.settings)
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
-        if args.suite:
-            command += ["--suite", args.suite]
-        command += args.pytest_args
+        command = _demo_command(report_dir, args.suite, args.pytest_args)
         print("$ " + " ".join(command), flush=True)
         completed = subprocess.run(command, env=env, check=False)
     return completed.returncode
