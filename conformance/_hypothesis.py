@@ -57,6 +57,21 @@ def _use_cache_dir() -> None:
     set_hypothesis_home_dir(home)
 
 
+def skip_assertion_rewriting(config: Any) -> None:
+    """Import Hypothesis as compiled, not through pytest's assertion rewriter.
+
+    pytest marks every module of a distribution that declares a pytest plugin for assertion rewriting, so the whole
+    ``hypothesis`` package (about 75 modules) is parsed, rewritten and compiled from source when a property-based
+    check imports it: ~0.5 s of CPU per run, every run where bytecode is not cached (``PYTHONDONTWRITEBYTECODE``,
+    as CI often sets). Rewriting only improves the messages of Hypothesis' own internal asserts; its pytest plugin
+    (``_hypothesis_pytestplugin``, loaded before this runs) and every check's asserts are untouched. Must run
+    before the suites import Hypothesis (``pytest_configure``); a no-op if pytest's rewrite hook is not active.
+    """
+    marked = getattr(config.pluginmanager.rewrite_hook, "_must_rewrite", None)
+    if isinstance(marked, set) and "hypothesis" not in sys.modules:
+        marked.discard("hypothesis")
+
+
 def drop_idle_summary_hook(config: Any) -> None:
     """Unregister Hypothesis' pytest plugin before the terminal summary when it has nothing to say.
 

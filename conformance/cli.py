@@ -154,6 +154,19 @@ def _cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo_command(report_dir: Path, suite: str | None, pytest_args: list[str]) -> list[str]:
+    """The demo's pytest command. Its targets are certified side by side (``-n auto``: one xdist worker per target
+    kind, no more than the cores, none when only one could work; each target's checks stay on one worker, as
+    tests/test_demo.py proves), unless the extra arguments choose the workers or turn xdist off."""
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
+    if suite:
+        command += ["--suite", suite]
+    chosen = any(a.startswith(("-n", "--numprocesses", "--dist", "-d")) or a.endswith("no:xdist") for a in pytest_args)
+    if not chosen:
+        command += ["-n", "auto"]
+    return command + pytest_args
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from conformance.config import check_report_dir
 
@@ -162,10 +175,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     with _stack(args.mutant, args.suite) as stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
         env.update(stack.settings)
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
-        if args.suite:
-            command += ["--suite", args.suite]
-        command += args.pytest_args
+        command = _demo_command(report_dir, args.suite, args.pytest_args)
         print("$ " + " ".join(command), flush=True)
         completed = subprocess.run(command, env=env, check=False)
     return completed.returncode
@@ -309,7 +319,9 @@ def _add_diff_and_merge(sub: Any) -> None:
     merge.set_defaults(func=_cmd_merge)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
+    """``validate_arguments=False``: the ``validate`` command without its options, whose choices need every
+    validator imported (~0.2 s of CPU); :func:`main` builds them only when ``validate`` is on the command line."""
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     rules = sub.add_parser("rules", help="print the rule catalog")
@@ -381,16 +393,18 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--callback-id", action="append", default=[], help="also a callback-specific document")
     export.set_defaults(func=_cmd_cimd_export)
     validate = sub.add_parser("validate", help="judge documents offline (same rule IDs and exit code as a run)")
-    from conformance.validate.command import add_arguments
+    if validate_arguments:
+        from conformance.validate.command import add_arguments
 
-    add_arguments(validate)
+        add_arguments(validate)
     validate.set_defaults(func=_cmd_validate)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(validate_arguments="validate" in words)
+    args = parser.parse_args(words)
     try:
         code: int = args.func(args)
     except ConformanceError as exc:

@@ -74,3 +74,58 @@ def test_hypothesis_statistics_asked_for_are_still_printed(tmp_path: Path) -> No
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == 0, run.stdout[-2000:]
     assert "Hypothesis Statistics" in run.stdout
+
+
+REWRITE_PROBE = """
+import json, os, sys
+
+def pytest_unconfigure(config):
+    loaders = {n: type(getattr(m, "__loader__", None)).__name__ for n, m in list(sys.modules.items())}
+    suites = sorted(n for n, m in list(sys.modules.items()) if os.path.basename(getattr(m, "__file__", None) or "")
+                    .startswith("test_") and "suites" in (getattr(m, "__file__", None) or ""))
+    with open(os.environ["PROBE_OUT"], "w", encoding="utf-8") as out:
+        json.dump({"hypothesis": loaders.get("hypothesis.core"), "suites": {n: loaders[n] for n in suites}}, out)
+"""
+
+
+def test_hypothesis_is_imported_compiled_and_the_checks_still_rewritten(tmp_path: Path) -> None:
+    """pytest would rewrite the asserts of all of Hypothesis (it ships a pytest plugin): ~0.5 s per run without
+    bytecode caches. Hypothesis is loaded as compiled; the suites' check modules keep their rewritten asserts."""
+    (tmp_path / "_rewrite_probe.py").write_text(REWRITE_PROBE)
+    out = tmp_path / "loaded.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
+    env.update(PYTHONPATH=str(tmp_path), PROBE_OUT=str(out))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_rewrite_probe", "--collect-only"]
+    command += ["-q", "--report-dir", str(tmp_path / "report"), "--suite", "platform", "--platform-url", UNREACHABLE]
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    loaded = json.loads(out.read_text())
+    assert loaded["hypothesis"] == "SourceFileLoader"
+    assert loaded["suites"] and set(loaded["suites"].values()) == {"AssertionRewritingHook"}, loaded["suites"]
+
+
+PARSE_PROBE = """
+import contextlib, io, json, sys
+from conformance.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps([code, "conformance.validate" in sys.modules]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "imported"), [(["demo", "--report-dir", "/proc/nope"], False), (["validate", "--kind", "x", "f"], True)]
+)
+def test_only_the_validate_command_imports_the_validators(tmp_path: Path, argv: list[str], imported: bool) -> None:
+    """Every other command starts without importing every validator for ``validate``'s options (here ``demo``,
+    refusing an unwritable report directory before its stack starts: exit 2); ``validate`` still has them (its
+    ``--kind`` choices refuse an unknown kind: exit 2)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
+    run = subprocess.run(
+        [sys.executable, "-c", PARSE_PROBE, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    if imported:
+        assert run.returncode == 2 and "invalid choice: 'x'" in run.stderr, run.stderr[-2000:]
+        return
+    assert json.loads(run.stdout.splitlines()[-1]) == [2, False], run.stderr[-2000:]
+    assert "is not writable" in run.stderr
