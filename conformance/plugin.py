@@ -19,7 +19,6 @@ import pytest
 
 from conformance import _context, _gc, _outcomes
 from conformance._exceptions import ConfigError
-from conformance._heap import freeze_after_reports
 from conformance._hypothesis import drop_idle_summary_hook, skip_assertion_rewriting
 from conformance._outcomes import NEED_KEY, rules_of, suite_of
 from conformance._session import (
@@ -122,7 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
-        freeze_after_reports(config)  # issue 19: neither pytest's last collections nor the exit walk the heap
+        _gc.freeze_after_reports(config)  # issue 19: neither pytest's last collections nor the exit walk the heap
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(report_dir(config, settings) / "junit.xml")
 
