@@ -9,28 +9,27 @@ from pathlib import Path
 from typing import Any
 
 PROFILE = "conformance"
-_registered = False
 
 
 def hypothesis_profile() -> Any:
     """Bounded examples, no deadline (targets are remote), no example database (runs must not share state)."""
-    global _registered
     from hypothesis import HealthCheck, settings
+    from hypothesis.errors import InvalidArgument
 
-    if not _registered:
-        _use_cache_dir()
-        settings.register_profile(
-            PROFILE,
-            max_examples=int(os.environ.get("CONFORMANCE_HYPOTHESIS_EXAMPLES", "25")),
-            deadline=None,
-            database=None,
-            suppress_health_check=[
-                HealthCheck.function_scoped_fixture,
-                HealthCheck.too_slow,
-                HealthCheck.data_too_large,
-            ],
-        )
-        _registered = True
+    # Asked of Hypothesis itself, not remembered here: a pytester in-process run drops the modules first imported
+    # inside it, so the next import of Hypothesis may be a fresh copy that has never seen the profile.
+    try:
+        return settings.get_profile(PROFILE)
+    except InvalidArgument:
+        pass
+    _use_cache_dir()
+    settings.register_profile(
+        PROFILE,
+        max_examples=int(os.environ.get("CONFORMANCE_HYPOTHESIS_EXAMPLES", "25")),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     return settings.get_profile(PROFILE)
 
 

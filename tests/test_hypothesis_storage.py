@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,23 @@ def test_the_cache_directory_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")  # the XDG spec: relative paths are invalid
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_dir() == tmp_path / "home" / ".cache" / "conformance"
+
+
+def test_the_profile_is_registered_again_in_a_fresh_copy_of_hypothesis() -> None:
+    """A pytester in-process run drops the modules first imported inside it: the next import of Hypothesis is a
+    fresh copy that never saw the profile (tests/test_throttling.py then tests/test_host_signals.py in one process
+    failed with "Profile 'conformance' is not registered")."""
+    from conformance._hypothesis import PROFILE, hypothesis_profile
+
+    hypothesis_profile()
+    ours = [name for name in sys.modules if name == "hypothesis" or name.startswith("hypothesis.")]
+    saved = {name: sys.modules.pop(name) for name in ours}
+    try:
+        fresh = hypothesis_profile()
+        from hypothesis import settings
+
+        assert settings.get_profile(PROFILE) is fresh and fresh.deadline is None
+    finally:
+        for name in [n for n in sys.modules if n == "hypothesis" or n.startswith("hypothesis.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
