@@ -1,5 +1,5 @@
-"""The body of a forked harness run (see harness.py). Imports nothing of the project: the product is imported fresh
-in every run, by pytest itself, exactly as in ``python -m pytest``."""
+"""The body of a forked harness run (see harness.py). Imports nothing of the project itself: the fork server has
+preloaded it (_preload.py), and pytest loads and registers the plugin in every run, as in ``python -m pytest``."""
 
 from __future__ import annotations
 

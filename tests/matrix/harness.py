@@ -2,9 +2,10 @@
 
 A matrix makes well over a hundred harness runs; about half of each run's CPU is importing pytest, Hypothesis,
 httpx, jsonschema, the MCP SDK... A ``multiprocessing`` fork server imports those once and forks a fresh process
-per run, which then does what ``python -m pytest`` does (``_child.run_pytest``). The project's own package is not
-preloaded: each run imports it (and registers the plugin) itself. Runs pass ``--assert=plain``: checks decide with
-expect()/fail(), never bare asserts, and preloaded plugin distributions could not be rewritten anyway.
+per run, which then does what ``python -m pytest`` does (``_child.run_pytest``). The project's own package is
+preloaded too, last (``_preload``: what a run still does itself, and why no state leaks, is said there). Runs pass
+``--assert=plain``: checks decide with expect()/fail(), never bare asserts, and preloaded plugin distributions could
+not be rewritten anyway.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ PRELOAD = [
     "rich",
     "jinja2",
     "tests.matrix._child",
+    "tests.matrix._preload",  # last: it freezes the collector's view of everything above
 ]
 HARNESS_ARGS = ("-p", "no:cacheprovider", "--assert=plain")
 # Settings of the session running the matrix that a run must not inherit.
