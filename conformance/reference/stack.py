@@ -19,11 +19,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Protocol
 
 import httpx
 
@@ -73,10 +74,28 @@ def keep_log(source: Path, name: str) -> Path | None:
     return Path(kept)
 
 
+class ServiceHandle(Protocol):
+    """What the stack needs of a started service process (``subprocess.Popen`` has it): ``poll`` and ``wait`` give
+    the exit code (negative: killed by that signal), ``wait`` raises ``subprocess.TimeoutExpired`` on timeout."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+# How a service process starts: (spec, its whole environment, its log file) -> a handle. Whatever it does, the
+# process must be the leader of its own process group (the stack stops services by group), write its output to the
+# log file, and die when whoever started it dies (no orphans). The default, popen_service, runs ``spec.argv``.
+Launcher = Callable[[ServiceSpec, dict[str, str], Path], ServiceHandle]
+
+
 @dataclass
 class ServiceProcess:
     spec: ServiceSpec
-    process: subprocess.Popen[bytes]
+    process: ServiceHandle
     log_file: Path
     ready_s: float | None = None  # seconds from start until its health URL answered
 
@@ -180,12 +199,10 @@ def _die_with_parent() -> None:
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def start_process(spec: ServiceSpec, log_dir: Path) -> ServiceProcess:
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_file = log_dir / f"{spec.name}.log"
-    env = {**os.environ, **spec.env, "PYTHONUNBUFFERED": "1"}
+def popen_service(spec: ServiceSpec, env: dict[str, str], log_file: Path) -> subprocess.Popen[bytes]:
+    """The default :data:`Launcher`: ``spec.argv`` as a child process."""
     with log_file.open("wb") as log:
-        process = subprocess.Popen(
+        return subprocess.Popen(
             spec.argv,
             cwd=spec.cwd,
             env=env,
@@ -195,7 +212,13 @@ def start_process(spec: ServiceSpec, log_dir: Path) -> ServiceProcess:
             start_new_session=True,  # own process group: stopping it takes any grandchildren along
             preexec_fn=_die_with_parent,
         )
-    return ServiceProcess(spec, process, log_file)
+
+
+def start_process(spec: ServiceSpec, log_dir: Path, launcher: Launcher | None = None) -> ServiceProcess:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = log_dir / f"{spec.name}.log"
+    env = {**os.environ, **spec.env, "PYTHONUNBUFFERED": "1"}
+    return ServiceProcess(spec, (launcher or popen_service)(spec, env, log_file), log_file)
 
 
 def stop_processes(processes: Iterable[ServiceProcess], grace_s: float = STOP_GRACE_S) -> None:
@@ -271,8 +294,11 @@ def _terminate_on_sigterm() -> Iterator[None]:
 
 
 @contextmanager
-def run_services(specs: Iterable[ServiceSpec], ca_file: Path, log_dir: Path) -> Iterator[list[ServiceProcess]]:
-    """Start the specs, wait for health, yield the processes; stop them all on the way out, whatever happens.
+def run_services(
+    specs: Iterable[ServiceSpec], ca_file: Path, log_dir: Path, launcher: Launcher | None = None
+) -> Iterator[list[ServiceProcess]]:
+    """Start the specs (through ``launcher``, default :func:`popen_service`), wait for health, yield the processes;
+    stop them all on the way out, whatever happens.
 
     ``specs`` may be a generator: each spec starts as soon as it is produced (and a failure while producing the
     next one still stops those already started)."""
@@ -280,7 +306,7 @@ def run_services(specs: Iterable[ServiceSpec], ca_file: Path, log_dir: Path) -> 
     with _terminate_on_sigterm():
         try:
             for spec in specs:
-                processes.append(start_process(spec, log_dir))
+                processes.append(start_process(spec, log_dir, launcher))
             wait_healthy(processes, ca_file)
             yield processes
         finally:
@@ -305,6 +331,7 @@ def running_stack(
     services: Iterable[str] | None = None,
     data_dir: Path | None = None,
     request_limit: tuple[int, float] | None = None,
+    launcher: Launcher | None = None,
 ) -> Iterator[Stack]:
     """Start the reference stack (optionally with mutants); stop every process on exit.
 
@@ -312,6 +339,8 @@ def running_stack(
     ``request_limit`` (requests, window seconds) starts the sandboxes that limit their request rate (the platform;
     the compression sandbox limits only a monthly count) under that limit, e.g. ``(120, 60.0)``.
     ``data_dir`` keeps certificates, logs and state; default a temporary directory removed afterwards.
+    ``launcher`` starts each service process (default :func:`popen_service`: ``spec.argv``); e.g. a test suite
+    that starts many stacks may fork its Python services from a process that has already imported them.
     The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
     ``with`` block in the thread that entered it.
     """
@@ -334,7 +363,7 @@ def running_stack(
         for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
             specs = collect_specs(ctx, packages)
             try:
-                processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs"))
+                processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs", launcher))
                 break
             except StackError as exc:
                 # A free port is only free until someone else binds it: start again on fresh ports.

@@ -1,5 +1,6 @@
-"""The body of a forked harness run (see harness.py). Imports nothing of the project: the product is imported fresh
-in every run, by pytest itself, exactly as in ``python -m pytest``."""
+"""The bodies of forked processes (see harness.py): a harness run, which imports nothing of the project itself (the
+fork server has preloaded it, _preload.py; pytest loads and registers the plugin in every run, as in
+``python -m pytest``), and a reference service of a case's stack."""
 
 from __future__ import annotations
 
@@ -30,3 +31,42 @@ def run_pytest(args: Sequence[str], env: Mapping[str, str], cwd: str, output: st
     finally:
         sys.stdout.flush()
         os._exit(code)  # skip the fork server's inherited clean-up: this process is only the run
+
+
+def run_service(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None, log: str) -> None:
+    """``python -m MODULE ARGS`` in this (freshly forked) process, as the stack's default launcher would run it: its
+    own session and process group, output to its log, SIGTERM when its parent (the fork server) dies."""
+    os.setsid()
+    from multiprocessing import forkserver
+
+    from conformance.reference.stack import _die_with_parent
+
+    # Every process the fork server forks holds the write end of its "alive" pipe, which keeps the server running
+    # until all are gone; a service runs until stopped, so it lets go: the server then exits with the process that
+    # started it, and the parent-death signal stops the service.
+    os.close(forkserver._forkserver._forkserver_alive_fd)  # type: ignore[attr-defined,arg-type]
+    _die_with_parent()
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = sys.stdout
+    if cwd:
+        os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.argv = [module, *args]
+    code = 1
+    try:
+        import runpy
+
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        os._exit(code)

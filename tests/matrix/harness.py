@@ -2,9 +2,10 @@
 
 A matrix makes well over a hundred harness runs; about half of each run's CPU is importing pytest, Hypothesis,
 httpx, jsonschema, the MCP SDK... A ``multiprocessing`` fork server imports those once and forks a fresh process
-per run, which then does what ``python -m pytest`` does (``_child.run_pytest``). The project's own package is not
-preloaded: each run imports it (and registers the plugin) itself. Runs pass ``--assert=plain``: checks decide with
-expect()/fail(), never bare asserts, and preloaded plugin distributions could not be rewritten anyway.
+per run, which then does what ``python -m pytest`` does (``_child.run_pytest``). The project's own package is
+preloaded too, last (``_preload``: what a run still does itself, and why no state leaks, is said there). Runs pass
+``--assert=plain``: checks decide with expect()/fail(), never bare asserts, and preloaded plugin distributions could
+not be rewritten anyway.
 """
 
 from __future__ import annotations
@@ -12,12 +13,17 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from conformance.reference._service import ServiceSpec
+from conformance.reference.stack import ServiceHandle, popen_service
 from conformance.testing import RunResult
-from tests.matrix._child import run_pytest
+from tests.matrix._child import run_pytest, run_service
 
 # Imported once by the fork server; a module that is missing is skipped by multiprocessing.
 PRELOAD = [
@@ -48,7 +54,13 @@ PRELOAD = [
     "botocore.session",
     "rich",
     "jinja2",
+    # The reference services a tool-server case starts (forked_service), whose start-up is mostly these imports.
+    "conformance.reference.stack",
+    "conformance.reference.toolserver.app",
+    "conformance.reference.toolserver.mtls_front",
+    "conformance.reference.proxy.app",
     "tests.matrix._child",
+    "tests.matrix._preload",  # last: it freezes the collector's view of everything above
 ]
 HARNESS_ARGS = ("-p", "no:cacheprovider", "--assert=plain")
 # Settings of the session running the matrix that a run must not inherit.
@@ -112,3 +124,54 @@ def _tail(path: Path, chars: int = 4000) -> str:
         return path.read_text(encoding="utf-8", errors="replace")[-chars:]
     except OSError:
         return ""
+
+
+class ForkedService:
+    """A service process forked by the fork server, as the stack sees it (what ``subprocess.Popen`` offers)."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess, argv: Sequence[str]) -> None:
+        self._process = process
+        self._argv = list(argv)
+
+    @property
+    def pid(self) -> int:
+        assert self._process.pid is not None
+        return self._process.pid
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired(self._argv, timeout or 0.0)
+        return self._process.exitcode
+
+
+def forked_service(spec: ServiceSpec, env: dict[str, str], log_file: Path) -> ServiceHandle:
+    """A launcher for ``running_stack``: a Python service (``python -m MODULE ...``) is forked from the fork server,
+    which has already imported it and its libraries (the ``mcp`` SDK, starlette, uvicorn: most of its start-up);
+    anything else (the IdP on node) starts as the stack would start it. The forked service leads its own process
+    group, writes to its own log and gets SIGTERM when the fork server dies (which dies with this process)."""
+    if spec.argv[:2] != [sys.executable, "-m"] or len(spec.argv) < 3:
+        return popen_service(spec, env, log_file)
+    module, args = spec.argv[2], spec.argv[3:]
+    process = fork_context().Process(
+        target=run_service,
+        args=(module, args, env, str(spec.cwd) if spec.cwd else None, str(log_file)),
+        name=f"service-{spec.name}",
+        daemon=False,
+    )
+    with _lock:
+        process.start()
+    # Return once it leads its process group, as Popen(start_new_session=True) does: the stack stops it by group.
+    assert process.pid is not None
+    deadline = time.monotonic() + 10
+    while process.exitcode is None and time.monotonic() < deadline:
+        try:
+            if os.getpgid(process.pid) == process.pid:
+                break
+        except ProcessLookupError:
+            break
+        time.sleep(0.001)
+    return ForkedService(process, spec.argv)

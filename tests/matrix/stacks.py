@@ -1,6 +1,7 @@
 """How a case's stack is started, per target: what the case's harness run needs is the stack's settings.
 
-tool_server: the embedded stack (IdP, tool server, and the proxy for its mutants), child processes.
+tool_server: the embedded stack (IdP, tool server, and the proxy for its mutants): the IdP a child process, the
+Python services forked from the matrix's fork server, which has imported them (harness.forked_service).
 platform: the platform sandbox, served in this process (no interpreter start per case).
 compression: the compression sandbox served in this process, wired to object stores shared by every case.
 """
@@ -14,6 +15,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from conformance.reference.stack import running_stack
+from tests.matrix.harness import forked_service
 from tests.matrix.plan import Case
 from tests.reference.compression.stack import Stores, running_stores, serving_sandbox
 from tests.reference.platform.live import serving
@@ -25,7 +27,7 @@ Settings = dict[str, str]
 def tool_server_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Settings]:
     services = {"toolserver", *([case.mutant.service] if case.mutant else [])}
     mutants = [case.mutant.name] if case.mutant else []
-    with running_stack(mutants=mutants, services=sorted(services), data_dir=data_dir) as stack:
+    with running_stack(mutants=mutants, services=sorted(services), data_dir=data_dir, launcher=forked_service) as stack:
         yield stack.settings
 
 

@@ -1,0 +1,81 @@
+"""The matrix's tool-server stacks fork their Python services from the preloaded fork server (``running_stack``'s
+``launcher``): each service is still its own process group with its own log, answers its health check, is seen
+when it dies, is stopped with the stack and dies when the process that started the stack is killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from conformance.reference.stack import running_stack
+from tests.matrix.harness import forked_service
+from tests.reference.conftest import https_client, pids_alive
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def parent_pid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+
+
+def wait_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout_s
+    while pids_alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids_alive(pids)
+
+
+def test_python_services_are_forked_with_their_own_group_and_log(tmp_path: Path) -> None:
+    with running_stack(services=["toolserver"], data_dir=tmp_path, launcher=forked_service) as stack:
+        by_name = {p.spec.name: p for p in stack.processes}
+        pids = [p.pid for p in stack.processes]
+        # The tool server comes from the fork server (not a child of ours); the IdP (node) is started as usual.
+        assert parent_pid(by_name["toolserver"].pid) != os.getpid()
+        assert parent_pid(by_name["idp"].pid) == os.getpid()
+        assert all(os.getpgid(p.pid) == p.pid for p in stack.processes)
+        assert len({p.log_file for p in stack.processes}) == 2 and by_name["toolserver"].log_file.is_file()
+        with https_client(stack) as client:
+            assert client.get(by_name["toolserver"].spec.health_url).status_code == 200
+        assert stack.dead() == []
+        os.kill(by_name["toolserver"].pid, signal.SIGKILL)
+        assert by_name["toolserver"].process.wait(timeout=5) == -signal.SIGKILL
+        assert stack.dead() == ["toolserver"]
+    assert wait_gone(pids) == []
+
+
+def test_forked_services_die_with_a_killed_parent(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from conformance.reference.stack import running_stack
+        from tests.matrix.harness import forked_service
+
+        if __name__ == "__main__":
+            with running_stack(services=["toolserver"], data_dir=Path({str(tmp_path)!r}), launcher=forked_service) as s:
+                print(" ".join(str(p.pid) for p in s.processes), flush=True)
+                time.sleep(120)
+        """
+    )
+    (tmp_path / "starter.py").write_text(script)
+    parent = subprocess.Popen(
+        [sys.executable, str(tmp_path / "starter.py")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert parent.stdout is not None
+        pids = [int(x) for x in parent.stdout.readline().split()]
+        assert len(pids) == 2 and pids_alive(pids) == pids
+        parent.kill()  # no cleanup runs: the fork server sees its parent gone and exits, its children get SIGTERM
+        parent.wait(timeout=5)
+        assert wait_gone(pids) == []
+    finally:
+        parent.kill()
