@@ -1,0 +1,71 @@
+"""``pytest ARGS`` in a process forked from the matrix's fork server (tests/matrix/harness.py), for the tests that
+are not about the process boundary itself.
+
+A fresh ``python -m pytest`` spends most of a short run importing pytest, httpx, Hypothesis, the MCP SDK... The
+fork server has imported them once; a forked run then does exactly what ``python -m pytest`` does
+(``pytest.main``, the run's own cwd and environment, both output streams to one file) and its exit code is
+``pytest.main``'s. Runs pass ``--assert=plain`` (the checks decide with expect()/fail(), and preloaded modules
+could not be rewritten anyway). What a forked run cannot show, and the tests that keep a real ``python -m
+pytest`` for it: start-up of a fresh interpreter (imports in the run's environment, warnings printed at import),
+stdout apart from stderr, the exit status of the real process.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from _pytest.pytester import RunResult as PytesterResult
+
+from tests.matrix import harness
+from tests.matrix._child import run_pytest
+from tests.matrix.harness import HARNESS_ARGS, fork_context, run_env
+
+
+@dataclass(frozen=True)
+class Forked:
+    exit_code: int
+    output: str  # stdout and stderr, interleaved as written
+
+    @property
+    def lines(self) -> list[str]:
+        return self.output.splitlines()
+
+
+def forked_pytest(
+    args: Sequence[str], cwd: Path, *, env: Mapping[str, str] | None = None, timeout: float = 600
+) -> Forked:
+    """``pytest --assert=plain -p no:cacheprovider ARGS`` run in ``cwd`` with this environment less its
+    CONFORMANCE_/PYTEST_XDIST_ settings, plus ``env``."""
+    fd, name = tempfile.mkstemp(prefix="forked-pytest-", suffix=".txt")
+    os.close(fd)
+    output = Path(name)
+    try:
+        process = fork_context().Process(
+            target=run_pytest,
+            args=([*HARNESS_ARGS, *args], run_env(env), str(cwd), str(output)),
+            name="forked-pytest",
+            daemon=False,
+        )
+        with harness._lock:  # the matrix's threads may be starting runs from the same fork server
+            process.start()
+        process.join(timeout)
+        if process.exitcode is None:
+            process.kill()
+            process.join(10)
+            raise AssertionError(f"pytest {list(args)} did not end within {timeout:.0f} s (killed)")
+        return Forked(int(process.exitcode), output.read_text(encoding="utf-8", errors="replace"))
+    finally:
+        output.unlink(missing_ok=True)
+
+
+def runpytest_forked(pytester: pytest.Pytester, *args: str, env: Mapping[str, str] | None = None) -> PytesterResult:
+    """What ``pytester.runpytest_subprocess(*args)`` gives, from a forked run in ``pytester.path`` (the output is
+    all in ``outlines``; ``errlines`` is empty)."""
+    basetemp = pytester.path / "forked-basetemp"  # as runpytest_subprocess gives its run
+    run = forked_pytest([f"--basetemp={basetemp}", *args], pytester.path, env=env)
+    return PytesterResult(run.exit_code, run.lines, [], 0.0)
