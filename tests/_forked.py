@@ -12,6 +12,7 @@ stdout apart from stderr, the exit status of the real process.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -21,9 +22,10 @@ from pathlib import Path
 import pytest
 from _pytest.pytester import RunResult as PytesterResult
 
+from conformance.testing import RunResult
 from tests.matrix import harness
 from tests.matrix._child import run_pytest
-from tests.matrix.harness import HARNESS_ARGS, fork_context, run_env
+from tests.matrix.harness import DROPPED_PREFIXES, HARNESS_ARGS, fork_context
 
 
 @dataclass(frozen=True)
@@ -37,17 +39,24 @@ class Forked:
 
 
 def forked_pytest(
-    args: Sequence[str], cwd: Path, *, env: Mapping[str, str] | None = None, timeout: float = 600
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+    drop: tuple[str, ...] = DROPPED_PREFIXES,
 ) -> Forked:
-    """``pytest --assert=plain -p no:cacheprovider ARGS`` run in ``cwd`` with this environment less its
-    CONFORMANCE_/PYTEST_XDIST_ settings, plus ``env``."""
+    """``pytest -p no:cacheprovider --assert=plain ARGS`` run in ``cwd`` with this environment less the variables
+    starting with one of ``drop`` (by default CONFORMANCE_, PYTEST_XDIST_, PYTEST_CURRENT_TEST), plus ``env``."""
+    merged = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    merged.update(env or {})
     fd, name = tempfile.mkstemp(prefix="forked-pytest-", suffix=".txt")
     os.close(fd)
     output = Path(name)
     try:
         process = fork_context().Process(
             target=run_pytest,
-            args=([*HARNESS_ARGS, *args], run_env(env), str(cwd), str(output)),
+            args=([*HARNESS_ARGS, *args], merged, str(cwd), str(output)),
             name="forked-pytest",
             daemon=False,
         )
@@ -57,7 +66,9 @@ def forked_pytest(
         if process.exitcode is None:
             process.kill()
             process.join(10)
-            raise AssertionError(f"pytest {list(args)} did not end within {timeout:.0f} s (killed)")
+            raise AssertionError(
+                f"pytest {list(args)} did not end within {timeout:.0f} s (killed); output:\n{_tail(output)}"
+            )
         return Forked(int(process.exitcode), output.read_text(encoding="utf-8", errors="replace"))
     finally:
         output.unlink(missing_ok=True)
@@ -69,3 +80,27 @@ def runpytest_forked(pytester: pytest.Pytester, *args: str, env: Mapping[str, st
     basetemp = pytester.path / "forked-basetemp"  # as runpytest_subprocess gives its run
     run = forked_pytest([f"--basetemp={basetemp}", *args], pytester.path, env=env)
     return PytesterResult(run.exit_code, run.lines, [], 0.0)
+
+
+def forked_harness(
+    args: Sequence[str],
+    report_dir: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+    cwd: Path | None = None,
+) -> RunResult:
+    """What ``conformance.testing.run_harness`` gives (stdout holds both streams, stderr is empty), from a forked
+    run; the report must exist afterwards."""
+    run = forked_pytest(["--report-dir", str(report_dir), *args], cwd or report_dir, env=env, timeout=timeout)
+    report_path = report_dir / "report.json"
+    if not report_path.is_file():
+        raise AssertionError(f"no report written (exit {run.exit_code})\noutput:\n{run.output[-4000:]}")
+    return RunResult(run.exit_code, run.output, "", json.loads(report_path.read_text(encoding="utf-8")))
+
+
+def _tail(path: Path, chars: int = 4000) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-chars:]
+    except OSError:
+        return ""
