@@ -12,6 +12,7 @@ stdout apart from stderr, the exit status of the real process.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import tempfile
@@ -25,7 +26,9 @@ from _pytest.pytester import RunResult as PytesterResult
 from conformance.testing import RunResult
 from tests.matrix import harness
 from tests.matrix._child import run_pytest
-from tests.matrix.harness import DROPPED_PREFIXES, HARNESS_ARGS, fork_context
+from tests.matrix.harness import DROPPED_PREFIXES, HARNESS_ARGS, fork_context, stop_fork_server
+
+_stop_registered: list[bool] = []
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,9 @@ def forked_pytest(
 ) -> Forked:
     """``pytest -p no:cacheprovider --assert=plain ARGS`` run in ``cwd`` with this environment less the variables
     starting with one of ``drop`` (by default CONFORMANCE_, PYTEST_XDIST_, PYTEST_CURRENT_TEST), plus ``env``."""
+    if not _stop_registered:  # the fork server is stopped (and its runs' CPU accounted to us) when we exit
+        atexit.register(stop_fork_server)
+        _stop_registered.append(True)
     merged = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     merged.update(env or {})
     fd, name = tempfile.mkstemp(prefix="forked-pytest-", suffix=".txt")
