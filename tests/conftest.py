@@ -20,25 +20,6 @@ pytest_plugins = ["pytester"]
 # tests/test_plugin.py). Importing both with the session keeps one copy of each, whatever the test order.
 
 
-_SUITES_LOADED: list[bool] = []
-
-
-@pytest.fixture
-def pytester(pytester: pytest.Pytester) -> pytest.Pytester:
-    """pytester, with the bundled suites' modules (and the MCP SDK, pydantic models... they import) imported in this
-    process first. A run's report imports every suite module (conformance._checks.load_all_checks), and pytester's
-    in-process runs drop whatever was first imported inside them: each run re-imported (and re-compiled, under
-    PYTHONDONTWRITEBYTECODE) the suites and the SDK, about a second of CPU per run. Imported here, they are kept, as
-    httpcore is above; a run still collects, configures and reports afresh."""
-    if not _SUITES_LOADED:
-        from conformance._checks import load_all_checks
-
-        broken = load_all_checks()
-        assert not broken, broken
-        _SUITES_LOADED.append(True)
-    return pytester
-
-
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
     """One `conformance demo` of every suite against the embedded reference stack, shared by the tests that need a
