@@ -26,6 +26,7 @@ import trustme
 
 from conformance.rules import RULES
 from conformance.testing import RunResult, run_harness
+from tests._forked import forked_harness
 
 PLATFORM_KEY = "sk-hostile-platform-3f9a1c7e5d2b"
 COMPRESSION_KEY = "hostile-compression-8e2d4c6a0b1f"
@@ -213,7 +214,9 @@ def hostile_server(request: pytest.FixtureRequest, ca: trustme.CA) -> Iterator[s
         server.server_close()
 
 
-def _run_all_suites(base: str, report_dir: Path, ca: trustme.CA, *extra: str) -> RunResult:
+def _run_all_suites(base: str, report_dir: Path, ca: trustme.CA, *extra: str, real: bool = True) -> RunResult:
+    """In a real ``python -m pytest`` (``real``): a thread the run left blocked on a hostile socket would hang its
+    exit, which a forked run (tests/_forked.py, which ends with os._exit) would not show."""
     bundle = report_dir / "ca.pem"
     ca.cert_pem.write_to_path(str(bundle))
     publisher = ca.issue_cert("127.0.0.1")  # so that linking gets as far as the target's endpoints
@@ -245,7 +248,7 @@ def _run_all_suites(base: str, report_dir: Path, ca: trustme.CA, *extra: str) ->
         "CONFORMANCE_PUBLISHER_KEYFILE": str(report_dir / "publisher.key"),
     }
     # The timeout guards against a hang; it is not a performance target.
-    return run_harness(args, report_dir, env=env, timeout=420)
+    return (run_harness if real else forked_harness)(args, report_dir, env=env, timeout=420)
 
 
 def _assert_target_failed_and_harness_held(result: RunResult, report_dir: Path, must_fail: set[str]) -> None:
@@ -293,7 +296,7 @@ def test_a_misbehaving_target_fails_without_breaking_the_harness(
 def test_an_authorization_server_that_approves_everything_is_caught(
     hostile_server: str, tmp_path: Path, ca: trustme.CA
 ) -> None:
-    result = _run_all_suites(hostile_server, tmp_path, ca)
+    result = _run_all_suites(hostile_server, tmp_path, ca, real=False)
     # Linking reaches the tool server; the approve-all server fails the refusal rules, the tool server the rest.
     must_fail = {"AUTH-CIMD-01", "AUTH-CIMD-03", "AUTH-FLOW-03", "AUTH-FLOW-06", "AUTH-TOOL-01", "TOK-01"}
     _assert_target_failed_and_harness_held(result, tmp_path, must_fail)
@@ -358,7 +361,7 @@ def test_wrong_json_shapes_end_in_verdicts(hostile_server: str, tmp_path: Path) 
         "1",
         "-q",
     ]
-    result = run_harness(args, tmp_path, env=env, timeout=420)
+    result = forked_harness(args, tmp_path, env=env, timeout=420)
     output = result.stdout + result.stderr
     assert "INTERNALERROR" not in output and "Traceback" not in output, output[-3000:]
     assert result.exit_code == 1, output[-3000:]

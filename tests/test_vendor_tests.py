@@ -14,6 +14,7 @@ import pytest
 from conformance._exceptions import UnknownRuleError
 from conformance.rules import RULES
 from conformance.vendor import register_rule
+from tests._forked import runpytest_forked
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "test_acme_tools.py"
 # Any warning pytest reports: the named ones, the summary section, or a count in the final line.
@@ -145,8 +146,15 @@ def test_async_checks_and_extension_rules_reach_the_report(pytester: pytest.Pyte
     from conformance.report.json_writer import validate_report
 
     pytester.makepyfile(test_vendor=ASYNC_CHECKS)
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_vendor.py"
+    result = runpytest_forked(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        "https://127.0.0.1:1/mcp",
+        "test_vendor.py",
     )
     report = json.loads((pytester.path / "out" / "report.json").read_text())
     validate_report(report)

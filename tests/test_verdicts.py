@@ -17,7 +17,7 @@ import conformance
 from conformance.reference.stack import running_stack
 from conformance.report.json_writer import validate_report
 from conformance.report.model import CheckOutcome, RuleResult, Status, verdict
-from conformance.testing import run_harness
+from tests._forked import forked_harness
 
 DEAD = "https://127.0.0.1:1/mcp"
 
@@ -175,7 +175,7 @@ def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) ->
         suites = Path(conformance.__file__).parent / "suites" / "auth"
         args = ["-q", str(suites / "test_prm.py"), str(suites / "test_flow.py"), str(suites / "test_tools.py")]
         (tmp_path / "report").mkdir()
-        result = run_harness(args, tmp_path / "report", env=env, timeout=300)
+        result = forked_harness(args, tmp_path / "report", env=env, timeout=300)
     verdict_ = result.report["verdict"]
     assert result.exit_code == 1 and verdict_["status"] == "INCOMPLETE", result.stdout[-3000:]
     assert result.with_status("passed"), "some rules are still decided"

@@ -20,6 +20,7 @@ from conformance.reference.mutants import all_mutants
 from conformance.report.json_writer import read_report
 from conformance.report.summary import md
 from conformance.testing import run_harness
+from tests._forked import forked_harness
 from tests.reference.platform.live import serving
 
 MUTANTS = {"reference": None, "no_tools": "tools-not-counted", "crash_on_part": "token-count-500-on-unknown-part"}
@@ -119,7 +120,7 @@ def test_three_shards_merged_equal_the_fleet_run(
         out = tmp_path / name
         out.mkdir()
         args = ["--suite", "platform", "--targets-file", str(targets), "--target-names", name]
-        result = run_harness(args, out, env=env)
+        result = forked_harness(args, out, env=env)
         assert [row["name"] for row in result.report["fleet"]] == [name]
         shards.append(str(out / "report.json"))
     merged_path = tmp_path / "fleet.json"
@@ -149,7 +150,7 @@ def test_one_target_never_judges_another_targets_responses(tmp_path: Path) -> No
             env[f"{name.upper()}_PLATFORM_API_KEY"] = sandbox.settings["CONFORMANCE_PLATFORM_API_KEY"]
         (tmp_path / "targets.toml").write_text(text, encoding="utf-8")
         args = ["--suite", "platform", "--targets-file", str(tmp_path / "targets.toml"), "-k", "RL or string_input"]
-        result = run_harness(args, tmp_path / "out", env=env, cwd=tmp_path)
+        result = forked_harness(args, tmp_path / "out", env=env, cwd=tmp_path)
     pairs = _pairs(result.report)
     assert pairs["bad_reset"]["RL-01"] == "failed", pairs["bad_reset"]
     assert pairs["reference"]["RL-01"] == "passed", pairs["reference"]

@@ -13,14 +13,14 @@ import pytest
 from conformance.cli import main
 from conformance.host.login import BrowserDriver, browser_available
 from conformance.reference.stack import Stack
-from conformance.testing import run_harness
+from tests._forked import forked_harness
 from tests.reference.conftest import register_predefined_client
 
 
 def test_a_wrong_password_is_incomplete_with_the_login_as_evidence(auth_stack: Stack, tmp_path: Path) -> None:
     env = {**auth_stack.settings, "CONFORMANCE_TEST_PASSWORD": "not-the-password-of-alice"}
     # AUTH-CIMD-01 runs first and sets the linking fixtures up: the login exchanges are recorded there.
-    result = run_harness(["--suite", "auth", "-k", "cimd or code_comes_back"], tmp_path, env=env, timeout=300)
+    result = forked_harness(["--suite", "auth", "-k", "cimd or code_comes_back"], tmp_path, env=env, timeout=300)
     flow = next(r for r in result.report["results"] if r["rule"] == "AUTH-FLOW-01")
     assert flow["status"] == "skipped" and flow["incomplete"], flow
     assert result.report["verdict"]["status"] == "INCOMPLETE", result.report["verdict"]

@@ -9,7 +9,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 import trustme
 
 from conformance.rules import RULES
+from tests._forked import forked_pytest
 
 HERE = Path(__file__).resolve().parent
 TEST_USER, TEST_PASSWORD = "vendor.tester@example.com", "correct horse battery staple"
@@ -101,30 +101,18 @@ class HarnessRun:
 
 def run_harness(workdir: Path, args: list[str], env: Mapping[str, str] | None = None) -> HarnessRun:
     """``pytest --suite auth,profile ARGS`` from an empty directory, as a vendor runs the installed plugin: the
-    bundled suites, settings from the command line and the test account from the environment."""
+    bundled suites, settings from the command line and the test account from the environment. The run is forked
+    from the preloaded fork server (tests/_forked.py): what is judged here is the verdicts, not the interpreter's
+    start-up."""
     workdir.mkdir(parents=True, exist_ok=True)
     report_dir = workdir / "reports"
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
-    clean.update({"CONFORMANCE_TEST_USER": TEST_USER, "CONFORMANCE_TEST_PASSWORD": TEST_PASSWORD, **(env or {})})
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--suite",
-        "auth,profile",
-        "--report-dir",
-        str(report_dir),
-        *args,
-    ]
-    done = subprocess.run(command, cwd=workdir, env=clean, capture_output=True, text=True, timeout=600, check=False)
-    output = done.stdout + done.stderr
+    account = {"CONFORMANCE_TEST_USER": TEST_USER, "CONFORMANCE_TEST_PASSWORD": TEST_PASSWORD, **(env or {})}
+    args = ["-q", "--suite", "auth,profile", "--report-dir", str(report_dir), *args]
+    done = forked_pytest(args, workdir, env=account, timeout=600, drop=("CONFORMANCE_", "PYTEST_"))
     report_file = report_dir / "report.json"
     if not report_file.is_file():
-        raise AssertionError(f"the harness wrote no report (exit {done.returncode}):\n{output[-4000:]}")
-    return HarnessRun(done.returncode, json.loads(report_file.read_text()), output)
+        raise AssertionError(f"the harness wrote no report (exit {done.exit_code}):\n{done.output[-4000:]}")
+    return HarnessRun(done.exit_code, json.loads(report_file.read_text()), done.output)
 
 
 # -- pinned verdict tables --------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 
 from conformance._checks import catalog_rows
 from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table, unreached_text
+from tests._forked import runpytest_forked
 
 STUBS = """
 import json, time
@@ -94,8 +95,15 @@ def run(pytester: pytest.Pytester, rule: str, accept: str | None, bare: bool = F
     pytester.makeconftest(STUBS.format(ACCEPT=accept, BARE=bare))
     pytester.makepyfile(test_t=f"from conformance.suites.auth.test_tokens import {CHECKS[rule]}")
     # A subprocess: cryptography's EC bindings do not survive pytester's in-process module snapshot.
-    pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_t.py"
+    runpytest_forked(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        "https://127.0.0.1:1/mcp",
+        "test_t.py",
     )
     results = json.loads((pytester.path / "out" / "report.json").read_text())["results"]
     (result,) = [r for r in results if r["rule"] == rule]

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests._forked import runpytest_forked
+
 STUBS = """
 from types import SimpleNamespace
 import httpx, jwt, pytest
@@ -89,8 +91,15 @@ def harness_issuer_or_none():
 def run(pytester: pytest.Pytester, match: str) -> dict[str, Any]:
     pytester.makeconftest(STUBS.format(MATCH=match))
     pytester.makepyfile(test_t="from conformance.suites.auth.test_tokens import test_insufficient_scope")
-    pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_t.py"
+    runpytest_forked(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--report-dir",
+        "out",
+        "--target-url",
+        "https://127.0.0.1:1/mcp",
+        "test_t.py",
     )
     results = json.loads((pytester.path / "out" / "report.json").read_text())["results"]
     (result,) = [r for r in results if r["rule"] == "AUTH-TOK-08"]

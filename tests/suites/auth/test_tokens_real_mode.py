@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from conformance.reference.stack import running_stack
-from conformance.testing import RunResult, run_harness
+from conformance.testing import RunResult
+from tests._forked import forked_harness
 
 SUITES_DIR = Path(__file__).resolve().parents[3] / "conformance" / "suites"
-HARNESS_ARGS = ("-q", "--assert=plain")  # checks decide with expect()/fail(): no assertion rewriting needed
+HARNESS_ARGS = ("-q",)  # forked runs (tests/_forked.py) add --assert=plain: checks decide with expect()/fail()
 
 TTL_S = 5
 TOK_RULES = frozenset(f"AUTH-TOK-0{i}" for i in range(1, 10))
@@ -35,7 +36,7 @@ def run_case(case: str, root: Path) -> RunResult:
         report_dir = root / "reports" / case
         report_dir.mkdir(parents=True)
         args = [*HARNESS_ARGS, str(SUITES_DIR / "auth" / "test_tokens.py"), "--max-expiry-wait", "30"]
-        return run_harness(args, report_dir, env=env, timeout=300)
+        return forked_harness(args, report_dir, env=env, timeout=300)
 
 
 @pytest.fixture(scope="module")

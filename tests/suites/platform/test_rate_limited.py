@@ -14,7 +14,8 @@ import httpx
 
 from conformance.reference.platform.settings import MAIN_KEY, KeySpec, SandboxSettings
 from conformance.reference.stack import running_stack
-from conformance.testing import RunResult, run_harness
+from conformance.testing import RunResult
+from tests._forked import forked_harness
 from tests.reference.platform.live import serving
 
 LIMIT, WINDOW_S = 120, 3.0
@@ -28,7 +29,7 @@ def certify(report_dir: Path, request_limit: tuple[int, float] | None) -> RunRes
             del env["CONFORMANCE_PLATFORM_THROTTLE_API_KEY"]
             env["CONFORMANCE_PLATFORM_RL_BUDGET"] = str(LIMIT + 30)
         report_dir.mkdir(parents=True)
-        return run_harness(["--suite", "platform,campaigns", "-q"], report_dir, env=env, timeout=600)
+        return forked_harness(["--suite", "platform,campaigns", "-q"], report_dir, env=env, timeout=600)
 
 
 def test_reference_certifies_under_a_low_request_limit(tmp_path: Path) -> None:
@@ -72,7 +73,7 @@ def test_rl02_waits_for_a_window_with_room(tmp_path: Path) -> None:
                 left.append(client.get("/v1/campaigns", params={"limit": 1}).headers["x-ratelimit-remaining-requests"])
         env = {k: v for k, v in sandbox.settings.items() if "THROTTLE" not in k and "FAULT" not in k}
         (tmp_path / "out").mkdir()
-        result = run_harness(["--suite", "platform", "-k", "RL-02", "-q"], tmp_path / "out", env=env, timeout=120)
+        result = forked_harness(["--suite", "platform", "-k", "RL-02", "-q"], tmp_path / "out", env=env, timeout=120)
     rl02 = next(r for r in result.report["results"] if r["rule"] == "RL-02")
     assert rl02["status"] == "passed", rl02["message"]
     assert "waited for the target's rate limit (RL-02 needs 6 requests in one window, 0 left)" in rl02["message"]

@@ -1,0 +1,112 @@
+"""``pytest ARGS`` in a process forked from the matrix's fork server (tests/matrix/harness.py), for the tests that
+are not about the process boundary itself.
+
+A fresh ``python -m pytest`` spends most of a short run importing pytest, httpx, Hypothesis, the MCP SDK... The
+fork server has imported them once; a forked run then does exactly what ``python -m pytest`` does
+(``pytest.main``, the run's own cwd and environment, both output streams to one file) and its exit code is
+``pytest.main``'s. Runs pass ``--assert=plain`` (the checks decide with expect()/fail(), and preloaded modules
+could not be rewritten anyway). What a forked run cannot show, and the tests that keep a real ``python -m
+pytest`` for it: start-up of a fresh interpreter (imports in the run's environment, warnings printed at import),
+stdout apart from stderr, the exit status of the real process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from _pytest.pytester import RunResult as PytesterResult
+
+from conformance.testing import RunResult
+from tests.matrix import harness
+from tests.matrix._child import run_pytest
+from tests.matrix.harness import DROPPED_PREFIXES, HARNESS_ARGS, fork_context, stop_fork_server
+
+_stop_registered: list[bool] = []
+
+
+@dataclass(frozen=True)
+class Forked:
+    exit_code: int
+    output: str  # stdout and stderr, interleaved as written
+
+    @property
+    def lines(self) -> list[str]:
+        return self.output.splitlines()
+
+
+def forked_pytest(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+    drop: tuple[str, ...] = DROPPED_PREFIXES,
+) -> Forked:
+    """``pytest -p no:cacheprovider --assert=plain ARGS`` run in ``cwd`` with this environment less the variables
+    starting with one of ``drop`` (by default CONFORMANCE_, PYTEST_XDIST_, PYTEST_CURRENT_TEST), plus ``env``."""
+    if not _stop_registered:  # the fork server is stopped (and its runs' CPU accounted to us) when we exit
+        atexit.register(stop_fork_server)
+        _stop_registered.append(True)
+    merged = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    merged.update(env or {})
+    fd, name = tempfile.mkstemp(prefix="forked-pytest-", suffix=".txt")
+    os.close(fd)
+    output = Path(name)
+    try:
+        process = fork_context().Process(
+            target=run_pytest,
+            args=([*HARNESS_ARGS, *args], merged, str(cwd), str(output)),
+            name="forked-pytest",
+            daemon=False,
+        )
+        with harness._lock:  # the matrix's threads may be starting runs from the same fork server
+            process.start()
+        process.join(timeout)
+        if process.exitcode is None:
+            process.kill()
+            process.join(10)
+            raise AssertionError(
+                f"pytest {list(args)} did not end within {timeout:.0f} s (killed); output:\n{_tail(output)}"
+            )
+        return Forked(int(process.exitcode), output.read_text(encoding="utf-8", errors="replace"))
+    finally:
+        output.unlink(missing_ok=True)
+
+
+def runpytest_forked(pytester: pytest.Pytester, *args: str, env: Mapping[str, str] | None = None) -> PytesterResult:
+    """What ``pytester.runpytest_subprocess(*args)`` gives, from a forked run in ``pytester.path`` (the output is
+    all in ``outlines``; ``errlines`` is empty)."""
+    basetemp = pytester.path / "forked-basetemp"  # as runpytest_subprocess gives its run
+    run = forked_pytest([f"--basetemp={basetemp}", *args], pytester.path, env=env)
+    return PytesterResult(run.exit_code, run.lines, [], 0.0)
+
+
+def forked_harness(
+    args: Sequence[str],
+    report_dir: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+    cwd: Path | None = None,
+) -> RunResult:
+    """What ``conformance.testing.run_harness`` gives (stdout holds both streams, stderr is empty), from a forked
+    run; the report must exist afterwards."""
+    run = forked_pytest(["--report-dir", str(report_dir), *args], cwd or report_dir, env=env, timeout=timeout)
+    report_path = report_dir / "report.json"
+    if not report_path.is_file():
+        raise AssertionError(f"no report written (exit {run.exit_code})\noutput:\n{run.output[-4000:]}")
+    return RunResult(run.exit_code, run.output, "", json.loads(report_path.read_text(encoding="utf-8")))
+
+
+def _tail(path: Path, chars: int = 4000) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-chars:]
+    except OSError:
+        return ""
