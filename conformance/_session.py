@@ -36,6 +36,7 @@ class ConformanceSession:
         self.started_at = datetime.now(UTC)
         self.t0 = time.monotonic()
         self.report: RunReport | None = None
+        self.report_generation: int | None = None  # the redactor's generation when ``report`` was scrubbed
         self.files: list[str] = []
         # One redactor for the run: secrets learnt by any client (tokens, codes) also scrub verdict messages.
         self.redactor = redactor_for(settings)
@@ -111,6 +112,7 @@ def build_report(state: ConformanceSession) -> RunReport:
     )
     # The last redaction pass, with every secret the run learnt: a code or a token becomes known only after the
     # exchange that carried it was recorded.
+    state.report_generation = state.redactor.generation  # before the pass: a secret learnt during it counts as new
     return report.scrubbed(state.redactor.scrub_tree)
 
 
@@ -135,8 +137,10 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
 
     har_path = directory / "report.har"
     state = config.stash.get(SESSION_KEY, None) if config is not None else None
-    # The last redaction pass again over the HAR document: it also shows values decoded from URLs and headers.
-    write_har(report, har_path, state.redactor.scrub_tree if state is not None else None)
+    # The last redaction pass over the HAR: all of it, unless this report is the one that pass just scrubbed and
+    # the run learnt no secret since; then only what the HAR adds (values decoded from URLs and headers).
+    fresh = state is not None and state.report is report and state.report_generation == state.redactor.generation
+    write_har(report, har_path, state.redactor.scrub_tree if state is not None else None, report_scrubbed=fresh)
     written.append(str(har_path))
     xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
     if xmlpath:

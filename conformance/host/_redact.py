@@ -136,6 +136,13 @@ class Redactor:
             levels.append(_Level(frozenset(forms)))
         self._levels, self._pending = levels, []
 
+    @property
+    def generation(self) -> int:
+        """Grows with every secret form registered: what was scrubbed at one generation needs no second pass
+        while the generation stays the same (nothing new to find)."""
+        with self._lock:
+            return len(self._forms)
+
     def secrets(self) -> dict[str, list[Any]]:
         """Every secret registered so far (plain data: xdist workers hand theirs to the controller)."""
         with self._lock:
@@ -202,13 +209,16 @@ class Redactor:
         return self.scrub(value)
 
     def headers(self, headers: Any) -> dict[str, str]:
+        return self.header_items(header_items(headers))
+
+    def header_items(self, items: list[tuple[str, str]]) -> dict[str, str]:
+        """:meth:`headers` of what :func:`header_items` read (once: httpx decodes its headers on every read)."""
         redacted: dict[str, str] = {}
-        for name, value in headers.items():
-            if str(name).lower() == "location":
-                self.learn_from_url(str(value))
-        for name, value in headers.items():
-            key = str(name).lower()
-            clean = self.header(key, str(value))
+        for key, value in items:
+            if key == "location":
+                self.learn_from_url(value)
+        for key, value in items:
+            clean = self.header(key, value)
             # Repeated headers (Set-Cookie, WWW-Authenticate) are joined, as HTTP allows for most.
             redacted[key] = f"{redacted[key]}, {clean}" if key in redacted else clean
         return redacted
@@ -273,6 +283,11 @@ class Redactor:
         if len(text) > limit:
             text = text[:limit] + f"… [{len(text) - limit} more characters]"
         return text
+
+
+def header_items(headers: Any) -> list[tuple[str, str]]:
+    """(lowercased name, value) of each header of a mapping (or httpx ``Headers``), read once."""
+    return [(str(name).lower(), str(value)) for name, value in headers.items()]
 
 
 def _redact_url_param(match: re.Match[str]) -> str:

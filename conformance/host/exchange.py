@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from conformance import _context
-from conformance.host._redact import Redactor
+from conformance.host._redact import Redactor, header_items
 
 # The one body excerpt limit (characters, after redaction) of every exchange: docs/report-json.md's "excerpt".
 BODY_EXCERPT_CHARS = 2048
@@ -70,12 +70,14 @@ class Exchange:
         """The redaction pass. Its order matters: a ``Location`` teaches the redactor the secrets of a redirect
         before the response body is redacted."""
         known = {f.name for f in fields(cls)}
-        request_headers = request_headers if request_headers is not None else {}
+        # Each header set read once (httpx decodes its headers on every read): redacted and its content type.
+        request_items = header_items(request_headers) if request_headers is not None else []
+        response_items = header_items(response_headers) if response_headers is not None else None
         url_shown = redactor.url(url)
-        shown_request_headers = redactor.headers(request_headers)
-        shown_request_body = redactor.body(request_body, _ctype(request_headers), BODY_EXCERPT_CHARS)
-        shown_response_headers = redactor.headers(response_headers) if response_headers is not None else {}
-        shown_response_body = redactor.body(response_body, _ctype(response_headers), BODY_EXCERPT_CHARS)
+        shown_request_headers = redactor.header_items(request_items)
+        shown_request_body = redactor.body(request_body, _ctype(request_items), BODY_EXCERPT_CHARS)
+        shown_response_headers = redactor.header_items(response_items) if response_items is not None else {}
+        shown_response_body = redactor.body(response_body, _ctype(response_items), BODY_EXCERPT_CHARS)
         return cls(
             method=method,
             url=url_shown,
@@ -156,7 +158,7 @@ def exchange_of(response: httpx.Response | None) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def _ctype(headers: Mapping[str, str] | None) -> str | None:
-    if headers is None:
+def _ctype(items: list[tuple[str, str]] | None) -> str | None:
+    if items is None:
         return None
-    return next((str(v) for k, v in headers.items() if str(k).lower() == "content-type"), None)
+    return next((value for key, value in items if key == "content-type"), None)

@@ -49,11 +49,17 @@ def har_log(report: RunReport) -> dict[str, Any]:
     }
 
 
-def write_har(report: RunReport, path: Path, scrub_tree: Callable[[Any], Any] | None = None) -> None:
-    """Write report.har. ``scrub_tree``: the run's last redaction pass, applied to the whole document too, because
-    a HAR also shows values decoded from the URL and headers (query parameters, cookies)."""
+def write_har(
+    report: RunReport, path: Path, scrub_tree: Callable[[Any], Any] | None = None, *, report_scrubbed: bool = False
+) -> None:
+    """Write report.har. ``scrub_tree``: the run's last redaction pass, applied to the document too, because a HAR
+    also shows values decoded from the URL and headers (query parameters, cookies). With ``report_scrubbed`` (the
+    caller vouches that ``report`` is the output of this very pass, with no secret learnt since) only those decoded
+    values and the text joined here are scrubbed: every other string is a copy of one the pass already scrubbed."""
     document = har_log(report)
-    if scrub_tree is not None:
+    if scrub_tree is not None and report_scrubbed:
+        _scrub_new_values(document, scrub_tree)
+    elif scrub_tree is not None:
         document = scrub_tree(document)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -62,6 +68,18 @@ def write_har(report: RunReport, path: Path, scrub_tree: Callable[[Any], Any] | 
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
     tmp.write_bytes((text + "\n").encode("utf-8", "replace"))
     tmp.replace(path)  # a viewer never opens half a file
+
+
+def _scrub_new_values(document: dict[str, Any], scrub_tree: Callable[[Any], Any]) -> None:
+    """Scrub, in place, what the HAR holds that the report does not: values decoded from URLs and headers
+    (``queryString``, ``cookies``) and each entry's ``comment`` (rule IDs joined). One pass over all of them."""
+    entries = document["log"]["entries"]
+    new = [
+        [e["request"]["queryString"], e["request"]["cookies"], e["response"]["cookies"], e["comment"]] for e in entries
+    ]
+    for entry, (query, request_cookies, response_cookies, comment) in zip(entries, scrub_tree(new), strict=True):
+        entry["request"]["queryString"], entry["request"]["cookies"] = query, request_cookies
+        entry["response"]["cookies"], entry["comment"] = response_cookies, comment
 
 
 def _entry(exchange: ExchangeJSON, fallback_start: str, target: str) -> dict[str, Any]:

@@ -67,16 +67,61 @@ def test_an_exchange_shared_by_rules_is_one_entry_naming_them_all(tmp_path: Path
     assert second["time"] == 12.5 and second["timings"]["wait"] == 12.5
 
 
-def test_the_last_redaction_pass_covers_values_the_har_decodes(tmp_path: Path) -> None:
-    """A secret percent-encoded in a URL shows decoded in queryString: the run's redactor scrubs the document."""
+@pytest.mark.parametrize("report_scrubbed", [False, True])
+def test_the_last_redaction_pass_covers_values_the_har_decodes(tmp_path: Path, report_scrubbed: bool) -> None:
+    """A secret percent-encoded in a URL or quoted in a cookie shows decoded in queryString and cookies: the run's
+    redactor scrubs them, also when the report itself was already scrubbed (they are not in it as such)."""
     from conformance.host._redact import Redactor
 
     data = build_report(results=1)
-    data["results"][0]["evidence"] = [_exchange(url="https://127.0.0.1:8443/cb?state=s3cr%65t-value")]
+    headers = {"cookie": 'sid="s3cr\\145t-value"'}  # SimpleCookie reads the octal escape \145 as "e"
+    data["results"][0]["evidence"] = [
+        _exchange(url="https://127.0.0.1:8443/cb?state=s3cr%65t-value", request_headers=headers)
+    ]
     path = tmp_path / "report.har"
-    write_har(RunReport.from_json(data), path, Redactor(["s3cret-value"]).scrub_tree)
+    write_har(RunReport.from_json(data), path, Redactor(["s3cret-value"]).scrub_tree, report_scrubbed=report_scrubbed)
     text = path.read_text(encoding="utf-8")
-    assert "s3cret-value" not in text and "[REDACTED]" in text
+    request = json.loads(text)["log"]["entries"][0]["request"]
+    assert request["queryString"] == [{"name": "state", "value": "[REDACTED]"}]
+    assert request["cookies"] == [{"name": "sid", "value": "[REDACTED]"}]
+    assert "s3cret-value" not in text
+
+
+class _CountingRedactor:
+    """A run's redactor that remembers every string it was asked to scrub."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        from conformance.host._redact import Redactor
+
+        self.redactor = Redactor(secrets)
+        self.scrubbed: list[str] = []
+        scrub = self.redactor.scrub
+
+        def counting(text: str) -> str:
+            self.scrubbed.append(text)
+            return scrub(text)
+
+        self.redactor.scrub = counting  # type: ignore[method-assign]
+
+
+def test_a_report_already_scrubbed_is_not_scrubbed_again_for_the_har(tmp_path: Path) -> None:
+    """The HAR of the report the last pass just scrubbed reuses it: the pass is not run over its evidence again
+    (only over what the HAR decodes), and the HAR is the same as with a second full pass (issue 19)."""
+    body = "a response body the last pass already scrubbed"
+    data = build_report(results=2)
+    for result in data["results"]:
+        result["evidence"] = [_exchange(response_body=body, url="https://127.0.0.1:8443/cb?state=s3cr%65t-value")]
+    counting = _CountingRedactor(["s3cret-value"])
+    report = RunReport.from_json(data).scrubbed(counting.redactor.scrub_tree)
+    assert body in counting.scrubbed  # the report's own pass
+    counting.scrubbed.clear()
+    once, twice = tmp_path / "once.har", tmp_path / "twice.har"
+    write_har(report, once, counting.redactor.scrub_tree, report_scrubbed=True)
+    assert body not in counting.scrubbed and "s3cret-value" in counting.scrubbed  # only the decoded values
+    write_har(report, twice, counting.redactor.scrub_tree)
+    assert body in counting.scrubbed  # what the writer did before: the whole document again
+    assert once.read_bytes() == twice.read_bytes()
+    assert "s3cret-value" not in once.read_text(encoding="utf-8")
 
 
 def test_a_demo_run_writes_a_valid_har_of_its_evidence(demo_run: tuple[int, Path, str]) -> None:
@@ -105,3 +150,32 @@ def test_conformance_report_re_renders_the_har(tmp_path: Path, capsys: pytest.Ca
     assert [(e["request"]["url"], e["_rules"]) for e in document["log"]["entries"]] == [
         (e["request"]["url"], e["_rules"]) for e in expected
     ]
+
+
+@pytest.mark.parametrize("learnt_since", [False, True])
+def test_the_run_scrubs_its_har_once_unless_it_learnt_a_secret_since(tmp_path: Path, learnt_since: bool) -> None:
+    """write_reports, as the plugin calls it after build_report: the evidence of the report the last pass scrubbed
+    is not scrubbed again for the HAR; if a secret was learnt after that pass, the HAR gets the whole pass again
+    (and that secret is not in it)."""
+    from types import SimpleNamespace
+
+    from conformance._session import SESSION_KEY, write_reports
+
+    late = "learnt-after-the-last-pass"
+    body = f"a response body the last pass already scrubbed, then {late}"
+    data = build_report(results=2)
+    for result in data["results"]:
+        result["evidence"] = [_exchange(response_body=body)]
+    counting = _CountingRedactor(["s3cret-value"])
+    state = SimpleNamespace(redactor=counting.redactor, report=None, report_generation=None)
+    state.report_generation = counting.redactor.generation  # what build_report does, then its pass
+    state.report = report = RunReport.from_json(data).scrubbed(counting.redactor.scrub_tree)
+    counting.scrubbed.clear()
+    if learnt_since:
+        counting.redactor.add_secret(late)
+    config = SimpleNamespace(
+        stash={SESSION_KEY: state}, getoption=lambda *a, **k: None, option=SimpleNamespace(xmlpath=None)
+    )
+    write_reports(report, tmp_path, config)  # type: ignore[arg-type]
+    assert (body in counting.scrubbed) is learnt_since
+    assert (late in (tmp_path / "report.har").read_text(encoding="utf-8")) is not learnt_since
