@@ -89,7 +89,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    skip_assertion_rewriting(config)
     config.addinivalue_line("markers", "conformance_rule(*ids): the rule IDs a conformance check decides")
     for suite in SUITES:
         config.addinivalue_line("markers", f"{suite}: conformance suite {suite}")
@@ -117,6 +116,9 @@ def pytest_configure(config: pytest.Config) -> None:
     session = ConformanceSession(settings, strict, baseline, active)
     config.stash[SESSION_KEY] = session
     if active:
+        # Only a certifying run: a session that hosts in-process runs (pytester) must keep Hypothesis rewritten, or
+        # each of those runs warns that it "cannot be rewritten" (its loader is not pytest's).
+        skip_assertion_rewriting(config)
         _gc.relax(config)  # fewer garbage collections over a run's long-lived imports (issue 19)
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else

@@ -104,6 +104,27 @@ def test_hypothesis_is_imported_compiled_and_the_checks_still_rewritten(tmp_path
     assert loaded["suites"] and set(loaded["suites"].values()) == {"AssertionRewritingHook"}, loaded["suites"]
 
 
+HOSTED_RUN = """
+pytest_plugins = ["pytester"]
+
+
+def test_in_process_run(pytester):
+    import hypothesis  # noqa: F401 - the hosting session has imported it, as the project's own tests do
+    pytester.makepyfile(test_x="def test_x(): pass")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--target-url", "https://127.0.0.1:1/mcp", "test_x.py")
+    assert "cannot be rewritten" not in result.stdout.str()
+"""
+
+
+def test_a_session_hosting_in_process_runs_keeps_hypothesis_rewritten(pytester: pytest.Pytester) -> None:
+    """Only a certifying run imports Hypothesis compiled: in a session that is not one (the project's own tests),
+    an in-process certifying run would otherwise warn "Module already imported so cannot be rewritten;
+    hypothesis", an extra outcome in its summary."""
+    pytester.makepyfile(test_host=HOSTED_RUN)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_host.py")
+    result.assert_outcomes(passed=1)
+
+
 PARSE_PROBE = """
 import contextlib, io, json, sys
 from conformance.cli import main
