@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _pytest.pytester import RunResult as PytesterResult
@@ -86,6 +87,16 @@ def runpytest_forked(pytester: pytest.Pytester, *args: str, env: Mapping[str, st
     basetemp = pytester.path / "forked-basetemp"  # as runpytest_subprocess gives its run
     run = forked_pytest([f"--basetemp={basetemp}", *args], pytester.path, env=env)
     return PytesterResult(run.exit_code, run.lines, [], 0.0)
+
+
+def run_checks_forked(pytester: pytest.Pytester, test_file: str) -> dict[str, Any]:
+    """A forked certifying run of ``test_file`` in ``pytester.path`` against an unreachable tool server (the checks'
+    conftest stubs what they need), its report in ``out/``: the report."""
+    runpytest_forked(
+        pytester, "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", test_file
+    )
+    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text(encoding="utf-8"))
+    return report
 
 
 def forked_harness(

@@ -7,14 +7,13 @@ tried listed; a bare 401 (no Bearer challenge) is not a refusal.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from conformance._checks import catalog_rows
 from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table, unreached_text
-from tests._forked import runpytest_forked
+from tests._forked import run_checks_forked
 
 STUBS = """
 import json, time
@@ -95,17 +94,7 @@ def run(pytester: pytest.Pytester, rule: str, accept: str | None, bare: bool = F
     pytester.makeconftest(STUBS.format(ACCEPT=accept, BARE=bare))
     pytester.makepyfile(test_t=f"from conformance.suites.auth.test_tokens import {CHECKS[rule]}")
     # A subprocess: cryptography's EC bindings do not survive pytester's in-process module snapshot.
-    runpytest_forked(
-        pytester,
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
-        "--target-url",
-        "https://127.0.0.1:1/mcp",
-        "test_t.py",
-    )
-    results = json.loads((pytester.path / "out" / "report.json").read_text())["results"]
+    results = run_checks_forked(pytester, "test_t.py")["results"]
     (result,) = [r for r in results if r["rule"] == rule]
     return dict(result)
 

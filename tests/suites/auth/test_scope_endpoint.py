@@ -7,12 +7,11 @@ The stub endpoint (pytester) refuses a token unless its scope claim holds the re
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from tests._forked import runpytest_forked
+from tests._forked import run_checks_forked
 
 STUBS = """
 from types import SimpleNamespace
@@ -91,17 +90,7 @@ def harness_issuer_or_none():
 def run(pytester: pytest.Pytester, match: str) -> dict[str, Any]:
     pytester.makeconftest(STUBS.format(MATCH=match))
     pytester.makepyfile(test_t="from conformance.suites.auth.test_tokens import test_insufficient_scope")
-    runpytest_forked(
-        pytester,
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
-        "--target-url",
-        "https://127.0.0.1:1/mcp",
-        "test_t.py",
-    )
-    results = json.loads((pytester.path / "out" / "report.json").read_text())["results"]
+    results = run_checks_forked(pytester, "test_t.py")["results"]
     (result,) = [r for r in results if r["rule"] == "AUTH-TOK-08"]
     return dict(result)
 
