@@ -33,11 +33,13 @@ GEN0_THRESHOLD = 20_000
 _EXIT_HOOKED = False
 
 
-def relax(config: pytest.Config) -> None:
-    """Raise the youngest generation's threshold for this run; restore it (and unfreeze) at the config's cleanup.
+def govern(config: pytest.Config) -> None:
+    """The collector's policy for this active run: the youngest generation's threshold raised, what is alive frozen
+    once the reports are written and at the interpreter's exit; threshold and freeze undone by one cleanup.
 
     Call from a ``tryfirst`` pytest_configure: cleanups run last-registered first, so this one then runs after the
     one pytest registers for its final ``gc.collect()``, which stays cheap."""
+    global _EXIT_HOOKED
     previous = gc.get_threshold()
     if previous[0] != 0:  # 0 means automatic collection was turned off: leave it so
         gc.set_threshold(max(previous[0], GEN0_THRESHOLD), *previous[1:])
@@ -47,6 +49,10 @@ def relax(config: pytest.Config) -> None:
         gc.set_threshold(*previous)
 
     config.add_cleanup(restore)
+    config.pluginmanager.register(_FreezeAfterReports(), "conformance-heap")
+    if not _EXIT_HOOKED:
+        atexit.register(gc.freeze)  # nothing that runs after atexit needs its cycles collected
+        _EXIT_HOOKED = True
 
 
 def freeze_collected() -> None:
@@ -59,14 +65,3 @@ class _FreezeAfterReports:
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, Any, None]:
         yield
         gc.freeze()  # the reports are written: what is left is torn down at exit
-
-
-def freeze_after_reports(config: pytest.Config) -> None:
-    """From ``pytest_configure`` of an active run: freeze once the reports are written, unfreeze at the config's
-    cleanup (after every cleanup added later), freeze again for the interpreter's exit."""
-    global _EXIT_HOOKED
-    config.add_cleanup(gc.unfreeze)  # cleanups run last in, first out: after every one added later
-    config.pluginmanager.register(_FreezeAfterReports(), "conformance-heap")
-    if not _EXIT_HOOKED:
-        atexit.register(gc.freeze)  # nothing that runs after atexit needs its cycles collected
-        _EXIT_HOOKED = True

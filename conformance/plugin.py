@@ -119,11 +119,10 @@ def pytest_configure(config: pytest.Config) -> None:
         # Only a certifying run: a session that hosts in-process runs (pytester) must keep Hypothesis rewritten, or
         # each of those runs warns that it "cannot be rewritten" (its loader is not pytest's).
         skip_assertion_rewriting(config)
-        _gc.relax(config)  # fewer garbage collections over a run's long-lived imports (issue 19)
+        _gc.govern(config)  # fewer collections over a run's long-lived heap, none of it walked at exit (issue 19)
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
-        _gc.freeze_after_reports(config)  # issue 19: neither pytest's last collections nor the exit walk the heap
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(report_dir(config, settings) / "junit.xml")
 
