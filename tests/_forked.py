@@ -25,9 +25,7 @@ import pytest
 from _pytest.pytester import RunResult as PytesterResult
 
 from conformance.testing import RunResult
-from tests.matrix import harness
-from tests.matrix._child import run_pytest
-from tests.matrix.harness import DROPPED_PREFIXES, HARNESS_ARGS, fork_context, stop_fork_server
+from tests.matrix.harness import DROPPED_PREFIXES, HARNESS_ARGS, fork_pytest, run_env, stop_fork_server
 
 _stop_registered: list[bool] = []
 
@@ -55,28 +53,12 @@ def forked_pytest(
     if not _stop_registered:  # the fork server is stopped (and its runs' CPU accounted to us) when we exit
         atexit.register(stop_fork_server)
         _stop_registered.append(True)
-    merged = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    merged.update(env or {})
     fd, name = tempfile.mkstemp(prefix="forked-pytest-", suffix=".txt")
     os.close(fd)
     output = Path(name)
     try:
-        process = fork_context().Process(
-            target=run_pytest,
-            args=([*HARNESS_ARGS, *args], merged, str(cwd), str(output)),
-            name="forked-pytest",
-            daemon=False,
-        )
-        with harness._lock:  # the matrix's threads may be starting runs from the same fork server
-            process.start()
-        process.join(timeout)
-        if process.exitcode is None:
-            process.kill()
-            process.join(10)
-            raise AssertionError(
-                f"pytest {list(args)} did not end within {timeout:.0f} s (killed); output:\n{_tail(output)}"
-            )
-        return Forked(int(process.exitcode), output.read_text(encoding="utf-8", errors="replace"))
+        code = fork_pytest([*HARNESS_ARGS, *args], run_env(env, drop), cwd, output, timeout, f"pytest {list(args)}")
+        return Forked(code, output.read_text(encoding="utf-8", errors="replace"))
     finally:
         output.unlink(missing_ok=True)
 
@@ -114,10 +96,3 @@ def forked_harness(
     if not report_path.is_file():
         raise AssertionError(f"no report written (exit {run.exit_code})\noutput:\n{run.output[-4000:]}")
     return RunResult(run.exit_code, run.output, "", json.loads(report_path.read_text(encoding="utf-8")))
-
-
-def _tail(path: Path, chars: int = 4000) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[-chars:]
-    except OSError:
-        return ""

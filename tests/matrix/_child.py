@@ -10,17 +10,24 @@ import traceback
 from collections.abc import Mapping, Sequence
 
 
-def run_pytest(args: Sequence[str], env: Mapping[str, str], cwd: str, output: str) -> None:
-    """``pytest ARGS`` in this (freshly forked) process: cwd, environment and both output streams are the run's."""
+def _take_over(output: str, env: Mapping[str, str], cwd: str | None, *, line_buffered: bool) -> None:
+    """Make this forked process the one it runs: both output streams to ``output``, its cwd, exactly ``env``."""
     fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115 - lives until exit
+    buffering = 1 if line_buffered else -1
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", buffering=buffering, closefd=False)  # noqa: SIM115
     sys.stderr = sys.stdout
-    os.chdir(cwd)
+    if cwd:
+        os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
+
+
+def run_pytest(args: Sequence[str], env: Mapping[str, str], cwd: str, output: str) -> None:
+    """``pytest ARGS`` in this (freshly forked) process: cwd, environment and both output streams are the run's."""
+    _take_over(output, env, cwd, line_buffered=False)
     code = 3  # pytest's "internal error", should pytest itself raise
     try:
         import pytest
@@ -46,16 +53,7 @@ def run_service(module: str, args: Sequence[str], env: Mapping[str, str], cwd: s
     # started it, and the parent-death signal stops the service.
     os.close(forkserver._forkserver._forkserver_alive_fd)  # type: ignore[attr-defined,arg-type]
     _die_with_parent()
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)  # noqa: SIM115
-    sys.stderr = sys.stdout
-    if cwd:
-        os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
+    _take_over(log, env, cwd, line_buffered=True)
     sys.argv = [module, *args]
     code = 1
     try:

@@ -89,10 +89,28 @@ def stop_fork_server() -> None:
             forkserver._forkserver._stop()  # the method CPython's own tests use; a no-op when none is running
 
 
-def run_env(env: Mapping[str, str] | None) -> dict[str, str]:
-    merged = {k: v for k, v in os.environ.items() if not k.startswith(DROPPED_PREFIXES)}
+def run_env(env: Mapping[str, str] | None, drop: tuple[str, ...] = DROPPED_PREFIXES) -> dict[str, str]:
+    """This process's environment less the variables starting with one of ``drop``, plus ``env``."""
+    merged = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     merged.update(env or {})
     return merged
+
+
+def fork_pytest(argv: Sequence[str], env: Mapping[str, str], cwd: Path, output: Path, timeout: float, what: str) -> int:
+    """``pytest ARGV`` forked from the fork server in ``cwd`` with exactly ``env``, both streams to ``output``: its
+    exit code. One that outlives ``timeout`` is killed and raises AssertionError (``what`` names it, with the
+    output's tail)."""
+    process = fork_context().Process(
+        target=run_pytest, args=(list(argv), dict(env), str(cwd), str(output)), name="forked-pytest", daemon=False
+    )
+    with _lock:  # multiprocessing's bookkeeping of children is not meant for concurrent starts
+        process.start()
+    process.join(timeout)
+    if process.exitcode is None:
+        process.kill()
+        process.join(10)
+        raise AssertionError(f"{what} did not end within {timeout:.0f} s (killed); output:\n{_tail(output)}")
+    return int(process.exitcode)
 
 
 def run_harness(
@@ -101,22 +119,13 @@ def run_harness(
     """What ``conformance.testing.run_harness`` does, in a forked process; the report must exist afterwards."""
     output = report_dir / "output.txt"
     argv = [*HARNESS_ARGS, "--report-dir", str(report_dir), *args]
-    process = fork_context().Process(
-        target=run_pytest, args=(argv, run_env(env), str(report_dir), str(output)), name="harness-run", daemon=False
-    )
-    with _lock:  # multiprocessing's bookkeeping of children is not meant for concurrent starts
-        process.start()
-    process.join(timeout)
-    if process.exitcode is None:
-        process.kill()
-        process.join(10)
-        raise AssertionError(f"harness run did not end within {timeout:.0f} s (killed); output:\n{_tail(output)}")
+    code = fork_pytest(argv, run_env(env), report_dir, output, timeout, "harness run")
     report_path = report_dir / "report.json"
     if not report_path.is_file():
-        raise AssertionError(f"no report written (exit {process.exitcode})\noutput:\n{_tail(output)}")
+        raise AssertionError(f"no report written (exit {code})\noutput:\n{_tail(output)}")
     report = json.loads(report_path.read_text(encoding="utf-8"))
     text = output.read_text(encoding="utf-8", errors="replace")
-    return RunResult(int(process.exitcode), text, "", report)
+    return RunResult(code, text, "", report)
 
 
 def _tail(path: Path, chars: int = 4000) -> str:
