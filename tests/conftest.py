@@ -26,11 +26,12 @@ pytest_plugins = ["pytester"]
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
     """One `conformance demo` of every suite against the embedded reference stack, shared by the tests that need a
-    real full run (exit code, report directory, console output)."""
+    real full run (exit code, report directory, console output). As the README runs it (``-n auto``), with ``-v`` so
+    that the output says which xdist worker ran each check (tests/test_demo.py reads it)."""
     report_dir = tmp_path_factory.mktemp("demo")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     completed = subprocess.run(
-        [sys.executable, "-m", "conformance", "demo", "--report-dir", str(report_dir)],
+        [sys.executable, "-m", "conformance", "demo", "--report-dir", str(report_dir), "--", "-v"],
         capture_output=True,
         text=True,
         env=env,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from conformance.report.json_writer import validate_report
 
@@ -33,22 +32,22 @@ def test_demo_certifies_the_reference(demo_run: tuple[int, Path, str]) -> None:
             assert result["need"], result
 
 
-def test_demo_under_xdist_keeps_each_target_on_one_worker(tmp_path: Path) -> None:
-    """With -n 3, checks that read counters before and after (IMG-CNT-*, RL-*) must not interleave with another
-    worker's requests to the same target: each target's checks run on one worker, and nothing is lost."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
-    command = [sys.executable, "-m", "conformance", "demo", "--report-dir", str(tmp_path), "--", "-n", "3", "-v"]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
-    output = completed.stdout + completed.stderr
-    report = json.loads((tmp_path / "report.json").read_text())
-    problems = [f"{r['rule']}: {r['status']} {r['message']}" for r in report["results"] if r["status"] != "passed"]
-    assert problems == ["RL-06: skipped " + _message(report, "RL-06")], output[-3000:]
-    assert completed.returncode == 0
-    # RL-03 waited Retry-After (1 s) of the throttled key on a worker: the controller's summary has it.
-    assert report["throttle"]["waited_s"] >= 1.0 and report["throttle"]["blocked_checks"] == 0
+def test_demo_under_xdist_keeps_each_target_on_one_worker(demo_run: tuple[int, Path, str]) -> None:
+    """Under xdist (the demo's default ``-n auto``: a worker per target, no more than the cores), checks that read
+    counters before and after (IMG-CNT-*, RL-*) must not interleave with another worker's requests to the same
+    target: each target's checks run on one worker, and nothing is lost. The same demo run as the test above."""
+    code, report_dir, output = demo_run
     workers: dict[str, set[str]] = {}
     for worker, suite in re.findall(r"\[(gw\d+)\] \[\s*\d+%\] \S+ \S*?([a-z]+)/test_\w+\.py::", output):
         workers.setdefault(suite, set()).add(worker)
+    if len(set().union(*workers.values())) < 2:
+        pytest.skip("the demo ran on fewer than two xdist workers here (one core): nothing could interleave")
+    report = json.loads((report_dir / "report.json").read_text())
+    problems = [f"{r['rule']}: {r['status']} {r['message']}" for r in report["results"] if r["status"] != "passed"]
+    assert problems == ["RL-06: skipped " + _message(report, "RL-06")], output[-3000:]
+    assert code == 0
+    # RL-03 waited Retry-After (1 s) of the throttled key on a worker: the controller's summary has it.
+    assert report["throttle"]["waited_s"] >= 1.0 and report["throttle"]["blocked_checks"] == 0
     assert set(workers) == {"auth", "profile", "platform", "campaigns", "compression"}, output[-3000:]
     assert all(len(found) == 1 for found in workers.values()), workers
     assert workers["auth"] == workers["profile"] and workers["platform"] == workers["campaigns"]
