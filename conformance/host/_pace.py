@@ -14,6 +14,7 @@ retried (a person must act) and blocks the check the same way.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -87,9 +88,8 @@ class Pacer:
     @staticmethod
     def key(url: str, headers: Mapping[str, str] | None) -> tuple[str, str]:
         """Windows are per target and credential (keys of different projects have their own)."""
-        parts = httpx.URL(url)
         auth = next((v for k, v in (headers or {}).items() if k.lower() == "authorization"), "")
-        return f"{parts.scheme}://{parts.host}:{parts.port}", hashlib.sha256(auth.encode()).hexdigest()[:16]
+        return _origin("/".join(url.split("/", 3)[:3])), _credential(auth)  # scheme://authority: few per run
 
     def left_s(self) -> float:
         return max(0.0, self.max_wait_s - self.waited_s)
@@ -178,6 +178,18 @@ class Pacer:
         with self._lock:
             self.waited_s += seconds
         self._sleep(seconds)
+
+
+# Every request asks for its key: the same few origins and credentials over a run, so each is worked out once.
+@functools.lru_cache(maxsize=256)
+def _origin(prefix: str) -> str:
+    parts = httpx.URL(prefix)
+    return f"{parts.scheme}://{parts.host}:{parts.port}"
+
+
+@functools.lru_cache(maxsize=256)
+def _credential(auth: str) -> str:
+    return hashlib.sha256(auth.encode()).hexdigest()[:16]
 
 
 def _count(raw: str | None) -> int | None:

@@ -20,6 +20,7 @@ import httpx
 
 from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetUnreachable
+from conformance.host._cookies import CookieClient
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
@@ -131,9 +132,14 @@ class Transfer:
         self.request = http.build_request(step.method, step.url, **kwargs)
         if "timeout" in step.kwargs:
             self.request.extensions["timeout"] = httpx.Timeout(step.kwargs["timeout"]).as_dict()
-        self.shown = f"{step.method} {client.redactor.url(step.url)}"
+        self.method, self.url = step.method, step.url
         self.sent_at, self.stamp = time.monotonic(), now_stamp()
         self.body = bytearray()
+
+    @property
+    def shown(self) -> str:
+        """The request in an error message (redacted when one is needed, not for every request)."""
+        return f"{self.method} {self.client.redactor.url(self.url)}"
 
     def read(self, chunk: bytes) -> None:
         self.body.extend(chunk)
@@ -258,7 +264,7 @@ class HostHTTP:
             insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False))
             for host in ("127.0.0.1", "localhost", "[::1]"):
                 mounts[f"all://{host}"] = insecure
-        self._client = httpx.Client(
+        self._client = CookieClient(
             timeout=self.timeout,
             verify=context,
             transport=transport,

@@ -1,0 +1,57 @@
+"""HostHTTP's httpx client with the same cookie behaviour as httpx's, minus the work that cannot change anything.
+
+httpx runs the stdlib cookie jar on every exchange: it copies the client's jar into each request (twice: once to
+merge, once in ``Request``), then builds urllib stand-ins of the request to compute its ``Cookie`` header, and of
+the request and response to read ``Set-Cookie`` from every answer. Over a run that was about a tenth of the harness's
+own CPU (issue 19). Here the jar's header is computed from the jar itself (no copy), not at all when the jar is
+empty, and an answer without ``Set-Cookie``/``Set-Cookie2`` is not handed to the jar (it would learn nothing from
+it). Which cookies go where is still decided by ``http.cookiejar``'s policy, unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+
+class LeanCookies(httpx.Cookies):
+    """httpx's jar, skipping the stdlib jar's passes that have nothing to do."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        headers = response.headers
+        if "set-cookie" in headers or "set-cookie2" in headers:
+            super().extract_cookies(response)
+
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        if self:  # an empty jar adds no header
+            super().set_cookie_header(request)
+
+
+class CookieClient(httpx.Client):
+    """``httpx.Client`` whose jar is a :class:`LeanCookies`, consulted once per request without being copied.
+
+    Only requests that pass no ``cookies=`` of their own take the short way (HostHTTP never passes any); the others
+    get httpx's merge as before."""
+
+    def __init__(self, *, cookies: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._lean = LeanCookies(cookies)
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._lean
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        self._lean = LeanCookies(cookies)
+
+    def _merge_cookies(self, cookies: Any = None) -> Any:
+        # None: build_request adds the jar's header itself (httpx would copy the whole jar into every request).
+        return None if cookies is None else super()._merge_cookies(cookies)
+
+    def build_request(self, method: str, url: Any, **kwargs: Any) -> httpx.Request:
+        request = super().build_request(method, url, **kwargs)
+        if kwargs.get("cookies") is None:
+            self._lean.set_cookie_header(request)
+        return request
