@@ -29,7 +29,8 @@ class LeanCookies(httpx.Cookies):
 
 
 class CookieClient(httpx.Client):
-    """``httpx.Client`` whose jar is a :class:`LeanCookies`, consulted once per request without being copied.
+    """``httpx.Client`` whose jar is a :class:`LeanCookies`, consulted once per request without being copied, and
+    which leaves ``response.next_request`` unset when it does not follow redirects.
 
     Only requests that pass no ``cookies=`` of their own take the short way (HostHTTP never passes any); the others
     get httpx's merge as before."""
@@ -49,6 +50,26 @@ class CookieClient(httpx.Client):
     def _merge_cookies(self, cookies: Any = None) -> Any:
         # None: build_request adds the jar's header itself (httpx would copy the whole jar into every request).
         return None if cookies is None else super()._merge_cookies(cookies)
+
+    def _send_handling_redirects(
+        self, request: httpx.Request, follow_redirects: bool, history: list[httpx.Response]
+    ) -> httpx.Response:
+        if follow_redirects:
+            return super()._send_handling_redirects(request, follow_redirects, history)
+        # Not following: httpx would still build the next request of every redirect (its URL, headers and the jar's
+        # cookies) for ``response.next_request``, which HostHTTP never reads (it follows redirects itself, through
+        # the guard). The same steps otherwise: hooks, one request, its history.
+        for hook in self._event_hooks["request"]:
+            hook(request)
+        response = self._send_single_request(request)
+        try:
+            for hook in self._event_hooks["response"]:
+                hook(response)
+            response.history = list(history)
+        except BaseException:
+            response.close()
+            raise
+        return response
 
     def build_request(self, method: str, url: Any, **kwargs: Any) -> httpx.Request:
         request = super().build_request(method, url, **kwargs)

@@ -74,3 +74,12 @@ def test_host_http_keeps_a_login_session_in_the_lean_jar() -> None:
         assert http.get("https://h/a").json() == {"cookie": "a=1"}
         http.clear_cookies()
         assert http.get("https://h/a").json() == {"cookie": None}
+
+
+def test_redirects_are_still_followed_when_asked() -> None:
+    """Not following, the lean client builds no next request; asked to follow, it is httpx's own loop."""
+    client = CookieClient(transport=httpx.MockTransport(_server))
+    first = client.get("http://h/redirect")
+    assert first.status_code == 302 and first.next_request is None
+    followed = CookieClient(transport=httpx.MockTransport(_server)).get("http://h/redirect", follow_redirects=True)
+    assert followed.json() == {"cookie": "r=3"} and [r.status_code for r in followed.history] == [302]
