@@ -134,15 +134,16 @@ class Pacer:
 
     # -- throttled answers ---------------------------------------------------------------------------------
 
-    def retry_delay(self, response: httpx.Response, attempt: int, what: str) -> float | None:
+    def retry_delay(self, response: httpx.Response, attempt: int, what: Callable[[], str]) -> float | None:
         """For a throttled answer met by a check that does not judge throttling: seconds to wait before sending it
         again, or :class:`TargetThrottled` when the answer cannot be waited out. None: hand the answer back (no check
-        is running, or it is a rate-limit check, which judges throttling itself)."""
+        is running, or it is a rate-limit check, which judges throttling itself). ``what()``: the request, redacted
+        (asked for only when a throttled answer needs words)."""
         record = _context.current()
         if record is None or record.judges_throttling or not is_throttled(response):
             return None
         retry_after = response.headers.get("retry-after")
-        shown = f"{what} → {response.status_code}" + (f" {error_code(response)}" if error_code(response) else "")
+        shown = f"{what()} → {response.status_code}" + (f" {error_code(response)}" if error_code(response) else "")
         shown += f", Retry-After {retry_after!r}" if retry_after is not None else ""
         if response.status_code == 429 and error_code(response) in USER_ACTION_CODES and retry_after is None:
             raise TargetThrottled(

@@ -94,7 +94,8 @@ def request_steps(
             response = yield Send(method, url, kwargs, started)
             assert response is not None
             pacer.observe(key, response)
-            throttle_wait = pacer.retry_delay(response, throttled, f"{method} {client.redactor.url(url)}")
+            shown = functools.partial(_shown, client, method, url)  # redacted only if a message needs it
+            throttle_wait = pacer.retry_delay(response, throttled, shown)
             if throttle_wait is not None:
                 note(f"throttled ({response.status_code}): retrying after {throttle_wait:.2f}s")
                 pacer.wait(throttle_wait, f"{response.status_code}, Retry-After followed")
@@ -180,6 +181,10 @@ class Transfer:
         return record_httpx_exchange(
             redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
         )
+
+
+def _shown(client: _Client, method: str, url: str) -> str:
+    return f"{method} {client.redactor.url(url)}"
 
 
 def note(text: str) -> None:
