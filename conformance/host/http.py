@@ -170,13 +170,16 @@ class Transfer:
             request=self.request,
             extensions={"http_version": response.extensions.get("http_version", b"HTTP/1.1")},
         )
-        recorded = self._record(response, error=None)
+        recorded = self._record(response, error=None, body=decoded)
         if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
             final.extensions[RESPONSE_EXTENSION] = recorded
         return final
 
-    def _record(self, response: httpx.Response | None, *, error: str | None) -> dict[str, Any] | None:
-        body = bytes(self.body) if response is not None else None
+    def _record(
+        self, response: httpx.Response | None, *, error: str | None, body: bytes | None = None
+    ) -> dict[str, Any] | None:
+        if body is None and response is not None:
+            body = bytes(self.body)  # (done() passes the copy it made: a large body is not copied twice)
         redactor, request = self.client.redactor, self.request
         return record_httpx_exchange(
             redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
