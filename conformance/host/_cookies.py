@@ -14,6 +14,9 @@ from typing import Any
 
 import httpx
 
+# The step httpx's redirect loop sends each request with (httpx 0.28); were it renamed, httpx's own loop runs.
+_SINGLE_REQUEST = hasattr(httpx.Client, "_send_single_request")
+
 
 class LeanCookies(httpx.Cookies):
     """httpx's jar, skipping the stdlib jar's passes that have nothing to do."""
@@ -54,16 +57,16 @@ class CookieClient(httpx.Client):
     def _send_handling_redirects(
         self, request: httpx.Request, follow_redirects: bool, history: list[httpx.Response]
     ) -> httpx.Response:
-        if follow_redirects:
+        if follow_redirects or not _SINGLE_REQUEST:
             return super()._send_handling_redirects(request, follow_redirects, history)
         # Not following: httpx would still build the next request of every redirect (its URL, headers and the jar's
         # cookies) for ``response.next_request``, which HostHTTP never reads (it follows redirects itself, through
         # the guard). The same steps otherwise: hooks, one request, its history.
-        for hook in self._event_hooks["request"]:
+        for hook in self.event_hooks["request"]:
             hook(request)
         response = self._send_single_request(request)
         try:
-            for hook in self._event_hooks["response"]:
+            for hook in self.event_hooks["response"]:
                 hook(response)
             response.history = list(history)
         except BaseException:
