@@ -23,23 +23,31 @@ def loads(data: str | bytes | bytearray, **kwargs: Any) -> Any:
         value = json.loads(data, **kwargs)
     except RecursionError:
         raise NestedTooDeep(f"JSON nested too deeply to parse (over {MAX_DEPTH} levels)") from None
-    if nested_deeper_than(value, MAX_DEPTH):
+    # Each level opens with a bracket of the text: with no more brackets than levels allowed (most documents), the
+    # walk cannot find too many (it was a visible share of every recorded JSON body's cost).
+    if _brackets(data) > MAX_DEPTH and nested_deeper_than(value, MAX_DEPTH):
         raise NestedTooDeep(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
 
 
+def _brackets(data: str | bytes | bytearray) -> int:
+    if isinstance(data, str):
+        return data.count("[") + data.count("{")
+    return data.count(b"[") + data.count(b"{")
+
+
 def nested_deeper_than(value: Any, limit: int) -> bool:
     """Whether ``value`` has more than ``limit`` levels of arrays and objects (iterative: any depth is safe)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:  # one level at a time, holding only its arrays and objects
+        depth += 1
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        below: list[Any] = []
+        for item in level:
+            below += [
+                child for child in (item.values() if isinstance(item, dict) else item) if isinstance(child, dict | list)
+            ]
+        level = below
     return False

@@ -14,6 +14,7 @@ retried (a person must act) and blocks the check the same way.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -87,9 +88,8 @@ class Pacer:
     @staticmethod
     def key(url: str, headers: Mapping[str, str] | None) -> tuple[str, str]:
         """Windows are per target and credential (keys of different projects have their own)."""
-        parts = httpx.URL(url)
         auth = next((v for k, v in (headers or {}).items() if k.lower() == "authorization"), "")
-        return f"{parts.scheme}://{parts.host}:{parts.port}", hashlib.sha256(auth.encode()).hexdigest()[:16]
+        return _origin("/".join(url.split("/", 3)[:3])), _credential(auth)  # scheme://authority: few per run
 
     def left_s(self) -> float:
         return max(0.0, self.max_wait_s - self.waited_s)
@@ -134,15 +134,16 @@ class Pacer:
 
     # -- throttled answers ---------------------------------------------------------------------------------
 
-    def retry_delay(self, response: httpx.Response, attempt: int, what: str) -> float | None:
+    def retry_delay(self, response: httpx.Response, attempt: int, what: Callable[[], str]) -> float | None:
         """For a throttled answer met by a check that does not judge throttling: seconds to wait before sending it
         again, or :class:`TargetThrottled` when the answer cannot be waited out. None: hand the answer back (no check
-        is running, or it is a rate-limit check, which judges throttling itself)."""
+        is running, or it is a rate-limit check, which judges throttling itself). ``what()``: the request, redacted
+        (asked for only when a throttled answer needs words)."""
         record = _context.current()
         if record is None or record.judges_throttling or not is_throttled(response):
             return None
         retry_after = response.headers.get("retry-after")
-        shown = f"{what} → {response.status_code}" + (f" {error_code(response)}" if error_code(response) else "")
+        shown = f"{what()} → {response.status_code}" + (f" {error_code(response)}" if error_code(response) else "")
         shown += f", Retry-After {retry_after!r}" if retry_after is not None else ""
         if response.status_code == 429 and error_code(response) in USER_ACTION_CODES and retry_after is None:
             raise TargetThrottled(
@@ -178,6 +179,18 @@ class Pacer:
         with self._lock:
             self.waited_s += seconds
         self._sleep(seconds)
+
+
+# Every request asks for its key: the same few origins and credentials over a run, so each is worked out once.
+@functools.lru_cache(maxsize=256)
+def _origin(prefix: str) -> str:
+    parts = httpx.URL(prefix)
+    return f"{parts.scheme}://{parts.host}:{parts.port}"
+
+
+@functools.lru_cache(maxsize=256)
+def _credential(auth: str) -> str:
+    return hashlib.sha256(auth.encode()).hexdigest()[:16]
 
 
 def _count(raw: str | None) -> int | None:

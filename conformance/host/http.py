@@ -20,6 +20,7 @@ import httpx
 
 from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetUnreachable
+from conformance.host._cookies import CookieClient
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
@@ -93,7 +94,8 @@ def request_steps(
             response = yield Send(method, url, kwargs, started)
             assert response is not None
             pacer.observe(key, response)
-            throttle_wait = pacer.retry_delay(response, throttled, f"{method} {client.redactor.url(url)}")
+            shown = functools.partial(_shown, client, method, url)  # redacted only if a message needs it
+            throttle_wait = pacer.retry_delay(response, throttled, shown)
             if throttle_wait is not None:
                 note(f"throttled ({response.status_code}): retrying after {throttle_wait:.2f}s")
                 pacer.wait(throttle_wait, f"{response.status_code}, Retry-After followed")
@@ -131,9 +133,14 @@ class Transfer:
         self.request = http.build_request(step.method, step.url, **kwargs)
         if "timeout" in step.kwargs:
             self.request.extensions["timeout"] = httpx.Timeout(step.kwargs["timeout"]).as_dict()
-        self.shown = f"{step.method} {client.redactor.url(step.url)}"
+        self.method, self.url = step.method, step.url
         self.sent_at, self.stamp = time.monotonic(), now_stamp()
         self.body = bytearray()
+
+    @property
+    def shown(self) -> str:
+        """The request in an error message (redacted when one is needed, not for every request)."""
+        return f"{self.method} {self.client.redactor.url(self.url)}"
 
     def read(self, chunk: bytes) -> None:
         self.body.extend(chunk)
@@ -163,17 +170,24 @@ class Transfer:
             request=self.request,
             extensions={"http_version": response.extensions.get("http_version", b"HTTP/1.1")},
         )
-        recorded = self._record(response, error=None)
+        recorded = self._record(response, error=None, body=decoded)
         if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
             final.extensions[RESPONSE_EXTENSION] = recorded
         return final
 
-    def _record(self, response: httpx.Response | None, *, error: str | None) -> dict[str, Any] | None:
-        body = bytes(self.body) if response is not None else None
+    def _record(
+        self, response: httpx.Response | None, *, error: str | None, body: bytes | None = None
+    ) -> dict[str, Any] | None:
+        if body is None and response is not None:
+            body = bytes(self.body)  # (done() passes the copy it made: a large body is not copied twice)
         redactor, request = self.client.redactor, self.request
         return record_httpx_exchange(
             redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
         )
+
+
+def _shown(client: _Client, method: str, url: str) -> str:
+    return f"{method} {client.redactor.url(url)}"
 
 
 def note(text: str) -> None:
@@ -258,7 +272,7 @@ class HostHTTP:
             insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False))
             for host in ("127.0.0.1", "localhost", "[::1]"):
                 mounts[f"all://{host}"] = insecure
-        self._client = httpx.Client(
+        self._client = CookieClient(
             timeout=self.timeout,
             verify=context,
             transport=transport,

@@ -11,6 +11,7 @@ pagination of long runs and copy buttons.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import json
@@ -741,18 +742,48 @@ class _DedentLoader(jinja2.FileSystemLoader):
 
 @functools.cache  # compiling the template costs more than rendering a full run
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=_DedentLoader(_TEMPLATES),
-        autoescape=True,  # every value is escaped; the templates are HTML whatever their file name
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    options: dict[str, Any] = {
+        "autoescape": True,  # every value is escaped; the templates are HTML whatever their file name
+        "undefined": jinja2.StrictUndefined,
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+    }
+    env = jinja2.Environment(loader=_DedentLoader(_TEMPLATES), bytecode_cache=_bytecode_cache(repr(options)), **options)
     env.filters["code"] = inline_code
     env.filters["pre"] = pre_text
     env.tests["same_text"] = same_text
     env.globals.update(STATUSES=STATUSES, ICONS=STATUS_ICONS, HINTS=STATUS_HINTS)
     return env
+
+
+class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """A cache that never fails a report: an unreadable entry is compiled again, an unwritable one not kept."""
+
+    def load_bytecode(self, bucket: Any) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _bytecode_cache(options: str) -> jinja2.BytecodeCache | None:
+    """The templates compiled once per user, not in every run (compiling them was ~40 ms of each run's CPU).
+
+    In the per-user cache directory, one subdirectory per jinja2 version and environment options (the compiled code
+    depends on both; jinja2 checks the Python version and each template's source itself)."""
+    from conformance._hypothesis import cache_dir
+
+    key = hashlib.sha256(f"{jinja2.__version__} {options}".encode()).hexdigest()[:16]
+    directory = cache_dir() / "jinja2" / key
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return _QuietBytecodeCache(str(directory))
 
 
 def _csp_hash(text: str) -> str:

@@ -56,3 +56,24 @@ def test_recorder_and_report_survive_a_deeply_nested_body() -> None:
     result = RuleResult.for_rule("TOK-01", Status.FAILED, evidence=(exchange,))
     document = render_html(RunReport(RunVerdict("NOT ACCEPTED", "TOK-01 failed"), (result,)))
     assert "[[[[" in document
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@given(
+    st.recursive(st.none() | st.integers() | st.text(), lambda c: st.lists(c) | st.dictionaries(st.text(), c)),
+    st.integers(min_value=0, max_value=6),
+)
+def test_the_depth_walk_counts_levels_as_a_recursive_one_does(value: object, limit: int) -> None:
+    assert target_json.nested_deeper_than(value, limit) == (_depth(value) > limit)
+
+
+def test_brackets_inside_strings_do_not_make_a_shallow_document_deep() -> None:
+    text = json.dumps({"a": "[" * 1000, "b": ["{" * 1000]})  # more brackets than levels allowed: the walk decides
+    assert target_json.loads(text) == json.loads(text)

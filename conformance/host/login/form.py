@@ -58,13 +58,13 @@ class FormDriver:
             if data is not None:
                 headers["Content-Type"] = "application/x-www-form-urlencoded"
             response = self.http.request(method, url, data=data, headers=headers, retry=None, metadata_driven=True)
-            result.visited.append(f"{method} {self.http.redactor.url(url)} → {response.status_code}")
+            shown = self.http.redactor.url(url)
+            result.visited.append(f"{method} {shown} → {response.status_code}")
             result.final_status, result.final_url = response.status_code, url
             if response.is_redirect:
                 method, url, data = "GET", urljoin(url, response.headers.get("location", "")), None
                 continue
             page = parse_page(url, response.text)
-            shown = self.http.redactor.url(url)
             if response.status_code >= 400:
                 result.stopped = f"{response.status_code} at {shown}: {page.summary()}"
                 result.config_problem = _sign_in_problem(page, shown, submitted=submitted) if submitted else None

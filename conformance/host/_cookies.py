@@ -1,0 +1,81 @@
+"""HostHTTP's httpx client with the same cookie behaviour as httpx's, minus the work that cannot change anything.
+
+httpx runs the stdlib cookie jar on every exchange: it copies the client's jar into each request (twice: once to
+merge, once in ``Request``), then builds urllib stand-ins of the request to compute its ``Cookie`` header, and of
+the request and response to read ``Set-Cookie`` from every answer. Over a run that was about a tenth of the harness's
+own CPU (issue 19). Here the jar's header is computed from the jar itself (no copy), not at all when the jar is
+empty, and an answer without ``Set-Cookie``/``Set-Cookie2`` is not handed to the jar (it would learn nothing from
+it). Which cookies go where is still decided by ``http.cookiejar``'s policy, unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+# The step httpx's redirect loop sends each request with (httpx 0.28); were it renamed, httpx's own loop runs.
+_SINGLE_REQUEST = hasattr(httpx.Client, "_send_single_request")
+
+
+class LeanCookies(httpx.Cookies):
+    """httpx's jar, skipping the stdlib jar's passes that have nothing to do."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        headers = response.headers
+        if "set-cookie" in headers or "set-cookie2" in headers:
+            super().extract_cookies(response)
+
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        if self:  # an empty jar adds no header
+            super().set_cookie_header(request)
+
+
+class CookieClient(httpx.Client):
+    """``httpx.Client`` whose jar is a :class:`LeanCookies`, consulted once per request without being copied, and
+    which leaves ``response.next_request`` unset when it does not follow redirects.
+
+    Only requests that pass no ``cookies=`` of their own take the short way (HostHTTP never passes any); the others
+    get httpx's merge as before."""
+
+    def __init__(self, *, cookies: Any = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._lean = LeanCookies(cookies)
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._lean
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        self._lean = LeanCookies(cookies)
+
+    def _merge_cookies(self, cookies: Any = None) -> Any:
+        # None: build_request adds the jar's header itself (httpx would copy the whole jar into every request).
+        return None if cookies is None else super()._merge_cookies(cookies)
+
+    def _send_handling_redirects(
+        self, request: httpx.Request, follow_redirects: bool, history: list[httpx.Response]
+    ) -> httpx.Response:
+        if follow_redirects or not _SINGLE_REQUEST:
+            return super()._send_handling_redirects(request, follow_redirects, history)
+        # Not following: httpx would still build the next request of every redirect (its URL, headers and the jar's
+        # cookies) for ``response.next_request``, which HostHTTP never reads (it follows redirects itself, through
+        # the guard). The same steps otherwise: hooks, one request, its history.
+        for hook in self.event_hooks["request"]:
+            hook(request)
+        response = self._send_single_request(request)
+        try:
+            for hook in self.event_hooks["response"]:
+                hook(response)
+            response.history = list(history)
+        except BaseException:
+            response.close()
+            raise
+        return response
+
+    def build_request(self, method: str, url: Any, **kwargs: Any) -> httpx.Request:
+        request = super().build_request(method, url, **kwargs)
+        if kwargs.get("cookies") is None:
+            self._lean.set_cookie_header(request)
+        return request

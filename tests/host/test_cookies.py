@@ -1,0 +1,85 @@
+"""HostHTTP's cookie jar (conformance.host._cookies): httpx's behaviour, without its per-request jar work."""
+
+from __future__ import annotations
+
+import http.cookiejar
+
+import httpx
+import pytest
+
+from conformance.host._cookies import CookieClient
+from conformance.host.http import HostHTTP
+
+
+def _server(request: httpx.Request) -> httpx.Response:
+    if request.url.path == "/set":
+        return httpx.Response(200, headers=[("set-cookie", "a=1; Path=/"), ("set-cookie", "b=2; Path=/x")])
+    if request.url.path == "/expire":
+        return httpx.Response(200, headers=[("set-cookie", "a=; Path=/; Max-Age=0")])
+    if request.url.path == "/redirect":
+        return httpx.Response(302, headers=[("location", "/a"), ("set-cookie", "r=3; Path=/")])
+    return httpx.Response(200, json={"cookie": request.headers.get("cookie")})
+
+
+def _session(client: httpx.Client) -> list[object]:
+    """What a server sees over a session: cookies set, scoped by path and host, an explicit header, expiry."""
+    seen: list[object] = [client.get("http://h/a").json()]
+    seen.append(client.get("http://h/set").status_code)
+    seen += [client.get(url).json() for url in ("http://h/a", "http://h/x/y", "http://other/a")]
+    seen.append(client.get("http://h/a", headers={"Cookie": "z=9"}).json())
+    seen.append(client.get("http://h/redirect").status_code)
+    seen.append(client.get("http://h/a").json())
+    seen.append(client.get("http://h/expire").status_code)
+    seen.append(client.get("http://h/a").json())
+    seen.append(client.get("http://h/a", cookies={"c": "4"}).json())  # per-request cookies: httpx's own merge
+    client.cookies.clear()
+    seen.append(client.get("http://h/a").json())
+    return seen
+
+
+@pytest.mark.filterwarnings("ignore:Setting per-request cookies:DeprecationWarning")
+def test_the_lean_client_sends_what_httpx_sends() -> None:
+    expected = _session(httpx.Client(transport=httpx.MockTransport(_server)))
+    assert expected[2] == {"cookie": "a=1"} and expected[3] == {"cookie": "b=2; a=1"}  # the scenario means something
+    assert _session(CookieClient(transport=httpx.MockTransport(_server))) == expected
+
+
+def test_the_stdlib_jar_runs_only_when_it_has_something_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"extract": 0, "header": 0}
+    extract, header = http.cookiejar.CookieJar.extract_cookies, http.cookiejar.CookieJar.add_cookie_header
+
+    def counted_extract(self: http.cookiejar.CookieJar, *args: object) -> None:
+        calls["extract"] += 1
+        extract(self, *args)  # type: ignore[arg-type]
+
+    def counted_header(self: http.cookiejar.CookieJar, *args: object) -> None:
+        calls["header"] += 1
+        header(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(http.cookiejar.CookieJar, "extract_cookies", counted_extract)
+    monkeypatch.setattr(http.cookiejar.CookieJar, "add_cookie_header", counted_header)
+    client = CookieClient(transport=httpx.MockTransport(_server))
+    client.get("http://h/a")
+    assert calls == {"extract": 0, "header": 0}  # an empty jar and an answer without Set-Cookie
+    client.get("http://h/set")
+    assert calls == {"extract": 1, "header": 0}
+    client.get("http://h/a")
+    assert calls == {"extract": 1, "header": 1}  # one pass for the header, on the jar itself
+
+
+def test_host_http_keeps_a_login_session_in_the_lean_jar() -> None:
+    with HostHTTP(transport=httpx.MockTransport(_server)) as http:
+        assert isinstance(http._client, CookieClient)
+        http.get("https://h/set")
+        assert http.get("https://h/a").json() == {"cookie": "a=1"}
+        http.clear_cookies()
+        assert http.get("https://h/a").json() == {"cookie": None}
+
+
+def test_redirects_are_still_followed_when_asked() -> None:
+    """Not following, the lean client builds no next request; asked to follow, it is httpx's own loop."""
+    client = CookieClient(transport=httpx.MockTransport(_server))
+    first = client.get("http://h/redirect")
+    assert first.status_code == 302 and first.next_request is None
+    followed = CookieClient(transport=httpx.MockTransport(_server)).get("http://h/redirect", follow_redirects=True)
+    assert followed.json() == {"cookie": "r=3"} and [r.status_code for r in followed.history] == [302]
