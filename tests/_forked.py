@@ -51,6 +51,10 @@ def forked_pytest(
     """``pytest -p no:cacheprovider --assert=plain ARGS`` run in ``cwd`` with this environment less the variables
     starting with one of ``drop`` (by default CONFORMANCE_, PYTEST_XDIST_, PYTEST_CURRENT_TEST), plus ``env``."""
     if not _stop_registered:  # the fork server is stopped (and its runs' CPU accounted to us) when we exit
+        # multiprocessing's own exit handler removes the directory of the fork server's socket: registered first,
+        # it runs after ours (atexit runs the last registered first), which would otherwise find no socket to unlink
+        import multiprocessing.util  # noqa: F401
+
         atexit.register(stop_fork_server)
         _stop_registered.append(True)
     fd, name = tempfile.mkstemp(prefix="forked-pytest-", suffix=".txt")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from conformance.report.json_writer import validate_report
+from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 
 DEAD = "https://127.0.0.1:1/mcp"
 
@@ -163,6 +164,7 @@ def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert "unknown rule ID" in result.stderr.str()
 
 
+@pytest.mark.usefixtures("mcp_sdk")  # the tool-server checks load the SDK in the run
 def test_bundled_suites_are_collected_and_dead_target_is_failed_or_blocked(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--target-url", DEAD, "--allow-insecure-loopback", "--suite", "auth")
     assert result.ret == 1

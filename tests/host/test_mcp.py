@@ -15,28 +15,27 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp.types as mt
 import pytest
 import trustme
-import uvicorn
 from hypothesis import given
 from hypothesis import strategies as st
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
 from conformance import TargetUnreachable, UrlRefused, _context
+from conformance.host import mcp as host_mcp  # McpSession is named when a test opens one: it loads the SDK
 from conformance.host._guard import UrlGuard
 from conformance.host.declarations import DeclarationChecker, check_challenge_result
 from conformance.host.http import HostHTTP
-from conformance.host.mcp import McpSession, McpSessionError, jsonrpc_messages, raw_call, sse_data
+from conformance.host.mcp import McpSessionError, jsonrpc_messages, raw_call, sse_data
 from conformance.host.mtls import make_mtls_material
+
+if TYPE_CHECKING:  # the server's libraries (the `mcp` SDK above all) are imported when the server is built, not
+    # when the tests are collected (issue 19)
+    import mcp.types as mt
+    from mcp.server.lowlevel import Server
+    from starlette.applications import Starlette
+    from starlette.types import Receive, Scope, Send
 
 GOOD = "good-token-0123456789"
 BAD = "bad-token-9876543210"
@@ -50,6 +49,8 @@ def _challenge(error: str, description: str) -> str:
 
 
 def _tools() -> list[mt.Tool]:
+    import mcp.types as mt
+
     obj = {"type": "object", "additionalProperties": False}
     return [
         mt.Tool(
@@ -86,6 +87,9 @@ async def _lift(ctx: Any, call_next: Any) -> Any:
 
 
 def _server() -> Server[Any]:
+    import mcp.types as mt
+    from mcp.server.lowlevel import Server
+
     async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
         start = int(params.cursor) if params is not None and params.cursor else 0
         tools = _tools()
@@ -119,6 +123,9 @@ class _Gate:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+
         header = Request(scope).headers.get("authorization")
         if header is not None and header != f"Bearer {GOOD}":
             challenge = _challenge("invalid_token", "The token is not valid.")
@@ -130,6 +137,10 @@ class _Gate:
 
 
 def _app() -> Starlette:
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
     stateless = StreamableHTTPSessionManager(app=_server(), stateless=True, json_response=True)
     stateful = StreamableHTTPSessionManager(app=_server(), stateless=False, json_response=False)
 
@@ -156,6 +167,8 @@ class _Served:
     """uvicorn in a thread on a socket bound to a free loopback port; always stopped."""
 
     def __init__(self, app: Any, **ssl: Any) -> None:
+        import uvicorn
+
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -200,7 +213,7 @@ def record() -> Iterator[_context.CheckRecord]:
 def test_session_lists_every_page_as_sent(
     host: HostHTTP, base_url: str, path: str, record: _context.CheckRecord
 ) -> None:
-    with McpSession(host, base_url + path, token=GOOD) as session:
+    with host_mcp.McpSession(host, base_url + path, token=GOOD) as session:
         assert session.initialize_result is not None and "protocolVersion" in session.initialize_result
         listing = session.list_tools()
     assert [t["name"] for t in listing.tools] == ["echo", "secure", "hostile", "filler_0", "filler_1"]
@@ -215,7 +228,7 @@ def test_session_lists_every_page_as_sent(
 
 
 def test_session_calls_tools_and_returns_raw_results(host: HostHTTP, base_url: str) -> None:
-    with McpSession(host, base_url + "/mcp-sse", token=GOOD) as session:
+    with host_mcp.McpSession(host, base_url + "/mcp-sse", token=GOOD) as session:
         listing = session.list_tools()
         echo = session.call_tool("echo", {"text": "hi"})
         hostile = session.call_tool("hostile")
@@ -232,7 +245,7 @@ def test_session_calls_tools_and_returns_raw_results(host: HostHTTP, base_url: s
 
 
 def test_anonymous_call_gets_the_in_result_challenge(host: HostHTTP, base_url: str) -> None:
-    with McpSession(host, base_url + "/mcp") as session:
+    with host_mcp.McpSession(host, base_url + "/mcp") as session:
         call = session.call_tool("secure")
     assert call.result is not None and call.result["isError"] is True
     verdict = check_challenge_result(call.result)
@@ -241,7 +254,7 @@ def test_anonymous_call_gets_the_in_result_challenge(host: HostHTTP, base_url: s
 
 
 def test_session_with_a_bad_token_fails_with_status_and_challenge(host: HostHTTP, base_url: str) -> None:
-    with pytest.raises(McpSessionError) as caught, McpSession(host, base_url + "/mcp", token=BAD):
+    with pytest.raises(McpSessionError) as caught, host_mcp.McpSession(host, base_url + "/mcp", token=BAD):
         pass
     assert caught.value.status == 401
     assert caught.value.challenge is not None and caught.value.challenge.get("resource_metadata") == META_URL
@@ -250,7 +263,7 @@ def test_session_with_a_bad_token_fails_with_status_and_challenge(host: HostHTTP
 
 def test_plain_http_needs_the_loopback_allowance(base_url: str) -> None:
     with HostHTTP(guard=UrlGuard(), retry=None) as strict, pytest.raises(UrlRefused, match="plain HTTP"):
-        McpSession(strict, base_url + "/mcp").open()
+        host_mcp.McpSession(strict, base_url + "/mcp").open()
 
 
 def test_raw_probe_shows_the_401_and_its_challenge(host: HostHTTP, base_url: str, record: _context.CheckRecord) -> None:
@@ -289,7 +302,7 @@ def test_session_over_tls_verifies_with_the_ca_bundle(tmp_path: Path) -> None:
     with (
         _Served(_app(), ssl_certfile=str(cert_file), ssl_keyfile=str(cert_file)) as served,
         HostHTTP(guard=UrlGuard(), retry=None, ca_bundle=ca_file) as tls_host,
-        McpSession(tls_host, f"https://127.0.0.1:{served.port}/mcp", token=GOOD) as session,
+        host_mcp.McpSession(tls_host, f"https://127.0.0.1:{served.port}/mcp", token=GOOD) as session,
     ):
         result = session.call_tool("echo", {"text": "tls"}).result
     assert result is not None and result["structuredContent"] == {"text": "tls"}
@@ -309,11 +322,11 @@ def test_session_presents_the_mtls_client_certificate(tmp_path: Path) -> None:
     }
     with _Served(_app(), **tls) as served, HostHTTP(guard=UrlGuard(), retry=None, ca_bundle=ca_file) as tls_host:
         url = f"https://127.0.0.1:{served.port}/mcp"
-        with McpSession(tls_host, url, token=GOOD, client_cert=material.good.pair) as session:
+        with host_mcp.McpSession(tls_host, url, token=GOOD, client_cert=material.good.pair) as session:
             assert session.call_tool("echo", {"text": "m"}).status == 200
         with (
             pytest.raises(TargetUnreachable, match="closed the connection"),
-            McpSession(tls_host, url, client_cert=material.foreign_ca.pair),
+            host_mcp.McpSession(tls_host, url, client_cert=material.foreign_ca.pair),
         ):
             pass
 

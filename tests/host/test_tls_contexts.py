@@ -9,10 +9,10 @@ from pathlib import Path
 
 import trustme
 
+from conformance.host import mcp as host_mcp  # McpSession is named when a test opens one: it loads the SDK
 from conformance.host._guard import UrlGuard
 from conformance.host.async_http import AsyncHostHTTP
 from conformance.host.http import HostHTTP, _build_context, ssl_context
-from conformance.host.mcp import McpSession
 
 
 def _pool_context(transport: object) -> ssl.SSLContext:
@@ -32,7 +32,7 @@ def test_clients_with_the_same_trust_setting_share_one_context(tmp_path: Path) -
         shared = _pool_context(one._client)
         assert _pool_context(two._client) is shared
         assert _pool_context(AsyncHostHTTP(one)._client) is shared
-        session = McpSession(two, "https://127.0.0.1:1/mcp")
+        session = host_mcp.McpSession(two, "https://127.0.0.1:1/mcp")
         session._http_client()
         assert session._transport is not None and _pool_context(session._transport.inner) is shared
     assert _build_context.cache_info().misses == 1  # built once for five clients
@@ -51,7 +51,7 @@ def test_a_client_certificate_or_a_rewritten_ca_gets_its_own_context(tmp_path: P
     plain = ssl_context(ca_file)
     with_cert = ssl_context(ca_file, client_cert=(str(pem), str(pem)))
     assert with_cert is not plain and with_cert is ssl_context(ca_file, client_cert=(str(pem), str(pem)))
-    session = McpSession(HostHTTP(guard=UrlGuard(), retry=None, ca_bundle=ca_file), "https://127.0.0.1:1/mcp")
+    session = host_mcp.McpSession(HostHTTP(guard=UrlGuard(), retry=None, ca_bundle=ca_file), "https://127.0.0.1:1/mcp")
     session.client_cert = (str(pem), str(pem))
     session._http_client()
     assert session._transport is not None and _pool_context(session._transport.inner) is with_cert

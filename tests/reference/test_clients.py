@@ -7,10 +7,7 @@ import ssl
 from typing import Any
 
 import anyio
-import httpx2
 import jwt
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from conformance.reference.idp.scripted import ScriptedClient, obtain_tokens, pkce_pair
 from conformance.reference.stack import Stack
@@ -20,6 +17,11 @@ from tests.reference.conftest import https_client, metadata_url, rpc
 async def _session_calls(
     stack: Stack, token: str | None, calls: list[tuple[str, dict[str, Any]]]
 ) -> tuple[Any, list[Any]]:
+    # The SDK client is imported here, not when the suite is collected (issue 19).
+    import httpx2
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     verify = ssl.create_default_context(cafile=str(stack.ca_file))
     async with (

@@ -25,7 +25,7 @@ from jwt.algorithms import ECAlgorithm
 
 from conformance.host.forge import alg_none as alg_none_token
 from conformance.host.forge import hmac_with_public_key
-from conformance.reference.toolserver import ToolServerConfig, create_app
+from conformance.reference import toolserver  # its app (the mcp SDK) is loaded when a test builds one
 from conformance.reference.toolserver.mutants import MUTANTS
 
 ISSUER = "https://idp.test"
@@ -174,7 +174,7 @@ def _challenge_shape(value: str | None) -> tuple[str, ...] | None:
 
 async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
     keys = Keys(directory)
-    config = ToolServerConfig(
+    config = toolserver.ToolServerConfig(
         resource=RESOURCE,
         issuer=ISSUER,
         data_dir=directory / "data",
@@ -182,7 +182,7 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         admin_key="admin-key",
         defects=defects,
     )
-    app = create_app(config)
+    app = toolserver.create_app(config)
     seen: dict[str, Any] = {}
     async with (
         app.router.lifespan_context(app),

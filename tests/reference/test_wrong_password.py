@@ -101,10 +101,11 @@ def _count_browser_logins(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-@pytest.mark.skipif(browser_available() is not None, reason=str(browser_available()))
 def test_doctor_logs_the_test_account_in_with_the_browser_driver(
     auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    if why := browser_available():  # asked when the test runs: asking imports Playwright (issue 19)
+        pytest.skip(why)
     logins = _count_browser_logins(monkeypatch)
     code = _doctor({**auth_stack.settings, **BROWSER}, tmp_path, monkeypatch)
     out = capsys.readouterr().out
@@ -113,10 +114,11 @@ def test_doctor_logs_the_test_account_in_with_the_browser_driver(
     assert "ok      tool_server: the test account logged in" in out, out
 
 
-@pytest.mark.skipif(browser_available() is not None, reason=str(browser_available()))
 def test_doctor_says_a_wrong_password_does_not_log_in_with_the_browser_driver(
     auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    if why := browser_available():  # asked when the test runs: asking imports Playwright (issue 19)
+        pytest.skip(why)
     wrong = "not-the-password-of-alice"
     logins = _count_browser_logins(monkeypatch)
     code = _doctor({**auth_stack.settings, **BROWSER}, tmp_path, monkeypatch, wrong)

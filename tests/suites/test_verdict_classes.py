@@ -19,6 +19,7 @@ import pytest
 from conformance.host.oauth import AuthorizationRequest, OAuthClient, TokenResult
 from conformance.suites._linking import FlowAttempt, LinkedAccount
 from conformance.suites.auth.test_reauth import scope_sets
+from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 from tests._serving import serve_http
 
 
@@ -268,6 +269,7 @@ def linked_account(tool_server_target):
 """
 
 
+@pytest.mark.usefixtures("mcp_sdk")  # the token checks load the SDK in the run
 def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pytester, endpoint_protected: str) -> None:
     pytester.makeconftest(TOKEN_STUBS)
     pytester.makepyfile(
@@ -674,6 +676,7 @@ def first_link():
     assert report["verdict"]["status"] == "INCOMPLETE"
 
 
+@pytest.mark.usefixtures("mcp_sdk")  # the token checks load the SDK in the run
 def test_endpoint_wide_insufficient_scope_is_judged(pytester: pytest.Pytester, endpoint_protected: str) -> None:
     pytester.makeconftest(
         TOKEN_STUBS

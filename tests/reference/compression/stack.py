@@ -12,9 +12,6 @@ from pathlib import Path
 
 from conformance.reference._service import StackContext, free_port
 from conformance.reference.compression import StoreCredentials, create_app, sandbox_service, store_services
-from conformance.reference.compression.fetch import SourcePolicy
-from conformance.reference.compression.serve import SandboxServer
-from conformance.reference.compression.store import StoreConfig
 from conformance.reference.stack import make_certificates, run_services
 
 
@@ -68,6 +65,11 @@ def running_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozens
 @contextlib.contextmanager
 def serving_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozenset()) -> Iterator[Sandbox]:
     """The same sandbox, served by uvicorn in a thread of this process (no interpreter start-up per mutant)."""
+    # The sandbox's libraries (boto3, libvips, uvicorn) load here, not when a module using this one is collected.
+    from conformance.reference.compression.fetch import SourcePolicy
+    from conformance.reference.compression.serve import SandboxServer
+    from conformance.reference.compression.store import StoreConfig
+
     base = stores.ctx
     api_key = secrets.token_urlsafe(18)
     app = create_app(
