@@ -14,6 +14,7 @@ are caught by a last pass: :meth:`Redactor.scrub_tree` over the whole report, wi
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 import logging
@@ -78,6 +79,11 @@ MIN_ENCODED_LENGTH = 8
 
 
 def is_secret_name(name: str, *, query_or_form: bool = False) -> bool:
+    return _is_secret_name(name, query_or_form)
+
+
+@functools.lru_cache(maxsize=4096)  # a run asks about the same few hundred names tens of thousands of times
+def _is_secret_name(name: str, query_or_form: bool) -> bool:
     lowered = name.lower()
     if lowered in _NOT_SECRET:
         return False
@@ -169,7 +175,7 @@ class Redactor:
         parameters wherever a URL appears in the text, and JWTs and private keys by shape."""
         if not text:
             return text
-        state = self._indexed() if self._pending else self._state
+        state = self._current()
         # The same strings come back all run long (header values, content types, URLs): each is scrubbed once
         # while no new form is indexed. Reads and writes of a dict are atomic; racing threads compute the same value.
         clean = state.cache.get(text)
@@ -183,10 +189,11 @@ class Redactor:
             if "eyJ" in clean:
                 clean = _JWT_PATTERN.sub(REDACTED, clean)
             if len(text) <= _CACHED_LENGTH:
-                if len(state.cache) >= _CACHED_STRINGS:
-                    state.cache.clear()
-                state.cache[text] = clean
+                _remember(state.cache, text, clean)
         return clean
+
+    def _current(self) -> _State:
+        return self._indexed() if self._pending else self._state
 
     def scrub_tree(self, value: Any) -> Any:
         """A copy of a JSON-like document with every string (keys included) scrubbed: the last pass over a
@@ -253,6 +260,17 @@ class Redactor:
         return urlencode(cleaned, safe="[]")
 
     def url(self, url: str) -> str:
+        # A run requests the same URLs again and again (85 % of calls on auth+profile): each is redacted once
+        # while no new form is indexed, as :meth:`scrub` remembers its texts.
+        state, key = self._current(), ("url", url)
+        clean = state.cache.get(key)
+        if clean is None:
+            clean = self._url(url)
+            if len(url) <= _CACHED_LENGTH:
+                _remember(state.cache, key, clean)
+        return clean
+
+    def _url(self, url: str) -> str:
         parts = urlsplit(url)
         netloc = parts.netloc
         if "@" in netloc:  # user:password@host
@@ -277,6 +295,17 @@ class Redactor:
         """A redacted, size-limited text excerpt of a body; binary bodies are described, not shown."""
         if not body:
             return None
+        if len(body) > _CACHED_BODY or type(body) is not bytes:  # a bytearray is no dict key
+            return self._body(body, content_type, limit)
+        # Half of the bodies of a run are ones seen before (the same error, the same listing page).
+        state, key = self._current(), ("body", body, content_type, limit)
+        clean = state.cache.get(key)
+        if clean is None:
+            clean = self._body(body, content_type, limit)
+            _remember(state.cache, key, clean)
+        return clean
+
+    def _body(self, body: bytes, content_type: str | None, limit: int) -> str:
         ctype = (content_type or "").lower()
         text: str | None = None
         if "json" in ctype or body[:1] in (b"{", b"["):
@@ -359,9 +388,17 @@ def _base64_forms(data: bytes) -> set[str]:
 _URLSAFE = str.maketrans("+/", "-_")
 
 
-# Texts up to this long are remembered with their scrubbed form, up to this many (then forgotten at once).
+# Texts (URLs, bodies) up to this long are remembered with their redacted form, up to this many entries (then all
+# forgotten at once): a few megabytes at most.
 _CACHED_LENGTH = 512
+_CACHED_BODY = 2048
 _CACHED_STRINGS = 10_000
+
+
+def _remember(cache: dict[Any, str], key: Any, clean: str) -> None:
+    if len(cache) >= _CACHED_STRINGS:
+        cache.clear()
+    cache[key] = clean
 
 
 class _Index:
@@ -442,10 +479,11 @@ def _replace_forms(text: str, indexes: tuple[_Index, ...]) -> str:
 
 class _State(NamedTuple):
     """What a scrub reads, replaced as a whole (threads scrub without the lock): the indexes of every form
-    indexed so far, and the scrubbed form of texts already scrubbed with exactly these indexes."""
+    indexed so far, and the redacted form of texts (keyed by the text), URLs (``("url", url)``) and bodies
+    (``("body", body, content_type, limit)``) already redacted with exactly these indexes."""
 
     indexes: tuple[_Index, ...]
-    cache: dict[str, str]
+    cache: dict[Any, str]
 
 
 def redactor_for(settings: Any) -> Redactor:

@@ -401,6 +401,19 @@ def test_a_string_scrubbed_before_a_secret_was_learnt_is_scrubbed_again_after() 
     assert redactor.scrub(text) == f"{REDACTED} then {REDACTED}"
 
 
+def test_urls_and_bodies_redacted_before_a_secret_was_learnt_are_redacted_again_after() -> None:
+    """URLs and bodies are remembered too, only while no new form is known."""
+    redactor = Redactor()
+    url, body = "https://host.example/p/late-secret-3?x=late-secret-3", b'{"echo": "late-secret-3"}'
+    assert redactor.url(url) == url
+    assert redactor.body(body, "application/json", 1000) == body.decode()
+    assert redactor.url(url) == url  # remembered
+    redactor.add_secret("late-secret-3")
+    assert redactor.url(url) == f"https://host.example/p/{REDACTED}?x={REDACTED}"
+    assert redactor.body(body, "application/json", 1000) == f'{{"echo": "{REDACTED}"}}'
+    assert redactor.body(bytearray(body), "application/json", 1000) == f'{{"echo": "{REDACTED}"}}'
+
+
 def test_secrets_added_and_scrubbed_from_many_threads() -> None:
     """Each thread adds its own secrets while the others scrub: a scrub after an addition finds the secret."""
     redactor = Redactor()
