@@ -340,12 +340,20 @@ def _redact_url_param(match: re.Match[str]) -> str:
 def encoded_forms(secret: str) -> set[str]:
     """The strings a secret can appear as on the wire or in a captured document: each text encoding, and each
     encoding of an encoding (a target echoing a request as JSON inside a percent-encoded header, as HTML, ...)."""
-    once = {encode(secret) for encode in _TEXT_ENCODINGS}
-    twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
-    forms = {secret} | once | twice
-    # Base64 of the value as it is and form-encoded (RFC 6749 2.3.1 encodes a client secret before Basic).
-    forms |= _base64_forms(secret.encode("utf-8", _LONE)) | _base64_forms(quote(secret, safe="", errors=_LONE).encode())
+    if _UNCHANGED.fullmatch(secret):  # a token, a code: every text encoding leaves it as it is (most secrets)
+        forms = {secret} | _base64_forms(secret.encode("ascii"))
+    else:
+        once = {encode(secret) for encode in _TEXT_ENCODINGS}
+        twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
+        forms = {secret} | once | twice
+        # Base64 of the value as it is and form-encoded (RFC 6749 2.3.1 encodes a client secret before Basic).
+        forms |= _base64_forms(secret.encode("utf-8", _LONE))
+        forms |= _base64_forms(quote(secret, safe="", errors=_LONE).encode())
     return {f for f in forms if len(f) >= Redactor.MIN_SECRET_LENGTH}
+
+
+# The characters no encoding of _TEXT_ENCODINGS and _OUTER_ENCODINGS changes (URL-unreserved: ALPHA DIGIT - . _ ~).
+_UNCHANGED = re.compile(r"[A-Za-z0-9._~-]*")
 
 
 # A lone surrogate (a target's JSON may hold one, e.g. "\udcff") cannot be UTF-8: its bytes are encoded as they are.
@@ -382,10 +390,7 @@ def _base64_forms(data: bytes) -> set[str]:
         core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
         if len(core) >= MIN_ENCODED_LENGTH:  # shorter cores would match ordinary text
             forms.add(core)
-    return forms | {f.translate(_URLSAFE) for f in forms}
-
-
-_URLSAFE = str.maketrans("+/", "-_")
+    return forms | {f.replace("+", "-").replace("/", "_") for f in forms}  # (str.translate is 20 times slower)
 
 
 # Texts (URLs, bodies) up to this long are remembered with their redacted form, up to this many entries (then all

@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from conformance import _context
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import (
+    _OUTER_ENCODINGS,
+    _TEXT_ENCODINGS,
     REDACTED,
     Redactor,
     _base64_forms,
@@ -363,6 +365,17 @@ RANDOM_SECRETS = st.builds(
     st.sampled_from(["", "sk_live_0123456789abcdef0123456789ab", "eyJhbGciOiJSUzI1NiJ9", "tok"]),
     st.text(alphabet=st.sampled_from("ab/+=&% \"'<é\udcff"), min_size=1, max_size=12),
 ).filter(lambda s: len(s) >= Redactor.MIN_SECRET_LENGTH)
+
+
+@settings(max_examples=150, deadline=None)
+@given(secret=st.one_of(st.from_regex(r"[A-Za-z0-9._~-]{4,60}", fullmatch=True), ANY_SECRETS, RANDOM_SECRETS))
+def test_encoded_forms_are_every_encoding_and_every_encoding_of_one(secret: str) -> None:
+    """A plain token skips the encodings (issue 19: none changes it); its forms are still all of them."""
+    once = {encode(secret) for encode in _TEXT_ENCODINGS}
+    twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
+    as_bytes = [secret.encode("utf-8", "surrogatepass"), quote(secret, safe="", errors="surrogatepass").encode()]
+    forms = {secret} | once | twice | _base64_forms(as_bytes[0]) | _base64_forms(as_bytes[1])
+    assert encoded_forms(secret) == {form for form in forms if len(form) >= Redactor.MIN_SECRET_LENGTH}
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
