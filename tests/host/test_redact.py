@@ -367,15 +367,25 @@ RANDOM_SECRETS = st.builds(
 ).filter(lambda s: len(s) >= Redactor.MIN_SECRET_LENGTH)
 
 
-@settings(max_examples=150, deadline=None)
-@given(secret=st.one_of(st.from_regex(r"[A-Za-z0-9._~-]{4,60}", fullmatch=True), ANY_SECRETS, RANDOM_SECRETS))
-def test_encoded_forms_are_every_encoding_and_every_encoding_of_one(secret: str) -> None:
-    """A plain token skips the encodings (issue 19: none changes it); its forms are still all of them."""
+def _every_encoding(secret: str) -> set[str]:
     once = {encode(secret) for encode in _TEXT_ENCODINGS}
     twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
     as_bytes = [secret.encode("utf-8", "surrogatepass"), quote(secret, safe="", errors="surrogatepass").encode()]
     forms = {secret} | once | twice | _base64_forms(as_bytes[0]) | _base64_forms(as_bytes[1])
-    assert encoded_forms(secret) == {form for form in forms if len(form) >= Redactor.MIN_SECRET_LENGTH}
+    return {form for form in forms if len(form) >= Redactor.MIN_SECRET_LENGTH}
+
+
+@settings(max_examples=150, deadline=None)
+@given(secret=st.one_of(st.from_regex(r"[A-Za-z0-9._~-]{4,60}", fullmatch=True), ANY_SECRETS, RANDOM_SECRETS))
+def test_encoded_forms_are_every_encoding_and_every_encoding_of_one(secret: str) -> None:
+    """A plain token skips the encodings (issue 19: none changes it); its forms are still all of them."""
+    assert encoded_forms(secret) == _every_encoding(secret)
+
+
+@pytest.mark.parametrize("char", list("/+=&%:@?#!$'\"<>\\ é\t"))
+def test_a_token_with_one_character_an_encoding_changes_has_every_encoding(char: str) -> None:
+    secret = f"tok{char}en-1"
+    assert encoded_forms(secret) == _every_encoding(secret) != {secret} | _base64_forms(secret.encode())
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
