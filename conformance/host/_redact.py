@@ -440,6 +440,8 @@ def _scannable(text: str) -> str:
     """``text`` with the same length and each character the automaton cannot read (a lone surrogate: Rust strings
     are UTF-8) as ``?``: places found in it are compared whole with the original text, so a ``?`` matching a ``?``
     is only a candidate, and a form holding a surrogate is still found where it is."""
+    if text.isascii():  # most texts: a flag of the string, no scan
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
