@@ -14,6 +14,7 @@ are caught by a last pass: :meth:`Redactor.scrub_tree` over the whole report, wi
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 import logging
@@ -21,8 +22,10 @@ import re
 import threading
 import traceback
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
+
+import ahocorasick_rs
 
 from conformance.host import _json as target_json
 
@@ -76,6 +79,11 @@ MIN_ENCODED_LENGTH = 8
 
 
 def is_secret_name(name: str, *, query_or_form: bool = False) -> bool:
+    return _is_secret_name(name, query_or_form)
+
+
+@functools.lru_cache(maxsize=4096)  # a run asks about the same few hundred names tens of thousands of times
+def _is_secret_name(name: str, query_or_form: bool) -> bool:
     lowered = name.lower()
     if lowered in _NOT_SECRET:
         return False
@@ -87,16 +95,16 @@ class Redactor:
     """Scrubs secrets from the parts of an exchange. Thread-safe; secrets can be added at any time."""
 
     MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text
-    PENDING_FORMS = 64
+    MERGE_RATIO = 2  # an index is merged into the new one while it has at most this many times its forms
 
     def __init__(self, secrets: Iterable[str] | None = None) -> None:
         self._secrets: set[str] = set()
         self._pairs: set[tuple[str, str]] = set()
         self._forms: set[str] = set()
-        # Forms are matched by a few compiled patterns (prefix-tree regexes, one scan of the text each) of growing
-        # sizes, merged as they fill, plus the last few forms looked for one by one: a run adds secrets all along,
-        # and compiling thousands of forms at every addition would cost more than the scrubbing itself.
-        self._levels: list[_Level] = []
+        # Forms are matched by a few immutable indexes (Aho-Corasick automata) of growing sizes, merged as they fill:
+        # a run adds secrets all along, and rebuilding one index of every form at each addition would cost more
+        # than the scrubbing itself. New forms wait in ``_pending`` until the next scrub indexes them in one batch.
+        self._state = _State((), {})
         self._pending: list[str] = []
         self._lock = threading.Lock()
         for value in secrets or []:
@@ -116,25 +124,32 @@ class Redactor:
             if user is not None and (user, text) not in self._pairs:
                 self._pairs.add((user, text))
                 # RFC 7617 sends the pair as it is; RFC 6749 2.3.1 form-encodes each part first.
-                for pair in {f"{user}:{text}", f"{quote(user, safe='')}:{quote(text, safe='')}"}:
-                    self._add_forms(_base64_forms(pair.encode("utf-8")))
+                for pair in {
+                    f"{user}:{text}",
+                    f"{quote(user, safe='', errors=_LONE)}:{quote(text, safe='', errors=_LONE)}",
+                }:
+                    self._add_forms(_base64_forms(pair.encode("utf-8", _LONE)))
 
     def _add_forms(self, forms: set[str]) -> None:  # with the lock held
         new = forms - self._forms
         self._forms |= new
-        # Longest first, so that a whole encoded form goes before a shorter one it contains; a new list each time,
-        # as scrubbing threads iterate over the old one without the lock.
-        self._pending = sorted([*self._pending, *new], key=len, reverse=True)
-        if len(self._pending) > self.PENDING_FORMS:
-            self._merge(set(self._pending), everything=False)
+        self._pending += new
 
-    def _merge(self, forms: set[str], *, everything: bool) -> None:  # with the lock held
-        levels = list(self._levels)
-        while levels and (everything or len(levels[-1].forms) <= 2 * len(forms)):
-            forms |= levels.pop().forms
-        if forms:
-            levels.append(_Level(frozenset(forms)))
-        self._levels, self._pending = levels, []
+    def _indexed(self, *, everything: bool = False) -> _State:
+        """The state with every form registered so far indexed: pending forms become one new index, merged with
+        the last ones while they are not much larger (sizes grow geometrically: few indexes, each form rebuilt
+        into a new index a logarithmic number of times); ``everything`` merges them all into one."""
+        with self._lock:
+            indexes = list(self._state.indexes)
+            if not self._pending and (len(indexes) <= 1 or not everything):
+                return self._state
+            forms = set(self._pending)
+            while indexes and (everything or len(indexes[-1].forms) <= self.MERGE_RATIO * len(forms)):
+                forms |= indexes.pop().forms
+            indexes.append(_Index(frozenset(forms)))
+            # A new cache: what was scrubbed before these forms were indexed may hold them.
+            self._state, self._pending = _State(tuple(indexes), {}), []
+            return self._state
 
     @property
     def generation(self) -> int:
@@ -160,44 +175,48 @@ class Redactor:
         parameters wherever a URL appears in the text, and JWTs and private keys by shape."""
         if not text:
             return text
-        with self._lock:
-            levels, pending = self._levels, self._pending
-        for form in pending:
-            if form in text:
-                text = text.replace(form, REDACTED)
-        for level in reversed(levels):  # the largest (and oldest) forms first
-            text = level.sub(text)
-        text = _URL_PARAM_PATTERN.sub(_redact_url_param, text)
-        text = _PEM_PATTERN.sub(REDACTED, text)
-        return _JWT_PATTERN.sub(REDACTED, text)
+        state = self._current()
+        # The same strings come back all run long (header values, content types, URLs): each is scrubbed once
+        # while no new form is indexed. Reads and writes of a dict are atomic; racing threads compute the same value.
+        clean = state.cache.get(text)
+        if clean is None:
+            clean = _replace_forms(text, state.indexes)
+            # Each layer runs only where its pattern can match (its literal part is there): most texts have none.
+            if "=" in clean:
+                clean = _URL_PARAM_PATTERN.sub(_redact_url_param, clean)
+            if "-----BEGIN" in clean:
+                clean = _PEM_PATTERN.sub(REDACTED, clean)
+            if "eyJ" in clean:
+                clean = _JWT_PATTERN.sub(REDACTED, clean)
+            if len(text) <= _CACHED_LENGTH:
+                _remember(state.cache, text, clean)
+        return clean
+
+    def _current(self) -> _State:
+        return self._indexed() if self._pending else self._state
 
     def scrub_tree(self, value: Any) -> Any:
         """A copy of a JSON-like document with every string (keys included) scrubbed: the last pass over a
         report, when every secret of the run is known."""
-        with self._lock:
-            if len(self._levels) > 1 or self._pending:
-                self._merge(set(self._pending), everything=True)  # one scan per string for a whole report
+        self._indexed(everything=True)  # one scan per string for a whole report
         # Each distinct string is scrubbed once: a report repeats most of its strings (header names and values,
         # an exchange that is evidence for several rules): 23 000 strings, 1 700 distinct, on auth+profile.
-        return self._scrub_tree(value, {})
+        done: dict[str, str] = {}
+        scrub = self.scrub
 
-    def _scrub_tree(self, value: Any, done: dict[str, str]) -> Any:
-        if isinstance(value, dict):
-            return {
-                self._scrub_once(k, done) if isinstance(k, str) else k: self._scrub_tree(v, done)
-                for k, v in value.items()
-            }
-        if isinstance(value, list | tuple):
-            return [self._scrub_tree(v, done) for v in value]
-        if isinstance(value, str):
-            return self._scrub_once(value, done)
-        return value
+        def walk(value: Any) -> Any:  # a closure: a report has ~500 000 values to walk on a long run
+            if isinstance(value, str):
+                clean = done.get(value)
+                if clean is None:
+                    clean = done[value] = scrub(value)
+                return clean
+            if isinstance(value, dict):
+                return {walk(k) if isinstance(k, str) else k: walk(v) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [walk(v) for v in value]
+            return value
 
-    def _scrub_once(self, text: str, done: dict[str, str]) -> str:
-        clean = done.get(text)
-        if clean is None:
-            clean = done[text] = self.scrub(text)
-        return clean
+        return walk(value)
 
     def header(self, name: str, value: str) -> str:
         if name.lower() in SECRET_HEADERS:
@@ -241,6 +260,17 @@ class Redactor:
         return urlencode(cleaned, safe="[]")
 
     def url(self, url: str) -> str:
+        # A run requests the same URLs again and again (85 % of calls on auth+profile): each is redacted once
+        # while no new form is indexed, as :meth:`scrub` remembers its texts.
+        state, key = self._current(), ("url", url)
+        clean = state.cache.get(key)
+        if clean is None:
+            clean = self._url(url)
+            if len(url) <= _CACHED_LENGTH:
+                _remember(state.cache, key, clean)
+        return clean
+
+    def _url(self, url: str) -> str:
         parts = urlsplit(url)
         netloc = parts.netloc
         if "@" in netloc:  # user:password@host
@@ -265,6 +295,17 @@ class Redactor:
         """A redacted, size-limited text excerpt of a body; binary bodies are described, not shown."""
         if not body:
             return None
+        if len(body) > _CACHED_BODY or type(body) is not bytes:  # a bytearray is no dict key
+            return self._body(body, content_type, limit)
+        # Half of the bodies of a run are ones seen before (the same error, the same listing page).
+        state, key = self._current(), ("body", body, content_type, limit)
+        clean = state.cache.get(key)
+        if clean is None:
+            clean = self._body(body, content_type, limit)
+            _remember(state.cache, key, clean)
+        return clean
+
+    def _body(self, body: bytes, content_type: str | None, limit: int) -> str:
         ctype = (content_type or "").lower()
         text: str | None = None
         if "json" in ctype or body[:1] in (b"{", b"["):
@@ -299,18 +340,28 @@ def _redact_url_param(match: re.Match[str]) -> str:
 def encoded_forms(secret: str) -> set[str]:
     """The strings a secret can appear as on the wire or in a captured document: each text encoding, and each
     encoding of an encoding (a target echoing a request as JSON inside a percent-encoded header, as HTML, ...)."""
-    once = {encode(secret) for encode in _TEXT_ENCODINGS}
-    twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
-    forms = {secret} | once | twice
-    # Base64 of the value as it is and form-encoded (RFC 6749 2.3.1 encodes a client secret before Basic).
-    forms |= _base64_forms(secret.encode("utf-8")) | _base64_forms(quote(secret, safe="").encode("ascii"))
+    if _UNCHANGED.fullmatch(secret):  # a token, a code: every text encoding leaves it as it is (most secrets)
+        forms = {secret} | _base64_forms(secret.encode("ascii"))
+    else:
+        once = {encode(secret) for encode in _TEXT_ENCODINGS}
+        twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
+        forms = {secret} | once | twice
+        # Base64 of the value as it is and form-encoded (RFC 6749 2.3.1 encodes a client secret before Basic).
+        forms |= _base64_forms(secret.encode("utf-8", _LONE))
+        forms |= _base64_forms(quote(secret, safe="", errors=_LONE).encode())
     return {f for f in forms if len(f) >= Redactor.MIN_SECRET_LENGTH}
 
 
+# The characters no encoding of _TEXT_ENCODINGS and _OUTER_ENCODINGS changes (URL-unreserved: ALPHA DIGIT - . _ ~).
+_UNCHANGED = re.compile(r"[A-Za-z0-9._~-]*")
+
+
+# A lone surrogate (a target's JSON may hold one, e.g. "\udcff") cannot be UTF-8: its bytes are encoded as they are.
+_LONE = "surrogatepass"
 _TEXT_ENCODINGS: tuple[Callable[[str], str], ...] = (
-    lambda s: quote(s, safe=""),
-    quote,
-    quote_plus,
+    lambda s: quote(s, safe="", errors=_LONE),
+    lambda s: quote(s, errors=_LONE),
+    lambda s: quote_plus(s, errors=_LONE),
     lambda s: json.dumps(s)[1:-1],
     lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
     lambda s: json.dumps(s)[1:-1].replace("/", "\\/"),
@@ -320,9 +371,9 @@ _TEXT_ENCODINGS: tuple[Callable[[str], str], ...] = (
 )
 # What a target wraps an encoded value in: a URL (query, header), a JSON document, an HTML page.
 _OUTER_ENCODINGS: tuple[Callable[[str], str], ...] = (
-    lambda s: quote(s, safe=""),
-    quote,
-    quote_plus,
+    lambda s: quote(s, safe="", errors=_LONE),
+    lambda s: quote(s, errors=_LONE),
+    lambda s: quote_plus(s, errors=_LONE),
     lambda s: json.dumps(s)[1:-1],
     html.escape,
 )
@@ -339,86 +390,107 @@ def _base64_forms(data: bytes) -> set[str]:
         core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
         if len(core) >= MIN_ENCODED_LENGTH:  # shorter cores would match ordinary text
             forms.add(core)
-    return forms | {f.translate(_URLSAFE) for f in forms}
+    return forms | {f.replace("+", "-").replace("/", "_") for f in forms}  # (str.translate is 20 times slower)
 
 
-_URLSAFE = str.maketrans("+/", "-_")
+# Texts (URLs, bodies) up to this long are remembered with their redacted form, up to this many entries (then all
+# forgotten at once): a few megabytes at most.
+_CACHED_LENGTH = 512
+_CACHED_BODY = 2048
+_CACHED_STRINGS = 10_000
 
 
-class _Level:
-    """A set of forms matched in one scan: a prefix-tree regex of their first ``PREFIX`` characters finds where one
-    may start, then the whole forms that begin with the matched prefix are compared there, longest first.
+def _remember(cache: dict[Any, str], key: Any, clean: str) -> None:
+    if len(cache) >= _CACHED_STRINGS:
+        cache.clear()
+    cache[key] = clean
 
-    Compiling a regex of the whole forms cost more than the rest of a run's harness CPU (issue 19): signed tokens
-    are ~800 characters with a dozen encoded forms each, and a level is recompiled as it grows. Bounding the regex by
-    the prefixes keeps it small; the result is the same: at the leftmost position where any form occurs, the longest
-    form occurring there is replaced.
+
+class _Index:
+    """An immutable set of forms found in one scan: an Aho-Corasick automaton (``ahocorasick_rs``, compiled code)
+    of the forms' first ``PREFIX`` characters reports every place where a form may start, then the whole forms
+    that begin with that prefix are compared there.
+
+    The prefixes keep the automaton small and cheap to build (signed tokens are ~800 characters with a dozen
+    encoded forms each: an automaton of the whole forms takes 20 times longer to build, and an index is rebuilt
+    as it grows); compared whole, the result is the same.
     """
 
-    PREFIX = 24
+    PREFIX = 32
 
     def __init__(self, forms: frozenset[str]) -> None:
         self.forms = forms
-        by_prefix: dict[str, dict[int, set[str]]] = {}
+        by_prefix: dict[str, list[str]] = {}
         for form in forms:
-            by_prefix.setdefault(form[: self.PREFIX], {}).setdefault(len(form), set()).add(form)
-        self._by_prefix = by_prefix
-        # Candidates of a prefix the regex matched, found on its first match (most prefixes never match): computing
-        # them all up front was half of the last merge of a run. Racing threads compute the same value.
-        self._candidates: dict[str, list[tuple[int, frozenset[str]]]] = {}
-        self._pattern = re.compile(_trie_regex(by_prefix))
+            by_prefix.setdefault(form[: self.PREFIX], []).append(form)
+        # The forms of each prefix, longest first: the first one that is there is the longest at that place.
+        self._forms = [sorted(group, key=len, reverse=True) for group in by_prefix.values()]
+        self._automaton = ahocorasick_rs.AhoCorasick(
+            [_scannable(prefix) for prefix in by_prefix], implementation=ahocorasick_rs.Implementation.ContiguousNFA
+        )
 
-    def candidates(self, prefix: str) -> list[tuple[int, frozenset[str]]]:
-        """The forms that may start where ``prefix`` matched, as (length, forms), longest first: the prefix's own,
-        and those of its shorter prefixes (short forms, their own prefix), for when none of its own follows."""
-        found = self._candidates.get(prefix)
-        if found is None:
-            lengths: dict[int, set[str]] = {}
-            for end in range(1, len(prefix) + 1):
-                for length, same in self._by_prefix.get(prefix[:end], {}).items():
-                    lengths.setdefault(length, set()).update(same)
-            found = self._candidates[prefix] = [(n, frozenset(f)) for n, f in sorted(lengths.items(), reverse=True)]
-        return found
+    def starts(self, text: str, found: dict[int, list[list[str]]]) -> None:
+        """Add to ``found`` every place of ``text`` where a form of this index may start: place -> groups of
+        forms, longest first (one group per prefix that is there: every overlapping occurrence is reported)."""
+        for index, start, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
+            found.setdefault(start, []).append(self._forms[index])
 
-    def sub(self, text: str) -> str:
-        parts: list[str] = []
-        done = pos = 0
-        while match := self._pattern.search(text, pos):
-            start = match.start()
-            for length, forms in self.candidates(match.group()):
-                if text[start : start + length] in forms:
-                    parts += (text[done:start], REDACTED)
-                    done = pos = start + length
+
+def _scannable(text: str) -> str:
+    """``text`` with the same length and each character the automaton cannot read (a lone surrogate: Rust strings
+    are UTF-8) as ``?``: places found in it are compared whole with the original text, so a ``?`` matching a ``?``
+    is only a candidate, and a form holding a surrogate is still found where it is."""
+    if text.isascii():  # most texts: a flag of the string, no scan
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _replace_forms(text: str, indexes: tuple[_Index, ...]) -> str:
+    """Every form of the indexes replaced: at the leftmost place where any form occurs, the longest form there,
+    then on after it (what one regex of every form, longest first at each place, would do)."""
+    if not indexes:
+        return text
+    found: dict[int, list[list[str]]] = {}
+    try:
+        for index in indexes:
+            index.starts(text, found)
+    except UnicodeEncodeError:
+        found.clear()
+        scannable = _scannable(text)
+        for index in indexes:
+            index.starts(scannable, found)
+    if not found:
+        return text
+    parts: list[str] = []
+    done = 0
+    for start in sorted(found):
+        if start < done:
+            continue
+        longest = 0
+        for group in found[start]:
+            for form in group:
+                if len(form) <= longest:
                     break
-            else:
-                pos = start + 1
-        return "".join(parts) + text[done:] if parts else text
+                if text.startswith(form, start):
+                    longest = len(form)
+                    break
+        if longest:
+            parts += (text[done:start], REDACTED)
+            done = start + longest
+    return "".join(parts) + text[done:] if parts else text
 
 
-def _trie_regex(words: Iterable[str]) -> str:
-    """One regex matching any of ``words`` (the longest at a position), shaped as a prefix tree: a run with
-    thousands of secret forms scans each text once, trying at most one branch per distinct next character."""
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
+class _State(NamedTuple):
+    """What a scrub reads, replaced as a whole (threads scrub without the lock): the indexes of every form
+    indexed so far, and the redacted form of texts (keyed by the text), URLs (``("url", url)``) and bodies
+    (``("body", body, content_type, limit)``) already redacted with exactly these indexes."""
 
-    def build(node: dict[str, Any]) -> str:
-        branches = []
-        for char in sorted(k for k in node if k):
-            literal, child = char, node[char]
-            while len(child) == 1 and "" not in child:  # a chain with no choice: one literal
-                ((next_char, child),) = child.items()
-                literal += next_char
-            branches.append(re.escape(literal) + build(child))
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body
-
-    return build(trie)
+    indexes: tuple[_Index, ...]
+    cache: dict[Any, str]
 
 
 def redactor_for(settings: Any) -> Redactor:

@@ -7,6 +7,8 @@ import html
 import io
 import json
 import re
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -18,7 +20,17 @@ from hypothesis import strategies as st
 
 from conformance import _context
 from conformance.host._guard import UrlGuard
-from conformance.host._redact import REDACTED, Redactor, _Level, _trie_regex, url_credentials
+from conformance.host._redact import (
+    _OUTER_ENCODINGS,
+    _TEXT_ENCODINGS,
+    REDACTED,
+    Redactor,
+    _base64_forms,
+    _Index,
+    _replace_forms,
+    encoded_forms,
+    url_credentials,
+)
 from conformance.host.http import HostHTTP
 from conformance.report.console import render_summary
 from conformance.report.model import CheckOutcome, RunReport, Status
@@ -289,29 +301,162 @@ def test_long_secrets_sharing_a_prefix_and_short_secrets_inside_them_are_all_fou
     assert redactor.scrub(text) == scrubbed
 
 
+def leftmost_longest(text: str, forms: Iterable[str]) -> str:
+    """The reference the engine must equal, written the slow and obvious way: at the leftmost place where any form
+    occurs, the longest form there is replaced, then on after it."""
+    forms = set(forms)
+    parts, done, place = [], 0, 0
+    while place < len(text):
+        longest = max((len(f) for f in forms if text.startswith(f, place)), default=0)
+        if longest:
+            parts += [text[done:place], REDACTED]
+            place = done = place + longest
+        else:
+            place += 1
+    return "".join(parts) + text[done:]
+
+
 # Small alphabets, so that forms overlap, share prefixes, and contain one another.
 FORM_TEXT = st.text(alphabet="ab%", min_size=4, max_size=8)
+
+
+class _ShortPrefixIndex(_Index):
+    PREFIX = 3  # prefixes shorter than the forms: candidates compared whole
 
 
 @given(forms=st.frozensets(FORM_TEXT, min_size=1, max_size=12), text=st.text(alphabet="ab%x", max_size=60))
 @example(forms=frozenset({"aaaa%b", "bbbb"}), text="aaaaa%b")  # a prefix that leads nowhere, a form one further
 @example(forms=frozenset({"abab", "ababa"}), text="xababab")  # the longest form at a position
+@example(forms=frozenset({"aaab", "aab%", "ab%%"}), text="aaab%%")  # the leftmost wins over a longer one after it
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
-def test_a_form_index_replaces_what_one_regex_of_every_whole_form_would(forms: frozenset[str], text: str) -> None:
-    """The prefix index (issue 19: compiling only the forms' prefixes) matches exactly like the prefix-tree regex of
-    the whole forms it replaced: leftmost first, the longest form at a position, scanning on after it."""
-    whole = re.compile(_trie_regex(forms)).sub(REDACTED, text)
-    assert _Level(forms).sub(text) == whole
-    assert _ShortPrefixLevel(forms).sub(text) == whole  # regex prefixes shorter than the forms: compared whole
-
-
-class _ShortPrefixLevel(_Level):
-    PREFIX = 3
+def test_a_form_index_replaces_leftmost_longest(forms: frozenset[str], text: str) -> None:
+    """An index (an automaton of the forms' prefixes, issue 19) replaces exactly what the reference does, and so do
+    several indexes of parts of the forms (a run indexes new forms in batches)."""
+    expected = leftmost_longest(text, forms)
+    assert _replace_forms(text, (_Index(forms),)) == expected
+    assert _replace_forms(text, (_ShortPrefixIndex(forms),)) == expected
+    ordered = sorted(forms)
+    split = (_ShortPrefixIndex(frozenset(ordered[::2])), _Index(frozenset(ordered[1::2])))
+    assert _replace_forms(text, split) == expected
 
 
 def test_a_form_index_finds_forms_of_different_lengths_at_any_offset() -> None:
-    index = _ShortPrefixLevel(frozenset({"abcd", "abcdef", "zzzzzz", "bcdefg"}))
-    assert index.sub("xabcdefg abcd zzzzzzz abc") == f"x{REDACTED}g {REDACTED} {REDACTED}z abc"
+    index = _ShortPrefixIndex(frozenset({"abcd", "abcdef", "zzzzzz", "bcdefg"}))
+    assert _replace_forms("xabcdefg abcd zzzzzzz abc", (index,)) == f"x{REDACTED}g {REDACTED} {REDACTED}z abc"
+
+
+def _reference_forms(secrets: list[tuple[str, str | None]]) -> set[str]:
+    """Every form the reference looks for: each encoding of each secret, and the Base64 forms of each Basic pair
+    (as sent, and form-encoded first)."""
+    forms: set[str] = set()
+    for secret, user in secrets:
+        forms |= encoded_forms(secret)
+        if user is not None:
+            encoded = f"{quote(user, safe='', errors='surrogatepass')}:{quote(secret, safe='', errors='surrogatepass')}"
+            for pair in (f"{user}:{secret}", encoded):
+                forms |= _base64_forms(pair.encode("utf-8", "surrogatepass"))
+    return forms
+
+
+# Secrets that share prefixes (some longer than an index's 32-character prefix), contain one another, and hold
+# characters each encoding changes (and a lone surrogate, which the automaton cannot read as UTF-8).
+RANDOM_SECRETS = st.builds(
+    lambda stem, tail: stem + tail,
+    st.sampled_from(["", "sk_live_0123456789abcdef0123456789ab", "eyJhbGciOiJSUzI1NiJ9", "tok"]),
+    st.text(alphabet=st.sampled_from("ab/+=&% \"'<é\udcff"), min_size=1, max_size=12),
+).filter(lambda s: len(s) >= Redactor.MIN_SECRET_LENGTH)
+
+
+def _every_encoding(secret: str) -> set[str]:
+    once = {encode(secret) for encode in _TEXT_ENCODINGS}
+    twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
+    as_bytes = [secret.encode("utf-8", "surrogatepass"), quote(secret, safe="", errors="surrogatepass").encode()]
+    forms = {secret} | once | twice | _base64_forms(as_bytes[0]) | _base64_forms(as_bytes[1])
+    return {form for form in forms if len(form) >= Redactor.MIN_SECRET_LENGTH}
+
+
+@settings(max_examples=150, deadline=None)
+@given(secret=st.one_of(st.from_regex(r"[A-Za-z0-9._~-]{4,60}", fullmatch=True), ANY_SECRETS, RANDOM_SECRETS))
+def test_encoded_forms_are_every_encoding_and_every_encoding_of_one(secret: str) -> None:
+    """A plain token skips the encodings (issue 19: none changes it); its forms are still all of them."""
+    assert encoded_forms(secret) == _every_encoding(secret)
+
+
+@pytest.mark.parametrize("char", list("/+=&%:@?#!$'\"<>\\ é\t"))
+def test_a_token_with_one_character_an_encoding_changes_has_every_encoding(char: str) -> None:
+    secret = f"tok{char}en-1"
+    assert encoded_forms(secret) == _every_encoding(secret) != {secret} | _base64_forms(secret.encode())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), secrets=st.lists(st.tuples(RANDOM_SECRETS, st.sampled_from([None, "api", "c l"])), max_size=6))
+def test_the_redactor_replaces_every_form_leftmost_longest(
+    data: st.DataObject, secrets: list[tuple[str, str | None]]
+) -> None:
+    """The engine against the reference on random texts holding random secrets in random encodings, with secrets
+    learnt one by one between scrubs (new forms indexed in batches, indexes merged) and by the last pass."""
+    redactor, plain, known = Redactor(), Redactor(), []
+    filler = st.text(alphabet=st.sampled_from("ab/=%x é\udcff"), max_size=6)
+    for secret, user in [*secrets, ("", None)]:
+        forms = sorted(_reference_forms(known))
+        pieces = st.one_of(filler, st.sampled_from(forms)) if forms else filler
+        text = "".join(data.draw(st.lists(pieces, max_size=8)))
+        # The by-name layers (URL parameters, JWT and PEM shapes) are the same with or without secrets.
+        expected = plain.scrub(leftmost_longest(text, forms))
+        assert redactor.scrub(text) == expected
+        assert redactor.scrub(text) == expected  # scrubbed once, remembered
+        if secret:
+            known.append((secret, user))
+            redactor.add_secret(secret, user=user)
+    text = "".join(data.draw(st.lists(st.sampled_from(sorted(_reference_forms(known))), max_size=8))) if known else ""
+    expected = plain.scrub(leftmost_longest(text, _reference_forms(known)))
+    assert redactor.scrub_tree({"k": [text]}) == {"k": [expected]}
+
+
+def test_a_string_scrubbed_before_a_secret_was_learnt_is_scrubbed_again_after() -> None:
+    """Scrubbed strings are remembered only while no new form is known."""
+    redactor = Redactor(["first-secret-1"])
+    text = "first-secret-1 then late-secret-2"
+    assert redactor.scrub(text) == f"{REDACTED} then late-secret-2"
+    generation = redactor.generation
+    redactor.add_secret("late-secret-2")
+    assert redactor.generation > generation
+    assert redactor.scrub(text) == f"{REDACTED} then {REDACTED}"
+
+
+def test_urls_and_bodies_redacted_before_a_secret_was_learnt_are_redacted_again_after() -> None:
+    """URLs and bodies are remembered too, only while no new form is known."""
+    redactor = Redactor()
+    url, body = "https://host.example/p/late-secret-3?x=late-secret-3", b'{"echo": "late-secret-3"}'
+    assert redactor.url(url) == url
+    assert redactor.body(body, "application/json", 1000) == body.decode()
+    assert redactor.url(url) == url  # remembered
+    redactor.add_secret("late-secret-3")
+    assert redactor.url(url) == f"https://host.example/p/{REDACTED}?x={REDACTED}"
+    assert redactor.body(body, "application/json", 1000) == f'{{"echo": "{REDACTED}"}}'
+    assert redactor.body(bytearray(body), "application/json", 1000) == f'{{"echo": "{REDACTED}"}}'
+
+
+def test_secrets_added_and_scrubbed_from_many_threads() -> None:
+    """Each thread adds its own secrets while the others scrub: a scrub after an addition finds the secret."""
+    redactor = Redactor()
+    errors: list[str] = []
+
+    def work(n: int) -> None:
+        for i in range(60):
+            secret = f"thread-{n}-secret-{i:03d}-" + "x" * (i % 40)
+            redactor.add_secret(secret, user="api" if i % 3 == 0 else None)
+            encoded = base64.b64encode(secret.encode()).decode()
+            if redactor.scrub(f"<{secret}> {encoded} {quote(secret)}") != f"<{REDACTED}> {REDACTED} {REDACTED}":
+                errors.append(secret)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(redactor.secrets()["secrets"]) == 240
 
 
 def test_the_last_pass_scrubs_each_distinct_string_once() -> None:
