@@ -55,3 +55,22 @@ def test_probes_outside_the_host_client_are_evidence(demo_run: tuple[int, Path, 
     assert {k.lower(): v for k, v in plain["request_headers"].items()}["authorization"] == "Basic [REDACTED]"
     stored = next(e for e in by_rule["IMG-STO-01"]["evidence"] if e.get("client") == "boto3")
     assert stored["status"] == 200 and "image/jpeg" in (stored["response_body"] or "")
+
+
+def test_every_rule_has_a_mutant_case_that_must_not_fail_it() -> None:
+    """What the matrix's own reference runs also showed: that its way of running (forked harness runs, forked or
+    in-process services, shared object stores) fails no rule of a correct target. It still does, rule by rule: each
+    rule is decided by some mutant case that must not fail it (neither the mutant's rule nor a dependent), so a rule
+    the machinery broke would fail that case ("also tripped"); one it made skip would fail its own mutant's case."""
+    mutants = [case for case in plan() if case.mutant is not None]
+    unguarded = [
+        rule
+        for reference in REFERENCES
+        for rule in sorted(reference.rules - set(HARNESS_RULES))
+        if not any(
+            rule in case.rules and rule not in case.mutant.rules | case.mutant.dependents
+            for case in mutants
+            if case.mutant is not None
+        )
+    ]
+    assert unguarded == []
