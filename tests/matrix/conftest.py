@@ -68,13 +68,13 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
     for attempt in (1, 2):
         started = False
         try:
-            with start(case, root / "stacks" / f"{case.id}-{attempt}", shared) as stack:
+            with start(case, root / "stacks" / f"{case.id}-{attempt}", shared) as running:
                 started = True
-                observation = observe_stack(stack) if probe and not own_stack else None
+                observation = observe_stack(running) if probe and not own_stack else None
                 report_dir = root / "reports" / f"{case.id}-{attempt}"
                 report_dir.mkdir(parents=True)
                 args = ["--suite", ",".join(case.suites), "-q"]
-                result = run_harness(args, report_dir, env=stack.settings, timeout=RUN_TIMEOUT_S)
+                result = run_harness(args, report_dir, env=running.settings, timeout=RUN_TIMEOUT_S)
             if own_stack:
                 observation = observe_alone(case, root, shared)
             return CaseRun(result, observation)
@@ -85,9 +85,10 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
 
 
 def observe_alone(case: Case, root: Path, shared: SharedServices) -> dict[str, Any] | Exception:
+    """observe() on a stack of the case's own, started for it alone (auth_probe.OWN_STACK)."""
     try:
-        with STACKS[case.target](case, root / "stacks" / f"{case.id}-observed", shared) as stack:
-            return observe_stack(stack)
+        with STACKS[case.target](case, root / "stacks" / f"{case.id}-observed", shared) as running:
+            return observe_stack(running)
     except Exception as exc:  # the stack did not start: the footprint test says so, the harness run stands
         return exc
 
