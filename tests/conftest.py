@@ -44,7 +44,12 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
 # Modules that use an expensive session fixture go to one xdist worker together, so that it is made once per run
 # (a session fixture is made once per worker). tests/test_xdist_scopes.py checks that every user is listed.
 SHARED_FIXTURE_SCOPES: dict[str, tuple[str, ...]] = {
-    "demo_run": ("tests/test_demo.py", "tests/report/test_har.py", "tests/report/test_html_browser.py"),
+    "demo_run": (
+        "tests/test_demo.py",
+        "tests/report/test_har.py",
+        "tests/report/test_html_browser.py",
+        "tests/matrix/test_reference.py",
+    ),
 }
 _MODULE_SCOPE = {module: f"fixture-{name}" for name, modules in SHARED_FIXTURE_SCOPES.items() for module in modules}
 DURATIONS_FILE = Path(__file__).with_name("durations.json")

@@ -7,14 +7,17 @@ import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance.testing import RunResult
 from tests.matrix.harness import run_harness, stop_fork_server
 from tests.matrix.plan import Case
-from tests.matrix.stacks import STACKS, SharedServices
+from tests.matrix.stacks import STACKS, SharedServices, Started
+from tests.reference.auth_probe import OWN_STACK, observe, observes
 
 RUN_TIMEOUT_S = 600
 
@@ -28,22 +31,66 @@ def workers() -> int:
     return max(2, math.ceil(1.5 * (os.cpu_count() or 2) / processes))
 
 
-def run_case(case: Case, root: Path, shared: SharedServices) -> RunResult:
-    """Start the case's stack, run its suites once; a second try only when the stack itself could not start."""
+@dataclass(frozen=True)
+class CaseRun:
+    """What a case yields: its harness run and, for an IdP or proxy mutant, what observe() saw on its stack (or the
+    exception it raised, which the footprint test re-raises; the harness run still stands on its own)."""
+
+    result: RunResult
+    observation: dict[str, Any] | Exception | None = None
+
+
+def observe_stack(started: Started) -> dict[str, Any] | Exception:
+    """tests/reference/auth_probe.observe() on a case's stack, or what it raised."""
+    try:
+        if started.stack is None:
+            raise AssertionError("an IdP or proxy mutant's case has no reference stack to observe")
+        return observe(started.stack)
+    except Exception as exc:
+        return exc
+
+
+def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
+    """Start the case's stack, run its suites once; a second try only when the stack itself could not start.
+
+    An IdP or proxy mutant's stack also serves tests/reference/auth_probe.observe(), once, BEFORE the harness run
+    (issue 19: its footprint used to start the same stack again). Neither disturbs the other: observe() uses fresh
+    ScriptedClients, each registering a client of its own at the IdP (its own login session, codes, tokens, assertion
+    jtis) and CIMD documents on a loopback origin of its own, and never calls the tool server; the harness run
+    registers its own clients and identities. Every reference and mutant behaviour keeps its state per client, code,
+    assertion or document URL (idp-dcr-client-forgotten forgets a client that got a token, idp-code-reuse and
+    idp-code-consume-race one code, idp-jti-replay one assertion), so observe() sees what it saw on a fresh stack of
+    its own, and the run meets the IdP as if alone (the flows of one finished before the other starts). A mutant
+    whose state is shared by every client (auth_probe.OWN_STACK) is observed on a second stack after the run."""
     start = STACKS[case.target]
+    probe = observes(case)
+    own_stack = probe and case.id in OWN_STACK
     for attempt in (1, 2):
         started = False
         try:
-            with start(case, root / "stacks" / f"{case.id}-{attempt}", shared) as settings:
+            with start(case, root / "stacks" / f"{case.id}-{attempt}", shared) as running:
                 started = True
+                observation = observe_stack(running) if probe and not own_stack else None
                 report_dir = root / "reports" / f"{case.id}-{attempt}"
                 report_dir.mkdir(parents=True)
                 args = ["--suite", ",".join(case.suites), "-q"]
-                return run_harness(args, report_dir, env=settings, timeout=RUN_TIMEOUT_S)
+                result = run_harness(args, report_dir, env=running.settings, timeout=RUN_TIMEOUT_S)
+            if own_stack:
+                observation = observe_alone(case, root, shared)
+            return CaseRun(result, observation)
         except Exception:
             if started or attempt == 2:
                 raise
     raise AssertionError("unreachable")
+
+
+def observe_alone(case: Case, root: Path, shared: SharedServices) -> dict[str, Any] | Exception:
+    """observe() on a stack of the case's own, started for it alone (auth_probe.OWN_STACK)."""
+    try:
+        with STACKS[case.target](case, root / "stacks" / f"{case.id}-observed", shared) as running:
+            return observe_stack(running)
+    except Exception as exc:  # the stack did not start: the footprint test says so, the harness run stands
+        return exc
 
 
 class Matrix:
@@ -56,10 +103,22 @@ class Matrix:
         self._prefetch_all = "PYTEST_XDIST_WORKER" not in os.environ
         self._pool = ThreadPoolExecutor(workers(), thread_name_prefix="matrix")
         self._shared = SharedServices(root)
-        self._futures: dict[str, Future[RunResult]] = {}
+        self._futures: dict[str, Future[CaseRun]] = {}
         self._lock = threading.Lock()
 
     def result(self, case: Case) -> RunResult:
+        return self._run(case).result
+
+    def observation(self, case: Case) -> dict[str, Any]:
+        """What observe() saw on the stack of ``case`` (an IdP or proxy mutant); raises what it raised."""
+        observed = self._run(case).observation
+        if observed is None:
+            raise AssertionError(f"{case.id}: the matrix does not observe this case's stack")
+        if isinstance(observed, Exception):
+            raise observed
+        return observed
+
+    def _run(self, case: Case) -> CaseRun:
         with self._lock:
             if case.id not in self._futures:
                 batch = [c for c in self._selected if self._prefetch_all or c.group == case.group]

@@ -12,9 +12,10 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.reference.stack import running_stack
+from conformance.reference.stack import Stack, running_stack
 from tests.matrix.harness import forked_service
 from tests.matrix.plan import Case
 from tests.reference.compression.stack import Stores, running_stores, serving_sandbox
@@ -23,31 +24,40 @@ from tests.reference.platform.live import serving
 Settings = dict[str, str]
 
 
+@dataclass(frozen=True)
+class Started:
+    """A case's running stack: the settings its harness run gets and, for the tool server, the reference ``Stack``
+    (what tests/reference/auth_probe.py observes beside the run, tests/matrix/conftest.py)."""
+
+    settings: Settings
+    stack: Stack | None = None
+
+
 @contextlib.contextmanager
-def tool_server_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Settings]:
+def tool_server_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Started]:
     services = {"toolserver", *([case.mutant.service] if case.mutant else [])}
     mutants = [case.mutant.name] if case.mutant else []
     with running_stack(mutants=mutants, services=sorted(services), data_dir=data_dir, launcher=forked_service) as stack:
-        yield stack.settings
+        yield Started(stack.settings, stack)
 
 
 @contextlib.contextmanager
-def platform_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Settings]:
+def platform_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Started]:
     mutants = frozenset({case.mutant.name}) if case.mutant else frozenset()
     with serving(data_dir, mutants=mutants) as sandbox:
         # Every mutant is caught by an explicit case or the first examples (the properties carry @example cases
         # for that); the reference run keeps the default number to guard against false failures.
-        yield {**sandbox.settings, **({"CONFORMANCE_HYPOTHESIS_EXAMPLES": "3"} if case.mutant else {})}
+        yield Started({**sandbox.settings, **({"CONFORMANCE_HYPOTHESIS_EXAMPLES": "3"} if case.mutant else {})})
 
 
 @contextlib.contextmanager
-def compression_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Settings]:
+def compression_stack(case: Case, data_dir: Path, shared: SharedServices) -> Iterator[Started]:
     mutants = frozenset({case.mutant.name}) if case.mutant else frozenset()
     with serving_sandbox(shared.stores(), data_dir.name, mutants) as sandbox:
-        yield sandbox.settings
+        yield Started(sandbox.settings)
 
 
-Starter = Callable[[Case, Path, "SharedServices"], AbstractContextManager[Settings]]
+Starter = Callable[[Case, Path, "SharedServices"], AbstractContextManager[Started]]
 STACKS: dict[str, Starter] = {
     "tool_server": tool_server_stack,
     "platform": platform_stack,

@@ -1,0 +1,76 @@
+"""The reference's half of the mutant matrix (tests/matrix/test_matrix.py), proven on the report of the session's
+`conformance demo` run (tests/conftest.py ``demo_run``: every suite against the embedded reference stack, unmutated).
+
+Until issue 19 the matrix made a harness run of each target's suites against a reference stack of its own, for the
+same proof; the demo run is that certification already (the same suites, the same checks, the default number of
+Hypothesis examples), so the reference is certified once. These tests are scheduled with demo_run
+(tests/conftest.py SHARED_FIXTURE_SCOPES), so that it is made once per run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.rules import HARNESS_RULES
+from conformance.testing import RunResult
+from tests.matrix.plan import Case, plan
+from tests.matrix.test_matrix import describe, params
+
+REFERENCES = [case for case in plan() if case.mutant is None]
+COMPRESSION = [case for case in REFERENCES if case.target == "compression"]
+
+
+def reference_run(demo_run: tuple[int, Path, str], case: Case) -> RunResult:
+    """The demo run, as if it had run only ``case``'s suites: its results for the rules of those suites."""
+    code, report_dir, output = demo_run
+    report = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
+    results = [r for r in report["results"] if r["suite"] in case.suites]
+    return RunResult(code, output, "", {**report, "results": results})
+
+
+@pytest.mark.parametrize("case", params(REFERENCES))
+def test_reference_passes_every_rule(demo_run: tuple[int, Path, str], case: Case) -> None:
+    result = reference_run(demo_run, case)
+    statuses = result.statuses()
+    assert set(statuses) == case.rules, describe(result)
+    # Rules about the harness itself are proven by the project's tests, not by a target: never passed here.
+    not_passed = {rule for rule, status in statuses.items() if status != "passed"}
+    assert not_passed == case.rules & set(HARNESS_RULES), describe(result)
+    assert not result.with_status("failed", "warning", "error", "blocked"), describe(result)
+
+
+@pytest.mark.parametrize("case", params(COMPRESSION))
+def test_probes_outside_the_host_client_are_evidence(demo_run: tuple[int, Path, str], case: Case) -> None:
+    """Compression: the raw-socket plain-HTTP probe and boto3's read-back show up as exchanges, credentials
+    redacted (on the reference run, which the demo makes anyway)."""
+    result = reference_run(demo_run, case)
+    by_rule = {r["rule"]: r for r in result.report["results"]}
+    clients = {rule: {e.get("client") for e in by_rule[rule]["evidence"]} for rule in ("IMG-TLS-01", "IMG-STO-01")}
+    assert "raw socket" in clients["IMG-TLS-01"] and "boto3" in clients["IMG-STO-01"], clients
+    plain = next(e for e in by_rule["IMG-TLS-01"]["evidence"] if e.get("client") == "raw socket")
+    assert plain["url"].startswith("http://") and plain["method"] == "POST"
+    assert {k.lower(): v for k, v in plain["request_headers"].items()}["authorization"] == "Basic [REDACTED]"
+    stored = next(e for e in by_rule["IMG-STO-01"]["evidence"] if e.get("client") == "boto3")
+    assert stored["status"] == 200 and "image/jpeg" in (stored["response_body"] or "")
+
+
+def test_every_rule_has_a_mutant_case_that_must_not_fail_it() -> None:
+    """What the matrix's own reference runs also showed: that its way of running (forked harness runs, forked or
+    in-process services, shared object stores) fails no rule of a correct target. It still does, rule by rule: each
+    rule is decided by some mutant case that must not fail it (neither the mutant's rule nor a dependent), so a rule
+    the machinery broke would fail that case ("also tripped"); one it made skip would fail its own mutant's case."""
+    mutants = [case for case in plan() if case.mutant is not None]
+    unguarded = [
+        rule
+        for reference in REFERENCES
+        for rule in sorted(reference.rules - set(HARNESS_RULES))
+        if not any(
+            rule in case.rules and rule not in case.mutant.rules | case.mutant.dependents
+            for case in mutants
+            if case.mutant is not None
+        )
+    ]
+    assert unguarded == []
