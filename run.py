@@ -24,6 +24,7 @@ import venv
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -196,7 +197,7 @@ def ensure_idp() -> None:
 THIRDPARTY = ROOT / "tests" / "thirdparty" / "install.py"
 
 
-def thirdparty_module() -> object | None:
+def thirdparty_module() -> ModuleType | None:
     """tests/thirdparty/install.py (standard library only at import), loaded by path: run.py runs before .venv."""
     if not THIRDPARTY.is_file():
         return None
@@ -213,9 +214,11 @@ def ensure_ts_sdk() -> None:
         run([str(PY), str(THIRDPARTY), "ts_sdk"])
 
 
+def has_chromium() -> bool:
+    return bool(shutil.which("chromium") or Path("/usr/bin/chromium").exists())
+
+
 def ensure_chromium() -> str | None:
-    if shutil.which("chromium") or Path("/usr/bin/chromium").exists():
-        return None
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         return "Chromium not found and cannot install it here (needs root and apt-get); the browser test will skip"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
@@ -273,11 +276,11 @@ def setup(thirdparty: bool) -> None:
     check_python()
     began = time.monotonic()
     steps = Steps()
-    if thirdparty:
+    if thirdparty and not has_chromium():
         steps.start("chromium", ensure_chromium)
     wanted = venv_is_current()
     tp = thirdparty_module() if thirdparty else None
-    fastmcp_current = tp is None or tp.fastmcp_is_current()  # type: ignore[attr-defined]
+    fastmcp_current = tp is None or tp.fastmcp_is_current()
     installer: Installer | None = None
     if wanted is not None or not fastmcp_current:
         if not PY.exists():
@@ -289,7 +292,8 @@ def setup(thirdparty: bool) -> None:
 
         def fastmcp() -> str:
             used: list[str] = []
-            tp.ensure_fastmcp_venv(install=lambda python, reqs: used.append(installer.install(python, reqs)))  # type: ignore[union-attr]
+            assert tp is not None and installer is not None
+            tp.ensure_fastmcp_venv(install=lambda python, reqs: used.append(installer.install(python, reqs)))
             return ", ".join(used)
 
         steps.start(".venv-thirdparty (fastmcp)", fastmcp)
@@ -304,11 +308,13 @@ def setup(thirdparty: bool) -> None:
 
         def venv_packages() -> str:
             say("installing the package with its extras into .venv")
+            began = time.monotonic()
             tool = installer.install(PY, ["-e", f"{ROOT}[dev]"], compile_bytecode=False)
+            installed = time.monotonic()
             after_venv()
             compile_bytecode(PY)
             STAMP.write_text(wanted)
-            return f"{tool}, bytecode compiled"
+            return f"{tool} {installed - began:.1f} s, then bytecode {time.monotonic() - installed:.1f} s"
 
         steps.start(".venv packages", venv_packages)
     else:
