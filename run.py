@@ -53,6 +53,12 @@ def run(command: list[str], **kwargs: object) -> str:
     return str(done.stdout + done.stderr)
 
 
+def reason(exc: BaseException) -> str:
+    """The last line of an error (a failed command's own last words), for a one-line message."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1][:300] if lines else type(exc).__name__
+
+
 # -- installing Python packages: uv with pip's own configuration, else pip ------------------------------------------
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -134,35 +140,43 @@ class Installer:
                 run([*pip, UV_REQUIREMENT])
             run([str(UV), "--version"])
         except (StepError, ValueError, OSError) as exc:
-            say(f"installing with pip: uv is unavailable ({str(exc).splitlines()[0]})")
+            say(f"installing with pip: uv is unavailable ({reason(exc)})")
             return cls(None, [], {})
         return cls(str(UV), args, env)
 
-    def install(self, python: Path, requirements: list[str], compile_bytecode: bool = True) -> str:
+    def install(self, python: Path, requirements: list[str]) -> str:
         """Install into the virtualenv of `python`; returns the tool used. Like pip, the packages' bytecode is
         compiled (a CI with PYTHONDONTWRITEBYTECODE would otherwise recompile every import in every process)."""
         if self.uv is not None:
             command = [self.uv, "pip", "install", "-q", "--python", str(python), *self.args, *requirements]
             try:
-                run([*command, *(["--compile-bytecode"] if compile_bytecode else [])], env={**os.environ, **self.env})
+                run([*command, "--compile-bytecode"], env={**os.environ, **self.env})
                 return "uv"
             except (StepError, OSError) as exc:
-                say(f"uv failed, installing with pip instead ({str(exc).splitlines()[0]})")
+                say(f"uv failed, installing with pip instead ({reason(exc)})")
         if not (python.parent / "pip").exists():
             run([str(python), "-m", "ensurepip", "-q"])
         pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        run([*pip, *requirements, *([] if compile_bytecode else ["--no-compile"])])
+        run([*pip, *requirements])
         return "pip"
 
 
-def compile_bytecode(python: Path) -> None:
-    """What pip does after an install: compile the virtualenv's packages (uv installed them without, so that the
-    npm installs need not wait); a file that does not compile is skipped, as pip skips it."""
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    subprocess.run([str(python), "-m", "compileall", "-qq", "-j", "0", site], capture_output=True, check=False)
+def warm_bytecode(collect: bool) -> str:
+    """Compile the project's own modules, and with `collect` let pytest cache its assertion-rewritten modules (the
+    tests' and the plugin distribution's) by collecting the tests once: installed packages get their bytecode at
+    install, an editable project does not, and where PYTHONDONTWRITEBYTECODE is set (CI often) every later process
+    would compile and rewrite them anew. Bytecode is checked against its source, so an edit only costs a recompile;
+    a failure here is not one of the set-up (the test run reports it)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    began = time.monotonic()
+    compileall = [str(PY), "-m", "compileall", "-qq", "-j", "0", "conformance", "tests"]
+    subprocess.run(compileall, cwd=ROOT, env=env, capture_output=True, check=False)
+    if not collect:
+        return ""
+    compiled = time.monotonic()
+    pytest = [str(PY), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"]
+    subprocess.run(pytest, cwd=ROOT, env=env, capture_output=True, timeout=600, check=False)
+    return f"compileall {compiled - began:.1f} s, pytest --collect-only {time.monotonic() - compiled:.1f} s"
 
 
 # -- the steps ------------------------------------------------------------------------------------------------------
@@ -226,7 +240,7 @@ def ensure_chromium() -> str | None:
         run(["apt-get", "update", "-qq"], env=env)
         run(["apt-get", "install", "-y", "-qq", "chromium", "fonts-liberation", "fonts-dejavu-core"], env=env)
     except StepError as exc:
-        return f"could not install chromium ({str(exc).splitlines()[0]}); the browser test will skip outside CI"
+        return f"could not install chromium ({reason(exc)}); the browser test will skip outside CI"
     return "installed Debian's chromium for the browser test (apt-get)"
 
 
@@ -298,27 +312,26 @@ def setup(thirdparty: bool) -> None:
 
         steps.start(".venv-thirdparty (fastmcp)", fastmcp)
 
-    def after_venv() -> None:
-        steps.start("IdP npm packages", lambda: ensure_idp())
+    def after_venv(installed: bool) -> None:
+        steps.start("IdP npm packages", ensure_idp)
         if thirdparty:
-            steps.start("TypeScript MCP SDK (npm)", lambda: ensure_ts_sdk())
+            steps.start("TypeScript MCP SDK (npm)", ensure_ts_sdk)
+        if installed:
+            steps.start("bytecode of the project", lambda: warm_bytecode(collect=thirdparty))
 
     if wanted is not None:
         assert installer is not None
 
         def venv_packages() -> str:
             say("installing the package with its extras into .venv")
-            began = time.monotonic()
-            tool = installer.install(PY, ["-e", f"{ROOT}[dev]"], compile_bytecode=False)
-            installed = time.monotonic()
-            after_venv()
-            compile_bytecode(PY)
+            tool = installer.install(PY, ["-e", f"{ROOT}[dev]"])
             STAMP.write_text(wanted)
-            return f"{tool} {installed - began:.1f} s, then bytecode {time.monotonic() - installed:.1f} s"
+            after_venv(installed=True)
+            return tool
 
         steps.start(".venv packages", venv_packages)
     else:
-        after_venv()
+        after_venv(installed=False)
     steps.finish()
     say(f"set-up done in {time.monotonic() - began:.1f} s")
 
