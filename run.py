@@ -138,10 +138,11 @@ class Installer:
             if not UV.exists():
                 pip = [str(PY), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
                 run([*pip, UV_REQUIREMENT])
-            run([str(UV), "--version"])
+            version = run([str(UV), "--version"]).strip()
         except (StepError, ValueError, OSError) as exc:
             say(f"installing with pip: uv is unavailable ({reason(exc)})")
             return cls(None, [], {})
+        say(f"installing with {version} (pip's index settings passed on)")
         return cls(str(UV), args, env)
 
     def install(self, python: Path, requirements: list[str]) -> str:
@@ -298,8 +299,8 @@ def setup(thirdparty: bool) -> None:
     installer: Installer | None = None
     if wanted is not None or not fastmcp_current:
         if not PY.exists():
-            say("creating .venv")
             venv.EnvBuilder(with_pip=True).create(VENV)
+            say(f"created .venv in {time.monotonic() - began:.1f} s")
         installer = Installer.start()
     if not fastmcp_current:
         assert installer is not None
