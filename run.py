@@ -158,7 +158,7 @@ class Installer:
             except (StepError, OSError) as exc:
                 say(f"uv failed, installing with pip instead ({reason(exc)})")
         if not (python.parent / "pip").exists():
-            run([str(python), "-m", "ensurepip", "-q"])
+            run([str(python), "-m", "ensurepip", "--upgrade", "--default-pip"])
         pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
         run([*pip, *requirements])
         return "pip"

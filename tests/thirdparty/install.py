@@ -81,7 +81,8 @@ def ensure_fastmcp_venv(install: Callable[[Path, list[str]], object] | None = No
         _FASTMCP_STAMP.write_text(wanted)
         return FASTMCP_PYTHON
     if not (FASTMCP_VENV / "bin" / "pip").exists():
-        subprocess.run([str(FASTMCP_PYTHON), "-m", "ensurepip", "-q"], capture_output=True, timeout=300, check=False)
+        ensurepip = [str(FASTMCP_PYTHON), "-m", "ensurepip", "--upgrade", "--default-pip"]
+        subprocess.run(ensurepip, capture_output=True, timeout=300, check=False)
     command = [str(FASTMCP_PYTHON), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     done = subprocess.run(
         [*command, "-r", str(FASTMCP_REQUIREMENTS)], capture_output=True, text=True, timeout=900, check=False
