@@ -164,22 +164,14 @@ class Installer:
         return "pip"
 
 
-def warm_bytecode(collect: bool) -> str:
-    """Compile the project's own modules, and with `collect` let pytest cache its assertion-rewritten modules (the
-    tests' and the plugin distribution's) by collecting the tests once: installed packages get their bytecode at
-    install, an editable project does not, and where PYTHONDONTWRITEBYTECODE is set (CI often) every later process
-    would compile and rewrite them anew. Bytecode is checked against its source, so an edit only costs a recompile;
-    a failure here is not one of the set-up (the test run reports it)."""
+def compile_project() -> None:
+    """Compile the project's own modules, as pip and uv compile the installed packages': the project is installed
+    editable, and where PYTHONDONTWRITEBYTECODE is set (CI often) no later process would write its bytecode.
+    Bytecode is checked against its source, so an edit only costs a recompile; a file that does not compile is
+    left to the test run to report, as pip leaves it."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    began = time.monotonic()
     compileall = [str(PY), "-m", "compileall", "-qq", "-j", "0", "conformance", "tests"]
     subprocess.run(compileall, cwd=ROOT, env=env, capture_output=True, check=False)
-    if not collect:
-        return ""
-    compiled = time.monotonic()
-    pytest = [str(PY), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"]
-    subprocess.run(pytest, cwd=ROOT, env=env, capture_output=True, timeout=600, check=False)
-    return f"compileall {compiled - began:.1f} s, pytest --collect-only {time.monotonic() - compiled:.1f} s"
 
 
 # -- the steps ------------------------------------------------------------------------------------------------------
@@ -320,7 +312,7 @@ def setup(thirdparty: bool) -> None:
         if thirdparty:
             steps.start("TypeScript MCP SDK (npm)", ensure_ts_sdk)
         if installed:
-            steps.start("bytecode of the project", lambda: warm_bytecode(collect=thirdparty))
+            steps.start("bytecode of the project", compile_project)
 
     if wanted is not None:
         assert installer is not None
