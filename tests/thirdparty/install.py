@@ -6,7 +6,9 @@
   ``mcp<2``, the project's own ``.venv`` has ``mcp>=2.3``);
 - the stock node-oidc-provider of the FastMCP target is the reference IdP's own package (its ``ensure_installed``).
 
-After this, every target starts offline. ``python tests/thirdparty/install.py`` installs all three.
+After this, every target starts offline. ``python tests/thirdparty/install.py`` installs all three,
+``... install.py ts_sdk`` or ``... fastmcp`` one of them. This module imports only the standard library at load time:
+``run.py`` loads it before ``.venv`` exists and installs fastmcp with its own installer (uv when it can).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -48,20 +51,38 @@ def ensure_ts_sdk() -> Path:
         return example
     executable = node()
     env = {**os.environ, "PATH": str(Path(executable).parent) + os.pathsep + os.environ.get("PATH", "")}
-    command = [*_npm_command(executable), "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+    # --prefer-offline: the lock file pins every tarball by its hash, so npm's cache need not be revalidated.
+    command = [*_npm_command(executable), "ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
     done = subprocess.run(command, cwd=TS_SDK, env=env, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0 or not example.is_file():
         raise InstallError(f"npm ci failed in {TS_SDK}:\n{done.stdout}\n{done.stderr}")
     return example
 
 
-def ensure_fastmcp_venv() -> Path:
-    """Create .venv-thirdparty and pip-install the pinned fastmcp unless the requirements are unchanged."""
+def fastmcp_is_current() -> bool:
+    """Whether .venv-thirdparty already holds fastmcp/requirements.txt as it is."""
     wanted = hashlib.sha256(FASTMCP_REQUIREMENTS.read_bytes()).hexdigest()
-    if FASTMCP_PYTHON.exists() and _FASTMCP_STAMP.is_file() and _FASTMCP_STAMP.read_text().strip() == wanted:
+    return FASTMCP_PYTHON.exists() and _FASTMCP_STAMP.is_file() and _FASTMCP_STAMP.read_text().strip() == wanted
+
+
+def ensure_fastmcp_venv(install: Callable[[Path, list[str]], object] | None = None) -> Path:
+    """Create .venv-thirdparty and install the pinned fastmcp unless the requirements are unchanged: with
+    ``install(python, requirements)`` (run.py's: uv when it can, else pip) or else with the virtualenv's pip."""
+    if fastmcp_is_current():
         return FASTMCP_PYTHON
+    wanted = hashlib.sha256(FASTMCP_REQUIREMENTS.read_bytes()).hexdigest()
     if not FASTMCP_PYTHON.exists():
-        venv.EnvBuilder(with_pip=True, clear=True).create(FASTMCP_VENV)
+        venv.EnvBuilder(with_pip=install is None, clear=True).create(FASTMCP_VENV)
+    if install is not None:
+        try:
+            install(FASTMCP_PYTHON, ["-r", str(FASTMCP_REQUIREMENTS)])
+        except Exception as exc:  # run.py's StepError: the command and its output
+            raise InstallError(f"installing {FASTMCP_REQUIREMENTS} failed: {exc}") from exc
+        _FASTMCP_STAMP.write_text(wanted)
+        return FASTMCP_PYTHON
+    if not (FASTMCP_VENV / "bin" / "pip").exists():
+        ensurepip = [str(FASTMCP_PYTHON), "-m", "ensurepip", "--upgrade", "--default-pip"]
+        subprocess.run(ensurepip, capture_output=True, timeout=300, check=False)
     command = [str(FASTMCP_PYTHON), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     done = subprocess.run(
         [*command, "-r", str(FASTMCP_REQUIREMENTS)], capture_output=True, text=True, timeout=900, check=False
@@ -85,11 +106,15 @@ def oidc_provider_module() -> Path:
     return module
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    steps = {"ts_sdk": ensure_ts_sdk, "fastmcp": ensure_fastmcp_venv, "oidc_provider": oidc_provider_module}
+    unknown = [name for name in argv if name not in steps]
+    if unknown:
+        print(f"[thirdparty] no such part: {', '.join(unknown)}; the parts: {', '.join(steps)}", file=sys.stderr)
+        return 2
     try:
-        ensure_ts_sdk()
-        ensure_fastmcp_venv()
-        oidc_provider_module()
+        for name in argv or list(steps):
+            steps[name]()
     except (InstallError, OSError, subprocess.SubprocessError) as exc:
         print(f"[thirdparty] {exc}", file=sys.stderr)
         return 1
@@ -97,4 +122,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))
