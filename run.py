@@ -346,7 +346,11 @@ def main(argv: list[str]) -> int:
     # matrix's cases, stay on one worker (tests/conftest.py schedules them). `run.py test -n 0` runs serially.
     workers = str((os.cpu_count() or 1) + 1)
     args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", workers, *rest]
-    return subprocess.call(args, cwd=ROOT)
+    # The suite starts dozens of Python processes (workers, fork servers, harness runs); where PYTHONDONTWRITEBYTECODE
+    # is set (CI often), each would re-compile the project and re-rewrite every pytest plugin's modules (~1-2 s of CPU
+    # each). The test run writes its bytecode (into __pycache__, ignored by git) so that the first process pays it.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return subprocess.call(args, cwd=ROOT, env=env)
 
 
 if __name__ == "__main__":
