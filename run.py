@@ -169,9 +169,13 @@ def compile_project() -> None:
     editable, and where PYTHONDONTWRITEBYTECODE is set (CI often) no later process would write its bytecode.
     Bytecode is checked against its source, so an edit only costs a recompile; a file that does not compile is
     left to the test run to report, as pip leaves it."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     compileall = [str(PY), "-m", "compileall", "-qq", "-j", "0", "conformance", "tests"]
-    subprocess.run(compileall, cwd=ROOT, env=env, capture_output=True, check=False)
+    subprocess.run(compileall, cwd=ROOT, env=writing_bytecode(), capture_output=True, check=False)
+
+
+def writing_bytecode() -> dict[str, str]:
+    """This environment less PYTHONDONTWRITEBYTECODE: for the processes whose bytecode later ones reuse."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 # -- the steps ------------------------------------------------------------------------------------------------------
@@ -349,8 +353,7 @@ def main(argv: list[str]) -> int:
     # The suite starts dozens of Python processes (workers, fork servers, harness runs); where PYTHONDONTWRITEBYTECODE
     # is set (CI often), each would re-compile the project and re-rewrite every pytest plugin's modules (~1-2 s of CPU
     # each). The test run writes its bytecode (into __pycache__, ignored by git) so that the first process pays it.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    return subprocess.call(args, cwd=ROOT, env=env)
+    return subprocess.call(args, cwd=ROOT, env=writing_bytecode())
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ class Transfer:
     @property
     def shown(self) -> str:
         """The request in an error message (redacted when one is needed, not for every request)."""
-        return f"{self.method} {self.client.redactor.url(self.url)}"
+        return _shown(self.client, self.method, self.url)
 
     def read(self, chunk: bytes) -> None:
         self.body.extend(chunk)
@@ -187,6 +187,7 @@ class Transfer:
 
 
 def _shown(client: _Client, method: str, url: str) -> str:
+    """A request as error and throttle messages show it: its method and its URL, redacted."""
     return f"{method} {client.redactor.url(url)}"
 
 

@@ -61,8 +61,12 @@ def ensure_ts_sdk() -> Path:
 
 def fastmcp_is_current() -> bool:
     """Whether .venv-thirdparty already holds fastmcp/requirements.txt as it is."""
-    wanted = hashlib.sha256(FASTMCP_REQUIREMENTS.read_bytes()).hexdigest()
+    wanted = _requirements_stamp()
     return FASTMCP_PYTHON.exists() and _FASTMCP_STAMP.is_file() and _FASTMCP_STAMP.read_text().strip() == wanted
+
+
+def _requirements_stamp() -> str:
+    return hashlib.sha256(FASTMCP_REQUIREMENTS.read_bytes()).hexdigest()
 
 
 def ensure_fastmcp_venv(install: Callable[[Path, list[str]], object] | None = None) -> Path:
@@ -70,7 +74,7 @@ def ensure_fastmcp_venv(install: Callable[[Path, list[str]], object] | None = No
     ``install(python, requirements)`` (run.py's: uv when it can, else pip) or else with the virtualenv's pip."""
     if fastmcp_is_current():
         return FASTMCP_PYTHON
-    wanted = hashlib.sha256(FASTMCP_REQUIREMENTS.read_bytes()).hexdigest()
+    wanted = _requirements_stamp()
     if not FASTMCP_PYTHON.exists():
         venv.EnvBuilder(with_pip=install is None, clear=True).create(FASTMCP_VENV)
     if install is not None:
