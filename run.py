@@ -138,8 +138,7 @@ class Installer:
         try:
             args, env = uv_options(pip_settings())
             if not UV.exists():
-                pip = [str(PY), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-                run([*pip, UV_REQUIREMENT])
+                bootstrap_uv()
             version = run([str(UV), "--version"]).strip()
         except (StepError, ValueError, OSError) as exc:
             say(f"installing with pip: uv is unavailable ({reason(exc)})")
@@ -148,29 +147,57 @@ class Installer:
         return cls(str(UV), args, env)
 
     def install(self, python: Path, requirements: list[str]) -> str:
-        """Install into the virtualenv of `python`; returns the tool used. Like pip, the packages' bytecode is
-        compiled (a CI with PYTHONDONTWRITEBYTECODE would otherwise recompile every import in every process)."""
+        """Install into the virtualenv of `python`; returns the tool used. Bytecode is not compiled here: most of
+        what gets installed is never imported (moto's dependencies alone bring openai, sympy and cfnlint, ~5,000
+        modules: compiling everything cost ~14 s of CPU); compile_imports() compiles what the runs import."""
         if self.uv is not None:
             command = [self.uv, "pip", "install", "-q", "--python", str(python), *self.args, *requirements]
             try:
-                run([*command, "--compile-bytecode"], env={**os.environ, **self.env})
+                run(command, env={**os.environ, **self.env})
                 return "uv"
             except (StepError, OSError) as exc:
                 say(f"uv failed, installing with pip instead ({reason(exc)})")
-        if not (python.parent / "pip").exists():
-            run([str(python), "-m", "ensurepip", "--upgrade", "--default-pip"])
-        pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        ensure_pip(python)
+        pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile"]
         run([*pip, *requirements])
         return "pip"
 
 
+def ensure_pip(python: Path) -> None:
+    if not (python.parent / "pip").exists():
+        run([str(python), "-m", "ensurepip", "--upgrade", "--default-pip"])
+
+
+def bootstrap_uv() -> None:
+    """uv into .venv, which is created without pip (ensurepip alone costs ~2.5 s): installed by the pip of the
+    Python running run.py (`pip --python`, pip 22.3+), else by a pip ensured in .venv."""
+    quiet = ["install", "-q", "--disable-pip-version-check", UV_REQUIREMENT]
+    try:
+        run([sys.executable, "-m", "pip", "--python", str(PY), *quiet])
+    except StepError:
+        ensure_pip(PY)
+        run([str(PY), "-m", "pip", *quiet])
+
+
 def compile_project() -> None:
-    """Compile the project's own modules, as pip and uv compile the installed packages': the project is installed
-    editable, and where PYTHONDONTWRITEBYTECODE is set (CI often) no later process would write its bytecode.
+    """Compile the project's own modules (installed editable) and the installed modules the runs import: where
+    PYTHONDONTWRITEBYTECODE is set (CI often), no later process would write their bytecode.
     Bytecode is checked against its source, so an edit only costs a recompile; a file that does not compile is
     left to the test run to report, as pip leaves it."""
     compileall = [str(PY), "-m", "compileall", "-qq", "-j", "0", "conformance", "tests"]
     subprocess.run(compileall, cwd=ROOT, env=writing_bytecode(), capture_output=True, check=False)
+    compile_imports()
+
+
+# What the runs import: the modules the mutant matrix's fork server preloads (tests/matrix/harness.py) are those of a
+# harness run and of the reference services.
+IMPORTS = "import importlib\nfrom tests.matrix.harness import PRELOAD\nfor m in PRELOAD: importlib.import_module(m)"
+
+
+def compile_imports() -> None:
+    """Compile the installed packages' modules that the runs import, by importing them once with bytecode writing on
+    (about a tenth of .venv's modules, ~2 s of CPU); a module that fails to import is left to the runs to report."""
+    subprocess.run([str(PY), "-c", IMPORTS], cwd=ROOT, env=writing_bytecode(), capture_output=True, check=False)
 
 
 def writing_bytecode() -> dict[str, str]:
@@ -297,7 +324,7 @@ def setup(thirdparty: bool) -> None:
     installer: Installer | None = None
     if wanted is not None or not fastmcp_current:
         if not PY.exists():
-            venv.EnvBuilder(with_pip=True).create(VENV)
+            venv.EnvBuilder(with_pip=False).create(VENV)
             say(f"created .venv in {time.monotonic() - began:.1f} s")
         installer = Installer.start()
     if not fastmcp_current:
