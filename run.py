@@ -74,8 +74,11 @@ _PIP_NEUTRAL = {
 
 def pip_settings() -> dict[str, str]:
     """pip's effective settings for `pip install` (PIP_* variables, then the [install], then the [global] sections of
-    its configuration files), as `pip config list` reports them."""
-    listed = run([str(PY), "-m", "pip", "config", "list"], env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    its configuration files), as `pip config list` reports them (the pip of the Python running run.py: .venv has
+    none, and a new virtualenv adds no configuration file of its own)."""
+    listed = run(
+        [sys.executable, "-m", "pip", "config", "list"], env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    )
     scoped: dict[str, dict[str, str]] = {}
     for line in listed.splitlines():
         name, sep, value = line.partition("=")
