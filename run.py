@@ -74,11 +74,9 @@ _PIP_NEUTRAL = {
 
 def pip_settings() -> dict[str, str]:
     """pip's effective settings for `pip install` (PIP_* variables, then the [install], then the [global] sections of
-    its configuration files), as `pip config list` reports them (the pip of the Python running run.py: .venv has
-    none, and a new virtualenv adds no configuration file of its own)."""
-    listed = run(
-        [sys.executable, "-m", "pip", "config", "list"], env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    )
+    its configuration files), as `pip config list` of bootstrap_pip() reports them (a new virtualenv adds no
+    configuration file of its own)."""
+    listed = run([*bootstrap_pip(), "config", "list"], env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     scoped: dict[str, dict[str, str]] = {}
     for line in listed.splitlines():
         name, sep, value = line.partition("=")
@@ -171,12 +169,20 @@ def ensure_pip(python: Path) -> None:
         run([str(python), "-m", "ensurepip", "--upgrade", "--default-pip"])
 
 
+def bootstrap_pip() -> list[str]:
+    """A pip to bootstrap with: that of the Python running run.py (.venv is created without pip: ensurepip alone
+    costs ~2.5 s), else one ensured in .venv."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip"]
+    ensure_pip(PY)
+    return [str(PY), "-m", "pip"]
+
+
 def bootstrap_uv() -> None:
-    """uv into .venv, which is created without pip (ensurepip alone costs ~2.5 s): installed by the pip of the
-    Python running run.py (`pip --python`, pip 22.3+), else by a pip ensured in .venv."""
+    """uv into .venv, by bootstrap_pip() (`pip --python` needs pip 22.3+; else .venv's own pip)."""
     quiet = ["install", "-q", "--disable-pip-version-check", UV_REQUIREMENT]
     try:
-        run([sys.executable, "-m", "pip", "--python", str(PY), *quiet])
+        run([*bootstrap_pip(), "--python", str(PY), *quiet])
     except StepError:
         ensure_pip(PY)
         run([str(PY), "-m", "pip", *quiet])
