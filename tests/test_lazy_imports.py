@@ -205,3 +205,30 @@ def test_a_package_init_that_does_more_than_re_export_is_imported_plainly() -> N
     assert _only_reexports('"""doc"""\nfrom a import b\nimport c as d\n__all__ = ["b"]\n')
     for extra in ("logging.basicConfig()", "def f(): pass", "if X:\n    import e", "x = 1", "__all__ += ['x']"):
         assert not _only_reexports(f"from a import b\n{extra}\n"), extra
+
+
+HTTPX_PROBE = """
+import json, sys
+if sys.argv[1] == "plugin":
+    import conformance.plugin
+import httpx
+loaded = sorted(m for m in ("httpx._main", "click") if m in sys.modules)
+sys.argv = ["httpx", "--help"]
+try:
+    httpx.main()
+except SystemExit as exc:
+    print(json.dumps([loaded, exc.code, "httpx._main" in sys.modules]))
+"""
+
+
+@pytest.mark.parametrize("first", ["plugin", "httpx"])
+def test_the_plugin_imports_httpx_without_its_command_line_client(tmp_path: Path, first: str) -> None:
+    """httpx's ``__init__`` imports its command-line client (click, pygments' lexers, rich's progress: ~25 ms of
+    CPU per run) to bind ``httpx.main``; the plugin imports httpx without it, and ``httpx.main`` still runs the real
+    client, imported when called. The control imports httpx alone: the client is loaded as usual."""
+    run = subprocess.run(
+        [sys.executable, "-c", HTTPX_PROBE, first], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert "Usage: httpx" in run.stdout, run.stderr[-2000:]
+    loaded, code, cli_loaded = json.loads(run.stdout.splitlines()[-1])
+    assert (loaded, code, cli_loaded) == (([] if first == "plugin" else ["click", "httpx._main"]), 0, True)
