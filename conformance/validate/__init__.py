@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from conformance.validate.platform import campaign, campaign_list, platform_error, ratelimit_headers, token_count
     from conformance.validate.profile import profile_record, profile_result
 
+    KINDS: dict[str, Callable[..., list[Verdict]]]  # built by __getattr__ on first use
+
 # Each kind's function, by module: imported on first use (PEP 562), so that a check importing one validator module
 # (``conformance.validate.platform``) does not load every other's dependencies (jsonschema, PyJWT, cryptography).
 _KIND_FUNCTIONS: dict[str, tuple[str, str]] = {
