@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance import _context, _gc, _outcomes
+from conformance import _context, _gc, _httpx_cli, _outcomes  # noqa: F401 - _httpx_cli: before httpx is imported
 from conformance._exceptions import ConfigError
 from conformance._hypothesis import drop_idle_summary_hook, skip_assertion_rewriting
 from conformance._outcomes import NEED_KEY, rules_of, suite_of

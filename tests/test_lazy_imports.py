@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-WATCHED = ("mcp", "conformance.host.mcp", "hypothesis")
+WATCHED = ("mcp", "conformance.host.mcp", "hypothesis", "jsonschema", "conformance.validate.auth")
 PROBE = f"""
 import json, os, sys
 
@@ -53,9 +53,18 @@ def test_a_run_without_property_checks_never_imports_hypothesis(tmp_path: Path) 
     assert loaded_by(tmp_path, "--suite", "compression", "--compression-url", UNREACHABLE) == []
 
 
+def test_a_platform_run_loads_only_its_own_validators(tmp_path: Path) -> None:
+    """Its checks import ``conformance.validate.platform``; the package loads the other validator modules (the auth
+    ones: jsonschema, PyJWT, cryptography.x509, ~65 ms of CPU) only when one of their names is used. The compression
+    case is in the test above; the control (an auth run loads them) in the next one."""
+    loaded = loaded_by(tmp_path, "--suite", "platform,campaigns", "--platform-url", UNREACHABLE)
+    assert "jsonschema" not in loaded and "conformance.validate.auth" not in loaded
+
+
 def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(tmp_path: Path) -> None:
     # An auth run's collection loads the raw probes, not the SDK (its first check that lists tools does).
-    assert "conformance.host.mcp" in loaded_by(tmp_path, "--suite", "auth", "--target-url", UNREACHABLE)
+    auth = loaded_by(tmp_path, "--suite", "auth", "--target-url", UNREACHABLE)
+    assert {"conformance.host.mcp", "jsonschema", "conformance.validate.auth"} <= set(auth)
     sdk = tmp_path / "sdk"
     sdk.mkdir()
     assert "mcp" in loaded_by(
@@ -150,3 +159,76 @@ def test_only_the_validate_command_imports_the_validators(tmp_path: Path, argv: 
         return
     assert json.loads(run.stdout.splitlines()[-1]) == [2, False], run.stderr[-2000:]
     assert "is not writable" in run.stderr
+
+
+SDK_PROBE = """
+import json, sys
+pre = sys.argv[1]
+if pre == "sdk-first":
+    import mcp.server.lowlevel  # the SDK imported whole before the host's session (the plain import path)
+import conformance.host.mcp_session as session
+lean = sorted(m for m in ("mcp.server", "mcp.client.client", "starlette", "uvicorn") if m in sys.modules)
+import mcp
+from mcp import ClientSession, Client
+from mcp.client import ClientSession as FromClient
+import mcp.server.lowlevel
+print(json.dumps({
+    "lean": lean,
+    "same": ClientSession is FromClient is session.ClientSession is mcp.client.session.ClientSession,
+    "complete": callable(Client) and hasattr(mcp, "stdio_server") and "__getattr__" not in vars(mcp),
+    "all": sorted(set(mcp.__all__) - set(dir(mcp))),
+}))
+"""
+
+
+@pytest.mark.parametrize("pre", ["fresh", "sdk-first"])
+def test_the_host_session_loads_the_sdk_client_without_its_server_side(tmp_path: Path, pre: str) -> None:
+    """Importing the host's SDK session skips the ``mcp`` and ``mcp.client`` package ``__init__`` modules (their
+    re-exports import the SDK's server side: starlette, uvicorn, the MCPServer framework; ~80 ms of CPU); the first
+    name asked of the package runs its ``__init__``, so the rest of the process sees the whole SDK as before. With
+    the SDK already imported (the control), the session imports it plainly."""
+    run = subprocess.run(
+        [sys.executable, "-c", SDK_PROBE, pre], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    found = json.loads(run.stdout.splitlines()[-1])
+    lean = [] if pre == "fresh" else ["mcp.client.client", "mcp.server", "starlette", "uvicorn"]
+    assert found == {"lean": lean, "same": True, "complete": True, "all": []}
+
+
+def test_a_package_init_that_does_more_than_re_export_is_imported_plainly() -> None:
+    """The guard reads each package ``__init__``: imports, a docstring and ``__all__`` may be run later; anything
+    else (a call, a definition, a conditional) might be a side effect the client relies on, so the SDK is imported
+    the plain way."""
+    from conformance.host._mcp_sdk import _only_reexports
+
+    assert _only_reexports('"""doc"""\nfrom a import b\nimport c as d\n__all__ = ["b"]\n')
+    for extra in ("logging.basicConfig()", "def f(): pass", "if X:\n    import e", "x = 1", "__all__ += ['x']"):
+        assert not _only_reexports(f"from a import b\n{extra}\n"), extra
+
+
+HTTPX_PROBE = """
+import json, sys
+if sys.argv[1] == "plugin":
+    import conformance.plugin
+import httpx
+loaded = sorted(m for m in ("httpx._main", "click") if m in sys.modules)
+sys.argv = ["httpx", "--help"]
+try:
+    httpx.main()
+except SystemExit as exc:
+    print(json.dumps([loaded, exc.code, "httpx._main" in sys.modules]))
+"""
+
+
+@pytest.mark.parametrize("first", ["plugin", "httpx"])
+def test_the_plugin_imports_httpx_without_its_command_line_client(tmp_path: Path, first: str) -> None:
+    """httpx's ``__init__`` imports its command-line client (click, pygments' lexers, rich's progress: ~25 ms of
+    CPU per run) to bind ``httpx.main``; the plugin imports httpx without it, and ``httpx.main`` still runs the real
+    client, imported when called. The control imports httpx alone: the client is loaded as usual."""
+    run = subprocess.run(
+        [sys.executable, "-c", HTTPX_PROBE, first], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert "Usage: httpx" in run.stdout, run.stderr[-2000:]
+    loaded, code, cli_loaded = json.loads(run.stdout.splitlines()[-1])
+    assert (loaded, code, cli_loaded) == (([] if first == "plugin" else ["click", "httpx._main"]), 0, True)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
-
-from mcp.client.session import ClientSession
+from typing import TYPE_CHECKING, Any
 
 from conformance.host.http import HostHTTP
 from conformance.host.mcp import McpSession
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
 
 
 @asynccontextmanager

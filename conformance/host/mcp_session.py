@@ -17,15 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
-import mcp_types as types
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetError, TargetUnreachable
+from conformance.host._mcp_sdk import ClientSession, MCPError, streamable_http_client, types
 from conformance.host.challenge import Challenge
 from conformance.host.exchange import now_stamp, record_exchange
 from conformance.host.http import USER_AGENT, HostHTTP, ssl_context

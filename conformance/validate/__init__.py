@@ -11,46 +11,75 @@ learns elsewhere, and returns :class:`Verdict` s. :func:`judge` dispatches on a 
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.validate._core import Verdict, exit_code, level_of
-from conformance.validate.auth import (
-    as_metadata,
-    authorization_response,
-    challenge,
-    cimd,
-    jwks,
-    prm,
-    tool_result,
-    tools_list,
-)
-from conformance.validate.compression import image, image_output
-from conformance.validate.platform import campaign, campaign_list, platform_error, ratelimit_headers, token_count
-from conformance.validate.profile import profile_record, profile_result
 
-KINDS: dict[str, Callable[..., list[Verdict]]] = {
-    "prm": prm,
-    "as-metadata": as_metadata,
-    "cimd": cimd,
-    "jwks": jwks,
-    "challenge": challenge,
-    "authorization-response": authorization_response,
-    "tools": tools_list,
-    "tool-result": tool_result,
-    "profile": profile_result,
-    "profile-record": profile_record,
-    "token-count": token_count,
-    "ratelimit-headers": ratelimit_headers,
-    "platform-error": platform_error,
-    "campaign": campaign,
-    "campaign-list": campaign_list,
-    "image": image,
-    "image-output": image_output,
+if TYPE_CHECKING:
+    from conformance.validate.auth import (
+        as_metadata,
+        authorization_response,
+        challenge,
+        cimd,
+        jwks,
+        prm,
+        tool_result,
+        tools_list,
+    )
+    from conformance.validate.compression import image, image_output
+    from conformance.validate.platform import campaign, campaign_list, platform_error, ratelimit_headers, token_count
+    from conformance.validate.profile import profile_record, profile_result
+
+    KINDS: dict[str, Callable[..., list[Verdict]]]  # built by __getattr__ on first use
+
+# Each kind's function, by module: imported on first use (PEP 562), so that a check importing one validator module
+# (``conformance.validate.platform``) does not load every other's dependencies (jsonschema, PyJWT, cryptography).
+_KIND_FUNCTIONS: dict[str, tuple[str, str]] = {
+    "prm": ("auth", "prm"),
+    "as-metadata": ("auth", "as_metadata"),
+    "cimd": ("auth", "cimd"),
+    "jwks": ("auth", "jwks"),
+    "challenge": ("auth", "challenge"),
+    "authorization-response": ("auth", "authorization_response"),
+    "tools": ("auth", "tools_list"),
+    "tool-result": ("auth", "tool_result"),
+    "profile": ("profile", "profile_result"),
+    "profile-record": ("profile", "profile_record"),
+    "token-count": ("platform", "token_count"),
+    "ratelimit-headers": ("platform", "ratelimit_headers"),
+    "platform-error": ("platform", "platform_error"),
+    "campaign": ("platform", "campaign"),
+    "campaign-list": ("platform", "campaign_list"),
+    "image": ("compression", "image"),
+    "image-output": ("compression", "image_output"),
 }
+_FUNCTION_MODULES = {function: module for module, function in _KIND_FUNCTIONS.values()}
+
+
+def _kinds() -> dict[str, Callable[..., list[Verdict]]]:
+    """``KINDS``: every kind's function (importing every validator module)."""
+    return {kind: _function(module, name) for kind, (module, name) in _KIND_FUNCTIONS.items()}
+
+
+def _function(module: str, name: str) -> Callable[..., list[Verdict]]:
+    function: Callable[..., list[Verdict]] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return function
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KINDS":
+        kinds = globals()["KINDS"] = _kinds()
+        return kinds
+    if name in _FUNCTION_MODULES:
+        return _function(_FUNCTION_MODULES[name], name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _RECORD_KEYS = frozenset({"id", "name", "email", "nickname"})
 
 
@@ -127,11 +156,9 @@ def load(path: Path) -> Any:
 
 def judge(kind: str, document: Any, **context: Any) -> list[Verdict]:
     """The verdicts of one document of ``kind``; ``context`` goes to that kind's function."""
-    try:
-        function = KINDS[kind]
-    except KeyError:
-        raise DocumentError(f"unknown kind {kind!r}; known: {', '.join(KINDS)}") from None
-    return function(document, **context)
+    if kind not in _KIND_FUNCTIONS:
+        raise DocumentError(f"unknown kind {kind!r}; known: {', '.join(_KIND_FUNCTIONS)}")
+    return _function(*_KIND_FUNCTIONS[kind])(document, **context)
 
 
 def judge_file(path: Path, kind: str | None = None, **context: Any) -> tuple[str, list[Verdict]]:
@@ -139,7 +166,7 @@ def judge_file(path: Path, kind: str | None = None, **context: Any) -> tuple[str
     document = load(path)
     kind = kind or sniff(document)
     if kind is None:
-        raise DocumentError(f"cannot tell what kind of document {path} is; pass --kind ({', '.join(KINDS)})")
+        raise DocumentError(f"cannot tell what kind of document {path} is; pass --kind ({', '.join(_KIND_FUNCTIONS)})")
     if kind == "image-output" and isinstance(document, dict) and "files" not in context:
         names = [document.get(k) for k in ("input", "output")]
         context["files"] = {
