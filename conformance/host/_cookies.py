@@ -41,6 +41,7 @@ class CookieClient(httpx.Client):
     def __init__(self, *, cookies: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._lean = LeanCookies(cookies)
+        self._urls: dict[str, tuple[httpx.URL, httpx.URL]] = {}  # URL string -> (base URL then, parsed URL)
 
     @property
     def cookies(self) -> httpx.Cookies:
@@ -49,6 +50,20 @@ class CookieClient(httpx.Client):
     @cookies.setter
     def cookies(self, cookies: Any) -> None:
         self._lean = LeanCookies(cookies)
+
+    def _merge_url(self, url: Any) -> httpx.URL:
+        # A run requests the same URLs again and again: each string is parsed (validated, percent-encoded) once per
+        # base URL. httpx.URL is immutable, so one parsed URL can serve every request to it.
+        if type(url) is not str:
+            return super()._merge_url(url)
+        known = self._urls.get(url)
+        if known is not None and known[0] is self._base_url:
+            return known[1]
+        merged = super()._merge_url(url)
+        if len(self._urls) >= 1024:
+            self._urls.clear()
+        self._urls[url] = (self._base_url, merged)
+        return merged
 
     def _merge_cookies(self, cookies: Any = None) -> Any:
         # None: build_request adds the jar's header itself (httpx would copy the whole jar into every request).

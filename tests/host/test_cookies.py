@@ -83,3 +83,20 @@ def test_redirects_are_still_followed_when_asked() -> None:
     assert first.status_code == 302 and first.next_request is None
     followed = CookieClient(transport=httpx.MockTransport(_server)).get("http://h/redirect", follow_redirects=True)
     assert followed.json() == {"cookie": "r=3"} and [r.status_code for r in followed.history] == [302]
+
+
+def test_a_url_string_is_parsed_once_per_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lean client keeps each URL string's parsed httpx.URL (immutable) for the next request to it."""
+    client = CookieClient(transport=httpx.MockTransport(_server))
+    parsed: list[str] = []
+    parse = httpx._urls.urlparse  # type: ignore[attr-defined]
+    monkeypatch.setattr(httpx._urls, "urlparse", lambda url="", **kw: parsed.append(url) or parse(url, **kw))
+    first, again = (client.build_request("GET", "https://h/a?q=1 2") for _ in range(2))
+    assert parsed == ["https://h/a?q=1 2"] and again.url == first.url
+    assert str(first.url) == str(httpx.Client().build_request("GET", "https://h/a?q=1 2").url)
+    assert client.build_request("GET", "https://h/a", params={"p": "1"}).url == "https://h/a?p=1"  # params merged
+    assert client.build_request("GET", "https://h/a").url == "https://h/a"  # the cached URL was not changed by it
+    client.base_url = httpx.URL("https://b/api/")
+    assert client.build_request("GET", "items").url == "https://b/api/items"
+    client.base_url = httpx.URL("https://c/v2/")
+    assert client.build_request("GET", "items").url == "https://c/v2/items"  # a new base URL: parsed again
