@@ -8,6 +8,7 @@ the running check by :func:`record_exchange` (the one recorder). The check keeps
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
@@ -69,7 +70,7 @@ class Exchange:
     ) -> Exchange:
         """The redaction pass. Its order matters: a ``Location`` teaches the redactor the secrets of a redirect
         before the response body is redacted."""
-        known = {f.name for f in fields(cls)}
+        known = _field_names(cls)
         # Each header set read once (httpx decodes its headers on every read): redacted and its content type.
         request_items = header_items(request_headers) if request_headers is not None else []
         response_items = header_items(response_headers) if response_headers is not None else None
@@ -116,7 +117,7 @@ class Exchange:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Exchange:
         """An exchange read back from a report (the inverse of :meth:`to_json`)."""
-        known = {f.name for f in fields(cls)} - {"extra"}
+        known = _field_names(cls) - {"extra"}
         return cls(
             method=data["method"],
             url=data["url"],
@@ -134,6 +135,11 @@ class Exchange:
             client=data.get("client"),
             extra={k: v for k, v in data.items() if k not in known},
         )
+
+
+@functools.cache  # (dataclasses.fields walks the class each time: once per recorded exchange)
+def _field_names(cls: type[Exchange]) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls))
 
 
 def record_exchange(
