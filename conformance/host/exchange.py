@@ -8,7 +8,6 @@ the running check by :func:`record_exchange` (the one recorder). The check keeps
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
@@ -137,9 +136,12 @@ class Exchange:
         )
 
 
-@functools.cache  # (dataclasses.fields walks the class each time: once per recorded exchange)
 def _field_names(cls: type[Exchange]) -> frozenset[str]:
-    return frozenset(f.name for f in fields(cls))
+    # (dataclasses.fields walks the class each time: once per recorded exchange, for the same class)
+    return _FIELD_NAMES if cls is Exchange else frozenset(f.name for f in fields(cls))
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(Exchange))
 
 
 def record_exchange(
