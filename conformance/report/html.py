@@ -104,15 +104,16 @@ def clean(value: Any) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
-    text = text.replace("\r\n", "\n")
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    return _UNSAFE_CHARS.sub(_visible, text) if _UNSAFE_CHARS.search(text) else text
 
-    def visible(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        if 0xD800 <= code <= 0xDFFF:
-            return "\ufffd"
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
-    return _UNSAFE_CHARS.sub(visible, text)
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def pre_text(value: Any) -> Markup:
