@@ -69,7 +69,7 @@ class Exchange:
     ) -> Exchange:
         """The redaction pass. Its order matters: a ``Location`` teaches the redactor the secrets of a redirect
         before the response body is redacted."""
-        known = {f.name for f in fields(cls)}
+        known = _field_names(cls)
         # Each header set read once (httpx decodes its headers on every read): redacted and its content type.
         request_items = header_items(request_headers) if request_headers is not None else []
         response_items = header_items(response_headers) if response_headers is not None else None
@@ -116,7 +116,7 @@ class Exchange:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Exchange:
         """An exchange read back from a report (the inverse of :meth:`to_json`)."""
-        known = {f.name for f in fields(cls)} - {"extra"}
+        known = _field_names(cls) - {"extra"}
         return cls(
             method=data["method"],
             url=data["url"],
@@ -134,6 +134,14 @@ class Exchange:
             client=data.get("client"),
             extra={k: v for k, v in data.items() if k not in known},
         )
+
+
+def _field_names(cls: type[Exchange]) -> frozenset[str]:
+    # (dataclasses.fields walks the class each time: once per recorded exchange, for the same class)
+    return _FIELD_NAMES if cls is Exchange else frozenset(f.name for f in fields(cls))
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(Exchange))
 
 
 def record_exchange(

@@ -29,6 +29,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from conformance.host import parse_json
+from conformance.report.json_writer import dumps_indented
 from conformance.report.model import ExchangeJSON, RuleResult, RunReport, Throttle
 from conformance.targets import suite_rank
 
@@ -103,15 +104,16 @@ def clean(value: Any) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
-    text = text.replace("\r\n", "\n")
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    return _UNSAFE_CHARS.sub(_visible, text) if _UNSAFE_CHARS.search(text) else text
 
-    def visible(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        if 0xD800 <= code <= 0xDFFF:
-            return "\ufffd"
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
-    return _UNSAFE_CHARS.sub(visible, text)
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def pre_text(value: Any) -> Markup:
@@ -354,7 +356,7 @@ def _body(value: Any, cap: int) -> Body | None:
     try:  # compact JSON from the recorder reads better indented; excerpts cut mid-way stay as they are
         parsed = parse_json(text)
         if isinstance(parsed, dict | list):
-            text = json.dumps(parsed, indent=2, ensure_ascii=False)
+            text = dumps_indented(parsed)  # (json.dumps(indent=2, ensure_ascii=False), faster)
     except ValueError:
         pass
     text = clean(text)

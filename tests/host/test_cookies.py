@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.cookiejar
+import time
 
 import httpx
 import pytest
@@ -16,6 +17,8 @@ def _server(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers=[("set-cookie", "a=1; Path=/"), ("set-cookie", "b=2; Path=/x")])
     if request.url.path == "/expire":
         return httpx.Response(200, headers=[("set-cookie", "a=; Path=/; Max-Age=0")])
+    if request.url.path == "/later":  # a cookie that expires in 100 s, one for HTTPS only
+        return httpx.Response(200, headers=[("set-cookie", "e=5; Path=/; Max-Age=100"), ("set-cookie", "s=6; Secure")])
     if request.url.path == "/redirect":
         return httpx.Response(302, headers=[("location", "/a"), ("set-cookie", "r=3; Path=/")])
     return httpx.Response(200, json={"cookie": request.headers.get("cookie")})
@@ -42,6 +45,29 @@ def test_the_lean_client_sends_what_httpx_sends() -> None:
     expected = _session(httpx.Client(transport=httpx.MockTransport(_server)))
     assert expected[2] == {"cookie": "a=1"} and expected[3] == {"cookie": "b=2; a=1"}  # the scenario means something
     assert _session(CookieClient(transport=httpx.MockTransport(_server))) == expected
+
+
+def _later_session(client: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Secure cookies, ports, queries and fragments, an explicit Host header, and the clock past a cookie's expiry."""
+    clock = time.time()
+    monkeypatch.setattr(time, "time", lambda: clock)
+    seen: list[object] = [client.get("https://h/later").status_code]
+    for url in ("https://h/a", "https://h/a?q=1", "http://h/a", "https://h/x/y#f", "https://h:444/a", "https://H/a"):
+        seen.append(client.get(url).json())
+    seen.append(client.get("https://h/a", headers={"Host": "other"}).json())
+    seen.append(client.get("https://h/set").status_code)
+    seen += [client.get("https://h/a").json(), client.get("https://h/x/z").json()]
+    clock += 101  # e= has expired
+    seen.append(client.get("https://h/a").json())
+    monkeypatch.undo()
+    return seen
+
+
+def test_the_lean_jar_sends_what_httpx_sends_over_https_and_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _later_session(httpx.Client(transport=httpx.MockTransport(_server)), monkeypatch)
+    assert expected[1] == {"cookie": "e=5; s=6"} and expected[3] == {"cookie": "e=5"}  # Secure only over HTTPS
+    assert expected[-1] == {"cookie": "s=6; a=1"}  # e= expired
+    assert _later_session(CookieClient(transport=httpx.MockTransport(_server)), monkeypatch) == expected
 
 
 def test_the_stdlib_jar_runs_only_when_it_has_something_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,3 +109,20 @@ def test_redirects_are_still_followed_when_asked() -> None:
     assert first.status_code == 302 and first.next_request is None
     followed = CookieClient(transport=httpx.MockTransport(_server)).get("http://h/redirect", follow_redirects=True)
     assert followed.json() == {"cookie": "r=3"} and [r.status_code for r in followed.history] == [302]
+
+
+def test_a_url_string_is_parsed_once_per_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lean client keeps each URL string's parsed httpx.URL (immutable) for the next request to it."""
+    client = CookieClient(transport=httpx.MockTransport(_server))
+    parsed: list[str] = []
+    parse = httpx._urls.urlparse  # type: ignore[attr-defined]
+    monkeypatch.setattr(httpx._urls, "urlparse", lambda url="", **kw: parsed.append(url) or parse(url, **kw))
+    first, again = (client.build_request("GET", "https://h/a?q=1 2") for _ in range(2))
+    assert parsed == ["https://h/a?q=1 2"] and again.url == first.url
+    assert str(first.url) == str(httpx.Client().build_request("GET", "https://h/a?q=1 2").url)
+    assert client.build_request("GET", "https://h/a", params={"p": "1"}).url == "https://h/a?p=1"  # params merged
+    assert client.build_request("GET", "https://h/a").url == "https://h/a"  # the cached URL was not changed by it
+    client.base_url = httpx.URL("https://b/api/")
+    assert client.build_request("GET", "items").url == "https://b/api/items"
+    client.base_url = httpx.URL("https://c/v2/")
+    assert client.build_request("GET", "items").url == "https://c/v2/items"  # a new base URL: parsed again

@@ -18,7 +18,7 @@ from cryptography.x509.verification import PolicyBuilder, Store, VerificationErr
 
 from conformance import TargetUnreachable
 from conformance.host._guard import UrlGuard
-from conformance.host.http import HostHTTP
+from conformance.host.http import HostHTTP, own_ssl_context, ssl_context
 from conformance.host.mtls import MtlsMaterial, make_client_leaf, make_mtls_material, san_dns_names
 
 DNS_NAME = "connector.host.example"
@@ -149,3 +149,26 @@ def test_foreign_ca_and_no_certificate_are_refused(
     cert = material.foreign_ca.pair if which == "foreign" else None
     with pytest.raises(TargetUnreachable):
         _get(mtls_server, server_ca[1], cert)
+
+
+def test_one_own_context_presents_each_certificate_loaded_in_turn(
+    material: MtlsMaterial, mtls_server: str, server_ca: tuple[trustme.CA, Path]
+) -> None:
+    """AUTH-MTLS-01 loads its certificates one after another into one context of its own (own_ssl_context): each
+    new connection presents the certificate loaded last before it."""
+    context = own_ssl_context(server_ca[1])
+    assert context is not ssl_context(server_ca[1]) and context.verify_mode == ssl.CERT_REQUIRED
+    seen = []
+    for pair in (material.good.pair, material.wrong_san.pair, material.good.pair, material.wrong_san.pair):
+        context.load_cert_chain(*pair)
+        seen.append(_get_with(mtls_server, server_ca[1], context))
+    wrong = f"wrong-san.{DNS_NAME}"
+    assert seen == [DNS_NAME, wrong, DNS_NAME, wrong]
+    context.load_cert_chain(*material.foreign_ca.pair)
+    with pytest.raises(TargetUnreachable):  # the leaf of another CA, refused: not the one loaded before it
+        _get_with(mtls_server, server_ca[1], context)
+
+
+def _get_with(url: str, ca: Path, context: ssl.SSLContext) -> str:
+    with HostHTTP(guard=UrlGuard(), ca_bundle=ca, retry=None, read_timeout=5, tls_context=context) as host:
+        return host.get(url).text
