@@ -29,7 +29,6 @@ import jinja2
 from markupsafe import Markup, escape
 
 from conformance.host import parse_json
-from conformance.report.json_writer import dumps_indented
 from conformance.report.model import ExchangeJSON, RuleResult, RunReport, Throttle
 from conformance.targets import suite_rank
 
@@ -356,7 +355,7 @@ def _body(value: Any, cap: int) -> Body | None:
     try:  # compact JSON from the recorder reads better indented; excerpts cut mid-way stay as they are
         parsed = parse_json(text)
         if isinstance(parsed, dict | list):
-            text = dumps_indented(parsed)  # (json.dumps(indent=2, ensure_ascii=False), faster)
+            text = json.dumps(parsed, indent=2, ensure_ascii=False)
     except ValueError:
         pass
     text = clean(text)
