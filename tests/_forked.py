@@ -13,11 +13,12 @@ stdout apart from stderr, the exit status of the real process.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import pytest
 from _pytest.pytester import RunResult as PytesterResult
 
 from conformance.reference._service import ServiceSpec
+from conformance.reference.stack import Stack, running_stack
 from conformance.testing import RunResult
 from tests.matrix.harness import (
     DROPPED_PREFIXES,
@@ -70,6 +72,17 @@ def forked_module(argv: Sequence[str], env: Mapping[str, str], log: Path) -> For
     handle = forked_service(spec, dict(env), log)
     assert isinstance(handle, ForkedService)
     return handle
+
+
+@contextlib.contextmanager
+def forked_stack(**options: Any) -> Iterator[Stack]:
+    """``running_stack(**options)`` whose Python services are forked from the fork server (``forked_service``, as
+    the matrix starts them: each still its own process group with its own log, answering its health check), for
+    the tests that need a stack, not a proof of how the stack starts its processes (tests/reference/test_stack.py).
+    The IdP (node) starts as the stack starts it."""
+    _stop_at_exit()
+    with running_stack(launcher=forked_service, **options) as stack:
+        yield stack
 
 
 def forked_pytest(
