@@ -13,10 +13,12 @@ stdout apart from stderr, the exit status of the real process.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
+import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,8 +26,18 @@ from typing import Any
 import pytest
 from _pytest.pytester import RunResult as PytesterResult
 
+from conformance.reference._service import ServiceSpec
+from conformance.reference.stack import Stack, running_stack
 from conformance.testing import RunResult
-from tests.matrix.harness import DROPPED_PREFIXES, HARNESS_ARGS, fork_pytest, run_env, stop_fork_server
+from tests.matrix.harness import (
+    DROPPED_PREFIXES,
+    HARNESS_ARGS,
+    ForkedService,
+    fork_pytest,
+    forked_service,
+    run_env,
+    stop_fork_server,
+)
 
 _stop_registered: list[bool] = []
 
@@ -40,6 +52,39 @@ class Forked:
         return self.output.splitlines()
 
 
+def _stop_at_exit() -> None:
+    if not _stop_registered:  # the fork server is stopped (and its runs' CPU accounted to us) when we exit
+        # multiprocessing's own exit handler removes the directory of the fork server's socket: registered first,
+        # it runs after ours (atexit runs the last registered first), which would otherwise find no socket to unlink
+        import multiprocessing.util  # noqa: F401
+
+        atexit.register(stop_fork_server)
+        _stop_registered.append(True)
+
+
+def forked_module(argv: Sequence[str], env: Mapping[str, str], log: Path) -> ForkedService:
+    """``python -m MODULE ARGS`` (``argv`` = [MODULE, *ARGS]) forked from the fork server, which has imported most
+    of what a Python server needs (the ``mcp`` SDK, starlette, uvicorn): exactly ``env``, both streams to ``log``,
+    its own session and process group (what ``subprocess.Popen(start_new_session=True)`` gives; stop it by
+    group), SIGTERM when the fork server dies."""
+    _stop_at_exit()
+    spec = ServiceSpec(name=argv[0], argv=[sys.executable, "-m", *argv], health_url="")
+    handle = forked_service(spec, dict(env), log)
+    assert isinstance(handle, ForkedService)
+    return handle
+
+
+@contextlib.contextmanager
+def forked_stack(**options: Any) -> Iterator[Stack]:
+    """``running_stack(**options)`` whose Python services are forked from the fork server (``forked_service``, as
+    the matrix starts them: each still its own process group with its own log, answering its health check), for
+    the tests that need a stack, not a proof of how the stack starts its processes (tests/reference/test_stack.py).
+    The IdP (node) starts as the stack starts it."""
+    _stop_at_exit()
+    with running_stack(launcher=forked_service, **options) as stack:
+        yield stack
+
+
 def forked_pytest(
     args: Sequence[str],
     cwd: Path,
@@ -50,13 +95,7 @@ def forked_pytest(
 ) -> Forked:
     """``pytest -p no:cacheprovider --assert=plain ARGS`` run in ``cwd`` with this environment less the variables
     starting with one of ``drop`` (by default CONFORMANCE_, PYTEST_XDIST_, PYTEST_CURRENT_TEST), plus ``env``."""
-    if not _stop_registered:  # the fork server is stopped (and its runs' CPU accounted to us) when we exit
-        # multiprocessing's own exit handler removes the directory of the fork server's socket: registered first,
-        # it runs after ours (atexit runs the last registered first), which would otherwise find no socket to unlink
-        import multiprocessing.util  # noqa: F401
-
-        atexit.register(stop_fork_server)
-        _stop_registered.append(True)
+    _stop_at_exit()
     fd, name = tempfile.mkstemp(prefix="forked-pytest-", suffix=".txt")
     os.close(fd)
     output = Path(name)

@@ -305,7 +305,7 @@ def test_an_authorization_server_that_approves_everything_is_caught(
 
 @pytest.mark.parametrize("hostile_server", [([_stall], False)], indirect=True, ids=["stalling"])
 def test_a_stalling_target_is_timed_out(hostile_server: str, tmp_path: Path, ca: trustme.CA) -> None:
-    result = _run_all_suites(hostile_server, tmp_path, ca, "--read-timeout", "0.1", "--total-timeout", "0.3")
+    result = _run_all_suites(hostile_server, tmp_path, ca, "--read-timeout", "0.05", "--total-timeout", "0.15")
     _assert_target_failed_and_harness_held(result, tmp_path, {"AUTH-PRM-01", "TOK-01", "IMG-SHRINK-01"})
     shrink = next(r for r in result.report["results"] if r["rule"] == "IMG-SHRINK-01")
     assert "timed out" in shrink["message"] or "no complete response" in shrink["message"], shrink["message"]

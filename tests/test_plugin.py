@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from conformance.report.json_writer import validate_report
+from tests._forked import runpytest_forked
 from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 
 DEAD = "https://127.0.0.1:1/mcp"
@@ -220,8 +221,10 @@ def test_report_header_shows_targets(pytester: pytest.Pytester) -> None:
 def test_xdist_keeps_every_result(pytester: pytest.Pytester) -> None:
     # A platform check too: the controller must know the platform suite ran to report its harness rule (RL-06).
     pytester.makepyfile(test_par=EVERY_STATUS + '\n@rule("RL-02")\ndef test_platform():\n    pass\n')
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "-n", "2", "test_par.py"
+    # A run of its own (forked: tests/_forked.py), as the controller must not find state an earlier in-process run
+    # of this session left in the plugin's modules.
+    result = runpytest_forked(
+        pytester, "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "-n", "2", "test_par.py"
     )
     assert result.ret == 1
     got = statuses(report_of(pytester))
@@ -233,10 +236,9 @@ def test_xdist_keeps_every_result(pytester: pytest.Pytester) -> None:
         "AUTH-TOK-03": "blocked",
     }
     assert got["AUTH-TOK-04"] == "error"
-    # Nothing is lost against a serial run: the rules with no check are reported by the controller too.
-    serial = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "test_par.py"
-    )
+    # Nothing is lost against a serial run (in this process, as the other tests here run): the rules with no check
+    # are reported by the controller too.
+    serial = run(pytester, "--target-url", DEAD, "test_par.py")
     assert serial.ret == 1
     assert statuses(report_of(pytester)) == got
     assert got["RL-06"] == "skipped"

@@ -22,13 +22,13 @@ WARNINGS = re.compile(r"Pytest\w*Warning|DeprecationWarning|warnings summary|\d+
 
 
 def test_example_runs_against_the_embedded_stack(tmp_path: Path) -> None:
-    from conformance.reference.stack import running_stack
     from conformance.testing import run_harness
+    from tests._forked import forked_stack
 
     vendor = tmp_path / "vendor"  # a vendor's directory: no ini of this project, no conftest
     vendor.mkdir()
     shutil.copy(EXAMPLE, vendor / EXAMPLE.name)
-    with running_stack(services=["toolserver"], data_dir=tmp_path / "stack") as stack:
+    with forked_stack(services=["toolserver"], data_dir=tmp_path / "stack") as stack:
         result = run_harness([str(vendor / EXAMPLE.name)], tmp_path / "reports", env=stack.settings, cwd=vendor)
     output = result.stdout + result.stderr
     statuses = result.statuses()

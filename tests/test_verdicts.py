@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 
 import conformance
-from conformance.reference.stack import running_stack
 from conformance.report.json_writer import validate_report
 from conformance.report.model import CheckOutcome, RuleResult, Status, verdict
-from tests._forked import forked_harness
+from tests._forked import forked_harness, forked_stack
 
 DEAD = "https://127.0.0.1:1/mcp"
 
@@ -170,7 +169,7 @@ def test_verdict_model() -> None:
 def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) -> None:
     """The issue's own case: credentials unset, most rules skipped, a few decided — never ACCEPTED, exit non-zero,
     one line naming what is missing."""
-    with running_stack(services=["toolserver"], data_dir=tmp_path / "data") as stack:
+    with forked_stack(services=["toolserver"], data_dir=tmp_path / "data") as stack:
         env = {k: v for k, v in stack.settings.items() if not k.startswith("CONFORMANCE_TEST_")}
         suites = Path(conformance.__file__).parent / "suites" / "auth"
         args = ["-q", str(suites / "test_prm.py"), str(suites / "test_flow.py"), str(suites / "test_tools.py")]

@@ -11,14 +11,17 @@ import httpx
 import pytest
 
 from conformance.reference.idp.scripted import obtain_tokens
-from conformance.reference.stack import Stack, running_stack
+from conformance.reference.stack import Stack
+from tests._forked import forked_stack
 
 ACCEPT = "application/json, text/event-stream"
 
 
 @pytest.fixture(scope="session")
 def auth_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with running_stack(services=["toolserver"], data_dir=tmp_path_factory.mktemp("auth-stack")) as stack:
+    # The services forked from the fork server (tests/_forked.py): how the stack starts them is
+    # tests/reference/test_stack.py's subject, not these tests'.
+    with forked_stack(services=["toolserver"], data_dir=tmp_path_factory.mktemp("auth-stack")) as stack:
         yield stack
 
 

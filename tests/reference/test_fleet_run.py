@@ -19,7 +19,6 @@ from conformance.cli import main
 from conformance.reference.mutants import all_mutants
 from conformance.report.json_writer import read_report
 from conformance.report.summary import md
-from conformance.testing import run_harness
 from tests._forked import forked_harness
 from tests.reference.platform.live import serving
 
@@ -75,7 +74,9 @@ def _check_verdicts(report: dict[str, Any]) -> None:
 def fleet_report(fleet: tuple[Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     targets, env = fleet
     out = tmp_path_factory.mktemp("fleet-run")
-    result = run_harness(["--suite", "platform", "--targets-file", str(targets), "-n", "3", "-v"], out, env=env)
+    # Forked from the preloaded fork server (tests/_forked.py): the controller's start-up is not what is judged;
+    # its three workers are fresh interpreters started by xdist, as in any run.
+    result = forked_harness(["--suite", "platform", "--targets-file", str(targets), "-n", "3", "-v"], out, env=env)
     assert result.exit_code == 1, result.stdout[-3000:] + result.stderr[-3000:]
     assert "3 workers [" in result.stdout, result.stdout[-2000:]
     # each named target's checks ran on one worker, the three on three workers

@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ from typing import Any
 import trustme
 
 from conformance.rules import RULES
-from tests._forked import forked_pytest
+from tests._forked import forked_module, forked_pytest
+from tests.matrix.harness import ForkedService
 
 HERE = Path(__file__).resolve().parent
 TEST_USER, TEST_PASSWORD = "vendor.tester@example.com", "correct horse battery staple"
@@ -56,13 +58,26 @@ def _accepting(port: int) -> bool:
 
 @contextlib.contextmanager
 def running(
-    argv: list[str], *, ports: list[int], log: Path, env: Mapping[str, str] | None = None, timeout: float = 60.0
-) -> Iterator[subprocess.Popen[bytes]]:
-    """Start ``argv`` in its own process group, wait until every port accepts, and always stop the group."""
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, start_new_session=True
-        )
+    argv: list[str],
+    *,
+    ports: list[int],
+    log: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+    module: str | None = None,
+) -> Iterator[subprocess.Popen[bytes] | ForkedService]:
+    """Start ``argv`` in its own process group, wait until every port accepts, and always stop the group. With
+    ``module`` (``argv`` is ``[sys.executable, path of that module, *ARGS]``), ``python -m MODULE ARGS`` is forked
+    from the preloaded fork server instead (tests/_forked.py): the same program, without paying an interpreter's
+    start-up and the imports of the ``mcp`` SDK, starlette and uvicorn each time."""
+    merged = {**os.environ, **(env or {})}
+    process: subprocess.Popen[bytes] | ForkedService
+    if module is not None:
+        assert argv[0] == sys.executable and argv[1].endswith(module.replace(".", "/") + ".py"), (argv, module)
+        process = forked_module([module, *argv[2:]], merged, log)
+    else:
+        with log.open("wb") as out:
+            process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=merged, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
         while not all(_accepting(p) for p in ports):

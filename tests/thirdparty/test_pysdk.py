@@ -81,7 +81,7 @@ def pysdk_target(
         argv.append("--plain-http")
     env = {"VENDOR_USER": TEST_USER, "VENDOR_PASSWORD": TEST_PASSWORD}
     log = tmp_path_factory.mktemp("pysdk") / "server.log"
-    with running(argv, ports=[as_port, rs_port], log=log, env=env):
+    with running(argv, ports=[as_port, rs_port], log=log, env=env, module="tests.thirdparty.pysdk_server"):
         yield PySdkTarget(url, f"{scheme}://127.0.0.1:{as_port}", alt, request.param)
 
 

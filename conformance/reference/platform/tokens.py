@@ -21,17 +21,25 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib.util
 import io
 import json
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import bpe_openai
 from PIL import Image, UnidentifiedImageError
 
 from conformance.reference.platform.errors import ApiError, invalid, unknown_parameter, wrong_type
+
+if TYPE_CHECKING:
+    import bpe_openai
+
+# The tokenizer is imported on the first count (~0.4 s of CPU), not by every process that imports the sandbox (the
+# stack, the test collection); whether it is installed is still known here, as an import of it would tell.
+if importlib.util.find_spec("bpe_openai") is None:
+    raise ModuleNotFoundError("No module named 'bpe_openai'", name="bpe_openai")
 
 MESSAGE_OVERHEAD = 3
 REPLY_PRIMING = 3
@@ -94,6 +102,8 @@ def encoding_name_for(model: str) -> str:
 def get_encoding(name: str) -> bpe_openai.Encoding:
     with _lock:
         if name not in _encodings:
+            import bpe_openai
+
             _encodings[name] = bpe_openai.get_encoding(name)
         return _encodings[name]
 
@@ -127,6 +137,8 @@ class Counter:
     def text(self, value: str, param: str) -> int:
         if len(value) > MAX_TEXT_CHARS:
             raise invalid(param, f"'{param}' is longer than {MAX_TEXT_CHARS} characters", "string_above_max_length")
+        import bpe_openai  # already imported by get_encoding: a lookup
+
         try:
             return len(self.encoding.encode_ordinary(value))
         except (ValueError, bpe_openai.TokenizerError) as exc:

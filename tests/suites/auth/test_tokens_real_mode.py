@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reference.stack import running_stack
 from conformance.testing import RunResult
-from tests._forked import forked_harness
+from tests._forked import forked_harness, forked_stack
 
 SUITES_DIR = Path(__file__).resolve().parents[3] / "conformance" / "suites"
 HARNESS_ARGS = ("-q",)  # forked runs (tests/_forked.py) add --assert=plain: checks decide with expect()/fail()
@@ -31,7 +30,7 @@ def describe(result: RunResult) -> str:
 
 def run_case(case: str, root: Path) -> RunResult:
     mutants = [] if case == "reference" else [case]
-    with running_stack(mutants=mutants, services=["toolserver"], data_dir=root / "data" / case) as stack:
+    with forked_stack(mutants=mutants, services=["toolserver"], data_dir=root / "data" / case) as stack:
         env = {k: v for k, v in stack.settings.items() if not k.startswith("CONFORMANCE_TEST_ISSUER")}
         report_dir = root / "reports" / case
         report_dir.mkdir(parents=True)

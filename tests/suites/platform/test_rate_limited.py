@@ -8,6 +8,8 @@ either way (``benchmarks/platform_suites.py --limit 120`` measures the real minu
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -60,17 +62,45 @@ def test_reference_certifies_under_a_low_request_limit(tmp_path: Path) -> None:
     assert "Rate-limit waits" in html
 
 
+class HeldClock:
+    """The sandbox limiter's clock: ``hold()`` stops it until the next request is admitted, from which it runs on
+    with the real clock. A window spent before a hold is still spent, with as much of it left, when the next
+    client arrives, however long that client took to start."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._offset = 0.0
+        self._held: float | None = None
+
+    def __call__(self) -> float:
+        with self._lock:
+            now = time.monotonic()
+            if self._held is not None:  # the first request after the hold: time runs on from the held instant
+                self._offset, self._held = self._held - now, None
+            return now + self._offset
+
+    def hold(self) -> None:
+        now = self()
+        with self._lock:
+            self._held = now
+
+
 def test_rl02_waits_for_a_window_with_room(tmp_path: Path) -> None:
-    """RL-02 meets a window with one request left (another client spent it): it waits for the reset the sandbox
-    announced and decides in the fresh window, instead of failing because remaining cannot go below 0. The window
-    (15 s) must outlast the harness's start on a loaded machine, or RL-02 meets a fresh window and proves nothing."""
-    main = KeySpec(MAIN_KEY, rpm=8, window_s=15.0)
+    """RL-02 meets a window with no request left (another client spent it): it waits for the reset the sandbox
+    announced and decides in the fresh window, instead of failing because remaining cannot go below 0. The
+    sandbox's clock is held from the moment the window is spent until the harness's first request, so the harness
+    meets the spent window however long it takes to start (else RL-02 could meet a fresh window and prove
+    nothing), and the window can be short."""
+    main = KeySpec(MAIN_KEY, rpm=8, window_s=3.0)
     with serving(tmp_path / "data", settings=SandboxSettings(keys=(main,))) as sandbox:
+        clock = HeldClock()
+        sandbox.app.state.sandbox.limiter.clock = clock
         headers = {"Authorization": f"Bearer {MAIN_KEY}"}
         with httpx.Client(base_url=sandbox.base_url, headers=headers) as client:
             left = [client.get("/v1/campaigns", params={"limit": 1}).headers["x-ratelimit-remaining-requests"]]
             while left[-1] != "0":
                 left.append(client.get("/v1/campaigns", params={"limit": 1}).headers["x-ratelimit-remaining-requests"])
+        clock.hold()
         env = {k: v for k, v in sandbox.settings.items() if "THROTTLE" not in k and "FAULT" not in k}
         (tmp_path / "out").mkdir()
         result = forked_harness(["--suite", "platform", "-k", "RL-02", "-q"], tmp_path / "out", env=env, timeout=120)
