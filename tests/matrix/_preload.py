@@ -29,6 +29,7 @@ import gc
 import importlib
 import io
 import pkgutil
+import warnings
 from types import ModuleType
 
 import conformance
@@ -65,7 +66,15 @@ def _inspect_table() -> None:
 def _hypothesis_constants() -> None:
     from hypothesis.internal.conjecture.providers import _get_local_constants
 
-    _get_local_constants()
+    from conformance._hypothesis import _use_cache_dir
+
+    # Its cache of constants per source file lives in Hypothesis' storage: the per-user directory every run uses
+    # (the same choice a run makes, from the same environment), never a .hypothesis in the working directory. Not
+    # inside a pytest session, Hypothesis takes this for work done while plugins load and warns: not a run's concern.
+    _use_cache_dir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _get_local_constants()
 
 
 def _test_images() -> None:

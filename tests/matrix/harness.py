@@ -55,7 +55,8 @@ PRELOAD = [
     "rich",
     "jinja2",
     # What every run still imported itself (issue 19: modules a forked run added to sys.modules): pytest's default
-    # plugins and the plugins of its entry points, anyio's backend, rich's tables, image formats, S3 transfers.
+    # plugins, xdist's and anyio's, anyio's backend, rich's tables, image formats, S3 transfers. Not Hypothesis'
+    # pytest plugin: importing it counts the run's initialisation phase, which the run must do itself.
     "_pytest.warnings",
     "_pytest.unraisableexception",
     "_pytest.unittest",
@@ -67,7 +68,6 @@ PRELOAD = [
     "_pytest.pastebin",
     "_pytest.helpconfig",
     "_pytest.faulthandler",
-    "_hypothesis_pytestplugin",
     "xdist.looponfail",
     "anyio._backends._asyncio",
     "anyio.pytest_plugin",
