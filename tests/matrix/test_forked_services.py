@@ -1,6 +1,8 @@
 """The matrix's tool-server stacks fork their Python services from the preloaded fork server (``running_stack``'s
 ``launcher``): each service is still its own process group with its own log, answers its health check, is seen
-when it dies, is stopped with the stack and dies when the process that started the stack is killed."""
+when it dies, is stopped with the stack and dies when the process that started the stack is killed. Its forked
+processes inherit the memos _preload.warm() filled (issue 19): a step that silently stopped working (a private API
+moved, an image renamed) would only cost time, so test_forked_runs_inherit_the_warmed_memos says when one did."""
 
 from __future__ import annotations
 
@@ -10,9 +12,12 @@ import subprocess
 import sys
 import textwrap
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from conformance.reference.stack import running_stack
+from tests.matrix import harness
 from tests.matrix.harness import forked_service
 from tests.reference.conftest import https_client, pids_alive
 
@@ -79,3 +84,39 @@ def test_forked_services_die_with_a_killed_parent(tmp_path: Path) -> None:
         assert wait_gone(pids) == []
     finally:
         parent.kill()
+
+
+def report_memos(conn: Connection) -> None:
+    """In a process forked from the fork server: which memos it inherited (never imported elsewhere: importing
+    _preload outside the fork server would freeze this process's heap)."""
+    import inspect
+    import sys
+
+    from hypothesis.internal.conjecture import providers
+
+    from conformance.suites.compression import images
+    from tests.matrix._preload import IMAGES
+
+    memos: dict[str, Any] = {
+        "inspect": "conformance.plugin" in inspect._filesbymodname,  # type: ignore[attr-defined]
+        "hypothesis": id(sys.modules["conformance.plugin"]) in providers._seen_modules,
+        "images": images.image.cache_info().currsize == len(IMAGES),
+    }
+    conn.send(memos)
+    conn.close()
+
+
+def test_forked_runs_inherit_the_warmed_memos() -> None:
+    context = harness.fork_context()
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=report_memos, args=(sender,), name="memos")
+    with harness._lock:
+        process.start()
+    sender.close()
+    try:
+        assert receiver.poll(60), "the forked process sent nothing"
+        assert receiver.recv() == {"inspect": True, "hypothesis": True, "images": True}
+    finally:
+        process.join(10)
+        if process.exitcode is None:
+            process.kill()

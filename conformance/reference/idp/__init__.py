@@ -101,6 +101,17 @@ def access_token_ttl() -> int:
     return int(raw) if raw.strip() else DEFAULT_ACCESS_TOKEN_TTL
 
 
+def compile_cache_env() -> dict[str, str]:
+    """Node's on-disk compile cache (Node >= 22.1; older versions ignore it) in the per-user cache directory: the
+    modules of oidc-provider are compiled once per user, not at every IdP start (~15-20 ms CPU of its ~0.2 s start,
+    issue 19). A NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE already set wins."""
+    if os.environ.get("NODE_COMPILE_CACHE") or os.environ.get("NODE_DISABLE_COMPILE_CACHE"):
+        return {}
+    from conformance._hypothesis import cache_dir
+
+    return {"NODE_COMPILE_CACHE": str(cache_dir() / "node-compile-cache")}
+
+
 def services(ctx: StackContext) -> list[ServiceSpec]:
     ensure_installed()
     layout = auth_layout(ctx)
@@ -140,7 +151,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
             ],
             health_url=f"{layout.idp_url}/healthz",
             # The IdP fetches CIMD documents and JWKS from loopback servers that use the stack's CA.
-            env={"NODE_EXTRA_CA_CERTS": str(ctx.ca_file), "NODE_ENV": "production"},
+            env={"NODE_EXTRA_CA_CERTS": str(ctx.ca_file), "NODE_ENV": "production", **compile_cache_env()},
             settings={
                 "CONFORMANCE_TEST_USER": alice.login,
                 "CONFORMANCE_TEST_PASSWORD": alice.password,
