@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from conformance._hypothesis import cache_dir
+from conformance._cache import cache_dir
 from conformance.reference.stack import running_stack
 
 HERE = Path(__file__).resolve().parent

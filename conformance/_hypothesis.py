@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any
+
+from conformance._cache import cache_dir
 
 PROFILE = "conformance"
 
@@ -31,12 +32,6 @@ def hypothesis_profile() -> Any:
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     return settings.get_profile(PROFILE)
-
-
-def cache_dir() -> Path:
-    """The per-user cache directory: ``$XDG_CACHE_HOME/conformance``, else ``~/.cache/conformance``."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "conformance"
 
 
 def _use_cache_dir() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance._hypothesis import cache_dir
+from conformance._cache import cache_dir
 
 PROPERTY = """
 from hypothesis import given, strategies as st

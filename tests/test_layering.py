@@ -133,7 +133,7 @@ def test_host_imports_nothing_above_it() -> None:
     assert violations("host", forbidden=(*HOST_FORBIDDEN_UPPER, "conformance")) == []
 
 
-@pytest.mark.parametrize("leaf", ["targets.py", "_context.py", "host/addresses.py", "host/mtls.py"])
+@pytest.mark.parametrize("leaf", ["targets.py", "_context.py", "_cache.py", "host/addresses.py", "host/mtls.py"])
 def test_the_leaves_import_nothing_of_the_package(leaf: str) -> None:
     assert violations(leaf, allowed=()) == []
 
@@ -151,8 +151,9 @@ def test_rules_imports_only_the_catalog_the_exceptions_and_the_targets() -> None
     assert violations("rules.py", allowed=allowed) == []
 
 
-def test_reference_imports_only_host_mtls_host_addresses_the_exceptions_and_the_targets() -> None:
+def test_reference_imports_only_host_mtls_host_addresses_the_exceptions_the_targets_and_the_cache() -> None:
     allowed = (
+        "conformance._cache",
         "conformance.host.mtls",
         "conformance.host.addresses",
         "conformance._exceptions",

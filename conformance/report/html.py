@@ -776,7 +776,7 @@ def _bytecode_cache(options: str) -> jinja2.BytecodeCache | None:
 
     In the per-user cache directory, one subdirectory per jinja2 version and environment options (the compiled code
     depends on both; jinja2 checks the Python version and each template's source itself)."""
-    from conformance._hypothesis import cache_dir
+    from conformance._cache import cache_dir
 
     key = hashlib.sha256(f"{jinja2.__version__} {options}".encode()).hexdigest()[:16]
     directory = cache_dir() / "jinja2" / key

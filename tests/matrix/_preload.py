@@ -11,11 +11,12 @@ Hypothesis' profile is registered on first use. Assertion rewriting was already 
 
 Then ``warm()``: work every run does once, the same in each, done here so that the forked runs inherit its result
 (issue 19, measured per forked run by profiling two runs in one process): inspect's table of module files (~0.08 s
-in each run where a check fails: pytest's traceback walks every module once), Hypothesis' pool of constants from the
-loaded modules (~0.1 s in each run with a property check), the compression suites' test images (~0.1-0.3 s) and
-rich's first render of a table. Each is a memo of a pure function of what is already loaded or of its arguments:
-a run computes exactly the same values itself (Hypothesis' pool grows incrementally with each module not yet seen,
-so a run that imports more still adds those; inspect checks each module's file again before trusting its entry).
+in each run where a check fails: pytest's traceback walks every module once), the compression suites' test images
+(~0.1-0.3 s) and rich's first render of a table. Not Hypothesis' pool of constants (~0.1 s in each run with a
+property check): filled here, between importing Hypothesis and loading its pytest plugin, it makes every forked run
+warn (HypothesisSideeffectWarning) where a real run does not. Each is a memo of a pure function of what is already
+loaded or of its arguments: a run computes exactly the same values itself (inspect checks each module's file again
+before trusting its entry).
 
 ``gc.freeze()`` moves everything imported so far out of the collector's reach: each run's full collections (pytest
 runs two at exit) would otherwise walk the whole preloaded heap, and their writes to object headers would copy
@@ -29,7 +30,6 @@ import gc
 import importlib
 import io
 import pkgutil
-import warnings
 from types import ModuleType
 
 import conformance
@@ -50,7 +50,7 @@ def import_tree(package: ModuleType) -> None:
 def warm() -> None:
     """The memos above. Each step is only worth its time: one that fails (a private API moved, an image renamed)
     leaves the runs to do that work themselves, as before, instead of stopping the fork server."""
-    for step in (_inspect_table, _hypothesis_constants, _test_images, _rich_table):
+    for step in (_inspect_table, _test_images, _rich_table):
         with contextlib.suppress(Exception):
             step()
 
@@ -61,20 +61,6 @@ def _inspect_table() -> None:
     # A code object has no __module__: inspect looks it up by file, filling its table of every module's file (the
     # walk over sys.modules that pytest's traceback of a failed check would otherwise make in each run).
     inspect.getmodule(_inspect_table.__code__)
-
-
-def _hypothesis_constants() -> None:
-    from hypothesis.internal.conjecture.providers import _get_local_constants
-
-    from conformance._hypothesis import _use_cache_dir
-
-    # Its cache of constants per source file lives in Hypothesis' storage: the per-user directory every run uses
-    # (the same choice a run makes, from the same environment), never a .hypothesis in the working directory. Not
-    # inside a pytest session, Hypothesis takes this for work done while plugins load and warns: not a run's concern.
-    _use_cache_dir()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _get_local_constants()
 
 
 def _test_images() -> None:

@@ -99,6 +99,7 @@ def report_memos(conn: Connection) -> None:
 
     memos: dict[str, Any] = {
         "inspect": "conformance.plugin" in inspect._filesbymodname,  # type: ignore[attr-defined]
+        # Not warmed: Hypothesis' pool of constants filled before its plugin loads makes a run warn (_preload).
         "hypothesis": id(sys.modules["conformance.plugin"]) in providers._seen_modules,
         "images": images.image.cache_info().currsize == len(IMAGES),
     }
@@ -115,7 +116,7 @@ def test_forked_runs_inherit_the_warmed_memos() -> None:
     sender.close()
     try:
         assert receiver.poll(60), "the forked process sent nothing"
-        assert receiver.recv() == {"inspect": True, "hypothesis": True, "images": True}
+        assert receiver.recv() == {"inspect": True, "hypothesis": False, "images": True}
     finally:
         process.join(10)
         if process.exitcode is None:

@@ -107,7 +107,7 @@ def compile_cache_env() -> dict[str, str]:
     issue 19). A NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE already set wins."""
     if os.environ.get("NODE_COMPILE_CACHE") or os.environ.get("NODE_DISABLE_COMPILE_CACHE"):
         return {}
-    from conformance._hypothesis import cache_dir
+    from conformance._cache import cache_dir
 
     return {"NODE_COMPILE_CACHE": str(cache_dir() / "node-compile-cache")}
 
