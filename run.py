@@ -170,8 +170,8 @@ def ensure_pip(python: Path) -> None:
 
 
 def bootstrap_pip() -> list[str]:
-    """A pip to bootstrap with: that of the Python running run.py (.venv is created without pip: ensurepip alone
-    costs ~2.5 s), else one ensured in .venv."""
+    """A pip to bootstrap with: that of the Python running run.py (.venv is created without pip, which uv then
+    installs with the packages in a fraction of ensurepip's ~2.5 s), else one ensured in .venv."""
     if importlib.util.find_spec("pip") is not None:
         return [sys.executable, "-m", "pip"]
     ensure_pip(PY)
@@ -365,7 +365,8 @@ def setup(thirdparty: bool) -> None:
 
         def venv_packages() -> str:
             say("installing the package with its extras into .venv")
-            tool = installer.install(PY, ["-e", f"{ROOT}[dev]"])
+            # pip too: what developers (and tests/test_packaging.py) expect in a virtualenv
+            tool = installer.install(PY, ["-e", f"{ROOT}[dev]", "pip"])
             STAMP.write_text(wanted)
             after_venv(installed=True)
             return tool
