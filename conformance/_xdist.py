@@ -103,15 +103,27 @@ def auto_num_workers(config: Any) -> int | None:
     return workers if workers > 1 else 0  # one worker would only add its start-up: run in this process (-n 0)
 
 
-def surplus_workers_line(config: Any, settings: Settings) -> str | None:
-    """A report-header line when an explicit ``-n N`` starts more workers than there are targets."""
-    workers = getattr(config.option, "numprocesses", None)
-    if not isinstance(workers, int) or workers <= 1 or not _bundled_only(config):
+def capped_workers(config: Any) -> int | None:
+    """An explicit ``-n N`` capped as ``-n auto`` is: no more workers than targets to certify, and none when only one
+    could work (each target's checks run on one worker: a further one would only pay its start-up, making the run
+    slower than serial). None to leave ``N`` alone: no more than the targets, the user's own checks, a worker."""
+    requested = getattr(config.option, "numprocesses", None)
+    if not isinstance(requested, int) or requested <= 1 or hasattr(config, "workerinput") or not _bundled_only(config):
         return None
+    try:
+        targets = busy_targets(build_settings(config))
+    except ConfigError:
+        return None  # pytest_configure reports it
+    if targets == 0 or requested <= targets:
+        return None
+    return targets if targets > 1 else 0
+
+
+def capped_workers_line(requested: int, settings: Settings) -> str:
+    """The report-header line of a run whose ``-n N`` was capped (capped_workers)."""
     targets = busy_targets(settings)
-    if targets == 0 or workers <= targets:
-        return None
+    started = f"{targets} workers" if targets > 1 else "no worker, in this process"
     return (
-        f"conformance: -n {workers} for {targets} target(s): {workers - targets} worker(s) will be idle "
-        "(each target's checks run on one worker; -n auto starts one per target)"
+        f"conformance: -n {requested} for {targets} target(s): running {started} "
+        "(each target's checks run on one worker; more would only add their start-up)"
     )

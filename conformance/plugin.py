@@ -134,10 +134,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"conformance: suites {', '.join(session.settings.selected_suites)}; strict={session.strict}"]
     for name, target in session.settings.targets().items():
         lines.append(f"conformance: {name} = {session.redactor.url(target.base_url)}")
-    if getattr(config.option, "numprocesses", None):
-        from conformance._xdist import surplus_workers_line
+    requested = config.stash.get(REQUESTED_WORKERS_KEY, None)
+    if requested is not None:
+        from conformance._xdist import capped_workers_line
 
-        lines += filter(None, [surplus_workers_line(config, session.settings)])
+        lines.append(capped_workers_line(requested, session.settings))
     if session.baseline is not None:
         lines.append(f"conformance: baseline {session.baseline.source} ({len(session.baseline.entries)} entries)")
     return lines
@@ -255,6 +256,24 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from conformance._xdist import make_scheduler
 
     return make_scheduler(config, log)
+
+
+REQUESTED_WORKERS_KEY = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(
+    config: pytest.Config,
+) -> Generator[None, int | pytest.ExitCode | None, int | pytest.ExitCode | None]:
+    """An explicit ``-n N`` is capped to the targets to certify before xdist reads it (``-n auto`` is, below)."""
+    if getattr(config.option, "numprocesses", None) and config.pluginmanager.hasplugin("xdist"):
+        from conformance._xdist import capped_workers
+
+        capped = capped_workers(config)
+        if capped is not None:
+            config.stash[REQUESTED_WORKERS_KEY] = config.option.numprocesses
+            config.option.numprocesses = capped
+    return (yield)
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
