@@ -33,7 +33,7 @@ def test_demo_certifies_the_reference(demo_run: tuple[int, Path, str]) -> None:
 
 
 def test_demo_under_xdist_keeps_each_target_on_one_worker(demo_run: tuple[int, Path, str]) -> None:
-    """Under xdist (the demo's default ``-n auto``: a worker per target, no more than the cores), checks that read
+    """Under xdist (the demo's default ``-n auto``: a worker per target, no more than 2 per core), checks that read
     counters before and after (IMG-CNT-*, RL-*) must not interleave with another worker's requests to the same
     target: each target's checks run on one worker, and nothing is lost. The same demo run as the test above."""
     code, report_dir, output = demo_run

@@ -1,5 +1,5 @@
 """Issue 19: `conformance demo` certifies its targets side by side (`-n auto`: one xdist worker per target kind, no
-more than the cores, none when only one target could work), unless its extra pytest arguments choose the workers
+more than 2 per core, none when only one target could work), unless its extra pytest arguments choose the workers
 or turn xdist off. The verdicts of such a run are proven the same by tests/test_demo.py (every rule passed or a
 need the stack cannot meet, each target's checks on one worker)."""
 

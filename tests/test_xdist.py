@@ -79,9 +79,14 @@ def test_auto_starts_no_more_workers_than_targets(pytester: pytest.Pytester, mon
     assert _auto(pytester, "--target-url", DEAD, "test_mine.py") == 8
 
 
-def test_auto_starts_no_more_workers_than_cores(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_starts_no_more_than_two_workers_per_core(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    three = ("--target-url", DEAD, "--platform-url", DEAD, "--compression-url", DEAD)
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "1")
+    assert _auto(pytester, *three) == 2
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "2")
-    assert _auto(pytester, "--target-url", DEAD, "--platform-url", DEAD, "--compression-url", DEAD) == 2
+    assert _auto(pytester, *three) == 3  # a worker mostly waits on its target: 3 on 2 cores beat 2
 
 
 def test_auto_spawns_one_worker_per_target(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
