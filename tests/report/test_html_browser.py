@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -174,7 +175,12 @@ def test_search_and_deep_link(page: Any) -> None:
     target = page.locator("article#AUTH-PRM-01")
     target.wait_for(state="visible")
     assert target.locator("details.evidence").get_attribute("open") is not None
-    assert page.evaluate("document.getElementById('AUTH-PRM-01').getBoundingClientRect().top") < 200
+    # Polled: the scroll into view can land after the rule shows, on a loaded machine (seen once in CI: 208 px).
+    top = "document.getElementById('AUTH-PRM-01').getBoundingClientRect().top"
+    deadline = time.monotonic() + 5
+    while page.evaluate(top) >= 200 and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert page.evaluate(top) < 200
     page.evaluate("location.hash = '#%E0%A4%A'")  # a malformed link is ignored, without a script error
     assert page.problems == []
 
