@@ -86,6 +86,18 @@ def _bundled_only(config: Any) -> bool:
     return all(in_suites(Path(a.split("::", 1)[0])) for a in config.args)
 
 
+def _targets_to_share(config: Any) -> int:
+    """The targets the run's workers share out (busy_targets); 0 when the workers are not this plugin's to count:
+    the user's own checks (distributed one by one), nothing to certify, or a configuration pytest_configure will
+    report."""
+    if not _bundled_only(config):
+        return 0
+    try:
+        return busy_targets(build_settings(config))
+    except ConfigError:
+        return 0
+
+
 # A worker mostly waits on its target (its own CPU is about 40 % of a run's wall time, issue 19): on 2 cores, 3
 # targets on 3 workers finished 1.73x faster than serial, on 2 workers 1.38x (benchmarks/xdist_scaling.py).
 WORKERS_PER_CORE = 2
@@ -94,14 +106,9 @@ WORKERS_PER_CORE = 2
 def auto_num_workers(config: Any) -> int | None:
     """``-n auto``: no more workers than targets, nor than WORKERS_PER_CORE per core of xdist's own count, and none
     at all when only one could work; None to leave it to xdist."""
-    if not _bundled_only(config):
-        return None  # the user's own checks are distributed one by one: the cores are the limit
-    try:
-        targets = busy_targets(build_settings(config))
-    except ConfigError:
-        return None  # pytest_configure reports it
+    targets = _targets_to_share(config)
     if targets == 0:
-        return None
+        return None  # xdist decides (the cores are the limit)
     from xdist.plugin import pytest_xdist_auto_num_workers as cores
 
     workers = min(targets, WORKERS_PER_CORE * cores(config))
@@ -113,12 +120,9 @@ def capped_workers(config: Any) -> int | None:
     could work (each target's checks run on one worker: a further one would only pay its start-up, making the run
     slower than serial). None to leave ``N`` alone: no more than the targets, the user's own checks, a worker."""
     requested = getattr(config.option, "numprocesses", None)
-    if not isinstance(requested, int) or requested <= 1 or hasattr(config, "workerinput") or not _bundled_only(config):
+    if not isinstance(requested, int) or requested <= 1 or hasattr(config, "workerinput"):
         return None
-    try:
-        targets = busy_targets(build_settings(config))
-    except ConfigError:
-        return None  # pytest_configure reports it
+    targets = _targets_to_share(config)
     if targets == 0 or requested <= targets:
         return None
     return targets if targets > 1 else 0
