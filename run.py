@@ -188,7 +188,7 @@ def bootstrap_uv() -> None:
         run([str(PY), "-m", "pip", *quiet])
 
 
-def compile_project() -> None:
+def compile_bytecode() -> None:
     """Compile the project's own modules (installed editable) and the installed modules the runs import: where
     PYTHONDONTWRITEBYTECODE is set (CI often), no later process would write their bytecode.
     Bytecode is checked against its source, so an edit only costs a recompile; a file that does not compile is
@@ -358,7 +358,7 @@ def setup(thirdparty: bool) -> None:
         if thirdparty:
             steps.start("TypeScript MCP SDK (npm)", ensure_ts_sdk)
         if installed:
-            steps.start("bytecode of the project", compile_project)
+            steps.start("bytecode (the project, and the packages the runs import)", compile_bytecode)
 
     if wanted is not None:
         assert installer is not None
