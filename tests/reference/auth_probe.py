@@ -17,7 +17,6 @@ import base64
 import json
 import secrets
 import ssl
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +39,7 @@ from conformance.reference._service import free_port
 from conformance.reference.idp.layout import load_layout
 from conformance.reference.idp.scripted import REDIRECT_URI, FlowError, ScriptedClient, pkce_pair
 from conformance.reference.stack import Stack
+from tests._serving import serving_on_thread
 
 if TYPE_CHECKING:
     from tests.matrix.plan import Case
@@ -482,13 +482,5 @@ def publish_cimd(stack: Stack, jwk: dict[str, Any]) -> Iterator[tuple[str, str]]
             ssl_keyfile=str(stack.data_dir / "server-key.pem"),
         )
     )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
+    with serving_on_thread(server, f"cimd-documents-{port}", timeout=10):
         yield stable, callback
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)

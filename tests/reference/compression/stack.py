@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 from conformance.reference._service import StackContext, free_port
 from conformance.reference.compression import StoreCredentials, create_app, sandbox_service, store_services
 from conformance.reference.stack import make_certificates, run_services
+from tests._serving import serving_on_thread
 
 
 @dataclass
@@ -93,14 +92,8 @@ def serving_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozens
         plain_http="plain_http" in mutants,
         plain_output_only="plain_http_output" in mutants,
     )
-    thread = threading.Thread(target=server.run, name=f"sandbox-{name}", daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 60  # generous: the box may be shared and loaded
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"sandbox {name} did not start")
-            time.sleep(0.02)
+    # generous: the box may be shared and loaded
+    with serving_on_thread(server, f"sandbox {name}", timeout=60, stop=server.stop):
         base_url = f"https://127.0.0.1:{port}"
         settings = {
             **stores.settings,
@@ -108,6 +101,3 @@ def serving_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozens
             "CONFORMANCE_COMPRESSION_API_KEY": api_key,
         }
         yield Sandbox(base_url, api_key, settings, base.ca_file)
-    finally:
-        server.stop()
-        thread.join(timeout=10)

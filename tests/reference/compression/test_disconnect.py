@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import ssl
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from conformance.reference._service import free_port
 from conformance.reference.compression import create_app
 from conformance.reference.compression.serve import SandboxServer
 from conformance.reference.stack import make_certificates
+from tests._serving import serving_on_thread
 from tests.reference.compression.uploads import noise_png, upload_held_open
 
 KEY = "disconnect-test-key"
@@ -29,16 +29,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
     port = free_port()
     app = create_app(tmp_path / "data", [KEY])
     server = SandboxServer(app, "127.0.0.1", port, str(cert_file), str(key_file))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
+    with serving_on_thread(server, f"compression-sandbox-{port}", timeout=30, stop=server.stop):
         yield f"https://127.0.0.1:{port}", ca_file, app.state.sandbox.pool
-    finally:
-        server.stop()
-        thread.join(timeout=10)
 
 
 def _abort_after_upload(base: str, ca_file: Path, body: bytes, wait_s: float) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,6 +13,7 @@ from starlette.applications import Starlette
 from conformance.reference._service import free_port
 from conformance.reference.platform import create_app, run_settings
 from conformance.reference.platform.settings import SandboxSettings
+from tests._serving import serving_on_thread
 
 
 @dataclass
@@ -37,15 +36,5 @@ def serving(
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False, lifespan="off")
     )
-    thread = threading.Thread(target=server.run, name=f"platform-sandbox-{port}", daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 15
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the platform sandbox did not start")
-            time.sleep(0.02)
+    with serving_on_thread(server, f"platform-sandbox-{port}", timeout=15):
         yield LiveSandbox(f"http://127.0.0.1:{port}", app)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=15)
