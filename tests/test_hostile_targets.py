@@ -93,6 +93,8 @@ MISBEHAVIOURS: list[Answer] = [
     lambda h: _send(h, 302, {"Location": "http://169.254.169.254/latest/meta-data"}, b""),
     lambda h: _send(h, 307, {"Location": h.path}, b""),
     lambda h: _send(h, 500, {"Content-Type": "text/plain"}, b"boom"),
+    # header values outside ASCII (sent as latin-1 bytes by http.server), a Location among them
+    _json(401, b"{}", **{"WWW-Authenticate": 'Bearer realm="café"', "X-Note": "naïve", "Location": "/ünï"}),
     lambda h: _send(h, 200, {"Content-Type": "text/event-stream"}, b"event: message\ndata: {not json}\n\n"),
     lambda h: _send(h, 200, {"Content-Type": "application/json"}, b'{"pad": "' + b"x" * 300_000 + b'"}'),
     _json(200, b"[" * 5000 + b"]" * 5000),

@@ -161,8 +161,9 @@ class Transfer:
     def done(self, response: httpx.Response) -> httpx.Response:
         """The answer, its body read: the check's evidence for it is on its extensions (``exchange_of``)."""
         decoded = bytes(self.body)
-        # The body is already decoded; drop Content-Encoding so httpx does not decode it twice.
-        headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+        # The body is already decoded; drop Content-Encoding so httpx does not decode it twice. The raw bytes: a
+        # hostile target's non-ASCII header value reaches the check as sent, and never fails re-encoding here.
+        headers = [(k, v) for k, v in response.headers.raw if k.lower() != b"content-encoding"]
         final = httpx.Response(
             status_code=response.status_code,
             headers=headers,

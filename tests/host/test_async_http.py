@@ -139,3 +139,10 @@ async def test_an_answer_carries_its_evidence_and_options_match_the_sync_client(
     assert exchange_of(response) == record.exchanges[-1] and record.exchanges[-1]["status"] == 200
     assert seen[-1].content == b"a=b" and seen[-1].extensions["timeout"]["read"] == 3.0
     assert any(note.startswith("retrying after") for note in record.notes)
+
+
+@pytest.mark.asyncio
+async def test_a_non_ascii_header_value_reaches_the_check() -> None:
+    async with twin(lambda r: httpx.Response(200, headers=[(b"X-Name", "café".encode("latin-1"))])) as http:
+        response = await http.get("https://t.example/x")
+    assert response.headers.raw[0] == (b"X-Name", "café".encode("latin-1"))

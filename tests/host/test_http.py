@@ -128,6 +128,33 @@ def test_gzip_bodies_arrive_decoded() -> None:
     assert client.get("https://t.example/").json() == {"a": 1}
 
 
+@pytest.mark.parametrize(
+    "raw",
+    ["café".encode(), "café".encode("latin-1"), b"\xff\xfe", "日本".encode()],
+    ids=["utf-8", "latin-1", "undecodable", "cjk"],
+)
+def test_a_non_ascii_header_value_reaches_the_check_and_the_evidence(raw: bytes) -> None:
+    # A hostile or careless target: header values outside ASCII once crashed the transfer (UnicodeEncodeError in
+    # rebuilding the response) instead of reaching the check as sent.
+    client = mock(lambda r: httpx.Response(200, headers=[(b"X-Name", raw)], json={"a": 1}))
+    record = _context.begin()
+    try:
+        response = client.get("https://t.example/x")
+    finally:
+        _context.end()
+    assert response.headers.raw[0] == (b"X-Name", raw) and response.json() == {"a": 1}
+    assert record.exchanges[0]["response_headers"]["x-name"] == response.headers["x-name"]
+
+
+def test_a_non_ascii_location_is_followed() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/start":
+            return httpx.Response(302, headers=[(b"Location", "/café?q=ü".encode())])
+        return httpx.Response(200, text=request.url.raw_path.decode())
+
+    assert mock(handler).get("https://t.example/start", follow_redirects=True).text == "/caf%C3%A9?q=%C3%BC"
+
+
 def test_record_exchange_attaches_redacted_evidence() -> None:
     from conformance.host._redact import Redactor
     from conformance.host.http import record_exchange
