@@ -39,7 +39,7 @@ class AsyncHostHTTP:
         verify = ssl_context(host.ca_bundle, client_cert=settings.get("client_cert"))  # shared, never mutated
         mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
         if transport is None and settings.get("insecure_loopback"):
-            insecure = ssl_context(host.ca_bundle, verify=False)
+            insecure = ssl_context(host.ca_bundle, verify=False, client_cert=settings.get("client_cert"))
             mounts = {f"all://{h}": httpx.AsyncHTTPTransport(verify=insecure) for h in _LOOPBACK}
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(**settings["timeout"]),

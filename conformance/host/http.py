@@ -279,8 +279,9 @@ class HostHTTP:
         context = tls_context or ssl_context(ca_bundle, client_cert=client_cert)
         mounts: dict[str, httpx.BaseTransport | None] = {}
         if transport is None and self.guard.allow_insecure_loopback:
-            # Self-signed TLS is tolerated on loopback only; everything else is verified.
-            insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False))
+            # Self-signed TLS is tolerated on loopback only; everything else is verified. The client certificate
+            # is presented there too: an mTLS check against a loopback target must send the one it names.
+            insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False, client_cert=client_cert))
             for host in ("127.0.0.1", "localhost", "[::1]"):
                 mounts[f"all://{host}"] = insecure
         self._client = CookieClient(

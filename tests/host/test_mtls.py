@@ -172,3 +172,31 @@ def test_one_own_context_presents_each_certificate_loaded_in_turn(
 def _get_with(url: str, ca: Path, context: ssl.SSLContext) -> str:
     with HostHTTP(guard=UrlGuard(), ca_bundle=ca, retry=None, read_timeout=5, tls_context=context) as host:
         return host.get(url).text
+
+
+@pytest.mark.parametrize("own_context", [False, True], ids=["shared-context", "own-context"])
+def test_an_insecure_loopback_target_still_receives_the_client_certificate(
+    material: MtlsMaterial, mtls_server: str, own_context: bool
+) -> None:
+    """--allow-insecure-loopback: the server's certificate is not verified on loopback (no CA bundle given here),
+    but the certificate the host presents must be the one asked for, as AUTH-MTLS-01 passes it (client_cert, and
+    its own context)."""
+    for pair, expected in ((material.good.pair, DNS_NAME), (material.wrong_san.pair, f"wrong-san.{DNS_NAME}")):
+        context = own_ssl_context(None) if own_context else None
+        if context is not None:
+            context.load_cert_chain(*pair)
+        guard = UrlGuard(allow_insecure_loopback=True)
+        with HostHTTP(guard=guard, retry=None, read_timeout=5, client_cert=pair, tls_context=context) as host:
+            assert host.get(mtls_server).text == expected
+
+
+@pytest.mark.asyncio
+async def test_the_async_twin_presents_it_on_an_insecure_loopback_target_too(
+    material: MtlsMaterial, mtls_server: str
+) -> None:
+    from conformance.host.async_http import AsyncHostHTTP
+
+    guard = UrlGuard(allow_insecure_loopback=True)
+    host = HostHTTP(guard=guard, retry=None, read_timeout=5, client_cert=material.good.pair)
+    async with AsyncHostHTTP(host) as http:
+        assert (await http.get(mtls_server)).text == DNS_NAME
