@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,6 +24,10 @@ import time
 from pathlib import Path
 
 from conformance.reference.stack import Stack, running_stack
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness_cpu import children_cpu  # sibling scripts, not a package
+from xdist_scaling import speed_ups
 
 # The stack's settings a named target takes as its own: secrets from the environment under the target's prefix,
 # the rest in the targets file (the CA bundle is run-wide: every sandbox's CA in one file).
@@ -53,11 +55,6 @@ def fleet_files(stacks: list[Stack], directory: Path) -> tuple[Path, dict[str, s
     targets.write_text("\n".join(lines))
     env |= {"CONFORMANCE_CA_BUNDLE": str(bundle), "CONFORMANCE_ALLOW_PRIVATE_NETWORK": "true"}
     return targets, env
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -94,10 +91,7 @@ def main() -> None:
                         f" exit {done.returncode}: {last}",
                         flush=True,
                     )
-            serial = statistics.median(walls["serial"])
-            line = ", ".join(f"-n {m} {statistics.median(walls[m]):.1f} s" for m in args.workers)
-            ratios = ", ".join(f"-n {m} x{serial / statistics.median(walls[m]):.2f}" for m in args.workers)
-            print(f"== {size} target(s): serial {serial:.1f} s, {line}; speed-up {ratios}", flush=True)
+            print(f"== {size} target(s): {speed_ups(walls, args.workers)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -57,10 +57,15 @@ def main() -> None:
                     print(
                         f"  {len(urls)} target(s) {mode}: {walls[mode][-1]:.1f} s, exit {done.returncode}", flush=True
                     )
-            serial = statistics.median(walls["serial"])
-            line = ", ".join(f"-n {m} {statistics.median(walls[m]):.1f} s" for m in args.workers)
-            ratios = ", ".join(f"-n {m} x{serial / statistics.median(walls[m]):.2f}" for m in args.workers)
-            print(f"== {len(urls)} target(s) ({label}): serial {serial:.1f} s, {line}; speed-up {ratios}", flush=True)
+            print(f"== {len(urls)} target(s) ({label}): {speed_ups(walls, args.workers)}", flush=True)
+
+
+def speed_ups(walls: dict[str, list[float]], workers: list[str]) -> str:
+    """The median walls of the serial run and each ``-n`` value, and the speed-up of each over serial."""
+    serial = statistics.median(walls["serial"])
+    line = ", ".join(f"-n {m} {statistics.median(walls[m]):.1f} s" for m in workers)
+    ratios = ", ".join(f"-n {m} x{serial / statistics.median(walls[m]):.2f}" for m in workers)
+    return f"serial {serial:.1f} s, {line}; speed-up {ratios}"
 
 
 if __name__ == "__main__":
