@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-WATCHED = ("mcp", "conformance.host.mcp", "hypothesis", "jsonschema", "conformance.validate.auth")
+WATCHED = ("mcp", "conformance.host.mcp", "hypothesis", "jsonschema", "conformance.validate.auth", "boto3", "botocore")
 PROBE = f"""
 import json, os, sys
 
@@ -232,3 +232,32 @@ def test_the_plugin_imports_httpx_without_its_command_line_client(tmp_path: Path
     assert "Usage: httpx" in run.stdout, run.stderr[-2000:]
     loaded, code, cli_loaded = json.loads(run.stdout.splitlines()[-1])
     assert (loaded, code, cli_loaded) == (([] if first == "plugin" else ["click", "httpx._main"]), 0, True)
+
+
+S3_READ_PROBE = """
+import json, sys
+import httpx
+from conformance.config import Settings
+from conformance.host import HostHTTP, Redactor
+from conformance.suites.compression.client import S3Store
+
+values = {"objstore_a_bucket": "b", "objstore_a_access_key_id": "AKID", "objstore_a_secret_access_key": "s3cr3t"}
+settings = Settings(values)
+http = HostHTTP(transport=httpx.MockTransport(lambda r: httpx.Response(404)), retry=None, redactor=Redactor())
+store = S3Store.from_settings(settings, http)
+before = sorted(m for m in ("boto3", "botocore") if m in sys.modules)
+found = store.get("k.jpg")
+after = sorted(m for m in ("boto3", "botocore.session", "botocore.auth") if m in sys.modules)
+print(json.dumps([before, found is None, after]))
+"""
+
+
+def test_reading_the_s3_store_back_signs_with_botocore_without_a_boto3_client(tmp_path: Path) -> None:
+    """The harness reads objstore_a back with botocore's SigV4 signer over its own client: neither boto3 nor a
+    botocore session (a boto3 S3 client cost ~0.1 s of CPU per compression run: the session and S3's service
+    model), and botocore's signer only when a store is read, not when the suite is collected."""
+    run = subprocess.run(
+        [sys.executable, "-c", S3_READ_PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout.splitlines()[-1]) == [[], True, ["botocore.auth"]]
