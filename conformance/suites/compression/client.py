@@ -196,6 +196,13 @@ STORE_NEEDS = {
 }
 
 
+def _read_as_absent(written: list[str], key: str) -> None:
+    """A key the store said it does not hold needs no deleting at cleanup (a refusal case's key, most of them: one
+    request less each)."""
+    if key in written:
+        written.remove(key)
+
+
 def _s3_error_code(response: httpx.Response) -> str | None:
     """The ``<Error><Code>`` of an S3 error answer (None: no XML body, as for HEAD or some 404s)."""
     from xml.etree import ElementTree
@@ -237,8 +244,11 @@ class S3Store:
             http=http,
         )
 
-    def store_options(self, key: str, **overrides: Any) -> dict[str, Any]:
-        self.written.append(key)
+    def store_options(self, key: str, *, record: bool = True, **overrides: Any) -> dict[str, Any]:
+        """Valid store options writing ``key``, with ``overrides``; ``record``: delete it at cleanup (False when the
+        overrides send the target elsewhere, so that it cannot have been written)."""
+        if record:
+            self.written.append(key)
         options = {
             "service": "objstore_a",
             "objstore_a_access_key_id": self.access_key_id,
@@ -285,6 +295,7 @@ class S3Store:
             return StoredObject(response.content, headers_in.get("content-type"), headers_in.get("cache-control"))
         code = _s3_error_code(response)
         if response.status_code == 404 and code in (None, "NoSuchKey"):
+            _read_as_absent(self.written, key)
             return None
         raise StoreUnreadable("objstore_a", key, f"{response.status_code}" + (f" {code}" if code else ""))
 
@@ -316,8 +327,10 @@ class GcsStore:
         http.redactor.add_secret(get("objstore_b_access_token"))
         return cls(get("objstore_b_endpoint"), get("objstore_b_bucket"), get("objstore_b_access_token"), http)
 
-    def store_options(self, key: str, **overrides: Any) -> dict[str, Any]:
-        self.written.append(key)
+    def store_options(self, key: str, *, record: bool = True, **overrides: Any) -> dict[str, Any]:
+        """As :meth:`S3Store.store_options`."""
+        if record:
+            self.written.append(key)
         options = {
             "service": "objstore_b",
             "objstore_b_access_token": self.access_token,
@@ -336,6 +349,7 @@ class GcsStore:
         try:
             meta = self.http.get(self._object_url(key), headers=headers)
             if meta.status_code == 404:
+                _read_as_absent(self.written, key)
                 return None
             info = json_body(meta)
             if meta.status_code != 200 or not isinstance(info, dict):

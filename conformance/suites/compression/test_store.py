@@ -138,7 +138,7 @@ def _refusal_problems(
     """What the target got wrong in one refusal case: not a 4xx JSON error, or an object left in the store. A store
     the harness cannot read back raises StoreUnreadable only when the answer itself was right (a wrong answer is
     the target's failure whatever the store says)."""
-    options = store.store_options(key or f"{base}/unused.jpg", **overrides)
+    options = store.store_options(key or f"{base}/unused.jpg", record=key is not None, **overrides)
     response = api.command(location, {"store": options})
     problems = []
     try:

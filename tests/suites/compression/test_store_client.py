@@ -208,3 +208,23 @@ def test_an_unreachable_gcs_store_skips_the_check() -> None:
 
     with pytest.raises(StoreUnreadable, match="could not connect"):
         gcs(refused).get(KEY)
+
+
+@pytest.mark.parametrize("make", [s3, gcs], ids=["objstore_a", "objstore_b"])
+def test_cleanup_skips_keys_read_back_as_absent_or_never_sent(make: Callable[[Handler], S3Store | GcsStore]) -> None:
+    """A refusal case's key that the store said it does not hold, or options whose path sends the target elsewhere,
+    need no delete at the end of the run: only what may exist is deleted."""
+    seen: list[tuple[str, str]] = []
+
+    def store(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.path))
+        return httpx.Response(404 if request.method == "GET" else 204)
+
+    one = make(store)
+    one.store_options("kept.jpg")
+    one.store_options("refused.jpg")
+    one.store_options("unused.jpg", record=False, path=12345)
+    assert one.get("refused.jpg") is None
+    seen.clear()
+    one.cleanup()
+    assert [(method, path.rsplit("/", 1)[-1]) for method, path in seen] == [("DELETE", "kept.jpg")]
