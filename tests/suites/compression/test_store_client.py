@@ -228,3 +228,32 @@ def test_cleanup_skips_keys_read_back_as_absent_or_never_sent(make: Callable[[Ha
     seen.clear()
     one.cleanup()
     assert [(method, path.rsplit("/", 1)[-1]) for method, path in seen] == [("DELETE", "kept.jpg")]
+
+
+class _Api:
+    def __init__(self, answer: httpx.Response) -> None:
+        self.answer = answer
+
+    def command(self, location: str, body: dict[str, object]) -> httpx.Response:
+        return self.answer
+
+
+def _unreadable_store() -> S3Store:
+    def store(request: httpx.Request) -> httpx.Response:
+        return s3_error(403, "AccessDenied")
+
+    return s3(store)
+
+
+def test_a_refusal_case_the_harness_cannot_read_back_is_not_tried_but_a_wrong_answer_still_fails() -> None:
+    """IMG-STO-03: when the store cannot be read back, a right answer (4xx JSON) leaves the case undecided (the check
+    marks it not tried), while a wrong answer is the target's failure whatever the store says."""
+    from conformance.suites.compression.test_store import _refusal_problems
+
+    refused = httpx.Response(400, json={"error": "BadRequest", "message": "no"})
+    with pytest.raises(StoreUnreadable):
+        _refusal_problems(_Api(refused), "https://t/o/1", "no region", _unreadable_store(), "k.jpg", {}, "base")  # type: ignore[arg-type]
+    accepted = httpx.Response(200, json={})
+    problems = _refusal_problems(_Api(accepted), "https://t/o/1", "no region", _unreadable_store(), "k.jpg", {}, "base")  # type: ignore[arg-type]
+    assert problems[0].startswith("store with no region: expected a 4xx JSON error, got 200")
+    assert problems[1] == "(whether it stored bucket-a/k.jpg is unknown: 403 AccessDenied)"
