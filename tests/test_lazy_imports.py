@@ -261,3 +261,46 @@ def test_reading_the_s3_store_back_signs_with_botocore_without_a_boto3_client(tm
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.splitlines()[-1]) == [[], True, ["botocore.auth"]]
+
+
+INSTALLED_PROBE = """
+import json, os, sys
+
+def pytest_unconfigure(config):
+    from _pytest.config import _plugin_rewrite_name
+    names = ("conformance.plugin", "conformance.host.http", "conformance.config", "conformance.suites.fixtures",
+             "conformance.suites.compression.conftest", "conformance.suites.compression.test_store")
+    loaders = {n: type(getattr(sys.modules.get(n), "__loader__", None)).__name__ for n in names}
+    marked = _plugin_rewrite_name("conformance.plugin")  # what pytest marks for an installed (wheel) harness
+    with open(os.environ["PROBE_OUT"], "w", encoding="utf-8") as out:
+        json.dump({"marked": marked, "loaders": loaders}, out)
+"""
+
+
+def test_an_installed_harness_is_imported_compiled_and_its_checks_rewritten(tmp_path: Path) -> None:
+    """Installed from a wheel, the package is marked for assertion rewriting as a whole (it ships a pytest plugin):
+    ~150 ms of CPU per run without a bytecode cache, before the first check. Here the package is found on sys.path
+    (PYTHONPATH), as an installed one is, so pytest marks it: its modules still load compiled, as the editable
+    install the project's tests use loads them; the checks and their fixtures keep their rewritten asserts."""
+    import conformance
+
+    (tmp_path / "_installed_probe.py").write_text(INSTALLED_PROBE)
+    out = tmp_path / "loaded.json"
+    root = Path(conformance.__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
+    env.update(PYTHONPATH=os.pathsep.join([str(root), str(tmp_path)]), PROBE_OUT=str(out))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_installed_probe", "--collect-only"]
+    command += ["-q", "--report-dir", str(tmp_path / "report"), "--suite", "compression", "--compression-url"]
+    run = subprocess.run([*command, UNREACHABLE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    found = json.loads(out.read_text())
+    assert found["marked"] == "conformance"
+    rewritten = "AssertionRewritingHook"
+    assert found["loaders"] == {
+        "conformance.plugin": "SourceFileLoader",
+        "conformance.host.http": "SourceFileLoader",
+        "conformance.config": "SourceFileLoader",
+        "conformance.suites.fixtures": rewritten,
+        "conformance.suites.compression.conftest": rewritten,
+        "conformance.suites.compression.test_store": rewritten,
+    }
