@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 
-WATCHED = ("mcp", "conformance.host.mcp", "hypothesis", "jsonschema", "conformance.validate.auth", "boto3", "botocore")
+WATCHED = (
+    "mcp",
+    "conformance.host.mcp",
+    "hypothesis",
+    "jsonschema",
+    "conformance.validate.auth",
+    "boto3",
+    "botocore",
+    "http.server",
+)
 PROBE = f"""
 import json, os, sys
 
@@ -51,6 +60,13 @@ def test_a_run_without_a_tool_server_never_imports_the_mcp_sdk(tmp_path: Path, s
 
 def test_a_run_without_property_checks_never_imports_hypothesis(tmp_path: Path) -> None:
     assert loaded_by(tmp_path, "--suite", "compression", "--compression-url", UNREACHABLE) == []
+
+
+def test_a_compression_run_loads_neither_an_s3_client_nor_the_image_server_to_collect(tmp_path: Path) -> None:
+    """botocore's signer loads when a store is read back (test_reading_the_s3_store_back_...), http.server when
+    a loopback target gets the image server it fetches from: a remote target's run never starts one (~5 ms)."""
+    loaded = loaded_by(tmp_path, "--suite", "compression", "--compression-url", UNREACHABLE)
+    assert not {"boto3", "botocore", "http.server"} & set(loaded)
 
 
 def test_a_platform_run_loads_only_its_own_validators(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from http import server
 from typing import Any
 from urllib.parse import quote
 
@@ -127,6 +126,8 @@ class ImageServer:
     """Plain HTTP on 127.0.0.1 for loopback targets: serves generated images and records what was fetched."""
 
     def __init__(self, files: dict[str, tuple[bytes, str]], token: str = "") -> None:
+        from http import server  # only loopback targets get one: a remote target's run never loads it (~5 ms)
+
         self.files = files
         self.token = token
         self.hits: list[str] = []
