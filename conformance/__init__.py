@@ -11,6 +11,7 @@ The curated API for writing checks::
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from conformance import _rewrite  # noqa: F401 - first: keeps pytest's assertion rewriter off the package (see there)
 from conformance._exceptions import (
     ConfigError,
     ConformanceError,

@@ -48,3 +48,13 @@ def test_workers_chosen_by_the_caller_are_kept(commands: list[list[str]], tmp_pa
     assert cli.main(["demo", "--report-dir", str(tmp_path), "--", *extra]) == 0
     (command,) = commands
     assert "auto" not in command and command[-len(extra) :] == extra
+
+
+def test_the_demo_leaves_anyios_pytest_plugin_out_unless_asked_for(commands: list[list[str]], tmp_path: Path) -> None:
+    """No check of ours is an anyio test: the demo's processes do not load its plugin (issue 19, start-up CPU), but
+    extra arguments that name it keep it (tests/test_demo.py proves the demo's verdicts unchanged)."""
+    assert cli.main(["demo", "--report-dir", str(tmp_path)]) == 0
+    assert cli.main(["demo", "--report-dir", str(tmp_path), "--", "-p", "anyio"]) == 0
+    plain, asked = commands
+    assert plain[plain.index("no:anyio") - 1] == "-p"
+    assert "no:anyio" not in asked and asked[-2:] == ["-p", "anyio"]

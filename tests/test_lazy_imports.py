@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 
-WATCHED = ("mcp", "conformance.host.mcp", "hypothesis", "jsonschema", "conformance.validate.auth")
+WATCHED = (
+    "mcp",
+    "conformance.host.mcp",
+    "hypothesis",
+    "jsonschema",
+    "conformance.validate.auth",
+    "boto3",
+    "botocore",
+    "http.server",
+)
 PROBE = f"""
 import json, os, sys
 
@@ -51,6 +60,13 @@ def test_a_run_without_a_tool_server_never_imports_the_mcp_sdk(tmp_path: Path, s
 
 def test_a_run_without_property_checks_never_imports_hypothesis(tmp_path: Path) -> None:
     assert loaded_by(tmp_path, "--suite", "compression", "--compression-url", UNREACHABLE) == []
+
+
+def test_a_compression_run_loads_neither_an_s3_client_nor_the_image_server_to_collect(tmp_path: Path) -> None:
+    """botocore's signer loads when a store is read back (test_reading_the_s3_store_back_...), http.server when
+    a loopback target gets the image server it fetches from: a remote target's run never starts one (~5 ms)."""
+    loaded = loaded_by(tmp_path, "--suite", "compression", "--compression-url", UNREACHABLE)
+    assert not {"boto3", "botocore", "http.server"} & set(loaded)
 
 
 def test_a_platform_run_loads_only_its_own_validators(tmp_path: Path) -> None:
@@ -232,3 +248,75 @@ def test_the_plugin_imports_httpx_without_its_command_line_client(tmp_path: Path
     assert "Usage: httpx" in run.stdout, run.stderr[-2000:]
     loaded, code, cli_loaded = json.loads(run.stdout.splitlines()[-1])
     assert (loaded, code, cli_loaded) == (([] if first == "plugin" else ["click", "httpx._main"]), 0, True)
+
+
+S3_READ_PROBE = """
+import json, sys
+import httpx
+from conformance.config import Settings
+from conformance.host import HostHTTP, Redactor
+from conformance.suites.compression.client import S3Store
+
+values = {"objstore_a_bucket": "b", "objstore_a_access_key_id": "AKID", "objstore_a_secret_access_key": "s3cr3t"}
+settings = Settings(values)
+http = HostHTTP(transport=httpx.MockTransport(lambda r: httpx.Response(404)), retry=None, redactor=Redactor())
+store = S3Store.from_settings(settings, http)
+before = sorted(m for m in ("boto3", "botocore") if m in sys.modules)
+found = store.get("k.jpg")
+after = sorted(m for m in ("boto3", "botocore.session", "botocore.auth") if m in sys.modules)
+print(json.dumps([before, found is None, after]))
+"""
+
+
+def test_reading_the_s3_store_back_signs_with_botocore_without_a_boto3_client(tmp_path: Path) -> None:
+    """The harness reads objstore_a back with botocore's SigV4 signer over its own client: neither boto3 nor a
+    botocore session (a boto3 S3 client cost ~0.1 s of CPU per compression run: the session and S3's service
+    model), and botocore's signer only when a store is read, not when the suite is collected."""
+    run = subprocess.run(
+        [sys.executable, "-c", S3_READ_PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout.splitlines()[-1]) == [[], True, ["botocore.auth"]]
+
+
+INSTALLED_PROBE = """
+import json, os, sys
+
+def pytest_unconfigure(config):
+    from _pytest.config import _plugin_rewrite_name
+    names = ("conformance.plugin", "conformance.host.http", "conformance.config", "conformance.suites.fixtures",
+             "conformance.suites.compression.conftest", "conformance.suites.compression.test_store")
+    loaders = {n: type(getattr(sys.modules.get(n), "__loader__", None)).__name__ for n in names}
+    marked = _plugin_rewrite_name("conformance.plugin")  # what pytest marks for an installed (wheel) harness
+    with open(os.environ["PROBE_OUT"], "w", encoding="utf-8") as out:
+        json.dump({"marked": marked, "loaders": loaders}, out)
+"""
+
+
+def test_an_installed_harness_is_imported_compiled_and_its_checks_rewritten(tmp_path: Path) -> None:
+    """Installed from a wheel, the package is marked for assertion rewriting as a whole (it ships a pytest plugin):
+    ~150 ms of CPU per run without a bytecode cache, before the first check. Here the package is found on sys.path
+    (PYTHONPATH), as an installed one is, so pytest marks it: its modules still load compiled, as the editable
+    install the project's tests use loads them; the checks and their fixtures keep their rewritten asserts."""
+    import conformance
+
+    (tmp_path / "_installed_probe.py").write_text(INSTALLED_PROBE)
+    out = tmp_path / "loaded.json"
+    root = Path(conformance.__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
+    env.update(PYTHONPATH=os.pathsep.join([str(root), str(tmp_path)]), PROBE_OUT=str(out))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_installed_probe", "--collect-only"]
+    command += ["-q", "--report-dir", str(tmp_path / "report"), "--suite", "compression", "--compression-url"]
+    run = subprocess.run([*command, UNREACHABLE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    found = json.loads(out.read_text())
+    assert found["marked"] == "conformance"
+    rewritten = "AssertionRewritingHook"
+    assert found["loaders"] == {
+        "conformance.plugin": "SourceFileLoader",
+        "conformance.host.http": "SourceFileLoader",
+        "conformance.config": "SourceFileLoader",
+        "conformance.suites.fixtures": rewritten,
+        "conformance.suites.compression.conftest": rewritten,
+        "conformance.suites.compression.test_store": rewritten,
+    }

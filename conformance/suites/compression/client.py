@@ -4,18 +4,16 @@ target fetches from (IMG-SHRINK-02), and read-back access to the object stores (
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass, field
-from http import server
-from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
-from conformance import Blocked, Failure, TargetError
+from conformance import Blocked, Failure, NeedsUnmet, TargetUnreachable, UrlRefused
 from conformance.config import Settings, Target
-from conformance.host import Redactor, parse_json
-from conformance.host.http import HostHTTP, record_exchange
+from conformance.host import parse_json
+from conformance.host.http import HostHTTP
 from conformance.suites.compression import images
 
 
@@ -128,6 +126,8 @@ class ImageServer:
     """Plain HTTP on 127.0.0.1 for loopback targets: serves generated images and records what was fetched."""
 
     def __init__(self, files: dict[str, tuple[bytes, str]], token: str = "") -> None:
+        from http import server  # only loopback targets get one: a remote target's run never loads it (~5 ms)
+
         self.files = files
         self.token = token
         self.hits: list[str] = []
@@ -174,56 +174,82 @@ class StoredObject:
     cache_control: str | None
 
 
+class StoreUnreadable(NeedsUnmet):
+    """The harness could not read a store back (unreachable, its own credentials refused, the store failing, the
+    endpoint refused by the host's URL policy): the object store is a prerequisite of the check, not the target, so
+    the check is skipped with the reason, never failed."""
+
+    def __init__(self, store: str, key: str, reason: str) -> None:
+        need, option = STORE_NEEDS[store]
+        super().__init__(f"{need}: reading {key} back failed ({reason})", option)
+        self.reason = reason
+
+
+STORE_NEEDS = {
+    "objstore_a": (
+        "an objstore_a (S3 API) bucket the harness can read",
+        "--objstore-a-bucket with CONFORMANCE_OBJSTORE_A_ACCESS_KEY_ID and CONFORMANCE_OBJSTORE_A_SECRET_ACCESS_KEY",
+    ),
+    "objstore_b": (
+        "an objstore_b (GCS) bucket the harness can read",
+        "--objstore-b-bucket with CONFORMANCE_OBJSTORE_B_ACCESS_TOKEN",
+    ),
+}
+
+
+def _read_as_absent(written: list[str], key: str) -> None:
+    """A key the store said it does not hold needs no deleting at cleanup (a refusal case's key, most of them: one
+    request less each)."""
+    if key in written:
+        written.remove(key)
+
+
+def _s3_error_code(response: httpx.Response) -> str | None:
+    """The ``<Error><Code>`` of an S3 error answer (None: no XML body, as for HEAD or some 404s)."""
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(response.content)
+    except ElementTree.ParseError:
+        return None
+    code = root.findtext("Code") if root.tag.rpartition("}")[2] == "Error" else None
+    return code.strip() if code else None
+
+
 @dataclass
 class S3Store:
-    """objstore_a: an S3 API bucket read with boto3 (the harness's own credentials)."""
+    """objstore_a: an S3 API bucket read back with the harness's own credentials: requests signed with botocore's
+    SigV4 signer, sent by the host's client (its TLS trust, timeouts, URL guard, evidence and redaction)."""
 
     endpoint: str | None
     region: str
     bucket: str
     access_key_id: str
     secret_access_key: str
-    ca_bundle: Path | None
-    redactor: Redactor
+    http: HostHTTP
     written: list[str] = field(default_factory=list)
-    _client: Any = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, redactor: Redactor) -> S3Store | None:
+    def from_settings(cls, settings: Settings, http: HostHTTP) -> S3Store | None:
         """The configured bucket, or None when its bucket or credentials are not set."""
         get = settings.get
         if not (get("objstore_a_bucket") and get("objstore_a_access_key_id") and get("objstore_a_secret_access_key")):
             return None
-        redactor.add_secret(get("objstore_a_secret_access_key"))
+        http.redactor.add_secret(get("objstore_a_secret_access_key"))
         return cls(
             endpoint=get("objstore_a_endpoint"),
             region=get("objstore_a_region", "us-east-1"),
             bucket=get("objstore_a_bucket"),
             access_key_id=get("objstore_a_access_key_id"),
             secret_access_key=get("objstore_a_secret_access_key"),
-            ca_bundle=get("ca_bundle"),
-            redactor=redactor,
+            http=http,
         )
 
-    def client(self) -> Any:
-        import boto3
-        from botocore.config import Config
-
-        if self._client is not None:
-            return self._client
-        self._client = boto3.client(
-            "s3",
-            endpoint_url=self.endpoint,
-            region_name=self.region,
-            aws_access_key_id=self.access_key_id,
-            aws_secret_access_key=self.secret_access_key,
-            verify=str(self.ca_bundle) if self.ca_bundle else True,
-            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 2}, connect_timeout=5),
-        )
-        return self._client
-
-    def store_options(self, key: str, **overrides: Any) -> dict[str, Any]:
-        self.written.append(key)
+    def store_options(self, key: str, *, record: bool = True, **overrides: Any) -> dict[str, Any]:
+        """Valid store options writing ``key``, with ``overrides``; ``record``: delete it at cleanup (False when the
+        overrides send the target elsewhere, so that it cannot have been written)."""
+        if record:
+            self.written.append(key)
         options = {
             "service": "objstore_a",
             "objstore_a_access_key_id": self.access_key_id,
@@ -234,49 +260,51 @@ class S3Store:
         options.update(overrides)
         return {k: v for k, v in options.items() if v is not None}
 
-    def get(self, key: str) -> StoredObject | None:
-        from botocore.exceptions import BotoCoreError, ClientError
+    def object_url(self, key: str) -> str:
+        """Path-style, as the sandbox's Location: ``{endpoint}/{bucket}/{key}`` (AWS's regional endpoint when none
+        is configured); the key quoted as boto3 quotes it."""
+        endpoint = (self.endpoint or f"https://s3.{self.region}.amazonaws.com").rstrip("/")
+        return f"{endpoint}/{self.bucket}/{quote(key, safe='/~')}"
 
-        client = self.client()
-        url = f"{client.meta.endpoint_url.rstrip('/')}/{self.bucket}/{key}"
-        started = time.monotonic()
+    def _signed(self, method: str, key: str) -> tuple[str, dict[str, str]]:
+        """The URL and the SigV4 headers of a bodiless request. The signature is registered as a secret before the
+        request leaves: a store that echoes it (S3's SignatureDoesNotMatch answer does) never shows it in a report.
+        """
         try:
-            found = client.get_object(Bucket=self.bucket, Key=key)
-            body = found["Body"].read()
-        except ClientError as exc:
-            self._record(url, exc.response, None, started)
-            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-                return None
-            raise TargetError(f"objstore_a read of {key}: {exc}") from None
-        except BotoCoreError as exc:
-            self._record(url, {}, None, started, error=str(exc))
-            raise TargetError(f"objstore_a read of {key}: {exc}") from None
-        self._record(url, found, body, started)
-        return StoredObject(body, found.get("ContentType"), found.get("CacheControl"))
+            from botocore.auth import S3SigV4Auth
+            from botocore.awsrequest import AWSRequest
+            from botocore.credentials import Credentials
+        except ImportError:
+            raise StoreUnreadable("objstore_a", key, "botocore is not installed: pip install botocore") from None
+        url = self.object_url(key)
+        request = AWSRequest(method=method, url=url, headers={})
+        S3SigV4Auth(Credentials(self.access_key_id, self.secret_access_key), "s3", self.region).add_auth(request)
+        headers = {name: str(value) for name, value in request.headers.items()}
+        self.http.redactor.add_secret(headers["Authorization"].rpartition("Signature=")[2])
+        return url, headers
 
-    def _record(
-        self, url: str, answer: dict[str, Any], body: bytes | None, started: float, error: str | None = None
-    ) -> None:
-        """The read-back as evidence: boto3 talks to the store itself, so its exchange is recorded by hand."""
-        metadata = answer.get("ResponseMetadata", {})
-        record_exchange(
-            self.redactor,
-            method="GET",
-            url=url,
-            status=metadata.get("HTTPStatusCode"),
-            request_headers={"Authorization": "AWS4-HMAC-SHA256 (signed by boto3)"},
-            response_headers=metadata.get("HTTPHeaders", {}),
-            response_body=body,
-            elapsed_s=time.monotonic() - started,
-            error=error,
-            client="boto3",
-        )
+    def get(self, key: str) -> StoredObject | None:
+        """The object, or None when the store says it does not exist (NoSuchKey). Anything else that keeps the
+        harness from reading it raises :class:`StoreUnreadable`."""
+        url, headers = self._signed("GET", key)
+        try:
+            response = self.http.get(url, headers=headers)
+        except (TargetUnreachable, UrlRefused) as exc:
+            raise StoreUnreadable("objstore_a", key, str(exc)) from None
+        if response.status_code == 200:
+            headers_in = response.headers
+            return StoredObject(response.content, headers_in.get("content-type"), headers_in.get("cache-control"))
+        code = _s3_error_code(response)
+        if response.status_code == 404 and code in (None, "NoSuchKey"):
+            _read_as_absent(self.written, key)
+            return None
+        raise StoreUnreadable("objstore_a", key, f"{response.status_code}" + (f" {code}" if code else ""))
 
     def cleanup(self) -> None:
-        client = self.client()
         for key in self.written:
             try:
-                client.delete_object(Bucket=self.bucket, Key=key)
+                url, headers = self._signed("DELETE", key)
+                self.http.delete(url, headers=headers)
             except Exception:  # cleanup is best effort; a leftover object is named by the run prefix
                 continue
 
@@ -300,8 +328,10 @@ class GcsStore:
         http.redactor.add_secret(get("objstore_b_access_token"))
         return cls(get("objstore_b_endpoint"), get("objstore_b_bucket"), get("objstore_b_access_token"), http)
 
-    def store_options(self, key: str, **overrides: Any) -> dict[str, Any]:
-        self.written.append(key)
+    def store_options(self, key: str, *, record: bool = True, **overrides: Any) -> dict[str, Any]:
+        """As :meth:`S3Store.store_options`."""
+        if record:
+            self.written.append(key)
         options = {
             "service": "objstore_b",
             "objstore_b_access_token": self.access_token,
@@ -311,21 +341,25 @@ class GcsStore:
         return {k: v for k, v in options.items() if v is not None}
 
     def _object_url(self, key: str) -> str:
-        from urllib.parse import quote
-
         return f"{self.endpoint.rstrip('/')}/storage/v1/b/{quote(self.bucket, safe='')}/o/{quote(key, safe='')}"
 
     def get(self, key: str) -> StoredObject | None:
+        """The object, or None when the store answers 404. Anything else that keeps the harness from reading it
+        raises :class:`StoreUnreadable`."""
         headers = {"Authorization": f"Bearer {self.access_token}"}
-        meta = self.http.get(self._object_url(key), headers=headers)
-        if meta.status_code == 404:
-            return None
-        if meta.status_code != 200 or not isinstance(json_body(meta), dict):
-            raise TargetError(f"objstore_b metadata read of {key} answered {meta.status_code}")
-        body = self.http.get(self._object_url(key), params={"alt": "media"}, headers=headers)
+        try:
+            meta = self.http.get(self._object_url(key), headers=headers)
+            if meta.status_code == 404:
+                _read_as_absent(self.written, key)
+                return None
+            info = json_body(meta)
+            if meta.status_code != 200 or not isinstance(info, dict):
+                raise StoreUnreadable("objstore_b", key, f"its metadata answered {meta.status_code}")
+            body = self.http.get(self._object_url(key), params={"alt": "media"}, headers=headers)
+        except (TargetUnreachable, UrlRefused) as exc:
+            raise StoreUnreadable("objstore_b", key, str(exc)) from None
         if body.status_code != 200:
-            raise TargetError(f"objstore_b read of {key} answered {body.status_code}")
-        info = parse_json(meta.content)
+            raise StoreUnreadable("objstore_b", key, f"its download answered {body.status_code}")
         return StoredObject(body.content, info.get("contentType"), info.get("cacheControl"))
 
     def cleanup(self) -> None:

