@@ -177,11 +177,12 @@ class StoredObject:
 class StoreUnreadable(NeedsUnmet):
     """The harness could not read a store back (unreachable, its own credentials refused, the store failing, the
     endpoint refused by the host's URL policy): the object store is a prerequisite of the check, not the target, so
-    the check is skipped with the reason, never failed."""
+    the check is skipped with the reason, never failed. The run is INCOMPLETE: a store that was configured but
+    could not be read leaves the storage rules undecided, which an ACCEPTED verdict would hide."""
 
     def __init__(self, store: str, key: str, reason: str) -> None:
         need, option = STORE_NEEDS[store]
-        super().__init__(f"{need}: reading {key} back failed ({reason})", option)
+        super().__init__(f"{need}: reading {key} back failed ({reason})", option, incomplete=True)
         self.reason = reason
 
 

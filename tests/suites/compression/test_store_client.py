@@ -125,6 +125,7 @@ def test_an_s3_store_the_harness_cannot_read_skips_the_check(answer: httpx.Respo
     with pytest.raises(StoreUnreadable) as raised:
         s3(lambda r: answer).get(KEY)
     assert isinstance(raised.value, NeedsUnmet) and raised.value.reason == shown
+    assert raised.value.incomplete  # configured, yet unreadable: the run says INCOMPLETE, not ACCEPTED
     assert "objstore_a" in raised.value.need and raised.value.option
 
 
