@@ -15,16 +15,24 @@ campaign create, a GET by id, a list page) in rounds, each way:
   reads each response's headers, created campaigns are remembered).
 
 It prints the median CPU (this process: the sandbox's CPU is its own) per request of each way and the differences.
-The sandbox's answers are the same each way, so the differences are the harness's.
+The sandbox's answers are the same each way, so the differences are the harness's. ``--other-clients`` adds, for
+reference, the same requests over the standard library's ``http.client`` and over urllib3 (when installed): what
+another transport's floor would be.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
 import statistics
 import time
 from collections.abc import Callable
+from json import dumps
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
@@ -42,7 +50,7 @@ COUNT_BODY = {
 }
 
 
-def mix(send: Callable[..., httpx.Response], base: str, auth: dict[str, str], run: str) -> int:
+def mix(send: Callable[..., Any], base: str, auth: dict[str, str], run: str) -> int:
     """The checks' kinds of request, 4 of them; returns how many were sent."""
     send("POST", f"{base}/v1/responses/input_tokens", json=COUNT_BODY, headers=auth)
     created = send(
@@ -64,6 +72,48 @@ def suites_mix(platform: PlatformApi, campaigns: CampaignsApi) -> int:
     return 4
 
 
+class _Answer:
+    """What :func:`mix` reads of an answer from a client that is not httpx."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def stdlib_sender(base: str, ca_bundle: Path | None) -> Callable[..., _Answer]:
+    """``http.client`` on one kept-alive TLS connection, reading each answer and its headers as a client must."""
+    url = urlsplit(base)
+    connection = http.client.HTTPSConnection(url.hostname or "", url.port, context=ssl_context(ca_bundle))
+
+    def send(method: str, target: str, *, headers: dict[str, str], json: Any = None, params: Any = None) -> _Answer:
+        path = urlsplit(target).path + (f"?{urlencode(params)}" if params else "")
+        body = None if json is None else dumps(json).encode()
+        sent = {**headers, **({"Content-Type": "application/json"} if body is not None else {})}
+        connection.request(method, path, body=body, headers=sent)
+        response = connection.getresponse()
+        dict(response.getheaders())
+        return _Answer(response.read())
+
+    return send
+
+
+def urllib3_sender(ca_bundle: Path | None) -> Callable[..., _Answer] | None:
+    try:
+        import urllib3
+    except ImportError:
+        return None
+    pool = urllib3.PoolManager(ssl_context=ssl_context(ca_bundle))
+
+    def send(method: str, target: str, *, headers: dict[str, str], json: Any = None, params: Any = None) -> _Answer:
+        response = pool.request(method, target, headers=headers, json=json, fields=params)
+        dict(response.headers)
+        return _Answer(response.data)
+
+    return send
+
+
 def one_round(one: Callable[[], int], requests: int, *, in_check: bool) -> float:
     """CPU seconds per request of one round of ``requests`` requests (this thread: the sandbox is another process)."""
     record = _context.begin(("BENCH-01",)) if in_check else None
@@ -81,6 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=400, help="requests per round")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--other-clients", action="store_true", help="add http.client and urllib3 for reference")
     args = parser.parse_args()
     with running_stack(services=["platform"]) as stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")} | stack.settings
@@ -98,6 +149,13 @@ def main() -> None:
             "HostHTTP": (lambda: mix(host.request, target.base_url, target.auth, run), True),
             "suites": (lambda: suites_mix(platform, campaigns), True),
         }
+        if args.other_clients:
+            ca_bundle = settings.get("ca_bundle")
+            stdlib = stdlib_sender(target.base_url, ca_bundle)
+            ways["http.client"] = (lambda: mix(stdlib, target.base_url, target.auth, run), False)
+            pooled = urllib3_sender(ca_bundle)
+            if pooled is not None:
+                ways["urllib3"] = (lambda: mix(pooled, target.base_url, target.auth, run), False)
         rounds: dict[str, list[float]] = {name: [] for name in ways}
         try:
             # Ways alternate round by round (the machine's load moves); the first round warms up and is not counted.
@@ -114,7 +172,7 @@ def main() -> None:
             bare.close()
             host.close()
             LEDGERS.clear()
-    floor, outside, hosted, suites = (cost[name] for name in ways)
+    floor, outside, hosted, suites = (cost[name] for name in ("httpx", "no check", "HostHTTP", "suites"))
     print(
         f"the host adds {(hosted - floor) * 1e6:.0f} µs per request to httpx's {floor * 1e6:.0f} µs (recording the"
         f" exchange into the running check: {(hosted - outside) * 1e6:.0f} µs of it); the suites' wrappers add"
