@@ -15,6 +15,8 @@ SHIPPED = {
     "py.typed",
     "schemas/report.schema.json",
     "suites/auth/login_steps.toml",
+    "suites/platform/images/red-64x32.png",
+    "suites/platform/images/red-2048x1024.png",
     "reference/rule_groups.toml",
     *(f"reference/{service}/mutants.toml" for service in SERVICE_PACKAGES),
     "report/templates/report.html.j2",

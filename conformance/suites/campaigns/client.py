@@ -191,11 +191,13 @@ def walk_after(
         if stop_at is not None and stop_at in ids:
             return seen
         if not body["has_more"]:
-            if ids or cursor is not None:
-                end = page(api, order=order, limit=limit, after=ids[-1] if ids else cursor)
+            # Nothing may follow the last item. An empty page already shows it: asking after its cursor again would
+            # send the very same request.
+            if ids:
+                end = page(api, order=order, limit=limit, after=ids[-1])
                 expect(
                     not end["data"],
-                    f"after-walk ({order}, limit {limit}): has_more was false, but after {ids[-1] if ids else cursor} "
+                    f"after-walk ({order}, limit {limit}): has_more was false, but after {ids[-1]} "
                     f"{len(end['data'])} more item(s) follow",
                 )
             return seen

@@ -5,7 +5,7 @@ that talk to a target."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,10 +95,18 @@ def _show(statuses: range | tuple[int, ...]) -> str:
 CLIENT_ERROR = range(400, 500)
 
 
-def rate_limit_problems(response: httpx.Response) -> list[str]:
-    """RL-01 on one response: integers, remaining ≤ limit, reset values are Go durations."""
+def header_values(response: httpx.Response) -> dict[str, str]:
+    """The response's headers by lower-case name, a repeated one joined by ", " as ``Headers.get`` answers it. Read
+    once per response: each lookup in httpx's ``Headers`` scans and decodes every header, and the ledger looks up a
+    dozen names in every answer of a run."""
+    return dict(response.headers.items())
+
+
+def rate_limit_problems(response: httpx.Response | Mapping[str, str]) -> list[str]:
+    """RL-01 on one response (or its :func:`header_values`): integers, remaining ≤ limit, reset values are Go
+    durations."""
     problems: list[str] = []
-    headers = response.headers
+    headers = header_values(response) if isinstance(response, httpx.Response) else response
     for group in (*PAIRS, PROJECT):
         limit_name, remaining_name, reset_name = group
         values: dict[str, int] = {}
@@ -118,9 +126,11 @@ def rate_limit_problems(response: httpx.Response) -> list[str]:
     return problems
 
 
-def project_header_problems(response: httpx.Response) -> list[str]:
-    """RL-05 on one response: the three project-token headers appear together or not at all."""
-    present = [name for name in PROJECT if name in response.headers]
+def project_header_problems(response: httpx.Response | Mapping[str, str]) -> list[str]:
+    """RL-05 on one response (or its :func:`header_values`): the three project-token headers appear together or not
+    at all."""
+    headers = header_values(response) if isinstance(response, httpx.Response) else response
+    present = [name for name in PROJECT if name in headers]
     if present and len(present) != len(PROJECT):
         return [f"project-token headers without {', '.join(sorted(set(PROJECT) - set(present)))}"]
     return []
@@ -139,12 +149,13 @@ class RateLimitLedger:
     overloaded: httpx.Response | None = None  # the first 503 seen (RL-04 judges it when no fault switch is set)
 
     def absorb(self, response: httpx.Response) -> httpx.Response:
+        headers = header_values(response)
         self.responses += 1
-        self.with_headers += any(name.lower().startswith("x-ratelimit-") for name in response.headers)
-        self.with_project_headers += PROJECT[0] in response.headers
+        self.with_headers += any(name.startswith("x-ratelimit-") for name in headers)
+        self.with_project_headers += PROJECT[0] in headers
         if response.status_code == 503 and self.overloaded is None:
             self.overloaded = response
-        for rule_id, found in (("RL-01", rate_limit_problems(response)), ("RL-05", project_header_problems(response))):
+        for rule_id, found in (("RL-01", rate_limit_problems(headers)), ("RL-05", project_header_problems(headers))):
             if found and len(self.problems[rule_id]) < 10:  # a few examples say enough
                 self.problems[rule_id].append(f"{describe(response)[:70]}: {'; '.join(found)}")
         return response

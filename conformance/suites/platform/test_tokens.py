@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import base64
-import io
+from pathlib import Path
 from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
-from PIL import Image
 
 from conformance import expect, fail, observe, rule
 from conformance.suites._cases import Attack, AttackRun, attack_table
@@ -52,10 +51,14 @@ def count(api: PlatformApi, body: dict[str, Any], what: str) -> int:
     return value
 
 
+# Solid red (200, 30, 30) RGB PNGs, as Pillow encodes them: shipped, not encoded on every run (the large one costs
+# ~25 ms of CPU to compress); tests/suites/platform/test_images.py pins their pixels.
+IMAGES = Path(__file__).with_name("images")
+
+
 def png_data_url(width: int, height: int) -> str:
-    buffer = io.BytesIO()
-    Image.new("RGB", (width, height), (200, 30, 30)).save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    png = (IMAGES / f"red-{width}x{height}.png").read_bytes()
+    return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
 def image_message(url: str, detail: str) -> list[dict[str, Any]]:
