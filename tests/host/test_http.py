@@ -128,6 +128,26 @@ def test_gzip_bodies_arrive_decoded() -> None:
     assert client.get("https://t.example/").json() == {"a": 1}
 
 
+def test_answer_headers_arrive_as_sent_less_the_content_encoding() -> None:
+    """The response handed back keeps each header's bytes as received (repeated ones apart, a UTF-8 value as
+    it came) and drops only Content-Encoding (the body is already decoded): nothing is decoded and encoded again."""
+    import gzip
+
+    sent = [
+        (b"Content-Encoding", b"gzip"),
+        (b"Set-Cookie", b"a=1"),
+        (b"Set-Cookie", b"b=2"),
+        (b"X-Name", "café".encode()),
+        (b"Content-Type", b"application/json"),
+    ]
+    client = mock(lambda r: httpx.Response(200, content=gzip.compress(b'{"a": 1}'), headers=sent))
+    response = client.get("https://t.example/")
+    assert response.json() == {"a": 1}
+    assert response.headers.raw[:4] == sent[1:]
+    assert response.headers.get_list("set-cookie") == ["a=1", "b=2"] and response.headers["x-name"] == "café"
+    assert "content-encoding" not in response.headers
+
+
 def test_record_exchange_attaches_redacted_evidence() -> None:
     from conformance.host._redact import Redactor
     from conformance.host.http import record_exchange
