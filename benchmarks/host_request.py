@@ -5,9 +5,11 @@ exchange (guard, pace, httpx's client, the cookie jar, the size cap, the recorde
 
 The target is an in-process ``httpx.MockTransport`` that answers at once, so every microsecond counted is the
 harness's: a sign-in like a form login (redirects that set cookies, an HTML page, a form post) and API calls with a
-bearer token (JSON answers), inside a running check (each exchange recorded and redacted, as in a real run). It
-prints the median CPU time per request over ``--repeat`` rounds. Compare two checkouts by running it with each one's
-package first on ``PYTHONPATH``; the figure leaves out the transport (h11, TLS), which a real run also pays.
+bearer token (JSON answers), inside a running check (each exchange recorded and redacted, as in a real run), with
+the cyclic collector's threshold a run sets (conformance._gc). It prints the median CPU time per request over
+``--repeat`` rounds. Compare two checkouts by running one copy of this file with each checkout's
+``.venv/bin/python`` (its editable install wins over ``PYTHONPATH``); the figure leaves out the transport (h11,
+TLS), which a real run also pays.
 
 A second figure is closer to an auth run: every sign-in has its own authorization URL (state, PKCE challenge) and
 callback, the answers carry a server's usual headers, and the run learns new secrets as it goes (each code and
@@ -17,6 +19,7 @@ token), so the redactor indexes new forms every few requests, as it does against
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import secrets
 import statistics
@@ -26,6 +29,7 @@ from collections.abc import Callable
 import httpx
 
 from conformance import _context
+from conformance._gc import GEN0_THRESHOLD
 from conformance.host._guard import UrlGuard
 from conformance.host._pace import Pacer
 from conformance.host._redact import Redactor
@@ -128,6 +132,9 @@ def measure(scenario: Callable[[HostHTTP], int], requests: int, repeat: int) -> 
 
 
 def main() -> None:
+    # As in a certification run (conformance._gc): the youngest generation is collected every GEN0_THRESHOLD
+    # allocations, so what a request leaves for the collector costs what it costs in a run.
+    gc.set_threshold(GEN0_THRESHOLD, *gc.get_threshold()[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=5)
