@@ -23,14 +23,17 @@ the exit stays frozen.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
-from collections.abc import Generator
+import sys
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
 
 GEN0_THRESHOLD = 20_000
 _EXIT_HOOKED = False
+_GOVERNED = 0  # active runs in this process (a pytester run may run inside another)
 
 
 def govern(config: pytest.Config) -> None:
@@ -39,12 +42,15 @@ def govern(config: pytest.Config) -> None:
 
     Call from a ``tryfirst`` pytest_configure: cleanups run last-registered first, so this one then runs after the
     one pytest registers for its final ``gc.collect()``, which stays cheap."""
-    global _EXIT_HOOKED
+    global _EXIT_HOOKED, _GOVERNED
     previous = gc.get_threshold()
     if previous[0] != 0:  # 0 means automatic collection was turned off: leave it so
         gc.set_threshold(max(previous[0], GEN0_THRESHOLD), *previous[1:])
+    _GOVERNED += 1
 
     def restore() -> None:
+        global _GOVERNED
+        _GOVERNED -= 1
         gc.unfreeze()
         gc.set_threshold(*previous)
 
@@ -58,6 +64,24 @@ def govern(config: pytest.Config) -> None:
 def freeze_collected() -> None:
     """Move every object alive now (what collection imported and built) to the permanent generation."""
     gc.freeze()
+
+
+@contextlib.contextmanager
+def long_lived(module: str) -> Iterator[None]:
+    """Around the first import of ``module``, which builds much that lives until the run ends (the ``mcp`` SDK's
+    pydantic models, at the first tool listing), in an active run: no collection while it is built (each would walk
+    the young objects it is being built from: ~25 ms of an auth run), then what is alive is frozen, as what
+    collection built is. Elsewhere (no active run, the module already imported, or the collector turned off) it
+    changes nothing."""
+    if not _GOVERNED or module in sys.modules or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 class _FreezeAfterReports:

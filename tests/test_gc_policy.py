@@ -41,3 +41,45 @@ def test_a_plain_pytest_run_keeps_the_collector_as_it_is(pytester: pytest.Pytest
     pytester.runpytest_inprocess("-p", "no:cacheprovider", "test_probe.py")
     seen = json.loads((pytester.path / "gc.json").read_text())
     assert seen == {"frozen": 0, "threshold": list(before)}
+
+
+LONG_LIVED_PROBE = """
+import gc, json, sys, types
+from conformance import _gc
+
+def test_probe():
+    before = gc.get_freeze_count()
+    with _gc.long_lived("probe_models"):  # as the first tool listing imports the mcp SDK
+        paused = not gc.isenabled()
+        sys.modules["probe_models"] = module = types.ModuleType("probe_models")
+        module.models = [[i] for i in range(5000)]
+    frozen = gc.get_freeze_count() - before
+    with _gc.long_lived("probe_models"):  # imported already: nothing to pause or freeze
+        again = not gc.isenabled()
+    with open("gc.json", "w") as out:
+        json.dump({"paused": paused, "frozen": frozen, "again": again, "enabled": gc.isenabled()}, out)
+    del sys.modules["probe_models"]
+"""
+
+
+def test_the_first_import_of_the_sdk_is_built_without_collections_and_then_frozen(pytester: pytest.Pytester) -> None:
+    """In a run, the models the mcp SDK builds at the first tool listing are not walked by collections while they
+    are built, nor afterwards (frozen, as what collection built); the collector is on again after it."""
+    pytester.makepyfile(test_probe=LONG_LIVED_PROBE)
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "test_probe.py"
+    )
+    assert result.ret in (0, 1, 5), result.stdout.str()[-2000:]
+    seen = json.loads((pytester.path / "gc.json").read_text())
+    assert seen == {"paused": True, "frozen": seen["frozen"], "again": False, "enabled": True}
+    assert seen["frozen"] >= 5000
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_outside_a_run_an_import_leaves_the_collector_alone() -> None:
+    from conformance import _gc
+
+    before = gc.get_freeze_count()
+    with _gc.long_lived("conformance_probe_not_imported"):
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == before

@@ -161,9 +161,11 @@ class Transfer:
     def done(self, response: httpx.Response) -> httpx.Response:
         """The answer, its body read: the check's evidence for it is on its extensions (``exchange_of``)."""
         decoded = bytes(self.body)
-        # The body is already decoded; drop Content-Encoding so httpx does not decode it twice. The raw bytes: a
-        # hostile target's non-ASCII header value reaches the check as sent, and never fails re-encoding here.
-        headers = [(k, v) for k, v in response.headers.raw if k.lower() != b"content-encoding"]
+        # The body is already decoded; drop Content-Encoding so httpx does not decode it twice. A copy of the headers
+        # as received (their bytes, not decoded and encoded again: half the cost of building this response).
+        headers = httpx.Headers(response.headers)
+        if "content-encoding" in headers:
+            del headers["content-encoding"]
         final = httpx.Response(
             status_code=response.status_code,
             headers=headers,
@@ -174,6 +176,7 @@ class Transfer:
         recorded = self._record(response, error=None, body=decoded)
         if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
             final.extensions[RESPONSE_EXTENSION] = recorded
+        _release(response)
         return final
 
     def _record(
@@ -185,6 +188,13 @@ class Transfer:
         return record_httpx_exchange(
             redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
         )
+
+
+def _release(response: httpx.Response) -> None:
+    """Break the reference cycle of a streamed answer once read, closed and recorded (httpx's stream wrapper holds
+    its response): it is freed at once by reference counting, with its request, headers and transport objects
+    (~40 objects per request), instead of by the cyclic collector (~20 us per request of collections, issue 19)."""
+    response.stream = httpx.ByteStream(b"")
 
 
 def _shown(client: _Client, method: str, url: str) -> str:

@@ -66,8 +66,20 @@ def new_pkce(length: int = 64) -> PkcePair:
     """A fresh S256 pair; the verifier has ``length`` (43..128) characters from the unreserved set."""
     if not 43 <= length <= 128:
         raise ValueError("an RFC 7636 code_verifier has 43 to 128 characters")
-    verifier = "".join(secrets.choice(PKCE_CHARSET) for _ in range(length))
+    verifier = random_text(length, PKCE_CHARSET)
     return PkcePair(verifier=verifier, challenge=s256(verifier))
+
+
+def random_text(length: int, alphabet: str) -> str:
+    """``length`` characters drawn uniformly and independently from ``alphabet`` (at most 256 characters), like
+    ``secrets.choice`` for each, from a few reads of the OS's random source instead of one per character (a
+    system call each: ~10 ms of an auth run's CPU). A byte at or above the largest multiple of the alphabet's
+    size is dropped, so that no character is likelier than another."""
+    usable = 256 - 256 % len(alphabet)
+    drawn: list[str] = []
+    while len(drawn) < length:
+        drawn += [alphabet[byte % len(alphabet)] for byte in secrets.token_bytes(length) if byte < usable]
+    return "".join(drawn[:length])
 
 
 # -- scopes and redirect mode ----------------------------------------------------------------------------------

@@ -67,7 +67,10 @@ def list_tools(
     http: HostHTTP, url: str, *, vendor: str, token: str | None = None, authenticated: bool = False
 ) -> Listing:
     """tools/list the SDK's way (a real host's session); raises McpSessionError (TargetError) when refused."""
-    from conformance.host.mcp_session import McpSession  # the SDK: loaded by the first check that lists tools
+    from conformance import _gc
+
+    with _gc.long_lived("conformance.host.mcp_session"):  # the SDK: loaded by the first check that lists tools
+        from conformance.host.mcp_session import McpSession
 
     with McpSession(http, url, token=token) as session:
         found = session.list_tools()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import collections
 import hashlib
 import json
 import re
@@ -18,13 +19,14 @@ from hypothesis import strategies as st
 
 from conformance import _context
 from conformance._exceptions import ConfigError
-from conformance.host import InvalidResponse
+from conformance.host import InvalidResponse, oauth
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import REDACTED
 from conformance.host.asmeta import AsMetadata
 from conformance.host.http import HostHTTP
 from conformance.host.identity import ASSERTION_TYPE, HostIdentity, HostKey
 from conformance.host.oauth import (
+    PKCE_CHARSET,
     AuthorizationRequest,
     AuthorizationResponseRejected,
     ClientRegistry,
@@ -98,6 +100,23 @@ def test_pkce_length_bounds_and_uniqueness() -> None:
         with pytest.raises(ValueError):
             new_pkce(bad)
     assert len({new_pkce().verifier for _ in range(20)}) == 20
+
+
+def test_random_text_draws_every_character_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each byte the OS gives picks one character; bytes past the largest multiple of the alphabet's size are
+    dropped (a plain ``byte % 66`` would make the first 58 characters likelier than the last 8)."""
+    reads: list[int] = []
+
+    def every_byte_once(n: int) -> bytes:
+        reads.append(n)
+        return bytes(range(256))[:n] if len(reads) == 1 else bytes(range(n))
+
+    monkeypatch.setattr(oauth.secrets, "token_bytes", every_byte_once)
+    assert len(PKCE_CHARSET) == 66
+    text = oauth.random_text(256, PKCE_CHARSET)
+    assert len(text) == 256 and reads[0] == 256 and len(reads) >= 2  # 58 bytes of 256 dropped: read again
+    first = collections.Counter(text[:198])
+    assert set(first) == set(PKCE_CHARSET) and set(first.values()) == {3}
 
 
 # -- scopes and redirect mode ----------------------------------------------------------------------------------
