@@ -37,6 +37,8 @@ class StackContext:
     mutants: frozenset[str] = frozenset()
     # (requests, window seconds) for the services that limit their request rate (the platform sandbox); None: none
     request_limit: tuple[int, float] | None = None
+    # PEM of the RSA key the IdP signs with; None: the IdP makes a fresh one at start (see running_stack)
+    idp_signing_key: Path | None = None
     # Ports already handed to this stack's services: none of them is bound until the services start, so the OS may
     # offer one twice; two services on one port would have one answer the other's health URL (same CA, same path).
     given_ports: set[int] = field(default_factory=set)

@@ -3,6 +3,7 @@ and when its parent is killed."""
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import stat
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from conformance._exceptions import ConfigError
 from conformance.config import all_options
@@ -163,3 +166,21 @@ def test_a_stack_never_gives_two_services_the_same_port(tmp_path: Path, monkeypa
     monkeypatch.setattr(_service, "free_port", lambda host="127.0.0.1": next(offered))
     ctx = _service.StackContext(tmp_path, tmp_path / "ca.pem", tmp_path / "cert.pem", tmp_path / "key.pem")
     assert [ctx.port(), ctx.port()] == [49701, 49702]
+
+
+def test_an_idp_given_a_signing_key_signs_with_it(tmp_path: Path) -> None:
+    """running_stack(idp_signing_key=...) (tests/matrix/stacks.py gives every case's IdP one key made once): the IdP
+    publishes that key, not one of its own."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key_file = tmp_path / "idp-key.pem"
+    key_file.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
+    modulus = key.public_key().public_numbers().n
+    with (
+        running_stack(services=["idp"], data_dir=tmp_path / "stack", idp_signing_key=key_file) as stack,
+        https_client(stack) as client,
+    ):
+        origin = next(s for s in stack.services if s.name == "idp").health_url.rsplit("/", 1)[0]
+        jwks_uri = client.get(f"{origin}/.well-known/openid-configuration").json()["jwks_uri"]
+        keys = client.get(jwks_uri).json()["keys"]
+    published = [int.from_bytes(base64.urlsafe_b64decode(k["n"] + "=" * (-len(k["n"]) % 4)), "big") for k in keys]
+    assert published == [modulus]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import ssl
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
@@ -19,6 +18,7 @@ import httpx
 
 from conformance.host.addresses import is_internal, unmapped
 
+from ._tls import client_context
 from .engine import sniff
 
 MAX_SOURCE_BYTES = 25 * 1024 * 1024
@@ -50,18 +50,12 @@ def _check_address(host: str, port: int, policy: SourcePolicy) -> None:
             raise SourceError("the source URL points to a private or loopback address")
 
 
-def _ssl_context(policy: SourcePolicy) -> ssl.SSLContext:
-    context = ssl.create_default_context()
-    if policy.ca_file:
-        context.load_verify_locations(policy.ca_file)
-    return context
-
-
 def fetch_source(url: object, policy: SourcePolicy) -> bytes:
     """The image bytes at ``url``, or SourceError."""
     if not isinstance(url, str) or len(url) > 2048:
         raise SourceError("source.url must be a URL string")
-    with httpx.Client(timeout=policy.timeout_s, verify=_ssl_context(policy), follow_redirects=False) as client:
+    verify = client_context(policy.ca_file)
+    with httpx.Client(timeout=policy.timeout_s, verify=verify, follow_redirects=False) as client:
         for _ in range(MAX_REDIRECTS + 1):
             try:
                 parts = urlsplit(url)

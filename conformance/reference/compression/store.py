@@ -11,7 +11,6 @@ import functools
 import json
 import re
 import secrets
-import ssl
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -21,6 +20,7 @@ import httpx
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ._tls import client_context
 from .errors import ServiceError
 
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
@@ -172,13 +172,6 @@ def _write_a(request: StoreRequest, data: bytes, mime: str, config: StoreConfig)
     return stored_url(request, config)
 
 
-def _ssl_context(ca_file: str | None) -> ssl.SSLContext:
-    context = ssl.create_default_context()
-    if ca_file:
-        context.load_verify_locations(ca_file)
-    return context
-
-
 def _write_b(request: StoreRequest, data: bytes, mime: str, config: StoreConfig) -> str:
     endpoint = config.objstore_b_endpoint
     if not endpoint:
@@ -202,7 +195,7 @@ def _write_b(request: StoreRequest, data: bytes, mime: str, config: StoreConfig)
         "Content-Type": f"multipart/related; boundary={boundary}",
     }
     try:
-        with httpx.Client(timeout=20, verify=_ssl_context(config.ca_file)) as client:
+        with httpx.Client(timeout=20, verify=client_context(config.ca_file)) as client:
             response = client.post(url, content=body, headers=headers)
     except httpx.HTTPError as exc:
         raise StoreError(502, "BadGateway", "The object store is unreachable") from exc

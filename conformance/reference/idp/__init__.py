@@ -127,6 +127,8 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
         "accounts": [{k: v for k, v in vars(a).items() if v is not None} for a in layout.accounts],
         "mutants": mutants,
     }
+    if ctx.idp_signing_key is not None:
+        config["signing_key_file"] = str(ctx.idp_signing_key)
     config_file = ctx.data_dir / "idp-config.json"
     write_private(config_file, json.dumps(config, indent=2))
     alice, bob = layout.accounts[0], layout.accounts[1]

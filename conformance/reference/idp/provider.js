@@ -148,7 +148,10 @@ function negotiateCimdMethod(ctx, client) {
 }
 
 // ---------------------------------------------------------------------------------------------- provider
-const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+// The key the stack gives (a test suite starting many stacks makes one for all), else a fresh one.
+const privateKey = config.signing_key_file
+  ? crypto.createPrivateKey(fs.readFileSync(config.signing_key_file))
+  : crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
 const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: crypto.randomUUID(), use: 'sig', alg: 'RS256' };
 
 const scopes = [...config.scopes];
