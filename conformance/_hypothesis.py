@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from conformance._cache import cache_dir
+from conformance._rewrite import unmark
 
 PROFILE = "conformance"
 
@@ -61,9 +62,8 @@ def skip_assertion_rewriting(config: Any) -> None:
     (``_hypothesis_pytestplugin``, loaded before this runs) and every check's asserts are untouched. Must run
     before the suites import Hypothesis (``pytest_configure``); a no-op if pytest's rewrite hook is not active.
     """
-    marked = getattr(config.pluginmanager.rewrite_hook, "_must_rewrite", None)
-    if isinstance(marked, set) and "hypothesis" not in sys.modules:
-        marked.discard("hypothesis")
+    if "hypothesis" not in sys.modules:
+        unmark(config.pluginmanager.rewrite_hook, "hypothesis")
 
 
 def drop_idle_summary_hook(config: Any) -> None:
