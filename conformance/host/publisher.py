@@ -326,6 +326,7 @@ def _handler_for(publisher: Publisher) -> Callable[..., BaseHTTPRequestHandler]:
         server_version = "conformance-publisher/0.1"
         protocol_version = "HTTP/1.1"
         timeout = 10  # a stalled client must not hold a thread forever
+        disable_nagle_algorithm = True  # see below
 
         def setup(self) -> None:
             super().setup()

@@ -22,7 +22,10 @@ import sys
 from collections.abc import Callable, Iterable
 from functools import partial
 from http import server
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from werkzeug.serving import BaseWSGIServer
 
 S3_USER = "conformance-store"
 _S3_ACTIONS = ["s3:PutObject", "s3:PutObjectAcl", "s3:GetObject", "s3:GetObjectAcl", "s3:ListBucket", "s3:DeleteObject"]
@@ -65,12 +68,24 @@ def build_s3_app(access_key_id: str, secret: str, buckets: Iterable[str]) -> Cal
 
 
 def serve_s3(host: str, port: int, certfile: str, keyfile: str) -> None:
-    from werkzeug.serving import run_simple
-
     access_key_id = os.environ["OBJSTORE_A_ACCESS_KEY_ID"]
     secret = os.environ["OBJSTORE_A_SECRET_ACCESS_KEY"]
     app = build_s3_app(access_key_id, secret, _env_list("OBJSTORE_A_BUCKETS"))
-    run_simple(host, port, app, threaded=True, ssl_context=(certfile, keyfile))
+    make_wsgi_server(host, port, app, (certfile, keyfile)).serve_forever()
+
+
+def make_wsgi_server(
+    host: str, port: int, app: Callable[..., Any], ssl_context: tuple[str, str] | None
+) -> BaseWSGIServer:
+    """werkzeug's threaded server for ``app``, its connections without Nagle's algorithm: it keeps them alive
+    (HTTP/1.1) and writes an answer's head and body apart, so with Nagle on the body would wait for the client's
+    delayed ACK of the head (13 ms per request to the S3 store on loopback, against 1.7 ms without)."""
+    from werkzeug.serving import WSGIRequestHandler, make_server
+
+    class Handler(WSGIRequestHandler):
+        disable_nagle_algorithm = True
+
+    return make_server(host, port, app, threaded=True, request_handler=Handler, ssl_context=ssl_context)
 
 
 def make_gcs_server(
