@@ -23,6 +23,14 @@ Timing: time before the first check is from the process start to the first check
 plugin; official: the earliest ``timestamp`` in its ``checks.json`` files, which are stamped when a check is
 decided, so this favours it slightly); per check is the span from the first to the last check over the number of
 checks minus one. CPU times depend on the machine's load: the script prints the load average before and after.
+
+Under load, the ratio of the medians moves with whichever run a busy moment fell on; the script also prints the
+median of the per-pair ratios (each of our runs against the official run just before it), which cancels most of
+that. For ours it splits the CPU by phase (``_phase_cpu``: start-up before the first check, the checks, the end of
+the run: redaction pass and reports), and prints, measured apart in a fresh process under the run's collector
+policy, what importing the ``mcp`` SDK's client costs (paid by the first check that lists tools; design.md
+requires the real SDK session): the fixed costs a run pays whatever its checks, against the official CLI's whole
+run.
 """
 
 from __future__ import annotations
@@ -56,6 +64,11 @@ class Run:
     per_check: float
     checks: int
     note: str
+    phases: tuple[float, float, float] | None = None  # ours: CPU of start-up, checks, finish (in-process)
+
+    @property
+    def cpu_per_check(self) -> float:
+        return self.cpu / self.checks
 
 
 def children_cpu() -> float:
@@ -97,23 +110,52 @@ def run_official(home: Path, url: str, ca: str, out: Path, npx: bool) -> Run:
 
 
 def run_ours(env: dict[str, str], suites: str, out: Path) -> Run:
-    times = out / "times"
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_first_check", "-q"]
+    times, phase_file = out / "times", out / "phases"
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_first_check", "-p", "_phase_cpu", "-q"]
     command += ["--suite", suites, "--report-dir", str(out / "report")]
     out.mkdir(parents=True)
+    env = {**env, "BENCH_CHECK_TIMES": str(times), "BENCH_PHASE_CPU": str(phase_file)}
     cpu0, started = children_cpu(), time.time()
-    subprocess.run(command, env={**env, "BENCH_CHECK_TIMES": str(times)}, cwd=out, capture_output=True, check=False)
+    subprocess.run(command, env=env, cwd=out, capture_output=True, check=False)
     wall, cpu = time.time() - started, children_cpu() - cpu0
     spans = sorted(tuple(map(float, line.split())) for line in times.read_text().splitlines())
     verdict = json.loads((out / "report" / "report.json").read_text())["verdict"]["reason"]
     per_check = (spans[-1][1] - spans[0][1]) / max(len(spans) - 1, 1)
-    return Run(wall, cpu, spans[0][0] - started, per_check, len(spans), verdict)
+    checks_cpu, finish_cpu, total_cpu = map(float, phase_file.read_text().split())
+    phases = (total_cpu - checks_cpu - finish_cpu, checks_cpu, finish_cpu)
+    return Run(wall, cpu, spans[0][0] - started, per_check, len(spans), verdict, phases)
+
+
+# What a run has imported when its first check lists tools (pytest, httpx, the host and the suites' modules), then the
+# SDK's client the way that check imports it (conformance._gc's policy: threshold of a run, collector paused).
+SDK_IMPORT = """
+import gc, time
+from conformance._gc import GEN0_THRESHOLD
+gc.set_threshold(GEN0_THRESHOLD, *gc.get_threshold()[1:])
+import pytest, httpx, httpcore, jsonschema, jwt
+import conformance.plugin, conformance.host.http, conformance.host.mcp, conformance.suites._linking
+import conformance.suites._tool_access
+from conformance import _gc
+started = time.process_time()
+with _gc.long_lived("conformance.host.mcp_session"):
+    import conformance.host.mcp_session
+print(time.process_time() - started)
+"""
+
+
+def sdk_import_cpu(runs: int = 3) -> float:
+    """Median CPU seconds of importing the SDK's client (conformance.host.mcp_session) in a fresh process."""
+    found = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-c", SDK_IMPORT], capture_output=True, text=True, check=True)
+        found.append(float(done.stdout.split()[-1]))
+    return statistics.median(found)
 
 
 def show(name: str, run: Run) -> None:
     print(
         f"  {name:9s} wall {run.wall:5.2f} s, CPU {run.cpu:5.2f} s, first check at {run.first:4.2f} s,"
-        f" {run.checks} checks, {run.per_check * 1000:4.0f} ms/check, CPU {run.cpu / run.checks * 1000:3.0f} ms/check;"
+        f" {run.checks} checks, {run.per_check * 1000:4.0f} ms/check, CPU {run.cpu_per_check * 1000:3.0f} ms/check;"
         f" {run.note}",
         flush=True,
     )
@@ -150,10 +192,20 @@ def main() -> None:
             f"  {name:9s} wall {median(runs, 'wall'):5.2f} s, CPU {median(runs, 'cpu'):5.2f} s,"
             f" first check at {median(runs, 'first'):4.2f} s, {median(runs, 'checks'):.0f} checks,"
             f" {median(runs, 'per_check') * 1000:4.0f} ms/check,"
-            f" CPU {statistics.median(r.cpu / r.checks for r in runs) * 1000:3.0f} ms/check"
+            f" CPU {statistics.median(r.cpu_per_check for r in runs) * 1000:4.1f} ms/check"
         )
     ratios = {f: median(ours, f) / median(official, f) for f in ("wall", "cpu", "first", "per_check")}
     print("  ours / official: " + ", ".join(f"{f} {r:.2f}x" for f, r in ratios.items()))
+    paired = statistics.median(o.cpu_per_check / f.cpu_per_check for o, f in zip(ours, official, strict=True))
+    print(f"  CPU per check, ours / official, median of the {args.runs} pairs: {paired:.2f}x")
+    startup, checks, finish = (statistics.median(r.phases[i] for r in ours if r.phases) for i in range(3))
+    sdk = sdk_import_cpu()
+    checks_n = statistics.median(r.checks for r in ours)
+    print(
+        f"  ours by phase (in-process CPU): start-up {startup:.2f} s, checks {checks:.2f} s"
+        f" (of which the mcp SDK import, measured apart: {sdk:.2f} s), finish {finish:.2f} s;"
+        f" the checks' own work {(checks - sdk) / checks_n * 1000:.1f} ms/check"
+    )
 
 
 if __name__ == "__main__":
