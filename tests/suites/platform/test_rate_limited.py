@@ -19,7 +19,6 @@ import httpx
 
 from conformance.reference.platform.errors import ApiError
 from conformance.reference.platform.settings import MAIN_KEY, KeySpec, SandboxSettings
-from conformance.reference.stack import running_stack
 from conformance.testing import RunResult
 from tests._forked import forked_harness
 from tests.reference.platform.live import serving
@@ -28,10 +27,11 @@ from tests.suites.platform._rl03_flag import FLAG_ENV
 LIMIT, WINDOW_S = 120, 3.0
 
 
-def certify(report_dir: Path) -> RunResult:
-    with running_stack(services=["platform"]) as stack:
+def certify(data_dir: Path, report_dir: Path) -> RunResult:
+    """The unlimited run: the same sandbox, served the same way, without the request limit."""
+    with serving(data_dir, tls=True) as sandbox:
         report_dir.mkdir(parents=True)
-        return forked_harness(["--suite", "platform,campaigns", "-q"], report_dir, env=stack.settings, timeout=600)
+        return forked_harness(["--suite", "platform,campaigns", "-q"], report_dir, env=sandbox.settings, timeout=600)
 
 
 class BurstClock:
@@ -93,7 +93,7 @@ def certify_limited(tmp_path: Path, report_dir: Path) -> RunResult:
 
 
 def test_reference_certifies_under_a_low_request_limit(tmp_path: Path) -> None:
-    unlimited = certify(tmp_path / "unlimited")
+    unlimited = certify(tmp_path / "unlimited-data", tmp_path / "unlimited")
     limited = certify_limited(tmp_path, tmp_path / "limited")
     shown = "\n".join(f"{r['rule']}: {r['status']} {r['message'][:200]}" for r in limited.report["results"])
     assert limited.exit_code == 0 and limited.report["verdict"]["accepted"], shown + limited.stdout[-2000:]
