@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from tests._serving import serve_http
+from tests._serving import POLL_S, serve_http
 
 PLATFORM_KEY = "pk-test-preflight-0123456789"
 COMPRESSION_KEY = "ck-test-preflight-9876543210"
@@ -182,7 +182,7 @@ def test_a_throttling_or_garbled_target_is_a_problem_line_not_a_crash(
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Throttling)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
     thread.start()
     try:
         url = f"http://127.0.0.1:{httpd.server_address[1]}"
