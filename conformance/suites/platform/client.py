@@ -147,7 +147,6 @@ class RateLimitLedger:
     with_project_headers: int = 0
     problems: dict[str, list[str]] = field(default_factory=lambda: {"RL-01": [], "RL-05": []})
     overloaded: httpx.Response | None = None  # the first 503 seen (RL-04 judges it when no fault switch is set)
-    sampled: bool = False  # RL-01 or RL-05 added a response of every kind (test_ratelimits._sample)
 
     def absorb(self, response: httpx.Response) -> httpx.Response:
         headers = header_values(response)
@@ -226,6 +225,8 @@ class PlatformApi:
     http: HostHTTP
     target: Target
     model: str
+    # RL-01 or RL-05 added a response of every kind to the ledger in this run (test_ratelimits._sample)
+    sampled: bool = field(default=False, init=False)
 
     def headers(self, api_key: str | None = None) -> dict[str, str]:
         if api_key is None:

@@ -1,5 +1,5 @@
 """RL-01 and RL-05 each add a response of every kind to their target's ledger before judging it, but only once per
-target between them: a second round spent the throttle key's small window (3 requests against the reference
+target and run between them: a second round spent the throttle key's small window (3 requests against the reference
 sandbox) down to the host's reserve, and the host then waited for the window's reset (issue 19)."""
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ URL = "https://platform-sampling.example"
 
 @dataclass
 class Api:
-    """What _sample uses of PlatformApi; every request answered 200 and fed to the ledger, as PlatformApi does."""
+    """What _sample uses of PlatformApi (the run's, one per target); every request answered 200 and fed to the
+    ledger, as PlatformApi does."""
 
     target: Target
+    sampled: bool = False
     sent: list[str] = field(default_factory=list)
 
     def body(self, **fields: Any) -> dict[str, Any]:
@@ -37,7 +39,7 @@ class Api:
         return self._answer(f"GET {path}")
 
 
-def test_the_ledger_is_sampled_once_per_target() -> None:
+def test_the_ledger_is_sampled_once_per_target_and_run() -> None:
     settings = {"platform_throttle_api_key": "throttled", "platform_fault_api_key": "faulty"}
     api = Api(Target(name="platform", base_url=URL))
     try:
@@ -49,6 +51,9 @@ def test_the_ledger_is_sampled_once_per_target() -> None:
         other = Api(Target(name="platform", base_url=URL + ":8443"))
         test_ratelimits._sample(other, settings)  # type: ignore[arg-type]  # a fleet's other target: its own
         assert len(other.sent) == 6
+        again = Api(Target(name="platform", base_url=URL))
+        test_ratelimits._sample(again, settings)  # type: ignore[arg-type]  # another run in this process: its own
+        assert len(again.sent) == 6
     finally:
         LEDGERS.pop(URL, None)
         LEDGERS.pop(URL + ":8443", None)
