@@ -35,16 +35,17 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture
 def timed_waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
-    """Every selector wait with a positive timeout made on a thread other than the test's: (thread, timeout)."""
+    """Every selector wait with a positive timeout made on a thread started during the test: (thread, timeout).
+    Threads that were already running (the test's own, other fixtures' servers) are not the servers under test."""
     waits: list[tuple[str, float]] = []
-    here = threading.get_ident()
+    before = {t.ident for t in threading.enumerate()}
     for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector", "KqueueSelector"):
         cls = getattr(selectors, name, None)
         if cls is None:
             continue
 
         def spy(self: Any, timeout: float | None = None, _select: Callable[..., Any] = cls.select) -> Any:
-            if threading.get_ident() != here and timeout is not None and timeout > 0:
+            if threading.get_ident() not in before and timeout is not None and timeout > 0:
                 waits.append((threading.current_thread().name, timeout))
             return _select(self, timeout)
 
