@@ -27,6 +27,8 @@ def accepted_socket_option(server_port: int, client_port: int, level: int, optio
                 os.close(duplicate)
                 continue
             with sock:
+                if sock.family not in (socket.AF_INET, socket.AF_INET6):  # a Unix socket has no port (socketpairs)
+                    continue
                 if sock.getsockname()[1] == server_port and sock.getpeername()[1] == client_port:
                     return sock.getsockopt(level, option)
     raise LookupError(f"no socket of this process connects port {server_port} to client port {client_port}")

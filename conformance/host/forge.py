@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from conformance.host import _json as target_json
 from conformance.host._redact import Redactor
+from conformance.host._serving import ServingThread
 
 DEFAULT_LIFETIME_S = 300
 CLOCK_MARGIN_S = 3600  # far beyond any reasonable leeway a server grants for exp / nbf
@@ -273,7 +274,7 @@ class JwksServer:
         context.load_cert_chain(str(certfile), str(keyfile))
         # The handshake runs in the handler thread, so a client that never speaks TLS cannot stall accept().
         self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True, do_handshake_on_connect=False)
-        self._thread: threading.Thread | None = None
+        self._thread: ServingThread | None = None
 
     @property
     def origin(self) -> str:
@@ -285,19 +286,15 @@ class JwksServer:
         return f"{self.origin}/jwks.json"
 
     def start(self) -> JwksServer:
-        # A short poll interval keeps stop() fast (shutdown waits for the serve loop to notice).
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="jwks-server", daemon=True
-        )
-        self._thread.start()
+        self._thread = ServingThread(self._httpd, "jwks-server").start()  # stops at once, not at the next poll
         return self
 
     def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._httpd.server_close()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.stop()  # closes the server
+        else:
+            self._httpd.server_close()
 
     def __enter__(self) -> JwksServer:
         return self.start()

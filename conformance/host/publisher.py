@@ -27,6 +27,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from conformance._exceptions import ConfigError
 from conformance.host._redact import Redactor
+from conformance.host._serving import ServingThread
 from conformance.host.exchange import now_stamp, record_exchange
 from conformance.host.identity import HostIdentity, HostKey
 
@@ -88,7 +89,7 @@ class Publisher:
     _overrides: dict[str, _Override] = field(default_factory=dict, init=False, repr=False)
     _cond: threading.Condition = field(default_factory=threading.Condition, init=False, repr=False)
     _server: ThreadingHTTPServer | None = field(default=None, init=False, repr=False)
-    _thread: threading.Thread | None = field(default=None, init=False, repr=False)
+    _thread: ServingThread | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Any, redactor: Redactor | None = None, **overrides: Any) -> Publisher:
@@ -135,21 +136,18 @@ class Publisher:
             self.identity = HostIdentity(
                 base_url=base, key=self.key or HostKey.generate(), redirect_base=self.redirect_base
             )
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="cimd-publisher", daemon=True
-        )
-        self._thread.start()
+        self._thread = ServingThread(server, "cimd-publisher").start()  # stops at once, not at the next poll
         return self
 
     def stop(self) -> None:
         server, self._server = self._server, None
         if server is None:
             return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.stop()  # closes the server
+        else:
+            server.server_close()
 
     def __enter__(self) -> Publisher:
         try:

@@ -3,7 +3,6 @@ target fetches from (IMG-SHRINK-02), and read-back access to the object stores (
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -128,6 +127,8 @@ class ImageServer:
     def __init__(self, files: dict[str, tuple[bytes, str]], token: str = "") -> None:
         from http import server  # only loopback targets get one: a remote target's run never loads it (~5 ms)
 
+        from conformance.host._serving import ServingThread
+
         self.files = files
         self.token = token
         self.hits: list[str] = []
@@ -152,16 +153,14 @@ class ImageServer:
 
         self.httpd = server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
+        self.thread = ServingThread(self.httpd, "image-server").start()  # stops at once, not at the next poll
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.thread.stop()  # closes the server
 
 
 # --- object stores the harness reads back ---------------------------------------------------------------------

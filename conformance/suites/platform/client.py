@@ -225,6 +225,8 @@ class PlatformApi:
     http: HostHTTP
     target: Target
     model: str
+    # RL-01 or RL-05 added a response of every kind to the ledger in this run (test_ratelimits._sample)
+    sampled: bool = field(default=False, init=False)
 
     def headers(self, api_key: str | None = None) -> dict[str, str]:
         if api_key is None:
