@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -28,29 +27,11 @@ from pathlib import Path
 
 from conformance.reference.stack import running_stack
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness_cpu import children_cpu, group_cpu  # a sibling script, not a package
+
 HERE = Path(__file__).resolve().parent
-TICK = os.sysconf("SC_CLK_TCK")
 FIGURES = ("wall", "harness CPU", "services CPU", "target-asked waits", "rest")
-
-
-def group_cpu(pgids: list[int]) -> float:
-    """CPU seconds (user + system) of every live process in these process groups (Linux /proc)."""
-    total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) in pgids:  # fields after "(comm)": state ppid pgrp ...; utime stime are 12, 13
-            total += int(fields[11]) + int(fields[12])
-    return total / TICK
-
-
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
