@@ -1,8 +1,9 @@
 """Test servers on 127.0.0.1 on a thread, always stopped: a plain-HTTP one with a free port (serve_http, serving),
-and a uvicorn-style one already configured (serving_on_thread)."""
+any socketserver already bound (running), and a uvicorn-style one already configured (serving_on_thread)."""
 
 from __future__ import annotations
 
+import socketserver
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -10,9 +11,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-# How often a stdlib server's serve_forever() looks whether shutdown() was called (its default, 0.5 s, is how long
-# each stop could wait); a wake-up every 50 ms costs nothing measurable.
-POLL_S = 0.05
+from conformance.host._serving import ServingThread
 
 
 @contextmanager
@@ -23,16 +22,21 @@ def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
 
 
 @contextmanager
-def serving(server: ThreadingHTTPServer) -> Iterator[str]:
-    """Run an already bound plain-HTTP ``server`` (on 127.0.0.1) until the block ends; yields its origin."""
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
-    thread.start()
-    try:
+def serving(server: socketserver.TCPServer) -> Iterator[str]:
+    """Run an already bound plain-HTTP ``server`` (on 127.0.0.1) until the block ends, on the harness's own serving
+    thread (it stops at once: ``serve_forever`` waits for its next poll); yields its origin."""
+    with running(server):
         yield f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@contextmanager
+def running(server: socketserver.BaseServer, name: str = "test-server") -> Iterator[None]:
+    """Serve ``server`` (bound and listening) on a :class:`ServingThread` until the block ends, then close it."""
+    thread = ServingThread(server, name).start()
+    try:
+        yield
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+        thread.stop()
 
 
 @contextmanager

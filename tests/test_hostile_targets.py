@@ -27,7 +27,7 @@ import trustme
 from conformance.rules import RULES
 from conformance.testing import RunResult, run_harness
 from tests._forked import forked_harness
-from tests._serving import POLL_S
+from tests._serving import running
 
 PLATFORM_KEY = "sk-hostile-platform-3f9a1c7e5d2b"
 COMPRESSION_KEY = "hostile-compression-8e2d4c6a0b1f"
@@ -208,13 +208,8 @@ def hostile_server(request: pytest.FixtureRequest, ca: trustme.CA) -> Iterator[s
     server = _HostileServer(answers, plausible_discovery)
     if plausible_discovery:
         server.serve_tls(ca)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
-    thread.start()
-    try:
+    with running(server, "hostile-target"):
         yield server.base
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _run_all_suites(base: str, report_dir: Path, ca: trustme.CA, *extra: str, real: bool = True) -> RunResult:

@@ -32,7 +32,7 @@ import pytest
 import trustme
 
 from conformance.testing import run_harness
-from tests._serving import POLL_S
+from tests._serving import running
 from tests.report.har_schema import validate_har
 
 # Characters that every encoding changes (`/`, `+`, `&`, `"`, `<`, non-ASCII where a header does not carry it).
@@ -247,13 +247,8 @@ def echo_server(request: pytest.FixtureRequest) -> Iterator[tuple[_EchoServer, t
     ca = trustme.CA()
     server = _EchoServer(ca)
     server.userinfo, server.workers = request.param
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
-    thread.start()
-    try:
+    with running(server, "echo-server"):
         yield server, ca
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_no_secret_reaches_any_output_in_any_encoding(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import secrets
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from conformance.host.login import (
 )
 from conformance.host.oauth import parse_callback
 from conformance.host.publisher import CallbackHit
+from tests._serving import running
 
 USER, PASSWORD = "alice", "correct horse"
 REDIRECT = "https://host.example/oauth/callback"
@@ -434,14 +434,8 @@ def fake_as_server() -> Iterator[FakeAS]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     fake.base = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
+    with running(server, "fake-as"):
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def test_browser_driver_runs_the_same_steps_in_chromium(fake_as_server: FakeAS) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import ssl
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,6 +19,7 @@ from conformance import TargetUnreachable
 from conformance.host._guard import UrlGuard
 from conformance.host.http import HostHTTP, own_ssl_context, ssl_context
 from conformance.host.mtls import MtlsMaterial, make_client_leaf, make_mtls_material, san_dns_names
+from tests._serving import running
 
 DNS_NAME = "connector.host.example"
 
@@ -115,14 +115,8 @@ def mtls_server(
     httpd = Quiet(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True, do_handshake_on_connect=False)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with running(httpd, "mtls-server"):
         yield f"https://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        thread.join(timeout=5)
-        httpd.server_close()
 
 
 def _get(url: str, ca: Path, cert: tuple[str, str] | None) -> str:

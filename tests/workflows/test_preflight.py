@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from conformance.cli import main
-from tests._serving import POLL_S, serve_http
+from tests._serving import serve_http
 
 PLATFORM_KEY = "pk-test-preflight-0123456789"
 COMPRESSION_KEY = "ck-test-preflight-9876543210"
@@ -181,19 +180,11 @@ def test_a_throttling_or_garbled_target_is_a_problem_line_not_a_crash(
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Throttling)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    with serve_http(Throttling) as url:
         clean_env.chdir(tmp_path)
         clean_env.setenv("CONFORMANCE_PLATFORM_API_KEY", PLATFORM_KEY)
         clean_env.setenv("CONFORMANCE_COMPRESSION_API_KEY", COMPRESSION_KEY)
         code = main(["doctor", "--allow-insecure-loopback", "--platform-url", url, "--compression-url", url])
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
     assert code == 1
     out = capsys.readouterr().out
     problems = [line for line in out.splitlines() if line.startswith("PROBLEM")]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import ssl
-import threading
 from collections.abc import Iterator
 from http import server
 from typing import Any
@@ -14,6 +13,7 @@ import httpx
 import pytest
 from PIL import Image
 
+from conformance.host._serving import ServingThread
 from tests.reference.compression.stack import Sandbox, Stores, running_sandbox, running_stores
 
 
@@ -89,14 +89,13 @@ class FileServer:
 
         self.httpd = server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._thread = ServingThread(self.httpd, "origin-server").start()
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._thread.stop()  # closes the server
 
 
 @pytest.fixture
