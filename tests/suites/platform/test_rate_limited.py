@@ -34,35 +34,50 @@ def certify(data_dir: Path, report_dir: Path) -> RunResult:
         return forked_harness(["--suite", "platform,campaigns", "-q"], report_dir, env=sandbox.settings, timeout=600)
 
 
-class BurstClock:
+class PausableClock:
+    """A sandbox limiter's clock (monotonic seconds) that can stand still: paused, it reads the instant it paused at;
+    resumed, it runs on at the real pace from that instant. Subclasses decide when (callers hold ``_lock``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._offset = 0.0
+        self._paused: float | None = None
+
+    def _pause(self) -> None:
+        if self._paused is None:
+            self._paused = time.monotonic() + self._offset
+
+    def _resume(self) -> None:
+        if self._paused is not None:
+            self._offset, self._paused = self._paused - time.monotonic(), None
+
+    def _read(self) -> float:
+        return self._paused if self._paused is not None else time.monotonic() + self._offset
+
+
+class BurstClock(PausableClock):
     """The limited sandbox's limiter clock: the real clock, except that it stands still from the first request made
     while ``flag`` exists (RL-03's check runs: _rl03_flag.py) until ``release()`` (the limiter's first 429 since) or
     the flag's removal, and then runs on from the instant it held. So RL-03 spends one window of the main key at
     whatever speed, and the 429 announces the window's full length, which then passes in real time."""
 
     def __init__(self, flag: Path) -> None:
+        super().__init__()
         self._flag = flag
-        self._lock = threading.Lock()
-        self._offset = 0.0
-        self._held: float | None = None
         self._released = False
 
     def __call__(self) -> float:
         with self._lock:
-            now = time.monotonic()
             if not self._released and self._flag.exists():
-                if self._held is None:
-                    self._held = now + self._offset
-                return self._held
-            if self._held is not None:  # time runs on from the held instant
-                self._offset, self._held = self._held - now, None
-            return now + self._offset
+                self._pause()
+            else:
+                self._resume()
+            return self._read()
 
     def release(self) -> None:
         with self._lock:
             self._released = True
-            if self._held is not None:  # time runs on from the held instant, from now
-                self._offset, self._held = self._held - time.monotonic(), None
+            self._resume()
 
 
 def certify_limited(tmp_path: Path, report_dir: Path) -> RunResult:
@@ -120,27 +135,20 @@ def test_reference_certifies_under_a_low_request_limit(tmp_path: Path) -> None:
     assert "Rate-limit waits" in html
 
 
-class HeldClock:
+class HeldClock(PausableClock):
     """The sandbox limiter's clock: ``hold()`` stops it until the next request is admitted, from which it runs on
     with the real clock. A window spent before a hold is still spent, with as much of it left, when the next
     client arrives, however long that client took to start."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._offset = 0.0
-        self._held: float | None = None
-
     def __call__(self) -> float:
         with self._lock:
-            now = time.monotonic()
-            if self._held is not None:  # the first request after the hold: time runs on from the held instant
-                self._offset, self._held = self._held - now, None
-            return now + self._offset
+            now = self._read()  # the first request after the hold: time runs on from the held instant
+            self._resume()
+            return now
 
     def hold(self) -> None:
-        now = self()
         with self._lock:
-            self._held = now
+            self._pause()
 
 
 def test_rl02_waits_for_a_window_with_room(tmp_path: Path) -> None:
