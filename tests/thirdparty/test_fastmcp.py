@@ -47,9 +47,18 @@ def fastmcp_targets(
     server = [str(fastmcp_python), str(HERE / "fastmcp" / "fastmcp_server.py")]
     server += ["--certfile", str(pki.cert), "--keyfile", str(pki.key)]
     targets: dict[str, FastMcpTarget] = {}
+    mcp_ports: list[int] = []
+    ports: list[int] = []  # every port handed out here, all distinct (the servers bind theirs after the providers)
+
+    def port() -> int:
+        while (found := free_port()) in ports:
+            pass
+        ports.append(found)
+        return found
+
     with contextlib.ExitStack() as stack:
         for config in TABLES:
-            op_port, mcp_port, other_port = free_port(), free_port(), free_port()
+            op_port, mcp_port, other_port = port(), port(), port()
             issuer = f"https://127.0.0.1:{op_port}" + ("" if config == "pathless" else "/oidc")
             url, alt = f"https://127.0.0.1:{mcp_port}/mcp", f"https://127.0.0.1:{other_port}/mcp"
             provider = [node, str(HERE / "fastmcp" / "stock_provider.mjs"), "--issuer", issuer, "--port", str(op_port)]
@@ -60,9 +69,10 @@ def fastmcp_targets(
             stack.enter_context(running(provider, ports=[op_port], log=log, env={"NODE_EXTRA_CA_CERTS": str(pki.ca)}))
             server += ["--serve", str(mcp_port), issuer, *([url] if config != "no-audience" else [])]
             targets[config] = FastMcpTarget(url, alt, config)
+            mcp_ports.append(mcp_port)
         # FastMCP fetches the providers' JWKS over TLS (httpx honours SSL_CERT_FILE).
-        ports = [int(t.url.split(":")[2].split("/")[0]) for t in targets.values()]
-        stack.enter_context(running(server, ports=ports, log=logs / "fastmcp.log", env={"SSL_CERT_FILE": str(pki.ca)}))
+        log = logs / "fastmcp.log"
+        stack.enter_context(running(server, ports=mcp_ports, log=log, env={"SSL_CERT_FILE": str(pki.ca)}))
         yield targets
 
 
