@@ -1,10 +1,10 @@
 """Issue 19: a run imports only what its checks need. A compression or platform run never loads the ``mcp`` SDK
 (~0.4 s), and a run without a Hypothesis-backed check never loads Hypothesis (~0.5 s, its end-of-run summary hook).
 
-Each case is a fresh ``pytest --collect-only`` process (collection imports every selected suite module; the end of
-the run calls the summary hooks) with a probe plugin that lists, at ``pytest_unconfigure``, which of the watched
-modules were loaded. The tool-server and platform cases are the controls: the probe sees those modules when they
-are loaded.
+Each case reads a fresh ``pytest --collect-only`` process (collection imports every selected suite module; the end
+of the run calls the summary hooks; the cases judging one configuration share its run) with a probe plugin that
+lists, at ``pytest_unconfigure``, which of the watched modules were loaded. The tool-server and platform cases are
+the controls: the probe sees those modules when they are loaded.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,13 +33,22 @@ PROBE = f"""
 import json, os, sys
 
 def pytest_unconfigure(config):
+    loaders = {{n: type(getattr(m, "__loader__", None)).__name__ for n, m in list(sys.modules.items())}}
+    suites = sorted(n for n, m in list(sys.modules.items()) if os.path.basename(getattr(m, "__file__", None) or "")
+                    .startswith("test_") and "suites" in (getattr(m, "__file__", None) or ""))
     with open(os.environ["PROBE_OUT"], "w", encoding="utf-8") as out:
-        json.dump([m for m in {WATCHED!r} if m in sys.modules], out)
+        json.dump({{
+            "loaded": [m for m in {WATCHED!r} if m in sys.modules],
+            "hypothesis": loaders.get("hypothesis.core"),
+            "suites": {{n: loaders[n] for n in suites}},
+        }}, out)
 """
 UNREACHABLE = "https://127.0.0.1:1"
 
 
-def loaded_by(tmp_path: Path, *args: str) -> list[str]:
+def probed_run(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """What the probe saw at the end of a fresh ``pytest --collect-only ARGS`` in ``tmp_path``: the watched modules
+    that were loaded (``loaded``), the loader of Hypothesis' core and of each suite check module."""
     (tmp_path / "_lazy_probe.py").write_text(PROBE)
     out = tmp_path / "loaded.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
@@ -47,48 +58,64 @@ def loaded_by(tmp_path: Path, *args: str) -> list[str]:
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "collected" in run.stdout
-    return list(json.loads(out.read_text()))
+    found: dict[str, Any] = json.loads(out.read_text())
+    return found
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., dict[str, Any]]:
+    """``probed_run`` with these arguments, each distinct argument list run once for the module: several tests judge
+    one run (the compression run's three, the platform run's three), each reading what it asserts on."""
+    runs: dict[tuple[str, ...], dict[str, Any]] = {}
+
+    def collect(*args: str) -> dict[str, Any]:
+        if args not in runs:
+            runs[args] = probed_run(tmp_path_factory.mktemp("collect"), *args)
+        return runs[args]
+
+    return collect
 
 
 @pytest.mark.parametrize(
     ("suite", "option"), [("compression", "--compression-url"), ("platform", "--platform-url")], ids=str
 )
-def test_a_run_without_a_tool_server_never_imports_the_mcp_sdk(tmp_path: Path, suite: str, option: str) -> None:
-    loaded = loaded_by(tmp_path, "--suite", suite, option, UNREACHABLE)
+def test_a_run_without_a_tool_server_never_imports_the_mcp_sdk(
+    collected: Callable[..., dict[str, Any]], suite: str, option: str
+) -> None:
+    loaded = collected("--suite", suite, option, UNREACHABLE)["loaded"]
     assert "mcp" not in loaded and "conformance.host.mcp" not in loaded
 
 
-def test_a_run_without_property_checks_never_imports_hypothesis(tmp_path: Path) -> None:
-    assert loaded_by(tmp_path, "--suite", "compression", "--compression-url", UNREACHABLE) == []
+def test_a_run_without_property_checks_never_imports_hypothesis(collected: Callable[..., dict[str, Any]]) -> None:
+    assert collected("--suite", "compression", "--compression-url", UNREACHABLE)["loaded"] == []
 
 
-def test_a_compression_run_loads_neither_an_s3_client_nor_the_image_server_to_collect(tmp_path: Path) -> None:
+def test_a_compression_run_loads_neither_an_s3_client_nor_the_image_server_to_collect(
+    collected: Callable[..., dict[str, Any]],
+) -> None:
     """botocore's signer loads when a store is read back (test_reading_the_s3_store_back_...), http.server when
     a loopback target gets the image server it fetches from: a remote target's run never starts one (~5 ms)."""
-    loaded = loaded_by(tmp_path, "--suite", "compression", "--compression-url", UNREACHABLE)
+    loaded = collected("--suite", "compression", "--compression-url", UNREACHABLE)["loaded"]
     assert not {"boto3", "botocore", "http.server"} & set(loaded)
 
 
-def test_a_platform_run_loads_only_its_own_validators(tmp_path: Path) -> None:
+def test_a_platform_run_loads_only_its_own_validators(collected: Callable[..., dict[str, Any]]) -> None:
     """Its checks import ``conformance.validate.platform``; the package loads the other validator modules (the auth
     ones: jsonschema, PyJWT, cryptography.x509, ~65 ms of CPU) only when one of their names is used. The compression
     case is in the test above; the control (an auth run loads them) in the next one."""
-    loaded = loaded_by(tmp_path, "--suite", "platform,campaigns", "--platform-url", UNREACHABLE)
+    loaded = collected("--suite", "platform,campaigns", "--platform-url", UNREACHABLE)["loaded"]
     assert "jsonschema" not in loaded and "conformance.validate.auth" not in loaded
 
 
-def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(tmp_path: Path) -> None:
+def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(
+    collected: Callable[..., dict[str, Any]],
+) -> None:
     # An auth run's collection loads the raw probes, not the SDK (its first check that lists tools does).
-    auth = loaded_by(tmp_path, "--suite", "auth", "--target-url", UNREACHABLE)
+    auth = collected("--suite", "auth", "--target-url", UNREACHABLE)["loaded"]
     assert {"conformance.host.mcp", "jsonschema", "conformance.validate.auth"} <= set(auth)
-    sdk = tmp_path / "sdk"
-    sdk.mkdir()
-    assert "mcp" in loaded_by(
-        sdk, "-p", "conformance.host.mcp_session", "--suite", "compression", "--compression-url", UNREACHABLE
-    )
-    platform = tmp_path / "platform"
-    platform.mkdir()
-    assert "hypothesis" in loaded_by(platform, "--suite", "platform", "--platform-url", UNREACHABLE)
+    sdk = collected("-p", "conformance.host.mcp_session", "--suite", "compression", "--compression-url", UNREACHABLE)
+    assert "mcp" in sdk["loaded"]
+    assert "hypothesis" in collected("--suite", "platform", "--platform-url", UNREACHABLE)["loaded"]
 
 
 def test_hypothesis_statistics_asked_for_are_still_printed(tmp_path: Path) -> None:
@@ -101,30 +128,12 @@ def test_hypothesis_statistics_asked_for_are_still_printed(tmp_path: Path) -> No
     assert "Hypothesis Statistics" in run.stdout
 
 
-REWRITE_PROBE = """
-import json, os, sys
-
-def pytest_unconfigure(config):
-    loaders = {n: type(getattr(m, "__loader__", None)).__name__ for n, m in list(sys.modules.items())}
-    suites = sorted(n for n, m in list(sys.modules.items()) if os.path.basename(getattr(m, "__file__", None) or "")
-                    .startswith("test_") and "suites" in (getattr(m, "__file__", None) or ""))
-    with open(os.environ["PROBE_OUT"], "w", encoding="utf-8") as out:
-        json.dump({"hypothesis": loaders.get("hypothesis.core"), "suites": {n: loaders[n] for n in suites}}, out)
-"""
-
-
-def test_hypothesis_is_imported_compiled_and_the_checks_still_rewritten(tmp_path: Path) -> None:
+def test_hypothesis_is_imported_compiled_and_the_checks_still_rewritten(
+    collected: Callable[..., dict[str, Any]],
+) -> None:
     """pytest would rewrite the asserts of all of Hypothesis (it ships a pytest plugin): ~0.5 s per run without
     bytecode caches. Hypothesis is loaded as compiled; the suites' check modules keep their rewritten asserts."""
-    (tmp_path / "_rewrite_probe.py").write_text(REWRITE_PROBE)
-    out = tmp_path / "loaded.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
-    env.update(PYTHONPATH=str(tmp_path), PROBE_OUT=str(out))
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_rewrite_probe", "--collect-only"]
-    command += ["-q", "--report-dir", str(tmp_path / "report"), "--suite", "platform", "--platform-url", UNREACHABLE]
-    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    loaded = json.loads(out.read_text())
+    loaded = collected("--suite", "platform", "--platform-url", UNREACHABLE)
     assert loaded["hypothesis"] == "SourceFileLoader"
     assert loaded["suites"] and set(loaded["suites"].values()) == {"AssertionRewritingHook"}, loaded["suites"]
 

@@ -32,6 +32,7 @@ import pytest
 import trustme
 
 from conformance.testing import run_harness
+from tests._forked import forked_harness
 from tests._serving import running
 from tests.report.har_schema import validate_har
 
@@ -110,6 +111,7 @@ class _EchoServer(ThreadingHTTPServer):
         self.issued: list[str] = []  # codes and tokens handed out: secrets learnt by the harness during the run
         self.userinfo = False
         self.workers = 0
+        self.real = True
 
     @property
     def base(self) -> str:
@@ -237,16 +239,19 @@ def _as_metadata(base: str) -> dict[str, Any]:
 
 
 @pytest.fixture(
-    params=[(True, 0), (False, 0), (False, 2)],
+    params=[(True, 0, True), (False, 0, False), (False, 2, False)],
     ids=["userinfo-in-target-url", "tokens-to-the-tool-server", "xdist"],
 )
 def echo_server(request: pytest.FixtureRequest) -> Iterator[tuple[_EchoServer, trustme.CA]]:
     """The server, with or without userinfo in the target URL (with it, httpx sends the userinfo as Basic
-    credentials instead of the access token), and the number of xdist workers to run with (the controller writes
-    the reports: it must learn the secrets the workers learnt)."""
+    credentials instead of the access token), the number of xdist workers to run with (the controller writes
+    the reports: it must learn the secrets the workers learnt), and whether the run is a real ``python -m pytest``
+    (the first: a fresh interpreter importing everything with the secrets in its environment, its stdout apart from
+    its stderr) or forked from the fork server (tests/_forked.py: both streams in one, which is all searched; the
+    xdist run's workers are fresh interpreters either way)."""
     ca = trustme.CA()
     server = _EchoServer(ca)
-    server.userinfo, server.workers = request.param
+    server.userinfo, server.workers, server.real = request.param
     with running(server, "echo-server"):
         yield server, ca
 
@@ -300,7 +305,7 @@ def test_no_secret_reaches_any_output_in_any_encoding(
         "CONFORMANCE_PUBLISHER_CERTFILE": str(tmp_path / "publisher.pem"),
         "CONFORMANCE_PUBLISHER_KEYFILE": str(tmp_path / "publisher.key"),
     }
-    result = run_harness(args, tmp_path, env=env, timeout=600)
+    result = (run_harness if server.real else forked_harness)(args, tmp_path, env=env, timeout=600)
     output = result.stdout + result.stderr
     assert "INTERNALERROR" not in output, output[-3000:]
     # The flow went far enough for every secret to travel: the password was posted, codes and tokens issued.

@@ -10,6 +10,7 @@ import pytest
 
 from conformance._session import SUITES_DIR
 from conformance._xdist import TargetScheduling, make_scheduler, target_scope
+from tests._forked import runpytest_forked
 
 
 def test_bundled_checks_are_grouped_by_target_wherever_the_node_id_is_relative_to() -> None:
@@ -89,13 +90,17 @@ def test_auto_starts_no_more_than_two_workers_per_core(
     assert _auto(pytester, *three) == 3  # a worker mostly waits on its target: 3 on 2 cores beat 2
 
 
-def test_auto_spawns_one_worker_per_target(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "4")
+# The runs below are forked from the fork server (tests/_forked.py): what is judged is the controller's choice of
+# workers and its header; the workers xdist starts are fresh interpreters as in any run.
+
+
+def test_auto_spawns_one_worker_per_target(pytester: pytest.Pytester) -> None:
+    env = {"PYTEST_XDIST_AUTO_NUM_WORKERS": "4"}
     args = ["-p", "no:cacheprovider", "--report-dir", "out", "-n", "auto", "-k", "no_such_check"]
-    two = pytester.runpytest_subprocess(*args, "--target-url", DEAD, "--platform-url", DEAD)
+    two = runpytest_forked(pytester, *args, "--target-url", DEAD, "--platform-url", DEAD, env=env)
     two.stdout.fnmatch_lines(["*created: 2/2 workers*"])
     two.stdout.no_fnmatch_line("*conformance: -n *")
-    one = pytester.runpytest_subprocess(*args, "--target-url", DEAD)
+    one = runpytest_forked(pytester, *args, "--target-url", DEAD, env=env)
     one.stdout.no_fnmatch_line("*created: *")
 
 
@@ -105,7 +110,7 @@ def test_explicit_workers_are_capped_to_the_targets(pytester: pytest.Pytester) -
 
     def run(*args: str) -> pytest.RunResult:
         base = ["-p", "no:cacheprovider", "--report-dir", "out", "-k", "no_such_check"]
-        return pytester.runpytest_subprocess(*base, *args)
+        return runpytest_forked(pytester, *base, *args)
 
     one = run("-n", "3", "--target-url", DEAD)
     one.stdout.fnmatch_lines(["conformance: -n 3 for 1 target(s): running no worker, in this process*"])

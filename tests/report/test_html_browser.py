@@ -52,8 +52,8 @@ def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def open_report(browser: Any, path: Path) -> Any:
-    """A page on the report that records what must never happen: console errors, dialogs, network requests."""
+def watched_page(browser: Any) -> Any:
+    """A page that records what must never happen: console errors, dialogs, network requests."""
     page = browser.new_page(viewport={"width": 1280, "height": 1700})
     problems: list[str] = []
     page.on(
@@ -68,15 +68,32 @@ def open_report(browser: Any, path: Path) -> Any:
     page.on("dialog", on_dialog)
     page.on("request", lambda r: None if r.url.startswith(("file:", "data:")) else problems.append(f"request: {r.url}"))
     page.problems = problems
-    page.goto(path.as_uri(), wait_until="load")
     return page
 
 
-@pytest.fixture
-def page(browser: Any, report_file: Path) -> Iterator[Any]:
-    page = open_report(browser, report_file)
+def load(page: Any, path: Path) -> Any:
+    """``path`` freshly loaded in a watched page (a full navigation: no script state, filter, scroll or fragment of
+    an earlier load survives it; screen media), with no problem recorded yet. The report keeps nothing in storage or
+    cookies."""
+    page.emulate_media(media="null")
+    page.problems.clear()
+    page.goto(path.as_uri(), wait_until="load")
+    assert page.url == path.as_uri()
+    return page
+
+
+@pytest.fixture(scope="module")
+def report_page(browser: Any) -> Iterator[Any]:
+    """One watched page for the tests on a report, each loading its report in it: a new page is a new renderer
+    process (~0.5 s of CPU), a load in this one costs about half."""
+    page = watched_page(browser)
     yield page
     page.close()
+
+
+@pytest.fixture
+def page(report_page: Any, report_file: Path) -> Any:
+    return load(report_page, report_file)
 
 
 def check_report_page(page: Any, report: dict[str, Any]) -> None:
@@ -103,7 +120,7 @@ def check_report_page(page: Any, report: dict[str, Any]) -> None:
     assert page.problems == []
 
 
-def test_a_real_full_run(browser: Any, demo_run: tuple[int, Path, str]) -> None:
+def test_a_real_full_run(report_page: Any, demo_run: tuple[int, Path, str]) -> None:
     source = Path(os.environ.get(REAL_REPORT_VAR) or demo_run[1] / "report.json")
     if not source.is_file():
         pytest.skip(f"no real run's report.json at {source} (python3 run.py demo writes one; or set {REAL_REPORT_VAR})")
@@ -115,12 +132,11 @@ def test_a_real_full_run(browser: Any, demo_run: tuple[int, Path, str]) -> None:
     write_html(
         RunReport.from_json(report), path
     )  # rendered now, by this writer, whatever wrote the report.html beside it
-    page = open_report(browser, path)
     try:
+        page = load(report_page, path)
         check_report_page(page, report)
         page.screenshot(path=str(REPORTS / "report-screenshot-full-run.png"))
     finally:
-        page.close()
         path.unlink()
 
 
@@ -204,11 +220,10 @@ def test_print_expands_everything(page: Any) -> None:
     assert page.locator("#toolbar").is_hidden()
 
 
-def test_a_fleet_is_paginated_and_deep_links_reach_any_page(browser: Any, tmp_path: Path) -> None:
+def test_a_fleet_is_paginated_and_deep_links_reach_any_page(report_page: Any, tmp_path: Path) -> None:
     path = tmp_path / "fleet.html"
     write_html(RunReport.from_json(build_report(1200)), path)
-    page = browser.new_page()
-    page.goto(path.as_uri(), wait_until="load")
+    page = load(report_page, path)
     shown = page.locator("#shown").inner_text()
     assert shown.startswith("Showing 1200 of 1200 results") and "on this page" in shown
     visible_before = page.locator(".result:visible").count()
@@ -220,11 +235,9 @@ def test_a_fleet_is_paginated_and_deep_links_reach_any_page(browser: Any, tmp_pa
     expect(page.locator("#shown")).not_to_contain_text(shown)
     assert page.locator(".result:visible").count() > visible_before
     last = page.evaluate("document.querySelector('#rule-list > article:last-child .result:last-child').id")
-    page.close()
-    page = browser.new_page()
+    page.goto("about:blank")  # the deep link is then a new document's load, not a jump within this one
     page.goto(f"{path.as_uri()}#{last}", wait_until="load")
     assert page.locator(f"[id='{last}']").is_visible()  # it was on the last page
-    page.close()
 
 
 def test_a_matrix_count_filters_to_its_suite_and_status(page: Any) -> None:
@@ -236,7 +249,7 @@ def test_a_matrix_count_filters_to_its_suite_and_status(page: Any) -> None:
     assert page.problems == []
 
 
-def test_compare_marks_changes_without_breaking_the_page(browser: Any, tmp_path: Path) -> None:
+def test_compare_marks_changes_without_breaking_the_page(report_page: Any, tmp_path: Path) -> None:
     """--compare: the changes section is shown, its links reach the changed rules, and the page stays clean (no
     console error, no request: the policy still lets only the inline assets in)."""
     old, new = build_report(), build_report()
@@ -244,13 +257,10 @@ def test_compare_marks_changes_without_breaking_the_page(browser: Any, tmp_path:
     passed["status"], passed["message"] = "failed", "now broken"
     path = tmp_path / "report.html"
     write_html(RunReport.from_json(new), path, RunReport.from_json(old))
-    page = open_report(browser, path)
-    try:
-        section = page.get_by_role("region", name="Changes since the compared run")
-        assert section.is_visible()
-        section.get_by_role("link", name=passed["rule"], exact=True).click()
-        result = page.locator(f"article[id='{passed['rule']}'] .chg-regression").first
-        assert result.is_visible() and result.inner_text() == "regression: was passed"
-        check_report_page(page, new)
-    finally:
-        page.close()
+    page = load(report_page, path)
+    section = page.get_by_role("region", name="Changes since the compared run")
+    assert section.is_visible()
+    section.get_by_role("link", name=passed["rule"], exact=True).click()
+    result = page.locator(f"article[id='{passed['rule']}'] .chg-regression").first
+    assert result.is_visible() and result.inner_text() == "regression: was passed"
+    check_report_page(page, new)

@@ -32,39 +32,53 @@ class FastMcpTarget:
     config: str
 
 
-@pytest.fixture(scope="module", params=list(TABLES))
-def fastmcp_target(
-    request: pytest.FixtureRequest,
+@pytest.fixture(scope="module")
+def fastmcp_targets(
     pki: Pki,
     node: str,
     fastmcp_python: Path,
     oidc_provider_module: Path,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[FastMcpTarget]:
-    op_port, mcp_port, other_port = free_port(), free_port(), free_port()
-    issuer = f"https://127.0.0.1:{op_port}" + ("" if request.param == "pathless" else "/oidc")
-    url, alt = f"https://127.0.0.1:{mcp_port}/mcp", f"https://127.0.0.1:{other_port}/mcp"
+) -> Iterator[dict[str, FastMcpTarget]]:
+    """Each configuration's own provider and FastMCP server, the three servers served by one process (``--serve``:
+    each its own app, verifier and port; one interpreter importing fastmcp instead of three). Each provider serves
+    only its configuration's run, as when each configuration was started apart."""
     logs = tmp_path_factory.mktemp("fastmcp")
-    provider = [node, str(HERE / "fastmcp" / "stock_provider.mjs"), "--issuer", issuer, "--port", str(op_port)]
-    provider += ["--certfile", str(pki.cert), "--keyfile", str(pki.key), "--resource", url, "--resource", alt]
-    provider += ["--module", str(oidc_provider_module)]
-    server = [str(fastmcp_python), str(HERE / "fastmcp" / "fastmcp_server.py"), "--port", str(mcp_port)]
-    server += ["--issuer", issuer, "--certfile", str(pki.cert), "--keyfile", str(pki.key)]
-    if request.param != "no-audience":
-        server += ["--audience", url]
+    server = [str(fastmcp_python), str(HERE / "fastmcp" / "fastmcp_server.py")]
+    server += ["--certfile", str(pki.cert), "--keyfile", str(pki.key)]
+    targets: dict[str, FastMcpTarget] = {}
+    mcp_ports: list[int] = []
+    ports: list[int] = []  # every port handed out here, all distinct (the servers bind theirs after the providers)
+
+    def port() -> int:
+        while (found := free_port()) in ports:
+            pass
+        ports.append(found)
+        return found
+
     with contextlib.ExitStack() as stack:
-        # The provider fetches CIMD documents from the harness's publisher (certificate of the same CA).
-        stack.enter_context(
-            running(provider, ports=[op_port], log=logs / "provider.log", env={"NODE_EXTRA_CA_CERTS": str(pki.ca)})
-        )
-        # FastMCP fetches the provider's JWKS over TLS (httpx honours SSL_CERT_FILE).
-        stack.enter_context(
-            running(server, ports=[mcp_port], log=logs / "fastmcp.log", env={"SSL_CERT_FILE": str(pki.ca)})
-        )
-        yield FastMcpTarget(url, alt, request.param)
+        for config in TABLES:
+            op_port, mcp_port, other_port = port(), port(), port()
+            issuer = f"https://127.0.0.1:{op_port}" + ("" if config == "pathless" else "/oidc")
+            url, alt = f"https://127.0.0.1:{mcp_port}/mcp", f"https://127.0.0.1:{other_port}/mcp"
+            provider = [node, str(HERE / "fastmcp" / "stock_provider.mjs"), "--issuer", issuer, "--port", str(op_port)]
+            provider += ["--certfile", str(pki.cert), "--keyfile", str(pki.key), "--resource", url, "--resource", alt]
+            provider += ["--module", str(oidc_provider_module)]
+            # The provider fetches CIMD documents from the harness's publisher (certificate of the same CA).
+            log = logs / f"provider-{config}.log"
+            stack.enter_context(running(provider, ports=[op_port], log=log, env={"NODE_EXTRA_CA_CERTS": str(pki.ca)}))
+            server += ["--serve", str(mcp_port), issuer, *([url] if config != "no-audience" else [])]
+            targets[config] = FastMcpTarget(url, alt, config)
+            mcp_ports.append(mcp_port)
+        # FastMCP fetches the providers' JWKS over TLS (httpx honours SSL_CERT_FILE).
+        log = logs / "fastmcp.log"
+        stack.enter_context(running(server, ports=mcp_ports, log=log, env={"SSL_CERT_FILE": str(pki.ca)}))
+        yield targets
 
 
-def test_fastmcp_verdicts(fastmcp_target: FastMcpTarget, pki: Pki, tmp_path: Path) -> None:
+@pytest.mark.parametrize("config", list(TABLES))
+def test_fastmcp_verdicts(fastmcp_targets: dict[str, FastMcpTarget], config: str, pki: Pki, tmp_path: Path) -> None:
+    fastmcp_target = fastmcp_targets[config]
     run = run_harness(
         tmp_path,
         [
