@@ -202,6 +202,22 @@ def test_a_failed_start_is_answered_and_the_host_keeps_serving(
             assert client.get(origin + "/healthz").status_code == 200
 
 
+def test_an_instance_ends_when_its_host_dies(certificates: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """The stack sees its IdP die with the host (poll, wait, Stack.dead) and still stops cleanly."""
+    own_host = IdpHost(certificates[0], tmp_path / "host.log")
+    try:
+        with hosted_idp(own_host, certificates, tmp_path / "stack") as stack:
+            _, handle = idp_of(stack)
+            assert stack.dead() == []
+            os.kill(own_host.pid, signal.SIGKILL)
+            assert handle.wait(timeout=5) == -signal.SIGKILL
+            assert stack.dead() == ["idp"]
+        with pytest.raises(HostError, match="has exited"):
+            own_host.start([], tmp_path / "late.log")
+    finally:
+        own_host.close()
+
+
 def test_the_launcher_refuses_an_idp_of_another_ca(host: IdpHost, tmp_path: Path) -> None:
     """Node reads NODE_EXTRA_CA_CERTS once: a stack with a CA of its own cannot share the host."""
     own_ca = running_stack(services=["idp"], data_dir=tmp_path, launcher=host.launcher(popen_service))
