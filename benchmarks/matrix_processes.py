@@ -4,7 +4,7 @@ subreaper, every descendant's CPU sampled from /proc every 10 ms and summed by k
     .venv/bin/python benchmarks/matrix_processes.py [PYTEST ARGS...]
 
 Kinds: ``fork:harness`` (a harness run forked from the matrix's fork server; its stdout is the run's output.txt),
-``fork:svc:NAME.log`` (a reference service forked from it), ``fork:server``, ``node:provider.js`` (the IdP),
+``fork:svc:NAME.log`` (a reference service forked from it), ``fork:server``, ``node:host.js`` (the IdPs),
 ``pytest-main`` (the session itself, with the platform and compression sandboxes it serves in threads), others by
 command line. A process's CPU is its last sample, so a few ms of each short process are missed: the last line gives
 the whole tree's CPU from rusage (as suite_time.py counts it) to compare with the sampled sum.

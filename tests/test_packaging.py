@@ -21,6 +21,8 @@ SHIPPED = {
     *(f"reference/{service}/mutants.toml" for service in SERVICE_PACKAGES),
     "report/templates/report.html.j2",
     "reference/idp/provider.js",
+    "reference/idp/idp.js",
+    "reference/idp/host.js",
     "reference/idp/package.json",
     "reference/idp/package-lock.json",
 }

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import httpx
 
@@ -86,9 +86,19 @@ class ServiceHandle(Protocol):
     def wait(self, timeout: float | None = None) -> int: ...
 
 
+@runtime_checkable
+class SelfStoppingHandle(ServiceHandle, Protocol):
+    """A service that is not a process group of its own (e.g. one of several servers one process hosts): the stack
+    stops it with ``stop_service()`` (ask it to stop, return at once; ``wait`` then says when it has) instead of
+    signalling ``pid``'s group, which would take its neighbours along. ``pid`` is the process serving it."""
+
+    def stop_service(self) -> None: ...
+
+
 # How a service process starts: (spec, its whole environment, its log file) -> a handle. Whatever it does, the
-# process must be the leader of its own process group (the stack stops services by group), write its output to the
-# log file, and die when whoever started it dies (no orphans). The default, popen_service, runs ``spec.argv``.
+# process must be the leader of its own process group (the stack stops services by group) or the handle a
+# SelfStoppingHandle, write its output to the log file, and die when whoever started it dies (no orphans). The
+# default, popen_service, runs ``spec.argv``.
 Launcher = Callable[[ServiceSpec, dict[str, str], Path], ServiceHandle]
 
 
@@ -146,13 +156,16 @@ class Stack:
         return [p.spec.name for p in self.processes if p.process.poll() is not None]
 
 
+CERTIFICATE_FILES = ("ca.pem", "server.pem", "server-key.pem")
+
+
 def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
     """(CA bundle, server certificate chain, server key) for 127.0.0.1, ::1 and localhost."""
     import trustme
 
     ca = trustme.CA(organization_name="conformance reference stack")
     cert = ca.issue_cert("127.0.0.1", "localhost", "::1")
-    ca_file, cert_file, key_file = directory / "ca.pem", directory / "server.pem", directory / "server-key.pem"
+    ca_file, cert_file, key_file = (directory / name for name in CERTIFICATE_FILES)
     ca.cert_pem.write_to_path(str(ca_file))
     cert.private_key_pem.write_to_path(str(key_file))
     os.chmod(key_file, 0o600)
@@ -160,6 +173,16 @@ def make_certificates(directory: Path) -> tuple[Path, Path, Path]:
         for blob in cert.cert_chain_pems:
             handle.write(blob.bytes())
     return ca_file, cert_file, key_file
+
+
+def link_certificates(certificates: tuple[Path, Path, Path], directory: Path) -> tuple[Path, Path, Path]:
+    """Given certificates, also where :func:`make_certificates` would have put them in ``directory`` (symbolic links:
+    whoever looks for them in a stack's data directory finds them); returns them unchanged."""
+    for source, name in zip(certificates, CERTIFICATE_FILES, strict=True):
+        link = directory / name
+        link.unlink(missing_ok=True)
+        link.symlink_to(source.resolve())
+    return certificates
 
 
 def _select_packages(services: Iterable[str] | None) -> list[str]:
@@ -222,9 +245,13 @@ def start_process(spec: ServiceSpec, log_dir: Path, launcher: Launcher | None = 
 
 
 def stop_processes(processes: Iterable[ServiceProcess], grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM every process group, wait up to ``grace_s``, then SIGKILL what is left."""
+    """SIGTERM every process group (a SelfStoppingHandle: ask it to stop), wait up to ``grace_s``, then SIGKILL
+    what is left."""
     running = list(processes)
     for proc in running:
+        if isinstance(proc.process, SelfStoppingHandle):
+            proc.process.stop_service()
+            continue
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
@@ -232,6 +259,8 @@ def stop_processes(processes: Iterable[ServiceProcess], grace_s: float = STOP_GR
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.process.wait(timeout=max(0.0, deadline - time.monotonic()))
     for proc in running:
+        if isinstance(proc.process, SelfStoppingHandle):
+            continue  # no group of its own: whatever serves it stops it (or dies with its parent)
         # The group may outlive its leader (a grandchild): kill the group whatever the leader did.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
@@ -333,6 +362,7 @@ def running_stack(
     request_limit: tuple[int, float] | None = None,
     launcher: Launcher | None = None,
     idp_signing_key: Path | None = None,
+    certificates: tuple[Path, Path, Path] | None = None,
 ) -> Iterator[Stack]:
     """Start the reference stack (optionally with mutants); stop every process on exit.
 
@@ -345,6 +375,9 @@ def running_stack(
     ``idp_signing_key`` (a PEM file of an RSA key) is what the IdP signs with instead of a key of its own made at
     start (~40 ms of its ~0.25 s start-up): for a test suite that starts many stacks, none of which ever sees
     another's tokens (each checks its own issuer).
+    ``certificates`` (CA bundle, server certificate chain, server key, as :func:`make_certificates` writes them) is
+    the CA every service uses instead of one made for this stack: for a test suite whose stacks share a process that
+    trusts one CA for good (its IdPs in one Node process, which reads NODE_EXTRA_CA_CERTS once).
     The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
     ``with`` block in the thread that entered it.
     """
@@ -355,7 +388,10 @@ def running_stack(
             data_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="conformance-stack-")))
         data_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        ca_file, cert_file, key_file = make_certificates(data_dir)
+        if certificates is None:
+            ca_file, cert_file, key_file = make_certificates(data_dir)
+        else:
+            ca_file, cert_file, key_file = link_certificates(certificates, data_dir)
         ctx = StackContext(
             data_dir=data_dir,
             ca_file=ca_file,

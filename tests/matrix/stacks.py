@@ -1,7 +1,9 @@
 """How a case's stack is started, per target: what the case's harness run needs is the stack's settings.
 
-tool_server: the embedded stack (IdP, tool server, and the proxy for its mutants): the IdP a child process, the
-Python services forked from the matrix's fork server, which has imported them (harness.forked_service).
+tool_server: the embedded stack (IdP, tool server, and the proxy for its mutants): the IdP a fresh Provider instance
+in the matrix's one warm Node process (conformance.reference.idp.host), the Python services forked from the matrix's
+fork server, which has imported them (harness.forked_service). Every stack uses the matrix's one CA (the Node
+process trusts one CA for good).
 platform: the platform sandbox, served in this process (no interpreter start per case).
 compression: the compression sandbox served in this process, wired to object stores shared by every case.
 """
@@ -18,8 +20,9 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
+from conformance.reference.idp.host import IdpHost
 from conformance.reference.idp.layout import write_private
-from conformance.reference.stack import Stack, running_stack
+from conformance.reference.stack import Launcher, Stack, make_certificates, running_stack
 from tests.matrix.harness import forked_service
 from tests.matrix.plan import Case
 from tests.reference.compression.stack import Stores, running_stores, serving_sandbox
@@ -45,8 +48,9 @@ def tool_server_stack(case: Case, data_dir: Path, shared: SharedServices) -> Ite
         mutants=mutants,
         services=sorted(services),
         data_dir=data_dir,
-        launcher=forked_service,
+        launcher=shared.launcher(),
         idp_signing_key=shared.idp_signing_key(),
+        certificates=shared.certificates(),
     ) as stack:
         yield Started(stack.settings, stack)
 
@@ -79,6 +83,10 @@ class SharedServices:
     """Services several cases share, started on first use and stopped by :meth:`close`; and the key every case's IdP
     signs with (made once: a key of its own would cost each IdP ~40 ms of its ~0.25 s start). Sharing it keeps the
     cases apart: a stack's tool server trusts only its own IdP's issuer, and no run ever holds another's tokens.
+    The tool-server stacks' IdPs are Provider instances of one Node process (issue 19: Node's start and a cold JIT
+    cost each IdP ~0.3 s of CPU more than a warm process does); each is still an IdP of its own (own store, clients,
+    codes, caches, mutants, port: tests/reference/idp/test_host.py), and every stack uses one CA (made once), the
+    one that process trusts. Sharing the CA keeps the cases apart as the key does: each talks to its own ports.
 
     ``prepare`` must run in the thread that will call ``close`` (the children die with the thread that started
     them), so the matrix prepares before handing cases to its worker threads."""
@@ -89,6 +97,8 @@ class SharedServices:
         self._stores: Stores | None = None
         self._lock = threading.Lock()
         self._idp_key: Path | None = None
+        self._certificates: tuple[Path, Path, Path] | None = None
+        self._idp_host: IdpHost | None = None
 
     def idp_signing_key(self) -> Path:
         with self._lock:
@@ -101,10 +111,29 @@ class SharedServices:
                 self._idp_key = path
             return self._idp_key
 
+    def certificates(self) -> tuple[Path, Path, Path]:
+        """(CA bundle, server certificate chain, server key) of every tool-server stack."""
+        with self._lock:
+            if self._certificates is None:
+                directory = self._root / "ca"
+                directory.mkdir(parents=True, exist_ok=True)
+                self._certificates = make_certificates(directory)
+            return self._certificates
+
+    def launcher(self) -> Launcher:
+        """The tool-server stacks' launcher: the IdP into the shared host, the Python services forked."""
+        if self._idp_host is None:
+            raise RuntimeError("the IdP host was not prepared")
+        return self._idp_host.launcher(forked_service)
+
     def prepare(self, cases: list[Case]) -> None:
+        certificates = self.certificates() if any(case.target == "tool_server" for case in cases) else None
         with self._lock:
             if self._stores is None and any(case.target == "compression" for case in cases):
                 self._stores = self._cleanup.enter_context(running_stores(self._root / "compression-stores"))
+            if self._idp_host is None and certificates is not None:
+                self._idp_host = IdpHost(certificates[0], self._root / "idp-host.log")
+                self._cleanup.callback(self._idp_host.close)
 
     def stores(self) -> Stores:
         if self._stores is None:

@@ -112,6 +112,12 @@ def compile_cache_env() -> dict[str, str]:
     return {"NODE_COMPILE_CACHE": str(cache_dir() / "node-compile-cache")}
 
 
+def node_env(ca_file: Path) -> dict[str, str]:
+    """What the IdP's Node process needs in its environment beside the caller's: the IdP fetches CIMD documents and
+    JWKS from loopback servers that use the stack's CA (Node reads NODE_EXTRA_CA_CERTS once, at its start)."""
+    return {"NODE_EXTRA_CA_CERTS": str(ca_file), "NODE_ENV": "production", **compile_cache_env()}
+
+
 def services(ctx: StackContext) -> list[ServiceSpec]:
     ensure_installed()
     layout = auth_layout(ctx)
@@ -152,8 +158,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
                 str(ctx.data_dir),
             ],
             health_url=f"{layout.idp_url}/healthz",
-            # The IdP fetches CIMD documents and JWKS from loopback servers that use the stack's CA.
-            env={"NODE_EXTRA_CA_CERTS": str(ctx.ca_file), "NODE_ENV": "production", **compile_cache_env()},
+            env=node_env(ctx.ca_file),
             settings={
                 "CONFORMANCE_TEST_USER": alice.login,
                 "CONFORMANCE_TEST_PASSWORD": alice.password,
