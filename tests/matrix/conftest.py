@@ -73,7 +73,8 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
                 observation = observe_stack(running) if probe and not own_stack else None
                 report_dir = root / "reports" / f"{case.id}-{attempt}"
                 report_dir.mkdir(parents=True)
-                args = ["--suite", ",".join(case.suites), "-q"]
+                # report.json is what the tests read; report.html and report.har would be written for no one.
+                args = ["--suite", ",".join(case.suites), "-q", "--report-formats", "json"]
                 result = run_harness(args, report_dir, env=run_settings(running), timeout=RUN_TIMEOUT_S)
             if own_stack:
                 observation = observe_alone(case, root, shared)
