@@ -86,13 +86,12 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
 
 
 def run_settings(started: Started) -> dict[str, str]:
-    """The harness run's environment: the stack's settings and, for a tool-server stack, OpenSSL's default trust
+    """The harness run's environment: the stack's settings and, for a stack served over TLS, OpenSSL's default trust
     store narrowed to the stack's own CA (SSL_CERT_FILE). A run only ever talks to its loopback stack, which that CA
-    signs and which it trusts anyway (ca_bundle); the system store would cost every TLS context the run builds
-    ~17 ms of CPU parsing some 150 certificates it never uses (2 per auth run, 1 per profile run)."""
-    if started.stack is None:
-        return started.settings
-    return {**started.settings, "SSL_CERT_FILE": str(started.stack.ca_file)}
+    signs and which it trusts anyway (CONFORMANCE_CA_BUNDLE); the system store would cost every TLS context the run
+    builds ~17 ms of CPU parsing some 150 certificates it never uses (2 per auth run, 1 per profile run)."""
+    ca_bundle = started.settings.get("CONFORMANCE_CA_BUNDLE")
+    return {**started.settings, "SSL_CERT_FILE": ca_bundle} if ca_bundle else started.settings
 
 
 def observe_alone(case: Case, root: Path, shared: SharedServices) -> dict[str, Any] | Exception:
