@@ -9,7 +9,8 @@ Cases: ``auth`` and ``profile`` (the tool-server mutants' suites), ``platform`` 
 Hypothesis examples, as a platform mutant's case runs) and ``compression``. ``fixed`` is a run that selects no check
 (``-k`` matching nothing): what every run pays for its start-up and finish whatever it checks. The report parts are
 timed by wrapping the writers for the forked run only: ``html``, ``har`` (report.html and report.har, which the
-matrix never reads), ``json`` (report.json, which it reads), ``build`` (the report model). Prints the medians.
+matrix never reads: its runs pass ``--report-formats json`` and skip them; these runs write them), ``json``
+(report.json, which it reads), ``build`` (the report model). Prints the medians.
 """
 
 from __future__ import annotations

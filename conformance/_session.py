@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.config import Settings, all_options, read_config_files, resolve
+from conformance.config import REPORT_FORMATS, Settings, all_options, read_config_files, resolve
 from conformance.host import Redactor, redactor_for, scrub_log_file
 from conformance.report.baseline import Baseline
 from conformance.report.model import CheckOutcome, RunReport, Throttle
@@ -124,24 +124,30 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
     json_path = directory / "report.json"
     write_json(report, json_path)
     written.append(str(json_path))
+    formats = _formats(config)
     try:
         from conformance.report.html import write_html
     except ImportError:
         write_html = None  # type: ignore[assignment]
-    if write_html is not None:
+    if write_html is not None and "html" in formats:
         html_path = directory / "report.html"
         compare = config.getoption("conformance_compare_report", default=None) if config is not None else None
         write_html(report, html_path, read_report(Path(compare)) if compare else None)
         written.append(str(html_path))
-    from conformance.report.har import write_har
-
     har_path = directory / "report.har"
-    state = config.stash.get(SESSION_KEY, None) if config is not None else None
-    # The last redaction pass over the HAR: all of it, unless this report is the one that pass just scrubbed and
-    # the run learnt no secret since; then only what the HAR adds (values decoded from URLs and headers).
-    fresh = state is not None and state.report is report and state.report_generation == state.redactor.generation
-    write_har(report, har_path, state.redactor.scrub_tree if state is not None else None, report_scrubbed=fresh)
-    written.append(str(har_path))
+    if "har" in formats:
+        from conformance.report.har import write_har
+
+        state = config.stash.get(SESSION_KEY, None) if config is not None else None
+        # The last redaction pass over the HAR: all of it, unless this report is the one that pass just scrubbed
+        # and the run learnt no secret since; then only what the HAR adds (values decoded from URLs and headers).
+        fresh = state is not None and state.report is report and state.report_generation == state.redactor.generation
+        write_har(report, har_path, state.redactor.scrub_tree if state is not None else None, report_scrubbed=fresh)
+        written.append(str(har_path))
+    # A report of a format not asked for this time, left by an earlier run, would pass for this run's.
+    for stale in (directory / "report.html", har_path):
+        if str(stale) not in written:
+            stale.unlink(missing_ok=True)
     xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
     if xmlpath:
         from conformance.report.junit import add_fleet_verdicts
@@ -149,6 +155,12 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
         add_fleet_verdicts(Path(xmlpath), report)
         written.append(str(xmlpath))
     return written
+
+
+def _formats(config: pytest.Config | None) -> set[str]:
+    """The reports the run asked for (``report_formats``); all of them without a run's settings."""
+    state = config.stash.get(SESSION_KEY, None) if config is not None else None
+    return set(state.settings.get("report_formats") or REPORT_FORMATS) if state is not None else set(REPORT_FORMATS)
 
 
 def scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:

@@ -129,6 +129,15 @@ def pem_private_key(value: Any) -> None:
         raise ValueError(f"{value} is not an unencrypted PEM private key ({exc})") from None
 
 
+REPORT_FORMATS = ("json", "html", "har")  # report.json, report.html, report.har
+
+
+def report_formats(value: Any) -> None:
+    unknown = [item for item in value if item not in REPORT_FORMATS]
+    if unknown:
+        raise ValueError(f"unknown report format {', '.join(unknown)} (known: {', '.join(REPORT_FORMATS)})")
+
+
 def check_report_dir(directory: Path, origin: str = "default") -> None:
     """The report directory can be created and written (checked before the run, not after it)."""
     probe = directory
@@ -162,6 +171,13 @@ CORE_OPTIONS: list[OptionSpec] = [
     *target_options(),
     OptionSpec("suite", "comma-separated suites to run (default: all)", kind="list"),
     OptionSpec("report_dir", "directory for report.json, report.html, junit.xml", kind="path", default="reports"),
+    OptionSpec(
+        "report_formats",
+        "comma-separated reports to write: json (always written), html, har (default: all three)",
+        kind="list",
+        default=list(REPORT_FORMATS),
+        check=report_formats,
+    ),
     OptionSpec("expected_failures", "baseline file (TOML) of rules expected to fail", kind="path", check=existing_file),
     # pytest owns --strict; the plugin reads it as "SHOULD rules fail the run" too.
     OptionSpec("strict", "SHOULD rules fail the run", kind="bool", default=False, flag="--strict"),

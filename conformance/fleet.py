@@ -34,7 +34,7 @@ URL_SETTINGS = frozenset(kind.url_setting for kind in TARGETS.values())
 RUN_WIDE = frozenset(
     {
         *("suite", "report_dir", "expected_failures", "strict", "run_id", "targets_file", "target_names"),
-        *("max_throttle_wait", "allow_insecure_loopback", "allow_incomplete"),
+        *("max_throttle_wait", "allow_insecure_loopback", "allow_incomplete", "report_formats"),
     }
 )
 _KEYS = frozenset({"name", "env_prefix", "settings", *URL_SETTINGS})

@@ -92,6 +92,10 @@ def test_target_names_select_some_targets_of_the_file(tmp_path: Path) -> None:
             "one setting for the whole run",
         ),
         (
+            '[[target]]\nname = "a"\nplatform_url = "https://a.example"\n[target.settings]\nreport_formats = "json"\n',
+            "report_formats is one setting for the whole run",
+        ),
+        (
             '[[target]]\nname = "a"\nplatform_url = "https://a.example"\n[target.settings]\nplatform_rl_budget = "x"\n',
             "platform_rl_budget from .*\\[target a\\]: cannot read",
         ),

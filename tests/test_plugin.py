@@ -397,3 +397,20 @@ def test_bundled_node_ids_are_unambiguous_and_collect_only_writes_nothing(pytest
     assert not (pytester.path / "out" / "report.json").exists()  # nothing was decided: no report replaced
     only = run(pytester, *targets, "--suite", "platform", "--collect-only", "-q")
     assert {line.split("/")[0] for line in only.stdout.lines if "::" in line} == {"platform"}
+
+
+def test_report_formats_choose_the_reports_besides_report_json(pytester: pytest.Pytester) -> None:
+    """--report-formats json writes report.json only and removes an earlier run's report.html and report.har (they
+    would pass for this run's); by default all three are written; an unknown format is a usage error."""
+    pytester.makepyfile(test_checks=EVERY_STATUS)
+    out = pytester.path / "out"
+    run(pytester, "--target-url", DEAD, "test_checks.py")
+    assert {p.name for p in out.iterdir()} >= {"report.json", "report.html", "report.har"}
+    run(pytester, "--target-url", DEAD, "--report-formats", "json", "test_checks.py")
+    assert statuses(report_of(pytester))["AUTH-PRM-02"] == "failed"
+    assert not (out / "report.html").exists() and not (out / "report.har").exists()
+    run(pytester, "--target-url", DEAD, "--report-formats", "json,har", "test_checks.py")
+    assert (out / "report.har").is_file() and not (out / "report.html").exists()
+    result = run(pytester, "--target-url", DEAD, "--report-formats", "json,pdf", "test_checks.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unknown report format pdf" in result.stderr.str()
