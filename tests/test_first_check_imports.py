@@ -13,11 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.test_lazy_imports import UNREACHABLE, loaded_by
+from tests.test_lazy_imports import UNREACHABLE, probed_run
 
 
 def test_collecting_the_tool_server_suites_loads_neither_the_sdk_nor_pillow(tmp_path: Path) -> None:
-    loaded = loaded_by(tmp_path, "--suite", "auth,profile", "--target-url", UNREACHABLE)
+    loaded = probed_run(tmp_path, "--suite", "auth,profile", "--target-url", UNREACHABLE)["loaded"]
     assert "conformance.host.mcp" in loaded  # the raw probes are there: the suites were collected
     assert "mcp" not in loaded
 

@@ -167,7 +167,7 @@ def test_the_run_scrubs_its_har_once_unless_it_learnt_a_secret_since(tmp_path: P
     for result in data["results"]:
         result["evidence"] = [_exchange(response_body=body)]
     counting = _CountingRedactor(["s3cret-value"])
-    state = SimpleNamespace(redactor=counting.redactor, report=None, report_generation=None)
+    state = SimpleNamespace(redactor=counting.redactor, report=None, report_generation=None, settings={})
     state.report_generation = counting.redactor.generation  # what build_report does, then its pass
     state.report = report = RunReport.from_json(data).scrubbed(counting.redactor.scrub_tree)
     counting.scrubbed.clear()
