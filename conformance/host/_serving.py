@@ -12,7 +12,10 @@ from __future__ import annotations
 import selectors
 import socket
 import socketserver
+import ssl
 import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ServingThread:
@@ -55,3 +58,21 @@ class ServingThread:
     @property
     def alive(self) -> bool:
         return self._thread.is_alive()
+
+
+def https_server(
+    address: tuple[str, int], handler: Callable[..., BaseHTTPRequestHandler], context: ssl.SSLContext
+) -> ThreadingHTTPServer:
+    """A threading HTTP server listening on ``address`` over TLS (``context``), not yet serving: the handshake is
+    done in each connection's thread, so one client that never completes it stalls nobody. Closed if it cannot
+    listen."""
+    server = ThreadingHTTPServer(address, handler, bind_and_activate=False)
+    server.daemon_threads = True
+    try:
+        server.server_bind()
+        server.server_activate()
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    except BaseException:
+        server.server_close()
+        raise
+    return server

@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from conformance._exceptions import ConfigError
 from conformance.host._redact import Redactor
-from conformance.host._serving import ServingThread
+from conformance.host._serving import ServingThread, https_server
 from conformance.host.exchange import now_stamp, record_exchange
 from conformance.host.identity import HostIdentity, HostKey
 
@@ -120,15 +120,7 @@ class Publisher:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(str(self.certfile), str(self.keyfile))
-        server = ThreadingHTTPServer((self.host, self.port), _handler_for(self), bind_and_activate=False)
-        server.daemon_threads = True
-        try:
-            server.server_bind()
-            server.server_activate()
-            server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
-        except BaseException:
-            server.server_close()
-            raise
+        server = https_server((self.host, self.port), _handler_for(self), context)
         self._server = server
         self.port = int(server.server_address[1])
         if self.identity is None:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -32,6 +32,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
+from conformance.host._serving import https_server
 from conformance.reference.idp.layout import load_layout
 from conformance.reference.idp.scripted import REDIRECT_URI, FlowError, ScriptedClient, pkce_pair
 from conformance.reference.stack import Stack
@@ -438,15 +439,7 @@ def publish_cimd(stack: Stack, jwk: dict[str, Any]) -> Iterator[tuple[str, str]]
     stops at once, where a uvicorn server took ~0.2 s of wall per observe() to notice its stop flag."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(str(stack.data_dir / "server.pem"), str(stack.data_dir / "server-key.pem"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _CimdHandler, bind_and_activate=False)
-    server.daemon_threads = True
-    try:
-        server.server_bind()
-        server.server_activate()
-        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
-    except BaseException:
-        server.server_close()
-        raise
+    server = https_server(("127.0.0.1", 0), _CimdHandler, context)
     origin = f"https://127.0.0.1:{server.server_address[1]}"
     stable, callback = f"{origin}/oauth/client.json", f"{origin}/oauth/cb1/client.json"
     base = {
