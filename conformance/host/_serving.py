@@ -61,12 +61,15 @@ class ServingThread:
 
 
 def https_server(
-    address: tuple[str, int], handler: Callable[..., BaseHTTPRequestHandler], context: ssl.SSLContext
+    address: tuple[str, int],
+    handler: Callable[..., BaseHTTPRequestHandler],
+    context: ssl.SSLContext,
+    server_class: type[ThreadingHTTPServer] = ThreadingHTTPServer,
 ) -> ThreadingHTTPServer:
-    """A threading HTTP server listening on ``address`` over TLS (``context``), not yet serving: the handshake is
-    done in each connection's thread, so one client that never completes it stalls nobody. Closed if it cannot
-    listen."""
-    server = ThreadingHTTPServer(address, handler, bind_and_activate=False)
+    """A threading HTTP server (``server_class``) listening on ``address`` over TLS (``context``), not yet serving:
+    the handshake is done in each connection's thread, so one client that never completes it stalls nobody. Closed
+    if it cannot listen."""
+    server = server_class(address, handler, bind_and_activate=False)
     server.daemon_threads = True
     try:
         server.server_bind()

@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from conformance.host import _json as target_json
 from conformance.host._redact import Redactor
-from conformance.host._serving import ServingThread
+from conformance.host._serving import ServingThread, https_server
 
 DEFAULT_LIFETIME_S = 300
 CLOCK_MARGIN_S = 3600  # far beyond any reasonable leeway a server grants for exp / nbf
@@ -268,12 +268,10 @@ class JwksServer:
                     server.errors.append(f"{client_address[0]}: {sys.exc_info()[1]}")
 
         self.errors: list[str] = []
-        self._httpd = Server((host, port), Handler)
-        self._httpd.daemon_threads = True
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(str(certfile), str(keyfile))
         # The handshake runs in the handler thread, so a client that never speaks TLS cannot stall accept().
-        self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True, do_handshake_on_connect=False)
+        self._httpd = https_server((host, port), Handler, context, Server)
         self._thread: ServingThread | None = None
 
     @property
