@@ -124,7 +124,9 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
     json_path = directory / "report.json"
     write_json(report, json_path)
     written.append(str(json_path))
-    formats = _formats(config)
+    state = config.stash.get(SESSION_KEY, None) if config is not None else None
+    # The reports the run asked for (``report_formats``); all of them without a run's settings.
+    formats = set((state.settings.get("report_formats") if state is not None else None) or REPORT_FORMATS)
     try:
         from conformance.report.html import write_html
     except ImportError:
@@ -138,7 +140,6 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
     if "har" in formats:
         from conformance.report.har import write_har
 
-        state = config.stash.get(SESSION_KEY, None) if config is not None else None
         # The last redaction pass over the HAR: all of it, unless this report is the one that pass just scrubbed
         # and the run learnt no secret since; then only what the HAR adds (values decoded from URLs and headers).
         fresh = state is not None and state.report is report and state.report_generation == state.redactor.generation
@@ -155,12 +156,6 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
         add_fleet_verdicts(Path(xmlpath), report)
         written.append(str(xmlpath))
     return written
-
-
-def _formats(config: pytest.Config | None) -> set[str]:
-    """The reports the run asked for (``report_formats``); all of them without a run's settings."""
-    state = config.stash.get(SESSION_KEY, None) if config is not None else None
-    return set(state.settings.get("report_formats") or REPORT_FORMATS) if state is not None else set(REPORT_FORMATS)
 
 
 def scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
