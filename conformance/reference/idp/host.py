@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -75,7 +74,7 @@ class IdpHost:
     """``node host.js`` with NODE_EXTRA_CA_CERTS = ``ca_file``, its own output to ``log_file``. It dies with the
     thread that started it (Linux parent-death signal) and when its stdin closes; :meth:`close` stops it."""
 
-    def __init__(self, ca_file: Path, log_file: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, ca_file: Path, log_file: Path) -> None:
         ensure_installed()
         self.env = node_env(ca_file)
         answers_read, answers_write = os.pipe()
@@ -85,7 +84,7 @@ class IdpHost:
                 self._process = subprocess.Popen(
                     [node_executable(), str(HOST_JS), "--answers-fd", str(answers_write)],
                     cwd=HERE,
-                    env={**(env if env is not None else os.environ), **self.env},
+                    env={**os.environ, **self.env},
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=subprocess.STDOUT,
