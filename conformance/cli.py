@@ -74,6 +74,15 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def why_not_written(path: Path, exc: OSError) -> str:
+    """Why a file could not be written, in the user's terms: a folder on its path that is a regular file is named
+    (the system only says "File exists" or "Not a directory")."""
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            return f"{parent} is a file, not a folder"
+    return exc.strerror or str(exc)
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from conformance.report.html import write_html
     from conformance.report.summary import load_report
@@ -91,7 +100,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         output.parent.mkdir(parents=True, exist_ok=True)
         write_html(report, output, compare)
     except OSError as exc:
-        print(f"conformance report: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"conformance report: cannot write {output}: {why_not_written(output, exc)}", file=sys.stderr)
         return 2
     print(f"wrote {output}")
     if args.har:
@@ -100,7 +109,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         try:
             write_har(report, Path(args.har))  # report.json is already scrubbed: the HAR shows nothing more
         except OSError as exc:
-            print(f"conformance report: cannot write {args.har}: {exc.strerror or exc}", file=sys.stderr)
+            print(f"conformance report: cannot write {args.har}: {why_not_written(Path(args.har), exc)}", file=sys.stderr)
             return 2
         print(f"wrote {args.har}")
     return 0
@@ -126,7 +135,7 @@ def _check_env_file(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
     except OSError as exc:
-        raise ConformanceError(f"--env-file {path}: cannot write it ({exc.strerror or exc})") from None
+        raise ConformanceError(f"--env-file {path}: cannot write it ({why_not_written(path, exc)})") from None
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
@@ -190,6 +199,11 @@ def _cmd_cimd_export(args: argparse.Namespace) -> int:
     from conformance.host.cimd_export import export_cimd
     from conformance.host.identity import HostKey
 
+    if not args.key and not args.private_key_out:
+        raise ConformanceError(
+            "cimd export: a new key is generated; give --private-key-out FILE (outside the public directory) to keep "
+            "it, or --key FILE to publish an existing one"
+        )
     key = HostKey.load(args.key) if args.key else None
     result = export_cimd(
         args.directory,
@@ -248,23 +262,30 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         RunReport.from_json(merged.to_json())  # what is written must read back (the shipped schema)
     except InvalidReport as exc:
         raise ConformanceError(f"merge: the merged report would be {exc}") from None
+    writing = Path(args.output)
     try:
-        write_json(merged, Path(args.output))
+        write_json(merged, writing)
         print(f"wrote {args.output}")
         if args.html:
             from conformance.report.html import write_html
 
-            write_html(merged, Path(args.html))
+            writing = Path(args.html)
+            write_html(merged, writing)
             print(f"wrote {args.html}")
     except OSError as exc:
-        raise ConformanceError(f"merge: cannot write {exc.filename or args.output}: {exc.strerror or exc}") from None
+        raise ConformanceError(f"merge: cannot write {writing}: {why_not_written(writing, exc)}") from None
     print(f"verdict: {merged.verdict.status} — {merged.verdict.reason}")
     return 0
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
+    from conformance.config import all_options, convert
     from conformance.init import run_init
 
+    # The URLs are the run's options: the same reading as a run gives them, before anything is written.
+    specs = {spec.name: spec for spec in all_options()}
+    for name in ("target_url", "platform_url", "compression_url"):
+        convert(specs[name], getattr(args, name), f"--{name.replace('_', '-')}")
     done = run_init(
         Path(args.dir),
         target_url=args.target_url,
@@ -417,7 +438,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_left()
     return code
+
+
+def _reader_left() -> int:
+    """The reader of standard output went away (``conformance rules --json | head``): as a Unix filter does, stop
+    quietly; stdout is pointed at /dev/null so the interpreter's own flush at exit finds no pipe to fail on."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE, what a shell reports for a filter stopped this way
 
 
 if __name__ == "__main__":

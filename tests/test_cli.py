@@ -173,3 +173,44 @@ def test_commands_that_read_reports_import_no_pytest(tmp_path: Path) -> None:
     )
     assert done.stdout.splitlines()[-1] == "[0, 0, 0] []", done.stdout + done.stderr
     assert "AUTH-PRM-01" in (tmp_path / "out.html").read_text(encoding="utf-8")
+
+
+def test_rules_into_a_closed_pipe_ends_quietly() -> None:
+    """``conformance rules --json | head -c 10``: the reader goes away; no traceback, as a Unix filter."""
+    done = subprocess.run(
+        f"{sys.executable} -m conformance rules --json | head -c 10 >/dev/null; echo ${{PIPESTATUS[0]}}",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.stdout.strip() == "141"
+
+
+def test_init_refuses_a_url_a_run_would_refuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--dir", str(tmp_path / "cfg"), "--target-url", "ftp://x", "--ci", "none"]) == 2
+    assert "--target-url" in capsys.readouterr().err
+    assert not (tmp_path / "cfg").exists()
+
+
+def test_cimd_export_without_a_key_names_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cimd", "export", str(tmp_path / "public"), "--base-url", "https://h.example"]) == 2
+    err = capsys.readouterr().err
+    assert "--private-key-out" in err and "private_key_path" not in err
+    assert not (tmp_path / "public").exists()
+
+
+def test_report_and_merge_under_a_regular_file_say_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = CheckOutcome("t::x", ("AUTH-PRM-01",), Status.PASSED, "")
+    report = RunReport.build([outcome], strict=False, suites_run=["auth"], implemented=(), targets={})
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report.to_json()))
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file")
+    assert main(["report", str(path), "-o", str(blocker / "out.html")]) == 2
+    assert f"{blocker} is a file, not a folder" in capsys.readouterr().err
+    assert main(["merge", str(path), "-o", str(blocker / "merged.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{blocker} is a file, not a folder" in err and "File exists" not in err

@@ -77,6 +77,30 @@ def test_unknown_kind_and_unreadable_file_exit_2(tmp_path: Path, capsys: pytest.
     assert main(["validate", str(tmp_path / "missing.json")]) == 2
 
 
+def test_text_and_bytes_of_no_kind_are_not_judged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A line of prose is no challenge and random bytes are no image: the command says it cannot tell (exit 2) and
+    still judges the other files."""
+    prose = tmp_path / "note.txt"
+    prose.write_text("hello world\n")
+    noise = tmp_path / "noise.bin"
+    noise.write_bytes(bytes(range(7, 250)))
+    challenge = str(FIXTURES / "auth/challenge/no-scope.txt")
+    assert validate.sniff("hello world") is None and validate.sniff(bytes(range(7, 250))) is None
+    assert validate.sniff('Bearer resource_metadata="https://x"') == "challenge"
+    assert main(["validate", str(prose), str(noise), challenge]) == 2
+    captured = capsys.readouterr()
+    assert "note.txt: cannot tell" in captured.err and "noise.bin: cannot tell" in captured.err
+    assert "PASSED   AUTH-PRM-05" in captured.out
+    assert "FAILED" not in captured.out
+
+
+@pytest.mark.parametrize(("context", "said"), [("[1,2]", "must be a JSON object"), ("{x", "is not JSON")])
+def test_malformed_context_is_a_usage_error(context: str, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--context", context, str(FIXTURES / "auth/challenge/no-scope.txt")]) == 2
+    err = capsys.readouterr().err
+    assert f"--context {said}" in err and "no-scope.txt" not in err
+
+
 def test_kind_can_be_forced(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(FIXTURES / "profile/result/nested-profile.json")
     assert main(["validate", path, "--kind", "profile"]) == 1

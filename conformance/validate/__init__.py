@@ -81,6 +81,14 @@ def __getattr__(name: str) -> Any:
 
 
 _RECORD_KEYS = frozenset({"id", "name", "email", "nickname"})
+# What the bytes of an image start with: PNG, JPEG (the kinds the contract names), GIF and WebP (an upload a server
+# should refuse, still an image to judge). Other bytes are no kind the command can tell.
+_IMAGE_SIGNATURES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"RIFF")
+# A WWW-Authenticate value: an auth scheme the registry names (RFC 9110 §11.6.1), alone or with parameters.
+_CHALLENGE = re.compile(
+    r"(?i)(?:bearer|dpop|basic|digest|negotiate|hoba|mutual|scram-sha-\d+|vapid|"
+    r"privatetoken|concealed|gnap|mac)(?:\s|,|$)"
+)
 
 
 class DocumentError(ValueError):
@@ -124,14 +132,14 @@ def _sniff_mapping(doc: Mapping[str, Any]) -> str | None:
 def sniff(document: Any) -> str | None:
     """The kind of a document, or None when it cannot be told (then pass ``--kind``)."""
     if isinstance(document, bytes):
-        return "image"
+        return "image" if document.startswith(_IMAGE_SIGNATURES) else None
     if isinstance(document, str):
         text = document.strip()
         if not text or "\n" in text:
             return None  # a WWW-Authenticate value and a redirect URL are one line
         if text.startswith(("https://", "http://")) and re.search(r"[?#&](code|error)=", text):
             return "authorization-response"
-        return "challenge"
+        return "challenge" if _CHALLENGE.match(text) else None
     if isinstance(document, list):
         return "tools" if all(isinstance(t, Mapping) and "inputSchema" in t for t in document) else None
     if isinstance(document, Mapping):

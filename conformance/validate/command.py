@@ -15,10 +15,27 @@ from conformance.validate import KINDS, DocumentError, Verdict, exit_code, judge
 OPTIONS = ("resource", "issuer", "client_id", "url", "vendor", "limit", "iss_advertised")
 
 
-def _context(kind: str, args: argparse.Namespace) -> dict[str, Any]:
+class UsageError(ValueError):
+    """An option of the command itself is wrong (not a file's fault)."""
+
+
+def _extra_context(args: argparse.Namespace) -> dict[str, Any]:
+    """``--context``: a JSON object of further keywords for the kinds' functions."""
+    if not args.context:
+        return {}
+    try:
+        extra = json.loads(args.context)
+    except ValueError as exc:
+        raise UsageError(f"--context is not JSON ({exc})") from None
+    if not isinstance(extra, dict):
+        raise UsageError(f"--context must be a JSON object, got {type(extra).__name__}")
+    return extra
+
+
+def _context(kind: str, args: argparse.Namespace, extra: dict[str, Any]) -> dict[str, Any]:
     """The options the kind's function takes; ``--context`` JSON adds any other keyword (e.g. ``issuers``)."""
     accepted = inspect.signature(KINDS[kind]).parameters
-    context: dict[str, Any] = json.loads(args.context) if args.context else {}
+    context: dict[str, Any] = dict(extra)
     for name in OPTIONS:
         value = getattr(args, name, None)
         if value is not None:
@@ -32,21 +49,30 @@ def _line(verdict: Verdict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Judge every file; one that cannot be read or told is said on stderr and the others are still judged (exit 2
+    then, as for any usage error)."""
+    try:
+        extra = _extra_context(args)
+    except UsageError as exc:
+        print(f"conformance validate: {exc}", file=sys.stderr)
+        return 2
     results: list[dict[str, Any]] = []
     verdicts: list[Verdict] = []
+    unjudged = False
     for name in args.files:
         path = Path(name)
         try:
             kind = args.kind or sniff(load(path))  # the kind first: it says which options apply
             if kind is None:
                 raise DocumentError(f"cannot tell what kind of document {path} is; pass --kind ({', '.join(KINDS)})")
-            kind, found = judge_file(path, kind, **_context(kind, args))
+            kind, found = judge_file(path, kind, **_context(kind, args, extra))
         except (OSError, DocumentError, ValueError, TypeError) as exc:
             print(f"conformance validate: {name}: {exc}", file=sys.stderr)
-            return 2
+            unjudged = True
+            continue
         verdicts.extend(found)
         results.append({"file": name, "kind": kind, "verdicts": [v.to_json() for v in found]})
-    code = exit_code(verdicts, strict=args.strict)
+    code = 2 if unjudged else exit_code(verdicts, strict=args.strict)
     if args.format == "json":
         print(json.dumps({"exit_code": code, "documents": results}, indent=2, ensure_ascii=False))
         return code
