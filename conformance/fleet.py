@@ -76,16 +76,20 @@ def load_fleet(path: Path, base: Settings, env: Mapping[str, str]) -> dict[str, 
 
 def _member(path: Path, name: str, entry: Mapping[str, Any], base: Settings, env: Mapping[str, str]) -> Settings:
     origin = f"{path} [target {name}]"
-    unknown = sorted(set(entry) - _KEYS)
-    if unknown:
-        raise ConfigError(f"{origin}: unknown key(s) {unknown}; other settings go in [target.settings]")
     prefix = entry.get("env_prefix", name.upper() + "_")
     if not isinstance(prefix, str) or not PREFIX.match(prefix):
         raise ConfigError(f"{origin}: env_prefix {prefix!r} is not an environment-variable prefix")
+    specs = {spec.name: spec for spec in all_options()}
+    unknown = sorted(set(entry) - _KEYS)
+    secrets = [key for key in unknown if key in specs and specs[key].secret]
+    if secrets:  # a secret never comes from the file, wherever in it: say where it does come from
+        key = secrets[0]
+        raise ConfigError(f"{origin}: {key} is a secret: set {secret_env(prefix, key)} in the environment instead")
+    if unknown:
+        raise ConfigError(f"{origin}: unknown key(s) {unknown}; other settings go in [target.settings]")
     table = entry.get("settings", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{origin}: settings is not a table")
-    specs = {spec.name: spec for spec in all_options()}
     values = dict(base.values)
     origins = dict(base.origins)
     for spec in specs.values():  # no target, no secret inherited from the run: each comes from this entry

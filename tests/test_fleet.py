@@ -82,7 +82,11 @@ def test_target_names_select_some_targets_of_the_file(tmp_path: Path) -> None:
         ('[[target]]\nname = "a"\nplatform_url = "https://a.example"\n' * 2, "listed twice"),
         ('[[target]]\nname = "a-b"\nplatform_url = "https://a.example"\n', "is not letters, digits and _"),
         ('[[target]]\nname = "a"\n', "no URL"),
-        ('[[target]]\nname = "a"\nplatform_url = "https://a.example"\nplatform_api_key = "sk-x"\n', "unknown key"),
+        (
+            '[[target]]\nname = "a"\nplatform_url = "https://a.example"\nplatform_api_key = "sk-x"\n',
+            "platform_api_key is a secret: set A_PLATFORM_API_KEY in the environment",
+        ),
+        ('[[target]]\nname = "a"\nplatform_url = "https://a.example"\ncolour = "blue"\n', "unknown key"),
         (
             '[[target]]\nname = "a"\nplatform_url = "https://a.example"\n[target.settings]\nplatform_api_key = "k"\n',
             "is a secret: set A_PLATFORM_API_KEY in the environment",
