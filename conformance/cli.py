@@ -109,7 +109,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
         try:
             write_har(report, Path(args.har))  # report.json is already scrubbed: the HAR shows nothing more
         except OSError as exc:
-            print(f"conformance report: cannot write {args.har}: {why_not_written(Path(args.har), exc)}", file=sys.stderr)
+            print(
+                f"conformance report: cannot write {args.har}: {why_not_written(Path(args.har), exc)}", file=sys.stderr
+            )
             return 2
         print(f"wrote {args.har}")
     return 0

@@ -113,6 +113,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args = [str(SUITES_DIR)]
         unselected = [str(SUITES_DIR / s) for s in SUITES if s not in selected and (SUITES_DIR / s).is_dir()]
         config.option.ignore = [*(config.option.ignore or []), *unselected]
+    if active and config.getoption("conformance_preflight", default=False) and not hasattr(config, "workerinput"):
+        # The controller checks once, before any xdist worker starts: problems are a usage error (exit 4).
+        from conformance.preflight import problem_lines
+
+        problems = problem_lines(settings)
+        if problems:
+            raise pytest.UsageError(*problems)
     session = ConformanceSession(settings, strict, baseline, active)
     config.stash[SESSION_KEY] = session
     if active:
@@ -185,15 +192,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if state is not None and state.settings.fleet and rules_of(metafunc.definition):
         names = list(state.settings.fleet)
         metafunc.parametrize(_outcomes.FLEET_FIXTURE, names, indirect=True, ids=names, scope="session")
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    config, state = session.config, session.config.stash.get(SESSION_KEY, None)
-    preflight = state is not None and state.active and config.getoption("conformance_preflight", default=False)
-    if preflight and not hasattr(config, "workerinput"):  # the controller checks once for every xdist worker
-        from conformance.preflight import stop_on_problems
-
-        stop_on_problems(state)
 
 
 @pytest.hookimpl(trylast=True)
@@ -361,6 +359,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(SESSION_KEY, None)
+    if state is not None and not state.active and int(exitstatus) == int(pytest.ExitCode.NO_TESTS_COLLECTED):
+        _say_how_to_start(terminalreporter, config)
     if state is None or state.report is None:
         return
     from conformance.report.console import render_summary
@@ -372,3 +372,17 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         files=state.files,
         color=terminalreporter.hasmarkup,
     )
+
+
+def _say_how_to_start(terminalreporter: Any, config: pytest.Config) -> None:
+    """A bare ``pytest`` with no target and nothing of its own to collect: name the options that start a
+    certification (the plugin never takes over a project's own test run, so it only says so)."""
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        return  # the user named what to collect
+    from conformance.targets import TARGET_OPTION, TARGETS, suites_of
+
+    terminalreporter.write_sep("=", "conformance")
+    terminalreporter.write_line("no target given, so no conformance check was collected; to certify, give one of:")
+    for name, (flag, env) in TARGET_OPTION.items():
+        suites = ", ".join(sorted(suites_of(name)))
+        terminalreporter.write_line(f"  {flag} URL (or {env})  {TARGETS[name].label}: suites {suites}")

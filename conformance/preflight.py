@@ -20,7 +20,6 @@ Per target of a selected suite:
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -271,15 +270,11 @@ def preflight(settings: Any, http: Any = None) -> list[Finding]:
     return [Finding(f.target, f.ok, scrub(f.message)) for f in findings]
 
 
-def stop_on_problems(state: Any) -> None:
-    """The plugin's --preflight: print the problems and stop the run before its first check, keeping the last
-    reports (nothing was decided)."""
-    import pytest
-
-    problems = [f for f in preflight(state.settings) if not f.ok]
+def problem_lines(settings: Any) -> list[str]:
+    """The plugin's --preflight: one line per problem (none: the run goes on). The plugin stops the run with them
+    as a usage error, before any check, keeping the last reports (nothing was decided)."""
+    problems = [f for f in preflight(settings) if not f.ok]
     if not problems:
-        return
-    for finding in problems:
-        sys.stderr.write(f"conformance preflight: {finding.line()}\n")
-    state.active = False  # no report: the last run's reports stay
-    pytest.exit(f"conformance preflight: {len(problems)} problem(s), no check was run", returncode=4)
+        return []
+    lines = [f"conformance preflight: {finding.line()}" for finding in problems]
+    return [*lines, f"conformance preflight: {len(problems)} problem(s), no check was run"]

@@ -414,3 +414,14 @@ def test_report_formats_choose_the_reports_besides_report_json(pytester: pytest.
     result = run(pytester, "--target-url", DEAD, "--report-formats", "json,pdf", "test_checks.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown report format pdf" in result.stderr.str()
+
+
+def test_a_bare_run_with_nothing_to_collect_names_the_target_options(pytester: pytest.Pytester) -> None:
+    """``pytest`` in an empty folder: nothing to certify and nothing of the project's own; the plugin says which
+    options start a certification (and takes nothing over: the exit code stays pytest's "no tests")."""
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["no target given*", "  --target-url URL (or CONFORMANCE_TARGET_URL)*auth, profile"])
+    pytester.makepyfile(test_own="def test_own():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == 0 and "no target given" not in result.stdout.str()

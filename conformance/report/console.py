@@ -25,7 +25,7 @@ ORDER = ("passed", "failed", "warning", "skipped", "blocked", "error")
 
 def render_summary(report: RunReport, file: TextIO, *, files: list[str] | None = None, color: bool = True) -> None:
     console = Console(file=file, force_terminal=color, no_color=not color, width=110, highlight=False)
-    table = Table(title="conformance: results by suite", show_lines=False)
+    table = Table(title="conformance: rules by suite", show_lines=False)
     table.add_column("suite")
     for status in ORDER:
         table.add_column(status, justify="right", style=STATUS_STYLE[status])
@@ -34,6 +34,11 @@ def render_summary(report: RunReport, file: TextIO, *, files: list[str] | None =
         table.add_row(suite, *[str(counts.get(s, 0)) or "0" for s in ORDER])
     table.add_row("total", *[str(summary.get(s, 0)) for s in ORDER], style="bold")
     console.print(table)
+    checks = len({check for result in report.results for check in result.checks})
+    console.print(
+        f"{len(report.results)} rule results from {checks} checks (pytest's own count is of checks: one check may "
+        "decide several rules, one rule take several checks)"
+    )
     problems = [r for r in report.results if r.status in ("failed", "error", "warning") or r.baseline == "stale"]
     for result in problems[:50]:
         line = Text()
