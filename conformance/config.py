@@ -170,7 +170,9 @@ def target_options() -> list[OptionSpec]:
 CORE_OPTIONS: list[OptionSpec] = [
     *target_options(),
     OptionSpec("suite", "comma-separated suites to run (default: all)", kind="list"),
-    OptionSpec("report_dir", "directory for report.json, report.html, report.har and junit.xml", kind="path", default="reports"),
+    OptionSpec(
+        "report_dir", "directory for report.json, report.html, report.har and junit.xml", kind="path", default="reports"
+    ),
     OptionSpec(
         "report_formats",
         "comma-separated reports to write: json (always written), html, har (default: all three)",
