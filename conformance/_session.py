@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.config import REPORT_FORMATS, Settings, all_options, read_config_files, resolve
+from conformance.config import DEFAULT_REPORT_FORMATS, Settings, all_options, read_config_files, resolve
 from conformance.host import Redactor, redactor_for, scrub_log_file
 from conformance.report.baseline import Baseline
 from conformance.report.model import CheckOutcome, RunReport, Throttle
@@ -126,7 +126,7 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
     written.append(str(json_path))
     state = config.stash.get(SESSION_KEY, None) if config is not None else None
     # The reports the run asked for (``report_formats``); all of them without a run's settings.
-    formats = set((state.settings.get("report_formats") if state is not None else None) or REPORT_FORMATS)
+    formats = set((state.settings.get("report_formats") if state is not None else None) or DEFAULT_REPORT_FORMATS)
     try:
         from conformance.report.html import write_html
     except ImportError:
@@ -145,8 +145,14 @@ def write_reports(report: RunReport, directory: Path, config: pytest.Config | No
         fresh = state is not None and state.report is report and state.report_generation == state.redactor.generation
         write_har(report, har_path, state.redactor.scrub_tree if state is not None else None, report_scrubbed=fresh)
         written.append(str(har_path))
+    sarif_path = directory / "report.sarif"
+    if "sarif" in formats:
+        from conformance.report.sarif import write_sarif
+
+        write_sarif(report, sarif_path)
+        written.append(str(sarif_path))
     # A report of a format not asked for this time, left by an earlier run, would pass for this run's.
-    for stale in (directory / "report.html", har_path):
+    for stale in (directory / "report.html", har_path, sarif_path):
         if str(stale) not in written:
             stale.unlink(missing_ok=True)
     xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None

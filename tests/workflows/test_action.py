@@ -135,3 +135,23 @@ def test_the_preflight_input_stops_the_run_before_any_check(action: dict[str, An
     assert _run_step(steps["summary"], inputs, outputs, tmp_path, summary) == 0
     assert "no report" in summary.read_text()
     assert _run_step(steps["Exit with the verdict"], inputs, outputs, tmp_path, summary) == 4
+
+
+def test_code_scanning_and_attest_inputs_write_sarif_and_the_predicate(action: dict[str, Any], tmp_path: Path) -> None:
+    """code-scanning: the run writes report.sarif and names it for the upload step; attest: the predicate step
+    writes the test-result predicate the signing step hands to actions/attest."""
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update({"compression-url": "https://127.0.0.1:1", "suite": "compression", "report-dir": "out"})
+    inputs.update({"code-scanning": "true", "attest": "true"})
+    steps = _steps(action)
+    summary = tmp_path / "summary.md"
+    outputs: dict[str, dict[str, str]] = {}
+    assert _run_step(steps["run"], inputs, outputs, tmp_path, summary) == 0
+    assert outputs["run"]["sarif"] == "out/report.sarif" and (tmp_path / "out" / "report.sarif").is_file()
+    assert _run_step(steps["summary"], inputs, outputs, tmp_path, summary) == 0
+    assert _run_step(steps["predicate"], inputs, outputs, tmp_path, summary) == 0
+    predicate = (tmp_path / outputs["predicate"]["path"]).read_text(encoding="utf-8")
+    assert '"result": "FAILED"' in predicate  # INCOMPLETE is no pass
+    uses = {s["name"]: s.get("uses", "") for s in action["runs"]["steps"]}
+    assert uses["Upload report.sarif to code scanning"].startswith("github/codeql-action/upload-sarif@")
+    assert uses["Sign the verdict"].startswith("actions/attest@")
