@@ -27,6 +27,9 @@ class CheckRecord:
     last_exchange: dict[str, Any] | None = None  # kept even when the cap drops it from ``exchanges``
     first_failure: BaseException | None = None  # the first verdict raised in this check (a Hypothesis replay
     failing_exchange: dict[str, Any] | None = None  # may end otherwise) and the exchange it was raised on
+    recorded: int = 0  # exchanges recorded so far, dropped ones included
+    numbers: dict[int, int] = field(default_factory=dict)  # id(exchange) -> its number in this check
+    cases: list[dict[str, Any]] = field(default_factory=list)  # the cases of the rules' tables, as records
 
     @property
     def judges_throttling(self) -> bool:
@@ -34,6 +37,8 @@ class CheckRecord:
 
     def add_exchange(self, exchange: dict[str, Any]) -> None:
         with _lock:
+            self.recorded += 1
+            self.numbers[id(exchange)] = self.recorded
             self.last_exchange = exchange
             if len(self.exchanges) >= MAX_EXCHANGES_PER_CHECK:
                 # Keep the first exchanges (they set the scene) and the latest (they usually decide the verdict,
@@ -41,6 +46,30 @@ class CheckRecord:
                 del self.exchanges[KEEP_FIRST_EXCHANGES]
                 self.dropped += 1
             self.exchanges.append(exchange)
+
+
+def recorded() -> int:
+    """How many exchanges the running check has recorded (a case's exchanges are those recorded after)."""
+    record = _current
+    return record.recorded if record is not None else 0
+
+
+def file_case_exchanges(case: str, after: int) -> None:
+    """The exchanges recorded since ``after`` (and not yet filed under another case) are ``case``'s: each names it,
+    and the report numbers them in the rule's evidence."""
+    record = _current
+    if record is None:
+        return
+    for exchange in record.exchanges:
+        if record.numbers.get(id(exchange), 0) > after and "case" not in exchange:
+            exchange["case"] = case
+
+
+def record_cases(cases: list[dict[str, Any]]) -> None:
+    """The cases one rule's check tried, as records (name, citation, expected, outcome, what it got)."""
+    record = _current
+    if record is not None:
+        record.cases.extend(cases)
 
 
 def note_failure(exc: BaseException) -> None:

@@ -68,6 +68,7 @@ def decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
         incomplete=judgement.incomplete,
         throttled=judgement.throttled,
         target_name=fleet_target_of(item),
+        cases=tuple(record.cases) if record else (),
     )
     report.conformance = outcome.to_json()  # type: ignore[attr-defined]
     report.user_properties = [*report.user_properties, ("conformance.status", outcome.status.value)]

@@ -368,6 +368,16 @@ def _cmd_attest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_report(sub: Any) -> None:
+    report = sub.add_parser("report", help="render report.html from a report.json")
+    report.add_argument("input")
+    report.add_argument("-o", "--output", help="HTML file, or a directory to write report.html into")
+    report.add_argument("--compare", metavar="OLD.json", help="mark the rules that changed since this earlier run")
+    report.add_argument("--har", metavar="OUT.har", help="also write the evidence as an HTTP Archive 1.2")
+    report.add_argument("--sarif", metavar="OUT.sarif", help="also write the failed and warned rules as SARIF 2.1.0")
+    report.set_defaults(func=_cmd_report)
+
+
 def _add_diff_and_merge(sub: Any) -> None:
     diff = sub.add_parser("diff", help="what changed between two report.json files; exit 1 on a regression")
     diff.add_argument("old", help="the earlier report.json (the last certification)")
@@ -400,13 +410,7 @@ def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     rules.add_argument("--json", action="store_true", help="JSON array instead of a table")
     rules.add_argument("--suite", help="only these suites (comma list)")
     rules.set_defaults(func=_cmd_rules)
-    report = sub.add_parser("report", help="render report.html from a report.json")
-    report.add_argument("input")
-    report.add_argument("-o", "--output", help="HTML file, or a directory to write report.html into")
-    report.add_argument("--compare", metavar="OLD.json", help="mark the rules that changed since this earlier run")
-    report.add_argument("--har", metavar="OUT.har", help="also write the evidence as an HTTP Archive 1.2")
-    report.add_argument("--sarif", metavar="OUT.sarif", help="also write the failed and warned rules as SARIF 2.1.0")
-    report.set_defaults(func=_cmd_report)
+    _add_report(sub)
     up = sub.add_parser("up", help="start the embedded reference stack and print the settings for a run")
     up.add_argument("--mutant", action="append", default=[], help="start with this defect (repeatable)")
     up.add_argument(

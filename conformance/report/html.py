@@ -80,7 +80,7 @@ _RFC = re.compile(r"^RFC\s*(\d{3,5})(?:\s*§\s*([0-9][0-9.]*[0-9]|[0-9]))?")
 
 # Caps that keep a full run's file small and a fleet's page responsive; everything is in report.json anyway.
 BODY_CHARS = {True: 4096, False: 1024}  # failing result → generous; passing → an excerpt
-EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges shown; the middle is elided
+EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges in full; the middle one line each
 # Bytes of exchange details (headers, bodies, reproducers) in the page; beyond it (fleets, or a run whose every
 # check made dozens of large requests) exchanges keep their summary line only. With the caps above it keeps a full
 # run's file under 2 MB whatever the evidence (tests/report/test_html.py holds a worst case).
@@ -198,12 +198,33 @@ class Exchange:
     inbound: bool = False
     compact: bool = False
     open: bool = False
+    case: str = ""  # the case of the rule's table it was made for
 
     @property
     def status_class(self) -> str:
         if self.error or self.status is None:
             return "hx"
         return f"h{self.status // 100}" if 100 <= self.status < 600 else "hx"
+
+
+CASE_ORDER = ("failed", "not tried", "passed", "not applicable")
+
+
+@dataclass
+class CaseView:
+    """One row of a rule's case table: the case, what a conforming target does, what this one did, the citation,
+    and links to the case's own exchanges."""
+
+    case: str
+    expected: str
+    outcome: str
+    got: str
+    source: str
+    exchanges: list[int]
+
+    @property
+    def outcome_class(self) -> str:
+        return self.outcome.replace(" ", "-")
 
 
 @dataclass
@@ -221,12 +242,27 @@ class ResultView:
     checks: list[str]
     duration: str
     exchanges: list[Exchange] = field(default_factory=list)
-    elided_after: int | None = None  # index in `exchanges` after which exchanges were left out
-    elided: int = 0
     total_exchanges: int = 0
     dropped: int = 0  # exchanges the recorder itself did not keep (evidence_dropped)
     change: str = ""  # with --compare: regression, fix, changed or new (see conformance.report.diff)
     previous: str = ""  # with --compare: the status in the compared run
+    cases: list[CaseView] = field(default_factory=list)  # failed first
+    counted: list[int] = field(default_factory=list)  # exchanges past the page's budget: counted, not listed
+
+    @property
+    def counted_line(self) -> str:
+        """The exchanges past the budget, as ranges of their numbers ("6–25, 31")."""
+        ranges: list[list[int]] = []
+        for n in self.counted:
+            if ranges and n == ranges[-1][1] + 1:
+                ranges[-1][1] = n
+            else:
+                ranges.append([n, n])
+        return ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in ranges)
+
+    @property
+    def cases_failed(self) -> int:
+        return sum(c.outcome == "failed" for c in self.cases)
 
     @property
     def compact(self) -> int:
@@ -485,6 +521,7 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) 
         origin=_origin(raw),
         inbound=raw.get("direction") == "inbound",
         compact=True,
+        case=clean(raw.get("case")),
     )
     if budget.left <= 0:  # a fleet past its budget: skip the work of formatting what will not be shown
         return view
@@ -519,18 +556,42 @@ def _result(raw: RuleResult, targets: Mapping[str, str], rule_anchor: str) -> Re
         duration=_format_duration(raw.duration_s),
         total_exchanges=len(raw.evidence),
         dropped=raw.evidence_dropped,
+        cases=_cases(raw.cases),
     )
 
 
+def _cases(raw: Sequence[Mapping[str, Any]]) -> list[CaseView]:
+    views = [
+        CaseView(
+            case=clean(c.get("case")),
+            expected=clean(c.get("expected")),
+            outcome=clean(c.get("outcome")),
+            got=clean(c.get("got")),
+            source=clean(c.get("source")),
+            exchanges=[n for n in c.get("exchanges") or () if isinstance(n, int)],
+        )
+        for c in raw
+    ]
+    order = {outcome: i for i, outcome in enumerate(CASE_ORDER)}
+    return sorted(views, key=lambda c: order.get(c.outcome, len(order)))  # stable: the table's order within
+
+
 def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget: _Budget) -> None:
+    """Every exchange the report holds is in the file while the page's budget lasts: the first and last ones (they
+    set the scene and usually decide) and those of failed cases in full, the others one line each. Past the
+    budget (thousands of exchanges), the middle ones a line could not be spent on are counted in one line."""
     failing = view.status in FAILING
     head, tail = EXCHANGES_HEAD_TAIL[failing]
-    numbered = list(enumerate(evidence, 1))
-    if len(numbered) > head + tail:
-        view.elided = len(numbered) - head - tail
-        view.elided_after = head
-        numbered = numbered[:head] + numbered[-tail:]
-    view.exchanges = [_exchange(e, n, failing, budget) for n, e in numbered]
+    count = len(evidence)
+    of_failed_cases = {n for c in view.cases if c.outcome == "failed" for n in c.exchanges}
+    one_line = _Budget(0)
+    for number, raw in enumerate(evidence, 1):
+        if number <= head or number > count - tail or number in of_failed_cases:
+            view.exchanges.append(_exchange(raw, number, failing, budget))
+        elif budget.take(len(str(raw.get("url") or "")[:URL_CHARS]) + 160):  # the line's markup
+            view.exchanges.append(_exchange(raw, number, failing, one_line))
+        else:
+            view.counted.append(number)
     if failing and view.exchanges:
         view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
 

@@ -70,11 +70,13 @@ class CheckOutcome:
     incomplete: bool = False  # the need kept the run from reaching its target (see ``verdict``)
     throttled: bool = False  # blocked because the target throttled the harness
     target_name: str | None = None  # the named target of a fleet run (conformance/fleet.py)
+    cases: tuple[dict[str, Any], ...] = ()  # the cases of the rules' tables (``AttackRun.records``)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data, as pytest-xdist carries it from a worker to the controller."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}  # not asdict: no deep copy of the evidence
         data |= {"rules": list(self.rules), "status": self.status.value, "evidence": list(self.evidence)}
+        data["cases"] = list(self.cases)
         data["duration_s"] = round(self.duration_s, 4)
         return data
 
@@ -84,6 +86,7 @@ class CheckOutcome:
         values = {k: v for k, v in data.items() if k in known}
         values.update(rules=tuple(data["rules"]), status=Status(data["status"]))
         values["evidence"] = tuple(data.get("evidence") or ())
+        values["cases"] = tuple(data.get("cases") or ())
         return cls(**values)
 
 
@@ -112,13 +115,16 @@ class RuleResult:
     evidence: tuple[ExchangeJSON, ...] = ()
     evidence_dropped: int = 0
     target_name: str | None = None  # the named target of a fleet run; report.json has the key only then
+    # The cases the rule's table tried, each with the numbers (1-based) of its exchanges in ``evidence``;
+    # report.json has the key only for a rule with a table.
+    cases: tuple[dict[str, Any], ...] = ()
 
     # report.json's key order (a diff between runs reads better when it never changes)
     _ORDER: ClassVar[tuple[str, ...]] = (
         *("rule", "target_name", "target", "target_url", "suite", "level", "status", "title", "text", "source"),
         *("document",),
         *("message", "need", "option", "blocked_by", "incomplete", "baseline", "checks", "duration_s"),
-        *("evidence", "evidence_dropped"),
+        *("cases", "evidence", "evidence_dropped"),
     )
 
     @classmethod
@@ -135,13 +141,17 @@ class RuleResult:
         return f"{self.target_name}/{self.target}" if self.target_name else self.target
 
     def to_json(self) -> dict[str, Any]:
-        data = {name: getattr(self, name) for name in self._ORDER if name != "target_name" or self.target_name}
+        optional = {"target_name": self.target_name, "cases": self.cases}  # written only when there are some
+        data = {name: getattr(self, name) for name in self._ORDER if optional.get(name, True)}
+        if self.cases:
+            data["cases"] = [dict(case) for case in self.cases]
         return data | {"status": self.status.value, "checks": list(self.checks), "evidence": list(self.evidence)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RuleResult:
         values = {k: v for k, v in data.items() if k in cls._ORDER}
         values.update(status=Status(data["status"]), checks=tuple(data["checks"]), evidence=tuple(data["evidence"]))
+        values["cases"] = tuple(data.get("cases") or ())
         return cls(**values)
 
 
@@ -189,6 +199,7 @@ def _rule_result(rule_id: str, mine: list[CheckOutcome], targets: Mapping[str, s
     status = next(s for s in STATUS_PRECEDENCE if any(o.status is s for o in mine))
     deciding = [o for o in mine if o.status is status]
     evidence = [e for o in mine for e in o.evidence]
+    kept = _keep_ends(evidence, MAX_EVIDENCE_PER_RULE)
     target, name = SUITE_TARGET[RULES[rule_id].suite], mine[0].target_name
     return RuleResult.for_rule(
         rule_id,
@@ -202,9 +213,19 @@ def _rule_result(rule_id: str, mine: list[CheckOutcome], targets: Mapping[str, s
         incomplete=status is Status.SKIPPED and any(o.incomplete for o in deciding),
         checks=tuple(sorted({o.nodeid for o in mine if o.nodeid})),
         duration_s=round(sum(o.duration_s for o in mine), 4),
-        evidence=tuple(_keep_ends(evidence, MAX_EVIDENCE_PER_RULE)),
+        evidence=tuple(kept),
         evidence_dropped=max(0, len(evidence) - MAX_EVIDENCE_PER_RULE),
+        cases=_cases_of(rule_id, mine, kept),
     )
+
+
+def _cases_of(rule_id: str, mine: list[CheckOutcome], evidence: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """The rule's case records, each with the numbers of its exchanges in the rule's evidence."""
+    cases = []
+    for case in (c for o in mine for c in o.cases if c.get("rule") == rule_id):
+        numbers = [n for n, exchange in enumerate(evidence, 1) if exchange.get("case") == case.get("case")]
+        cases.append({k: v for k, v in case.items() if k != "rule"} | {"exchanges": numbers})
+    return tuple(cases)
 
 
 def _keep_ends(evidence: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from conformance import expect, needs, observe
+from conformance import _context, expect, needs, observe
 from conformance._exceptions import TargetUnreachable
 from conformance._verdicts import Failure
 
@@ -51,6 +51,7 @@ class Attack:
     case: str
     source: str
     named: bool = False  # the rule's own text names this case: without it the rule cannot pass (skipped)
+    expected: str = "refused"  # what a conforming target does with it (the report's case table)
 
     def __str__(self) -> str:
         return f"{self.case} [{self.source}]"
@@ -104,6 +105,8 @@ class AttackRun:
     untried: dict[str, str] = field(default_factory=dict)  # case -> why
     problems: list[str] = field(default_factory=list)
     inapplicable_cases: dict[str, str] = field(default_factory=dict)  # case -> why it has no meaning here
+    got: dict[str, str] = field(default_factory=dict)  # case -> what the target did wrong
+    after: int = field(default_factory=_context.recorded)  # exchanges before this one are no case's yet
 
     @classmethod
     def of(cls, rule_id: str) -> AttackRun:
@@ -115,14 +118,22 @@ class AttackRun:
                 return attack
         raise KeyError(f"{case!r} is not in the attack table of {self.rule_id}")
 
+    def _file(self, case: str) -> None:
+        """The exchanges since the last case (or since this case's ``attempt`` began) are this case's."""
+        _context.file_case_exchanges(case, self.after)
+        self.after = _context.recorded()
+
     def tried_case(self, case: str, problem: str | None = None) -> None:
         attack = self.attack(case)
         self.tried.append(attack)
+        self._file(case)
         if problem:
             self.problems.append(f"{problem} [{attack.source}]")
+            self.got[case] = problem
 
     def not_tried(self, case: str, why: str) -> None:
         self.untried[self.attack(case).case] = why
+        self._file(case)
 
     def unreached(self, case: str, why: str) -> None:
         """The case's exchange failed in transport (reset, timeout): not tried, never the target failing it."""
@@ -139,6 +150,7 @@ class AttackRun:
     def attempt(self, case: str) -> Iterator[None]:
         """Run one case's exchange and judgement: a Failure raised inside is this case's problem, a transport
         failure (TargetUnreachable) leaves the case not tried; otherwise the case was tried and met."""
+        self.after = _context.recorded()  # what came before is no exchange of this case
         try:
             yield
         except TargetUnreachable as exc:
@@ -152,12 +164,39 @@ class AttackRun:
         """The case has no meaning for this target (e.g. signature cases for an opaque token): noted, never a gap."""
         self.inapplicable_cases[self.attack(case).case] = why
         self.untried.pop(case, None)
+        self._file(case)
+
+    def records(self) -> list[dict[str, str]]:
+        """Every case of the table as a record, in the table's order (the report shows the failed ones first)."""
+        done = {a.case for a in self.tried}
+        rows = []
+        for attack in self.table:
+            if attack.case in self.got:
+                outcome, got = "failed", self.got[attack.case]
+            elif attack.case in done:
+                outcome, got = "passed", "as expected"
+            elif attack.case in self.inapplicable_cases:
+                outcome, got = "not applicable", self.inapplicable_cases[attack.case]
+            else:
+                outcome, got = "not tried", self.untried.get(attack.case, "not reached")
+            rows.append(
+                {
+                    "rule": self.rule_id,
+                    "case": attack.case,
+                    "source": attack.source,
+                    "expected": attack.expected,
+                    "outcome": outcome,
+                    "got": got,
+                }
+            )
+        return rows
 
     def conclude(self, option: str | None = None) -> None:
         done = {a.case for a in self.tried}
         for attack in self.table:
             if attack.case not in done and attack.case not in self.untried | self.inapplicable_cases:
                 self.untried[attack.case] = "not reached"
+        _context.record_cases(self.records())
         expect(not self.problems, "; ".join(self.problems) + f" ({len(self.tried)} cases tried)")
         tried = "; ".join(map(str, self.tried)) or "none"
         observe(f"cases tried ({len(self.tried)}/{len(self.table)}): {tried}")

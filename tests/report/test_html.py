@@ -165,13 +165,19 @@ def test_controls_bidi_and_surrogates_are_shown_as_escapes(full_html: str, tmp_p
     assert "bad \ufffd surrogate" in (tmp_path / "sub" / "report.html").read_text(encoding="utf-8")
 
 
-def test_long_bodies_and_many_exchanges_are_capped(full_report: dict[str, Any], full_html: str) -> None:
+def test_long_bodies_are_capped_and_every_exchange_is_in_the_file(full_report: dict[str, Any], full_html: str) -> None:
     camp02 = next(r for r in full_report["results"] if r["rule"] == "CAMP-02")
     assert len(camp02["evidence"][-1]["response_body"]) > writer.BODY_CHARS[True]
     assert "more characters in report.json" in full_html
     many = next(r for r in full_report["results"] if r["rule"] == "CAMP-08")
+    view = writer.build_view(RunReport.from_json(full_report))
+    (result,) = [r for rule in view["rules"] if rule.id == "CAMP-08" for r in rule.results]
+    assert [e.number for e in result.exchanges] == list(range(1, len(many["evidence"]) + 1))
     head, tail = writer.EXCHANGES_HEAD_TAIL[False]
-    assert f"{len(many['evidence']) - head - tail} exchanges not shown" in full_html
+    middle = result.exchanges[head : len(result.exchanges) - tail]
+    assert middle and all(e.compact for e in middle)  # one line each: the file stays small
+    assert f'id="{result.anchor}-x{len(many["evidence"])}"' in full_html
+    assert "exchanges not shown" not in full_html
     assert f"… and {many['evidence_dropped']} more exchanges not kept in report.json" in full_html
 
 

@@ -270,3 +270,54 @@ def test_compare_marks_changes_without_breaking_the_page(report_page: Any, tmp_p
     result = page.locator(f"article[id='{passed['rule']}'] .chg-regression").first
     assert result.is_visible() and result.inner_text() == "regression: was passed"
     check_report_page(page, new)
+
+
+def test_a_failing_rule_shows_its_cases_and_each_case_opens_its_exchanges(report_page: Any, tmp_path: Path) -> None:
+    """A rule with an attack table: a case table, failed cases first, each case's exchange numbers linking to the
+    exchange (opened, scrolled below the sticky toolbar); every exchange in the file; a deep link to the rule lands
+    with its heading visible."""
+    data = build_report()
+    result = next(r for r in data["results"] if r["suite"] == "auth" and r["status"] == "failed")
+    evidence = [
+        {"method": "POST", "url": f"https://127.0.0.1:8443/mcp?n={n}", "status": 401 if n != 31 else 200}
+        | {"request_headers": {}, "response_headers": {}, "elapsed_s": 0.01}
+        | ({"case": "alg none"} if n in (30, 31) else {"case": "expired"} if n in (10, 11) else {})
+        for n in range(1, 41)
+    ]
+    result |= {"evidence": evidence, "evidence_dropped": 0, "message": "alg none: the token was accepted"}
+    result["cases"] = [
+        {"case": "expired", "source": "RFC 7519 §4.1.4", "expected": "refused", "outcome": "passed",
+         "got": "as expected", "exchanges": [10, 11]},
+        {"case": "alg none", "source": "RFC 8725 §3.1", "expected": "refused", "outcome": "failed",
+         "got": "the token was accepted (200)", "exchanges": [30, 31]},
+    ]  # fmt: skip
+    path = tmp_path / "cases.html"
+    write_html(RunReport.from_json(data), path)
+    page = load(report_page, path)
+    anchor = f"{result['rule']}--tool_server"
+    table = page.locator(f"li[id='{anchor}'] table.cases")
+    assert table.is_visible()
+    rows = table.locator("tbody tr")
+    assert rows.first.locator("th").inner_text() == "alg none"  # failed first
+    assert "the token was accepted" in rows.first.inner_text()
+    assert page.locator(f"li[id='{anchor}'] ol.exchanges > li").count() == 40  # every exchange, none elided
+    rows.first.get_by_role("link", name="31").click()
+    exchange = page.locator(f"li[id='{anchor}-x31']")
+    exchange.wait_for(state="visible")
+    assert exchange.locator("details.ex").get_attribute("open") is not None
+    toolbar = page.evaluate("document.getElementById('toolbar').getBoundingClientRect().bottom")
+    top = f"document.getElementById('{anchor}-x31').getBoundingClientRect().top"
+    deadline = time.monotonic() + 5
+    while page.evaluate(top) < toolbar and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert toolbar <= page.evaluate(top) < toolbar + 200  # below the toolbar, not hidden under it
+    assert "alg none" in exchange.inner_text()  # the exchange names its case
+    table.screenshot(path=str(REPORTS / "report-screenshot-cases.png"))
+    page.goto("about:blank")
+    page.goto(f"{path.as_uri()}#{result['rule']}", wait_until="load")
+    heading = f"document.getElementById('{result['rule']}-h').getBoundingClientRect().top"
+    deadline = time.monotonic() + 5
+    while page.evaluate(heading) < toolbar and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert page.evaluate(heading) >= page.evaluate("document.getElementById('toolbar').getBoundingClientRect().bottom")
+    assert page.problems == []

@@ -87,6 +87,9 @@
     limit = PAGE;
   }
 
+  // Deep links land below the sticky toolbar: its real height, for the stylesheet's scroll-margin-top.
+  function measureToolbar() { doc.documentElement.style.setProperty("--toolbar-h", form.offsetHeight + "px"); }
+
   // Deep links (#AUTH-PRM-01, #AUTH-PRM-01--tool_server): make the element visible, open it, scroll to it.
   function reveal() {
     var id = location.hash.slice(1);
@@ -103,6 +106,9 @@
     }
     var evidence = el.querySelector("details.evidence");
     if (evidence) evidence.open = true;
+    var exchange = el.querySelector(":scope > details.ex");  // a link to one exchange opens it
+    if (exchange) exchange.open = true;
+    measureToolbar();  // its height changes with the filters' status line
     el.scrollIntoView({ block: "start" });
   }
 
@@ -188,6 +194,8 @@
 
   form.hidden = false;
   apply();
+  measureToolbar();
+  window.addEventListener("resize", measureToolbar);
   copyButtonsIn(list);
   if (location.hash) reveal();
 })();
