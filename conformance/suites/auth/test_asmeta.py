@@ -12,6 +12,7 @@ from conformance.host.oauth import choose_redirect_mode, negotiate_auth_method
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites._transport import loopback_run, transport_not_judged
 from conformance.validate.auth import (
+    auth_method_notes,
     auth_method_problems,
     identification_problems,
     iss_parameter_problems,
@@ -65,6 +66,8 @@ def test_host_can_identify_itself(as_metadata: AsMetadata, conformance_settings:
 def test_auth_methods_are_usable(as_metadata: AsMetadata) -> None:
     problems = auth_method_problems(as_metadata.document)
     expect(not problems, "; ".join(problems))
+    for note in auth_method_notes(as_metadata.document):
+        observe(f"reported, not judged (RFC 7591 §2 allows other methods): {note}")
     if as_metadata.cimd_supported:
         observe(negotiate_auth_method(as_metadata.auth_methods_supported).reason)
 
