@@ -89,11 +89,6 @@ ONE_SCOPE = Verdict(
     "AUTH-REAUTH-01 'Reauthorization requesting more scopes'; the AS advertises no scope beyond what the host "
     "already requests.",
 )
-NO_REFRESH_TOKEN = Verdict(
-    "skipped",
-    "AUTH-DCR-02 names 'a second authorization and a refresh on the same client'; the AS issued no refresh token "
-    "(contract: 'refresh behavior: not shown'), so only the second authorization ran (and succeeded).",
-)
 NO_BLANKING_HOOK = Verdict(
     "skipped", "PROF-13 'needs: a reference or vendor hook that blanks the stored profile id'; the stack has none."
 )
@@ -143,7 +138,6 @@ _TS = {
     "AUTH-PRM-01": LOOPBACK,
     "AUTH-PRM-02": LOOPBACK,
     "AUTH-ASM-04": LOOPBACK,
-    "AUTH-DCR-02": NO_REFRESH_TOKEN,
     "AUTH-TOK-03": Verdict(
         "failed",
         "A token with one character changed gets HTTP 500, not 401: the example's introspecting verifier throws a "
@@ -211,20 +205,12 @@ PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "
 _FASTMCP = {
     **LINKED_SKIPS,
     "AUTH-TOOL-04": NO_WRITING_TOOL,
-    "AUTH-CIMD-05": Verdict(
-        "failed",
-        "node-oidc-provider honours only the CIMD document's legacy singular token_endpoint_auth_method "
-        "(private_key_jwt) and refuses `none`, which the document's token_endpoint_auth_methods_supported lists: "
-        "contract, Authentication 4 'The authorization server accepts any method in the intersection unless local "
-        "policy forbids it'; Versioning 1 (SEP-3149: the plural list).",
-    ),
     "AUTH-FLOW-04": Verdict(
         "warning",
         "SHOULD: an authorization request without code_challenge was answered with a code (AUTH-FLOW-04: 'An "
-        "authorization request without code_challenge, or with method plain, is refused'; OAuth 2.1 §4.1.1: "
-        "clients MUST use code_challenge). node-oidc-provider requires PKCE only of public clients by default.",
+        "authorization request without code_challenge is refused'; OAuth 2.1 §4.1.1: clients MUST use "
+        "code_challenge). node-oidc-provider requires PKCE only of public clients by default.",
     ),
-    "AUTH-DCR-02": NO_REFRESH_TOKEN,
     "PROF-02": Verdict(
         "failed",
         "FastMCP's generated inputSchema for whoami() has no additionalProperties: false: contract, Profile tool "
