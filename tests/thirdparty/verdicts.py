@@ -117,9 +117,18 @@ LINKED_SKIPS = {
     "AUTH-WS-01": NO_WORKSPACE,
     "AUTH-REAUTH-01": ONE_SCOPE,
 }
+NO_CIMD = Verdict(
+    "failed",
+    "The authorization server offers DCR only: no client_id_metadata_document_supported. AUTH-ASM-09 'supports CIMD "
+    "… (DCR or a predefined client may stand beside it, not instead of it)'; contract, Authentication 12: 'an "
+    "established identity provider that supports discovery, CIMD (none or private_key_jwt), DCR when needed'.",
+)
 DCR_ONLY = {
     "AUTH-ASM-08": NO_ISS_PARAMETER,
-    **dict.fromkeys(ids("AUTH-CIMD-01 AUTH-CIMD-02 AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06"), NOT_CIMD),
+    "AUTH-ASM-09": NO_CIMD,
+    **dict.fromkeys(
+        ids("AUTH-CIMD-01 AUTH-CIMD-02 AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06 AUTH-CIMD-07"), NOT_CIMD
+    ),
     "AUTH-ISS-01": ISS_NOT_ADVERTISED,
     "AUTH-ISS-02": NO_ERROR_RESPONSE,
     "AUTH-ISS-03": NO_ERROR_RESPONSE,
@@ -179,7 +188,7 @@ _PYSDK = {
     "AUTH-TOOL-06": NO_PROFILE_MARKER,
     **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
 }
-PYSDK_AUDIENCE = Pinned(table(_PYSDK), "ACCEPTED")
+PYSDK_AUDIENCE = Pinned(table(_PYSDK), "NOT ACCEPTED")
 PYSDK_PREDEFINED = Pinned(
     table(
         {
@@ -191,13 +200,13 @@ PYSDK_PREDEFINED = Pinned(
             ),
         }
     ),
-    "ACCEPTED",
+    "NOT ACCEPTED",
 )
 # 8-second access tokens: AUTH-TOK-05 is decided (and passes), nothing else changes.
-PYSDK_SHORT_TOKENS = Pinned(table({r: v for r, v in _PYSDK.items() if r != "AUTH-TOK-05"}), "ACCEPTED")
+PYSDK_SHORT_TOKENS = Pinned(table({r: v for r, v in _PYSDK.items() if r != "AUTH-TOK-05"}), "NOT ACCEPTED")
 # Plain HTTP on loopback with --allow-insecure-loopback: the transport parts are not judged, the rest is as above.
 PYSDK_LOCAL = Pinned(
-    table({**_PYSDK, "AUTH-PRM-01": LOOPBACK, "AUTH-PRM-02": LOOPBACK, "AUTH-ASM-04": LOOPBACK}), "PASSED LOCALLY"
+    table({**_PYSDK, "AUTH-PRM-01": LOOPBACK, "AUTH-PRM-02": LOOPBACK, "AUTH-ASM-04": LOOPBACK}), "NOT ACCEPTED"
 )
 PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
 

@@ -251,8 +251,9 @@ export function createProvider(config, extraMutants = []) {
       registration: { enabled: true },
       userinfo: { enabled: true },
       revocation: { enabled: true },
+      // idp-dcr-instead-of-cimd: CIMD is not supported (nor advertised); DCR is the only way for a host to identify.
       clientIdMetadataDocument: {
-        enabled: true,
+        enabled: !mutants.has('idp-dcr-instead-of-cimd'),
         ack: 'draft-02',
         // Documents are re-read soon so that a harness can change its keys between runs.
         cacheDuration: { min: 1, max: 60 },
