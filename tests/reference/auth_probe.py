@@ -67,6 +67,11 @@ FOOTPRINT: dict[str, set[str]] = {
         *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
         *CIMD_NEG,
     },
+    "idp-dcr-instead-of-cimd": {
+        "metadata",
+        *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
+        *CIMD_NEG,
+    },
     "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key", *CIMD_NEG},
     "idp-cimd-stable-only": {"cimd_none", "cimd_secret", "cimd_basic"},
     "idp-pkce-unchecked": {"wrong_verifier"},
