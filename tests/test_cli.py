@@ -22,7 +22,7 @@ def test_rules_json_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None
     assert all({"id", "level", "suite", "title", "source", "implemented", "mutants", "cases"} <= set(r) for r in rows)
     cases = {row["id"]: row["cases"] for row in rows}
     assert cases["AUTH-TOK-04"] >= 10 and cases["AUTH-TOK-01"] is None  # an attack table; a positive control
-    assert cases["AUTH-FLOW-04"] == 10  # five PKCE downgrades, each for a public and a confidential client
+    assert cases["AUTH-FLOW-04"] == 6  # three ways without a code_challenge, for a public and a confidential client
 
 
 def test_rules_table_filters_by_suite(capsys: pytest.CaptureFixture[str]) -> None:

@@ -31,17 +31,8 @@ from conformance.host.http import HostHTTP
 OAUTH_WELL_KNOWN = "/.well-known/oauth-authorization-server"
 OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
 OIDC_SCOPES = ("openid", "email", "profile")
-KNOWN_AUTH_METHODS = frozenset(
-    {
-        "none",
-        "private_key_jwt",
-        "client_secret_post",
-        "client_secret_basic",
-        "client_secret_jwt",
-        "tls_client_auth",
-        "self_signed_tls_client_auth",
-    }
-)
+# The token endpoint auth methods the contract names (AS metadata table); a server may define others (RFC 7591 §2).
+NAMED_AUTH_METHODS = ("none", "private_key_jwt", "client_secret_post", "client_secret_basic")
 
 
 # -- schemas -------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from conformance.host.asmeta import KNOWN_AUTH_METHODS, AsMetadata, schema_problems
+from conformance.host.asmeta import NAMED_AUTH_METHODS, AsMetadata, schema_problems
 from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
 from conformance.host.declarations import DeclarationChecker, check_challenge_result, describe
 from conformance.host.identity import HOST_AUTH_METHODS
@@ -100,18 +100,27 @@ def s256_problems(document: Mapping[str, Any]) -> list[str]:
 
 
 def auth_method_problems(document: Mapping[str, Any]) -> list[str]:
-    """AUTH-ASM-06: known values; with CIMD advertised, a method in common with the host's."""
+    """AUTH-ASM-06: an array of strings; with CIMD advertised, a method in common with the host's. Values beyond
+    the contract's named ones are allowed (RFC 7591 §2 lets a server define others): ``auth_method_notes``."""
     listed = document.get("token_endpoint_auth_methods_supported")
     if listed is not None and not (isinstance(listed, list) and all(isinstance(m, str) for m in listed)):
         return [f"token_endpoint_auth_methods_supported must be an array of strings, got {listed!r}"]
-    unknown = [m for m in listed or [] if m not in KNOWN_AUTH_METHODS]
-    if unknown:
-        return [f"token_endpoint_auth_methods_supported has unknown values {unknown}"]
     if document.get("client_id_metadata_document_supported") is True:
         decision = negotiate_auth_method(listed)
         if not decision.intersection:
             return [f"CIMD is advertised but {decision.reason} (the host supports {list(HOST_AUTH_METHODS)} for CIMD)"]
     return []
+
+
+def auth_method_notes(document: Mapping[str, Any]) -> list[str]:
+    """AUTH-ASM-06, reported: the listed values the contract does not name."""
+    listed = document.get("token_endpoint_auth_methods_supported")
+    if not isinstance(listed, list):
+        return []
+    beyond = [m for m in listed if isinstance(m, str) and m not in NAMED_AUTH_METHODS]
+    if not beyond:
+        return []
+    return [f"token_endpoint_auth_methods_supported also lists {beyond}, beyond the named {list(NAMED_AUTH_METHODS)}"]
 
 
 def identification_problems(document: Mapping[str, Any], *, client_id: str | None = None) -> list[str]:
@@ -152,6 +161,8 @@ def as_metadata(document: Any, *, issuer: str | None = None, client_id: str | No
         judged("AUTH-ASM-06", auth_method_problems(document)),
         judged("AUTH-ASM-08", iss_parameter_problems(meta)),
     ]
+    if verdicts[4].status == "passed" and (notes := auth_method_notes(document)):
+        verdicts[4] = Verdict("AUTH-ASM-06", "passed", "reported: " + "; ".join(notes))
     if issuer is None and verdicts[-1].status == "passed":
         verdicts[-1] = skipped("AUTH-ASM-08", f"needs {needs_issuer} (issuer identification)")
     return verdicts

@@ -51,7 +51,7 @@ METADATA_KEYS = (
     "token_endpoint_auth_methods_supported",
     "scopes_supported",
 )
-CIMD_NEG = ("cimd_alg_none", "cimd_no_exp")  # negative assertion probes: refused by the reference
+CIMD_NEG = ("cimd_alg_none", "cimd_no_exp", "cimd_wrong_aud")  # negative assertion probes: refused by the reference
 FOOTPRINT: dict[str, set[str]] = {
     "idp-pkce-optional": {"no_pkce", "no_pkce_confidential"},
     "idp-pkce-confidential-exempt": {"no_pkce_confidential"},
@@ -67,6 +67,11 @@ FOOTPRINT: dict[str, set[str]] = {
         *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
         *CIMD_NEG,
     },
+    "idp-dcr-instead-of-cimd": {
+        "metadata",
+        *("cimd_none", "cimd_pkjwt", "cimd_both_none", "cimd_secret", "cimd_any_key", "cimd_basic"),
+        *CIMD_NEG,
+    },
     "idp-cimd-no-private-key-jwt": {"cimd_pkjwt", "cimd_both_none", "cimd_any_key", *CIMD_NEG},
     "idp-cimd-stable-only": {"cimd_none", "cimd_secret", "cimd_basic"},
     "idp-pkce-unchecked": {"wrong_verifier"},
@@ -76,6 +81,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "idp-cimd-any-key": {"cimd_any_key", "cimd_alg_none"},  # an unsigned assertion does not verify either
     "idp-cimd-alg-none": {"cimd_alg_none"},
     "idp-assertion-exp-optional": {"cimd_no_exp"},
+    "idp-assertion-aud-unchecked": {"cimd_wrong_aud"},
     "proxy-drop-state": {"flow_state", "id_token_hint", "admin_scope", "no_pkce", "no_pkce_confidential"},
     "proxy-token-type-not-bearer": {"token_type"},
     "proxy-dcr-broken": {"dcr"},
@@ -159,6 +165,7 @@ REFERENCE: dict[str, Any] = {
     "cimd_any_key": 401,
     "cimd_alg_none": 401,
     "cimd_no_exp": 401,
+    "cimd_wrong_aud": 401,
 }
 # Mutants whose defect is state shared by every client of the stack: proxy-strip-iss-after-first strips iss from
 # every successful authorization response after the proxy's first. Whichever of observe() and the matrix's harness
@@ -425,6 +432,11 @@ def observe(stack: Stack) -> dict[str, Any]:
             stable,
             client_assertion_type=kind,
             client_assertion=_assertion(key, stable, endpoints["token_endpoint"], drop="exp"),
+        )
+        seen["cimd_wrong_aud"] = cimd_token(
+            stable,
+            client_assertion_type=kind,
+            client_assertion=_assertion(key, stable, "https://other-as.conformance.invalid/token"),
         )
         cimd.close()
     return seen

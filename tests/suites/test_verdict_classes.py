@@ -519,7 +519,7 @@ def test_tool_05_skip_names_what_would_let_it_run(pytester: pytest.Pytester) -> 
     assert result["status"] == "skipped" and "readOnlyHint" in result["need"], result
 
 
-DCR_02_NO_REFRESH = """
+DCR_02_STUBS = """
 import httpx
 import pytest
 from types import SimpleNamespace
@@ -527,14 +527,21 @@ from conformance.host.oauth import OAuthClient, TokenResult
 from conformance.suites._linking import FlowAttempt
 
 CLIENT = OAuthClient("dcr", "registered", "none")
-BODY = {"access_token": "at", "token_type": "Bearer"}  # no refresh_token
+BODY = {"access_token": "at", "token_type": "Bearer"}
+REFRESH = None  # a refresh token in the token responses, and the refresh answer (status, body)
 
 def ok():
-    return FlowAttempt(request=None, client=CLIENT, token=TokenResult(httpx.Response(200, json=BODY), BODY, "none"))
+    body = {**BODY, "refresh_token": "rt"} if REFRESH else BODY
+    return FlowAttempt(request=None, client=CLIENT, token=TokenResult(httpx.Response(200, json=body), body, "none"))
+
+class Tokens:
+    def refresh(self, token, resource=None):
+        status, body = REFRESH
+        return TokenResult(httpx.Response(status, json=body), body, "none")
 
 @pytest.fixture(scope="session")
 def linker():
-    host = SimpleNamespace(client=CLIENT, tokens=object(), resource="https://rs/mcp")
+    host = SimpleNamespace(client=CLIENT, tokens=Tokens(), resource="https://rs/mcp")
     return SimpleNamespace(host=host, attempt=lambda **kw: ok())
 
 @pytest.fixture(scope="session")
@@ -547,16 +554,33 @@ def connection_client():
 """
 
 
-def test_dcr_02_without_a_refresh_is_not_a_pass(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(DCR_02_NO_REFRESH)
+def _dcr_02(pytester: pytest.Pytester, refresh: str) -> dict[str, Any]:
+    pytester.makeconftest(DCR_02_STUBS.replace("REFRESH = None", f"REFRESH = {refresh}"))
     pytester.makepyfile(test_dcr="from conformance.suites.auth.test_dcr import test_registered_client_stays_valid")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_dcr.py"
     )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
-    assert result["rule"] == "AUTH-DCR-02" and result["status"] == "skipped", result
-    assert "a refresh (no refresh token was issued)" in result["message"]
-    assert "cases run: a second authorization" in result["message"]
+    result: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "AUTH-DCR-02", result
+    return result
+
+
+def test_dcr_02_without_a_refresh_token_judges_the_second_authorization(pytester: pytest.Pytester) -> None:
+    result = _dcr_02(pytester, "None")
+    assert result["status"] == "passed", result
+    assert "no refresh token was issued: the refresh case does not apply" in result["message"]
+
+
+def test_dcr_02_reports_a_refresh_refused_for_another_reason(pytester: pytest.Pytester) -> None:
+    result = _dcr_02(pytester, '(400, {"error": "invalid_grant"})')
+    assert result["status"] == "passed", result
+    assert "a refresh was refused (400 invalid_grant), not for the client" in result["message"]
+
+
+def test_dcr_02_fails_a_refresh_refused_with_invalid_client(pytester: pytest.Pytester) -> None:
+    result = _dcr_02(pytester, '(401, {"error": "invalid_client"})')
+    assert result["status"] == "failed", result
+    assert "refresh: 401 invalid_client" in result["message"]
 
 
 @pytest.mark.parametrize(("meta", "option"), [({"acme/profile": True}, "--vendor-prefix acme"), ({}, "optional")])

@@ -34,12 +34,12 @@ def test_the_audience_violation_is_pinned_for_every_configuration_that_does_not_
 def test_a_changed_verdict_fails() -> None:
     pinned = verdicts.PYSDK_AUDIENCE
     statuses = {rule: v.status for rule, v in pinned.rules.items()}
-    assert_pinned(fake_run(statuses, "ACCEPTED"), pinned)
+    assert_pinned(fake_run(statuses, pinned.overall), pinned)
     with pytest.raises(AssertionError, match="AUTH-TOK-06: pinned passed, now failed"):
-        assert_pinned(fake_run({**statuses, "AUTH-TOK-06": "failed"}, "ACCEPTED"), pinned)
+        assert_pinned(fake_run({**statuses, "AUTH-TOK-06": "failed"}, pinned.overall), pinned)
     with pytest.raises(AssertionError, match="AUTH-PRM-01: pinned passed, now None"):
-        assert_pinned(fake_run({r: s for r, s in statuses.items() if r != "AUTH-PRM-01"}, "ACCEPTED"), pinned)
-    with pytest.raises(AssertionError, match="overall verdict pinned ACCEPTED, now INCOMPLETE"):
+        assert_pinned(fake_run({r: s for r, s in statuses.items() if r != "AUTH-PRM-01"}, pinned.overall), pinned)
+    with pytest.raises(AssertionError, match=f"overall verdict pinned {pinned.overall}, now INCOMPLETE"):
         assert_pinned(fake_run(statuses, "INCOMPLETE"), pinned)
 
 

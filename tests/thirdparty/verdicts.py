@@ -89,11 +89,6 @@ ONE_SCOPE = Verdict(
     "AUTH-REAUTH-01 'Reauthorization requesting more scopes'; the AS advertises no scope beyond what the host "
     "already requests.",
 )
-NO_REFRESH_TOKEN = Verdict(
-    "skipped",
-    "AUTH-DCR-02 names 'a second authorization and a refresh on the same client'; the AS issued no refresh token "
-    "(contract: 'refresh behavior: not shown'), so only the second authorization ran (and succeeded).",
-)
 NO_BLANKING_HOOK = Verdict(
     "skipped", "PROF-13 'needs: a reference or vendor hook that blanks the stored profile id'; the stack has none."
 )
@@ -122,9 +117,18 @@ LINKED_SKIPS = {
     "AUTH-WS-01": NO_WORKSPACE,
     "AUTH-REAUTH-01": ONE_SCOPE,
 }
+NO_CIMD = Verdict(
+    "failed",
+    "The authorization server offers DCR only: no client_id_metadata_document_supported. AUTH-ASM-09 'supports CIMD "
+    "… (DCR or a predefined client may stand beside it, not instead of it)'; contract, Authentication 12: 'an "
+    "established identity provider that supports discovery, CIMD (none or private_key_jwt), DCR when needed'.",
+)
 DCR_ONLY = {
     "AUTH-ASM-08": NO_ISS_PARAMETER,
-    **dict.fromkeys(ids("AUTH-CIMD-01 AUTH-CIMD-02 AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06"), NOT_CIMD),
+    "AUTH-ASM-09": NO_CIMD,
+    **dict.fromkeys(
+        ids("AUTH-CIMD-01 AUTH-CIMD-02 AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06 AUTH-CIMD-07"), NOT_CIMD
+    ),
     "AUTH-ISS-01": ISS_NOT_ADVERTISED,
     "AUTH-ISS-02": NO_ERROR_RESPONSE,
     "AUTH-ISS-03": NO_ERROR_RESPONSE,
@@ -143,7 +147,6 @@ _TS = {
     "AUTH-PRM-01": LOOPBACK,
     "AUTH-PRM-02": LOOPBACK,
     "AUTH-ASM-04": LOOPBACK,
-    "AUTH-DCR-02": NO_REFRESH_TOKEN,
     "AUTH-TOK-03": Verdict(
         "failed",
         "A token with one character changed gets HTTP 500, not 401: the example's introspecting verifier throws a "
@@ -185,7 +188,7 @@ _PYSDK = {
     "AUTH-TOOL-06": NO_PROFILE_MARKER,
     **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
 }
-PYSDK_AUDIENCE = Pinned(table(_PYSDK), "ACCEPTED")
+PYSDK_AUDIENCE = Pinned(table(_PYSDK), "NOT ACCEPTED")
 PYSDK_PREDEFINED = Pinned(
     table(
         {
@@ -197,13 +200,13 @@ PYSDK_PREDEFINED = Pinned(
             ),
         }
     ),
-    "ACCEPTED",
+    "NOT ACCEPTED",
 )
 # 8-second access tokens: AUTH-TOK-05 is decided (and passes), nothing else changes.
-PYSDK_SHORT_TOKENS = Pinned(table({r: v for r, v in _PYSDK.items() if r != "AUTH-TOK-05"}), "ACCEPTED")
+PYSDK_SHORT_TOKENS = Pinned(table({r: v for r, v in _PYSDK.items() if r != "AUTH-TOK-05"}), "NOT ACCEPTED")
 # Plain HTTP on loopback with --allow-insecure-loopback: the transport parts are not judged, the rest is as above.
 PYSDK_LOCAL = Pinned(
-    table({**_PYSDK, "AUTH-PRM-01": LOOPBACK, "AUTH-PRM-02": LOOPBACK, "AUTH-ASM-04": LOOPBACK}), "PASSED LOCALLY"
+    table({**_PYSDK, "AUTH-PRM-01": LOOPBACK, "AUTH-PRM-02": LOOPBACK, "AUTH-ASM-04": LOOPBACK}), "NOT ACCEPTED"
 )
 PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
 
@@ -211,20 +214,12 @@ PYSDK_DEFAULT = Pinned(table({**_PYSDK, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "
 _FASTMCP = {
     **LINKED_SKIPS,
     "AUTH-TOOL-04": NO_WRITING_TOOL,
-    "AUTH-CIMD-05": Verdict(
-        "failed",
-        "node-oidc-provider honours only the CIMD document's legacy singular token_endpoint_auth_method "
-        "(private_key_jwt) and refuses `none`, which the document's token_endpoint_auth_methods_supported lists: "
-        "contract, Authentication 4 'The authorization server accepts any method in the intersection unless local "
-        "policy forbids it'; Versioning 1 (SEP-3149: the plural list).",
-    ),
     "AUTH-FLOW-04": Verdict(
         "warning",
         "SHOULD: an authorization request without code_challenge was answered with a code (AUTH-FLOW-04: 'An "
-        "authorization request without code_challenge, or with method plain, is refused'; OAuth 2.1 §4.1.1: "
-        "clients MUST use code_challenge). node-oidc-provider requires PKCE only of public clients by default.",
+        "authorization request without code_challenge is refused'; OAuth 2.1 §4.1.1: clients MUST use "
+        "code_challenge). node-oidc-provider requires PKCE only of public clients by default.",
     ),
-    "AUTH-DCR-02": NO_REFRESH_TOKEN,
     "PROF-02": Verdict(
         "failed",
         "FastMCP's generated inputSchema for whoami() has no additionalProperties: false: contract, Profile tool "

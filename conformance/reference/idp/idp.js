@@ -251,8 +251,9 @@ export function createProvider(config, extraMutants = []) {
       registration: { enabled: true },
       userinfo: { enabled: true },
       revocation: { enabled: true },
+      // idp-dcr-instead-of-cimd: CIMD is not supported (nor advertised); DCR is the only way for a host to identify.
       clientIdMetadataDocument: {
-        enabled: true,
+        enabled: !mutants.has('idp-dcr-instead-of-cimd'),
         ack: 'draft-02',
         // Documents are re-read soon so that a harness can change its keys between runs.
         cacheDuration: { min: 1, max: 60 },
@@ -379,6 +380,7 @@ export function createProvider(config, extraMutants = []) {
   // assertion checks (aud, exp, iss/sub, jti) still apply to assertions that do verify.
   // idp-cimd-alg-none: the same fallback for an unsigned assertion (alg "none" in any spelling): it is taken as no
   // assertion at all. idp-assertion-exp-optional: the same for an assertion without exp (checked only when present).
+  // idp-assertion-aud-unchecked: the same for an assertion whose aud names neither this issuer nor its token endpoint.
   const remoteKeySets = new Map();
 
   async function signatureVerifies(clientId, assertion) {
@@ -398,6 +400,11 @@ export function createProvider(config, extraMutants = []) {
     ['idp-cimd-any-key', async (clientId, assertion) => !(await signatureVerifies(clientId, assertion))],
     ['idp-cimd-alg-none', async (clientId, assertion) => String(jwtSegment(assertion, 0).alg).toLowerCase() === 'none'],
     ['idp-assertion-exp-optional', async (clientId, assertion) => jwtSegment(assertion, 1).exp === undefined],
+    ['idp-assertion-aud-unchecked', async (clientId, assertion) => {
+      const { aud } = jwtSegment(assertion, 1);
+      const ours = [config.issuer, `${config.issuer}/token`];
+      return !(Array.isArray(aud) ? aud : [aud]).some((value) => ours.includes(value));
+    }],
   ].filter(([name]) => mutants.has(name));
 
   async function dropUnverifiableAssertion(ctx) {

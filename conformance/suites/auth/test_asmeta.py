@@ -1,4 +1,4 @@
-"""Authorization server metadata (RFC 8414 / OpenID discovery): AUTH-ASM-01 … 08."""
+"""Authorization server metadata (RFC 8414 / OpenID discovery): AUTH-ASM-01 … 09."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import PrmDiscovery
 from conformance.host.http import HostHTTP
 from conformance.host.identity import HostIdentity
-from conformance.host.oauth import choose_redirect_mode, negotiate_auth_method
+from conformance.host.oauth import OAuthClient, TokenEndpoint, choose_redirect_mode, negotiate_auth_method
+from conformance.host.publisher import Publisher
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites._transport import loopback_run, transport_not_judged
 from conformance.validate.auth import (
+    auth_method_notes,
     auth_method_problems,
     identification_problems,
     iss_parameter_problems,
@@ -65,6 +67,8 @@ def test_host_can_identify_itself(as_metadata: AsMetadata, conformance_settings:
 def test_auth_methods_are_usable(as_metadata: AsMetadata) -> None:
     problems = auth_method_problems(as_metadata.document)
     expect(not problems, "; ".join(problems))
+    for note in auth_method_notes(as_metadata.document):
+        observe(f"reported, not judged (RFC 7591 §2 allows other methods): {note}")
     if as_metadata.cimd_supported:
         observe(negotiate_auth_method(as_metadata.auth_methods_supported).reason)
 
@@ -95,3 +99,66 @@ def test_iss_parameter_is_advertised(as_metadata: AsMetadata, host_identity: Hos
     # while the host, for the same metadata, falls back to callback-specific redirects.
     problems = iss_parameter_problems(as_metadata, why=redirect.reason)
     expect(not problems, "; ".join(problems))
+
+
+# The first authorization's rules that say the authorization server refused the host's CIMD client itself.
+CIMD_REFUSED = ("AUTH-CIMD-01", "AUTH-CIMD-02")
+
+
+@rule("AUTH-ASM-09")
+def test_cimd_is_supported(as_metadata: AsMetadata, linker: Linker, first_link: FlowAttempt) -> None:
+    """Contract, Authentication 12: the authorization server supports CIMD (none or private_key_jwt); DCR or a
+    predefined client may stand beside it, not instead of it."""
+    flag = as_metadata.document.get("client_id_metadata_document_supported")
+    if flag is not True:
+        instead = " (it offers DCR instead)" if as_metadata.registration_endpoint else ""
+        fail(f"client_id_metadata_document_supported is {flag!r}, not true: no CIMD{instead}")
+    decision = negotiate_auth_method(as_metadata.auth_methods_supported)
+    if not decision.intersection:
+        fail(f"CIMD is advertised but a CIMD client cannot authenticate at the token endpoint: {decision.reason}")
+    client = linker.host.client
+    if client.kind != "cimd":
+        needs(
+            f"a CIMD link (the host identifies by {client.kind})",
+            "--client-registration cimd or auto, without --client-id",
+        )
+    if first_link.ok:
+        observe(f"a CIMD client ({client.auth_method}) linked: {client.client_id}")
+        return
+    if first_link.need is not None:
+        first_link.require()
+    token = first_link.token
+    if first_link.rule not in CIMD_REFUSED and not (token is not None and token.error == "invalid_client"):
+        raise Blocked(first_link.rule or "AUTH-FLOW-01", first_link.problem or "the first authorization failed")
+    refused = f"the host's CIMD client ({client.auth_method}) was refused: {first_link.problem}"
+    if client.auth_method == "none" or "none" not in decision.intersection:
+        fail(refused)
+    if linker.publisher is None:
+        needs(
+            f"{refused}; a CIMD client listing only `none`, published by the harness",
+            "--publisher-certfile/--publisher-keyfile",
+        )
+    attempt = _link_with_none(linker, as_metadata, linker.publisher)
+    if not attempt.ok:
+        fail(f"{refused}; a CIMD client listing only `none` was refused as well: {attempt.problem}")
+    observe(f"{refused}; but a CIMD client listing only `none` linked ({attempt.client.client_id})")
+
+
+def _link_with_none(linker: Linker, as_metadata: AsMetadata, publisher: Publisher) -> FlowAttempt:
+    """A full authorization of a CIMD client whose document lists only `none`, published on another origin (the
+    host's own documents, cached by the authorization server, stay as they are)."""
+    with Publisher(
+        certfile=publisher.certfile, keyfile=publisher.keyfile, host=publisher.host, redactor=linker.http.redactor
+    ) as other:
+        identity = other.identity
+        assert identity is not None
+        document = {
+            **identity.client_document(),
+            "token_endpoint_auth_methods_supported": ["none"],
+            "token_endpoint_auth_method": "none",
+        }
+        for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
+            document.pop(name)
+        other.override("/oauth/client.json", 200, document)
+        probe = OAuthClient("cimd", identity.stable_document_url, "none", (identity.redirect_uri(),), identity=identity)
+        return linker.attempt(client=probe, tokens=TokenEndpoint(linker.http, as_metadata, probe))

@@ -14,7 +14,6 @@ from conformance.config import Settings
 from conformance.host.asmeta import AsMetadata
 from conformance.host.http import HostHTTP
 from conformance.host.oauth import ClientRegistry, OAuthClient, TokenEndpoint
-from conformance.suites._cases import Cases
 from conformance.suites._linking import FlowAttempt, Linker, blocked_by
 
 
@@ -93,23 +92,22 @@ def test_registered_client_stays_valid(linker: Linker, connection_client: OAuthC
             first.require()  # a configuration gap: skipped as incomplete
         raise Blocked(first.rule or "AUTH-FLOW-01", f"the first use of the client failed: {first.problem or ''}")
     second = linker.attempt(client=connection_client, tokens=tokens)
-    cases = Cases("AUTH-DCR-02 (a second authorization and a refresh on the same client)")
-    problems = []
     if not second.ok:
-        problems.append(f"second authorization: {second.problem}")
-    cases.exercised("a second authorization")
-    latest = second.token if second.ok and second.token else first.token
+        if second.need is not None:
+            second.require()
+        problem = f"second authorization: {second.problem}"
+        expect("invalid_client" not in problem, f"the client stopped being valid during the connection: {problem}")
+        raise Blocked(second.rule or "AUTH-FLOW-01", problem)
+    observe(f"a second authorization with the {connection_client.kind} client {connection_client.client_id} succeeded")
+    latest = second.token if second.token else first.token
     assert latest is not None
-    if latest.refresh_token:
-        refreshed = tokens.refresh(latest.refresh_token, resource=linker.host.resource)
-        cases.exercised("a refresh")
-        if not refreshed.ok:
-            problems.append(f"refresh: {refreshed.describe()}")
-    else:
-        cases.unexercised("a refresh", "no refresh token was issued")
-    invalid = [p for p in problems if "invalid_client" in p]
-    expect(not invalid, "the client stopped being valid during the connection: " + "; ".join(invalid))
-    if problems:
-        raise Blocked("AUTH-FLOW-01", "; ".join(problems))
-    observe(f"the {connection_client.kind} client {connection_client.client_id} stayed valid")
-    cases.conclude()
+    if not latest.refresh_token:
+        observe("no refresh token was issued: the refresh case does not apply")
+        return
+    refreshed = tokens.refresh(latest.refresh_token, resource=linker.host.resource)
+    expect(
+        refreshed.error != "invalid_client",
+        f"the client stopped being valid during the connection: refresh: {refreshed.describe()}",
+    )
+    outcome = "succeeded" if refreshed.ok else f"was refused ({refreshed.describe()}), not for the client"
+    observe(f"a refresh {outcome} (reported: tokens 'may expire or rotate normally')")

@@ -123,12 +123,13 @@ def _wrong_verifier_per_identity(linker: Linker, run: AttackRun) -> None:
 
 
 DOWNGRADES = (
-    ("without code_challenge", "RFC 9700 §2.1.1; OAuth 2.1 §4.1.1; contract AUTH-FLOW-04", True),
-    ("with code_challenge_method plain", "RFC 9700 §2.1.1 (S256); contract AUTH-FLOW-04", True),
-    ("a code_challenge without a method (plain by default)", "RFC 7636 §4.3 (the default is plain)", False),
-    ("an empty code_challenge", "RFC 7636 §4.2, §4.4.1", False),
+    ("without code_challenge", "OAuth 2.1 §4.1.1, §7.5.1; RFC 9700 §2.1.1; contract AUTH-FLOW-04", True),
+    ("an empty code_challenge", "RFC 6749 §3.1 (a parameter without a value is omitted); RFC 7636 §4.2", False),
     ("an unknown code_challenge_method", "RFC 7636 §4.3, §4.4.1", False),
 )
+# The `plain` method: whether it is accepted is reported, not judged (AUTH-FLOW-04; RFC 7636 §4.2 defines it, and
+# neither the contract nor OAuth 2.1 forbids the server to accept it).
+PLAIN_PROBES = ("with code_challenge_method plain", "a code_challenge without a method (plain by default)")
 # Each downgrade for a public and for a confidential client: an AS may require PKCE of public clients only (it is
 # node-oidc-provider's default), which RFC 9700 §2.1.1 and OAuth 2.1 do not allow.
 FLOW04 = attack_table(
@@ -204,20 +205,21 @@ def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None
     s256 = new_pkce().challenge
     probes: dict[str, dict[str, str | None]] = {
         "without code_challenge": {"code_challenge": None, "code_challenge_method": None},
+        "an empty code_challenge": {"code_challenge": "", "code_challenge_method": "S256"},
+        "an unknown code_challenge_method": {"code_challenge": s256, "code_challenge_method": "S512"},
         "with code_challenge_method plain": {"code_challenge": plain, "code_challenge_method": "plain"},
         "a code_challenge without a method (plain by default)": {
             "code_challenge": plain,
             "code_challenge_method": None,
         },
-        "an empty code_challenge": {"code_challenge": "", "code_challenge_method": "S256"},
-        "an unknown code_challenge_method": {"code_challenge": s256, "code_challenge_method": "S512"},
     }
-    # The derived cases are downgrades: answered with a code, they fail only when that code is redeemed the weak
-    # way (plain verifier, or no verifier for an empty challenge). An AS that reads a missing method as S256 is safe.
+    # Answered with a code, a derived case fails only when that code is redeemed without a verifier (an AS that
+    # reads an unknown method as S256 is safe); a plain probe is reported with how its code could be redeemed.
     redeem_with: dict[str, str | None] = {
-        "a code_challenge without a method (plain by default)": plain,
         "an empty code_challenge": None,
         "an unknown code_challenge_method": None,
+        "with code_challenge_method plain": plain,
+        "a code_challenge without a method (plain by default)": plain,
     }
     run = AttackRun.of("AUTH-FLOW-04")
     with _client_identities(linker) as identities:
@@ -225,29 +227,37 @@ def test_pkce_is_required(linker: Linker, linked_account: LinkedAccount) -> None
             client = identities[method]
             for what, extra in probes.items():
                 case = f"{what}, {how}"
+                reported = what in PLAIN_PROBES
                 if isinstance(client, str):
-                    _no_identity(run, case, client)
+                    if not reported:
+                        _no_identity(run, case, client)
                     continue
                 request = linker.request(client=client, params=extra)
                 _, callback = linker.authorize(request)
                 problem = None
-                if callback is not None and callback.code:
-                    if what not in redeem_with:
-                        problem = f"an authorization request {what} ({how}) was answered with a code"
+                if callback is None or not callback.code:
+                    if reported:
+                        observe(f"{case}: refused (reported, not judged)")
+                elif what not in redeem_with:
+                    problem = f"an authorization request {what} ({how}) was answered with a code"
+                else:
+                    verifier = redeem_with[what]
+                    tokens = (
+                        linker.host.tokens
+                        if client is linker.host.client
+                        else TokenEndpoint(linker.http, linker.host.as_metadata, client)
+                    )
+                    result = tokens.exchange_code(callback.code, verifier, request.redirect_uri, request.resource)
+                    weak = "the plain verifier" if verifier else "no code_verifier"
+                    if reported:
+                        outcome = "redeemed" if result.ok else f"not redeemed ({result.describe()})"
+                        observe(f"{case}: accepted, its code {outcome} with {weak} (reported, not judged)")
+                    elif result.ok:
+                        problem = f"an authorization request {what} ({how}) gave a code redeemed with {weak}"
                     else:
-                        verifier = redeem_with[what]
-                        tokens = (
-                            linker.host.tokens
-                            if client is linker.host.client
-                            else TokenEndpoint(linker.http, linker.host.as_metadata, client)
-                        )
-                        result = tokens.exchange_code(callback.code, verifier, request.redirect_uri, request.resource)
-                        weak = "the plain verifier" if verifier else "no code_verifier"
-                        if result.ok:
-                            problem = f"an authorization request {what} ({how}) gave a code redeemed with {weak}"
-                        else:
-                            observe(f"{case}: answered with a code that {weak} cannot redeem ({result.describe()})")
-                run.tried_case(case, problem)
+                        observe(f"{case}: answered with a code that {weak} cannot redeem ({result.describe()})")
+                if not reported:
+                    run.tried_case(case, problem)
     run.conclude()
 
 
