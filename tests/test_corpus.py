@@ -31,6 +31,7 @@ DOCUMENT_RULES = {
     *(f"PROF-0{i}" for i in range(1, 8)),
     "PROF-10",
     "PROF-12",
+    "PROF-14",
     "TOK-01",
     "TOK-07",
     "RL-01",
