@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from conformance.suites.platform.client import (
     TOKEN_COUNT_HEADERS,
@@ -89,3 +90,13 @@ def test_a_repeated_header_is_judged_as_joined() -> None:
     assert rate_limit_problems(response) == ["x-ratelimit-remaining-requests: '5, 6' is not a non-negative integer"]
     assert rate_limit_problems(response) == rate_limit_problems(header_values(response))
     assert project_header_problems(answer([("X-RateLimit-Reset-Project-Tokens", "1s")])) != []
+
+
+def test_the_project_limit_keys_are_named_by_role() -> None:
+    from conformance.suites.platform.options import key_roles
+
+    key_roles(["main", "fault"])
+    key_roles(["none"])
+    for bad in (["primary"], ["main", "none"], []):
+        with pytest.raises(ValueError, match="main, throttle, fault"):
+            key_roles(bad)
