@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from conformance import expect, fail, needs, observe, rule
+from conformance import Blocked, expect, fail, needs, observe, rule
 from conformance._verdicts import Throttled
 from conformance.config import Settings
 from conformance.host import USER_ACTION_CODES
@@ -284,7 +284,7 @@ def test_token_counts_carry_rate_limit_headers(platform_api: PlatformApi, confor
     _sample(platform_api, conformance_settings)
     ledger = ledger_of(platform_api.target)
     if not ledger.token_counts:
-        needs("a successful token count (TOK-01)")
+        raise Blocked("TOK-01", "no token count of the run succeeded")
     problems = ledger.problems["RL-07"]
     expect(not problems, f"token counts without the x-ratelimit-* headers: {' | '.join(problems)}")
     observe(f"{ledger.token_counts} token counts of the run carried {', '.join(TOKEN_COUNT_HEADERS)}")
