@@ -1,4 +1,4 @@
-"""The profile tool (PROF-01 … PROF-07, PROF-10, PROF-12): find it, judge its declaration and its result.
+"""The profile tool (PROF-01 … PROF-07, PROF-10, PROF-12, PROF-14): find it, judge its declaration and its result.
 
 Every function returns a list of messages (empty = conforming) and never raises on hostile input, so that a check
 can report all defects at once. PROF-05's "equivalent to the profile record schema" is decided semantically: the
@@ -38,8 +38,32 @@ from conformance.host.declarations import (
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "profile-record.schema.json"
 OPTIONAL_FIELDS = ("name", "email", "nickname")
 RECORD_FIELDS = ("id", *OPTIONAL_FIELDS)
-# Values that stand for "unknown" rather than a real display value (compared stripped and case-insensitively).
-PLACEHOLDERS = frozenset({"", "unknown", "n/a", "none", "null", "undefined"})
+# Values that stand for "unknown" rather than a real display value (PROF-14; compared stripped of whitespace and
+# of the brackets around them, case-insensitively). No real name among them ("Na" and "Nil" are names).
+PLACEHOLDERS = frozenset(
+    {
+        "unknown",
+        "n/a",
+        "n.a.",
+        "none",
+        "null",
+        "undefined",
+        "-",
+        "--",
+        "\u2013",
+        "\u2014",
+        "?",
+        "??",
+        "not available",
+        "not provided",
+        "not set",
+        "no name",
+        "no email",
+        "no nickname",
+        "tbd",
+        "placeholder",
+    }
+)
 # Shorter needles (an email local part "a", a name "Al") would flag ordinary ids by coincidence.
 MIN_ENCODED_CHARS = 3
 
@@ -362,12 +386,8 @@ ID_DERIVATIONS: dict[str, Any] = {
 }
 
 
-def id_encoding_problems(record: Any, *, known: Mapping[str, str] | None = None) -> list[str]:
-    """PROF-10: the id is not, and does not contain, the email, its local part, the display name or an
-    organization, in any of the derivations of :data:`ID_DERIVATIONS` (as is, separators dropped, base64, hex,
-    digests, name-based UUIDs). ``known`` adds identity facts the harness has from elsewhere (the test account's
-    email, name, organization).
-    """
+def _id_findings(record: Any, known: Mapping[str, str] | None) -> list[tuple[str, str]]:
+    """(what, message) for every identity fact the id carries, in the first derivation that finds it."""
     if not isinstance(record, Mapping) or not isinstance(record.get("id"), str):
         return []
     pid = record["id"]
@@ -378,8 +398,8 @@ def id_encoding_problems(record: Any, *, known: Mapping[str, str] | None = None)
             if isinstance(value, str):
                 facts.append((key, value))
                 if key == "email" and "@" in value:
-                    facts.append(("email local part", value.rsplit("@", 1)[0]))
-    found: list[str] = []
+                    facts.append((LOCAL_PART, value.rsplit("@", 1)[0]))
+    found: list[tuple[str, str]] = []
     reported: set[str] = set()
     for what, value in facts:
         needle = value.strip()
@@ -387,14 +407,35 @@ def id_encoding_problems(record: Any, *, known: Mapping[str, str] | None = None)
             continue
         for how, derived in ID_DERIVATIONS.items():
             if derived(pid, needle):
-                found.append(f"id {pid!r} encodes the {what} {needle!r} ({how})")
+                found.append((what, f"id {pid!r} encodes the {what} {needle!r} ({how})"))
                 reported.add(what)
                 break
     return found
 
 
+LOCAL_PART = "email local part"
+
+
+def id_encoding_problems(record: Any, *, known: Mapping[str, str] | None = None) -> list[str]:
+    """PROF-10: the id is not, and does not contain, the email, the display name or an organization, in any of the
+    derivations of :data:`ID_DERIVATIONS` (as is, separators dropped, base64, hex, digests, name-based UUIDs).
+    ``known`` adds identity facts the harness has from elsewhere (the test account's email, name, organization).
+    The email's local part alone is reported, not judged (:func:`id_local_part_notes`): a short handle may be part
+    of an opaque id by coincidence.
+    """
+    return [message for what, message in _id_findings(record, known) if what != LOCAL_PART]
+
+
+def id_local_part_notes(record: Any, *, known: Mapping[str, str] | None = None) -> list[str]:
+    """PROF-10's reported part: the id carries the email's local part (while not the whole email)."""
+    findings = _id_findings(record, known)
+    if any(what == "email" for what, _ in findings):
+        return []  # the whole email is judged already
+    return [message for what, message in findings if what == LOCAL_PART]
+
+
 def invented_field_problems(record: Any) -> list[str]:
-    """PROF-12: optional display fields that are present hold real values, not null, "" or a placeholder."""
+    """PROF-12: optional display fields that are present are not null, empty or whitespace-only."""
     if not isinstance(record, Mapping):
         return []
     found: list[str] = []
@@ -404,9 +445,25 @@ def invented_field_problems(record: Any) -> list[str]:
         value = record[key]
         if value is None:
             found.append(f"{key} is null; omit an unavailable field instead")
-        elif isinstance(value, str) and value.strip().casefold() in PLACEHOLDERS:
-            found.append(f"{key} is the placeholder {value!r}; omit an unavailable field instead")
+        elif isinstance(value, str) and not value.strip():
+            found.append(f"{key} is {'empty' if not value else 'whitespace only'} ({value!r}); omit it instead")
     return found
+
+
+def _placeholder_key(value: str) -> str:
+    return value.strip().strip("()[]<>{}").strip().casefold()
+
+
+def placeholder_problems(record: Any) -> list[str]:
+    """PROF-14: no optional display field holds a placeholder ("unknown", "N/A", "none", "-" ...) standing for a
+    value the service does not have."""
+    if not isinstance(record, Mapping):
+        return []
+    return [
+        f"{key} is the placeholder {record[key]!r}; omit an unavailable field instead"
+        for key in OPTIONAL_FIELDS
+        if isinstance(record.get(key), str) and record[key].strip() and _placeholder_key(record[key]) in PLACEHOLDERS
+    ]
 
 
 @dataclass
@@ -418,7 +475,7 @@ class ProfileVerdicts:
 
 
 def judge_result(result: Any, *, known: Mapping[str, str] | None = None) -> ProfileVerdicts:
-    """PROF-06, 07, 10, 12 over one result; the record is ``structuredContent`` when it is an object."""
+    """PROF-06, 07, 10, 12, 14 over one result; the record is ``structuredContent`` when it is an object."""
     structured = result.get("structuredContent") if isinstance(result, Mapping) else None
     record = structured if isinstance(structured, dict) else None
     return ProfileVerdicts(
@@ -428,5 +485,6 @@ def judge_result(result: Any, *, known: Mapping[str, str] | None = None) -> Prof
             "PROF-07": id_problems(record),
             "PROF-10": id_encoding_problems(record, known=known),
             "PROF-12": invented_field_problems(record),
+            "PROF-14": placeholder_problems(record),
         },
     )

@@ -37,7 +37,8 @@ def token_count(document: Any) -> list[Verdict]:
 
 
 def error_object_problems(body: Any) -> list[str]:
-    """TOK-07 (and every platform error): the body is JSON ``{"error": {...}}``."""
+    """The form every platform error has here: the body is JSON ``{"error": {...}}`` (reported by the live checks,
+    judged by none: the contract shows no validation error body)."""
     if not isinstance(body, Mapping) or not isinstance(body.get("error"), Mapping):
         return ['the body is not a JSON error object ({"error": {...}})']
     return []
@@ -55,21 +56,37 @@ def error_code_problems(error: Mapping[str, Any], what: str = "the error") -> li
 
 
 def platform_error(document: Any) -> list[Verdict]:
-    """An error body: a JSON error object (TOK-07), told apart by ``error.code`` (CAMP-15)."""
+    """An error body: a JSON error object told apart by ``error.code`` (CAMP-15). TOK-07 is not judged on a body:
+    a refused count is any non-2xx answer, its body's form is reported."""
     shape = error_object_problems(document)
     codes = shape or error_code_problems(document["error"])
-    return [judged("CAMP-15", codes), judged("TOK-07", shape)]
+    return [judged("CAMP-15", codes)]
 
 
-def ratelimit_headers(document: Any) -> list[Verdict]:
-    """One response's headers (a JSON object name → value): RL-01 and RL-05."""
-    from conformance.suites.platform.client import project_header_problems, rate_limit_problems
+def ratelimit_headers(document: Any, *, project_token_limit: bool | None = None) -> list[Verdict]:
+    """One response's headers (a JSON object name → value): RL-01, and RL-05 given ``project_token_limit`` (whether
+    a project-scoped token limit applies to the key that got them); the project headers not appearing together is
+    reported in RL-05's message, not judged."""
+    from conformance.suites.platform.client import PROJECT, project_header_problems, rate_limit_problems
 
     if not isinstance(document, Mapping) or not all(isinstance(v, str) for v in document.values()):
         bad = ["a header set must be a JSON object of string values"]
         return [judged("RL-01", bad), judged("RL-05", bad)]
     response = httpx.Response(200, headers=dict(document))
-    return [judged("RL-01", rate_limit_problems(response)), judged("RL-05", project_header_problems(response))]
+    present = [name for name in PROJECT if name in response.headers]
+    rl05 = judged(
+        "RL-05",
+        [f"{', '.join(present)} without a project-scoped token limit"]
+        if present and project_token_limit is False
+        else [],
+        unjudged=None
+        if project_token_limit is not None
+        else "whether a project-scoped token limit applies (context project_token_limit)",
+    )
+    apart = project_header_problems(response)
+    if apart and rl05.status == "passed":
+        rl05 = Verdict("RL-05", "passed", f"reported: {'; '.join(apart)}")
+    return [judged("RL-01", rate_limit_problems(response)), rl05]
 
 
 # ---------------------------------------------------------------------------------------------- campaigns

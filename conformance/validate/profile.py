@@ -1,4 +1,4 @@
-"""Offline judging of the profile tool: its declaration (PROF-01 … 05) and a result (PROF-06, 07, 10, 12)."""
+"""Offline judging of the profile tool: its declaration (PROF-01 … 05) and a result (PROF-06, 07, 10, 12, 14)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from conformance.host.profile import (
     id_problems,
     invented_field_problems,
     judge_result,
+    placeholder_problems,
 )
 from conformance.validate._core import Verdict, judged, skipped
 
@@ -41,9 +42,10 @@ def profile_result(document: Any, *, known: Mapping[str, str] | None = None) -> 
 
 
 def profile_record(document: Any, *, known: Mapping[str, str] | None = None) -> list[Verdict]:
-    """A bare profile record (``structuredContent`` of the result): PROF-07, 10, 12."""
+    """A bare profile record (``structuredContent`` of the result): PROF-07, 10, 12, 14."""
     return [
         judged("PROF-07", id_problems(document)),
         judged("PROF-10", id_encoding_problems(document, known=known)),
         judged("PROF-12", invented_field_problems(document)),
+        judged("PROF-14", placeholder_problems(document)),
     ]

@@ -17,11 +17,13 @@ from conformance.host.profile import (
     declaration_problems,
     find_profile_tool,
     id_encoding_problems,
+    id_local_part_notes,
     id_problems,
     input_schema_problems,
     invented_field_problems,
     judge_result,
     output_schema_problems,
+    placeholder_problems,
     record_schema,
     result_problems,
     security_problems,
@@ -31,7 +33,7 @@ from conformance.host.profile import (
 MISSING: Any = object()
 HYPOTHESIS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FIELDS = ("id", "name", "email", "nickname")
-PLACEHOLDER_WORDS = ["", " ", "unknown", "Unknown", "N/A", "n/a", "none", "NONE", "null", "undefined"]
+PLACEHOLDER_WORDS = ["", " ", "unknown", "Unknown", "N/A", "n/a", "none", "NONE", "null", "undefined", "-", "(none)"]
 
 CANONICAL = {
     "type": "object",
@@ -70,11 +72,19 @@ def oracle_record_ok(record: Any) -> bool:
 
 
 def oracle_invented(record: dict[str, Any]) -> set[str]:
-    placeholders = {"", "unknown", "n/a", "none", "null", "undefined"}
+    """PROF-12: null, empty or whitespace-only."""
+    blank = {k for k in FIELDS[1:] if type(record.get(k)) is str and not record[k].strip()}
+    return blank | {k for k in FIELDS[1:] if k in record and record[k] is None}
+
+
+def oracle_placeholder(record: dict[str, Any]) -> set[str]:
+    """PROF-14: a word standing for a missing value, brackets around it and case aside."""
+    words = {"unknown", "n/a", "n.a.", "none", "null", "undefined", "-", "--", "\u2013", "\u2014", "?", "??"}
+    words |= {"not available", "not provided", "not set", "no name", "no email", "no nickname", "tbd", "placeholder"}
     return {
         k
         for k in FIELDS[1:]
-        if k in record and (record[k] is None or (type(record[k]) is str and record[k].strip().lower() in placeholders))
+        if type(record.get(k)) is str and record[k].strip().strip("()[]<>{}").strip().casefold() in words
     }
 
 
@@ -135,6 +145,20 @@ def test_invented_fields_match_the_oracle(record: Any) -> None:
     assert {m.split(" ", 1)[0] for m in found} == expected
 
 
+@HYPOTHESIS
+@given(records())
+def test_placeholders_match_the_oracle(record: Any) -> None:
+    found = placeholder_problems(record)
+    expected = oracle_placeholder(record) if type(record) is dict else set()
+    assert {m.split(" ", 1)[0] for m in found} == expected
+
+
+def test_real_short_names_are_no_placeholders() -> None:
+    assert placeholder_problems({"id": "u1", "name": "Na", "nickname": "Nil"}) == []
+    assert placeholder_problems({"id": "u1", "name": "Unknown Artist"}) == []
+    assert placeholder_problems({"id": "u1", "nickname": "\u2014"}) != []
+
+
 def test_numeric_id_hint() -> None:
     assert id_problems({"id": 1234}) == ["id must be a string, got 1234 (serialize numeric provider ids as strings)"]
 
@@ -169,11 +193,21 @@ def identity_cases(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
 @given(identity_cases())
 def test_id_encoding_matches_construction(case: tuple[dict[str, Any], bool]) -> None:
     record, encoded = case
-    found = id_encoding_problems(record)
+    found = id_encoding_problems(record) or id_local_part_notes(record)
     if encoded:
         assert found
     elif record["id"] == "usr_01HZX9K2M3":
         assert found == []
+
+
+def test_local_part_is_reported_not_judged() -> None:
+    record = {"id": "alice-7f3a9c", "email": "alice@example.test"}
+    assert id_encoding_problems(record) == []
+    assert id_local_part_notes(record) == [
+        "id 'alice-7f3a9c' encodes the email local part 'alice' (the value itself, any case)"
+    ]
+    whole = {"id": "alice@example.test", "email": "alice@example.test"}
+    assert id_encoding_problems(whole) and id_local_part_notes(whole) == []
 
 
 def test_id_encoding_uses_known_identity_and_organization() -> None:
@@ -284,9 +318,8 @@ def test_judge_result_gathers_every_rule() -> None:
     verdicts = judge_result(result)
     assert verdicts.record == record
     assert verdicts.problems["PROF-06"] == [] and verdicts.problems["PROF-07"] == []
-    assert verdicts.problems["PROF-10"] and verdicts.problems["PROF-12"] == [
-        "name is the placeholder 'N/A'; omit an unavailable field instead"
-    ]
+    assert verdicts.problems["PROF-10"] and verdicts.problems["PROF-12"] == []
+    assert verdicts.problems["PROF-14"] == ["name is the placeholder 'N/A'; omit an unavailable field instead"]
 
 
 @HYPOTHESIS

@@ -22,7 +22,7 @@ from conformance.report.summary import md
 from tests._forked import forked_harness
 from tests.reference.platform.live import serving
 
-MUTANTS = {"reference": None, "no_tools": "tools-not-counted", "crash_on_part": "token-count-500-on-unknown-part"}
+MUTANTS = {"reference": None, "no_tools": "tools-not-counted", "counts_unknown_part": "unknown-part-ignored"}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,9 @@ def _pairs(report: dict[str, Any]) -> dict[str, dict[str, str]]:
 
 def _check_verdicts(report: dict[str, Any]) -> None:
     rows = {row["name"]: row["verdict"]["status"] for row in report["fleet"]}
-    assert rows == {"reference": "PASSED LOCALLY", "no_tools": "NOT ACCEPTED", "crash_on_part": "NOT ACCEPTED"}, rows
+    assert rows == {"reference": "PASSED LOCALLY", "no_tools": "NOT ACCEPTED", "counts_unknown_part": "NOT ACCEPTED"}, (
+        rows
+    )
     pairs = _pairs(report)
     assert not [r for r, s in pairs["reference"].items() if s in ("failed", "error")], pairs["reference"]
     for name, mutant_name in MUTANTS.items():
@@ -89,9 +91,9 @@ def fleet_report(fleet: tuple[Path, dict[str, str]], tmp_path_factory: pytest.Te
     assert "target no_tools: NOT ACCEPTED — 1 rule(s) failed: TOK-04" in result.stdout, result.stdout[-3000:]
     assert "target reference: PASSED LOCALLY" in result.stdout
     junit = (out / "junit.xml").read_text(encoding="utf-8")
-    assert '<property name="conformance.verdict.crash_on_part" value="NOT ACCEPTED" />' in junit
+    assert '<property name="conformance.verdict.counts_unknown_part" value="NOT ACCEPTED" />' in junit
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert 'class="fleet-table"' in html and "crash_on_part" in html
+    assert 'class="fleet-table"' in html and "counts_unknown_part" in html
     # every target's keys (read under its prefix) are redacted everywhere
     keys = {value for name, value in env.items() if name.endswith("_API_KEY")}
     assert keys

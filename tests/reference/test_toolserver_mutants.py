@@ -65,6 +65,7 @@ FOOTPRINT: dict[str, set[str]] = {
         "blank_id",
         "same_id_across_tokens",
         "distinct_ids",
+        "id_after_display_change",
         *PROFILE_CALLS,
     },
     "ts-skip-audience": {"aud", "aud_origin"},
@@ -121,15 +122,17 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-numeric-id": PROFILE_CALLS,
     "ts-profile-id-per-token": {"same_id_across_tokens"},
     "ts-profile-id-shared": {"distinct_ids"},
-    "ts-profile-id-from-email": PROFILE_CALLS,
-    "ts-profile-id-email-digest": {"id_derivation"},
-    "ts-profile-id-email-base64": {"id_derivation"},
+    "ts-profile-id-from-email": PROFILE_CALLS | {"id_after_display_change"},
+    "ts-profile-id-email-digest": {"id_derivation", "id_after_display_change"},
+    "ts-profile-id-email-base64": {"id_derivation", "id_after_display_change"},
     "ts-profile-placeholder": {"anon_profile"},
     "ts-profile-guest-on-expired": {"expired", "expired_profile"},
     "ts-empty-query-token-as-user": {"empty_query_token"},
     "ts-profile-invented-fields": {"profile_no_nickname"},
     "ts-profile-null-field": {"profile_no_nickname"},
     "ts-profile-blank-id-invents": {"blank_id"},
+    "ts-profile-blank-field": {"profile_no_nickname"},
+    "ts-profile-id-follows-display": {"id_after_display_change"},
 }
 
 
@@ -318,6 +321,15 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
             "/_reference/blank-profile-id", json={"subject": "sub-bob"}, headers={"x-reference-admin-key": "admin-key"}
         )
         seen["blank_id"] = (blank.json()["changed"], call_shape(await call("get_profile", keys.token("sub-bob"))))
+        carol = keys.token("sub-carol")
+        first_id = ((await call("get_profile", carol)).get("structuredContent") or {}).get("id")
+        renamed = await client.post(
+            "/_reference/set-profile-display",
+            json={"subject": "sub-carol", "email": "carol.new@example.test", "name": "Carol New", "nickname": "c"},
+            headers={"x-reference-admin-key": "admin-key"},
+        )
+        after = (await call("get_profile", carol)).get("structuredContent") or {}
+        seen["id_after_display_change"] = (renamed.json()["changed"], after.get("email"), after.get("id") == first_id)
     return seen
 
 

@@ -81,6 +81,8 @@ def _api(sandbox: Sandbox, handler: Handler) -> Callable[[Request], Awaitable[Re
                     )
             headers = sandbox.limiter.admit(spec, _token_estimate(request, body_text))
             result = await handler(sandbox, request, spec, body_text)
+            if "token-count-without-token-headers" in sandbox.mutants and request.url.path == TOKENS_PATH:
+                headers = {k: v for k, v in headers.items() if not k.endswith("-tokens")}  # requests only
             return JSONResponse(result, headers=headers)
         except ApiError as exc:
             if exc.status == 503 and "overload-not-json" in sandbox.mutants:
@@ -109,8 +111,11 @@ async def _read_body(request: Request, limit: int) -> str:
         raise invalid(None, "the request body is not UTF-8", "invalid_json") from None
 
 
+TOKENS_PATH = "/v1/responses/input_tokens"
+
+
 def _token_estimate(request: Request, body_text: str) -> int:
-    if request.url.path != "/v1/responses/input_tokens":
+    if request.url.path != TOKENS_PATH:
         return 0  # only model endpoints spend tokens
     try:
         body = json.loads(body_text) if body_text else {}

@@ -49,7 +49,6 @@ class _ProjectState:
     window: _Window
     project_window: _Window
     seen: int = 0  # requests seen, for the deterministic spacing of injected faults
-    throttled_until: float = 0.0  # used by the retry-after-lies mutant only
 
 
 @dataclass
@@ -72,8 +71,6 @@ class Limiter:
                     window.started, window.requests, window.tokens = now, 0, 0
             state.seen += 1
 
-            if "retry-after-lies" in self.mutants and now < state.throttled_until:
-                raise self._throttled(spec, state, now, "requests", retry_after=1)
             if state.window.requests + 1 > spec.rpm:
                 raise self._throttled(spec, state, now, "requests")
             if state.window.tokens + token_estimate > spec.tpm:
@@ -98,18 +95,12 @@ class Limiter:
                 )
             return headers
 
-    def _throttled(
-        self, spec: KeySpec, state: _ProjectState, now: float, what: str, retry_after: int | None = None
-    ) -> ApiError:
+    def _throttled(self, spec: KeySpec, state: _ProjectState, now: float, what: str) -> ApiError:
         window = state.project_window if what == "project tokens" else state.window
         wait = max(1, math.ceil(window.started + spec.window_s - now))
-        if "retry-after-lies" in self.mutants:
-            # Announces one second but keeps refusing for five: obeying Retry-After does not help.
-            if retry_after is None:
-                state.throttled_until = now + 5.0
-            wait = 1
         headers = self._headers(spec, state, now)
-        headers["Retry-After"] = str(retry_after or wait)
+        # retry-after-duration-text: the reset's duration text ("1s"), neither delay-seconds nor an HTTP date
+        headers["Retry-After"] = go_duration(wait) if "retry-after-duration-text" in self.mutants else str(wait)
         limit = {"requests": spec.rpm, "tokens": spec.tpm, "project tokens": spec.project_tpm}[what]
         return ApiError(
             429,
@@ -132,15 +123,15 @@ class Limiter:
             "x-ratelimit-remaining-tokens": str(max(0, spec.tpm - state.window.tokens)),
             "x-ratelimit-reset-tokens": reset,
         }
-        if spec.project_tpm is not None:
-            headers["x-ratelimit-limit-project-tokens"] = str(spec.project_tpm)
-            headers["x-ratelimit-remaining-project-tokens"] = str(
-                max(0, spec.project_tpm - state.project_window.tokens)
+        # project-headers-without-limit: every key reports a project token limit, its token limit standing in
+        project_tpm = spec.tpm if "project-headers-without-limit" in self.mutants else None
+        project_tpm = spec.project_tpm if spec.project_tpm is not None else project_tpm
+        if project_tpm is not None:
+            headers["x-ratelimit-limit-project-tokens"] = str(project_tpm)
+            headers["x-ratelimit-remaining-project-tokens"] = str(max(0, project_tpm - state.project_window.tokens))
+            headers["x-ratelimit-reset-project-tokens"] = go_duration(
+                max(0.0, state.project_window.started + spec.window_s - now)
             )
-            if "project-headers-partial" not in self.mutants:
-                headers["x-ratelimit-reset-project-tokens"] = go_duration(
-                    max(0.0, state.project_window.started + spec.window_s - now)
-                )
         return headers
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -167,6 +168,7 @@ class ToolServer:
         self.defects = config.defects
         config.data_dir.mkdir(parents=True, exist_ok=True)
         self.profiles = ProfileStore(config.data_dir / "toolserver-profiles.sqlite3")
+        self.id_key = secrets.token_bytes(16)  # ts-profile-id-follows-display: the key of its keyed digest
         self.orders: dict[str, list[dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ challenges
@@ -375,6 +377,10 @@ class ToolServer:
             pid = "usr_" + hashlib.sha256(profile.email.strip().lower().encode()).hexdigest()[:20]
         elif "ts-profile-id-email-base64" in d and profile.email:
             pid = base64.urlsafe_b64encode(profile.email.encode()).decode().rstrip("=")
+        elif "ts-profile-id-follows-display" in d:
+            # An opaque-looking keyed digest (nothing PROF-10 can reverse) of the current email and name.
+            basis = f"{profile.email or profile.subject}|{profile.name or ''}".encode()
+            pid = "usr_" + hmac.new(self.id_key, basis, hashlib.sha256).hexdigest()[:20]
         record: dict[str, Any] = {"id": pid}
         for key in ("name", "email", "nickname"):
             value = getattr(profile, key)
@@ -382,6 +388,8 @@ class ToolServer:
                 record[key] = value
             elif "ts-profile-invented-fields" in d:
                 record[key] = "N/A"
+            elif "ts-profile-blank-field" in d:
+                record[key] = ""  # a serializer that writes an absent optional string as empty
             elif "ts-profile-null-field" in d and key == "nickname":
                 record[key] = None  # a serializer that writes an absent optional field as null
         return record

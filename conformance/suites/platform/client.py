@@ -4,6 +4,7 @@ that talk to a target."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,10 @@ _PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|μs|ns)")
 PAIRS = (
     ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
     ("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+)
+# RL-07: what every token-count answer carries.
+TOKEN_COUNT_HEADERS = tuple(
+    f"x-ratelimit-{what}-{unit}" for unit in ("requests", "tokens") for what in ("limit", "remaining", "reset")
 )
 PROJECT = (
     "x-ratelimit-limit-project-tokens",
@@ -127,8 +132,8 @@ def rate_limit_problems(response: httpx.Response | Mapping[str, str]) -> list[st
 
 
 def project_header_problems(response: httpx.Response | Mapping[str, str]) -> list[str]:
-    """RL-05 on one response (or its :func:`header_values`): the three project-token headers appear together or not
-    at all."""
+    """RL-05's reported form on one response (or its :func:`header_values`): the three project-token headers
+    appear together or not at all."""
     headers = header_values(response) if isinstance(response, httpx.Response) else response
     present = [name for name in PROJECT if name in headers]
     if present and len(present) != len(PROJECT):
@@ -136,28 +141,63 @@ def project_header_problems(response: httpx.Response | Mapping[str, str]) -> lis
     return []
 
 
+def key_fingerprint(authorization: str | None) -> str:
+    """What the ledger keeps of the ``Authorization`` header a response answered (never the key itself)."""
+    return hashlib.sha256((authorization or "").encode()).hexdigest()[:16]
+
+
+@dataclass
+class KeyAnswers:
+    """The answers one key got (RL-05 tells keys with a project-scoped token limit from those without)."""
+
+    responses: int = 0
+    with_project_headers: int = 0
+    example: str = ""  # the first answer that carried a project-token header
+
+
+EXAMPLES = 10  # a few examples say enough
+
+
 @dataclass
 class RateLimitLedger:
     """Every response the platform and campaigns checks receive from one target passes through its ledger (their
-    API wrappers feed it), so RL-01, RL-04 and RL-05, which run last, judge all of that target's answers, not only
-    their own requests."""
+    API wrappers feed it), so RL-01, RL-04, RL-05 and RL-07, which run last, judge all of that target's answers,
+    not only their own requests."""
 
     responses: int = 0
     with_headers: int = 0
     with_project_headers: int = 0
-    problems: dict[str, list[str]] = field(default_factory=lambda: {"RL-01": [], "RL-05": []})
+    problems: dict[str, list[str]] = field(default_factory=lambda: {"RL-01": [], "RL-07": []})
+    project_apart: list[str] = field(default_factory=list)  # RL-05's reported form: the three not together
+    by_key: dict[str, KeyAnswers] = field(default_factory=dict)  # key_fingerprint -> its answers
+    token_counts: int = 0  # 2xx token-count answers (RL-07 judges their headers)
     overloaded: httpx.Response | None = None  # the first 503 seen (RL-04 judges it when no fault switch is set)
 
     def absorb(self, response: httpx.Response) -> httpx.Response:
         headers = header_values(response)
         self.responses += 1
         self.with_headers += any(name.startswith("x-ratelimit-") for name in headers)
-        self.with_project_headers += PROJECT[0] in headers
+        project = any(name in headers for name in PROJECT)
+        self.with_project_headers += project
+        key = self.by_key.setdefault(key_fingerprint(response.request.headers.get("authorization")), KeyAnswers())
+        key.responses += 1
+        key.with_project_headers += project
+        if project and not key.example:
+            key.example = describe(response)[:70]
         if response.status_code == 503 and self.overloaded is None:
             self.overloaded = response
-        for rule_id, found in (("RL-01", rate_limit_problems(headers)), ("RL-05", project_header_problems(headers))):
-            if found and len(self.problems[rule_id]) < 10:  # a few examples say enough
-                self.problems[rule_id].append(f"{describe(response)[:70]}: {'; '.join(found)}")
+        seen = f"{describe(response)[:70]}: "
+        found = rate_limit_problems(headers)
+        if found and len(self.problems["RL-01"]) < EXAMPLES:
+            self.problems["RL-01"].append(seen + "; ".join(found))
+        apart = project_header_problems(headers)
+        if apart and len(self.project_apart) < EXAMPLES:
+            self.project_apart.append(seen + "; ".join(apart))
+        if response.request.url.path.endswith(TOKENS_PATH) and 200 <= response.status_code < 300:
+            self.token_counts += 1
+            missing = [name for name in TOKEN_COUNT_HEADERS if name not in headers]
+            if missing and len(self.problems["RL-07"]) < EXAMPLES:
+                self.problems["RL-07"].append(seen + f"without {', '.join(missing)}")
         return response
 
 

@@ -10,8 +10,8 @@ from conformance.suites.platform.client import PlatformApi
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """RL-01, RL-04 and RL-05 judge every response of their target (see ``ledger_of``): run them after all other
-    checks."""
+    """RL-01, RL-04, RL-05 and RL-07 judge every response of their target (see ``ledger_of``): run them after all
+    other checks."""
     last = [item for item in items if _decides_header_rules(item)]
     if last:
         items[:] = [item for item in items if item not in last] + last
@@ -19,7 +19,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _decides_header_rules(item: pytest.Item) -> bool:
     rules = {rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args}
-    return bool(rules & {"RL-01", "RL-04", "RL-05"})
+    return bool(rules & {"RL-01", "RL-04", "RL-05", "RL-07"})
 
 
 @pytest.fixture(scope="session")

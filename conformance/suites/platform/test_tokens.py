@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import expect, fail, observe, rule
 from conformance.suites._cases import Attack, AttackRun, attack_table
-from conformance.suites.platform._keys import BAD_KEYS, KEY_SOURCE, NAMED_KEY_CASES, key_headers
+from conformance.suites.platform._keys import BAD_KEYS, NAMED_KEY_CASES, key_headers
 from conformance.suites.platform.client import (
-    CLIENT_ERROR,
     PlatformApi,
     describe,
     error_object,
-    expect_json_error,
     json_body,
     run_property,
     target_settings,
@@ -39,11 +39,16 @@ WEATHER_TOOL = {
 }
 
 
+def succeeded(response: httpx.Response) -> bool:
+    """A 2xx answer: the contract shows the count response, not its status (P Endpoints)."""
+    return 200 <= response.status_code < 300
+
+
 def count(api: PlatformApi, body: dict[str, Any], what: str) -> int:
     """The count for a body that must be accepted; fails the check with the answer otherwise."""
     response = api.count_raw(body)
-    if response.status_code != 200:
-        fail(f"{what}: expected 200, got {describe(response)}")
+    if not succeeded(response):
+        fail(f"{what}: expected a count (2xx), got {describe(response)}")
     data = json_body(response)
     value = data.get("input_tokens") if isinstance(data, dict) else None
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -76,9 +81,10 @@ def image_message(url: str, detail: str) -> list[dict[str, Any]]:
 @rule("TOK-01")
 def test_string_input_is_counted(platform_api: PlatformApi) -> None:
     response = platform_api.count_raw(platform_api.body(input="Tell me a joke about conformance testing."))
-    expect(response.status_code == 200, f"a model and a string input were not counted: {describe(response)}")
+    expect(succeeded(response), f"a model and a string input were not counted: {describe(response)}")
     problems = count_answer_problems(json_body(response))
     expect(not problems, "; ".join(problems) + f" ({describe(response)[:120]})")
+    observe(f"counted with {response.status_code}: {json_body(response)}")
 
 
 @rule("TOK-02")
@@ -164,8 +170,21 @@ def test_instructions_and_tools_add(platform_api: PlatformApi) -> None:
     run_property(prop)
 
 
+MERGE_SLACK = 1  # tokens a byte-pair merge across the appended boundary may save (TOK-05 reports it)
+
+
+def not_lowered(before: int, after: int, what: str, merges: list[str]) -> None:
+    """TOK-05 on one pair: the count did not drop, or dropped by at most a BPE merge (kept in ``merges``)."""
+    if after >= before:
+        return
+    expect(before - after <= MERGE_SLACK, f"{what} lowered the count by {before - after} tokens ({before} → {after})")
+    merges.append(f"{what}: {before} → {after}")
+
+
 @rule("TOK-05")
 def test_appending_never_lowers_the_count(platform_api: PlatformApi) -> None:
+    merges: list[str] = []
+
     @target_settings()
     @given(
         head=st.lists(TEXT, min_size=1, max_size=3),
@@ -180,15 +199,19 @@ def test_appending_never_lowers_the_count(platform_api: PlatformApi) -> None:
         # Appended as a new line: byte-pair encoding may legitimately merge text glued onto a word into fewer
         # tokens ("ab" can cost 2 and "abc" 1), but a line break keeps the earlier words' tokens intact.
         longer = count(platform_api, platform_api.body(input=f"{text}\n{suffix}"), "input with a line appended")
-        expect(longer >= shorter, f"appending the line {suffix!r} lowered the count ({shorter} → {longer})")
+        not_lowered(shorter, longer, f"appending the line {suffix!r}", merges)
         items = [{"role": "user", "content": part} for part in head]
         before = count(platform_api, platform_api.body(input=items), "message items")
         after = count(
             platform_api, platform_api.body(input=[*items, {"role": role, "content": suffix}]), "an item appended"
         )
-        expect(after >= before, f"appending a {role} message lowered the count ({before} → {after})")
+        not_lowered(before, after, f"appending a {role} message {suffix!r}", merges)
 
     run_property(prop)
+    if merges:
+        observe(f"reported: an append lowered the count by one token (a BPE merge) {len(merges)}×: {merges[:3]}")
+    else:
+        observe("no append lowered the count")
 
 
 @rule("TOK-06")
@@ -207,18 +230,26 @@ def test_images_are_counted(platform_api: PlatformApi) -> None:
             counts[(size, detail)] = count(
                 platform_api, platform_api.body(input=image_message(url, detail)), f"{size} image, detail={detail}"
             )
-    expect(counts[("64x32", "low")] > text_only, f"an image added nothing ({text_only} → {counts[('64x32', 'low')]})")
-    expect(
-        counts[("2048x1024", "high")] >= counts[("64x32", "high")],
-        f"a larger image costs fewer tokens ({counts[('2048x1024', 'high')]} < {counts[('64x32', 'high')]})",
-    )
-    expect(
-        counts[("2048x1024", "high")] >= counts[("2048x1024", "low")],
-        f"detail=high costs fewer tokens than low ({counts[('2048x1024', 'high')]} < {counts[('2048x1024', 'low')]})",
-    )
-    # A remote URL needs the target to fetch it; not every target can from here, so only observe.
+    added = [f"{size} detail={detail}: {n}" for (size, detail), n in counts.items() if n <= text_only]
+    expect(not added, f"an image added nothing to the text's {text_only} tokens: {'; '.join(added)}")
+    observe(f"text only {text_only}; with a base64 data URL image: {counts}")
+    # Reported, not judged: a larger image or a higher detail costing fewer tokens.
+    odd = []
+    if counts[("2048x1024", "high")] < counts[("64x32", "high")]:
+        odd.append(f"a larger image costs fewer tokens ({counts[('2048x1024', 'high')]} < {counts[('64x32', 'high')]})")
+    for size in ("64x32", "2048x1024"):
+        if counts[(size, "high")] < counts[(size, "low")]:
+            odd.append(f"{size}: detail=high costs fewer than low ({counts[(size, 'high')]} < {counts[(size, 'low')]})")
+    if odd:
+        observe("reported: " + "; ".join(odd))
+    # A remote URL needs the target to fetch it; not every target can from here: counted, it must add to the count.
     remote = platform_api.count_raw(platform_api.body(input=image_message("https://example.com/cat.png", "low")))
-    observe(f"an image by remote URL: {remote.status_code}")
+    value = json_body(remote).get("input_tokens") if succeeded(remote) and isinstance(json_body(remote), dict) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        expect(value > text_only, f"an image by URL added nothing ({text_only} → {value})")
+        observe(f"an image by URL: counted {value}")
+    else:
+        observe(f"an image by URL was not counted (the target may not reach it): {describe(remote)[:120]}")
 
 
 REQUEST = "contract platform, Input token count request"
@@ -270,12 +301,14 @@ BAD_BODIES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 RAW_BODIES = {"not JSON": "{", "a JSON array": "[1, 2]", "a JSON string": '"hi"'}
 NAMED = {"unknown content part type", "input is a number", *NAMED_KEY_CASES}
+KEYS = "TOK-07 (a missing or bad key); contract platform, Authentication 1; RFC 6750 §2.1, §3.1"
 TOK07 = attack_table(
     "TOK-07",
     *(Attack(case, source, named=case in NAMED) for case, (source, _) in BAD_BODIES.items()),
     *(Attack(case, "TOK-07 (a bad body); contract platform (a JSON object body)") for case in RAW_BODIES),
-    *(Attack(case, f"TOK-07 ({KEY_SOURCE})", named=case in NAMED) for case in BAD_KEYS),
+    *(Attack(case, KEYS, named=case in NAMED) for case in BAD_KEYS),
 )
+SERVER_ERROR = "RFC 9110 §15.6: a 5xx says the server failed a request it should have refused"
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
@@ -284,15 +317,43 @@ JSON_VALUES = st.recursive(
 )
 
 
+@dataclass
+class Refusals:
+    """TOK-07's reported part: the status of each refusal (the contract shows none), 5xx answers to requests the
+    server should refuse (a warning in the report's notes), and refusals whose body is not a JSON error."""
+
+    statuses: dict[int, list[str]] = field(default_factory=dict)
+    server_errors: list[str] = field(default_factory=list)
+    not_json: list[str] = field(default_factory=list)
+
+    def refused(self, case: str, response: httpx.Response) -> None:
+        """Fails the case when it was counted (a 2xx); otherwise notes the refusal's form."""
+        expect(not succeeded(response), f"{case}: counted instead of refused ({describe(response)[:160]})")
+        self.statuses.setdefault(response.status_code, []).append(case)
+        if response.status_code >= 500:
+            self.server_errors.append(f"{case} ({response.status_code})")
+        if error_object(response) is None:
+            self.not_json.append(case)
+
+    def report(self) -> None:
+        spread = "; ".join(f"{status}: {len(cases)}" for status, cases in sorted(self.statuses.items()))
+        observe(f"refused with statuses (reported) {spread}")
+        if self.server_errors:
+            observe(f"warning ({SERVER_ERROR}): {'; '.join(self.server_errors[:8])}")
+        if self.not_json:
+            observe(f"refusals without a JSON error body (reported): {'; '.join(self.not_json[:8])}")
+
+
 @rule("TOK-07")
-def test_bad_bodies_get_4xx_json(platform_api: PlatformApi) -> None:
+def test_bad_bodies_and_keys_get_no_count(platform_api: PlatformApi) -> None:
     run = AttackRun.of("TOK-07")
+    refusals = Refusals()
     for case, (_, fields) in BAD_BODIES.items():
         with run.attempt(case):
-            expect_json_error(platform_api.count_raw(platform_api.body(**fields)), CLIENT_ERROR, case)
+            refusals.refused(case, platform_api.count_raw(platform_api.body(**fields)))
     for case, raw in RAW_BODIES.items():
         with run.attempt(case):
-            expect_json_error(platform_api.post_content("/v1/responses/input_tokens", raw), CLIENT_ERROR, case)
+            refusals.refused(case, platform_api.post_content("/v1/responses/input_tokens", raw))
     body = platform_api.body(input="hi")
     for case in BAD_KEYS:
         headers = key_headers(case, platform_api.target.api_key, platform_api.http.redactor.add_secret)
@@ -300,15 +361,19 @@ def test_bad_bodies_get_4xx_json(platform_api: PlatformApi) -> None:
             run.not_tried(case, "no platform API key configured to alter")
             continue
         with run.attempt(case):
-            expect_json_error(platform_api.count_raw(body, headers=headers), (401,), case)
+            refusals.refused(case, platform_api.count_raw(body, headers=headers))
+    fuzzed: list[str] = []
 
     @target_settings()
     @given(part=st.dictionaries(st.sampled_from(["type", "text", "image_url", "detail"]), JSON_VALUES, max_size=3))
     def prop(part: dict[str, Any]) -> None:
+        # Generated parts may be valid: only a 5xx is worth a note here (never a verdict).
         response = platform_api.count_raw(platform_api.body(input=[{"role": "user", "content": [part]}]))
-        expect(response.status_code < 500, f"a malformed content part {part!r} caused {describe(response)}")
-        if response.status_code >= 400:
-            expect(error_object(response) is not None, f"the error for part {part!r} is not JSON: {describe(response)}")
+        if response.status_code >= 500 and len(fuzzed) < 5:
+            fuzzed.append(f"{part!r} ({response.status_code})")
 
     run_property(prop)
+    refusals.report()
+    if fuzzed:
+        observe(f"warning ({SERVER_ERROR}): generated content parts answered with a 5xx: {'; '.join(fuzzed)}")
     run.conclude()

@@ -1,4 +1,4 @@
-"""The profile tool's results: PROF-06, 07, 10, 11, 12 (for each linked test account), anonymous calls."""
+"""The profile tool's results: PROF-06, 07, 10, 11, 12, 14 (for each linked test account), anonymous calls."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from conformance.host.http import HostHTTP
 from conformance.host.profile import (
     ID_DERIVATIONS,
     id_encoding_problems,
+    id_local_part_notes,
     id_problems,
     invented_field_problems,
+    placeholder_problems,
     result_problems,
 )
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
@@ -83,15 +85,28 @@ def test_id_encodes_no_identity(profiles: list[AccountProfile]) -> None:
             "CONFORMANCE_TEST_USER set to the account's email, or an ID token with email/name claims",
         )
     observe(f"compared with {compared} of {len(profiles)} account(s)")
+    local = _per_account(profiles, lambda p: id_local_part_notes(p.record, known=p.known))
+    if local:
+        observe("reported, not judged (the email's local part): " + "; ".join(local))
     run.conclude()
+
+
+def _display_fields(profiles: list[AccountProfile]) -> str:
+    return str([sorted(k for k in (p.record or {}) if k != "id") for p in profiles])
 
 
 @rule("PROF-12")
 def test_unavailable_fields_are_omitted(profiles: list[AccountProfile]) -> None:
     problems = _per_account(profiles, lambda p: invented_field_problems(p.record))
     expect(not problems, "; ".join(problems))
-    fields = [sorted(k for k in (p.record or {}) if k != "id") for p in profiles]
-    observe(f"display fields returned: {fields}")
+    observe(f"no null, empty or blank optional field; display fields returned: {_display_fields(profiles)}")
+
+
+@rule("PROF-14")
+def test_no_placeholder_fields(profiles: list[AccountProfile]) -> None:
+    problems = _per_account(profiles, lambda p: placeholder_problems(p.record))
+    expect(not problems, "; ".join(problems))
+    observe(f"no placeholder value; display fields returned: {_display_fields(profiles)}")
 
 
 PROF11_CONTRACT = "contract PROF-11 (no placeholder profile without valid credentials)"

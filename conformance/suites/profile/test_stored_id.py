@@ -1,12 +1,17 @@
-"""A missing or blank stored profile id: PROF-13 (needs a hook that blanks it; the reference stack has one).
+"""The stored profile changed behind the tool's back, through a reference or vendor hook (the reference stack has
+both): PROF-13 (a blank stored id) and PROF-15 (a new email, name and nickname keep the id).
 
-The subject whose id is blanked is a fresh one from the harness's test issuer when the target trusts it, so that
-no real test account loses its profile; otherwise test account 2 (or 1), which stays broken on that target.
+The subject changed is a fresh one from the harness's test issuer when the target trusts it, so that no real test
+account is touched; otherwise test account 2 (or 1): its blanked id stays broken on that target (PROF-13), its
+display fields are put back afterwards (PROF-15; a field it did not show before stays as the hook set it).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -23,16 +28,24 @@ HOOK_OPTION = "CONFORMANCE_REFERENCE_ADMIN_URL and CONFORMANCE_REFERENCE_ADMIN_K
 
 
 def _subject_token(
-    settings: Settings, http: HostHTTP, caller: ProfileCaller, request: pytest.FixtureRequest
-) -> tuple[str, str, str]:
-    """(token, subject, how): a token whose profile may be blanked."""
+    settings: Settings,
+    http: HostHTTP,
+    caller: ProfileCaller,
+    request: pytest.FixtureRequest,
+    *,
+    rule_id: str,
+    stays: str,
+    claims: Mapping[str, str] | None = None,
+) -> tuple[str, str, str, bool]:
+    """(token, subject, how, fresh): a token whose stored profile the hook may change; ``fresh``: the subject is the
+    test issuer's own (no real account is touched). ``claims``: display claims of a fresh subject's token."""
     issuer = load_issuer(settings, http)
     if issuer is not None:
-        subject = f"{settings.get('run_id')}-prof13"
+        subject = f"{settings.get('run_id')}-{rule_id.lower().replace('-', '')}"
         linked: LinkedAccount = request.getfixturevalue("linked_account")
         scopes = list(dict.fromkeys([*linked.scopes, *oauth_scopes(caller.tool)]))
-        token = issuer.valid(linked.resource, scopes, subject=subject)
-        return token, subject, "a fresh subject of the harness's test issuer"
+        token = issuer.valid(linked.resource, scopes, subject=subject, **dict(claims or {}))
+        return token, subject, "a fresh subject of the harness's test issuer", True
     for account in ("linked_account_2", "linked_account"):
         try:
             linked = request.getfixturevalue(account)
@@ -41,8 +54,25 @@ def _subject_token(
         token = fresh_token(linked)
         claimed = unverified_claims(token).get("sub")
         if isinstance(claimed, str) and claimed:
-            return token, claimed, f"test account {linked.account} (its stored id stays blank on this target)"
-    needs("the subject of a token whose profile may be blanked (a JWT access token or a test issuer)")
+            return token, claimed, f"test account {linked.account} ({stays})", False
+    needs("the subject of a token whose stored profile the hook may change (a JWT access token or a test issuer)")
+
+
+def _hook(http: HostHTTP, settings: Settings, action: str, body: dict[str, Any], need: str) -> int:
+    """Call the reference or vendor hook ``action``; skipped with ``need`` unless it reports a changed profile."""
+    url, key = settings.get("reference_admin_url"), settings.get("reference_admin_key")
+    if not url or not key:
+        needs(need, HOOK_OPTION)
+    answer = http.post(
+        f"{str(url).rstrip('/')}/{action}", json=body, headers={"X-Reference-Admin-Key": str(key)}, retry=None
+    )
+    try:
+        changed = answer.json().get("changed") if answer.status_code == 200 else None
+    except (ValueError, AttributeError):  # not a JSON object: not the hook this check knows
+        changed = None
+    if not isinstance(changed, int) or changed < 1:
+        needs(f"{need} (it answered {answer.status_code}, changed {changed!r})", HOOK_OPTION)
+    return changed
 
 
 @rule("PROF-13")
@@ -54,24 +84,15 @@ def test_blank_stored_id_is_an_error(
     request: pytest.FixtureRequest,
 ) -> None:
     s = conformance_settings
-    url, key = s.get("reference_admin_url"), s.get("reference_admin_key")
-    if not url or not key:
-        needs("a reference or vendor hook that blanks the stored profile id", HOOK_OPTION)
-    token, subject, how = _subject_token(s, host_http, profile_caller, request)
+    need = "a reference or vendor hook that blanks the stored profile id"
+    if not s.get("reference_admin_url") or not s.get("reference_admin_key"):
+        needs(need, HOOK_OPTION)
+    token, subject, how, _ = _subject_token(
+        s, host_http, profile_caller, request, rule_id="PROF-13", stays="its stored id stays blank on this target"
+    )
     before = profile_caller.result(token, how)
     first_id = json_get(before, "structuredContent", "id")
-    hook = host_http.post(
-        f"{str(url).rstrip('/')}/blank-profile-id",
-        json={"subject": subject},
-        headers={"X-Reference-Admin-Key": str(key)},
-        retry=None,
-    )
-    try:
-        changed = hook.json().get("changed") if hook.status_code == 200 else None
-    except (ValueError, AttributeError):  # not a JSON object: not the hook this check knows
-        changed = None
-    if not isinstance(changed, int) or changed < 1:
-        needs(f"a hook that blanks the stored id (it answered {hook.status_code}, changed {changed!r})", HOOK_OPTION)
+    _hook(host_http, s, "blank-profile-id", {"subject": subject}, need)
     outcome = profile_caller.call(token)
     if outcome.refused_http or outcome.auth_error_result:
         raise Blocked("AUTH-TOK-01", f"the token was refused after blanking: {outcome.describe()}")
@@ -86,3 +107,54 @@ def test_blank_stored_id_is_an_error(
     leaked = [p for p in others if p in json.dumps(result)]
     expect(pid is None and not leaked, f"the error result carries an id ({pid!r}) or another profile's id {leaked}")
     observe(f"blanked {how}: isError true, no id")
+
+
+DISPLAY = ("email", "name", "nickname")
+
+
+def _display_of(result: Mapping[str, Any]) -> dict[str, str]:
+    record = result.get("structuredContent")
+    fields = record if isinstance(record, dict) else {}
+    return {k: v for k, v in fields.items() if k in DISPLAY and isinstance(v, str)}
+
+
+@rule("PROF-15")
+def test_id_survives_display_changes(
+    conformance_settings: Settings,
+    host_http: HostHTTP,
+    profile_caller: ProfileCaller,
+    request: pytest.FixtureRequest,
+) -> None:
+    s = conformance_settings
+    need = "a reference or vendor hook that changes the account's e-mail and name"
+    if not s.get("reference_admin_url") or not s.get("reference_admin_key"):
+        needs(need, HOOK_OPTION)
+    tag = secrets.token_hex(4)
+    first = {"email": f"prof15-{tag}@conformance.invalid", "name": f"Conformance Before {tag}", "nickname": "before"}
+    token, subject, how, fresh = _subject_token(
+        s, host_http, profile_caller, request, rule_id="PROF-15", stays="its display fields are put back", claims=first
+    )
+    before = profile_caller.result(token, how)
+    first_id = json_get(before, "structuredContent", "id")
+    if not isinstance(first_id, str) or not first_id.strip():
+        raise Blocked("PROF-07", f"the profile of {how} has no string id: {first_id!r}")
+    old = _display_of(before)
+    new = {"email": f"prof15-{tag}-new@conformance.invalid", "name": f"Conformance After {tag}", "nickname": "after"}
+    if not fresh and "nickname" not in old:
+        del new["nickname"]  # a real account keeps no label it lacked (the hook sets fields, it cannot remove one)
+    _hook(host_http, s, "set-profile-display", {"subject": subject, **new}, need)
+    try:
+        after = profile_caller.result(token, f"{how}, after the change")
+    finally:
+        if not fresh and old:  # a real test account: its display fields as they were
+            _hook(host_http, s, "set-profile-display", {"subject": subject, **old}, need)
+    shown = _display_of(after)
+    if shown and not any(shown.get(k) == v for k, v in new.items()):
+        needs(f"{need}: the profile does not show the change (before {old}, after {shown})", HOOK_OPTION)
+    after_id = json_get(after, "structuredContent", "id")
+    expect(
+        after_id == first_id,
+        f"the profile id changed from {first_id!r} to {after_id!r} when {', '.join(new)} changed ({old} → {shown})",
+    )
+    seen = f"now {shown}" if shown else "the profile shows no display field; the hook reported the change"
+    observe(f"{how}: {', '.join(new)} changed ({seen}); the id stayed {first_id!r}")
