@@ -201,7 +201,9 @@ def test_create_returns_the_campaign(campaigns_api: CampaignsApi, conformance_se
             and all(isinstance(loc.get(k), str) for k in ("country_code", "name", "region_code")),
             f"a returned location needs id, type (region/dma), country_code, name, region_code: {loc!r}",
         )
+        observe(f"checked: the created campaign's fields, types and values, location {location}, its list entry")
     else:
+        observe("checked: the created campaign's fields, types and values, its list entry")
         observe("location targeting not checked (no --campaigns-location-id)")
 
 
