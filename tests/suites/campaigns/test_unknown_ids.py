@@ -4,6 +4,7 @@ not show, and an answer that names exactly the id asked for is another campaign,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -44,14 +45,23 @@ def test_ids_are_altered_outside_the_targets_alphabet() -> None:
 
 
 def test_sequential_ids_do_not_fail_camp06(tmp_path: Path) -> None:
-    """Forty campaigns before the run: the check's own campaign is cmp_000041, and cmp_000040 exists."""
+    """Forty campaigns before the run, and one stored under ``cmp_00004``: the check's own campaign is cmp_000042,
+    its neighbour cmp_000041 exists, and so does the id it gives cut short by one character. Each near miss either
+    names no campaign or names exactly the id asked for (another campaign: not applicable), so CAMP-06 passes."""
     with serving(tmp_path / "data", settings=SandboxSettings(campaign_ids="sequential")) as sandbox:
         with httpx.Client(base_url=sandbox.base_url, headers=AUTH, timeout=30) as client:
             made = [client.post("/v1/campaigns", json=campaign_body()).json()["id"] for _ in range(40)]
         assert made[-1] == "cmp_000040"
+        store = sandbox.app.state.sandbox.store
+        row = store.get_campaign("act_sandbox", made[0])
+        store._conn().execute(  # an id of another scheme the target issued too
+            "INSERT INTO campaigns (id, account, created_at, updated_at, doc) VALUES (?, ?, ?, ?, ?)",
+            ("cmp_00004", "act_sandbox", row["created_at"], row["updated_at"], json.dumps(row["doc"])),
+        )
         report_dir = tmp_path / "report"
         report_dir.mkdir()
         args = ["--suite", "campaigns", "-k", "test_get_by_id", "-q"]
         result = forked_harness(args, report_dir, env=sandbox.settings, timeout=300)
     camp06 = next(r for r in result.report["results"] if r["rule"] == "CAMP-06")
     assert camp06["status"] == "passed", camp06
+    assert "a stored id cut short by one character (the target holds a campaign under cmp_00004" in json.dumps(camp06)
