@@ -36,31 +36,27 @@ def token_count(document: Any) -> list[Verdict]:
     return [judged("TOK-01", count_answer_problems(document))]
 
 
-def error_object_problems(body: Any) -> list[str]:
-    """The form every platform error has here: the body is JSON ``{"error": {...}}`` (reported by the live checks,
-    judged by none: the contract shows no validation error body)."""
-    if not isinstance(body, Mapping) or not isinstance(body.get("error"), Mapping):
-        return ['the body is not a JSON error object ({"error": {...}})']
-    return []
+# The error.code the contract lists for a status: a 409 and a 503 have one each; a 429 lists `slow_down` for a rate
+# raised too quickly and none for a temporary limit or a hard spend limit, so no code is wrong on a 429.
+LISTED_CODES: dict[int, str] = {409: "custom_audience_mutation_conflict", 503: "server_is_overloaded"}
 
 
-def error_code_problems(error: Mapping[str, Any], what: str = "the error") -> list[str]:
-    """CAMP-15: errors are told apart by a string ``error.code``, with a string ``error.message``."""
-    code = error.get("code")
-    problems = []
-    if not (isinstance(code, str) and code):
-        problems.append(f"{what}: error.code is {code!r}, expected a string to tell it apart")
-    if not isinstance(error.get("message"), str):
-        problems.append(f"{what}: error.message is not a string")
-    return problems
+def listed_code_problems(status: int, body: Any) -> list[str]:
+    """CAMP-15: a status whose error the contract lists carries its listed ``error.code``."""
+    listed = LISTED_CODES.get(status)
+    if listed is None:
+        return []
+    error = body.get("error") if isinstance(body, Mapping) else None
+    code = error.get("code") if isinstance(error, Mapping) else None
+    return [] if code == listed else [f"a {status} carries error.code {code!r}, expected {listed}"]
 
 
-def platform_error(document: Any) -> list[Verdict]:
-    """An error body: a JSON error object told apart by ``error.code`` (CAMP-15). TOK-07 is not judged on a body:
-    a refused count is any non-2xx answer, its body's form is reported."""
-    shape = error_object_problems(document)
-    codes = shape or error_code_problems(document["error"])
-    return [judged("CAMP-15", codes)]
+def platform_error(document: Any, *, status: int | None = None) -> list[Verdict]:
+    """An error body, given its HTTP ``status``: the listed ``error.code`` of a 409 or 503 (CAMP-15; other codes and
+    body shapes are reported, not judged). TOK-07 is not judged on a body: a refused count is any non-2xx answer."""
+    if status is None:
+        return [judged("CAMP-15", [], unjudged="the HTTP status (only 409 and 503 list one error.code)")]
+    return [judged("CAMP-15", listed_code_problems(status, document))]
 
 
 def ratelimit_headers(document: Any, *, project_token_limit: bool | None = None) -> list[Verdict]:
@@ -92,11 +88,12 @@ def ratelimit_headers(document: Any, *, project_token_limit: bool | None = None)
 # ---------------------------------------------------------------------------------------------- campaigns
 
 
-def campaign_shape_problems(campaign: Any) -> list[str]:
-    """CAMP-01: every documented field with its documented type (the live check's function)."""
+def campaign_shape_problems(campaign: Any, *, listed: bool = False) -> list[str]:
+    """CAMP-01: every documented field with its documented type (the live check's function); ``listed``: an item
+    of list output, where ``conversion_event_setting_ids`` must be present."""
     from conformance.suites.campaigns.client import shape_problems
 
-    return shape_problems(campaign)
+    return shape_problems(campaign, listed=listed)
 
 
 def campaign_bounds(campaign: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -104,8 +101,8 @@ def campaign_bounds(campaign: Mapping[str, Any]) -> dict[str, list[str]]:
     should have refused (CAMP-02, 03, 04, 05, 12)."""
     found: dict[str, list[str]] = {r: [] for r in ("CAMP-02", "CAMP-03", "CAMP-04", "CAMP-05", "CAMP-12")}
     name = campaign.get("name")
-    if isinstance(name, str) and not (NAME_CHARS[0] <= len(name) <= NAME_CHARS[1] and name.strip()):
-        found["CAMP-02"].append(f"name {name[:40]!r} ({len(name)} characters) is outside 3…1000 or blank")
+    if isinstance(name, str) and not (NAME_CHARS[0] <= len(name) <= NAME_CHARS[1] and name.strip(" ")):
+        found["CAMP-02"].append(f"name {name[:40]!r} ({len(name)} characters) is outside 3…1000 or spaces only")
     if campaign.get("status") not in ("active", "paused", "archived"):
         found["CAMP-03"].append(f"status {campaign.get('status')!r} is not active, paused or archived")
     budget = campaign.get("budget")
@@ -157,6 +154,6 @@ def campaign_list(document: Any, *, limit: int = 500) -> list[Verdict]:
     shapes = [
         f"data[{i}]: {'; '.join(p)}"
         for i, item in enumerate(items if isinstance(items, list) else [])
-        if (p := campaign_shape_problems(item))
+        if (p := campaign_shape_problems(item, listed=True))
     ]
     return [judged("CAMP-07", list_page_problems(document, limit)), judged("CAMP-01", shapes)]

@@ -9,10 +9,10 @@ from conformance.suites._cases import ATTACK_TABLES
 
 EXPECTED = {
     "CAMP-06": 7,
-    "CAMP-09": 9,
+    "CAMP-09": 5,  # the budget updates; PATCH and PUT are reported, not judged
     "CAMP-10": 8,
     "CAMP-11": 10,
-    "CAMP-13": 10,
+    "CAMP-13": 5,  # other intended_use values and one audience on both sides are reported, not judged
     "CAMP-14": 3,
     "IMG-RSZ-01": 5,
     "IMG-RSZ-02": 4,  # fit, cover and thumb: every way of giving fewer than both dimensions

@@ -34,7 +34,7 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings, data_dir: Path, mutants: frozenset[str]) -> None:
         self.settings = settings
         self.mutants = mutants
-        self.store = Store(data_dir / "platform.sqlite3")
+        self.store = Store(data_dir / "platform.sqlite3", campaign_ids=settings.campaign_ids)
         self.limiter = Limiter(mutants)
         self.calls = 0  # token counts served (drives the nondeterministic mutant)
         self.archived_by_action: set[str] = set()  # the archived-by-update-reversible mutant's lock
@@ -155,6 +155,10 @@ async def input_tokens(sandbox: Sandbox, request: Request, spec: KeySpec, body_t
     return {"object": obj, "input_tokens": count}
 
 
+def _named(body: Any) -> bool:
+    return isinstance(body, dict) and isinstance(body.get("name"), str)
+
+
 async def list_campaigns(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
     params = request.query_params
     for key in params:
@@ -162,10 +166,12 @@ async def list_campaigns(sandbox: Sandbox, request: Request, spec: KeySpec, body
             raise ApiError(400, "unknown_parameter", f"unknown query parameter '{key}'", param=key)
     raw_limit = params.get("limit", "20")
     try:
-        # limit-fraction-truncated: a lenient parser takes "1.5" as 1
-        limit = int(float(raw_limit)) if "limit-fraction-truncated" in sandbox.mutants else int(raw_limit)
+        limit = int(raw_limit)
     except ValueError:
         raise wrong_type("limit", "an integer") from None
+    if limit == 0 and "limit-zero-empty-page" in sandbox.mutants:
+        # the mutant takes limit=0 at its word: an empty page, more to come
+        return {"object": "list", "data": [], "first_id": None, "last_id": None, "has_more": True}
     top = 1000 if "limit-501-accepted" in sandbox.mutants else 500
     if not 1 <= limit <= top:
         raise invalid("limit", "'limit' must be between 1 and 500")
@@ -188,6 +194,10 @@ async def list_campaigns(sandbox: Sandbox, request: Request, spec: KeySpec, body
         )
     items, has_more = page
     data = [camp.render(row) for row in items]
+    if "list-conversion-ids-omitted" in sandbox.mutants:
+        for item in data:  # the mutant: an unused conversion_event_setting_ids is left out of list output
+            if not item["conversion_event_setting_ids"]:
+                del item["conversion_event_setting_ids"]
     return {
         "object": "list",
         "data": data,
@@ -198,9 +208,17 @@ async def list_campaigns(sandbox: Sandbox, request: Request, spec: KeySpec, body
 
 
 async def create_campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text: str) -> Any:
-    doc = camp.validate_create(_json(body_text), sandbox.settings.audience_minimum, sandbox.mutants)
+    body = _json(body_text)
+    try:
+        doc = camp.validate_create(body, sandbox.settings.audience_minimum, sandbox.mutants)
+    except ApiError as exc:
+        if "name-refused-but-stored" in sandbox.mutants and exc.param == "name" and _named(body):
+            # the mutant: the row is written before the name is checked, and the refusal does not roll it back
+            rest = camp.validate_create({**body, "name": "name"}, sandbox.settings.audience_minimum, sandbox.mutants)
+            await run_in_threadpool(sandbox.store.create_campaign, spec.account, {**rest, "name": body["name"]})
+        raise
     if camp.touches_conflict_audience(doc["targeting"]):
-        raise camp.conflict()
+        raise camp.conflict(sandbox.mutants)
     row = await run_in_threadpool(sandbox.store.create_campaign, spec.account, doc)
     return camp.render(row)
 
@@ -211,19 +229,23 @@ async def campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text:
         if "campaign-id-truncated" in sandbox.mutants:
             campaign_id = campaign_id[: len("cmp_") + 24]  # a fixed-width id column: the rest is dropped
         row = await run_in_threadpool(sandbox.store.get_campaign, spec.account, campaign_id)
+        if row is None and "unknown-campaign-fallback" in sandbox.mutants:
+            # the mutant: a lookup that falls back to the account's newest campaign when the id matches none
+            newest = await run_in_threadpool(
+                lambda: sandbox.store.list_campaigns(spec.account, limit=1, order="desc", after=None, before=None)
+            )
+            row = newest[0][0] if newest and newest[0] else None
         if row is None:
-            if "unknown-campaign-400" in sandbox.mutants:
-                raise invalid(None, "bad campaign id")
             raise not_found("campaign", campaign_id)
         return camp.render(row)
-    if request.method in ("PATCH", "PUT") and "patch-accepted" not in sandbox.mutants:
+    if request.method in ("PATCH", "PUT"):
         raise ApiError(
             405,
             "method_not_allowed",
             f"{request.method} is not supported; update a campaign with POST",
             headers={"Allow": "GET, POST"},
         )
-    if request.method not in ("POST", "PATCH", "PUT"):
+    if request.method != "POST":
         raise ApiError(
             405,
             "method_not_allowed",
@@ -244,14 +266,14 @@ async def campaign(sandbox: Sandbox, request: Request, spec: KeySpec, body_text:
                 "conflict-exclusion-applies-edit" in sandbox.mutants and not included
             )
             if not lenient:
-                raise camp.conflict()
+                raise camp.conflict(sandbox.mutants)
         return new
 
     row = await run_in_threadpool(sandbox.store.update_campaign, spec.account, campaign_id, change)
     if row is None:
         raise not_found("campaign", campaign_id)
     if conflict:
-        raise camp.conflict()
+        raise camp.conflict(sandbox.mutants)
     return camp.render(row)
 
 

@@ -132,7 +132,7 @@ def check_targeting(
     included = _audiences(value, "custom_audiences")
     excluded = _audiences(value, "excluded_custom_audiences")
     both = set(included) & set(excluded)
-    if both and "same-audience-both-sides" not in mutants:
+    if both:
         raise invalid(
             "targeting.excluded_custom_audiences.ids",
             f"audience '{sorted(both)[0]}' is both included and excluded",
@@ -154,10 +154,8 @@ def check_targeting(
                 "audience_not_eligible",
             )
     if included:
-        # (The both-sides mutant forgets the overlap here too, as an implementation without that check would.)
-        subtracted = [a for a in excluded if a not in both] if "same-audience-both-sides" in mutants else excluded
         population = sum(seeds.AUDIENCES[a]["approximate_size"] for a in included) - sum(
-            seeds.AUDIENCES[a]["approximate_size"] for a in subtracted
+            seeds.AUDIENCES[a]["approximate_size"] for a in excluded
         )
         if population < minimum and eligibility:
             raise invalid(
@@ -342,6 +340,8 @@ def apply_update(doc: dict[str, Any], value: Any, minimum: int, mutants: frozens
         recheck = "audience-eligibility-create-only" not in mutants
         new["targeting"] = check_targeting(body["targeting"], minimum, mutants, eligibility=recheck)
     _check_window(new)
+    if "status-update-drops-other-fields" in mutants and "status" in body:
+        return {**doc, "status": new["status"]}  # the mutant: an update carrying a status applies the status alone
     return new
 
 
@@ -364,10 +364,10 @@ def render(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def conflict() -> ApiError:
+def conflict(mutants: frozenset[str] = frozenset()) -> ApiError:
     return ApiError(
         409,
-        "custom_audience_mutation_conflict",
+        None if "conflict-code-missing" in mutants else "custom_audience_mutation_conflict",
         "A membership update of a targeted custom audience is in progress; the edit was not applied. "
         "Wait for it to finish, retrieve the campaign and retry if still appropriate.",
         param="targeting",

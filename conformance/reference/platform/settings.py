@@ -44,11 +44,23 @@ DEFAULT_KEYS: tuple[KeySpec, ...] = (
 )
 
 
+CAMPAIGN_ID_SCHEMES = ("random", "sequential")
+
+
 @dataclass(frozen=True)
 class SandboxSettings:
     keys: tuple[KeySpec, ...] = DEFAULT_KEYS
     max_body_bytes: int = 4 * 1024 * 1024
     audience_minimum: int = 1000  # minimum remaining population of an audience-targeted campaign
+    # How campaign ids are made: "random" (`cmp_` + 24 hex digits) or "sequential" (`cmp_000001`, `cmp_000002`, ...),
+    # the scheme of sandboxes whose neighbouring ids are real campaigns.
+    campaign_ids: str = "random"
+
+    def __post_init__(self) -> None:
+        if self.campaign_ids not in CAMPAIGN_ID_SCHEMES:
+            raise ValueError(
+                f"campaign_ids must be one of {', '.join(CAMPAIGN_ID_SCHEMES)} (got {self.campaign_ids!r})"
+            )
 
     def key(self, value: str) -> KeySpec | None:
         for spec in self.keys:

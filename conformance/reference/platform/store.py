@@ -36,8 +36,9 @@ CREATE TABLE IF NOT EXISTS spend (
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, campaign_ids: str = "random") -> None:
         self.path = path
+        self.campaign_ids = campaign_ids  # "random" or "sequential" (SandboxSettings.campaign_ids)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._conn().executescript(SCHEMA)
@@ -70,6 +71,9 @@ class Store:
         now = int(time.time())
         campaign_id = "cmp_" + secrets.token_hex(12)
         with self._tx() as conn:
+            if self.campaign_ids == "sequential":  # the next row's number, inside the write transaction
+                (last,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM campaigns").fetchone()
+                campaign_id = f"cmp_{int(last) + 1:06d}"
             conn.execute(
                 "INSERT INTO campaigns (id, account, created_at, updated_at, doc) VALUES (?, ?, ?, ?, ?)",
                 (campaign_id, account, now, now, json.dumps(doc)),

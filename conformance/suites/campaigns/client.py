@@ -99,8 +99,9 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def shape_problems(campaign: Any) -> list[str]:
-    """Every documented field present with its documented type."""
+def shape_problems(campaign: Any, *, listed: bool = False) -> list[str]:
+    """Every documented field present with its documented type. ``conversion_event_setting_ids`` is documented as
+    present in list output (``listed``: a list item); elsewhere it is judged only when the campaign carries it."""
     if not isinstance(campaign, dict):
         return [f"the campaign is not a JSON object: {campaign!r:.80}"]
     problems: list[str] = []
@@ -128,11 +129,12 @@ def shape_problems(campaign: Any) -> list[str]:
     )
     check("bidding_type", value("bidding_type") in BIDDING_TYPES, " / ".join(BIDDING_TYPES))
     ids = value("conversion_event_setting_ids")
-    check(
-        "conversion_event_setting_ids",
-        isinstance(ids, list) and all(isinstance(i, str) for i in ids),
-        "an array of strings",
-    )
+    if listed or "conversion_event_setting_ids" in campaign:
+        check(
+            "conversion_event_setting_ids",
+            isinstance(ids, list) and all(isinstance(i, str) for i in ids),
+            "an array of strings",
+        )
     check("mode", value("mode") is None or isinstance(value("mode"), str), "a string or null")
     # targeting is an object; null is accepted too because an update may clear it.
     check("targeting", value("targeting") is None or isinstance(value("targeting"), dict), "an object")
@@ -142,6 +144,54 @@ def shape_problems(campaign: Any) -> list[str]:
 def expect_shape(campaign: Any, what: str) -> None:
     problems = shape_problems(campaign)
     expect(not problems, f"{what}: " + "; ".join(problems))
+
+
+def differing(answer: dict[str, Any], expected: dict[str, Any], keys: tuple[str, ...] = COMPARED) -> dict[str, Any]:
+    """``keys`` whose values differ between a target's answer and what it must hold: {key: (got, expected)}. A
+    campaign outside list output may leave out ``conversion_event_setting_ids`` (the contract shows it in lists)."""
+    return {
+        k: (answer.get(k), expected.get(k))
+        for k in keys
+        if answer.get(k) != expected.get(k) and (k != "conversion_event_setting_ids" or k in answer)
+    }
+
+
+def listed_campaign(api: CampaignsApi, campaign_id: str, *, pages: int = 20) -> dict[str, Any] | None:
+    """The campaign ``campaign_id`` as list output shows it (newest first, 100 a page), or None when the listing
+    does not show it within ``pages`` pages."""
+    after: str | None = None
+    for _ in range(pages):
+        body = page(api, order="desc", limit=100, after=after)
+        for item in body["data"]:
+            if isinstance(item, dict) and item.get("id") == campaign_id:
+                return item
+        if not body["has_more"] or not body["data"]:
+            return None
+        after = body["data"][-1]["id"]
+    return None
+
+
+def newer_than(api: CampaignsApi, marker: str, *, pages: int = 20) -> list[dict[str, Any]] | None:
+    """The campaigns listed before ``marker`` in ``desc`` order (made after it, by anyone), or None when the
+    listing failed or never reached ``marker`` within ``pages`` pages (100 a page)."""
+    found: list[dict[str, Any]] = []
+    after: str | None = None
+    for _ in range(pages):
+        response = api.list(order="desc", limit=100, after=after)
+        body = json_body(response)
+        data = body.get("data") if isinstance(body, dict) else None
+        if response.status_code != 200 or not isinstance(data, list):
+            return None
+        for item in data:
+            if isinstance(item, dict) and item.get("id") == marker:
+                return found
+            if isinstance(item, dict):
+                found.append(item)
+        last = data[-1].get("id") if data and isinstance(data[-1], dict) else None
+        if body.get("has_more") is not True or not isinstance(last, str):
+            return None
+        after = last
+    return None
 
 
 def page(api: CampaignsApi, **params: Any) -> dict[str, Any]:

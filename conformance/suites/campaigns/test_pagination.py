@@ -23,7 +23,7 @@ from conformance import expect, fail, rule
 from conformance._signals import with_host_verdicts
 from conformance.config import Settings
 from conformance.host.fields import json_get
-from conformance.suites.campaigns.client import COMPARED, CampaignsApi, check_walks, expect_shape
+from conformance.suites.campaigns.client import CampaignsApi, check_walks, differing, expect_shape
 from conformance.suites.platform.client import describe, json_body, run_property, target_settings
 
 LABELS = st.text(st.characters(categories=("L", "N"), max_codepoint=0x7FF), min_size=1, max_size=12)
@@ -60,8 +60,8 @@ class CampaignMachine(RuleBasedStateMachine):
     def _agree(self, campaign_id: str, answer: Any, what: str) -> None:
         expect_shape(answer, what)
         expected = self.model[campaign_id]
-        differing = {k: (answer.get(k), expected[k]) for k in COMPARED if answer.get(k) != expected[k]}
-        expect(not differing, f"{what}: fields differ from the model (got, expected): {differing}")
+        wrong = differing(answer, expected)
+        expect(not wrong, f"{what}: fields differ from the model (got, expected): {wrong}")
         expect(answer["id"] == campaign_id, f"{what}: returned campaign {answer['id']}, not {campaign_id}")
         previous = self.updated_at.get(campaign_id, 0)
         expect(answer["updated_at"] >= previous, f"{what}: updated_at went back ({previous} → {answer['updated_at']})")

@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from conformance.reference.platform import create_app
 from conformance.reference.platform.campaigns import CREATE_FIELDS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
+from conformance.reference.platform.settings import SandboxSettings
 from conformance.suites.campaigns.client import shape_problems
 from tests.reference.platform.conftest import AUTH, campaign_body
 
@@ -263,3 +264,62 @@ def test_arbitrary_bodies_never_cause_a_5xx_nor_corrupt_a_campaign(
     assert not shape_problems(stored)
     if response.status_code != 200:
         assert stored == target  # a refused update applied nothing
+
+
+def test_sequential_campaign_ids(tmp_path: Path) -> None:
+    """The sequential-id switch: ids count up from cmp_000001 (so a stored id with its last character changed is
+    usually another campaign), and survive a restart without reuse."""
+    settings = SandboxSettings(campaign_ids="sequential")
+    with TestClient(create_app(tmp_path, settings=settings)) as client:
+        ids = [create(client)["id"] for _ in range(3)]
+    with TestClient(create_app(tmp_path, settings=settings)) as client:
+        ids.append(create(client)["id"])
+        assert client.get(f"/v1/campaigns/{ids[0]}", headers=AUTH).json()["id"] == ids[0]
+    assert ids == ["cmp_000001", "cmp_000002", "cmp_000003", "cmp_000004"]
+    with pytest.raises(ValueError, match="campaign_ids"):
+        SandboxSettings(campaign_ids="uuid")
+
+
+def _mutant(tmp_path: Path, name: str) -> TestClient:
+    return TestClient(create_app(tmp_path, mutants={name}))
+
+
+def test_campaign_mutants_break_outcomes(tmp_path: Path) -> None:
+    """Each campaign mutant breaks what its rule judges (an outcome), not only the form of an answer."""
+    with _mutant(tmp_path / "a", "name-refused-but-stored") as client:
+        assert error(client.post("/v1/campaigns", json=campaign_body(name="ab"), headers=AUTH), 400)
+        listed = client.get("/v1/campaigns", headers=AUTH).json()["data"]
+        assert [c["name"] for c in listed] == ["ab"]
+    with _mutant(tmp_path / "b", "unknown-campaign-fallback") as client:
+        newest = create(client)
+        assert client.get("/v1/campaigns/cmp_never_issued", headers=AUTH).json()["id"] == newest["id"]
+    with _mutant(tmp_path / "c", "limit-zero-empty-page") as client:
+        create(client)
+        page = client.get("/v1/campaigns", params={"limit": "0"}, headers=AUTH).json()
+        assert page["data"] == [] and page["has_more"] is True
+        assert error(client.get("/v1/campaigns", params={"limit": "501"}, headers=AUTH), 400)
+    with _mutant(tmp_path / "d", "list-conversion-ids-omitted") as client:
+        assert create(client)["conversion_event_setting_ids"] == []
+        assert "conversion_event_setting_ids" not in client.get("/v1/campaigns", headers=AUTH).json()["data"][0]
+    with _mutant(tmp_path / "e", "status-update-drops-other-fields") as client:
+        cid = create(client, description="before")["id"]
+        body = {"status": "active", "description": "after", "name": "renamed"}
+        updated = client.post(f"/v1/campaigns/{cid}", json=body, headers=AUTH).json()
+        assert (updated["status"], updated["description"], updated["name"]) == ("active", "before", "Spring sale")
+        only = client.post(f"/v1/campaigns/{cid}", json={"description": "after"}, headers=AUTH).json()
+        assert only["description"] == "after"
+    with _mutant(tmp_path / "f", "conflict-code-missing") as client:
+        cid = create(client)["id"]
+        body = {"targeting": {"custom_audiences": {"ids": [CONFLICT_AUDIENCE_ID]}}}
+        assert error(client.post(f"/v1/campaigns/{cid}", json=body, headers=AUTH), 409)["code"] is None
+
+
+def test_both_sides_and_patch_are_refused(client: TestClient) -> None:
+    """What the rules now report, the sandbox still does as documented: one audience on both sides is refused,
+    PATCH and PUT answer 405."""
+    cid = create(client)["id"]
+    both = {"custom_audiences": {"ids": ["aud_ready_large"]}, "excluded_custom_audiences": {"ids": ["aud_ready_large"]}}
+    assert error(client.post(f"/v1/campaigns/{cid}", json={"targeting": both}, headers=AUTH), 400)["code"] == (
+        "audience_included_and_excluded"
+    )
+    assert error(client.patch(f"/v1/campaigns/{cid}", json={"name": "new"}, headers=AUTH), 405)
