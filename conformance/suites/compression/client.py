@@ -109,6 +109,24 @@ def expect_json_error(response: httpx.Response, what: str) -> None:
         raise Failure(f"{what}: the {response.status_code} answer is not a JSON object")
 
 
+def image_header_problems(response: httpx.Response, decoded: images.Decoded) -> list[str]:
+    """What the headers of an answer carrying an image get wrong about it: Content-Type (against the magic bytes),
+    Content-Length (against the body), Image-Width/Image-Height (against the decoded size), Compression-Count."""
+    problems = []
+    declared = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if declared != decoded.mime:
+        problems.append(f"Content-Type {declared!r} but the bytes are {decoded.mime}")
+    length = response.headers.get("content-length")
+    if length != str(len(response.content)):
+        problems.append(f"Content-Length {length!r} but the body has {len(response.content)} bytes")
+    shown = (response.headers.get("image-width"), response.headers.get("image-height"))
+    if shown != (str(decoded.width), str(decoded.height)):
+        problems.append(f"Image-Width/Height {shown} but the image is {decoded.width}x{decoded.height}")
+    if count_of(response) is None:
+        problems.append("Compression-Count is missing or not an integer")
+    return problems
+
+
 def decoded_or_fail(response: httpx.Response, what: str) -> images.Decoded:
     if response.status_code != 200:
         raise Failure(f"{what}: expected 200 with an image, got {response.status_code}")
