@@ -241,3 +241,7 @@ def test_command_answer_headers(api: Api) -> None:
         problems += [f"{what}: {p}" for p in image_header_problems(response, decoded)]
     if problems:
         fail("; ".join(problems))
+    observe(
+        f"{'; '.join(commands)}: 200, Content-Type, Content-Length, Image-Width/Height and Compression-Count agree "
+        "with the returned image"
+    )

@@ -146,6 +146,10 @@ def test_upload_binary(api: Api) -> None:
     # The type comes from the bytes: a PNG declared as JPEG is still a PNG.
     sent = images.image("flat.png")
     _check_upload(api.shrink(sent, content_type="image/jpeg"), sent, images.PNG, "PNG sent as Content-Type: image/jpeg")
+    observe(
+        "photo.jpg, photo.png and a PNG sent as image/jpeg: 201 with Location, an integer Compression-Count and a "
+        "record whose `input`, when present, has the size and type of the bytes sent"
+    )
 
 
 @rule("IMG-SHRINK-02")
@@ -295,6 +299,7 @@ def test_output_is_faithful(api: Api) -> None:
             larger.append(f"{name}: output {size} bytes > input {len(upload.sent)} bytes")
     if problems:
         fail("; ".join(problems))
+    observe("photo.jpg, photo.png, flat.png, flat.jpg: each output decodes with the upload's type and dimensions")
     if larger:
         observe("warning: an output is larger than its upload: " + "; ".join(larger))
 
@@ -307,11 +312,15 @@ def test_download(api: Api) -> None:
         decoded = decoded_or_fail(response, f"download of {name}")
         problems = image_header_problems(response, decoded)
         expect(not problems, f"{name}: " + "; ".join(problems))
+    observe(
+        "downloads of photo.jpg and photo.png: 200, Content-Type, Content-Length, Image-Width/Height and "
+        "Compression-Count agree with the image"
+    )
     unknown = api.upload("photo.jpg").location.rsplit("/", 1)[0] + "/" + "unknown" + uuid.uuid4().hex
     response = api.get(unknown)
     expect_json_error(response, "an unknown output id")
-    if response.status_code != 404:
-        observe(f"an unknown output id answered {response.status_code} (a 4xx JSON error; 404 expected)")
+    expected = "as expected" if response.status_code == 404 else "404 expected"
+    observe(f"an unknown output id: {response.status_code} with a JSON error ({expected})")
 
 
 @rule("IMG-ERR-01")
