@@ -50,16 +50,21 @@ def facts(data: bytes) -> ImageFacts:
 
 
 def upload_problems(data: bytes) -> list[str]:
-    """What makes bytes an upload a server must refuse (IMG-SHRINK-03): empty, not PNG/JPEG, or not decodable."""
+    """What makes bytes an upload a server must refuse (IMG-SHRINK-03): empty, not PNG/JPEG, or not an image behind
+    its signature. A truncated image is none of these: a server may refuse it or return a valid output."""
     from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
 
     if not data:
         return ["the body is empty"]
     if images.sniff(data) is None:
         return ["not a PNG or JPEG (no signature)"]
-    if images.decode(data) is None:
-        return [f"a {images.sniff(data)} signature, but the image does not decode (truncated or fake)"]
+    if images.decode(data) is None and not images.truncated(data):
+        return [f"a {images.sniff(data)} signature, but no image behind it"]
     return []
+
+
+TRUNCATED_NOTE = "a truncated image: a server may refuse it (4xx JSON error) or return a valid output (reported)"
+LARGER_NOTE = "warning: the output ({output} bytes) is larger than the upload ({upload} bytes)"
 
 
 # metadata_fields() names, by what ``preserve`` calls them
@@ -134,13 +139,16 @@ def output_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> di
             f"the output is {result.mime} {result.width}x{result.height}, "
             f"the upload {source.mime} {source.width}x{source.height}"
         )
-    if not preserve and len(output) > len(upload):
-        shrink.append(f"the output ({len(output)} bytes) is larger than the upload ({len(upload)} bytes)")
     return {
         "IMG-SHRINK-04": shrink,
         "IMG-PRS-01": kept_problems(upload, output, preserve),
         "IMG-PRS-02": gone_problems(upload, output, preserve),
     }
+
+
+def _noted(verdict: Verdict, note: str) -> Verdict:
+    """A passing verdict with what the rule says is reported (a failing one keeps its own message)."""
+    return Verdict(verdict.rule, verdict.status, note) if verdict.status == "passed" and note else verdict
 
 
 def image_output(document: Any, *, files: dict[str, bytes] | None = None) -> list[Verdict]:
@@ -154,8 +162,14 @@ def image_output(document: Any, *, files: dict[str, bytes] | None = None) -> lis
     missing = [str(document[k]) for k in ("input", "output") if document[k] not in files]
     if missing:
         return [skipped(r, f"needs the files {missing}") for r in ("IMG-SHRINK-04", "IMG-PRS-01", "IMG-PRS-02")]
-    found = output_problems(files[document["input"]], files[document["output"]], preserve)
-    return [judged(rule, problems) for rule, problems in found.items()]
+    upload, output = files[document["input"]], files[document["output"]]
+    found = output_problems(upload, output, preserve)
+    # An output larger than its upload passes IMG-SHRINK-04 and is reported as a warning.
+    larger = LARGER_NOTE.format(output=len(output), upload=len(upload)) if len(output) > len(upload) else ""
+    return [
+        _noted(judged(rule, problems), larger if rule == "IMG-SHRINK-04" and not preserve else "")
+        for rule, problems in found.items()
+    ]
 
 
 def image(data: Any) -> list[Verdict]:
@@ -163,4 +177,7 @@ def image(data: Any) -> list[Verdict]:
     file is one a conforming server refuses, not that the file breaks a rule by itself."""
     if not isinstance(data, bytes):
         return [judged("IMG-SHRINK-03", ["an image is bytes"])]
-    return [judged("IMG-SHRINK-03", upload_problems(data))]
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+
+    verdict = judged("IMG-SHRINK-03", upload_problems(data))
+    return [_noted(verdict, TRUNCATED_NOTE if images.truncated(data) else "")]

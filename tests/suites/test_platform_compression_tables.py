@@ -14,6 +14,7 @@ EXPECTED = {
     "CAMP-11": 10,
     "CAMP-13": 5,  # other intended_use values and one audience on both sides are reported, not judged
     "CAMP-14": 3,
+    "IMG-AUTH-01": 24,  # eight kinds of bad credentials on each of the three endpoints
     "IMG-RSZ-01": 5,
     "IMG-RSZ-02": 4,  # fit, cover and thumb: every way of giving fewer than both dimensions
     "IMG-RSZ-03": 4,

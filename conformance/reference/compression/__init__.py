@@ -1,8 +1,9 @@
 """Reference image-compression sandbox: libvips engine, SQLite counts, S3 (moto) and GCS (emulator) stores.
 
 ``create_app(data_dir, api_keys, mutants)`` builds the Starlette app; ``python -m conformance.reference.compression``
-serves it over TLS (see ``__main__``); ``services(ctx)`` returns the sandbox and its two object stores, each a child
-process with a health URL, plus the settings a conformance run needs to reach and read them.
+serves it over TLS, with a plain-HTTP listener that only redirects to HTTPS (see ``__main__``); ``services(ctx)``
+returns the sandbox and its two object stores, each a child process with a health URL, plus the settings a
+conformance run needs to reach and read them.
 """
 
 from __future__ import annotations
@@ -89,10 +90,11 @@ def sandbox_service(
     ctx: StackContext, api_key: str, store_settings: dict[str, str], *, name: str = "compression"
 ) -> ServiceSpec:
     """The sandbox process (with the stack's mutants that belong to it), wired to the given stores."""
-    port = ctx.port()
+    port, plain_port = ctx.port(), ctx.port()
     base_url = f"https://{ctx.host}:{port}"
     argv = service_argv("conformance.reference.compression", ctx, port)
     argv += ["--data-dir", str(ctx.data_dir / name), "--ca-file", str(ctx.ca_file), "--allow-loopback-sources"]
+    argv += ["--plain-port", str(plain_port)]
     if "CONFORMANCE_OBJSTORE_A_ENDPOINT" in store_settings:
         argv += ["--objstore-a-endpoint", store_settings["CONFORMANCE_OBJSTORE_A_ENDPOINT"]]
     if "CONFORMANCE_OBJSTORE_B_ENDPOINT" in store_settings:
@@ -106,6 +108,7 @@ def sandbox_service(
         settings={
             "CONFORMANCE_COMPRESSION_URL": base_url,
             "CONFORMANCE_COMPRESSION_API_KEY": api_key,
+            "CONFORMANCE_COMPRESSION_PLAIN_URL": f"http://{ctx.host}:{plain_port}",
             **store_settings,
         },
     )

@@ -1,7 +1,8 @@
 """``python -m conformance.reference.compression --host H --port P --certfile F --keyfile F --data-dir D``.
 
 API keys come from ``--api-key`` (repeatable) or ``COMPRESSION_API_KEYS`` (comma-separated); the object store
-endpoints from ``--objstore-a-endpoint`` / ``--objstore-b-endpoint``.
+endpoints from ``--objstore-a-endpoint`` / ``--objstore-b-endpoint``; ``--plain-port`` adds a plain-HTTP listener
+that redirects every request to HTTPS (see ``serve``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--monthly-limit", type=int, default=0, help="compressions per key per month (0: none)")
     parser.add_argument("--workers", type=int, default=4, help="concurrent compression jobs")
+    parser.add_argument("--plain-port", type=int, help="also listen on plain HTTP there, redirecting to HTTPS")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir is required")
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         str(args.keyfile),
         plain_http="plain_http" in args.mutant,
         plain_output_only="plain_http_output" in args.mutant,
+        plain_port=args.plain_port,
     )
     server.run()
     return 0

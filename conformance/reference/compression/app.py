@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -237,7 +238,6 @@ class Sandbox:
         await self.check_quota(account)
         body = await self.read_body(request, MAX_UPLOAD_BYTES)
         content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        fetched = False
         if engine.sniff(body) is None and (content_type == "application/json" or body.lstrip().startswith(b"{")):
             document = self.parse_json(body)
             source = document.get("source") if isinstance(document, dict) else None
@@ -248,15 +248,20 @@ class Sandbox:
             try:
                 body = await self.run(fetch_source, source["url"], self.settings.source_policy)
             except SourceError as exc:
+                if "refused_source_counted" in self.defects:
+                    await self.db_call(self.db.increment, account, 1)
                 raise ApiError(400, "SourceNotFound", f"Source not found: {exc}") from exc
-            fetched = True
-        strict = "truncated_accepted" not in self.defects
-        if fetched and "source_truncated_accepted" in self.defects:
-            strict = False  # the by-URL path decodes leniently (its own code path), direct uploads stay strict
         try:
-            result = await self.run_engine(request, original=body, defects=self.defects, strict=strict)
+            result = await self.run_engine(request, original=body, defects=self.defects, strict=True)
         except engine.ImageError as exc:
-            raise ApiError(exc.status, exc.error, exc.message) from exc
+            if not ("truncated_output_undecodable" in self.defects and exc.error == "DecodeError"):
+                raise ApiError(exc.status, exc.error, exc.message) from exc
+            # the mutant: a damaged upload is decoded leniently, accepted, and served as its own output
+            try:
+                result = await self.run_engine(request, original=body, defects=self.defects, strict=False)
+            except engine.ImageError as lenient:
+                raise ApiError(lenient.status, lenient.error, lenient.message) from lenient
+            result = dataclasses.replace(result, data=body)
         await self.still_connected(request)
         output_id, count = await self.db_call(
             self.db.add_output, account, result.mime, body, result.data, result.width, result.height
@@ -284,8 +289,7 @@ class Sandbox:
         )
 
     async def get_output(self, request: Request) -> Response:
-        account = self.authenticate(request)
-        output = await self.find_output(request, account)
+        account, output = await self.authenticated_output(request)
         width, mime = output.width, output.mime
         if "width_header_lies" in self.defects:
             width += 1
@@ -298,15 +302,27 @@ class Sandbox:
         """SQLite off the event loop (a write may wait on another's lock), outside the engine's limiter."""
         return await anyio.to_thread.run_sync(func, *args)
 
-    async def find_output(self, request: Request, account: str) -> Output:
+    async def find_output(self, request: Request, account: str | None) -> Output:
         output: Output | None = await self.db_call(self.db.get_output, request.path_params["output_id"], account)
         if output is None:
             raise ApiError(404, "NotFound", "Output not found")
         return output
 
+    async def authenticated_output(self, request: Request) -> tuple[str, Output]:
+        """The caller's account and its output named in the path. The ``output_without_auth`` mutant takes the
+        output id as the only credential: without valid credentials it serves the output to whoever asks, on the
+        account that made it."""
+        try:
+            account = self.authenticate(request)
+        except ApiError:
+            if "output_without_auth" not in self.defects:
+                raise
+            output = await self.find_output(request, None)
+            return output.key_id, output
+        return account, await self.find_output(request, account)
+
     async def post_output(self, request: Request) -> Response:
-        account = self.authenticate(request)
-        output = await self.find_output(request, account)
+        account, output = await self.authenticated_output(request)
         document = self.parse_json(await self.read_body(request, MAX_JSON_BYTES) or b"{}")
         if not isinstance(document, dict):
             raise ApiError(400, "BadRequest", "JSON validation error: the body must be an object")
@@ -365,6 +381,8 @@ class Sandbox:
                 },
             )
         count = await self.db_call(self.db.increment, account, cost)
+        if resize is not None and "resize_headers_stale" in self.defects:
+            width, height = output.width, output.height  # the size before resizing
         return self.image_response(data, mime, width, height, count)
 
     async def healthz(self, request: Request) -> Response:

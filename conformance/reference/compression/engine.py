@@ -90,8 +90,6 @@ def _encode(image: pyvips.Image, mime: str, defects: frozenset[str]) -> bytes:
     if image.format != "uchar":
         image = image.cast("uchar", shift=image.format in ("ushort", "short"))
     if mime == PNG:
-        if "output_larger" in defects:
-            return bytes(image.pngsave_buffer(compression=0, keep=0))
         return bytes(
             image.pngsave_buffer(
                 palette=True, Q=PNG_QUALITY, dither=1.0, effort=PNG_EFFORT, compression=9, keep=_KEEP_ICC
@@ -99,8 +97,6 @@ def _encode(image: pyvips.Image, mime: str, defects: frozenset[str]) -> bytes:
         )
     if image.hasalpha():
         image = image.flatten(background=[255, 255, 255])
-    if "output_larger" in defects:
-        return bytes(image.jpegsave_buffer(Q=100, subsample_mode="off", keep=0))
     return bytes(
         image.jpegsave_buffer(
             Q=JPEG_QUALITY,
@@ -203,11 +199,13 @@ def optimize(
     try:
         if resize is not None:
             image = resize_image(image, resize, defects)
+        elif "output_cropped" in defects and image.height > 1:
+            image = image.crop(0, 0, image.width, image.height - 1)  # the optimized output loses its last row
         data = _encode(image, mime, defects)
     except pyvips.Error as exc:  # an input libvips decodes but cannot process is still the input's fault
         raise ImageError(400, "ProcessingError", "The image could not be processed") from exc
     same_geometry = (image.width, image.height) == (source_w, source_h)
-    if "output_larger" not in defects and same_geometry and _orientation(original, mime) == 1:
+    if same_geometry and _orientation(original, mime) == 1:
         try:
             stripped = metadata.strip(original, mime)
         except ValueError:  # a damaged container (only reachable with lenient decoding): no fallback

@@ -2,6 +2,10 @@
 
 For that mutant a small TCP front peeks at the first byte of each connection: a TLS handshake (0x16) goes to the
 TLS server, anything else to a plain-HTTP server of the same app, both on internal loopback ports.
+
+With ``plain_port`` the sandbox also listens on plain HTTP there, as a deployment's port 80 does: every request is
+redirected to the same path over HTTPS without being processed (what IMG-TLS-01 asks; the harness is told this
+URL, so that the rule is decided on a listener that exists).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ class SandboxServer:
         *,
         plain_http: bool = False,
         plain_output_only: bool = False,
+        plain_port: int | None = None,
     ):
         plain_http = plain_http or plain_output_only
         self.host, self.port, self.plain_http = host, port, plain_http
@@ -45,27 +50,33 @@ class SandboxServer:
         plain_app = _upgrade_uploads(app, port) if plain_output_only else app
         self.plain = uvicorn.Server(uvicorn.Config(plain_app, port=free_port(host), **common)) if plain_http else None
         self._front: asyncio.Server | None = None
+        self.redirect = (
+            uvicorn.Server(uvicorn.Config(_to_https(host, port), port=plain_port, lifespan="off", **common))
+            if plain_port is not None
+            else None
+        )
 
     @property
     def started(self) -> bool:
-        servers_up = self.tls.started and (self.plain is None or self.plain.started)
+        servers_up = all(s.started for s in (self.tls, self.plain, self.redirect) if s is not None)
         return servers_up and (not self.plain_http or self._front is not None)
 
     def stop(self) -> None:
-        self.tls.should_exit = True
-        if self.plain is not None:
-            self.plain.should_exit = True
+        for server in (self.tls, self.plain, self.redirect):
+            if server is not None:
+                server.should_exit = True
 
     def run(self) -> None:
         asyncio.run(self.serve())
 
     async def serve(self) -> None:
+        extra = [self.redirect.serve()] if self.redirect is not None else []
         if self.plain is None:
-            await self.tls.serve()
+            await asyncio.gather(self.tls.serve(), *extra)
             return
         self._front = await asyncio.start_server(self._route, self.host, self.port)
         try:
-            await asyncio.gather(self.tls.serve(), self.plain.serve())
+            await asyncio.gather(self.tls.serve(), self.plain.serve(), *extra)
         finally:
             self._front.close()
 
@@ -112,3 +123,25 @@ def _upgrade_uploads(app: Any, port: int) -> Any:
         await send({"type": "http.response.body", "body": b""})
 
     return front
+
+
+def _to_https(host: str, port: int) -> Any:
+    """The plain-HTTP listener's app: a 308 to the same path and query on the TLS port; the request is never read
+    or processed."""
+    authority = f"[{host}]" if ":" in host else host
+
+    async def redirect(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        query = scope.get("query_string", b"").decode("latin-1")
+        location = f"https://{authority}:{port}{scope['path']}" + (f"?{query}" if query else "")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 308,
+                "headers": [(b"location", location.encode()), (b"content-length", b"0")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+    return redirect

@@ -109,6 +109,37 @@ def expect_json_error(response: httpx.Response, what: str) -> None:
         raise Failure(f"{what}: the {response.status_code} answer is not a JSON object")
 
 
+IMAGE_HEADERS = ("Content-Type", "Content-Length", "Image-Width", "Image-Height", "Compression-Count")
+
+
+def image_header_problems(response: httpx.Response, decoded: images.Decoded, *, required: bool = True) -> list[str]:
+    """What the headers of an answer carrying an image get wrong about it: Content-Type (against the magic bytes),
+    Content-Length (against the body), Image-Width/Image-Height (against the decoded size), Compression-Count (an
+    integer). ``required=False``: an absent header is no problem (the caller reports it), a present one must agree.
+    """
+    headers = response.headers
+    checks = {
+        "Content-Type": (
+            headers.get("content-type", "").split(";")[0].strip().lower() == decoded.mime,
+            f"the bytes are {decoded.mime}",
+        ),
+        "Content-Length": (
+            headers.get("content-length") == str(len(response.content)),
+            f"the body has {len(response.content)} bytes",
+        ),
+        "Image-Width": (headers.get("image-width") == str(decoded.width), f"the image is {decoded.width} wide"),
+        "Image-Height": (headers.get("image-height") == str(decoded.height), f"the image is {decoded.height} high"),
+        "Compression-Count": (count_of(response) is not None, "an integer is expected"),
+    }
+    problems = []
+    for name, (agrees, truth) in checks.items():
+        if agrees or (not required and name not in headers):
+            continue
+        shown = repr(headers[name]) if name in headers else "missing"
+        problems.append(f"{name} {shown} ({truth})")
+    return problems
+
+
 def decoded_or_fail(response: httpx.Response, what: str) -> images.Decoded:
     if response.status_code != 200:
         raise Failure(f"{what}: expected 200 with an image, got {response.status_code}")

@@ -69,6 +69,19 @@ def decode(data: bytes) -> Decoded | None:
     return Decoded(mime, image.width, image.height, image)
 
 
+def truncated(data: bytes) -> bool:
+    """A PNG or JPEG whose header Pillow reads (format and size) but whose pixels do not all decode: an image cut
+    short, as opposed to bytes that only start with a signature."""
+    mime = sniff(data)
+    if mime is None or decode(data) is not None:
+        return False
+    try:
+        with Image.open(io.BytesIO(data)) as probe:
+            return (probe.format, mime) in (("PNG", PNG), ("JPEG", JPEG)) and probe.width > 0 and probe.height > 0
+    except Exception:
+        return False
+
+
 def _save(image: Image.Image, mime: str, **kwargs: object) -> bytes:
     out = io.BytesIO()
     if mime == JPEG:

@@ -1,14 +1,32 @@
-"""Options of the compression suite: a fetchable image URL for remote targets, and the object stores to read."""
+"""Options of the compression suite: a fetchable image URL for remote targets, the deployment's plain-HTTP URL,
+and the object stores to read."""
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlsplit
+
 from conformance.config import OptionSpec
+
+
+def plain_http_url(value: Any) -> None:
+    """An ``http://`` URL with a host."""
+    parts = urlsplit(str(value))
+    if parts.scheme != "http" or not parts.hostname:
+        raise ValueError(f"expected a plain-HTTP URL (http://host[:port][/path]), got {value!r}")
+
 
 OPTIONS: list[OptionSpec] = [
     OptionSpec(
         "image_url",
         "URL of a PNG or JPEG the compression target can fetch (IMG-SHRINK-02 on non-loopback targets; "
         "loopback targets fetch an image the harness serves itself)",
+    ),
+    OptionSpec(
+        "compression_plain_url",
+        "plain-HTTP URL where the compression deployment's host listens (IMG-TLS-01: its answers must refuse "
+        "plain HTTP; without it the target URL's http:// twin is probed)",
+        check=plain_http_url,
     ),
     OptionSpec(
         "objstore_a_endpoint",

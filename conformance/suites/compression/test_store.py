@@ -51,12 +51,12 @@ def _store_and_read_back(api: Api, store: S3Store | GcsStore, run_prefix: str) -
     if stored is None:
         fail(f"the store answered 200 but {store.bucket}/{key} does not exist")
     expect(stored.body == download.content, f"the stored object ({len(stored.body)} bytes) is not the output")
-    expect(stored.content_type == expected.mime, f"stored Content-Type is {stored.content_type!r}")
-    expect(stored.cache_control == CACHE_CONTROL, f"stored Cache-Control is {stored.cache_control!r}")
-    observe(
-        f"read back {store.bucket}/{key}: {len(stored.body)} bytes (same as the output), "
-        f"{stored.content_type}, Cache-Control {stored.cache_control!r}"
-    )
+    observe(f"read back {store.bucket}/{key}: {len(stored.body)} bytes (same as the output)")
+    # Reported, not judged: the contract states no stored type, and calls the headers option experimental.
+    type_note = "as the image" if stored.content_type == expected.mime else f"the image is {expected.mime}"
+    observe(f"stored Content-Type {stored.content_type!r} ({type_note})")
+    cache_note = "as asked" if stored.cache_control == CACHE_CONTROL else f"asked {CACHE_CONTROL!r}"
+    observe(f"stored Cache-Control {stored.cache_control!r} ({cache_note}; the headers option is experimental)")
 
 
 @rule("IMG-STO-01")

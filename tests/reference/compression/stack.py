@@ -82,7 +82,7 @@ def serving_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozens
             str(base.ca_file),
         ),
     )
-    port = free_port()
+    port, plain_port = free_port(), free_port()
     server = SandboxServer(
         app,
         "127.0.0.1",
@@ -91,6 +91,7 @@ def serving_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozens
         str(base.key_file),
         plain_http="plain_http" in mutants,
         plain_output_only="plain_http_output" in mutants,
+        plain_port=plain_port,
     )
     # generous: the box may be shared and loaded
     with serving_on_thread(server, f"sandbox {name}", timeout=60, stop=server.stop):
@@ -99,5 +100,6 @@ def serving_sandbox(stores: Stores, name: str, mutants: frozenset[str] = frozens
             **stores.settings,
             "CONFORMANCE_COMPRESSION_URL": base_url,
             "CONFORMANCE_COMPRESSION_API_KEY": api_key,
+            "CONFORMANCE_COMPRESSION_PLAIN_URL": f"http://127.0.0.1:{plain_port}",
         }
         yield Sandbox(base_url, api_key, settings, base.ca_file)

@@ -40,6 +40,7 @@ def test_services_describe_the_sandbox_and_its_stores(tmp_path: Path) -> None:
     assert all(s.health_url.startswith("https://127.0.0.1:") for s in specs)
     settings = specs[-1].settings
     assert settings["CONFORMANCE_COMPRESSION_URL"] + "/healthz" == specs[-1].health_url
+    assert settings["CONFORMANCE_COMPRESSION_PLAIN_URL"].startswith("http://127.0.0.1:")
     assert settings["CONFORMANCE_OBJSTORE_A_ENDPOINT"] + "/healthz" == specs[0].health_url
     assert specs[-1].env["COMPRESSION_API_KEYS"] == settings["CONFORMANCE_COMPRESSION_API_KEY"]
 
@@ -58,6 +59,22 @@ def test_authentication(sandbox: Sandbox) -> None:
         ):
             body = _error(anonymous.post("/shrink", content=image_bytes(), headers=headers), 401)
             assert body == {"error": "Unauthorized", "message": "Credentials are invalid"}
+
+
+def test_plain_http_is_redirected_unprocessed(sandbox: Sandbox, client: httpx.Client) -> None:
+    """The sandbox's plain-HTTP listener (the run setting CONFORMANCE_COMPRESSION_PLAIN_URL) answers every request
+    with a redirect to the same path over HTTPS, and processes nothing."""
+    plain = sandbox.settings["CONFORMANCE_COMPRESSION_PLAIN_URL"]
+    assert plain.startswith("http://127.0.0.1:")
+    location = client.post("/shrink", content=image_bytes()).headers["location"]
+    before = _count(client, location)
+    auth = {"Authorization": _basic("api", sandbox.api_key)}
+    with httpx.Client(base_url=plain, timeout=30) as insecure:
+        answer = insecure.post("/shrink?x=1", content=image_bytes(), headers=auth)
+        assert answer.status_code == 308
+        assert answer.headers["location"] == sandbox.base_url + "/shrink?x=1"
+        assert insecure.get(location, headers=auth).status_code == 308
+    assert _count(client, location) == before
 
 
 def _basic(user: str, password: str) -> str:

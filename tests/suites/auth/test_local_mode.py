@@ -159,4 +159,4 @@ def api(host_http, compression_target):
     assert result["status"] == "skipped" and result["message"].startswith("transport not judged"), result
     pytester.runpytest(*args)
     result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
-    assert result["status"] == "warning", result  # SHOULD: judged (and broken) without the flag
+    assert result["status"] == "failed", result  # MUST: judged (and broken) without the flag
