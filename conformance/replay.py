@@ -34,7 +34,7 @@ from typing import Any, TextIO
 
 from conformance import _context
 from conformance._exceptions import ConformanceError, TargetError
-from conformance.report.placeholders import REDACTION, placeholder
+from conformance.report.placeholders import CRAFTED, REDACTION, placeholder
 from conformance.targets import TARGETS
 
 REPRODUCED, DIFFERS, USAGE, INCOMPLETE = 0, 1, 2, 3
@@ -202,6 +202,9 @@ class Credentials:
             before = text[: match.start()]
             pieces.append(text[last : match.start()])
             last = match.end()
+            if match.group() == CRAFTED:
+                missing.append(CRAFTED)
+                continue
             variable, value = self._source(before, header, url)
             if value is None:
                 missing.append(variable)
@@ -243,6 +246,10 @@ def _request(exchange: Mapping[str, Any], credentials: Credentials, rebase: tupl
         return "the target's request to the harness (inbound), not one the harness sent"
     if exchange.get("client"):
         return f"made by another client ({exchange['client']}) than the host's HTTP client"
+    recorded_headers = exchange.get("request_headers")
+    header_names = {str(n).lower() for n in recorded_headers} if isinstance(recorded_headers, dict) else set()
+    if "x-amz-date" in header_names:
+        return "a signed request (AWS Signature V4): its signature covers the time it was sent"
     method = str(exchange.get("method") or "")
     url = str(exchange.get("url") or "")
     if not method or not url:
@@ -255,7 +262,6 @@ def _request(exchange: Mapping[str, Any], credentials: Credentials, rebase: tupl
     used += u
     missing += m
     headers: dict[str, str] = {}
-    recorded_headers = exchange.get("request_headers")
     for name, value in recorded_headers.items() if isinstance(recorded_headers, dict) else ():
         if str(name).lower() in SKIPPED_HEADERS:
             continue
@@ -275,9 +281,14 @@ def _request(exchange: Mapping[str, Any], credentials: Credentials, rebase: tupl
         used += u
         missing += m
         body = text.encode("utf-8")
+    if CRAFTED in missing:
+        return (
+            "it carried a credential the run crafted for the case (altered, forged or wrong on purpose), which the "
+            "report does not keep: judge this case with a run"
+        )
     if missing:
-        names = ", ".join(dict.fromkeys(missing))
-        return f"a redacted value in it needs {names}: set it in the environment to replay this exchange"
+        unset = ", ".join(dict.fromkeys(missing))
+        return f"a redacted value in it needs {unset}: set it in the environment to replay this exchange"
     return Request(method, url, headers, body, list(dict.fromkeys(used)))
 
 

@@ -93,6 +93,28 @@ def test_a_platform_bearer_under_another_scheme_is_not_the_key() -> None:
     )
 
 
+def test_a_crafted_credential_is_not_refilled_from_the_real_one() -> None:
+    """TOK-07's "the real key with characters appended" carried no copy of the key: the replay refuses it."""
+    env = {"CONFORMANCE_PLATFORM_API_KEY": "sk-fresh-1234"}
+    recorded = _exchange("https://p.example/v1/x", {"authorization": "Bearer [REDACTED:crafted]"})
+    refusal = _request(recorded, _credentials("platform", "https://p.example", env), None)
+    assert isinstance(refusal, str) and "a credential the run crafted for the case" in refusal
+
+
+def test_a_signed_request_is_not_sent_again() -> None:
+    headers = {"authorization": "[REDACTED]", "x-amz-date": "20261128T140000Z", "x-amz-content-sha256": "e3b0"}
+    recorded = _exchange("https://s3.example/bucket/key", headers)
+    refusal = _request(recorded, _credentials("compression", "https://c.example", {}), None)
+    assert isinstance(refusal, str) and "AWS Signature V4" in refusal
+
+
+def test_the_curl_reproducer_names_a_crafted_credential_as_such() -> None:
+    from conformance.report.html import curl_command
+
+    command = curl_command(_exchange("https://p.example/v1/x", {"authorization": "Bearer [REDACTED:crafted]"}))
+    assert command.startswith("# set CRAFTED_ACCESS_TOKEN first")
+
+
 @pytest.mark.parametrize(
     ("extra", "body", "why"),
     [
@@ -163,6 +185,13 @@ def test_replay_reproduces_a_mutants_failed_case_and_a_fixed_servers_pass(
         assert "same: 2xx recorded, 2xx now" in out
         assert "[filled from CONFORMANCE_PLATFORM_API_KEY]" in out
         assert key not in out
+
+        # A case whose request carried an altered key is recorded as crafted and not sent again.
+        appended = next(c for c in tok07["cases"] if c["case"] == "the real key with characters appended")
+        [number] = appended["exchanges"]
+        assert tok07["evidence"][number - 1]["request_headers"]["authorization"] == "Bearer [REDACTED:crafted]"
+        code, out = _replay(capsys, str(report), "TOK-07", appended["case"])
+        assert code == 3 and "a credential the run crafted for the case" in out, out
 
     with serving(tmp_path / "fixed") as fixed:
         code, out = _replay(capsys, str(report), "TOK-07", CASE, "--target-url", fixed.base_url, "--json")

@@ -409,7 +409,7 @@ def _shell_word(text: str, header: str | None, names: list[str]) -> str:
         literal = text[last : match.start()]
         if literal:
             pieces.append(shlex.quote(literal))
-        name = _placeholder(text[: match.start()], header)
+        name = _placeholder(text[: match.start()], header, match.group())
         if name not in names:
             names.append(name)
         pieces.append(f'"${{{name}}}"')

@@ -6,10 +6,17 @@ from __future__ import annotations
 import re
 
 REDACTION = re.compile(r"\[REDACTED[^\]\s]*\]")
+CRAFTED = "[REDACTED:crafted]"  # conformance.host.CRAFTED: a credential the run crafted for a case
 
 
-def placeholder(context: str, header: str | None) -> str:
-    """A shell variable name for a redacted secret, from the header or the field name just before it."""
+def placeholder(context: str, header: str | None, marker: str = "") -> str:
+    """A shell variable name for a redacted secret, from the header or the field name just before it; a crafted
+    credential's name says so (``CRAFTED_ACCESS_TOKEN``): it is not the credential a reader has."""
+    name = _name(context, header)
+    return f"CRAFTED_{name}" if marker == CRAFTED else name
+
+
+def _name(context: str, header: str | None) -> str:
     if header:
         lowered = header.lower()
         if lowered in {"authorization", "proxy-authorization"}:
