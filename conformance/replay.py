@@ -231,6 +231,17 @@ def _origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{(parts.netloc.rpartition('@')[2]).lower()}"
 
 
+def _moved(url: str, recorded: str, target: str) -> str:
+    """``url`` sent to the moved target: under the recorded target URL, its path moves with it; elsewhere on the
+    recorded target's origin (its discovery documents), only the origin changes; other origins stay."""
+    if url == recorded or url.startswith((recorded + "/", recorded + "?")):
+        return target + url[len(recorded) :]
+    origin = _origin(recorded)
+    if _origin(url) == origin:
+        return _origin(target) + url[len(origin) :]
+    return url
+
+
 @dataclass
 class Request:
     method: str
@@ -254,8 +265,8 @@ def _request(exchange: Mapping[str, Any], credentials: Credentials, rebase: tupl
     url = str(exchange.get("url") or "")
     if not method or not url:
         return "the report holds no method or URL for it"
-    if rebase and url.startswith(rebase[0]):
-        url = rebase[1] + url[len(rebase[0]) :]
+    if rebase:
+        url = _moved(url, *rebase)
     missing: list[str] = []
     used: list[str] = []
     url, u, m = credentials.fill(url, None, url)

@@ -140,6 +140,20 @@ def test_a_moved_target_gets_the_requests_and_its_credential() -> None:
     assert request.headers["authorization"] == "Bearer sk-fresh-1234"
 
 
+def test_moving_the_target_keeps_other_origins_and_port_boundaries() -> None:
+    from conformance.replay import _moved
+
+    recorded, target = "https://old.example:8443/mcp", "https://new.example/v2/mcp"
+    assert _moved("https://old.example:8443/mcp", recorded, target) == target
+    assert _moved("https://old.example:8443/mcp?x=1", recorded, target) == target + "?x=1"
+    assert _moved("https://old.example:8443/.well-known/oauth-protected-resource/mcp", recorded, target) == (
+        "https://new.example/.well-known/oauth-protected-resource/mcp"
+    )
+    assert _moved("https://old.example:8443/mcp2", recorded, target) == "https://new.example/mcp2"  # not under /mcp
+    assert _moved("https://old.example:9443/mcp", recorded, target) == "https://old.example:9443/mcp"
+    assert _moved("https://as.example/token", recorded, target) == "https://as.example/token"
+
+
 # -- end to end -----------------------------------------------------------------------------------------------------
 
 
