@@ -179,16 +179,19 @@ class Credentials:
     env: Mapping[str, str]
     settings: Any
 
-    def credential(self, scheme: str) -> tuple[str, str | None]:
-        """(variable, value or None) of the target's own credential presented under ``scheme``."""
+    def credential(self, scheme: str) -> tuple[str, str | None] | None:
+        """(variable, value or None) of the target's own credential under ``scheme``: as the run presents it
+        under the target's own scheme (the api:KEY pair of a Basic target), the key itself under another scheme or
+        none (a case sending the key otherwise: a crafted value is marked so, and never reaches here). None: the
+        target has no such credential."""
         kind = TARGETS[self.target]
         if kind.api_key_setting is None:
-            return ACCESS_TOKEN_ENV, (self.env.get(ACCESS_TOKEN_ENV) or None) if scheme == "bearer" else None
+            return (ACCESS_TOKEN_ENV, self.env.get(ACCESS_TOKEN_ENV) or None) if scheme == kind.key_scheme else None
         variable = kind.api_key_env or ""
         key = self.settings.get(kind.api_key_setting)
         if not key:
             return variable, None
-        if kind.key_scheme == "basic":
+        if scheme == kind.key_scheme == "basic":
             return variable, base64.b64encode(f"api:{key}".encode()).decode()
         return variable, str(key)
 
@@ -217,9 +220,9 @@ class Credentials:
     def _source(self, before: str, header: str | None, url: str) -> tuple[str, str | None]:
         if header and header.lower() == "authorization" and _origin(url) == self.origin:
             scheme = before.strip().split(" ")[0].lower() if before.strip() else ""
-            own = TARGETS[self.target].key_scheme
-            if scheme == own:
-                return self.credential(scheme)
+            found = self.credential(scheme)
+            if found is not None:
+                return found
         name = placeholder(f"{header}: {before}" if header else before, header)
         return name, self.env.get(name) or None
 

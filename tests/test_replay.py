@@ -84,13 +84,13 @@ def test_other_markers_take_the_variables_the_curl_reproducer_names() -> None:
     assert request.variables == ["CODE", "BASIC_CREDENTIALS", "CLIENT_SECRET"]
 
 
-def test_a_platform_bearer_under_another_scheme_is_not_the_key() -> None:
-    """TOK-07's "the real key under the Basic scheme": the platform key is a bearer; a Basic marker is not it."""
+def test_the_key_under_another_scheme_is_the_key_itself() -> None:
+    """TOK-07's "the real key under the Basic scheme" and "... without a scheme" sent the key as it is (not crafted)."""
     env = {"CONFORMANCE_PLATFORM_API_KEY": "sk-fresh-1234"}
-    recorded = _exchange("https://p.example/v1/x", {"authorization": "Basic [REDACTED]"})
-    assert "needs BASIC_CREDENTIALS" in str(
-        _request(recorded, _credentials("platform", "https://p.example", env), None)
-    )
+    credentials = _credentials("platform", "https://p.example", env)
+    for recorded, sent in (("Basic [REDACTED]", "Basic sk-fresh-1234"), ("[REDACTED]", "sk-fresh-1234")):
+        request = _request(_exchange("https://p.example/v1/x", {"authorization": recorded}), credentials, None)
+        assert isinstance(request, Request) and request.headers["authorization"] == sent
 
 
 def test_a_crafted_credential_is_not_refilled_from_the_real_one() -> None:
