@@ -5,9 +5,11 @@ the rule's evidence), sent once more through the host's HTTP client (the URL gua
 redaction of a run; no retry, no pacing) to the report's target, or to ``--target-url`` (a fixed build served
 elsewhere). A redaction marker in a recorded request is filled from the environment: the target's own credential
 (``CONFORMANCE_PLATFORM_API_KEY``, ``CONFORMANCE_COMPRESSION_API_KEY``, ``CONFORMANCE_ACCESS_TOKEN`` for the tool
-server) where the marker stands in the target's ``Authorization`` scheme, else the variable the HTML report's curl
+server) where the marker stands in the target's ``Authorization`` header, else the variable the HTML report's curl
 reproducer names (``${CLIENT_SECRET}``, ``${BASIC_CREDENTIALS}`` ...). An exchange whose variable is unset is not
-sent, and the output names the variable; no secret is printed (the new exchanges are redacted as a run's are).
+sent, and the output names the variable; nor is one that carried a credential the run crafted for its case
+(``[REDACTED:crafted]``: an altered key, a forged token), which no variable holds. No secret is printed: the new
+exchanges are redacted as a run's are, with every value filled in registered as a secret.
 
 Outcome. Each replayed exchange is compared with the recorded one by status class (2xx, 3xx, 4xx, 5xx, or no
 answer): "same" or "differs". A case is also judged as its rule's table judges it when its record says what a
@@ -178,6 +180,7 @@ class Credentials:
     origin: str  # the target's origin (where the requests go): only its requests carry the target's credential
     env: Mapping[str, str]
     settings: Any
+    filled: set[str] = field(default_factory=set)  # every value filled in so far (secrets all)
 
     def credential(self, scheme: str) -> tuple[str, str | None] | None:
         """(variable, value or None) of the target's own credential under ``scheme``: as the run presents it
@@ -196,7 +199,8 @@ class Credentials:
         return variable, str(key)
 
     def fill(self, text: str, header: str | None, url: str) -> tuple[str, list[str], list[str]]:
-        """``text`` with each marker replaced: (text, variables used, variables missing)."""
+        """``text`` with each marker replaced: (text, variables used, variables missing). Every value filled in
+        is also in ``self.filled``, for the redactor of the new exchanges."""
         used: list[str] = []
         missing: list[str] = []
         pieces: list[str] = []
@@ -214,6 +218,7 @@ class Credentials:
                 continue
             used.append(variable)
             pieces.append(value)
+            self.filled.add(value)
         pieces.append(text[last:])
         return "".join(pieces), used, missing
 
@@ -375,9 +380,10 @@ def replay(
     rebase = (base, target_url.rstrip("/")) if target_url else None
     credentials = Credentials(result.target, _origin(rebase[1] if rebase else base), env, settings)
     http = HostHTTP.from_settings(settings, retry=None, pacer=None)
-    for variable in (ACCESS_TOKEN_ENV,):
-        if env.get(variable):
-            http.redactor.add_secret(env[variable])
+    for kind in TARGETS.values():  # the keys and the api:KEY pair, configured with or without the target's URL
+        key = settings.get(kind.api_key_setting) if kind.api_key_setting else None
+        if key:
+            http.redactor.add_secret(str(key), user="api" if kind.key_scheme == "basic" else None)
     done: list[Replayed] = []
     deadline = time.monotonic() + bound_s
     try:
@@ -394,10 +400,8 @@ def replay(
                 item.refused = f"the replay's time bound ({bound_s:g}s, --timeout) was spent"
                 continue
             item.variables = request.variables
-            for variable in item.variables:
-                value = env.get(variable)
-                if value:
-                    http.redactor.add_secret(value)
+            for value in credentials.filled:
+                http.redactor.add_secret(value)
             item.now = _send(http, request, min(left, float(settings.get("total_timeout", left))))
     finally:
         http.close()
