@@ -200,6 +200,14 @@ def test_replay_reproduces_a_mutants_failed_case_and_a_fixed_servers_pass(
         assert "[filled from CONFORMANCE_PLATFORM_API_KEY]" in out
         assert key not in out
 
+        # The HTML's case table says how to send its first failed case again.
+        from conformance.report.html import write_html
+        from conformance.report.json_writer import read_report
+
+        write_html(read_report(report), tmp_path / "report.html")
+        page = (tmp_path / "report.html").read_text(encoding="utf-8")
+        assert "conformance replay report.json TOK-07 &#39;unknown content part type&#39;" in page
+
         # A case whose request carried an altered key is recorded as crafted and not sent again.
         appended = next(c for c in tok07["cases"] if c["case"] == "the real key with characters appended")
         [number] = appended["exchanges"]

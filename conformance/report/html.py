@@ -799,6 +799,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=_DedentLoader(_TEMPLATES), bytecode_cache=_bytecode_cache(repr(options)), **options)
     env.filters["code"] = inline_code
     env.filters["pre"] = pre_text
+    env.filters["shell"] = lambda value: shlex.quote(clean(value))
     env.tests["same_text"] = same_text
     env.globals.update(STATUSES=STATUSES, ICONS=STATUS_ICONS, HINTS=STATUS_HINTS)
     return env
