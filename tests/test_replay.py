@@ -154,6 +154,22 @@ def test_moving_the_target_keeps_other_origins_and_port_boundaries() -> None:
     assert _moved("https://as.example/token", recorded, target) == "https://as.example/token"
 
 
+def test_a_fleet_report_needs_the_named_target() -> None:
+    from types import SimpleNamespace
+
+    from conformance._exceptions import ConformanceError
+    from conformance.replay import _recorded_url, _select_result
+
+    results = [SimpleNamespace(rule="TOK-07", target="platform", target_name=n, target_url=None) for n in "ab"]
+    report = SimpleNamespace(results=results, targets={"a/platform": "https://a.example", "b/platform": "https://b"})
+    with pytest.raises(ConformanceError, match=r"a result per named target \(a, b\); choose one with --target-name"):
+        _select_result(report, "tok-07", None)
+    chosen = _select_result(report, "TOK-07", "b")
+    assert chosen is results[1] and _recorded_url(report, chosen) == "https://b"
+    with pytest.raises(ConformanceError, match="no result for TOK-07 on the target named c"):
+        _select_result(report, "TOK-07", "c")
+
+
 # -- end to end -----------------------------------------------------------------------------------------------------
 
 
