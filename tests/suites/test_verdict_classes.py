@@ -471,7 +471,7 @@ def profiles(conformance_settings):
 """
 
 
-@pytest.mark.parametrize(("login", "status"), [("vendor.tester@example.com", "warning"), ("", "skipped")])
+@pytest.mark.parametrize(("login", "status"), [("vendor.tester@example.com", "failed"), ("", "skipped")])
 def test_prof_10_compares_the_login_email_and_never_passes_on_nothing(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, login: str, status: str
 ) -> None:
