@@ -48,6 +48,9 @@ def test_resource_is_canonical(host_http: HostHTTP, prm_discovery: PrmDiscovery,
 def test_optional_field_types(prm_discovery: PrmDiscovery) -> None:
     problems = prm_optional_field_problems(prm_discovery.document)
     expect(not problems, "; ".join(problems))
+    optional = ("scopes_supported", "resource_documentation", "resource_policy_uri", "resource_tos_uri")
+    present = [name for name in optional if name in prm_discovery.document]
+    observe(f"{prm_discovery.url}: optional fields present and well typed: {', '.join(present) or 'none'}")
 
 
 @rule("AUTH-PRM-03")
@@ -67,6 +70,7 @@ def test_authorization_servers_match_their_issuers(
         if not meta.issuer_matches:
             problems.append(f"{issuer!r} serves metadata whose issuer is {meta.issuer!r} ({meta.url})")
     expect(not problems, "; ".join(problems) + " (compared character for character)")
+    observe(f"each issuer serves metadata naming itself, character for character: {', '.join(map(repr, servers))}")
 
 
 @rule("AUTH-PRM-05")
