@@ -111,11 +111,9 @@ def test_401_challenge_points_to_metadata(
 
 @rule("AUTH-PRM-06")
 def test_challenge_names_scopes(prm_discovery: PrmDiscovery) -> None:
-    problems = scope_problems(prm_discovery.challenge)
+    challenge = prm_discovery.challenge
+    problems = scope_problems(challenge)
     expect(not problems, "; ".join(problems))
-    assert prm_discovery.challenge is not None  # scope_problems: no challenge is a problem
-    scopes = str(prm_discovery.challenge.get("scope"))
-    unlisted = unlisted_scopes(prm_discovery.challenge, prm_discovery.document.get("scopes_supported"))
-    if unlisted:
+    if unlisted := unlisted_scopes(challenge, prm_discovery.document.get("scopes_supported")):
         observe(unlisted)
-    observe(f'the 401 challenge names scope="{scopes}"')
+    observe(f'the 401 challenge names scope="{challenge.get("scope") if challenge else ""}"')
