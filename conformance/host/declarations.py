@@ -340,9 +340,7 @@ class DeclarationChecker:
         name = tool.get("name")
         if not isinstance(name, str) or not name:
             add("AUTH-TOOL-01", ".name", [f"must be a non-empty string, got {short_json(name)}"])
-        if "description" not in tool:
-            add("AUTH-TOOL-01", ".description", ["is missing"])
-        elif not isinstance(tool["description"], str):
+        if "description" in tool and not isinstance(tool["description"], str):  # a missing one is reported
             add("AUTH-TOOL-01", ".description", [f"must be a string, got {short_json(tool['description'])}"])
         if "inputSchema" not in tool:
             add("AUTH-TOOL-01", ".inputSchema", ["is missing"])

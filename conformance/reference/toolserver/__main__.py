@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> None:
         upstream_ca=args.ca_file,
         check_san="ts-mtls-accept-wrong-san" not in args.mutant,
         san_prefix="ts-mtls-san-prefix" in args.mutant,
+        pin_first_leaf="ts-mtls-pin-first-leaf" in args.mutant,
+        any_purpose="ts-mtls-accept-server-eku" in args.mutant,
     )
 
     async def serve() -> None:

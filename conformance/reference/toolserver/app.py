@@ -1,7 +1,8 @@
 """The reference MCP tool server: the `mcp` SDK's low-level server over streamable HTTP, behind our own bearer gate.
 
 Why not the SDK's built-in auth: it makes the whole endpoint require a token, while the contract wants mixed
-access (``search_docs`` anonymous, the other tools behind OAuth, with the challenge in the tool result). So the gate
+access (``search_docs`` anonymous, ``list_products`` anonymous with more for a linked account, the other tools
+behind OAuth, with the challenge in the tool result). So the gate
 here lets anonymous requests through, answers 401 + ``WWW-Authenticate`` to a presented-but-bad token, and tool
 handlers decide per tool (``securitySchemes``), returning ``isError`` results with ``_meta["mcp/www_authenticate"]``.
 
@@ -62,6 +63,12 @@ ORDER_SCHEMA: dict[str, Any] = {
 DEV_PRINCIPAL = Principal(
     issuer="dev", subject="dev-user", scopes=frozenset(TOOL_SCOPES), client_id=None, claims={"sub": "dev-user"}
 )
+PRODUCTS: list[dict[str, Any]] = [
+    {"sku": "nb-blue", "name": "Blue notebook", "price_cents": 1250},
+    {"sku": "lamp-desk", "name": "Desk lamp", "price_cents": 3999},
+    {"sku": "pencils-12", "name": "Pencil set", "price_cents": 599},
+]
+MEMBER_DISCOUNT_PERCENT = 10
 DOCS = [
     {"title": "Getting started", "url": "https://docs.example.test/start"},
     {"title": "Orders and cancellations", "url": "https://docs.example.test/orders"},
@@ -96,22 +103,33 @@ class ToolServerConfig:
         return f"{self.origin}/.well-known/oauth-protected-resource{suffix}"
 
 
-async def _lift_security_schemes(ctx: Any, call_next: Any) -> Any:
+def _wire_tools(defects: frozenset[str]) -> Any:
     """Server middleware: copy ``_meta.securitySchemes`` to the tool's top level on the wire.
 
     ``securitySchemes`` is a field of the contract (Apps-SDK style), not of the MCP schema, and the SDK's
-    per-version serializer drops unknown fields; a middleware's returned dict goes out as it is.
+    per-version serializer drops unknown fields; a middleware's returned dict goes out as it is (so is the
+    ``ts-tool-description-not-string`` defect, which the SDK's model would not let through).
     """
-    result = await call_next(ctx)
-    if ctx.method == "tools/list" and isinstance(result, dict):
-        tools = [
-            {**tool, "securitySchemes": tool["_meta"]["securitySchemes"]}
-            if isinstance(tool.get("_meta"), dict) and "securitySchemes" in tool["_meta"]
-            else tool
-            for tool in result.get("tools", [])
-        ]
-        result = {**result, "tools": tools}
-    return result
+
+    async def lift(ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "tools/list" and isinstance(result, dict):
+            tools = [
+                {**tool, "securitySchemes": tool["_meta"]["securitySchemes"]}
+                if isinstance(tool.get("_meta"), dict) and "securitySchemes" in tool["_meta"]
+                else tool
+                for tool in result.get("tools", [])
+            ]
+            if "ts-tool-description-not-string" in defects:
+                # A multi-line description serialized as its list of lines.
+                tools = [
+                    {**t, "description": t["description"].split(": ")} if t.get("name") == "search_docs" else t
+                    for t in tools
+                ]
+            result = {**result, "tools": tools}
+        return result
+
+    return lift
 
 
 def _quote(value: str) -> str:
@@ -148,6 +166,31 @@ LIST_ORDERS: dict[str, Any] = {
     "description": "List the signed-in customer's orders.",
     "input_schema": _closed_object({"status": {"type": "string", "enum": ["open", "shipped", "cancelled"]}}),
     "output_schema": _closed_object({"orders": {"type": "array", "items": ORDER_SCHEMA}}, ["orders"]),
+    "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
+}
+
+# Declares noauth and oauth2: anyone may browse; a linked account sees its member prices.
+LIST_PRODUCTS: dict[str, Any] = {
+    "name": "list_products",
+    "description": "List the product catalogue; a signed-in customer sees member prices.",
+    "input_schema": _closed_object({}),
+    "output_schema": _closed_object(
+        {
+            "products": {
+                "type": "array",
+                "items": _closed_object(
+                    {
+                        "sku": {"type": "string"},
+                        "name": {"type": "string"},
+                        "price_cents": {"type": "integer", "minimum": 0},
+                    },
+                    ["sku", "name", "price_cents"],
+                ),
+            },
+            "member_prices": {"type": "boolean"},
+        },
+        ["products", "member_prices"],
+    ),
     "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
 }
 
@@ -198,6 +241,8 @@ class ToolServer:
             return [{"type": "noauth"}]
         if name == "list_orders":
             return [{"type": "oauth2", "scopes": ["tools.read"]}]
+        if name == "list_products":
+            return [{"type": "noauth"}, {"type": "oauth2", "scopes": ["tools.read"]}]
         if name == "cancel_order":
             if "ts-anonymous-cancel" in self.defects:
                 return [{"type": "noauth"}, {"type": "oauth2", "scopes": ["tools.write"]}]
@@ -209,6 +254,8 @@ class ToolServer:
     def anonymous_allowed(self, name: str) -> bool:
         if name == "list_orders" and "ts-anonymous-list-orders" in self.defects:
             return True
+        if name == "list_products" and "ts-mixed-refuses-anonymous" in self.defects:
+            return False  # the runtime forgot the noauth half of its declaration
         if name == self.profile_tool_name:
             # The declaration may lie (a mutant); the runtime rule does not, except in the placeholder mutant.
             return "ts-profile-placeholder" in self.defects
@@ -229,13 +276,11 @@ class ToolServer:
         two_markers = "ts-profile-two-markers" in self.defects
         search = {**SEARCH_DOCS, "meta": {profile_key: True} if two_markers else None}
         profile = self._profile_declaration(profile_key)
-        tools: list[dict[str, Any]] = [search, dict(LIST_ORDERS), dict(CANCEL_ORDER), profile]
+        tools: list[dict[str, Any]] = [search, dict(LIST_ORDERS), dict(LIST_PRODUCTS), dict(CANCEL_ORDER), profile]
         declared: list[mt.Tool] = []
         for spec in tools:
-            if spec["name"] == "search_docs" and "ts-tool-without-description" in self.defects:
-                spec = {k: v for k, v in spec.items() if k != "description"}
             schemes = self.security(spec["name"])
-            # In _meta for clients that drop unknown fields; lifted to the top level by _lift_security_schemes.
+            # In _meta for clients that drop unknown fields; lifted to the top level by _wire_tools.
             meta = {**(spec.pop("meta", None) or {}), "securitySchemes": schemes}
             declared.append(mt.Tool(**spec, _meta=meta))
         return declared
@@ -271,6 +316,7 @@ class ToolServer:
         handlers = {
             "search_docs": self._search_docs,
             "list_orders": self._list_orders,
+            "list_products": self._list_products,
             "cancel_order": self._cancel_order,
             self.profile_tool_name: self._get_profile,
         }
@@ -288,9 +334,9 @@ class ToolServer:
             granted = " ".join(sorted(principal.scopes))
             missing = [s for s in required if s not in granted]
         if missing and "ts-skip-scope" not in self.defects:
-            return self.auth_error(
-                "insufficient_scope", f"{name} needs the scope {' '.join(missing)}.", " ".join(required)
-            )
+            # ts-scope-error-invalid-token: the refusal stands, but its challenge names the wrong error.
+            error = "invalid_token" if "ts-scope-error-invalid-token" in self.defects else "insufficient_scope"
+            return self.auth_error(error, f"{name} needs the scope {' '.join(missing)}.", " ".join(required))
         return await handler(arguments, principal)
 
     @staticmethod
@@ -323,6 +369,19 @@ class ToolServer:
             for order in orders:
                 order["total_cents"] = f"{order['total_cents'] / 100:.2f}"
         return self._result({"orders": orders})
+
+    async def _list_products(self, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+        member = principal is not None
+        products = [
+            {
+                **p,
+                "price_cents": p["price_cents"] * (100 - MEMBER_DISCOUNT_PERCENT) // 100
+                if member
+                else p["price_cents"],
+            }
+            for p in PRODUCTS
+        ]
+        return self._result({"products": products, "member_prices": member})
 
     async def _cancel_order(self, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
         order_id = arguments.get("order_id")
@@ -446,6 +505,11 @@ class BearerGate:
                     scope[PRINCIPAL_KEY], scope[LAPSED_KEY] = None, True
                     await self.app(scope, receive, send)
                     return
+                if "ts-wrong-audience-as-anonymous" in self.server.defects and "another resource" in str(exc):
+                    # A token for another resource is taken as "not ours": the request goes on as anonymous.
+                    scope[PRINCIPAL_KEY] = None
+                    await self.app(scope, receive, send)
+                    return
                 bare = "ts-bare-401-on-bad-signature" in self.server.defects and "signature" in str(exc)
                 await self._deny(send, 401, "invalid_token", str(exc), challenge=not bare)
                 return
@@ -508,7 +572,7 @@ def _session_manager(tools: ToolServer) -> StreamableHTTPSessionManager:
     server: Server[Any] = Server(
         "conformance-reference-toolserver", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool
     )
-    server.middleware.append(_lift_security_schemes)
+    server.middleware.append(_wire_tools(tools.defects))
     return StreamableHTTPSessionManager(
         app=server,
         stateless=True,

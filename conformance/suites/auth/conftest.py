@@ -32,9 +32,9 @@ def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
     return Declined(request, login, callback)
 
 
-# Rules judged over everything the run obtained (every successful authorization response, every tool result):
-# their checks run after all others, the profile suite's included.
-JUDGED_LAST = frozenset({"AUTH-ISS-01", "AUTH-TOOL-05"})
+# Rules judged over everything the run obtained (every successful authorization response, every tool result, every
+# 401 and every in-call auth error of a tool call): their checks run after all others, the profile suite's included.
+JUDGED_LAST = frozenset({"AUTH-CHAL-01", "AUTH-ISS-01", "AUTH-PRM-05", "AUTH-TOOL-05"})
 
 
 @pytest.hookimpl(trylast=True)
