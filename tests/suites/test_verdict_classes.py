@@ -727,7 +727,8 @@ def harness_issuer_or_none():
 """
     )
     pytester.makepyfile(
-        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, test_insufficient_scope"
+        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, scope_probe, "
+        "test_insufficient_scope"
     )
     pytester.runpytest(
         "-p",
