@@ -17,7 +17,7 @@ from cryptography import x509
 from conformance import TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host import TargetThrottled
-from conformance.host.discovery import MCP_HEADERS, initialize_request
+from conformance.host.discovery import open_endpoint
 from conformance.host.http import HostHTTP, own_ssl_context
 from conformance.host.mtls import san_dns_names
 from conformance.suites._cases import Attack, AttackRun, attack_table
@@ -83,7 +83,7 @@ def _answer(
         settings, redactor=http.redactor, client_cert=pair, pacer=http.pacer, tls_context=context
     )
     try:
-        return client.post(url, json=initialize_request(), headers=MCP_HEADERS, retry=None).status_code
+        return open_endpoint(client, url, host=http).status_code
     except TargetThrottled:
         raise
     except TargetError as exc:
