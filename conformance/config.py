@@ -200,6 +200,13 @@ CORE_OPTIONS: list[OptionSpec] = [
         default=False,
     ),
     OptionSpec("ca_bundle", "PEM file of extra CA certificates to trust", kind="path", check=pem_certificates),
+    OptionSpec(
+        "mcp_era",
+        "which MCP era the host speaks to the tool server: auto (the modern 2026-07-28 protocol when its "
+        "server/discover lists it, else the legacy initialize handshake), legacy or modern",
+        default="auto",
+        check=one_of("auto", "legacy", "modern"),
+    ),
     OptionSpec("connect_timeout", "seconds to connect", kind="float", default=TIMEOUTS.connect, check=positive),
     OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=TIMEOUTS.read, check=positive),
     OptionSpec(

@@ -21,6 +21,7 @@ per named target of a fleet) and per MCP endpoint URL.
 
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from collections.abc import Mapping
@@ -50,6 +51,7 @@ META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 CLIENT_INFO = {"name": "conformance-host", "version": "0.1"}
 DISCOVER = "server/discover"
+NOTE = re.compile(r"MCP era: (\w+ \([^)]*\))")  # what Era.describe() writes: "MCP era: modern (2026-07-28); ..."
 
 
 @dataclass(frozen=True)

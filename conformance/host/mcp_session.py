@@ -316,6 +316,9 @@ class McpSession:
         try:
             await session.discover()
         except MCPError as exc:
+            probe, _ = self._wire(mcp_era.DISCOVER, mark)
+            if probe is None or probe.status is None:  # no answer at all: an outage is never an era verdict
+                raise self._failure(mcp_era.DISCOVER, exc, mark) from None
             data = exc.error.data if exc.code == mcp_era.UNSUPPORTED_PROTOCOL_VERSION else None
             supported = data.get("supported") if isinstance(data, dict) else None
             if isinstance(supported, list) and not any(v in mcp_era.HANDSHAKE_VERSIONS for v in supported):

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from conformance import TargetUnreachable, UrlRefused, _context
 from conformance.host import mcp as host_mcp  # McpSession is named when a test opens one: it loads the SDK
+from conformance.host import mcp_era
 from conformance.host._guard import UrlGuard
 from conformance.host.declarations import DeclarationChecker, check_challenge_result
 from conformance.host.http import HostHTTP
@@ -209,12 +210,17 @@ def record() -> Iterator[_context.CheckRecord]:
     _context.end()
 
 
+@pytest.mark.parametrize("era", [mcp_era.LEGACY, mcp_era.AUTO])
 @pytest.mark.parametrize("path", ["/mcp", "/mcp-sse"])
 def test_session_lists_every_page_as_sent(
-    host: HostHTTP, base_url: str, path: str, record: _context.CheckRecord
+    host: HostHTTP, base_url: str, path: str, era: str, record: _context.CheckRecord
 ) -> None:
+    mcp_era.choose(host, era)
     with host_mcp.McpSession(host, base_url + path, token=GOOD) as session:
-        assert session.initialize_result is not None and "protocolVersion" in session.initialize_result
+        if era == mcp_era.LEGACY:
+            assert session.initialize_result is not None and "protocolVersion" in session.initialize_result
+        else:  # the SDK's server speaks both eras: a current host settles on the modern one
+            assert session.initialize_result is None and session.era is not None and session.era.modern
         listing = session.list_tools()
     assert [t["name"] for t in listing.tools] == ["echo", "secure", "hostile", "filler_0", "filler_1"]
     assert listing.pages == 3 and not listing.problems
@@ -222,7 +228,17 @@ def test_session_lists_every_page_as_sent(
     assert listing.tools[1]["securitySchemes"] == [{"type": "oauth2", "scopes": ["read"]}]
     assert DeclarationChecker().check_tools(listing.tools) == []
     methods = [json.loads(e["request_body"]).get("method") for e in record.exchanges if e["request_body"]]
-    assert methods.count("tools/list") == 3 and "initialize" in methods
+    opening = "initialize" if era == mcp_era.LEGACY else "server/discover"
+    assert methods.count("tools/list") == 3 and opening in methods
+    if era == mcp_era.AUTO:
+        assert "initialize" not in methods and methods[0] == "server/discover"
+        assert any(note.startswith("MCP era: modern (2026-07-28)") for note in record.notes)
+        for exchange in record.exchanges:
+            headers = {k.lower(): v for k, v in exchange["request_headers"].items()}
+            body = json.loads(exchange["request_body"])
+            assert headers["mcp-protocol-version"] == "2026-07-28" and headers["mcp-method"] == body["method"]
+            assert body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+            assert "mcp-session-id" not in {k.lower() for k in exchange.get("response_headers") or {}}
     evidence = json.dumps(record.exchanges)
     assert GOOD not in evidence and "Bearer [REDACTED]" in evidence
 
@@ -266,9 +282,13 @@ def test_plain_http_needs_the_loopback_allowance(base_url: str) -> None:
         host_mcp.McpSession(strict, base_url + "/mcp").open()
 
 
-def test_raw_probe_shows_the_401_and_its_challenge(host: HostHTTP, base_url: str, record: _context.CheckRecord) -> None:
+@pytest.mark.parametrize(("era", "step"), [(mcp_era.LEGACY, "initialize"), (mcp_era.AUTO, "server/discover")])
+def test_raw_probe_shows_the_401_and_its_challenge(
+    host: HostHTTP, base_url: str, era: str, step: str, record: _context.CheckRecord
+) -> None:
+    mcp_era.choose(host, era)
     probe = raw_call(host, base_url + "/mcp", "tools/list", {}, token=BAD)
-    assert probe.status == 401 and probe.step == "initialize"
+    assert probe.status == 401 and probe.step == step
     assert probe.challenge is not None and probe.challenge.get("error") == "invalid_token"
     assert probe.message is None
     assert BAD not in json.dumps(record.exchanges)
@@ -276,6 +296,7 @@ def test_raw_probe_shows_the_401_and_its_challenge(host: HostHTTP, base_url: str
 
 @pytest.mark.parametrize(("path", "ctype"), [("/mcp", "application/json"), ("/mcp-sse", "text/event-stream")])
 def test_raw_call_reads_json_and_sse_answers(host: HostHTTP, base_url: str, path: str, ctype: str) -> None:
+    mcp_era.choose(host, mcp_era.LEGACY)
     probe = raw_call(host, base_url + path, "tools/call", {"name": "echo", "arguments": {"text": "x"}}, token=GOOD)
     assert probe.status == 200 and probe.step == "call" and probe.content_type == ctype
     assert probe.result["structuredContent"] == {"text": "x"}
