@@ -28,7 +28,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from conformance.reference.toolserver.profiles import Profile, ProfileStore
 from conformance.reference.toolserver.verifier import JwtVerifier, Principal, TokenError
@@ -479,7 +479,7 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
     body = b"".join(chunks)
     sent = False
 
-    async def replay() -> dict[str, Any]:
+    async def replay() -> Message:
         nonlocal sent
         if sent:
             return await receive()
