@@ -71,12 +71,12 @@ def open_endpoint(
     payload, sent = opening_request(era_host, mcp_url)
     response = http.post(mcp_url, json=payload, headers={**sent, **(headers or {})}, retry=None)
     if payload["method"] == mcp_era.DISCOVER and mcp_era.known(era_host, mcp_url) is None:
-        from conformance.host.mcp import _response_to, jsonrpc_messages, settled
+        from conformance.host.mcp import _response_to, jsonrpc_messages
 
         messages = jsonrpc_messages(response.headers.get("content-type"), response.content)
         era = mcp_era.settle_from_discover(response.status_code, response.headers, _response_to(messages, 1))
         if era is not None:
-            settled(era_host, mcp_url, era)
+            mcp_era.remember(era_host, mcp_url, era)
     return response
 
 

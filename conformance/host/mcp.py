@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from conformance import _context
 from conformance._exceptions import TargetError
 from conformance.host import _json as target_json
 from conformance.host import mcp_era
@@ -266,16 +265,8 @@ def negotiate(host: HostHTTP, url: str, post: Post | None = None) -> tuple[mcp_e
     probe = post(request, mcp_era.DISCOVER, headers)
     era = mcp_era.settle_from_discover(probe.status, probe.headers, probe.message)
     if era is not None:
-        settled(host, url, era)
+        mcp_era.remember(host, url, era)
     return era, probe
-
-
-def settled(host: HostHTTP, url: str, era: mcp_era.Era) -> None:
-    """Remember ``era`` for ``url``; the first time, say so on the running check (the report's evidence)."""
-    if mcp_era.remember(host, url, era):
-        record = _context.current()
-        if record is not None:
-            record.notes.append(era.describe())
 
 
 # ------------------------------------------------------------------------------------- SDK session

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from conformance import _context
+
 LEGACY = "legacy"
 MODERN = "modern"
 AUTO = "auto"
@@ -186,20 +188,22 @@ def _key(url: str) -> str:
 def known(host: Any, url: str) -> Era | None:
     """The era ``host`` speaks to ``url``: the chosen one, or the one settled by a probe; None before either."""
     state = _state(host)
-    if state.choice == LEGACY:
-        return legacy("--mcp-era legacy")
-    if state.choice == MODERN:
-        return modern("--mcp-era modern")
+    if state.choice in (LEGACY, MODERN):
+        chosen = legacy("--mcp-era legacy") if state.choice == LEGACY else modern("--mcp-era modern")
+        remember(host, url, chosen)
+        return chosen
     with _lock:
         return (state.settled or {}).get(_key(url))
 
 
-def remember(host: Any, url: str, era: Era) -> bool:
-    """Keep what a probe settled; True when it is new (the first time this endpoint's era is known)."""
+def remember(host: Any, url: str, era: Era) -> None:
+    """Keep the era settled for ``url``; the first time, say so on the running check (its evidence, the report)."""
     state = _state(host)
     with _lock:
         settled = state.settled if state.settled is not None else {}
         state.settled = settled
         new = _key(url) not in settled
         settled.setdefault(_key(url), era)
-        return new
+    record = _context.current() if new else None
+    if record is not None:
+        record.notes.append(era.describe())

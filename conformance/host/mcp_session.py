@@ -27,7 +27,7 @@ from conformance.host._mcp_sdk import ClientSession, MCPError, streamable_http_c
 from conformance.host.challenge import Challenge
 from conformance.host.exchange import now_stamp, record_exchange
 from conformance.host.http import USER_AGENT, HostHTTP, ssl_context
-from conformance.host.mcp import McpSessionError, _first_challenge, _response_to, jsonrpc_messages, settled
+from conformance.host.mcp import McpSessionError, _first_challenge, _response_to, jsonrpc_messages
 
 MAX_PAGES = 100
 CLIENT_INFO = types.Implementation(name="conformance-host", version="0.1")
@@ -338,7 +338,7 @@ class McpSession:
         elif era is None or era.modern:
             era = mcp_era.legacy("initialize after server/discover")
         self.era = era
-        settled(self.host, self.url, era)
+        mcp_era.remember(self.host, self.url, era)
 
     async def _initialize(self, session: ClientSession) -> None:
         mark = self._mark()
