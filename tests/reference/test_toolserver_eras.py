@@ -16,13 +16,16 @@ from conformance.testing import RunResult, run_harness
 SUITES = "auth,profile"
 
 
-def _run(tmp_path: Path, name: str, served: str, *args: str) -> RunResult:
-    with running_stack(services=["toolserver"], data_dir=tmp_path / f"stack-{name}", mcp_era=served) as stack:
+def _run(
+    tmp_path: Path, name: str, served: str, *args: str, mutants: tuple[str, ...] = (), suites: str = SUITES
+) -> RunResult:
+    data_dir = tmp_path / f"stack-{name}"
+    with running_stack(services=["toolserver"], data_dir=data_dir, mcp_era=served, mutants=mutants) as stack:
         ca_bundle = stack.settings["CONFORMANCE_CA_BUNDLE"]
         env = {**stack.settings, "SSL_CERT_FILE": ca_bundle}
         report_dir = tmp_path / f"report-{name}"
         report_dir.mkdir()
-        argv = ["--suite", SUITES, "-q", "--report-formats", "json", *args]
+        argv = ["--suite", suites, "-q", "--report-formats", "json", *args]
         return run_harness(argv, report_dir, env=env, timeout=600)
 
 
@@ -86,3 +89,26 @@ def test_a_single_era_server_gets_the_same_verdicts(tmp_path: Path, served: str,
     spoken = "modern (2026-07-28)" if served == "modern" else "legacy (2025-06-18)"
     assert result.report["config"]["mcp_era_spoken"] == [spoken]
     assert _statuses(result) == _statuses(legacy_run)
+
+
+def test_both_eras_certify_the_tool_server_once_per_era(tmp_path: Path, legacy_run: RunResult) -> None:
+    result = _run(tmp_path, "both", "both", "--mcp-era", "both")
+    assert result.report["config"]["mcp_era"] == "both"
+    assert result.report["config"]["mcp_era_spoken"] == ["legacy (2025-06-18)", "modern (2026-07-28)"]
+    rows = {row["name"]: row["verdict"]["status"] for row in result.report["fleet"]}
+    assert rows == {"legacy": "ACCEPTED", "modern": "ACCEPTED"}, result.stdout[-3000:]
+    per_era = {(r["target_name"], r["rule"]): r["status"] for r in result.report["results"]}
+    expected = _statuses(legacy_run)
+    for era in ("legacy", "modern"):
+        assert {rule: status for (target, rule), status in per_era.items() if target == era} == expected
+
+
+def test_a_rule_broken_in_one_era_only_fails_the_run(tmp_path: Path) -> None:
+    mutant = "ts-token-checked-at-initialize-only"
+    result = _run(tmp_path, "mutant", "both", "--mcp-era", "both", mutants=(mutant,), suites="auth")
+    rows = {row["name"]: row["verdict"]["status"] for row in result.report["fleet"]}
+    assert rows == {"legacy": "ACCEPTED", "modern": "NOT ACCEPTED"}, result.stdout[-3000:]
+    assert result.report["verdict"]["status"] == "NOT ACCEPTED" and result.exit_code == 1
+    failed = {r["rule"] for r in result.report["results"] if r["status"] == "failed"}
+    assert failed and all(r["target_name"] == "modern" for r in result.report["results"] if r["status"] == "failed")
+    assert failed == {"AUTH-TOK-03", "AUTH-TOK-04", "AUTH-TOK-05", "AUTH-TOK-06", "AUTH-TOK-07"}
