@@ -106,7 +106,8 @@ def json_object(response: httpx.Response, what: str) -> dict[str, Any]:
     return document
 
 
-def _method_of(response: httpx.Response) -> str:
+def opening_method(response: httpx.Response) -> str:
+    """The JSON-RPC method of the request ``response`` answered (``initialize``, ``server/discover``...)."""
     try:
         method = target_json.loads(response.request.content).get("method")
     except (ValueError, AttributeError, RuntimeError):
@@ -132,7 +133,7 @@ def discover_prm(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
     if challenge is not None and challenge.get("resource_metadata"):
         candidates.append(("challenge", str(challenge.get("resource_metadata"))))
     else:
-        opening = f"unauthenticated {_method_of(probe)} → {probe.status_code}"
+        opening = f"unauthenticated {opening_method(probe)} → {probe.status_code}"
         tried.append(f"{opening}, no resource_metadata in a Bearer challenge")
     urls = prm_urls(mcp_url)
     candidates += [("path-suffixed" if len(urls) == 2 and i == 0 else "root", u) for i, u in enumerate(urls)]

@@ -1,8 +1,8 @@
 """The host's transport identity (mTLS): AUTH-MTLS-01, only with ``--mtls``.
 
 The target must be configured to trust the intermediate of the harness's test PKI (``--mtls-material``, made by
-``conformance.host.mtls.make_mtls_material``) and to expect ``--mtls-dns-name``. An MCP ``initialize`` is sent
-with each client certificate: the host's own must be accepted (any HTTP answer that is not a certificate refusal);
+``conformance.host.mtls.make_mtls_material``) and to expect ``--mtls-dns-name``. The MCP opening request
+(``initialize`` or ``server/discover``, by the era) is sent with each client certificate: the host's own must be accepted (any HTTP answer that is not a certificate refusal);
 no certificate, a wrong SAN dnsName and a leaf of another CA must be refused (a failed handshake, a closed
 connection, or 403/495/496).
 """
@@ -77,7 +77,8 @@ class _CertContexts:
 def _answer(
     settings: Settings, http: HostHTTP, url: str, pair: tuple[str, str] | None, contexts: _CertContexts
 ) -> str | int:
-    """The HTTP status of an initialize with this client certificate (None: none at all), or why no answer came."""
+    """The HTTP status of the MCP opening request with this client certificate (None: none at all), or why no
+    answer came."""
     context = contexts.presenting(pair) if pair is not None else None
     client = HostHTTP.from_settings(
         settings, redactor=http.redactor, client_cert=pair, pacer=http.pacer, tls_context=context

@@ -12,6 +12,7 @@ from conformance.host.discovery import (
     challenge_of,
     discover_prm,
     json_object,
+    opening_method,
     unauthenticated_probe,
 )
 from conformance.host.http import HostHTTP
@@ -74,12 +75,12 @@ def test_401_challenge_points_to_metadata(
     host_http: HostHTTP, tool_server_target: Target, prm_discovery: PrmDiscovery
 ) -> None:
     response = unauthenticated_probe(host_http, tool_server_target.base_url)
-    what = "an unauthenticated initialize"
+    what = f"an unauthenticated {opening_method(response)}"
     if response.status_code != 401:
         # Anonymous read-only use is allowed: provoke the 401 a host meets with a token the server must refuse.
         observe(f"{what} answered {response.status_code} (anonymous use allowed); probed with an invalid token")
         response = challenge_probe(host_http, tool_server_target.base_url)
-        what = "an initialize with an invalid bearer token"
+        what = f"an {opening_method(response)} with an invalid bearer token"
     expect(response.status_code == 401, f"{what} answered {response.status_code}, not 401")
     problems, _ = challenge_problems(response.headers.get("www-authenticate") or "")
     expect(not problems, f"the 401 to {what}: " + "; ".join(problems))
