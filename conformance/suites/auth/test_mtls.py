@@ -2,9 +2,9 @@
 
 The target must be configured to trust the intermediate of the harness's test PKI (``--mtls-material``, made by
 ``conformance.host.mtls.make_mtls_material``) and to expect ``--mtls-dns-name``. The MCP opening request
-(``initialize`` or ``server/discover``, by the era) is sent with each client certificate: the host's own must be accepted (any HTTP answer that is not a certificate refusal);
-no certificate, a wrong SAN dnsName and a leaf of another CA must be refused (a failed handshake, a closed
-connection, or 403/495/496).
+(``initialize`` or ``server/discover``, by the era) is sent with each client certificate: the host's own must be
+accepted (any HTTP answer that is not a certificate refusal); no certificate, a wrong SAN dnsName and a leaf of
+another CA must be refused (a failed handshake, a closed connection, or 403/495/496).
 """
 
 from __future__ import annotations
