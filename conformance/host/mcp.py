@@ -188,12 +188,13 @@ def raw_call(
     The era (:mod:`conformance.host.mcp_era`) is the one chosen or already settled for ``url``; when none is yet,
     ``server/discover`` settles it first (sent with the same credentials); when its answer settles nothing (e.g. 401
     for a bad token, the usual outcome of a negative probe) that answer is returned with ``step`` naming it.
-    In the legacy era, with ``handshake`` (default), ``initialize`` and ``notifications/initialized`` go first as a
-    host does, and their answer is returned when one fails; the MCP session, if the server opened one, is closed
-    with DELETE afterwards. In the modern era the call is one self-contained POST (routing headers and ``_meta``
-    envelope, no session). ``token`` goes in ``Authorization: Bearer``; ``headers`` override anything (e.g. a
-    malformed ``Authorization``); ``query`` adds URL parameters (e.g. a token in the query string, AUTH-TOK-09).
-    No retries: a probe must see the raw 401/429/503.
+    ``initialize`` itself is always sent as the legacy era's. In the legacy era, with ``handshake`` (default),
+    ``initialize`` and ``notifications/initialized`` go first as a host does, and their answer is returned when one
+    fails; the MCP session, if the server opened one, is closed with DELETE afterwards. In the modern era the call is
+    one self-contained POST (routing headers and ``_meta`` envelope, no session). ``token`` goes in
+    ``Authorization: Bearer``; ``headers`` override anything (e.g. a malformed ``Authorization``, a routing header);
+    ``query`` adds URL parameters (e.g. a token in the query string, AUTH-TOK-09). No retries: a probe must see the
+    raw 401/429/503.
     """
     base: dict[str, str] = dict(MCP_HEADERS)
     if token is not None:
@@ -208,12 +209,12 @@ def raw_call(
         response = host.request("POST", url, json=payload, headers=sent, params=query, retry=None)
         return _raw_result(response, payload.get("id"), step, session_id)
 
-    era = mcp_era.known(host, url)
-    if era is None and (handshake or method != "initialize"):
+    era = mcp_era.known(host, url) if method != "initialize" else mcp_era.legacy("initialize asked for")
+    if era is None:
         era, probe = negotiate(host, url, post)
         if era is None:
             return probe
-    if era is not None and era.modern:
+    if era.modern:
         payload: dict[str, Any] = {"jsonrpc": "2.0", "id": 2, "method": method}
         payload["params"] = mcp_era.envelope(params, era.version)
         return post(payload, "call", mcp_era.modern_headers(method, params, era.version))
