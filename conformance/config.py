@@ -474,6 +474,12 @@ def resolve(
         from conformance.fleet import load_fleet
 
         settings.fleet = load_fleet(values["targets_file"], settings, env)
+        both = [name for name, member in settings.fleet.items() if member.values.get("mcp_era") == "both"]
+        if both:
+            raise ConfigError(
+                f"mcp_era both with a targets file ({values['targets_file']}: {', '.join(both)}): "
+                'give each target the era it is certified in (mcp_era = "legacy" or "modern" in its settings)'
+            )
     elif values.get("mcp_era") == "both" and values.get("target_url"):
         from conformance.fleet import era_fleet
 

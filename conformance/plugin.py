@@ -303,7 +303,7 @@ def conformance_settings(pytestconfig: pytest.Config, conformance_fleet_target: 
 def host_http(pytestconfig: pytest.Config, conformance_settings: Settings) -> Iterator[HostHTTP]:
     """The host's HTTP client: timeouts, TLS, URL guard, retry policy, evidence recording, redaction."""
     client = HostHTTP.from_settings(conformance_settings, redactor=pytestconfig.stash[SESSION_KEY].redactor)
-    mcp_era.choose(client, conformance_settings.get("mcp_era") or mcp_era.AUTO)
+    mcp_era.choose_setting(client, conformance_settings.get("mcp_era"))
     try:
         yield client
     finally:

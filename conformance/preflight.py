@@ -259,7 +259,7 @@ def preflight(settings: Any, http: Any = None) -> list[Finding]:
         http = HostHTTP.from_settings(settings, retry=None, **TIMEOUTS)
         from conformance.host import mcp_era
 
-        mcp_era.choose(http, settings.get("mcp_era") or mcp_era.AUTO)
+        mcp_era.choose_setting(http, settings.get("mcp_era"))
     findings: list[Finding] = []
     try:
         targets = _targets_in_play(settings)

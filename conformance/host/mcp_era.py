@@ -177,6 +177,12 @@ def choose(host: Any, choice: str) -> None:
     state.settled = {}
 
 
+def choose_setting(host: Any, value: Any) -> None:
+    """:func:`choose` from the ``mcp_era`` setting: ``both`` (a fleet of one target per era, each member with its
+    own era) and no value are AUTO for a host that is not one of those members."""
+    choose(host, value if value in CHOICES else AUTO)
+
+
 def choice_of(host: Any) -> str:
     return _state(host).choice
 
