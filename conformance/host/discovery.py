@@ -65,8 +65,10 @@ def opening_request(http: HostHTTP, mcp_url: str) -> tuple[dict[str, Any], dict[
 def open_endpoint(
     http: HostHTTP, mcp_url: str, headers: dict[str, str] | None = None, *, host: HostHTTP | None = None
 ) -> httpx.Response:
-    """Send the opening request (:func:`opening_request`) with ``headers`` added (credentials) through ``http``;
-    a ``server/discover`` answer that settles the era is remembered for ``host`` (default ``http``)."""
+    """Send the opening request (:func:`opening_request`) with ``headers`` added (credentials) through ``http``
+    and return its answer. A ``server/discover`` answer that settles the era is remembered for ``host`` (default
+    ``http``); when it settles the legacy era, ``initialize`` follows, as a host falls back to it, and its answer
+    is returned."""
     era_host = host or http
     payload, sent = opening_request(era_host, mcp_url)
     response = http.post(mcp_url, json=payload, headers={**sent, **(headers or {})}, retry=None)
@@ -77,6 +79,8 @@ def open_endpoint(
         era = mcp_era.settle_from_discover(response.status_code, response.headers, _response_to(messages, 1))
         if era is not None:
             mcp_era.remember(era_host, mcp_url, era)
+            if not era.modern:
+                return open_endpoint(http, mcp_url, headers, host=era_host)
     return response
 
 
