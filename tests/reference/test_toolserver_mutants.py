@@ -130,6 +130,10 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-invented-fields": {"profile_no_nickname"},
     "ts-profile-null-field": {"profile_no_nickname"},
     "ts-profile-blank-id-invents": {"blank_id"},
+    # Every probe that is not initialize is served on its token's claims: each token that fails verification.
+    "ts-token-checked-at-initialize-only": UNAUTHORIZED
+    - {"query_token", "bad_header", "other_scheme", "query_over_header"}
+    | {"expired_profile"},
 }
 
 
