@@ -35,6 +35,7 @@ from conformance.reference.toolserver.verifier import JwtVerifier, Principal, To
 
 PRINCIPAL_KEY = "conformance.principal"
 LAPSED_KEY = "conformance.lapsed"  # ts-profile-guest-on-expired: the request carried an expired token
+ROUTED_KEY = "conformance.routed"  # ts-authorizes-by-mcp-name: the Mcp-Name header named a tool open to anyone
 TOOL_SCOPES = ["tools.read", "tools.write"]
 PROFILE_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -266,7 +267,9 @@ class ToolServer:
         return mt.ListToolsResult(tools=self.declarations())
 
     # ------------------------------------------------------------------ calls
-    async def call(self, name: str, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any], principal: Principal | None, *, routed_open: bool = False
+    ) -> mt.CallToolResult:
         handlers = {
             "search_docs": self._search_docs,
             "list_orders": self._list_orders,
@@ -277,7 +280,7 @@ class ToolServer:
         if handler is None:
             return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"unknown tool {name}")], is_error=True)
         required = self.token_scopes(name)
-        if principal is None and not self.anonymous_allowed(name):
+        if principal is None and not self.anonymous_allowed(name) and not routed_open:
             return self.auth_error(
                 "invalid_token", f"Sign in to use {name}: this tool needs a linked account.", " ".join(required)
             )
@@ -452,7 +455,26 @@ class BearerGate:
                 await self._deny(send, 401, "invalid_token", str(exc), challenge=not bare)
                 return
         scope[PRINCIPAL_KEY] = principal
+        if principal is None and "ts-authorizes-by-mcp-name" in self.server.defects:
+            receive = await self._route_by_name(scope, receive)
         await self.app(scope, receive, send)
+
+    async def _route_by_name(self, scope: Scope, receive: Receive) -> Receive:
+        """ts-authorizes-by-mcp-name: an anonymous modern request whose ``Mcp-Name`` names a tool open to anyone is
+        let through to whatever tool its body calls; the header is then set to the body's name, so the SDK never
+        sees the two disagree."""
+        headers = Request(scope).headers
+        routed = headers.get("mcp-name")
+        if routed is None or not self.server.anonymous_allowed(routed):
+            return receive
+        body, receive = await _buffered(receive)
+        params = _rpc_message(body).get("params")
+        called = params.get("name") if isinstance(params, dict) else None
+        if isinstance(called, str):
+            scope[ROUTED_KEY] = True
+            kept = [(k, v) for k, v in scope["headers"] if k != b"mcp-name"]
+            scope["headers"] = [*kept, (b"mcp-name", called.encode())]
+        return receive
 
     async def _deny(self, send: Send, status: int, error: str, description: str, challenge: bool = True) -> None:
         headers = {"content-type": "application/json"}
@@ -601,7 +623,8 @@ def _session_manager(tools: ToolServer) -> StreamableHTTPSessionManager:
         principal = ctx.request.scope.get(PRINCIPAL_KEY) if ctx.request is not None else None
         if params.name == tools.profile_tool_name and ctx.request is not None and ctx.request.scope.get(LAPSED_KEY):
             return ToolServer._result({"id": "guest", "name": "Guest"})  # ts-profile-guest-on-expired
-        return await tools.call(params.name, dict(params.arguments or {}), principal)
+        routed = bool(ctx.request.scope.get(ROUTED_KEY)) if ctx.request is not None else False
+        return await tools.call(params.name, dict(params.arguments or {}), principal, routed_open=routed)
 
     server: Server[Any] = Server(
         "conformance-reference-toolserver", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool
