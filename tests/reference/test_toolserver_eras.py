@@ -104,11 +104,11 @@ def test_both_eras_certify_the_tool_server_once_per_era(tmp_path: Path, legacy_r
 
 
 def test_a_rule_broken_in_one_era_only_fails_the_run(tmp_path: Path) -> None:
-    mutant = "ts-token-checked-at-initialize-only"
-    result = _run(tmp_path, "mutant", "both", "--mcp-era", "both", mutants=(mutant,), suites="auth")
+    mutants = ("ts-token-checked-at-initialize-only", "ts-authorizes-by-mcp-name")  # both modern-only defects
+    result = _run(tmp_path, "mutant", "both", "--mcp-era", "both", mutants=mutants, suites="auth")
     rows = {row["name"]: row["verdict"]["status"] for row in result.report["fleet"]}
     assert rows == {"legacy": "ACCEPTED", "modern": "NOT ACCEPTED"}, result.stdout[-3000:]
     assert result.report["verdict"]["status"] == "NOT ACCEPTED" and result.exit_code == 1
     failed = {r["rule"] for r in result.report["results"] if r["status"] == "failed"}
     assert failed and all(r["target_name"] == "modern" for r in result.report["results"] if r["status"] == "failed")
-    assert failed == {"AUTH-TOK-03", "AUTH-TOK-04", "AUTH-TOK-05", "AUTH-TOK-06", "AUTH-TOK-07"}
+    assert failed == {"AUTH-TOK-03", "AUTH-TOK-04", "AUTH-TOK-05", "AUTH-TOK-06", "AUTH-TOK-07", "AUTH-TOOL-03"}
