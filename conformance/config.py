@@ -203,6 +203,14 @@ CORE_OPTIONS: list[OptionSpec] = [
         default=False,
     ),
     OptionSpec("ca_bundle", "PEM file of extra CA certificates to trust", kind="path", check=pem_certificates),
+    OptionSpec(
+        "mcp_era",
+        "which MCP era the host speaks to the tool server: auto (the modern 2026-07-28 protocol when its "
+        "server/discover lists it, else the legacy initialize handshake), legacy, modern, or both (the tool "
+        "server's checks once per era, each era a named target of its own)",
+        default="auto",
+        check=one_of("auto", "legacy", "modern", "both"),
+    ),
     OptionSpec("connect_timeout", "seconds to connect", kind="float", default=TIMEOUTS.connect, check=positive),
     OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=TIMEOUTS.read, check=positive),
     OptionSpec(
@@ -469,6 +477,16 @@ def resolve(
         from conformance.fleet import load_fleet
 
         settings.fleet = load_fleet(values["targets_file"], settings, env)
+        both = [name for name, member in settings.fleet.items() if member.values.get("mcp_era") == "both"]
+        if both:
+            raise ConfigError(
+                f"mcp_era both with a targets file ({values['targets_file']}: {', '.join(both)}): "
+                'give each target the era it is certified in (mcp_era = "legacy" or "modern" in its settings)'
+            )
+    elif values.get("mcp_era") == "both" and values.get("target_url"):
+        from conformance.fleet import era_fleet
+
+        settings.fleet = era_fleet(settings)
     elif values.get("target_names"):
         raise ConfigError(f"target_names from {origins['target_names']}: names targets of a targets file, none given")
     return settings

@@ -35,7 +35,7 @@ from conformance._session import (
 )
 from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target, all_options, check_report_dir
-from conformance.host import scrub_log_records
+from conformance.host import mcp_era, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.diff import compare_report_option
@@ -301,6 +301,7 @@ def conformance_settings(pytestconfig: pytest.Config, conformance_fleet_target: 
 def host_http(pytestconfig: pytest.Config, conformance_settings: Settings) -> Iterator[HostHTTP]:
     """The host's HTTP client: timeouts, TLS, URL guard, retry policy, evidence recording, redaction."""
     client = HostHTTP.from_settings(conformance_settings, redactor=pytestconfig.stash[SESSION_KEY].redactor)
+    mcp_era.choose_setting(client, conformance_settings.get("mcp_era"))
     try:
         yield client
     finally:

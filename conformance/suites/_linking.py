@@ -29,7 +29,7 @@ from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target
 from conformance.host import InvalidResponse, TargetThrottled
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
-from conformance.host.discovery import MCP_HEADERS, PrmDiscovery, challenge_of, discover_prm, initialize_request
+from conformance.host.discovery import PrmDiscovery, challenge_of, discover_prm, open_endpoint
 from conformance.host.http import HostHTTP
 from conformance.host.identity import HostIdentity, load_or_generate_key, new_callback_id
 from conformance.host.login import (
@@ -74,10 +74,9 @@ ACCOUNT_OPTIONS = {1: ("test_user", "test_password"), 2: ("test_user_2", "test_p
 
 
 def challenge_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
-    """An initialize with a presented but invalid bearer token: what a host meets once a tool needs auth when the
-    server also serves anonymous requests."""
-    headers = {**MCP_HEADERS, "Authorization": f"Bearer {INVALID_BEARER}"}
-    return http.post(mcp_url, json=initialize_request(), headers=headers, retry=None)
+    """The opening request (initialize or server/discover) with a presented but invalid bearer token: what a host
+    meets once a tool needs auth when the server also serves anonymous requests."""
+    return open_endpoint(http, mcp_url, {"Authorization": f"Bearer {INVALID_BEARER}"})
 
 
 @contextmanager

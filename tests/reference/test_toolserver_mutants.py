@@ -139,6 +139,11 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-blank-id-invents": {"blank_id"},
     "ts-profile-blank-field": {"profile_no_nickname"},
     "ts-profile-id-follows-display": {"id_after_display_change"},
+    "ts-authorizes-by-mcp-name": {"routed_name"},
+    # Every probe that is not initialize is served on its token's claims: each token that fails verification.
+    "ts-token-checked-at-initialize-only": UNAUTHORIZED
+    - {"query_token", "bad_header", "other_scheme", "query_over_header"}
+    | {"expired_profile"},
 }
 
 
@@ -305,6 +310,27 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
             headers=ACCEPT,
         )
         seen["empty_query_token"] = empty_query.status_code
+        # A modern-era (2026-07-28) anonymous call of an oauth2-only tool whose Mcp-Name header names an open one.
+        envelope = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        routed = await client.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "list_orders", "arguments": {}, "_meta": envelope},
+            },
+            headers={
+                **ACCEPT,
+                "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/call",
+                "mcp-name": "search_docs",
+            },
+        )
+        seen["routed_name"] = routed.status_code, "structuredContent" in (routed.json().get("result") or {})
         answer = await client.post(
             f"/mcp?access_token={alice}",
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
@@ -383,6 +409,7 @@ def test_reference_behaves(reference: dict[str, Any]) -> None:
             "resource_documentation": "https://127.0.0.1:8443/docs",
         },
     )
+    assert reference["routed_name"] == (400, False)  # HEADER_MISMATCH: the SDK checks Mcp-Name against the body
     assert reference["decl:get_profile"]["_meta"]["openai/profile"] is True
     assert reference["decl:cancel_order"]["securitySchemes"] == [{"type": "oauth2", "scopes": ["tools.write"]}]
     assert reference["scope_error"] == 'error="insufficient_scope"'

@@ -27,6 +27,7 @@ from tests.thirdparty._support import (
     HERE,
     TEST_PASSWORD,
     TEST_USER,
+    HarnessRun,
     Pki,
     assert_pinned,
     free_port,
@@ -104,17 +105,35 @@ def register_client(issuer: str, ca_file: Path) -> tuple[str, str]:
     return str(client["client_id"]), str(client["client_secret"])
 
 
+# The SDK's server speaks both MCP eras: the host certifies it on its modern side (README, "MCP eras"); the legacy
+# side of the audience-checking server gets the same verdicts.
+SPOKEN = {"auto": ["modern (2026-07-28)"], "legacy": ["legacy (2025-06-18)"]}
+
+
 def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path) -> None:
-    extra: list[str] = []
+    run = _certify(pysdk_target, pki, tmp_path, "auto")
+    assert run.report["config"]["mcp_era_spoken"] == SPOKEN["auto"]
+    assert_pinned(run, TABLES[pysdk_target.config])
+
+
+@pytest.mark.parametrize("pysdk_target", ["audience"], indirect=True)
+def test_the_legacy_side_gets_the_same_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path) -> None:
+    run = _certify(pysdk_target, pki, tmp_path, "legacy")
+    assert run.report["config"]["mcp_era_spoken"] == SPOKEN["legacy"]
+    assert_pinned(run, TABLES[pysdk_target.config])
+
+
+def _certify(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path, era: str) -> HarnessRun:
+    extra: list[str] = ["--mcp-era", era]
     env: dict[str, str] = {}
     if pysdk_target.config == "predefined":
         client_id, secret = register_client(pysdk_target.issuer, pki.ca)
-        extra = ["--client-registration", "predefined", f"--client-id={client_id}"]  # an id may start with "-"
+        extra += ["--client-registration", "predefined", f"--client-id={client_id}"]  # an id may start with "-"
         extra += ["--client-auth-method", "client_secret_post"]
         env = {"CONFORMANCE_CLIENT_SECRET": secret}
     if pysdk_target.config == "local":
-        extra = ["--allow-insecure-loopback"]
-    run = run_harness(
+        extra += ["--allow-insecure-loopback"]
+    return run_harness(
         tmp_path,
         [
             "--target-url",
@@ -129,7 +148,6 @@ def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_pat
         ],
         env,
     )
-    assert_pinned(run, TABLES[pysdk_target.config])
 
 
 @pytest.mark.parametrize("pysdk_target", ["audience"], indirect=True)

@@ -30,13 +30,14 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from conformance.reference.toolserver.profiles import Profile, ProfileStore
 from conformance.reference.toolserver.verifier import JwtVerifier, Principal, TokenError
 
 PRINCIPAL_KEY = "conformance.principal"
 LAPSED_KEY = "conformance.lapsed"  # ts-profile-guest-on-expired: the request carried an expired token
+ROUTED_KEY = "conformance.routed"  # ts-authorizes-by-mcp-name: the Mcp-Name header named a tool open to anyone
 TOOL_SCOPES = ["tools.read", "tools.write"]
 PROFILE_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -86,6 +87,7 @@ class ToolServerConfig:
     vendor: str = "openai"
     admin_key: str | None = None  # enables /_reference/* hooks when set
     defects: frozenset[str] = frozenset()
+    mcp_era: str = "both"  # the MCP eras served: both (the SDK's default), legacy or modern
 
     @property
     def mcp_path(self) -> str:
@@ -312,7 +314,9 @@ class ToolServer:
         return mt.ListToolsResult(tools=self.declarations())
 
     # ------------------------------------------------------------------ calls
-    async def call(self, name: str, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any], principal: Principal | None, *, routed_open: bool = False
+    ) -> mt.CallToolResult:
         handlers = {
             "search_docs": self._search_docs,
             "list_orders": self._list_orders,
@@ -324,7 +328,7 @@ class ToolServer:
         if handler is None:
             return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"unknown tool {name}")], is_error=True)
         required = self.token_scopes(name)
-        if principal is None and not self.anonymous_allowed(name):
+        if principal is None and not self.anonymous_allowed(name) and not routed_open:
             return self.auth_error(
                 "invalid_token", f"Sign in to use {name}: this tool needs a linked account.", " ".join(required)
             )
@@ -500,6 +504,15 @@ class BearerGate:
             try:
                 principal = await self.verifier.verify(token)
             except TokenError as exc:
+                if "ts-token-checked-at-initialize-only" in self.server.defects:
+                    body, receive = await _buffered(receive)
+                    unverified = None if _rpc_method(body) == "initialize" else _unverified_principal(token)
+                    if unverified is not None:
+                        # Authorization settled once per session at the handshake: later requests are trusted to
+                        # carry the token that passed it, so their claims are read without checking them.
+                        scope[PRINCIPAL_KEY] = unverified
+                        await self.app(scope, receive, send)
+                        return
                 if "ts-profile-guest-on-expired" in self.server.defects and str(exc) == "token expired":
                     # A lapsed session passes as anonymous (tools still refuse it; the profile tool shows a guest).
                     scope[PRINCIPAL_KEY], scope[LAPSED_KEY] = None, True
@@ -514,7 +527,26 @@ class BearerGate:
                 await self._deny(send, 401, "invalid_token", str(exc), challenge=not bare)
                 return
         scope[PRINCIPAL_KEY] = principal
+        if principal is None and "ts-authorizes-by-mcp-name" in self.server.defects:
+            receive = await self._route_by_name(scope, receive)
         await self.app(scope, receive, send)
+
+    async def _route_by_name(self, scope: Scope, receive: Receive) -> Receive:
+        """ts-authorizes-by-mcp-name: an anonymous modern request whose ``Mcp-Name`` names a tool open to anyone is
+        let through to whatever tool its body calls; the header is then set to the body's name, so the SDK never
+        sees the two disagree."""
+        headers = Request(scope).headers
+        routed = headers.get("mcp-name")
+        if routed is None or not self.server.anonymous_allowed(routed):
+            return receive
+        body, receive = await _buffered(receive)
+        params = _rpc_message(body).get("params")
+        called = params.get("name") if isinstance(params, dict) else None
+        if isinstance(called, str):
+            scope[ROUTED_KEY] = True
+            kept = [(k, v) for k, v in scope["headers"] if k != b"mcp-name"]
+            scope["headers"] = [*kept, (b"mcp-name", called.encode())]
+        return receive
 
     async def _deny(self, send: Send, status: int, error: str, description: str, challenge: bool = True) -> None:
         headers = {"content-type": "application/json"}
@@ -526,6 +558,102 @@ class BearerGate:
 
 async def _no_receive() -> dict[str, Any]:
     return {"type": "http.disconnect"}
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The whole request body, and a ``receive`` that replays it to the app behind."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, replay
+
+
+def _rpc_message(body: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _rpc_method(body: bytes) -> str | None:
+    method = _rpc_message(body).get("method")
+    return method if isinstance(method, str) else None
+
+
+def _unverified_principal(token: str) -> Principal | None:
+    """The principal a token's claims name, read without any check (the ts-token-checked-at-initialize-only
+    defect); None when the token is not a JWT at all."""
+    import jwt
+
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None
+    scope = claims.get("scope")
+    return Principal(
+        issuer=str(claims.get("iss", "")),
+        subject=str(claims.get("sub", "")),
+        scopes=frozenset(scope.split()) if isinstance(scope, str) else frozenset(),
+        client_id=claims.get("client_id") if isinstance(claims.get("client_id"), str) else None,
+        claims=claims,
+    )
+
+
+MODERN_VERSIONS = ("2026-07-28",)
+
+
+class EraGate:
+    """ASGI wrapper of the MCP endpoint serving one MCP era only (``legacy`` or ``modern``; ``both`` passes all).
+
+    A request's era is its ``MCP-Protocol-Version`` header (the SDK routes the same way): a modern version is the
+    modern era, anything else (or none) the legacy one. A modern-only server refuses the legacy era as the SDK does
+    on a connection locked modern: 400 with JSON-RPC ``-32022`` naming the versions it serves. A legacy-only server
+    refuses a modern version as pre-2026 servers do: 400 ``-32600`` "Unsupported protocol version".
+    """
+
+    def __init__(self, app: Any, era: str) -> None:
+        self.app = app
+        self.era = era
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.era == "both" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        version = Request(scope).headers.get("mcp-protocol-version")
+        modern = version in MODERN_VERSIONS
+        if modern == (self.era == "modern"):
+            await self.app(scope, receive, send)
+            return
+        body, receive = await _buffered(receive)
+        message = _rpc_message(body)
+        params = message.get("params")
+        requested = version or (params.get("protocolVersion") if isinstance(params, dict) else None)
+        if self.era == "modern":
+            error: dict[str, Any] = {
+                "code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": list(MODERN_VERSIONS), "requested": requested},
+            }
+        else:
+            error = {"code": -32600, "message": f"Bad Request: Unsupported protocol version: {requested}"}
+        answer = JSONResponse({"jsonrpc": "2.0", "id": message.get("id"), "error": error}, 400)
+        await answer(scope, receive, send)
 
 
 # Tool-server defects that are the verifier's (mutant name -> JwtVerifier defect flag).
@@ -567,7 +695,8 @@ def _session_manager(tools: ToolServer) -> StreamableHTTPSessionManager:
         principal = ctx.request.scope.get(PRINCIPAL_KEY) if ctx.request is not None else None
         if params.name == tools.profile_tool_name and ctx.request is not None and ctx.request.scope.get(LAPSED_KEY):
             return ToolServer._result({"id": "guest", "name": "Guest"})  # ts-profile-guest-on-expired
-        return await tools.call(params.name, dict(params.arguments or {}), principal)
+        routed = bool(ctx.request.scope.get(ROUTED_KEY)) if ctx.request is not None else False
+        return await tools.call(params.name, dict(params.arguments or {}), principal, routed_open=routed)
 
     server: Server[Any] = Server(
         "conformance-reference-toolserver", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool
@@ -639,7 +768,7 @@ def create_app(config: ToolServerConfig) -> Starlette:
     tools = ToolServer(config)
     verifier = _verifier(config)
     manager = _session_manager(tools)
-    mcp_endpoint = BearerGate(StreamableHTTPASGIApp(manager), tools, verifier)
+    mcp_endpoint = BearerGate(EraGate(StreamableHTTPASGIApp(manager), config.mcp_era), tools, verifier)
 
     async def protected_resource(request: Request) -> Response:
         if "ts-prm-missing" in config.defects:

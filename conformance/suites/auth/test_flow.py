@@ -18,7 +18,7 @@ import jwt
 from conformance import Blocked, _context, expect, fail, observe, rule
 from conformance._exceptions import TargetUnreachable
 from conformance._verdicts import NeedsUnmet
-from conformance.host.discovery import MCP_HEADERS, initialize_request
+from conformance.host.discovery import open_endpoint
 from conformance.host.oauth import OAuthClient, TokenEndpoint, TokenResult, new_pkce
 from conformance.host.publisher import Publisher
 from conformance.suites._cases import Attack, AttackRun, attack_table
@@ -281,8 +281,7 @@ def test_resource_reaches_the_token(linked_account: LinkedAccount, linker: Linke
         expect(verdict, f"the JWT access token's aud is {json.dumps(claims.get('aud'))}, not {resource!r}")
         return
     # Opaque: the tool server must accept it for this resource.
-    headers = {**MCP_HEADERS, **linked_account.auth_header}
-    response = linker.http.post(resource, json=initialize_request(), headers=headers, retry=None)
+    response = open_endpoint(linker.http, resource, linked_account.auth_header)
     expect(
         response.status_code == 200,
         f"the opaque access token was refused by the resource it was requested for ({response.status_code})",

@@ -1,11 +1,11 @@
 """The host's transport identity (mTLS): AUTH-MTLS-01, only with ``--mtls``.
 
 The target must be configured to trust the intermediate of the harness's test PKI (``--mtls-material``, made by
-``conformance.host.mtls.make_mtls_material``) and to expect ``--mtls-dns-name``. An MCP ``initialize`` is sent
-with each client certificate: the host's own, and a second leaf of the same intermediate with the same SAN (leaves
-rotate: no pinning), must be accepted (any HTTP answer that is not a certificate refusal); no certificate, a wrong
-SAN dnsName, a leaf without the clientAuth EKU and a leaf of another CA must be refused (a failed handshake, a
-closed connection, or 403/495/496).
+``conformance.host.mtls.make_mtls_material``) and to expect ``--mtls-dns-name``. The MCP opening request
+(``initialize`` or ``server/discover``, by the era) is sent with each client certificate: the host's own, and a
+second leaf of the same intermediate with the same SAN (leaves rotate: no pinning), must be accepted (any HTTP answer
+that is not a certificate refusal); no certificate, a wrong SAN dnsName, a leaf without the clientAuth EKU and a leaf
+of another CA must be refused (a failed handshake, a closed connection, or 403/495/496).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from cryptography import x509
 from conformance import TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host import TargetThrottled
-from conformance.host.discovery import MCP_HEADERS, initialize_request
+from conformance.host.discovery import open_endpoint
 from conformance.host.http import HostHTTP, own_ssl_context
 from conformance.host.mtls import san_dns_names
 from conformance.suites._cases import Attack, AttackRun, attack_table
@@ -79,13 +79,14 @@ class _CertContexts:
 def _answer(
     settings: Settings, http: HostHTTP, url: str, pair: tuple[str, str] | None, contexts: _CertContexts
 ) -> str | int:
-    """The HTTP status of an initialize with this client certificate (None: none at all), or why no answer came."""
+    """The HTTP status of the MCP opening request with this client certificate (None: none at all), or why no
+    answer came."""
     context = contexts.presenting(pair) if pair is not None else None
     client = HostHTTP.from_settings(
         settings, redactor=http.redactor, client_cert=pair, pacer=http.pacer, tls_context=context
     )
     try:
-        return client.post(url, json=initialize_request(), headers=MCP_HEADERS, retry=None).status_code
+        return open_endpoint(client, url, host=http).status_code
     except TargetThrottled:
         raise
     except TargetError as exc:

@@ -12,6 +12,7 @@ from conformance.host.discovery import (
     PrmDiscovery,
     discover_prm,
     json_object,
+    opening_method,
     unauthenticated_probe,
 )
 from conformance.host.http import HostHTTP
@@ -82,12 +83,12 @@ def test_401_challenge_points_to_metadata(
     """The 401 a host meets first, then every 401 the run's tool calls met (this check runs after the others,
     suites/auth/conftest.py): each carries a Bearer challenge with resource_metadata serving the same metadata."""
     response = unauthenticated_probe(host_http, tool_server_target.base_url)
-    what = "an unauthenticated initialize"
+    what = f"an unauthenticated {opening_method(response)}"
     if response.status_code != 401:
         # Anonymous read-only use is allowed: provoke the 401 a host meets with a token the server must refuse.
         observe(f"{what} answered {response.status_code} (anonymous use allowed); probed with an invalid token")
         response = challenge_probe(host_http, tool_server_target.base_url)
-        what = "an initialize with an invalid bearer token"
+        what = f"an {opening_method(response)} with an invalid bearer token"
     expect(response.status_code == 401, f"{what} answered {response.status_code}, not 401")
     seen = [Unauthorized(what, tuple(response.headers.get_list("www-authenticate")), "AUTH-PRM-05")]
     seen += unauthorized_answers(host_http)

@@ -32,6 +32,7 @@ from conformance.host.discovery import discover_prm
 from conformance.host.http import HostHTTP
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
 from conformance.suites._credentials import absent_credentials, empty_credential_attacks
+from conformance.suites._era_cases import ROUTED_NAME, routing_attacks, try_routed_name
 from conformance.suites._tool_access import (
     CallOutcome,
     Listing,
@@ -84,6 +85,7 @@ A_AUTH_6 = "contract A Auth 6 (oauth2 only: an anonymous call gets an auth error
 TOOL03 = attack_table(
     "AUTH-TOOL-03",
     *empty_credential_attacks(A_AUTH_6, absent_credentials(), also={"a Basic header": "RFC 7617"}),
+    *routing_attacks(),
 )
 EMPTY_CREDENTIALS: dict[str, dict[str, Any]] = {c.case: c.send for c in absent_credentials() if c.send}
 
@@ -91,7 +93,7 @@ EMPTY_CREDENTIALS: dict[str, dict[str, Any]] = {c.case: c.send for c in absent_c
 A_WRITES = "contract A What the service does (a tool with write actions must authenticate the user)"
 TOOL04 = attack_table(
     "AUTH-TOOL-04",
-    *(Attack(a.case, a.source.replace(A_AUTH_6, A_WRITES), named=a.named) for a in TOOL03),
+    *(Attack(a.case, a.source.replace(A_AUTH_6, A_WRITES), named=a.named) for a in TOOL03 if a.case != ROUTED_NAME),
 )
 
 
@@ -189,7 +191,11 @@ def test_profile_marker_is_boolean(listing: Listing, conformance_settings: Setti
 
 @rule("AUTH-TOOL-03")
 def test_anonymous_access_follows_declarations(
-    listing: Listing, anonymous: Anonymous, empty_credentials: dict[str, dict[str, CallOutcome | str]]
+    listing: Listing,
+    anonymous: Anonymous,
+    empty_credentials: dict[str, dict[str, CallOutcome | str]],
+    host_http: HostHTTP,
+    tool_server_target: Target,
 ) -> None:
     problems = []
     checked = 0
@@ -211,6 +217,7 @@ def test_anonymous_access_follows_declarations(
     run.tried_case("no Authorization header", "; ".join(problems) or None)
     oauth_only = {str(t["name"]): "declared oauth2 only" for t in listing.named() if is_oauth_only(t)}
     _judge_empty_credentials(run, empty_credentials, oauth_only)
+    try_routed_name(run, host_http, tool_server_target.base_url, listing)
     observe(f"{checked} tool(s) called anonymously")
     run.conclude()
 
