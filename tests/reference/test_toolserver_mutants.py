@@ -143,7 +143,7 @@ FOOTPRINT: dict[str, set[str]] = {
     # Every probe that is not initialize is served on its token's claims: each token that fails verification.
     "ts-token-checked-at-initialize-only": UNAUTHORIZED
     - {"query_token", "bad_header", "other_scheme", "query_over_header"}
-    | {"expired_profile"},
+    | {"expired_profile", "mixed_expired", "mixed_aud"},
 }
 
 
