@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 import ssl
 import time
 from collections.abc import Generator, Mapping
@@ -330,6 +331,44 @@ class HostHTTP:
     def clear_cookies(self) -> None:
         """Forget the user-agent session (cookies the login pages set), as a fresh browser profile would."""
         self._client.cookies.clear()
+
+    def unreachable(self, url: str) -> str | None:
+        """Why nothing answers at ``url`` (its host unresolvable, the connection refused or never accepted, the TLS
+        handshake failed), or None once a connection (and, for https, a TLS handshake) succeeded. No HTTP request
+        is sent: an answer of any kind, or a server that stalls after connecting, is the target's to be judged."""
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            return f"not a URL ({exc})"
+        host, scheme = parsed.host, parsed.scheme
+        port = parsed.port or (443 if scheme == "https" else 80)
+        timeout = self.timeout.connect or TIMEOUTS.connect
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except socket.gaierror as exc:
+            return f"the host name {host!r} does not resolve ({exc.strerror or exc})"
+        except ConnectionRefusedError:
+            return f"connection refused at {host}:{port} (nothing listens there)"
+        except TimeoutError:
+            return f"no connection to {host}:{port} within {timeout:g}s"
+        except OSError as exc:
+            return f"could not connect to {host}:{port} ({exc.strerror or exc})"
+        with sock:
+            if scheme != "https":
+                return None
+            insecure = self.guard.allow_insecure_loopback and is_loopback_host(host)
+            context = ssl_context(self.ca_bundle, verify=not insecure, client_cert=self.client_cert)
+            try:
+                with context.wrap_socket(sock, server_hostname=host):
+                    return None
+            except ssl.SSLCertVerificationError as exc:
+                return f"TLS certificate not trusted ({exc.verify_message}); pass --ca-bundle for a private CA"
+            except ssl.SSLError as exc:
+                return f"TLS handshake failed ({exc.reason or exc})"
+            except TimeoutError:
+                return None  # it accepted the connection: a stalled handshake is the target's to be judged
+            except OSError as exc:
+                return f"TLS handshake failed ({exc.strerror or exc})"
 
     def __enter__(self) -> HostHTTP:
         return self
