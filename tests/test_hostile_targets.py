@@ -9,9 +9,9 @@ or all stall, depending on the run.
 from __future__ import annotations
 
 import contextlib
-import socket
 import itertools
 import json
+import socket
 import ssl
 import threading
 import time

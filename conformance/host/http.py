@@ -273,6 +273,7 @@ class HostHTTP:
         client_cert: tuple[str, str] | None = None,
         pacer: Pacer | None = None,
         tls_context: ssl.SSLContext | None = None,
+        user_agent: bool = False,
     ) -> None:
         self.timeout = httpx.Timeout(
             connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout
@@ -286,6 +287,26 @@ class HostHTTP:
         self.client_cert = client_cert
         self.pacer = pacer  # the run's pace (rate-limit budgets, throttle waits); None: answers as they come
         self._sleep = sleep
+        # Two user agents, as a real host has: this client is the host's backend (discovery, registration, token
+        # requests, MCP calls, document fetches), which keeps no cookies; ``browser`` is the user's browser (login
+        # and consent pages, front-channel redirects), with its own cookie jar. ``user_agent``: this is the browser.
+        self.is_browser = user_agent
+        self._browser: HostHTTP | None = None
+        self._sibling: dict[str, Any] = {
+            "connect_timeout": connect_timeout,
+            "read_timeout": read_timeout,
+            "total_timeout": total_timeout,
+            "max_response_bytes": max_response_bytes,
+            "ca_bundle": ca_bundle,
+            "guard": self.guard,
+            "redactor": self.redactor,
+            "retry": retry,
+            "transport": transport,
+            "sleep": sleep,
+            "client_cert": client_cert,
+            "pacer": pacer,
+            "tls_context": tls_context,
+        }
         # ``tls_context``: the verified context to use instead of the shared one (see own_ssl_context).
         context = tls_context or ssl_context(ca_bundle, client_cert=client_cert)
         mounts: dict[str, httpx.BaseTransport | None] = {}
@@ -302,7 +323,18 @@ class HostHTTP:
             mounts=mounts or None,
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT},
+            keep_cookies=user_agent,
         )
+
+    @property
+    def browser(self) -> HostHTTP:
+        """The user's browser beside this backend client: the same settings, recording and redaction, its own
+        cookie jar (the authorization server's login session); the browser of a browser is itself."""
+        if self.is_browser:
+            return self
+        if self._browser is None:
+            self._browser = HostHTTP(**self._sibling, user_agent=True)
+        return self._browser
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> HostHTTP:
@@ -327,10 +359,15 @@ class HostHTTP:
 
     def close(self) -> None:
         self._client.close()
+        if self._browser is not None:
+            self._browser.close()
 
     def clear_cookies(self) -> None:
         """Forget the user-agent session (cookies the login pages set), as a fresh browser profile would."""
-        self._client.cookies.clear()
+        if self.is_browser:
+            self._client.cookies.clear()
+        elif self._browser is not None:
+            self._browser.clear_cookies()
 
     def unreachable(self, url: str) -> str | None:
         """Why nothing answers at ``url`` (its host unresolvable, the connection refused or never accepted, the TLS
