@@ -522,6 +522,36 @@ class Linker:
             self.responses.append(ObtainedResponse(request, callback, _context.current_rules_text()))
         return result, callback
 
+    def decline(self) -> tuple[AuthorizationRequest, LoginResult, CallbackParams]:
+        """The user declines consent: the error response the authorization server sent back. The request asks for
+        consent (``prompt=consent``, OpenID Connect Core §3.1.2.1) when the metadata lists it in
+        ``prompt_values_supported``; when it does not and the answer is a code (consent remembered for this client),
+        once more with it (an authorization server ignores a parameter it does not know, RFC 6749 §3.1). Blocked by
+        AUTH-FLOW-01 when declining leads nowhere; a need saying what would make the case reachable when the server
+        never showed a page the user could decline."""
+        advertised = "consent" in (self.host.as_metadata.prompt_values or [])
+        asks = [True] if advertised else [False, True]
+        for ask in asks:
+            request = self.request(prompt="consent") if ask else self.request()
+            login, callback = self.authorize(request, decision="deny")
+            if callback is None:
+                raise Blocked("AUTH-FLOW-01", f"declining consent led nowhere: {login.stopped}")
+            if callback.is_error:
+                return request, login, callback
+        sent = (
+            "prompt=consent was sent (prompt_values_supported lists consent)"
+            if advertised
+            else "also with prompt=consent, which prompt_values_supported does not list"
+        )
+        # A steps file cannot add a page the AS never shows (a page the steps did not recognise stops the login
+        # instead), so the remedy is on the AS's side.
+        needs(
+            "an error authorization response: the authorization server granted the request without a consent page "
+            f"the user could decline ({sent})",
+            "an authorization server that shows its consent page on prompt=consent (listed in "
+            "prompt_values_supported), or a test client configured to ask for consent on every authorization",
+        )
+
     def code(self, request: AuthorizationRequest, *, account: int = 1) -> AcceptedResponse:
         """A fresh accepted code for ``request`` (approve), else ``Blocked`` by the rule the flow broke."""
         attempt = self.attempt(request=request, account=account, exchange=False)

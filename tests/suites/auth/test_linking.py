@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
+import httpx
 import pytest
 
-from conformance.config import Target
+from conformance._verdicts import NeedsUnmet
+from conformance.config import Target, resolve
+from conformance.host._guard import UrlGuard
 from conformance.host.asmeta import AsMetadata
 from conformance.host.discovery import PrmDiscovery
-from conformance.suites._linking import host_refusal
+from conformance.host.http import HostHTTP
+from conformance.host.identity import HostIdentity
+from conformance.host.oauth import OAuthClient, RedirectChoice, ScopeChoice, TokenEndpoint
+from conformance.suites._linking import HostClient, Linker, host_refusal
+from tests.host.test_login import PASSWORD, REDIRECT, USER, FakeAS
 
 ISSUER = "https://as.example"
 RESOURCE = "https://tools.example/mcp"
@@ -43,3 +52,60 @@ def test_a_conforming_server_is_not_refused() -> None:
 def test_refusals_name_the_rule(prm: dict[str, Any], meta: dict[str, Any], rule: str, words: str) -> None:
     found = refusal(prm, meta)
     assert found is not None and found[0] == rule and words in found[1], found
+
+
+# -- declining consent (AUTH-ISS-02/03) ------------------------------------------------------------------------
+
+
+@dataclass
+class RememberingAS(FakeAS):
+    """Consent remembered for the client: a code at once, unless the request asks for consent (``prompt=consent``);
+    ``honours_prompt=False``: never a page to decline."""
+
+    honours_prompt: bool = True
+    prompts: list[str | None] = field(default_factory=list)
+
+    def respond(self, method: str, path: str, query: dict[str, str], form: dict[str, str], cookie: str | None):
+        if path == "/auth":
+            self.prompts.append(query.get("prompt"))
+            if query.get("prompt") != "consent" or not self.honours_prompt:
+                answer = urlencode({"code": "remembered", "state": query.get("state", ""), "iss": self.base})
+                return 302, {"Location": f"{query['redirect_uri']}?{answer}"}, ""
+        return super().respond(method, path, query, form, cookie)
+
+
+def consent_linker(fake: RememberingAS, prompt_values: list[str] | None) -> Linker:
+    http = HostHTTP(transport=httpx.MockTransport(fake.handler), guard=UrlGuard(allow_private_network=True))
+    document = {**GOOD, "issuer": fake.base, "authorization_endpoint": f"{fake.base}/auth"}
+    if prompt_values is not None:
+        document["prompt_values_supported"] = prompt_values
+    meta = AsMetadata(expected_issuer=fake.base, url=f"{fake.base}/.well-known", via="oauth", document=document)
+    client = OAuthClient("dcr", "client-1", "none", (REDIRECT,))
+    identity = HostIdentity(base_url="https://conformance-host.invalid", redirect_base=REDIRECT)
+    redirect = RedirectChoice("stable", "test", identity.stable_document_url, REDIRECT, None)
+    host = HostClient(
+        client, redirect, identity, meta, RESOURCE, ScopeChoice((), "none"), TokenEndpoint(http, meta, client)
+    )
+    settings = resolve(cli={}, env={"CONFORMANCE_TEST_USER": USER, "CONFORMANCE_TEST_PASSWORD": PASSWORD})
+    return Linker(http, settings, host, None)
+
+
+def test_declining_asks_for_consent_when_the_metadata_lists_it() -> None:
+    fake = RememberingAS()
+    request, login, callback = consent_linker(fake, ["login", "consent"]).decline()
+    assert fake.prompts == ["consent"] and request.params()["prompt"] == "consent"
+    assert callback.error == "access_denied" and login.steps == ["login", "deny consent"]
+
+
+def test_a_remembered_consent_is_asked_again_with_prompt_consent() -> None:
+    fake = RememberingAS()
+    _, _, callback = consent_linker(fake, None).decline()
+    assert fake.prompts == [None, "consent"] and callback.error == "access_denied"
+
+
+def test_a_server_that_never_asks_for_consent_says_what_would_reach_the_case() -> None:
+    fake = RememberingAS(honours_prompt=False)
+    with pytest.raises(NeedsUnmet) as caught:
+        consent_linker(fake, ["consent"]).decline()
+    assert fake.prompts == ["consent"]
+    assert "prompt=consent was sent" in caught.value.need and "prompt_values_supported" in str(caught.value.option)
