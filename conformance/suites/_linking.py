@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import jwt
@@ -43,6 +43,7 @@ from conformance.host.login import (
     make_driver,
 )
 from conformance.host.oauth import (
+    INTERCEPTED_ORIGIN,
     SUPPORTED_METHODS,
     AcceptedResponse,
     AuthorizationRequest,
@@ -51,6 +52,7 @@ from conformance.host.oauth import (
     ClientRegistry,
     OAuthClient,
     RedirectChoice,
+    RegistrationRefused,
     RejectReason,
     ScopeChoice,
     TokenEndpoint,
@@ -124,7 +126,7 @@ def first_as_metadata(http: HostHTTP, prm: PrmDiscovery) -> AsMetadata:
 # Without a publisher, a registered or predefined client needs no published documents: its redirect URIs are these
 # stable ones (the form and browser login drivers read the redirect without anything served there), so a vendor can
 # register them once. The origin is never fetched (documents are only fetched for CIMD).
-UNPUBLISHED_ORIGIN = "https://conformance-host.invalid"
+UNPUBLISHED_ORIGIN = INTERCEPTED_ORIGIN
 DEFAULT_REDIRECT_BASE = "http://127.0.0.1/oauth/callback"
 PREDEFINED_CALLBACK_ID = "conformance"  # the callback-specific redirect of a predefined client: {base}/conformance
 
@@ -240,11 +242,20 @@ def make_host_client(
         )
     except TargetThrottled:
         raise
+    except RegistrationRefused as exc:
+        registration_need(exc, incomplete=True)
     except InvalidResponse as exc:
         registering = not as_metadata.cimd_supported and not client_id and as_metadata.registration_endpoint
         raise Blocked("AUTH-DCR-01" if registering else "AUTH-ASM-06", exc.message) from None
     except TargetError as exc:
         raise Blocked("AUTH-DCR-01", str(exc)) from None
+    if client.kind == "dcr" and client.redirect_uris and client.redirect_uris[0] != redirect.redirect_uri:
+        # Registered with the other form of redirect URI (the server refused the first): the host uses that one.
+        redirect = dataclasses.replace(
+            redirect,
+            redirect_uri=client.redirect_uris[0],
+            reason=f"{redirect.reason}; registered as {client.redirect_uris[0]} (the first form was refused)",
+        )
     scopes = choose_scopes(
         prm_discovery.challenge.get("scope") if prm_discovery.challenge else None,
         _strings(prm_discovery.document.get("scopes_supported")),
@@ -259,6 +270,41 @@ def make_host_client(
         scopes=scopes,
         tokens=TokenEndpoint(host_http, as_metadata, client),
     )
+
+
+REGISTRATION_OPTIONS = (
+    "--redirect-base (a redirect URI the authorization server registers), or --client-registration predefined "
+    "with --client-id"
+)
+
+
+def registration_need(exc: RegistrationRefused, *, incomplete: bool = False) -> NoReturn:
+    """The authorization server refused every registration the host can make (its redirect URIs, its metadata):
+    the host's choices, never the target's MUST failure; the need names the options that supply another."""
+    needs(
+        f"a client registration the authorization server accepts: {exc.message}",
+        REGISTRATION_OPTIONS,
+        incomplete=incomplete,
+    )
+
+
+def register_connection_client(
+    http: HostHTTP, host: HostClient, registry: ClientRegistry, settings: Settings
+) -> OAuthClient:
+    """The DCR client of this connection (registered once, for the host's redirect URI, or the other form of it
+    when the server refuses that one), its registration exchanges attached to the running check's evidence."""
+    try:
+        client = registry.get_or_register(
+            http,
+            host.as_metadata,
+            [host.redirect.redirect_uri],
+            identity=host.identity,
+            method=settings.get("client_auth_method"),
+        )
+    except RegistrationRefused as exc:
+        registration_need(exc)
+    _context.attach(registry.evidence(client))
+    return client
 
 
 def _strings(value: Any) -> list[str] | None:
@@ -683,4 +729,6 @@ __all__ = [
     "host_identity_for",
     "host_refusal",
     "make_host_client",
+    "register_connection_client",
+    "registration_need",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
@@ -16,8 +17,8 @@ from conformance.host.asmeta import AsMetadata
 from conformance.host.discovery import PrmDiscovery
 from conformance.host.http import HostHTTP
 from conformance.host.identity import HostIdentity
-from conformance.host.oauth import OAuthClient, RedirectChoice, ScopeChoice, TokenEndpoint
-from conformance.suites._linking import HostClient, Linker, host_refusal
+from conformance.host.oauth import ClientRegistry, OAuthClient, RedirectChoice, ScopeChoice, TokenEndpoint
+from conformance.suites._linking import HostClient, Linker, host_refusal, register_connection_client
 from tests.host.test_login import PASSWORD, REDIRECT, USER, FakeAS
 
 ISSUER = "https://as.example"
@@ -109,3 +110,23 @@ def test_a_server_that_never_asks_for_consent_says_what_would_reach_the_case() -
         consent_linker(fake, ["consent"]).decline()
     assert fake.prompts == ["consent"]
     assert "prompt=consent was sent" in caught.value.need and "prompt_values_supported" in str(caught.value.option)
+
+
+# -- registration refused in both forms (AUTH-DCR-01) ----------------------------------------------------------
+
+
+def test_a_registration_refused_in_both_forms_is_a_need_not_a_failure() -> None:
+    refused: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        refused.append(json.loads(request.content)["redirect_uris"][0])
+        return httpx.Response(400, json={"error": "invalid_client_metadata", "error_description": "not accepted"})
+
+    http = HostHTTP(transport=httpx.MockTransport(handler), guard=UrlGuard(allow_private_network=True))
+    host = consent_linker(RememberingAS(), None).host
+    host.as_metadata.document["registration_endpoint"] = f"{host.as_metadata.expected_issuer}/register"
+    host.redirect = RedirectChoice("stable", "test", "unused", "http://127.0.0.1/oauth/callback", None)
+    with pytest.raises(NeedsUnmet) as caught:
+        register_connection_client(http, host, ClientRegistry(), resolve(cli={}, env={}))
+    assert refused == ["http://127.0.0.1/oauth/callback", "https://conformance-host.invalid/oauth/callback"]
+    assert "--redirect-base" in str(caught.value.option) and "invalid_client_metadata" in caught.value.need
