@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import httpx
 import jwt
@@ -680,6 +681,49 @@ class Linker:
         return LinkedAccount.from_attempt(
             account, self.host.resource, self.host.tokens, attempt, relink=self.relinker(account, attempt)
         )
+
+    @contextmanager
+    def other_identity(self, method: str) -> Iterator[OAuthClient | str]:
+        """A CIMD client of the other kind than the host's own, whose document lists only ``method``: published by
+        the host's publisher under the origin configured for the host's own documents (``--client-metadata-url``,
+        the publisher certificate), which the authorization server already fetches, at a path of its own (a new
+        client id, not a document the server may have cached). The server must accept it first (a control
+        authorization); otherwise, or without a publisher, the reason its cases could not be tried."""
+        publisher = self.publisher
+        if publisher is None or publisher.identity is None:
+            yield (
+                "the host's documents are published elsewhere (--client-metadata-url without the publisher), so a "
+                f"second client identity listing only {method} cannot be published under that origin (supply with "
+                "--publisher-certfile and --publisher-keyfile)"
+            )
+            return
+        identity = publisher.identity
+        callback_id = f"{method.replace('_', '-')}-{new_callback_id()}"
+        client_id = identity.callback_document_url(callback_id)
+        document = {
+            **identity.client_document(callback_id),
+            "token_endpoint_auth_methods_supported": [method],
+            "token_endpoint_auth_method": method,
+        }
+        if method == "none":
+            for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
+                document.pop(name)
+        path = urlsplit(client_id).path
+        publisher.override(path, 200, document)
+        try:
+            probe = OAuthClient(
+                "cimd", client_id, method, (identity.callback_redirect_uri(callback_id),), identity=identity
+            )
+            control = self.attempt(client=probe, exchange=False)
+            if control.accepted is not None and control.accepted.code:
+                yield probe
+            else:
+                yield (
+                    f"the authorization server refused a CIMD client listing only {method}, published at "
+                    f"{client_id}: {control.problem}"
+                )
+        finally:
+            publisher.drop_override(path)
 
     def relinker(self, account: int, attempt: FlowAttempt) -> Callable[[], FlowAttempt]:
         """Link ``account`` again with the scopes of ``attempt`` (the renewal of a token that cannot be refreshed)."""

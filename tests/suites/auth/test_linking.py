@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import ssl
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 import pytest
+import trustme
 
 from conformance._verdicts import NeedsUnmet
 from conformance.config import Target, resolve
@@ -17,7 +20,9 @@ from conformance.host.asmeta import AsMetadata
 from conformance.host.discovery import PrmDiscovery
 from conformance.host.http import HostHTTP
 from conformance.host.identity import HostIdentity
-from conformance.host.oauth import ClientRegistry, OAuthClient, RedirectChoice, ScopeChoice, TokenEndpoint
+from conformance.host.oauth import ClientRegistry, OAuthClient, RedirectChoice, ScopeChoice, TokenEndpoint, TokenResult
+from conformance.host.publisher import Publisher
+from conformance.suites._cases import AttackRun
 from conformance.suites._linking import HostClient, Linker, host_refusal, register_connection_client
 from tests.host.test_login import PASSWORD, REDIRECT, USER, FakeAS
 
@@ -130,3 +135,65 @@ def test_a_registration_refused_in_both_forms_is_a_need_not_a_failure() -> None:
         register_connection_client(http, host, ClientRegistry(), resolve(cli={}, env={}))
     assert refused == ["http://127.0.0.1/oauth/callback", "https://conformance-host.invalid/oauth/callback"]
     assert "--redirect-base" in str(caught.value.option) and "invalid_client_metadata" in caught.value.need
+
+
+# -- the second client identity (AUTH-FLOW-03/04/06/07's other client kind) ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    root = tmp_path_factory.mktemp("tls")
+    files = {"ca": root / "ca.pem", "cert": root / "cert.pem", "key": root / "key.pem"}
+    ca.cert_pem.write_to_path(str(files["ca"]))
+    leaf.private_key_pem.write_to_path(str(files["key"]))
+    for i, blob in enumerate(leaf.cert_chain_pems):
+        blob.write_to_path(str(files["cert"]), append=i > 0)
+    return files
+
+
+def test_the_other_identity_is_published_under_the_configured_origin(tls: dict[str, Path]) -> None:
+    """With --client-metadata-url, the authorization server fetches the host's documents from that origin only:
+    the other client kind is published there too (a client id of its own), never at https://127.0.0.1:<port>."""
+    fake = RememberingAS()  # a code at once: the control authorization succeeds
+    linker = consent_linker(fake, None)
+    origin = "https://host.vendor.example/conformance"
+    with (
+        Publisher(certfile=tls["cert"], keyfile=tls["key"], public_base_url=origin) as publisher,
+        httpx.Client(verify=ssl.create_default_context(cafile=str(tls["ca"]))) as fetch,
+    ):
+        linker.publisher = publisher
+        with linker.other_identity("private_key_jwt") as other:
+            assert isinstance(other, OAuthClient), other
+            assert other.client_id.startswith(f"{origin}/oauth/") and other.client_id.endswith("/client.json")
+            assert other.auth_method == "private_key_jwt" and other.redirect_uris[0].startswith(f"{origin}/oauth/")
+            local = f"https://127.0.0.1:{publisher.port}{urlsplit(other.client_id).path}"
+            served = fetch.get(local).json()
+            assert served["client_id"] == other.client_id
+            assert served["token_endpoint_auth_methods_supported"] == ["private_key_jwt"]
+        assert fake.prompts == [None]  # the control authorization, by the published client
+        assert fetch.get(local).json().get("token_endpoint_auth_methods_supported") != ["private_key_jwt"]
+    linker.publisher = None
+    with linker.other_identity("none") as elsewhere:  # documents published elsewhere: the cases are not tried
+        assert isinstance(elsewhere, str) and "--publisher-certfile" in elsewhere
+
+
+# -- a case refused for another reason proves nothing (AUTH-FLOW-06) -------------------------------------------
+
+
+def test_a_replay_refused_for_its_client_authentication_is_not_tried() -> None:
+    from conformance.suites.auth.test_flow import CROSS_AUTH, _judge_replay
+
+    def answer(status: int, body: dict[str, Any]) -> TokenResult:
+        return TokenResult(httpx.Response(status, json=body), body, "private_key_jwt")
+
+    granted = answer(200, {"access_token": "a", "token_type": "Bearer"})
+    case = next(iter(CROSS_AUTH))
+    refused_client, refused_code = answer(401, {"error": "invalid_client"}), answer(400, {"error": "invalid_grant"})
+    run = AttackRun.of("AUTH-FLOW-06")
+    _judge_replay(run, case, lambda: granted, "{}", lambda: refused_client)  # its authentication, not the reuse
+    assert not run.tried and "client authentication" in run.untried[case]
+    run = AttackRun.of("AUTH-FLOW-06")
+    _judge_replay(run, case, lambda: granted, "{}", lambda: refused_code)
+    assert [a.case for a in run.tried] == [case] and not run.problems
