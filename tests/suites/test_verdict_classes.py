@@ -22,7 +22,6 @@ from conformance.suites.auth.test_reauth import scope_sets
 from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 from tests._serving import serve_http
 
-
 # The runs below certify a tool server at https://127.0.0.1:1/mcp, where nothing listens: their stubs stand for
 # everything the checks read, so the target is taken as given (without this, the harness finds nothing answering
 # there and skips every check for want of a reachable target).
