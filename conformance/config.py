@@ -269,6 +269,23 @@ def all_options() -> list[OptionSpec]:
     return list(options.values())
 
 
+def url_problem(text: str) -> str | None:
+    """Why ``text`` is not a URL the host can connect to (None when it is): an absolute http(s) URL with a host
+    name, no whitespace or control character, and a port (when given) from 1 to 65535."""
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        return "expected an absolute https:// URL without spaces or control characters"
+    parts = urlsplit(text)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        return "expected an absolute https:// URL (scheme http or https, with a host)"
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        return f"port {parts.netloc.rsplit(':', 1)[-1]!r} is outside 1-65535"
+    return None
+
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -298,9 +315,9 @@ def convert(spec: OptionSpec, value: Any, origin: str) -> Any:
             return [str(item).strip() for item in items if str(item).strip()]
         if spec.kind == "url":
             text = str(value).strip()
-            parts = urlsplit(text)
-            if parts.scheme not in ("https", "http") or not parts.hostname:
-                raise ValueError("expected an absolute https:// URL")
+            problem = url_problem(text)
+            if problem:
+                raise ValueError(problem)
             return text
         return str(value)
     except (TypeError, ValueError) as exc:

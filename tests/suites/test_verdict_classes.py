@@ -22,6 +22,20 @@ from conformance.suites.auth.test_reauth import scope_sets
 from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 from tests._serving import serve_http
 
+# The runs below certify a tool server at https://127.0.0.1:1/mcp, where nothing listens: their stubs stand for
+# everything the checks read, so the target is taken as given (without this, the harness finds nothing answering
+# there and skips every check for want of a reachable target).
+TARGET_AS_GIVEN = """
+
+@pytest.fixture(scope="session")
+def tool_server_target(conformance_settings):
+    return conformance_settings.target("tool_server")
+"""
+
+
+def makeconftest(pytester: pytest.Pytester, source: str) -> None:
+    pytester.makeconftest("import pytest\n" + source + TARGET_AS_GIVEN)
+
 
 def _jwt(exp: float) -> str:
     return jwt.encode({"sub": "alice", "exp": int(exp), "iat": int(time.time())}, "k" * 32, algorithm="HS256")
@@ -139,7 +153,7 @@ def link_account():
 
 
 def test_prof_08_is_not_passed_after_two_of_its_three_cases(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(PROF_08_STUBS)
+    makeconftest(pytester, PROF_08_STUBS)
     pytester.makepyfile(test_ids="from conformance.suites.profile.test_ids import test_id_is_stable")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_ids.py"
@@ -189,7 +203,7 @@ def anonymous():
     ids=["401-with-error-and-description", "401-bare"],
 )
 def test_chal_02_judges_an_endpoint_level_401(pytester: pytest.Pytester, params: dict[str, str], status: str) -> None:
-    pytester.makeconftest(CHAL_STUBS.replace("PARAMS", repr(params)))
+    makeconftest(pytester, CHAL_STUBS.replace("PARAMS", repr(params)))
     pytester.makepyfile(
         test_chal="""
 import pytest
@@ -271,7 +285,7 @@ def linked_account(tool_server_target):
 
 @pytest.mark.usefixtures("mcp_sdk")  # the token checks load the SDK in the run
 def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pytester, endpoint_protected: str) -> None:
-    pytester.makeconftest(TOKEN_STUBS)
+    makeconftest(pytester, TOKEN_STUBS)
     pytester.makepyfile(
         test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, "
         "test_valid_token_is_accepted, test_missing_or_malformed_authorization, test_tampered_token_is_refused"
@@ -341,7 +355,7 @@ def first_link():
 
 
 def test_a_predefined_client_is_judged_and_nothing_is_registered(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(DCR_STUBS.replace("KIND", "predefined"))
+    makeconftest(pytester, DCR_STUBS.replace("KIND", "predefined"))
     pytester.makepyfile(
         test_dcr="from conformance.suites.auth.test_dcr import connection_client, test_registration_returns_a_client, "
         "test_registered_client_stays_valid"
@@ -396,7 +410,7 @@ def as_metadata():
     ],
 )
 def test_a_dcr_only_server_needs_no_publisher(pytester: pytest.Pytester, flags: tuple[str, ...], redirect: str) -> None:
-    pytester.makeconftest(IDENTITY_STUBS)
+    makeconftest(pytester, IDENTITY_STUBS)
     pytester.makepyfile(
         test_identity=f"""
 def test_identity(host_identity):
@@ -447,7 +461,7 @@ def linked_account():
 
 
 def test_flow_06_judges_that_the_code_works_once_not_the_error_code(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(FLOW_06_STUBS)
+    makeconftest(pytester, FLOW_06_STUBS)
     pytester.makepyfile(test_flow="from conformance.suites.auth.test_flow import test_code_works_once")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_flow.py"
@@ -476,7 +490,7 @@ def test_prof_10_compares_the_login_email_and_never_passes_on_nothing(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, login: str, status: str
 ) -> None:
     monkeypatch.setenv("CONFORMANCE_TEST_USER", login)
-    pytester.makeconftest(PROF_10_STUBS)
+    makeconftest(pytester, PROF_10_STUBS)
     pytester.makepyfile(test_result="from conformance.suites.profile.test_result import test_id_encodes_no_identity")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_result.py"
@@ -508,7 +522,7 @@ def linked_account():
 
 
 def test_tool_05_skip_names_what_would_let_it_run(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(TOOL_05_STUBS)
+    makeconftest(pytester, TOOL_05_STUBS)
     pytester.makepyfile(
         test_tools="from conformance.suites.auth.test_tools import test_structured_content_matches_output_schema"
     )
@@ -555,7 +569,7 @@ def connection_client():
 
 
 def _dcr_02(pytester: pytest.Pytester, refresh: str) -> dict[str, Any]:
-    pytester.makeconftest(DCR_02_STUBS.replace("REFRESH = None", f"REFRESH = {refresh}"))
+    makeconftest(pytester, DCR_02_STUBS.replace("REFRESH = None", f"REFRESH = {refresh}"))
     pytester.makepyfile(test_dcr="from conformance.suites.auth.test_dcr import test_registered_client_stays_valid")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_dcr.py"
@@ -587,7 +601,8 @@ def test_dcr_02_fails_a_refresh_refused_with_invalid_client(pytester: pytest.Pyt
 def test_no_profile_tool_hint_names_a_remedy_that_can_work(
     pytester: pytest.Pytester, meta: dict[str, Any], option: str
 ) -> None:
-    pytester.makeconftest(
+    makeconftest(
+        pytester,
         f"""
 import pytest
 from conformance.host.declarations import DeclarationChecker
@@ -597,7 +612,7 @@ from conformance.suites._tool_access import Listing
 def listing():
     tool = {{"name": "whoami", "inputSchema": {{"type": "object"}}, "_meta": {meta!r}}}
     return Listing([tool], [], [], DeclarationChecker(vendor="openai"), False)
-"""
+""",
     )
     pytester.makepyfile(
         test_profile="""
@@ -617,7 +632,8 @@ def test_uses_the_profile_tool(profile_tool):
 
 
 def test_a_dcr_host_is_not_incomplete_for_want_of_a_cimd_publisher(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
+    makeconftest(
+        pytester,
         """
 import pytest
 from types import SimpleNamespace
@@ -630,7 +646,7 @@ def linker():
 @pytest.fixture(scope="session")
 def first_link():
     return None
-"""
+""",
     )
     pytester.makepyfile(
         test_cimd="""
@@ -674,7 +690,8 @@ def test_a_predefined_client_defaults_to_the_as_first_method() -> None:
 
 
 def test_a_refused_predefined_client_is_a_configuration_need_not_a_failure(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
+    makeconftest(
+        pytester,
         """
 import httpx
 import pytest
@@ -688,7 +705,7 @@ def first_link():
     client = OAuthClient("predefined", "c", "client_secret_basic", client_secret="s")
     return FlowAttempt(request=None, client=client, token=token,
                        need=("a predefined client the authorization server accepts", "CONFORMANCE_CLIENT_SECRET"))
-"""
+""",
     )
     pytester.makepyfile(test_flow="from conformance.suites.auth.test_flow import test_token_request_returns_bearer")
     pytester.runpytest(
@@ -702,7 +719,8 @@ def first_link():
 
 @pytest.mark.usefixtures("mcp_sdk")  # the token checks load the SDK in the run
 def test_endpoint_wide_insufficient_scope_is_judged(pytester: pytest.Pytester, endpoint_protected: str) -> None:
-    pytester.makeconftest(
+    makeconftest(
+        pytester,
         TOKEN_STUBS
         + """
 from conformance.host.challenge import Challenge
@@ -724,7 +742,7 @@ def link_account():
 @pytest.fixture(scope="session")
 def harness_issuer_or_none():
     return None  # no harness issuer: the nearly-right scope cases are not tried, the named one decides
-"""
+""",
     )
     pytester.makepyfile(
         test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, scope_probe, "
@@ -769,7 +787,7 @@ def anonymous():
 def test_conditional_tool_rules_are_not_passed_on_nothing(pytester: pytest.Pytester) -> None:
     """AUTH-TOOL-04 with no tool that is not read-only, AUTH-TOOL-02 with no declaration, AUTH-TOOL-06 with no
     profile marker: nothing to judge is skipped, never passed (h12-findings F9)."""
-    pytester.makeconftest(READ_ONLY_LISTING)
+    makeconftest(pytester, READ_ONLY_LISTING)
     pytester.makepyfile(
         test_tools="from conformance.suites.auth.test_tools import test_tools_that_write_are_not_anonymous, "
         "test_security_schemes, test_profile_marker_is_boolean"

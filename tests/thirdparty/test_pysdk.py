@@ -8,7 +8,10 @@ registered beforehand (here through the same /register endpoint, as an admin con
 with --client-registration predefined, --client-id and CONFORMANCE_CLIENT_SECRET; and ``short-tokens``: the
 audience-checking server issuing 8-second access tokens, so that AUTH-TOK-05 waits one out (on a throwaway token)
 while every other check keeps a usable session (refresh, else a new link); and ``local``: the audience-checking
-server over plain HTTP on loopback, certified with --allow-insecure-loopback (PASSED LOCALLY at best).
+server over plain HTTP on loopback, certified with --allow-insecure-loopback (PASSED LOCALLY at best); and
+``session-cookie``: the audience-checking server whose sign-in page leaves a session cookie and whose back-channel
+endpoints refuse a POST carrying a cookie without an Origin (a CSRF guard, as better-auth has): a host whose backend
+never holds the browser's cookies certifies it as cleanly as ``audience``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ TABLES = {
     "predefined": PYSDK_PREDEFINED,
     "short-tokens": PYSDK_SHORT_TOKENS,
     "local": PYSDK_LOCAL,
+    "session-cookie": PYSDK_AUDIENCE,
 }
 
 
@@ -64,7 +68,7 @@ class PySdkTarget:
     config: str
 
 
-@pytest.fixture(scope="module", params=["audience", "default", "predefined", "short-tokens", "local"])
+@pytest.fixture(scope="module", params=["audience", "default", "predefined", "short-tokens", "local", "session-cookie"])
 def pysdk_target(
     request: pytest.FixtureRequest, pki: Pki, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[PySdkTarget]:
@@ -80,6 +84,8 @@ def pysdk_target(
         argv += ["--access-ttl", "8"]
     if request.param == "local":
         argv.append("--plain-http")
+    if request.param == "session-cookie":
+        argv.append("--session-cookie")
     env = {"VENDOR_USER": TEST_USER, "VENDOR_PASSWORD": TEST_PASSWORD}
     log = tmp_path_factory.mktemp("pysdk") / "server.log"
     with running(argv, ports=[as_port, rs_port], log=log, env=env, module="tests.thirdparty.pysdk_server"):
