@@ -196,13 +196,17 @@ def anonymous():
     [
         (
             {"resource_metadata": "https://rs/.well-known", "error": "invalid_token", "error_description": "login"},
-            "passed",
+            "skipped",
         ),
         ({"resource_metadata": "https://rs/.well-known"}, "skipped"),
     ],
     ids=["401-with-error-and-description", "401-bare"],
 )
-def test_chal_02_judges_an_endpoint_level_401(pytester: pytest.Pytester, params: dict[str, str], status: str) -> None:
+def test_chal_02_is_never_more_decided_than_chal_01(
+    pytester: pytest.Pytester, params: dict[str, str], status: str
+) -> None:
+    """The summary of PRM-01, TOOL-02 and CHAL-01: an endpoint-level 401 is no runtime error result, so with
+    CHAL-01 skipped the summary is skipped too, whatever that 401's challenge carries."""
     makeconftest(pytester, CHAL_STUBS.replace("PARAMS", repr(params)))
     pytester.makepyfile(
         test_chal="""
@@ -221,6 +225,7 @@ def published(monkeypatch):
     results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
     assert results["AUTH-CHAL-01"]["status"] == "skipped"
     assert results["AUTH-CHAL-02"]["status"] == status, results["AUTH-CHAL-02"]
+    assert "as AUTH-CHAL-01 needs" in results["AUTH-CHAL-02"]["message"]
 
 
 # -- endpoint-wide protection gets the token attack suite ------------------------------------------------------
@@ -799,3 +804,50 @@ def test_conditional_tool_rules_are_not_passed_on_nothing(pytester: pytest.Pytes
     assert set(results) == {"AUTH-TOOL-02", "AUTH-TOOL-04", "AUTH-TOOL-06"}
     for rule, result in results.items():
         assert result["status"] == "skipped" and not result["incomplete"], (rule, result)
+
+
+ISS_03_STUBS = """
+from types import SimpleNamespace
+from conformance.host.asmeta import AsMetadata
+from conformance.host.oauth import AuthorizationRequest, parse_callback
+from conformance.suites.auth.client import Declined
+from conformance.suites._linking import FlowAttempt
+
+ISSUER = "https://as.test"
+
+def auth_request():
+    return AuthorizationRequest("https://as.test/authorize", "c", "http://127.0.0.1/oauth/callback", None, "openid",
+                                ISSUER, True)
+
+@pytest.fixture(scope="session")
+def as_metadata():
+    return AsMetadata(expected_issuer=ISSUER, url=ISSUER + "/.well-known", via="oauth",
+                      document={"issuer": ISSUER, "authorization_response_iss_parameter_supported": True})
+
+@pytest.fixture(scope="session")
+def first_link():
+    request = auth_request()
+    callback = parse_callback(f"{request.redirect_uri}?code=c&state={request.state}&iss=https%3A%2F%2Fas.test")
+    return FlowAttempt(request=request, client=SimpleNamespace(), callback=callback)
+
+@pytest.fixture(scope="session")
+def declined():
+    request = auth_request()  # the AS omits iss from its error redirect: AUTH-ISS-02's defect
+    callback = parse_callback(f"{request.redirect_uri}?error=access_denied&state={request.state}")
+    return Declined(request=request, login=None, callback=callback)
+"""
+
+
+def test_iss_03_is_the_hosts_rule_and_never_charges_the_server_twice(pytester: pytest.Pytester) -> None:
+    """An authorization server omitting iss from an error redirect: the host refuses it, which is what AUTH-ISS-03
+    asks of the host; the server's defect is AUTH-ISS-02's alone, so AUTH-ISS-03 passes and says so."""
+    makeconftest(pytester, ISS_03_STUBS)
+    pytester.makepyfile(test_iss="from conformance.suites.auth.test_iss import test_host_refuses_what_rfc_9207_refuses")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_iss.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "AUTH-ISS-03" and result["status"] == "passed", result
+    assert "the host refused the error response (iss_missing)" in result["message"], result
+    assert "judged under AUTH-ISS-01/02" in result["message"]
+    assert "self-test" in result["message"]
