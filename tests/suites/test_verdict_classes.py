@@ -164,6 +164,27 @@ def test_prof_08_is_not_passed_after_two_of_its_three_cases(pytester: pytest.Pyt
     assert "cases run: a new connection, a scope upgrade" in result["message"]
 
 
+def test_prof_08_upgrades_beyond_the_requested_scopes_when_the_tool_needs_them_all(pytester: pytest.Pytester) -> None:
+    """The profile tool needs every scope the host requests: the upgrade asks for one the authorization server
+    advertises beyond them (as AUTH-REAUTH-01 does), instead of skipping with "nothing to add"."""
+    stubs = PROF_08_STUBS.replace('("openid", "profile:read", "files")', '("openid", "profile:read")').replace(
+        "scopes=SimpleNamespace(scopes=",
+        "as_metadata=SimpleNamespace(scopes_supported=['openid', 'profile:read', 'files:write']), "
+        "scopes=SimpleNamespace(scopes=",
+    )
+    makeconftest(pytester, stubs)
+    pytester.makepyfile(test_ids="from conformance.suites.profile.test_ids import test_id_is_stable")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_ids.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert "cases run: a new connection, a scope upgrade" in result["message"], result
+    assert (
+        "openid profile:read → openid profile:read files:write" in json.dumps(result["evidence"]) + result["message"]
+        or result["status"] == "skipped"
+    )
+
+
 # -- a summary rule cannot fail where its parts were skipped ---------------------------------------------------
 
 CHAL_STUBS = """
