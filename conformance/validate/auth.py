@@ -256,7 +256,9 @@ def challenge_problems(value: str) -> tuple[list[str], list[str]]:
     else:
         why = ""
     if not found:
-        return [f"no parseable Bearer challenge{why} (WWW-Authenticate: {value[:120]!r})"], ["no Bearer challenge"]
+        # Say which: a Bearer challenge the header holds but that does not parse is not "no Bearer challenge".
+        said = f"the Bearer challenge does not parse{why}" if why else "no Bearer challenge"
+        return [f"no parseable Bearer challenge{why} (WWW-Authenticate: {value[:120]!r})"], [said]
     first = found[0]
     prm05 = [] if first.get("resource_metadata") else ["the Bearer challenge has no resource_metadata parameter"]
     return prm05, scope_problems(first)
