@@ -820,8 +820,16 @@ class TokenResult:
             return f"200 with a {self.token_type} access token"
         if self.status == 200:
             return "200 but " + "; ".join(self.problems)
-        error = f" {self.error}" + (f" ({self.error_description})" if self.error_description else "")
-        return f"{self.status}{error if self.error else ''}"
+        if self.error:
+            return f"{self.status} {self.error}" + (f" ({self.error_description})" if self.error_description else "")
+        # No OAuth error member (RFC 6749 §5.2): the body says what the server meant, so show its start.
+        text = json.dumps(self.body, ensure_ascii=False) if self.body is not None else self.response.text
+        text = " ".join(text.split())
+        return (
+            f"{self.status}, no OAuth error member: {text[:200]}{'…' if len(text) > 200 else ''}"
+            if text
+            else str(self.status)
+        )
 
     def require_bearer(self, what: str = "token request") -> str:
         """The access token, or a InvalidResponse saying what the answer was."""

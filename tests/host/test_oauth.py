@@ -633,3 +633,17 @@ def test_identify_client_says_what_each_way_lacked() -> None:
     assert "DCR: no registration_endpoint" in info.value.message
     with pytest.raises(ConfigError):
         identify_client(http(lambda r: httpx.Response(500)), meta, me, redirect, mode="magic")
+
+
+def test_a_token_refusal_without_an_oauth_error_shows_what_the_server_said() -> None:
+    """A 403 whose body has no OAuth `error` member (a CSRF guard, a framework's own error) is described with the
+    start of its body, not as a bare "403"."""
+    body = {"code": "MISSING_OR_NULL_ORIGIN", "message": "Missing or null Origin"}
+    described = oauth.TokenResult(httpx.Response(403, json=body), body, "none").describe()
+    assert described.startswith("403, no OAuth error member: ") and "MISSING_OR_NULL_ORIGIN" in described
+    standard = {"error": "invalid_grant", "error_description": "bad verifier"}
+    assert (
+        oauth.TokenResult(httpx.Response(400, json=standard), standard, "none").describe()
+        == "400 invalid_grant (bad verifier)"
+    )
+    assert oauth.TokenResult(httpx.Response(500, text=""), None, "none").describe() == "500"
