@@ -523,6 +523,9 @@ def test_token_for_another_audience_is_refused(
         tokens["a real token issued for --alt-resource"] = alt_token
     else:
         run.not_tried("a real token issued for --alt-resource", why)
+    if not tokens and conformance_settings.get("alt_resource"):
+        # --alt-resource was given and the authorization server refused it: only harness-issued tokens are left.
+        needs(f"a token for another audience (--alt-resource was given: {why})", HARNESS_OPTION)
     if not tokens:
         needs("a token for another audience", f"--alt-resource or {HARNESS_OPTION}")
     if "a token for another audience" not in tokens:
