@@ -99,7 +99,9 @@ def build_report(state: ConformanceSession) -> RunReport:
         baseline=state.baseline,
         other_failures=state.other_failures,
         fleet=list(state.settings.fleet),
-        config={flag: bool(public.get(flag)) for flag in flags} | {"run_id": public.get("run_id")},
+        config={flag: bool(public.get(flag)) for flag in flags}
+        | {"run_id": public.get("run_id")}
+        | _mcp_era(state.outcomes, public.get("mcp_era"), any(k.endswith("tool_server") for k in targets)),
         harness_version=__version__,
         started_at=_iso(state.started_at),
         finished_at=_iso(datetime.now(UTC)),
@@ -114,6 +116,17 @@ def build_report(state: ConformanceSession) -> RunReport:
     # exchange that carried it was recorded.
     state.report_generation = state.redactor.generation  # before the pass: a secret learnt during it counts as new
     return report.scrubbed(state.redactor.scrub_tree)
+
+
+def _mcp_era(outcomes: list[CheckOutcome], chosen: Any, tool_server: bool) -> dict[str, Any]:
+    """The MCP era of the run, for the report's config: ``mcp_era`` (the choice, ``--mcp-era``) and
+    ``mcp_era_spoken`` (what the host settled on with each tool server, as its checks noted it)."""
+    if not tool_server:
+        return {}
+    from conformance.host.mcp_era import NOTE
+
+    spoken = sorted({m.group(1) for o in outcomes for m in NOTE.finditer(o.message or "")})
+    return {"mcp_era": chosen or "auto", "mcp_era_spoken": spoken}
 
 
 def write_reports(report: RunReport, directory: Path, config: pytest.Config | None = None) -> list[str]:

@@ -203,6 +203,14 @@ CORE_OPTIONS: list[OptionSpec] = [
         default=False,
     ),
     OptionSpec("ca_bundle", "PEM file of extra CA certificates to trust", kind="path", check=pem_certificates),
+    OptionSpec(
+        "mcp_era",
+        "which MCP era the host speaks to the tool server: auto (the modern 2026-07-28 protocol when its "
+        "server/discover lists it, else the legacy initialize handshake), legacy, modern, or both (the tool "
+        "server's checks once per era, each era a named target of its own)",
+        default="auto",
+        check=one_of("auto", "legacy", "modern", "both"),
+    ),
     OptionSpec("connect_timeout", "seconds to connect", kind="float", default=TIMEOUTS.connect, check=positive),
     OptionSpec("read_timeout", "seconds to wait for a response", kind="float", default=TIMEOUTS.read, check=positive),
     OptionSpec(
@@ -261,6 +269,23 @@ def all_options() -> list[OptionSpec]:
     return list(options.values())
 
 
+def url_problem(text: str) -> str | None:
+    """Why ``text`` is not a URL the host can connect to (None when it is): an absolute http(s) URL with a host
+    name, no whitespace or control character, and a port (when given) from 1 to 65535."""
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        return "expected an absolute https:// URL without spaces or control characters"
+    parts = urlsplit(text)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        return "expected an absolute https:// URL (scheme http or https, with a host)"
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        return f"port {parts.netloc.rsplit(':', 1)[-1]!r} is outside 1-65535"
+    return None
+
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -290,9 +315,9 @@ def convert(spec: OptionSpec, value: Any, origin: str) -> Any:
             return [str(item).strip() for item in items if str(item).strip()]
         if spec.kind == "url":
             text = str(value).strip()
-            parts = urlsplit(text)
-            if parts.scheme not in ("https", "http") or not parts.hostname:
-                raise ValueError("expected an absolute https:// URL")
+            problem = url_problem(text)
+            if problem:
+                raise ValueError(problem)
             return text
         return str(value)
     except (TypeError, ValueError) as exc:
@@ -469,6 +494,16 @@ def resolve(
         from conformance.fleet import load_fleet
 
         settings.fleet = load_fleet(values["targets_file"], settings, env)
+        both = [name for name, member in settings.fleet.items() if member.values.get("mcp_era") == "both"]
+        if both:
+            raise ConfigError(
+                f"mcp_era both with a targets file ({values['targets_file']}: {', '.join(both)}): "
+                'give each target the era it is certified in (mcp_era = "legacy" or "modern" in its settings)'
+            )
+    elif values.get("mcp_era") == "both" and values.get("target_url"):
+        from conformance.fleet import era_fleet
+
+        settings.fleet = era_fleet(settings)
     elif values.get("target_names"):
         raise ConfigError(f"target_names from {origins['target_names']}: names targets of a targets file, none given")
     return settings

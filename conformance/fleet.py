@@ -114,3 +114,18 @@ def _member(path: Path, name: str, entry: Mapping[str, Any], base: Settings, env
     if not any(values.get(s) for s in URL_SETTINGS):
         raise ConfigError(f"{origin}: no URL ({', '.join(sorted(URL_SETTINGS))})")
     return Settings(values, origins, env_prefix=prefix)
+
+
+def era_fleet(base: Settings) -> dict[str, Settings]:
+    """``--mcp-era both``: the tool server as two named targets, ``legacy`` and ``modern``, each certified in that
+    MCP era (a rule failing in either fails the run). The other targets (platform, compression) are ``modern``'s
+    only, so that their suites, which no MCP era touches, run once."""
+    fleet: dict[str, Settings] = {}
+    for era in ("legacy", "modern"):
+        values, origins = dict(base.values), dict(base.origins)
+        values["mcp_era"], origins["mcp_era"] = era, f"{base.origins.get('mcp_era', 'default')} (both)"
+        if era == "legacy":
+            for setting in URL_SETTINGS - {"target_url"}:
+                values[setting], origins[setting] = None, "default"
+        fleet[era] = Settings(values, origins, env_prefix=base.env_prefix)
+    return fleet

@@ -35,7 +35,7 @@ from conformance._session import (
 )
 from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target, all_options, check_report_dir
-from conformance.host import scrub_log_records
+from conformance.host import mcp_era, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.report.baseline import Baseline
 from conformance.report.diff import compare_report_option
@@ -301,6 +301,7 @@ def conformance_settings(pytestconfig: pytest.Config, conformance_fleet_target: 
 def host_http(pytestconfig: pytest.Config, conformance_settings: Settings) -> Iterator[HostHTTP]:
     """The host's HTTP client: timeouts, TLS, URL guard, retry policy, evidence recording, redaction."""
     client = HostHTTP.from_settings(conformance_settings, redactor=pytestconfig.stash[SESSION_KEY].redactor)
+    mcp_era.choose_setting(client, conformance_settings.get("mcp_era"))
     try:
         yield client
     finally:
@@ -309,15 +310,21 @@ def host_http(pytestconfig: pytest.Config, conformance_settings: Settings) -> It
 
 def _target_fixture(name: str) -> Any:
     @pytest.fixture(scope="session", name=f"{name}_target")
-    def fixture(conformance_settings: Settings) -> Target:
+    def fixture(conformance_settings: Settings, host_http: HostHTTP) -> Target:
         target = conformance_settings.target(name)
+        flag, env = TARGET_OPTION[name]
         if target is None:
-            flag, env = TARGET_OPTION[name]
             raise NeedsUnmet(f"a {name.replace('_', ' ')} to certify", f"{flag} or {env}")
         if name in API_KEY_OPTION and not target.api_key:
             # Without its key every call is refused: that is the configuration's gap, never the target's failure.
             variable = API_KEY_OPTION[name].replace("CONFORMANCE_", conformance_settings.env_prefix, 1)  # a fleet's
             raise NeedsUnmet(f"the {name} API key", variable, incomplete=True)
+        # Nothing answering at the URL (refused, unresolvable, a failed TLS handshake) is the configuration's gap
+        # (a wrong URL, a server not started, a private CA), never the target failing every rule: one need.
+        unreachable = host_http.unreachable(target.base_url)
+        if unreachable is not None:
+            shown = host_http.redactor.url(target.base_url)
+            raise NeedsUnmet(f"a {name.replace('_', ' ')} answering at {shown}: {unreachable}", flag, incomplete=True)
         return target
 
     return fixture

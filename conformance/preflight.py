@@ -47,15 +47,21 @@ def _targets_in_play(settings: Any) -> dict[str, Any]:
 
 
 def _tool_server(http: Any, settings: Any, url: str) -> list[Finding]:
+    from conformance.host import mcp_era
     from conformance.host.asmeta import discover_as_metadata
     from conformance.host.discovery import discover_prm, unauthenticated_probe
 
     name = "tool_server"
+    before = mcp_era.known(http, url)
+    opening = "initialize" if before is not None and not before.modern else mcp_era.DISCOVER
     try:
         probe = unauthenticated_probe(http, url)
     except TargetError as exc:
         return [Finding(name, False, f"unreachable: {exc}")]
-    found = [Finding(name, True, f"reachable (initialize without a token → {probe.status_code})")]
+    era = mcp_era.known(http, url)
+    found = [Finding(name, True, f"reachable ({opening} without a token → {probe.status_code})")]
+    if era is not None:
+        found.append(Finding(name, True, f"{era.describe()} (--mcp-era {mcp_era.choice_of(http)})"))
     try:
         prm = discover_prm(http, url)
         servers = prm.document.get("authorization_servers")
@@ -250,6 +256,9 @@ def preflight(settings: Any, http: Any = None) -> list[Finding]:
     own = http is None
     if http is None:
         http = HostHTTP.from_settings(settings, retry=None, **TIMEOUTS)
+        from conformance.host import mcp_era
+
+        mcp_era.choose_setting(http, settings.get("mcp_era"))
     findings: list[Finding] = []
     try:
         targets = _targets_in_play(settings)

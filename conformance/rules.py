@@ -63,8 +63,13 @@ RULES: dict[str, Rule] = {
     for entry in CATALOG
 }
 
-# Rules about the harness itself rather than the target: proven by the project's own tests, reported as such.
+# Rules about the harness itself rather than the target: proven by the project's own tests, reported as such. A
+# harness rule may have a check that shows the host's behaviour in the run; it never fails the target.
 HARNESS_RULES: dict[str, str] = {
+    "AUTH-ISS-03": "a rule about this harness as a host (it refuses an authorization response whose iss is missing or "
+    "differs while advertised, and says why): every run's check self-tests the host's callback validation and "
+    "reports the real responses it refused, proven by its own test suite (tests/host/test_oauth.py); the "
+    "authorization server's defect is judged under AUTH-ISS-01 and AUTH-ISS-02",
     "RL-06": "a rule about this harness as a client (Retry-After, backoff with jitter, bounds, no retry of "
     "quota errors), proven by its own test suite (tests/host/test_retry.py, tests/suites/platform/"
     "test_host_client.py), not a property of the target",

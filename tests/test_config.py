@@ -70,6 +70,27 @@ def test_target_urls_must_be_absolute_http_urls(url: str) -> None:
         resolve(cli={}, env={"CONFORMANCE_COMPRESSION_URL": url})
 
 
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("https://127.0.0.1:99999/mcp", "port '99999' is outside 1-65535"),
+        ("https://127.0.0.1:0/mcp", "port '0' is outside 1-65535"),
+        ("https://host.example:http/mcp", "outside 1-65535"),
+        ("https://tools example/mcp", "without spaces"),
+        ("https://tools.example/m cp", "without spaces"),
+        ("https://tools.example/mcp\tx", "without spaces"),
+        ("wss://tools.example/mcp", "scheme http or https"),
+    ],
+)
+def test_malformed_urls_are_configuration_errors(url: str, words: str) -> None:
+    with pytest.raises(ConfigError, match="target_url from --target-url: cannot read") as caught:
+        resolve(cli={"target_url": url}, env={})
+    assert words in str(caught.value)
+    for option in ("alt_resource", "client_metadata_url"):  # the auth suite's URL options are checked alike
+        with pytest.raises(ConfigError, match=f"{option} from --{option.replace('_', '-')}"):
+            resolve(cli={"target_url": "https://tools.example/mcp", option: url}, env={})
+
+
 def test_target_urls_keep_their_path() -> None:
     settings = resolve(cli={"target_url": " https://127.0.0.1:8443/mcp "}, env={})
     assert settings.get("target_url") == "https://127.0.0.1:8443/mcp"

@@ -190,3 +190,20 @@ def test_a_named_target_without_its_key_is_incomplete_naming_its_variable(tmp_pa
     assert row["name"] == "nokey" and row["verdict"]["status"] == "INCOMPLETE", row
     options = {r["option"] for r in result.report["results"] if r["incomplete"]}
     assert options == {"NOKEY_PLATFORM_API_KEY"}, options
+
+
+def test_mcp_era_both_is_a_fleet_of_the_tool_server_once_per_era() -> None:
+    env = {"CONFORMANCE_TEST_PASSWORD": "pw-secret"}
+    cli = {"target_url": "https://mcp.example/mcp", "platform_url": "https://api.example/v1", "mcp_era": "both"}
+    settings = resolve(cli=cli, env=env)
+    assert list(settings.fleet) == ["legacy", "modern"]
+    legacy, modern = settings.fleet["legacy"], settings.fleet["modern"]
+    assert (legacy.get("mcp_era"), modern.get("mcp_era")) == ("legacy", "modern")
+    assert set(legacy.targets()) == {"tool_server"} and set(modern.targets()) == {"platform", "tool_server"}
+    assert legacy.get("test_password") == modern.get("test_password") == "pw-secret"
+    assert resolve(cli={"platform_url": "https://api.example/v1", "mcp_era": "both"}, env={}).fleet == {}
+
+
+def test_mcp_era_both_and_a_targets_file_conflict(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="mcp_era both with a targets file"):
+        resolve(cli={"targets_file": str(_targets(tmp_path)), "mcp_era": "both"}, env={})

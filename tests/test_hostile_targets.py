@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import socket
 import ssl
 import threading
 import time
@@ -371,3 +372,39 @@ def test_wrong_json_shapes_end_in_verdicts(hostile_server: str, tmp_path: Path) 
         assert statuses[rule_id] in ("failed", "warning", "blocked"), (rule_id, statuses[rule_id])
         message = next(r["message"] for r in result.report["results"] if r["rule"] == rule_id)
         assert message and "KeyError" not in message and "TypeError" not in message, (rule_id, message)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("hostile_server", [([_json(200, b"{}")], False)], indirect=True, ids=["plain-http"])
+def test_nothing_answering_at_a_target_is_incomplete(hostile_server: str, tmp_path: Path) -> None:
+    """A closed port, a host name that does not resolve, an https URL whose server speaks plain HTTP: the run never
+    reached those targets (INCOMPLETE, one line each naming the URL and the error), no rule failed."""
+    closed = f"https://127.0.0.1:{_closed_port()}/mcp"
+    no_tls = hostile_server.replace("http://", "https://", 1)
+    args = ["--target-url", closed, "--platform-url", "https://conformance-nowhere.invalid", "--compression-url"]
+    env = {"CONFORMANCE_PLATFORM_API_KEY": PLATFORM_KEY, "CONFORMANCE_COMPRESSION_API_KEY": COMPRESSION_KEY}
+    result = forked_harness([*args, no_tls, "-q"], tmp_path, env=env, timeout=120)
+    verdict = result.report["verdict"]
+    assert verdict["status"] == "INCOMPLETE" and result.exit_code == 1, verdict
+    assert set(result.statuses().values()) == {"skipped"}, result.statuses()
+    missing = verdict["missing"]
+    assert len(missing) == 3, missing
+    by_url = {url: next(m for m in missing if url in m) for url in (closed, "conformance-nowhere.invalid", no_tls)}
+    assert "connection refused" in by_url[closed], by_url
+    assert "does not resolve" in by_url["conformance-nowhere.invalid"], by_url
+    assert "TLS handshake failed" in by_url[no_tls], by_url
+
+
+@pytest.mark.parametrize("hostile_server", [([_json(200, b"{}")], False)], indirect=True, ids=["plain-http"])
+def test_a_plain_http_target_that_answers_keeps_its_transport_verdict(hostile_server: str, tmp_path: Path) -> None:
+    """Plain HTTP on loopback without --allow-insecure-loopback is reached: the transport is judged (a finding, not
+    a configuration gap), and the message names the option that certifies a development server."""
+    result = forked_harness(["--target-url", f"{hostile_server}/mcp", "--suite", "auth", "-q"], tmp_path, timeout=120)
+    prm = next(r for r in result.report["results"] if r["rule"] == "AUTH-PRM-01")
+    assert prm["status"] == "failed" and "--allow-insecure-loopback" in prm["message"], prm
+    assert result.report["verdict"]["status"] == "NOT ACCEPTED", result.report["verdict"]

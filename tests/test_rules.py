@@ -58,7 +58,13 @@ def test_catalog_rows_are_json_ready() -> None:
 
 def test_every_implemented_rule_is_proven_by_a_mutant() -> None:
     """A check that no mutant makes fail is not known to be able to fail."""
-    unproven = [row["id"] for row in catalog_rows() if row["implemented"] and not row["mutants"]]
+    from conformance.rules import HARNESS_RULES  # about the harness: proven by its own tests
+
+    unproven = [
+        row["id"]
+        for row in catalog_rows()
+        if row["implemented"] and not row["mutants"] and row["id"] not in HARNESS_RULES
+    ]
     assert unproven == []
 
 

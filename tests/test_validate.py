@@ -158,3 +158,13 @@ def test_authorization_response_options(capsys: pytest.CaptureFixture[str]) -> N
     assert "FAILED   AUTH-ISS-01" in capsys.readouterr().out
     assert main(["validate", path, "--issuer", "https://auth.example.com", "--iss-not-advertised"]) == 0
     assert "SKIPPED  AUTH-ISS-01" in capsys.readouterr().out
+
+
+def test_an_unparseable_challenge_is_not_called_absent() -> None:
+    """A Bearer challenge that is there but does not parse: both rules say so, neither says "no Bearer challenge"."""
+    value = (FIXTURES / "auth/challenge/unterminated-quote.txt").read_text(encoding="utf-8")
+    from conformance.validate.auth import challenge_problems
+
+    prm05, prm06 = challenge_problems(value.strip())
+    assert prm05 and prm05[0].startswith("no parseable Bearer challenge (")
+    assert prm06[0].startswith("the Bearer challenge does not parse ("), prm06

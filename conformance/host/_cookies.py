@@ -32,6 +32,17 @@ class LeanCookies(httpx.Cookies):
             self.jar.add_cookie_header(_JarRequest(request))
 
 
+class NoCookies(LeanCookies):
+    """The jar of a client that keeps no cookies (the host's backend): nothing learnt, no ``Cookie`` header added.
+    A ``Cookie`` header the caller sets itself is still sent."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        return None
+
+
 class _JarRequest(urllib.request.Request):
     """The request as ``http.cookiejar`` reads it (URL, scheme, host, the Host and Cookie headers), answered from the
     httpx request's own headers: httpx's stand-in copies every header into a dict first (each copied header a
@@ -54,14 +65,16 @@ class _JarRequest(urllib.request.Request):
 
 class CookieClient(httpx.Client):
     """``httpx.Client`` whose jar is a :class:`LeanCookies`, consulted once per request without being copied, and
-    which leaves ``response.next_request`` unset when it does not follow redirects.
+    which leaves ``response.next_request`` unset when it does not follow redirects. ``keep_cookies=False``: a
+    :class:`NoCookies` jar (the host's backend, which never holds the user's browser cookies).
 
     Only requests that pass no ``cookies=`` of their own take the short way (HostHTTP never passes any); the others
     get httpx's merge as before."""
 
-    def __init__(self, *, cookies: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *, cookies: Any = None, keep_cookies: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._lean = LeanCookies(cookies)
+        self._jar_type: type[LeanCookies] = LeanCookies if keep_cookies else NoCookies
+        self._lean = self._jar_type(cookies)
         self._urls: dict[str, tuple[httpx.URL, httpx.URL]] = {}  # URL string -> (base URL then, parsed URL)
 
     @property
@@ -70,7 +83,7 @@ class CookieClient(httpx.Client):
 
     @cookies.setter
     def cookies(self, cookies: Any) -> None:
-        self._lean = LeanCookies(cookies)
+        self._lean = self._jar_type(cookies)
 
     def _merge_url(self, url: Any) -> httpx.URL:
         # A run requests the same URLs again and again: each string is parsed (validated, percent-encoded) once per

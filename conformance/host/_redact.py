@@ -75,7 +75,15 @@ SECRET_QUERY_FORM_NAMES = SECRET_NAMES | {"code", "state_secret"}
 _SECRET_NAME_PATTERN = re.compile(r"(secret|password|passwd|_token$|^token_|private_key|api_?key|credential)", re.I)
 _JWT_PATTERN = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _PEM_PATTERN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S)
-_NOT_SECRET = frozenset({"input_tokens", "max_tokens", "token_type", "output_tokens", "max_output_tokens"})
+# Names the patterns above would catch whose values are no secret: token counts, and the OAuth members that say how
+# a token is presented or where it is asked for (RFC 6749 §5.1, RFC 7009 §2.1, RFC 7591 §2, RFC 8414 §2).
+_NOT_SECRET = frozenset(
+    {
+        *("input_tokens", "max_tokens", "output_tokens", "max_output_tokens"),
+        *("token_type", "token_type_hint", "token_endpoint", "token_endpoint_auth_method"),
+        *("token_endpoint_auth_methods_supported", "token_endpoint_auth_signing_alg_values_supported"),
+    }
+)
 # `name=value` after `?`, `#`, `&` (also HTML's `&amp;`, JSON's `\u0026`) or `;`: a URL parameter in free text.
 _URL_PARAM_PATTERN = re.compile(r"((?:[?&;#]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#;?\s\"'<>\\]+)")
 # Encoded forms of a secret are only scrubbed from this many characters on (shorter ones match ordinary text).

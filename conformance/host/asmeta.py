@@ -164,6 +164,7 @@ class AsMetadata:
     # None when absent (RFC 8414's default is then client_secret_basic)
     auth_methods_supported = JsonMember(as_strings, "token_endpoint_auth_methods_supported", source="document")
     code_challenge_methods = JsonMember(as_strings, "code_challenge_methods_supported", source="document")
+    prompt_values = JsonMember(as_strings, "prompt_values_supported", source="document")  # OpenID: "consent"...
 
     @property
     def supports_s256(self) -> bool:

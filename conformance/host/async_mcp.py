@@ -26,12 +26,13 @@ async def host_client_session(
     token: str | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> AsyncIterator[ClientSession]:
-    """``async with host_client_session(host_http, url, token=...) as session``: initialized, ready for
-    ``list_tools()`` / ``call_tool()``; every exchange is recorded into the running check, redacted."""
+    """``async with host_client_session(host_http, url, token=...) as session``: its era settled (``server/discover``
+    or ``initialize``, as :class:`~conformance.host.mcp.McpSession` does), ready for ``list_tools()`` /
+    ``call_tool()``; every exchange is recorded into the running check, redacted."""
     host.guard.check(url)
     connection = McpSession(host, url, token=token, headers=headers)
     async with connection._connect() as session:  # the host's own connection recipe, on this loop
-        await session.initialize()
+        await connection._negotiate(session)
         yield session
 
 

@@ -340,9 +340,7 @@ class DeclarationChecker:
         name = tool.get("name")
         if not isinstance(name, str) or not name:
             add("AUTH-TOOL-01", ".name", [f"must be a non-empty string, got {short_json(name)}"])
-        if "description" not in tool:
-            add("AUTH-TOOL-01", ".description", ["is missing"])
-        elif not isinstance(tool["description"], str):
+        if "description" in tool and not isinstance(tool["description"], str):  # a missing one is reported
             add("AUTH-TOOL-01", ".description", [f"must be a string, got {short_json(tool['description'])}"])
         if "inputSchema" not in tool:
             add("AUTH-TOOL-01", ".inputSchema", ["is missing"])
@@ -575,20 +573,10 @@ def linking_ui_summary(
     metadata_published: bool,
     tool: Mapping[str, Any] | None,
     challenge: ChallengeCheck | None,
-    endpoint_challenge: Mapping[str, str] | None = None,
 ) -> LinkingSummary:
-    """All three must hold: protected-resource metadata published (PRM-01); the tool whose call failed declares
-    well-formed ``securitySchemes`` (TOOL-02); its runtime challenge carries ``error`` and ``error_description``.
-
-    ``endpoint_challenge`` (the parameters of an HTTP 401's Bearer challenge) stands for the runtime challenge when
-    the server refuses the call at HTTP level: the contract's Errors table makes that 401 the same trigger, so one
-    carrying both ``error`` and ``error_description`` lets the linking UI appear too.
-    """
-    if challenge is None and endpoint_challenge is not None:
-        gaps = linking_ui_summary(metadata_published=metadata_published, tool=tool, challenge=None).missing[:-1]
-        if not (endpoint_challenge.get("error") and endpoint_challenge.get("error_description")):
-            gaps.append("the HTTP 401 challenge has no error and error_description")
-        return LinkingSummary(gaps)
+    """All three must hold (contract, Authentication 7): protected-resource metadata published (PRM-01); the tool
+    declares well-formed ``securitySchemes`` (TOOL-02); the runtime error result's challenge carries ``error`` and
+    ``error_description`` (CHAL-01; an HTTP 401's challenge is not a runtime error result)."""
     missing: list[str] = []
     if not metadata_published:
         missing.append("the protected resource metadata is not published (AUTH-PRM-01)")

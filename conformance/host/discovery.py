@@ -15,12 +15,13 @@ import httpx
 
 from conformance._exceptions import InvalidResponse
 from conformance.host import _json as target_json
+from conformance.host import mcp_era
 from conformance.host.challenge import Challenge, first_bearer_challenge
 from conformance.host.exchange import exchange_of
 from conformance.host.http import HostHTTP
 
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
-MCP_PROTOCOL_VERSION = "2025-06-18"
+MCP_PROTOCOL_VERSION = mcp_era.LEGACY_VERSION
 
 
 def prm_urls(resource_url: str) -> list[str]:
@@ -49,9 +50,44 @@ def initialize_request() -> dict[str, Any]:
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
+def opening_request(http: HostHTTP, mcp_url: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The request (payload, headers) a host opens an MCP endpoint with, in the era it speaks to it: ``initialize``
+    in the legacy era; ``server/discover`` in the modern era, and while the era is not settled yet (what the SDK
+    client's ``mode='auto'`` sends first)."""
+    era = mcp_era.known(http, mcp_url)
+    if era is not None and not era.modern:
+        return initialize_request(), dict(MCP_HEADERS)
+    version = era.version if era is not None else mcp_era.MODERN_VERSION
+    headers = {**MCP_HEADERS, **mcp_era.modern_headers(mcp_era.DISCOVER, None, version)}
+    return mcp_era.discover_request(version), headers
+
+
+def open_endpoint(
+    http: HostHTTP, mcp_url: str, headers: dict[str, str] | None = None, *, host: HostHTTP | None = None
+) -> httpx.Response:
+    """Send the opening request (:func:`opening_request`) with ``headers`` added (credentials) through ``http``
+    and return its answer. A ``server/discover`` answer that settles the era is remembered for ``host`` (default
+    ``http``); when it settles the legacy era, ``initialize`` follows, as a host falls back to it, and its answer
+    is returned."""
+    era_host = host or http
+    payload, sent = opening_request(era_host, mcp_url)
+    response = http.post(mcp_url, json=payload, headers={**sent, **(headers or {})}, retry=None)
+    if payload["method"] == mcp_era.DISCOVER and mcp_era.known(era_host, mcp_url) is None:
+        from conformance.host.mcp import _response_to, jsonrpc_messages
+
+        messages = jsonrpc_messages(response.headers.get("content-type"), response.content)
+        era = mcp_era.settle_from_discover(response.status_code, response.headers, _response_to(messages, 1))
+        if era is not None:
+            mcp_era.remember(era_host, mcp_url, era)
+            if not era.modern:
+                return open_endpoint(http, mcp_url, headers, host=era_host)
+    return response
+
+
 def unauthenticated_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
-    """What a host sends first: an MCP initialize without credentials."""
-    return http.post(mcp_url, json=initialize_request(), headers=MCP_HEADERS, retry=None)
+    """What a host sends first: the opening request of the era (``initialize`` or ``server/discover``) without
+    credentials."""
+    return open_endpoint(http, mcp_url)
 
 
 def challenge_of(response: httpx.Response) -> Challenge | None:
@@ -74,6 +110,15 @@ def json_object(response: httpx.Response, what: str) -> dict[str, Any]:
     return document
 
 
+def opening_method(response: httpx.Response) -> str:
+    """The JSON-RPC method of the request ``response`` answered (``initialize``, ``server/discover``...)."""
+    try:
+        method = target_json.loads(response.request.content).get("method")
+    except (ValueError, AttributeError, RuntimeError):
+        method = None
+    return method if isinstance(method, str) else "request"
+
+
 @dataclass
 class PrmDiscovery:
     url: str
@@ -92,7 +137,8 @@ def discover_prm(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
     if challenge is not None and challenge.get("resource_metadata"):
         candidates.append(("challenge", str(challenge.get("resource_metadata"))))
     else:
-        tried.append(f"unauthenticated initialize → {probe.status_code}, no resource_metadata in a Bearer challenge")
+        opening = f"unauthenticated {opening_method(probe)} → {probe.status_code}"
+        tried.append(f"{opening}, no resource_metadata in a Bearer challenge")
     urls = prm_urls(mcp_url)
     candidates += [("path-suffixed" if len(urls) == 2 and i == 0 else "root", u) for i, u in enumerate(urls)]
     for via, url in candidates:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 import ssl
 import time
 from collections.abc import Generator, Mapping
@@ -272,6 +273,7 @@ class HostHTTP:
         client_cert: tuple[str, str] | None = None,
         pacer: Pacer | None = None,
         tls_context: ssl.SSLContext | None = None,
+        user_agent: bool = False,
     ) -> None:
         self.timeout = httpx.Timeout(
             connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout
@@ -285,6 +287,26 @@ class HostHTTP:
         self.client_cert = client_cert
         self.pacer = pacer  # the run's pace (rate-limit budgets, throttle waits); None: answers as they come
         self._sleep = sleep
+        # Two user agents, as a real host has: this client is the host's backend (discovery, registration, token
+        # requests, MCP calls, document fetches), which keeps no cookies; ``browser`` is the user's browser (login
+        # and consent pages, front-channel redirects), with its own cookie jar. ``user_agent``: this is the browser.
+        self.is_browser = user_agent
+        self._browser: HostHTTP | None = None
+        self._sibling: dict[str, Any] = {
+            "connect_timeout": connect_timeout,
+            "read_timeout": read_timeout,
+            "total_timeout": total_timeout,
+            "max_response_bytes": max_response_bytes,
+            "ca_bundle": ca_bundle,
+            "guard": self.guard,
+            "redactor": self.redactor,
+            "retry": retry,
+            "transport": transport,
+            "sleep": sleep,
+            "client_cert": client_cert,
+            "pacer": pacer,
+            "tls_context": tls_context,
+        }
         # ``tls_context``: the verified context to use instead of the shared one (see own_ssl_context).
         context = tls_context or ssl_context(ca_bundle, client_cert=client_cert)
         mounts: dict[str, httpx.BaseTransport | None] = {}
@@ -301,7 +323,18 @@ class HostHTTP:
             mounts=mounts or None,
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT},
+            keep_cookies=user_agent,
         )
+
+    @property
+    def browser(self) -> HostHTTP:
+        """The user's browser beside this backend client: the same settings, recording and redaction, its own
+        cookie jar (the authorization server's login session); the browser of a browser is itself."""
+        if self.is_browser:
+            return self
+        if self._browser is None:
+            self._browser = HostHTTP(**self._sibling, user_agent=True)
+        return self._browser
 
     @classmethod
     def from_settings(cls, settings: Any, **overrides: Any) -> HostHTTP:
@@ -326,10 +359,53 @@ class HostHTTP:
 
     def close(self) -> None:
         self._client.close()
+        if self._browser is not None:
+            self._browser.close()
 
     def clear_cookies(self) -> None:
         """Forget the user-agent session (cookies the login pages set), as a fresh browser profile would."""
-        self._client.cookies.clear()
+        if self.is_browser:
+            self._client.cookies.clear()
+        elif self._browser is not None:
+            self._browser.clear_cookies()
+
+    def unreachable(self, url: str) -> str | None:
+        """Why nothing answers at ``url`` (its host unresolvable, the connection refused or never accepted, the TLS
+        handshake failed), or None once a connection (and, for https, a TLS handshake) succeeded. No HTTP request
+        is sent: an answer of any kind, or a server that stalls after connecting, is the target's to be judged."""
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            return f"not a URL ({exc})"
+        host, scheme = parsed.host, parsed.scheme
+        port = parsed.port or (443 if scheme == "https" else 80)
+        timeout = self.timeout.connect or TIMEOUTS.connect
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except socket.gaierror as exc:
+            return f"the host name {host!r} does not resolve ({exc.strerror or exc})"
+        except ConnectionRefusedError:
+            return f"connection refused at {host}:{port} (nothing listens there)"
+        except TimeoutError:
+            return f"no connection to {host}:{port} within {timeout:g}s"
+        except OSError as exc:
+            return f"could not connect to {host}:{port} ({exc.strerror or exc})"
+        with sock:
+            if scheme != "https":
+                return None
+            insecure = self.guard.allow_insecure_loopback and is_loopback_host(host)
+            context = ssl_context(self.ca_bundle, verify=not insecure, client_cert=self.client_cert)
+            try:
+                with context.wrap_socket(sock, server_hostname=host):
+                    return None
+            except ssl.SSLCertVerificationError as exc:
+                return f"TLS certificate not trusted ({exc.verify_message}); pass --ca-bundle for a private CA"
+            except ssl.SSLError as exc:
+                return f"TLS handshake failed ({exc.reason or exc})"
+            except TimeoutError:
+                return None  # it accepted the connection: a stalled handshake is the target's to be judged
+            except OSError as exc:
+                return f"TLS handshake failed ({exc.strerror or exc})"
 
     def __enter__(self) -> HostHTTP:
         return self

@@ -20,7 +20,7 @@ the SDK costs more CPU than many checks, and a run's first checks (and every raw
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ import httpx
 
 from conformance._exceptions import TargetError
 from conformance.host import _json as target_json
+from conformance.host import mcp_era
 from conformance.host.challenge import Challenge, first_bearer_challenge
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.http import HostHTTP
@@ -181,14 +182,19 @@ def raw_call(
     handshake: bool = True,
     query: Mapping[str, str] | None = None,
 ) -> RawResult:
-    """Send ``method`` as raw JSON-RPC and return what answered, status line and headers included.
+    """Send ``method`` as raw JSON-RPC, in the form of the era the target speaks, and return what answered, status
+    line and headers included.
 
-    With ``handshake`` (default), first ``initialize`` and ``notifications/initialized`` as a host does; when one
-    of them fails (e.g. 401 for a bad token, the usual outcome of a negative probe) its answer is returned with
-    ``step`` naming it. ``token`` goes in ``Authorization: Bearer``; ``headers`` override anything (e.g. a
-    malformed ``Authorization``); ``query`` adds URL parameters (e.g. a token in the query string, AUTH-TOK-09).
-    The MCP session, if the server opened one, is closed with DELETE afterwards. No retries: a probe must see
-    the raw 401/429/503.
+    The era (:mod:`conformance.host.mcp_era`) is the one chosen or already settled for ``url``; when none is yet,
+    ``server/discover`` settles it first (sent with the same credentials); when its answer settles nothing (e.g. 401
+    for a bad token, the usual outcome of a negative probe) that answer is returned with ``step`` naming it.
+    ``initialize`` itself is always sent as the legacy era's. In the legacy era, with ``handshake`` (default),
+    ``initialize`` and ``notifications/initialized`` go first as a host does, and their answer is returned when one
+    fails; the MCP session, if the server opened one, is closed with DELETE afterwards. In the modern era the call is
+    one self-contained POST (routing headers and ``_meta`` envelope, no session). ``token`` goes in
+    ``Authorization: Bearer``; ``headers`` override anything (e.g. a malformed ``Authorization``, a routing header);
+    ``query`` adds URL parameters (e.g. a token in the query string, AUTH-TOK-09). No retries: a probe must see the
+    raw 401/429/503.
     """
     base: dict[str, str] = dict(MCP_HEADERS)
     if token is not None:
@@ -196,13 +202,22 @@ def raw_call(
         base["Authorization"] = f"Bearer {token}"
     for value in (query or {}).values():
         host.redactor.add_secret(value)
-    base.update(headers or {})
     session_id: str | None = None
 
     def post(payload: dict[str, Any], step: str, extra: Mapping[str, str]) -> RawResult:
-        response = host.request("POST", url, json=payload, headers={**base, **extra}, params=query, retry=None)
+        sent = {**base, **extra, **(headers or {})}
+        response = host.request("POST", url, json=payload, headers=sent, params=query, retry=None)
         return _raw_result(response, payload.get("id"), step, session_id)
 
+    era = mcp_era.known(host, url) if method != "initialize" else mcp_era.legacy("initialize asked for")
+    if era is None:
+        era, probe = negotiate(host, url, post)
+        if era is None:
+            return probe
+    if era.modern:
+        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": 2, "method": method}
+        payload["params"] = mcp_era.envelope(params, era.version)
+        return post(payload, "call", mcp_era.modern_headers(method, params, era.version))
     extra: dict[str, str] = {}
     try:
         if handshake and method != "initialize":
@@ -218,7 +233,7 @@ def raw_call(
             note = post({"jsonrpc": "2.0", "method": "notifications/initialized"}, "notifications/initialized", extra)
             if note.status >= 300:
                 return note
-        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": 2, "method": method}
+        payload = {"jsonrpc": "2.0", "id": 2, "method": method}
         if method == "initialize" and params is None:
             payload = initialize_request()
         elif params is not None:
@@ -227,7 +242,32 @@ def raw_call(
     finally:
         if session_id:
             with contextlib.suppress(TargetError):  # closing is a courtesy; the probe's answer is in hand
-                host.request("DELETE", url, headers={**base, **extra}, params=query, retry=None)
+                host.request("DELETE", url, headers={**base, **extra, **(headers or {})}, params=query, retry=None)
+
+
+Post = Callable[[dict[str, Any], str, Mapping[str, str]], RawResult]
+
+
+def negotiate(host: HostHTTP, url: str, post: Post | None = None) -> tuple[mcp_era.Era | None, RawResult]:
+    """Send ``server/discover`` at the newest modern version and settle the era by its answer (the SDK client's
+    ``mode='auto'`` rules, :func:`conformance.host.mcp_era.settle_from_discover`); remember it for ``url``.
+
+    ``post`` sends a payload with the caller's credentials (default: anonymous). Returns the era (None when the
+    answer settled nothing) and the probe's answer.
+    """
+    if post is None:
+
+        def post(payload: dict[str, Any], step: str, extra: Mapping[str, str]) -> RawResult:
+            response = host.request("POST", url, json=payload, headers={**MCP_HEADERS, **extra}, retry=None)
+            return _raw_result(response, payload.get("id"), step, None)
+
+    request = mcp_era.discover_request(mcp_era.MODERN_VERSION, request_id=1)
+    headers = mcp_era.modern_headers(mcp_era.DISCOVER, None, mcp_era.MODERN_VERSION)
+    probe = post(request, mcp_era.DISCOVER, headers)
+    era = mcp_era.settle_from_discover(probe.status, probe.headers, probe.message)
+    if era is not None:
+        mcp_era.remember(host, url, era)
+    return era, probe
 
 
 # ------------------------------------------------------------------------------------- SDK session

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from conformance import _context
 from conformance._exceptions import ResponseTooLarge, TargetError, TargetUnreachable
+from conformance.host import mcp_era
 from conformance.host._mcp_sdk import ClientSession, MCPError, streamable_http_client, types
 from conformance.host.challenge import Challenge
 from conformance.host.exchange import now_stamp, record_exchange
@@ -213,7 +214,8 @@ class McpSession:
     """A host's MCP session with one tool server, for synchronous callers. Use as a context manager.
 
     ``token`` is sent as ``Authorization: Bearer`` on every request (None: anonymous). ``client_cert`` is a
-    ``(certfile, keyfile)`` pair for mTLS. Opening runs ``initialize`` (+ ``notifications/initialized``) and
+    ``(certfile, keyfile)`` pair for mTLS. Opening settles the era (``server/discover``, else ``initialize`` +
+    ``notifications/initialized``; see :meth:`_negotiate`) and
     raises :class:`McpSessionError` (a TargetError) with the HTTP status and challenge when it fails.
     """
 
@@ -232,6 +234,7 @@ class McpSession:
         self.headers = dict(headers or {})
         self.client_cert = client_cert
         self.initialize_result: dict[str, Any] | None = None
+        self.era: mcp_era.Era | None = None  # the era the session speaks, once open
         self._stack: ExitStack | None = None
         self._portal: BlockingPortal | None = None
         self._session: ClientSession | None = None
@@ -283,10 +286,7 @@ class McpSession:
             self._session = stack.enter_context(connect)
             self._stack = stack
             session = self._session
-            try:
-                self._portal.call(session.initialize)
-            except Exception as exc:  # mapped to what the wire said below
-                raise self._failure("initialize", _unwrap(exc)) from None
+            self._portal.call(self._negotiate, session)
             exchange = self._transport.last("initialize") if self._transport else None
             message = _response_to(exchange.messages(), exchange.rpc_id) if exchange else None
             result = message.get("result") if message else None
@@ -296,6 +296,56 @@ class McpSession:
             self._close_quietly(stack)
             raise
         return self
+
+    async def _negotiate(self, session: ClientSession) -> None:
+        """Settle the era as the SDK client's ``mode='auto'`` does, through the session's public methods:
+        ``discover()`` (``server/discover`` at the newest modern version, adopted when it lists a version both
+        speak), else ``initialize()``; the chosen era without a probe when ``--mcp-era`` names one. The era is
+        remembered for the endpoint (raw probes then speak it too) when the discover answer settled it."""
+        known = mcp_era.known(self.host, self.url)
+        if known is not None and not known.modern:
+            await self._initialize(session)
+            self.era = known
+            return
+        if known is not None and mcp_era.choice_of(self.host) == mcp_era.MODERN:
+            version = known.version
+            session.adopt(types.DiscoverResult(supported_versions=[version], capabilities=types.ServerCapabilities()))
+            self.era = known
+            return
+        mark = self._mark()
+        try:
+            await session.discover()
+        except MCPError as exc:
+            probe, _ = self._wire(mcp_era.DISCOVER, mark)
+            if probe is None or probe.status is None:  # no answer at all: an outage is never an era verdict
+                raise self._failure(mcp_era.DISCOVER, exc, mark) from None
+            data = exc.error.data if exc.code == mcp_era.UNSUPPORTED_PROTOCOL_VERSION else None
+            supported = data.get("supported") if isinstance(data, dict) else None
+            if isinstance(supported, list) and not any(v in mcp_era.HANDSHAKE_VERSIONS for v in supported):
+                raise self._failure(mcp_era.DISCOVER, exc, mark) from None  # modern-only, no version in common
+            await self._initialize(session)
+        except (ValidationError, RuntimeError):
+            await self._initialize(session)  # an unusable discover result, or no modern version in common
+        except Exception as exc:  # mapped to what the wire said
+            raise self._failure(mcp_era.DISCOVER, _unwrap(exc), mark) from None
+        exchange, message = self._wire(mcp_era.DISCOVER, mark)
+        era = None
+        if exchange is not None and exchange.status is not None:
+            era = mcp_era.settle_from_discover(exchange.status, exchange.headers, message)
+        if session.discover_result is not None:
+            version = session.protocol_version or mcp_era.MODERN_VERSION
+            era = era if era is not None and era.modern else mcp_era.modern("server/discover adopted", version)
+        elif era is None or era.modern:
+            era = mcp_era.legacy("initialize after server/discover")
+        self.era = era
+        mcp_era.remember(self.host, self.url, era)
+
+    async def _initialize(self, session: ClientSession) -> None:
+        mark = self._mark()
+        try:
+            await session.initialize()
+        except Exception as exc:  # mapped to what the wire said below
+            raise self._failure("initialize", _unwrap(exc), mark) from None
 
     @staticmethod
     def _close_quietly(stack: ExitStack) -> None:

@@ -47,6 +47,7 @@ class MtlsMaterial:
     intermediate_file: Path  # the "connector mTLS intermediate CA"
     ca_bundle: Path  # root + intermediate in one file
     good: ClientCert
+    second: ClientCert  # another leaf of the intermediate with the same SAN (leaves rotate: no pinning)
     wrong_san: ClientCert
     foreign_ca: ClientCert
     root: Issued
@@ -173,6 +174,7 @@ def make_mtls_material(directory: Path | str, dns_name: str, *, wrong_dns_name: 
         intermediate_file=intermediate_file,
         ca_bundle=ca_bundle,
         good=_write_client(out, "mtls-client", make_client_leaf(intermediate, dns_name), [intermediate.cert]),
+        second=_write_client(out, "mtls-client-second", make_client_leaf(intermediate, dns_name), [intermediate.cert]),
         wrong_san=_write_client(
             out, "mtls-client-wrong-san", make_client_leaf(intermediate, wrong), [intermediate.cert]
         ),

@@ -31,7 +31,8 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from conformance._exceptions import ConfigError, InvalidResponse
+from conformance import _context
+from conformance._exceptions import ConfigError, InvalidResponse, TargetError
 from conformance.host import _json as target_json
 from conformance.host.asmeta import OIDC_SCOPES, AsMetadata
 from conformance.host.fields import JsonMember, as_int, as_str
@@ -314,6 +315,46 @@ class RegistrationError(InvalidResponse):
     """DCR did not return a usable client."""
 
 
+class RegistrationRefused(RegistrationError):
+    """The authorization server refused the metadata the host registered (400, RFC 7591 §3.2.2: e.g.
+    ``invalid_redirect_uri``, ``invalid_client_metadata``): the host's choice of redirect or metadata, which another
+    choice may satisfy, not a registration endpoint that fails. Never a verdict on the running check by itself."""
+
+    def __init__(self, message: str, *, exchange: dict[str, Any] | None = None) -> None:
+        TargetError.__init__(self, message, exchange=exchange)  # not noted as the check's failure (InvalidResponse)
+        self.message = message
+        self.blocked_by = None
+
+
+# The host name of redirect URIs the harness intercepts and never resolves (the login drivers read the redirect to
+# it without loading it): an https redirect an authorization server that registers only web clients accepts.
+INTERCEPTED_ORIGIN = "https://conformance-host.invalid"
+LOOPBACK_ORIGIN = "http://127.0.0.1"
+
+
+def is_loopback_redirect(uri: str) -> bool:
+    """A plain-http loopback redirect URI: a native application's (RFC 8252 §7.3)."""
+    parts = urlsplit(uri)
+    return parts.scheme == "http" and (parts.hostname or "") in ("127.0.0.1", "::1", "localhost")
+
+
+def alternative_redirects(redirect_uris: Sequence[str]) -> list[str] | None:
+    """The other form of the host's redirect URIs (same paths): a loopback redirect becomes an https redirect on the
+    intercepted host name (a web client), an https redirect a loopback one (a native client). None when there is no
+    other form (a private-use scheme)."""
+    other = []
+    for uri in redirect_uris:
+        parts = urlsplit(uri)
+        if is_loopback_redirect(uri):
+            origin = INTERCEPTED_ORIGIN
+        elif parts.scheme == "https":
+            origin = LOOPBACK_ORIGIN
+        else:
+            return None
+        other.append(origin + urlunsplit(("", "", parts.path, parts.query, "")))
+    return other
+
+
 DCR_METHODS: tuple[str, ...] = ("private_key_jwt", "client_secret_basic", "client_secret_post", "none")
 
 
@@ -376,6 +417,10 @@ def register_client(
         metadata["token_endpoint_auth_signing_alg"] = identity.key.alg
     if scope:
         metadata["scope"] = scope
+    if redirect_uris and all(is_loopback_redirect(u) for u in redirect_uris):
+        # A loopback redirect is a native application's (RFC 8252 §7.3); OpenID DCR §2 registers it as one (a web
+        # client's redirect URIs must be https).
+        metadata["application_type"] = "native"
     metadata.update(extra_metadata or {})
     # No retry: a repeated POST could register twice.
     response = http.post(
@@ -391,7 +436,8 @@ def register_client(
                 http.redactor.add_secret(body[name])
     if response.status_code not in (200, 201) or not isinstance(body, dict):
         detail = _error_text(body) or f"body {response.text[:200]!r}"
-        raise RegistrationError(f"registration at {endpoint} answered {response.status_code}: {detail}")
+        failure = RegistrationRefused if response.status_code == 400 else RegistrationError
+        raise failure(f"registration at {endpoint} answered {response.status_code}: {detail}")
     client_id = body.get("client_id")
     if not isinstance(client_id, str) or not client_id:
         raise RegistrationError(f"registration at {endpoint} returned no client_id")
@@ -415,11 +461,27 @@ def register_client(
     )
 
 
+def _form(redirect_uris: Sequence[str]) -> str:
+    shown = ", ".join(redirect_uris)
+    if redirect_uris and all(is_loopback_redirect(u) for u in redirect_uris):
+        return f"the loopback redirect {shown} as a native client"
+    if all(u.startswith(INTERCEPTED_ORIGIN + "/") for u in redirect_uris):
+        return f"the https redirect {shown} on a host name the harness intercepts"
+    return f"the redirect {shown}"
+
+
 class ClientRegistry:
-    """DCR clients registered once per run (per registration endpoint and redirect URIs) and reused after."""
+    """DCR clients registered once per run (per registration endpoint and redirect URIs) and reused after.
+
+    When the authorization server refuses the host's metadata (:class:`RegistrationRefused`), the registration is
+    tried once more with the other form of redirect URI (:func:`alternative_redirects`); the client is then kept
+    under the URIs asked for, its ``redirect_uris`` being the ones registered. ``evidence(client)``: the exchanges
+    of its registration (refusals included), for the rule that judges it.
+    """
 
     def __init__(self) -> None:
         self._clients: dict[tuple[str, tuple[str, ...]], OAuthClient] = {}
+        self._evidence: dict[int, list[dict[str, Any]]] = {}
         self.registrations = 0
 
     def get_or_register(
@@ -427,9 +489,29 @@ class ClientRegistry:
     ) -> OAuthClient:
         key = (as_meta.registration_endpoint or "", tuple(redirect_uris))
         if key not in self._clients:
-            self._clients[key] = register_client(http, as_meta, redirect_uris, **kwargs)
+            start = _context.mark()
+            try:
+                client = register_client(http, as_meta, redirect_uris, **kwargs)
+            except RegistrationRefused as first:
+                other = alternative_redirects(redirect_uris)
+                if other is None:
+                    raise
+                try:
+                    client = register_client(http, as_meta, other, **kwargs)
+                except RegistrationRefused as second:
+                    raise RegistrationRefused(
+                        f"the authorization server refused {_form(redirect_uris)} ({first.message}) and "
+                        f"{_form(other)} ({second.message})",
+                        exchange=second.exchange,
+                    ) from None
+            self._clients[key] = client
+            self._evidence[id(client)] = _context.since(start)
             self.registrations += 1
         return self._clients[key]
+
+    def evidence(self, client: OAuthClient) -> list[dict[str, Any]]:
+        """The exchanges that registered ``client`` (recorded during whichever check registered it)."""
+        return list(self._evidence.get(id(client), []))
 
     def forget(self, as_meta: AsMetadata, redirect_uris: Sequence[str]) -> None:
         self._clients.pop((as_meta.registration_endpoint or "", tuple(redirect_uris)), None)
@@ -738,8 +820,16 @@ class TokenResult:
             return f"200 with a {self.token_type} access token"
         if self.status == 200:
             return "200 but " + "; ".join(self.problems)
-        error = f" {self.error}" + (f" ({self.error_description})" if self.error_description else "")
-        return f"{self.status}{error if self.error else ''}"
+        if self.error:
+            return f"{self.status} {self.error}" + (f" ({self.error_description})" if self.error_description else "")
+        # No OAuth error member (RFC 6749 §5.2): the body says what the server meant, so show its start.
+        text = json.dumps(self.body, ensure_ascii=False) if self.body is not None else self.response.text
+        text = " ".join(text.split())
+        return (
+            f"{self.status}, no OAuth error member: {text[:200]}{'…' if len(text) > 200 else ''}"
+            if text
+            else str(self.status)
+        )
 
     def require_bearer(self, what: str = "token request") -> str:
         """The access token, or a InvalidResponse saying what the answer was."""
@@ -912,10 +1002,12 @@ __all__ = [
     "PkcePair",
     "RedirectChoice",
     "RegistrationError",
+    "RegistrationRefused",
     "RejectReason",
     "ScopeChoice",
     "TokenEndpoint",
     "TokenResult",
+    "alternative_redirects",
     "authorization_request",
     "basic_credentials",
     "choose_redirect_mode",

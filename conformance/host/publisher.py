@@ -196,6 +196,11 @@ class Publisher:
         with self._cond:
             self._overrides[path] = _Override(status, payload, ctype)
 
+    def drop_override(self, path: str) -> None:
+        """Serve ``path`` as before its override."""
+        with self._cond:
+            self._overrides.pop(path, None)
+
     def clear_overrides(self) -> None:
         with self._cond:
             self._overrides.clear()

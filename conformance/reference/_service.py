@@ -42,6 +42,8 @@ class StackContext:
     # Ports already handed to this stack's services: none of them is bound until the services start, so the OS may
     # offer one twice; two services on one port would have one answer the other's health URL (same CA, same path).
     given_ports: set[int] = field(default_factory=set)
+    # The MCP eras the tool server serves: both (the SDK's default), legacy (initialize) or modern (2026-07-28) only
+    mcp_era: str = "both"
 
     def port(self) -> int:
         """A free port no other service of this stack was given."""

@@ -363,6 +363,7 @@ def running_stack(
     launcher: Launcher | None = None,
     idp_signing_key: Path | None = None,
     certificates: tuple[Path, Path, Path] | None = None,
+    mcp_era: str = "both",
 ) -> Iterator[Stack]:
     """Start the reference stack (optionally with mutants); stop every process on exit.
 
@@ -378,6 +379,7 @@ def running_stack(
     ``certificates`` (CA bundle, server certificate chain, server key, as :func:`make_certificates` writes them) is
     the CA every service uses instead of one made for this stack: for a test suite whose stacks share a process that
     trusts one CA for good (its IdPs in one Node process, which reads NODE_EXTRA_CA_CERTS once).
+    ``mcp_era`` is what the tool server serves: ``both`` MCP eras (default), ``legacy`` or ``modern`` only.
     The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
     ``with`` block in the thread that entered it.
     """
@@ -400,6 +402,7 @@ def running_stack(
             mutants=chosen,
             request_limit=request_limit,
             idp_signing_key=idp_signing_key,
+            mcp_era=mcp_era,
         )
         for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
             specs = collect_specs(ctx, packages)

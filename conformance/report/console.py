@@ -50,6 +50,9 @@ def render_summary(report: RunReport, file: TextIO, *, files: list[str] | None =
         console.print(line)
     if len(problems) > 50:
         console.print(f"… and {len(problems) - 50} more (see the report files)")
+    if report.config.get("mcp_era"):
+        spoken = ", ".join(report.config.get("mcp_era_spoken") or []) or "not settled"
+        console.print(f"MCP era: {spoken} (--mcp-era {report.config['mcp_era']})")
     throttle = throttle_summary(report.throttle)
     if throttle:
         console.print(Text(f"throttle: {throttle}", style="magenta" if "blocked" in throttle else ""))

@@ -68,7 +68,7 @@ AUTH_STAGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         ("AUTH-TOOL-01", "AUTH-TOOL-02", "AUTH-TOOL-03", "AUTH-TOOL-04", "AUTH-TOOL-06", "AUTH-CHAL-"),
     ),
     ("authorizing", "Authorizing", ("AUTH-FLOW-", "AUTH-ISS-")),
-    ("linked", "Linked", ("AUTH-TOK-", "AUTH-TOOL-05", "AUTH-REAUTH-", "AUTH-WS-")),
+    ("linked", "Linked", ("AUTH-TOK-", "AUTH-TOOL-05", "AUTH-TOOL-07", "AUTH-REAUTH-", "AUTH-WS-")),
 )
 
 # Source documents named by the catalog's `source` letters (shared/spec/).

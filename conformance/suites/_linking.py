@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import httpx
 import jwt
@@ -29,7 +30,7 @@ from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target
 from conformance.host import InvalidResponse, TargetThrottled
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
-from conformance.host.discovery import MCP_HEADERS, PrmDiscovery, challenge_of, discover_prm, initialize_request
+from conformance.host.discovery import PrmDiscovery, challenge_of, discover_prm, open_endpoint
 from conformance.host.http import HostHTTP
 from conformance.host.identity import HostIdentity, load_or_generate_key, new_callback_id
 from conformance.host.login import (
@@ -43,6 +44,7 @@ from conformance.host.login import (
     make_driver,
 )
 from conformance.host.oauth import (
+    INTERCEPTED_ORIGIN,
     SUPPORTED_METHODS,
     AcceptedResponse,
     AuthorizationRequest,
@@ -51,6 +53,7 @@ from conformance.host.oauth import (
     ClientRegistry,
     OAuthClient,
     RedirectChoice,
+    RegistrationRefused,
     RejectReason,
     ScopeChoice,
     TokenEndpoint,
@@ -74,10 +77,9 @@ ACCOUNT_OPTIONS = {1: ("test_user", "test_password"), 2: ("test_user_2", "test_p
 
 
 def challenge_probe(http: HostHTTP, mcp_url: str) -> httpx.Response:
-    """An initialize with a presented but invalid bearer token: what a host meets once a tool needs auth when the
-    server also serves anonymous requests."""
-    headers = {**MCP_HEADERS, "Authorization": f"Bearer {INVALID_BEARER}"}
-    return http.post(mcp_url, json=initialize_request(), headers=headers, retry=None)
+    """The opening request (initialize or server/discover) with a presented but invalid bearer token: what a host
+    meets once a tool needs auth when the server also serves anonymous requests."""
+    return open_endpoint(http, mcp_url, {"Authorization": f"Bearer {INVALID_BEARER}"})
 
 
 @contextmanager
@@ -124,7 +126,7 @@ def first_as_metadata(http: HostHTTP, prm: PrmDiscovery) -> AsMetadata:
 # Without a publisher, a registered or predefined client needs no published documents: its redirect URIs are these
 # stable ones (the form and browser login drivers read the redirect without anything served there), so a vendor can
 # register them once. The origin is never fetched (documents are only fetched for CIMD).
-UNPUBLISHED_ORIGIN = "https://conformance-host.invalid"
+UNPUBLISHED_ORIGIN = INTERCEPTED_ORIGIN
 DEFAULT_REDIRECT_BASE = "http://127.0.0.1/oauth/callback"
 PREDEFINED_CALLBACK_ID = "conformance"  # the callback-specific redirect of a predefined client: {base}/conformance
 
@@ -240,11 +242,20 @@ def make_host_client(
         )
     except TargetThrottled:
         raise
+    except RegistrationRefused as exc:
+        registration_need(exc, incomplete=True)
     except InvalidResponse as exc:
         registering = not as_metadata.cimd_supported and not client_id and as_metadata.registration_endpoint
         raise Blocked("AUTH-DCR-01" if registering else "AUTH-ASM-06", exc.message) from None
     except TargetError as exc:
         raise Blocked("AUTH-DCR-01", str(exc)) from None
+    if client.kind == "dcr" and client.redirect_uris and client.redirect_uris[0] != redirect.redirect_uri:
+        # Registered with the other form of redirect URI (the server refused the first): the host uses that one.
+        redirect = dataclasses.replace(
+            redirect,
+            redirect_uri=client.redirect_uris[0],
+            reason=f"{redirect.reason}; registered as {client.redirect_uris[0]} (the first form was refused)",
+        )
     scopes = choose_scopes(
         prm_discovery.challenge.get("scope") if prm_discovery.challenge else None,
         _strings(prm_discovery.document.get("scopes_supported")),
@@ -259,6 +270,41 @@ def make_host_client(
         scopes=scopes,
         tokens=TokenEndpoint(host_http, as_metadata, client),
     )
+
+
+REGISTRATION_OPTIONS = (
+    "--redirect-base (a redirect URI the authorization server registers), or --client-registration predefined "
+    "with --client-id"
+)
+
+
+def registration_need(exc: RegistrationRefused, *, incomplete: bool = False) -> NoReturn:
+    """The authorization server refused every registration the host can make (its redirect URIs, its metadata):
+    the host's choices, never the target's MUST failure; the need names the options that supply another."""
+    needs(
+        f"a client registration the authorization server accepts: {exc.message}",
+        REGISTRATION_OPTIONS,
+        incomplete=incomplete,
+    )
+
+
+def register_connection_client(
+    http: HostHTTP, host: HostClient, registry: ClientRegistry, settings: Settings
+) -> OAuthClient:
+    """The DCR client of this connection (registered once, for the host's redirect URI, or the other form of it
+    when the server refuses that one), its registration exchanges attached to the running check's evidence."""
+    try:
+        client = registry.get_or_register(
+            http,
+            host.as_metadata,
+            [host.redirect.redirect_uri],
+            identity=host.identity,
+            method=settings.get("client_auth_method"),
+        )
+    except RegistrationRefused as exc:
+        registration_need(exc)
+    _context.attach(registry.evidence(client))
+    return client
 
 
 def _strings(value: Any) -> list[str] | None:
@@ -522,6 +568,36 @@ class Linker:
             self.responses.append(ObtainedResponse(request, callback, _context.current_rules_text()))
         return result, callback
 
+    def decline(self) -> tuple[AuthorizationRequest, LoginResult, CallbackParams]:
+        """The user declines consent: the error response the authorization server sent back. The request asks for
+        consent (``prompt=consent``, OpenID Connect Core §3.1.2.1) when the metadata lists it in
+        ``prompt_values_supported``; when it does not and the answer is a code (consent remembered for this client),
+        once more with it (an authorization server ignores a parameter it does not know, RFC 6749 §3.1). Blocked by
+        AUTH-FLOW-01 when declining leads nowhere; a need saying what would make the case reachable when the server
+        never showed a page the user could decline."""
+        advertised = "consent" in (self.host.as_metadata.prompt_values or [])
+        asks = [True] if advertised else [False, True]
+        for ask in asks:
+            request = self.request(prompt="consent") if ask else self.request()
+            login, callback = self.authorize(request, decision="deny")
+            if callback is None:
+                raise Blocked("AUTH-FLOW-01", f"declining consent led nowhere: {login.stopped}")
+            if callback.is_error:
+                return request, login, callback
+        sent = (
+            "prompt=consent was sent (prompt_values_supported lists consent)"
+            if advertised
+            else "also with prompt=consent, which prompt_values_supported does not list"
+        )
+        # A steps file cannot add a page the AS never shows (a page the steps did not recognise stops the login
+        # instead), so the remedy is on the AS's side.
+        needs(
+            "an error authorization response: the authorization server granted the request without a consent page "
+            f"the user could decline ({sent})",
+            "an authorization server that shows its consent page on prompt=consent (listed in "
+            "prompt_values_supported), or a test client configured to ask for consent on every authorization",
+        )
+
     def code(self, request: AuthorizationRequest, *, account: int = 1) -> AcceptedResponse:
         """A fresh accepted code for ``request`` (approve), else ``Blocked`` by the rule the flow broke."""
         attempt = self.attempt(request=request, account=account, exchange=False)
@@ -605,6 +681,49 @@ class Linker:
             account, self.host.resource, self.host.tokens, attempt, relink=self.relinker(account, attempt)
         )
 
+    @contextmanager
+    def other_identity(self, method: str) -> Iterator[OAuthClient | str]:
+        """A CIMD client of the other kind than the host's own, whose document lists only ``method``: published by
+        the host's publisher under the origin configured for the host's own documents (``--client-metadata-url``,
+        the publisher certificate), which the authorization server already fetches, at a path of its own (a new
+        client id, not a document the server may have cached). The server must accept it first (a control
+        authorization); otherwise, or without a publisher, the reason its cases could not be tried."""
+        publisher = self.publisher
+        if publisher is None or publisher.identity is None:
+            yield (
+                "the host's documents are published elsewhere (--client-metadata-url without the publisher), so a "
+                f"second client identity listing only {method} cannot be published under that origin (supply with "
+                "--publisher-certfile and --publisher-keyfile)"
+            )
+            return
+        identity = publisher.identity
+        callback_id = f"{method.replace('_', '-')}-{new_callback_id()}"
+        client_id = identity.callback_document_url(callback_id)
+        document = {
+            **identity.client_document(callback_id),
+            "token_endpoint_auth_methods_supported": [method],
+            "token_endpoint_auth_method": method,
+        }
+        if method == "none":
+            for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
+                document.pop(name)
+        path = urlsplit(client_id).path
+        publisher.override(path, 200, document)
+        try:
+            probe = OAuthClient(
+                "cimd", client_id, method, (identity.callback_redirect_uri(callback_id),), identity=identity
+            )
+            control = self.attempt(client=probe, exchange=False)
+            if control.accepted is not None and control.accepted.code:
+                yield probe
+            else:
+                yield (
+                    f"the authorization server refused a CIMD client listing only {method}, published at "
+                    f"{client_id}: {control.problem}"
+                )
+        finally:
+            publisher.drop_override(path)
+
     def relinker(self, account: int, attempt: FlowAttempt) -> Callable[[], FlowAttempt]:
         """Link ``account`` again with the scopes of ``attempt`` (the renewal of a token that cannot be refreshed)."""
         return lambda: self.attempt(account=account, scopes=attempt.request.scope)
@@ -653,4 +772,6 @@ __all__ = [
     "host_identity_for",
     "host_refusal",
     "make_host_client",
+    "register_connection_client",
+    "registration_need",
 ]

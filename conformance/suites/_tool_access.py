@@ -138,6 +138,17 @@ def is_read_only(tool: Mapping[str, Any]) -> bool:
     return h.get("readOnlyHint") is True and h.get("destructiveHint") is not True
 
 
+def declared_writing(tool: Mapping[str, Any]) -> bool:
+    """Declared as writing: readOnlyHint false or destructiveHint true (AUTH-TOOL-04's tools)."""
+    h = hints(tool)
+    return h.get("readOnlyHint") is False or h.get("destructiveHint") is True
+
+
+def is_mixed(tool: Mapping[str, Any]) -> bool:
+    """Declares both noauth and oauth2: anonymous use allowed, linking unlocks more (AUTH-TOOL-07)."""
+    return scheme_kinds(tool) == {"noauth", "oauth2"}
+
+
 def is_profile_tool(tool: Mapping[str, Any], vendor: str) -> bool:
     return profile_marker(tool, vendor) != "absent"
 
@@ -262,7 +273,7 @@ def call(
         if arguments is not None
         else (sample_arguments(tool.get("inputSchema")) if isinstance(tool, Mapping) else {})
     )
-    raw = raw_call(
+    raw = mcp_probe(
         http, url, "tools/call", {"name": name, "arguments": args}, token=token, headers=headers, query=query
     )
     outcome = CallOutcome(raw)
@@ -294,6 +305,46 @@ _OBTAINED: weakref.WeakKeyDictionary[HostHTTP, list[ObtainedResult]] = weakref.W
 def obtained_results(http: HostHTTP) -> list[ObtainedResult]:
     """Every tool result ``call`` obtained through ``http`` so far, in order."""
     return list(_OBTAINED.get(http, ()))
+
+
+def mcp_probe(
+    http: HostHTTP,
+    url: str,
+    method: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    token: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    query: Mapping[str, str] | None = None,
+) -> RawResult:
+    """``raw_call`` that remembers every 401 it met (AUTH-PRM-05 judges each one's challenge, whatever check
+    provoked it)."""
+    raw = raw_call(http, url, method, params, token=token, headers=headers, query=query)
+    if raw.status == 401:
+        what = f"{method} {params.get('name')!r}" if params and isinstance(params.get("name"), str) else method
+        step = "" if raw.step == "call" else f" (at {raw.step})"
+        _UNAUTHORIZED.setdefault(http, []).append(
+            Unauthorized(what + step, tuple(raw.headers.get_list("www-authenticate")), _context.current_rules_text())
+        )
+    return raw
+
+
+@dataclass(frozen=True)
+class Unauthorized:
+    """A 401 the tool server answered to a probe of the run."""
+
+    what: str  # the method (and tool) called, and the handshake step that answered when not the call itself
+    challenges: tuple[str, ...]  # its WWW-Authenticate header values, as sent
+    during: str  # the rules of the check that made the call
+
+
+# Per HostHTTP (one per run): every 401 that mcp_probe met.
+_UNAUTHORIZED: weakref.WeakKeyDictionary[HostHTTP, list[Unauthorized]] = weakref.WeakKeyDictionary()
+
+
+def unauthorized_answers(http: HostHTTP) -> list[Unauthorized]:
+    """Every 401 that ``mcp_probe`` (and so ``call``) met through ``http`` so far, in order."""
+    return list(_UNAUTHORIZED.get(http, ()))
 
 
 # -- tokens --------------------------------------------------------------------------------------------------

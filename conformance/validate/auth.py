@@ -227,18 +227,23 @@ def jwks(document: Any) -> list[Verdict]:
 # -------------------------------------------------------------------------------------------- challenges
 
 
-def scope_problems(challenge: Challenge | None, scopes_supported: Any = None) -> list[str]:
-    """AUTH-PRM-06 on a 401's Bearer challenge: it names scopes, each in ``scopes_supported`` when published."""
+def scope_problems(challenge: Challenge | None) -> list[str]:
+    """AUTH-PRM-06 on a 401's Bearer challenge: it names scopes (whether they are published is reported:
+    ``unlisted_scopes``)."""
     if challenge is None:
         return ["no Bearer challenge on a 401 (unauthenticated or invalid token), so no `scope` to read"]
-    scope = challenge.get("scope")
-    if not scope:
+    if not challenge.get("scope"):
         return ['the 401 challenge carries no scope="..." parameter']
-    if isinstance(scopes_supported, list):
-        unknown = [s for s in scope.split() if s not in scopes_supported]
-        if unknown:
-            return [f"challenge scopes {unknown} are not in scopes_supported {scopes_supported}"]
     return []
+
+
+def unlisted_scopes(challenge: Challenge | None, scopes_supported: Any) -> str | None:
+    """What AUTH-PRM-06 reports without judging: challenge scopes missing from a published ``scopes_supported``."""
+    scope = challenge.get("scope") if challenge is not None else None
+    if not scope or not isinstance(scopes_supported, list):
+        return None
+    unknown = [s for s in scope.split() if s not in scopes_supported]
+    return f"challenge scopes {unknown} are not in scopes_supported {scopes_supported} (reported)" if unknown else None
 
 
 def challenge_problems(value: str) -> tuple[list[str], list[str]]:
@@ -251,7 +256,9 @@ def challenge_problems(value: str) -> tuple[list[str], list[str]]:
     else:
         why = ""
     if not found:
-        return [f"no parseable Bearer challenge{why} (WWW-Authenticate: {value[:120]!r})"], ["no Bearer challenge"]
+        # Say which: a Bearer challenge the header holds but that does not parse is not "no Bearer challenge".
+        said = f"the Bearer challenge does not parse{why}" if why else "no Bearer challenge"
+        return [f"no parseable Bearer challenge{why} (WWW-Authenticate: {value[:120]!r})"], [said]
     first = found[0]
     prm05 = [] if first.get("resource_metadata") else ["the Bearer challenge has no resource_metadata parameter"]
     return prm05, scope_problems(first)
@@ -261,9 +268,11 @@ def challenge(value: Any, *, scopes_supported: Sequence[str] | None = None) -> l
     if not isinstance(value, str):
         return [judged("AUTH-PRM-05", [f"a challenge is header text, got {type(value).__name__}"])]
     prm05, prm06 = challenge_problems(value.strip())
+    verdict = judged("AUTH-PRM-06", prm06)
     if not prm06 and scopes_supported is not None:
-        prm06 = scope_problems(bearer_challenges(value.strip())[0], list(scopes_supported))
-    return [judged("AUTH-PRM-05", prm05), judged("AUTH-PRM-06", prm06)]
+        note = unlisted_scopes(bearer_challenges(value.strip())[0], list(scopes_supported))
+        verdict = Verdict(verdict.rule, verdict.status, note) if note else verdict
+    return [judged("AUTH-PRM-05", prm05), verdict]
 
 
 # ------------------------------------------------------------------------------------------------- tools
@@ -286,7 +295,11 @@ def tools_list(document: Any, *, vendor: str = "openai") -> list[Verdict]:
         for rule in ("AUTH-TOOL-01", "AUTH-TOOL-02", "AUTH-TOOL-06")
     ]
     tools = _tools_of(document)
-    return verdicts + declaration(tools if isinstance(tools, list) else [], vendor=vendor)
+    listed = tools if isinstance(tools, list) else []
+    undescribed = [str(t.get("name")) for t in listed if isinstance(t, Mapping) and "description" not in t]
+    if undescribed and verdicts[0].status == "passed":
+        verdicts[0] = Verdict("AUTH-TOOL-01", "passed", f"tools without a description (reported): {undescribed}")
+    return verdicts + declaration(listed, vendor=vendor)
 
 
 def tool_result(document: Any, *, tool: Mapping[str, Any] | None = None, vendor: str = "openai") -> list[Verdict]:

@@ -93,13 +93,16 @@ def test_the_stdlib_jar_runs_only_when_it_has_something_to_do(monkeypatch: pytes
     assert calls == {"extract": 1, "header": 1}  # one pass for the header, on the jar itself
 
 
-def test_host_http_keeps_a_login_session_in_the_lean_jar() -> None:
+def test_host_http_keeps_a_login_session_in_the_browsers_lean_jar_only() -> None:
     with HostHTTP(transport=httpx.MockTransport(_server)) as http:
-        assert isinstance(http._client, CookieClient)
+        browser = http.browser
+        assert isinstance(browser._client, CookieClient) and browser.browser is browser
+        browser.get("https://h/set")
+        assert browser.get("https://h/a").json() == {"cookie": "a=1"}
         http.get("https://h/set")
-        assert http.get("https://h/a").json() == {"cookie": "a=1"}
+        assert http.get("https://h/a").json() == {"cookie": None}  # the backend keeps none, learns none
         http.clear_cookies()
-        assert http.get("https://h/a").json() == {"cookie": None}
+        assert browser.get("https://h/a").json() == {"cookie": None}
 
 
 def test_redirects_are_still_followed_when_asked() -> None:

@@ -187,7 +187,7 @@ def tools_with_truth(draw: st.DrawFn) -> tuple[Any, set[str]]:
     description = draw(st.one_of(st.text(max_size=10), st.sampled_from([MISSING, None, 1, {"t": "x"}])))
     if description is not MISSING:
         tool["description"] = description
-    if not isinstance(description, str):
+    if description is not MISSING and not isinstance(description, str):
         bad.add(".description")
     input_schema, input_ok = draw(st.one_of(schemas_with_truth(), st.just((MISSING, False))))
     if input_schema is not MISSING:

@@ -344,12 +344,34 @@ def test_an_existing_session_goes_straight_to_the_callback() -> None:
     assert result.notes == ["no approve step ran (consent was not asked): the decision did not apply"]
 
 
+def test_the_backend_never_carries_the_browsers_cookies() -> None:
+    """Two user agents: the login pages' session cookie stays in the user's browser; the host's backend (token and
+    registration requests) sends none, even to the authorization server's own origin."""
+    fake = FakeAS()
+    seen: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path in ("/token", "/register"):
+            seen.append(request.headers.get("cookie"))
+            return httpx.Response(200, headers={"Set-Cookie": "backend=1; Path=/"}, json={})
+        return fake.handler(request)
+
+    client = HostHTTP(transport=httpx.MockTransport(handler), guard=UrlGuard(allow_private_network=True), retry=None)
+    result = FormDriver(http=client, steps=LoginSteps.default(), credentials=CREDS).login(auth_url(fake), REDIRECT)
+    assert result.callback_url is not None and client.browser._client.cookies.get("_session") is not None
+    client.post(f"{fake.base}/register", json={})
+    client.post(f"{fake.base}/token", data={"grant_type": "authorization_code"})
+    assert seen == [None, None]  # nor the cookie the backend's own answer set
+    client.clear_cookies()  # a fresh browser profile
+    assert client.browser._client.cookies.get("_session") is None
+
+
 def test_a_deny_starts_from_a_fresh_session() -> None:
     fake = FakeAS()
     client = client_for(fake)
     driver = FormDriver(http=client, steps=LoginSteps.default(), credentials=CREDS)
     driver.login(auth_url(fake), REDIRECT)
-    assert client._client.cookies.get("_session") is not None  # the AS session is kept, as a browser keeps it
+    assert client.browser._client.cookies.get("_session") is not None  # the browser keeps the AS session
     sessions = set(fake.sessions)
     result = driver.login(auth_url(fake, "st-d"), REDIRECT, decision="deny")
     assert result.notes == [] and result.steps == ["login", "deny consent"]

@@ -1,7 +1,8 @@
 """McpSession and raw_call against a tiny in-process MCP server (the `mcp` SDK's low-level server + uvicorn).
 
 The server has two endpoints: ``/mcp`` (stateless, JSON answers) and ``/mcp-sse`` (stateful: Mcp-Session-Id and
-text/event-stream answers). Tools come 2 per page. A bearer gate answers 401 + WWW-Authenticate to a bad token and
+text/event-stream answers), both speaking both MCP eras (the SDK's default), and ``/mcp-modern`` and ``/mcp-legacy``
+(stateless, one era only). Tools come 2 per page. A bearer gate answers 401 + WWW-Authenticate to a bad token and
 lets anonymous requests through; the ``secure`` tool then returns an auth error result with the challenge in _meta.
 """
 
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 from conformance import TargetUnreachable, UrlRefused, _context
 from conformance.host import mcp as host_mcp  # McpSession is named when a test opens one: it loads the SDK
+from conformance.host import mcp_era
 from conformance.host._guard import UrlGuard
 from conformance.host.declarations import DeclarationChecker, check_challenge_result
 from conformance.host.http import HostHTTP
@@ -151,9 +153,16 @@ def _app() -> Starlette:
             await stack.enter_async_context(stateful.run())
             yield
 
+    from conformance.reference.toolserver.app import EraGate
+
     routes = [
         Route("/mcp", _Gate(StreamableHTTPASGIApp(stateless)), methods=["GET", "POST", "DELETE"]),
         Route("/mcp-sse", _Gate(StreamableHTTPASGIApp(stateful)), methods=["GET", "POST", "DELETE"]),
+        # One era only, as the SDK's server locked to it answers the other (the reference tool server's gate).
+        *(
+            Route(f"/mcp-{era}", _Gate(EraGate(StreamableHTTPASGIApp(stateless), era)), methods=["POST", "DELETE"])
+            for era in ("modern", "legacy")
+        ),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
 
@@ -209,12 +218,17 @@ def record() -> Iterator[_context.CheckRecord]:
     _context.end()
 
 
+@pytest.mark.parametrize("era", [mcp_era.LEGACY, mcp_era.AUTO])
 @pytest.mark.parametrize("path", ["/mcp", "/mcp-sse"])
 def test_session_lists_every_page_as_sent(
-    host: HostHTTP, base_url: str, path: str, record: _context.CheckRecord
+    host: HostHTTP, base_url: str, path: str, era: str, record: _context.CheckRecord
 ) -> None:
+    mcp_era.choose(host, era)
     with host_mcp.McpSession(host, base_url + path, token=GOOD) as session:
-        assert session.initialize_result is not None and "protocolVersion" in session.initialize_result
+        if era == mcp_era.LEGACY:
+            assert session.initialize_result is not None and "protocolVersion" in session.initialize_result
+        else:  # the SDK's server speaks both eras: a current host settles on the modern one
+            assert session.initialize_result is None and session.era is not None and session.era.modern
         listing = session.list_tools()
     assert [t["name"] for t in listing.tools] == ["echo", "secure", "hostile", "filler_0", "filler_1"]
     assert listing.pages == 3 and not listing.problems
@@ -222,7 +236,17 @@ def test_session_lists_every_page_as_sent(
     assert listing.tools[1]["securitySchemes"] == [{"type": "oauth2", "scopes": ["read"]}]
     assert DeclarationChecker().check_tools(listing.tools) == []
     methods = [json.loads(e["request_body"]).get("method") for e in record.exchanges if e["request_body"]]
-    assert methods.count("tools/list") == 3 and "initialize" in methods
+    opening = "initialize" if era == mcp_era.LEGACY else "server/discover"
+    assert methods.count("tools/list") == 3 and opening in methods
+    if era == mcp_era.AUTO:
+        assert "initialize" not in methods and methods[0] == "server/discover"
+        assert any(note.startswith("MCP era: modern (2026-07-28)") for note in record.notes)
+        for exchange in record.exchanges:
+            headers = {k.lower(): v for k, v in exchange["request_headers"].items()}
+            body = json.loads(exchange["request_body"])
+            assert headers["mcp-protocol-version"] == "2026-07-28" and headers["mcp-method"] == body["method"]
+            assert body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+            assert "mcp-session-id" not in {k.lower() for k in exchange.get("response_headers") or {}}
     evidence = json.dumps(record.exchanges)
     assert GOOD not in evidence and "Bearer [REDACTED]" in evidence
 
@@ -266,9 +290,13 @@ def test_plain_http_needs_the_loopback_allowance(base_url: str) -> None:
         host_mcp.McpSession(strict, base_url + "/mcp").open()
 
 
-def test_raw_probe_shows_the_401_and_its_challenge(host: HostHTTP, base_url: str, record: _context.CheckRecord) -> None:
+@pytest.mark.parametrize(("era", "step"), [(mcp_era.LEGACY, "initialize"), (mcp_era.AUTO, "server/discover")])
+def test_raw_probe_shows_the_401_and_its_challenge(
+    host: HostHTTP, base_url: str, era: str, step: str, record: _context.CheckRecord
+) -> None:
+    mcp_era.choose(host, era)
     probe = raw_call(host, base_url + "/mcp", "tools/list", {}, token=BAD)
-    assert probe.status == 401 and probe.step == "initialize"
+    assert probe.status == 401 and probe.step == step
     assert probe.challenge is not None and probe.challenge.get("error") == "invalid_token"
     assert probe.message is None
     assert BAD not in json.dumps(record.exchanges)
@@ -276,6 +304,7 @@ def test_raw_probe_shows_the_401_and_its_challenge(host: HostHTTP, base_url: str
 
 @pytest.mark.parametrize(("path", "ctype"), [("/mcp", "application/json"), ("/mcp-sse", "text/event-stream")])
 def test_raw_call_reads_json_and_sse_answers(host: HostHTTP, base_url: str, path: str, ctype: str) -> None:
+    mcp_era.choose(host, mcp_era.LEGACY)
     probe = raw_call(host, base_url + path, "tools/call", {"name": "echo", "arguments": {"text": "x"}}, token=GOOD)
     assert probe.status == 200 and probe.step == "call" and probe.content_type == ctype
     assert probe.result["structuredContent"] == {"text": "x"}
@@ -329,6 +358,98 @@ def test_session_presents_the_mtls_client_certificate(tmp_path: Path) -> None:
             host_mcp.McpSession(tls_host, url, client_cert=material.foreign_ca.pair),
         ):
             pass
+
+
+# ----------------------------------------------------------------------------------------- MCP eras
+
+
+@pytest.mark.parametrize(("path", "era"), [("/mcp", "modern"), ("/mcp-modern", "modern"), ("/mcp-legacy", "legacy")])
+def test_the_session_settles_the_era_as_the_sdk_client_does(
+    host: HostHTTP, base_url: str, path: str, era: str, record: _context.CheckRecord
+) -> None:
+    with host_mcp.McpSession(host, base_url + path, token=GOOD) as session:
+        assert session.era is not None and session.era.name == era
+        assert session.call_tool("echo", {"text": "e"}).result is not None
+    methods = [json.loads(e["request_body"]).get("method") for e in record.exchanges if e["request_body"]]
+    assert methods[0] == "server/discover"  # always probed first, at the newest modern version
+    assert ("initialize" in methods) == (era == "legacy")
+    settled = mcp_era.known(host, base_url + path)
+    assert settled is not None and settled.name == era
+    # Raw probes then speak the settled era without probing again.
+    mark = len(record.exchanges)
+    probe = raw_call(host, base_url + path, "tools/call", {"name": "echo", "arguments": {"text": "r"}}, token=GOOD)
+    assert probe.step == "call" and probe.result is not None and probe.result["structuredContent"] == {"text": "r"}
+    posts = [e for e in record.exchanges[mark:] if e["request_body"]]
+    sent = [json.loads(e["request_body"]) for e in posts]
+    sent_methods = [m.get("method") for m in sent]
+    assert sent_methods[-1] == "tools/call" and "server/discover" not in sent_methods
+    headers = {k.lower(): v for k, v in posts[-1]["request_headers"].items()}
+    if era == "modern":
+        assert len(sent) == 1 and headers["mcp-method"] == "tools/call" and headers["mcp-name"] == "echo"
+        assert sent[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    else:
+        assert sent_methods[0] == "initialize" and "mcp-method" not in headers
+
+
+def test_a_modern_only_server_refuses_the_legacy_choice(host: HostHTTP, base_url: str) -> None:
+    mcp_era.choose(host, mcp_era.LEGACY)
+    probe = raw_call(host, base_url + "/mcp-modern", "tools/list", {}, token=GOOD)
+    assert probe.status == 400 and probe.step == "initialize"
+    assert probe.error is not None and probe.error["code"] == -32022
+    assert probe.error["data"]["supported"] == ["2026-07-28"]
+
+
+def test_raw_probe_settles_the_era_with_its_own_credentials(host: HostHTTP, base_url: str) -> None:
+    url = base_url + "/mcp-modern"
+    refused = raw_call(host, url, "tools/list", {}, token=BAD)
+    assert refused.status == 401 and refused.step == "server/discover" and mcp_era.known(host, url) is None
+    anonymous = raw_call(host, url, "tools/list", {})
+    assert anonymous.step == "call" and anonymous.result is not None
+    assert mcp_era.known(host, url) == mcp_era.modern("server/discover listed 2026-07-28")
+    # With the era settled, a bad token meets the call itself, as a current host sends it.
+    again = raw_call(host, url, "tools/list", {}, token=BAD)
+    assert again.status == 401 and again.step == "call"
+
+
+def test_the_modern_choice_adopts_without_probing(host: HostHTTP, base_url: str, record: _context.CheckRecord) -> None:
+    mcp_era.choose(host, mcp_era.MODERN)
+    with host_mcp.McpSession(host, base_url + "/mcp-modern", token=GOOD) as session:
+        assert session.list_tools().tools
+    methods = [json.loads(e["request_body"]).get("method") for e in record.exchanges if e["request_body"]]
+    assert methods == ["tools/list"] * 3
+    assert any(note == "MCP era: modern (2026-07-28); --mcp-era modern" for note in record.notes)
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "era"),
+    [
+        (200, {"result": {"supportedVersions": ["2025-11-25", "2026-07-28"]}}, "modern"),
+        (200, {"result": {"supportedVersions": ["2025-06-18"]}}, "legacy"),
+        (200, {"result": {}}, "legacy"),
+        (200, {"error": {"code": -32601, "message": "Method not found"}}, "legacy"),
+        (400, {"error": {"code": -32600, "message": "Unsupported protocol version"}}, "legacy"),
+        (400, {"error": {"code": -32022, "data": {"supported": ["2026-07-28"]}}}, "modern"),
+        (400, {"error": {"code": -32022, "data": {"supported": ["2025-11-25"]}}}, "legacy"),
+        (400, {"error": {"code": -32022, "data": {"supported": ["2027-01-01"]}}}, "modern"),
+        (404, None, "legacy"),
+        (401, None, None),
+        (403, {"error": {"code": -32600}}, None),
+        (503, None, None),
+    ],
+)
+def test_discover_answers_settle_as_the_sdk_mode_auto(status: int, message: Any, era: str | None) -> None:
+    settled = mcp_era.settle_from_discover(status, {}, message)
+    assert (settled.name if settled else None) == era
+
+
+def test_modern_requests_carry_the_routing_headers_and_envelope() -> None:
+    headers = mcp_era.modern_headers("tools/call", {"name": "résumé", "arguments": {}})
+    assert headers["Mcp-Method"] == "tools/call" and headers["Mcp-Name"].startswith("=?base64?")
+    assert "Mcp-Name" not in mcp_era.modern_headers("tools/list", {})
+    params = mcp_era.envelope({"name": "x", "_meta": {"progressToken": 1}})
+    assert params["_meta"]["progressToken"] == 1 and params["_meta"][mcp_era.META_PROTOCOL_VERSION] == "2026-07-28"
+    with pytest.raises(ValueError, match="MCP era"):
+        mcp_era.choose(object(), "2026")
 
 
 # ----------------------------------------------------------------------------------------- body parsing

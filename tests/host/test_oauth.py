@@ -535,6 +535,70 @@ def test_registration_failures_say_why(status: int, body: dict[str, Any], words:
         register_client(client_http, as_meta(registration_endpoint=None), ["https://h/cb"])
 
 
+# -- registration as hosts do it: a native loopback client, else an https redirect on an intercepted host -----
+
+LOOPBACK_CB = "http://127.0.0.1/oauth/callback/abc"
+INTERCEPTED_CB = "https://conformance-host.invalid/oauth/callback/abc"
+
+
+def registering_as(refuse: Callable[[dict[str, Any]], str | None]) -> tuple[HostHTTP, list[dict[str, Any]]]:
+    """An AS that refuses (400 invalid_redirect_uri, the reason ``refuse`` gives) or registers each metadata."""
+    sent: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        metadata = json.loads(request.content)
+        sent.append(metadata)
+        why = refuse(metadata)
+        if why:
+            return httpx.Response(400, json={"error": "invalid_redirect_uri", "error_description": why})
+        return httpx.Response(201, json={**metadata, "client_id": f"c{len(sent)}"})
+
+    return http(handler), sent
+
+
+def test_a_loopback_redirect_is_registered_as_a_native_client() -> None:
+    client_http, sent = registering_as(lambda m: None)
+    client = ClientRegistry().get_or_register(client_http, as_meta(), [LOOPBACK_CB])
+    assert sent[0]["application_type"] == "native" and client.redirect_uris == (LOOPBACK_CB,)
+    register_client(client_http, as_meta(), [INTERCEPTED_CB])
+    assert "application_type" not in sent[1]  # an https redirect: a web client, the default
+
+
+def test_a_refused_redirect_is_registered_in_its_other_form_and_the_evidence_holds_both() -> None:
+    web_only = "web clients require https redirect URIs"
+    client_http, sent = registering_as(lambda m: web_only if m["redirect_uris"][0].startswith("http:") else None)
+    registry = ClientRegistry()
+    _context.begin(["AUTH-ASM-07"])  # registered while another check set the host's client up
+    try:
+        client = registry.get_or_register(client_http, as_meta(), [LOOPBACK_CB])
+    finally:
+        _context.end()
+    assert [m["redirect_uris"] for m in sent] == [[LOOPBACK_CB], [INTERCEPTED_CB]]
+    assert client.redirect_uris == (INTERCEPTED_CB,) and registry.registrations == 1
+    assert registry.get_or_register(client_http, as_meta(), [LOOPBACK_CB]) is client  # kept under the URIs asked
+    assert [e["status"] for e in registry.evidence(client)] == [400, 201]
+    client_http, sent = registering_as(
+        lambda m: "native clients only" if m["redirect_uris"][0].startswith("https:") else None
+    )
+    other = ClientRegistry().get_or_register(client_http, as_meta(), [INTERCEPTED_CB])
+    assert other.redirect_uris == (LOOPBACK_CB,) and sent[1]["application_type"] == "native"
+
+
+def test_a_server_refusing_both_forms_says_what_it_refused() -> None:
+    client_http, sent = registering_as(lambda m: "no")
+    with pytest.raises(oauth.RegistrationRefused) as caught:
+        ClientRegistry().get_or_register(client_http, as_meta(), [LOOPBACK_CB])
+    assert len(sent) == 2
+    assert "the loopback redirect http://127.0.0.1/oauth/callback/abc as a native client" in caught.value.message
+    assert "https://conformance-host.invalid/oauth/callback/abc on a host name the harness intercepts" in (
+        caught.value.message
+    )
+    broken = http(lambda r: httpx.Response(500, json={"error": "server_error"}))
+    with pytest.raises(RegistrationError) as failed:  # a failing endpoint is no refusal of the host's choice
+        ClientRegistry().get_or_register(broken, as_meta(), [LOOPBACK_CB])
+    assert not isinstance(failed.value, oauth.RegistrationRefused)
+
+
 # -- how the host identifies itself (AUTH-ASM-05) --------------------------------------------------------------
 
 
@@ -569,3 +633,17 @@ def test_identify_client_says_what_each_way_lacked() -> None:
     assert "DCR: no registration_endpoint" in info.value.message
     with pytest.raises(ConfigError):
         identify_client(http(lambda r: httpx.Response(500)), meta, me, redirect, mode="magic")
+
+
+def test_a_token_refusal_without_an_oauth_error_shows_what_the_server_said() -> None:
+    """A 403 whose body has no OAuth `error` member (a CSRF guard, a framework's own error) is described with the
+    start of its body, not as a bare "403"."""
+    body = {"code": "MISSING_OR_NULL_ORIGIN", "message": "Missing or null Origin"}
+    described = oauth.TokenResult(httpx.Response(403, json=body), body, "none").describe()
+    assert described.startswith("403, no OAuth error member: ") and "MISSING_OR_NULL_ORIGIN" in described
+    standard = {"error": "invalid_grant", "error_description": "bad verifier"}
+    assert (
+        oauth.TokenResult(httpx.Response(400, json=standard), standard, "none").describe()
+        == "400 invalid_grant (bad verifier)"
+    )
+    assert oauth.TokenResult(httpx.Response(500, text=""), None, "none").describe() == "500"

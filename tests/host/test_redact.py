@@ -495,3 +495,37 @@ def test_the_last_pass_scrubs_each_distinct_string_once() -> None:
     assert sorted(scrubbed) == sorted(
         {"results", "evidence", "url", exchange["url"], "late-secret-0a1b2c", "same", "n"}
     )
+
+
+def test_the_names_of_how_a_token_is_presented_are_no_secrets() -> None:
+    """token_endpoint_auth_method, the token endpoint's URL and token_type are evidence a reviewer needs: never
+    masked, while the secrets beside them are."""
+    from conformance.host.exchange import Exchange
+
+    redactor = Redactor()
+    sent = {"redirect_uris": ["http://127.0.0.1/cb"], "token_endpoint_auth_method": "client_secret_post"}
+    got = {"client_id": "abc", "client_secret": "s3cr3t-value", "token_endpoint_auth_method": "client_secret_post"}
+    exchange = Exchange.capture(
+        redactor,
+        method="POST",
+        url="https://as.test/register",
+        request_headers={"content-type": "application/json"},
+        request_body=json.dumps(sent).encode(),
+        status=201,
+        response_headers={"content-type": "application/json"},
+        response_body=json.dumps(got).encode(),
+    ).to_json()
+    assert '"token_endpoint_auth_method": "client_secret_post"' in exchange["request_body"]
+    assert '"client_secret": "[REDACTED]"' in exchange["response_body"]
+    assert '"token_endpoint_auth_method": "client_secret_post"' in exchange["response_body"]
+    form = b"token_type_hint=access_token&token=abcdef123456&token_endpoint=https%3A%2F%2Fas.test%2Ftoken"
+    revoked = Exchange.capture(
+        redactor,
+        method="POST",
+        url="https://as.test/revoke",
+        request_headers={"content-type": "application/x-www-form-urlencoded"},
+        request_body=form,
+        status=200,
+    ).to_json()
+    assert "token_type_hint=access_token" in revoked["request_body"] and "abcdef123456" not in revoked["request_body"]
+    assert "token_endpoint=https" in revoked["request_body"]

@@ -89,9 +89,14 @@ def run_settings(started: Started) -> dict[str, str]:
     """The harness run's environment: the stack's settings and, for a stack served over TLS, OpenSSL's default trust
     store narrowed to the stack's own CA (SSL_CERT_FILE). A run only ever talks to its loopback stack, which that CA
     signs and which it trusts anyway (CONFORMANCE_CA_BUNDLE); the system store would cost every TLS context the run
-    builds ~17 ms of CPU parsing some 150 certificates it never uses (2 per auth run, 1 per profile run)."""
-    ca_bundle = started.settings.get("CONFORMANCE_CA_BUNDLE")
-    return {**started.settings, "SSL_CERT_FILE": ca_bundle} if ca_bundle else started.settings
+    builds ~17 ms of CPU parsing some 150 certificates it never uses (2 per auth run, 1 per profile run).
+    ``MATRIX_MCP_ERA`` (auto, legacy, modern) is the run's ``--mcp-era``: the reference tool server speaks both eras,
+    so by default its cases run in the modern one, and ``MATRIX_MCP_ERA=legacy`` runs them in the legacy one."""
+    settings = dict(started.settings)
+    if os.environ.get("MATRIX_MCP_ERA"):  # the tool server's cases in that MCP era (default auto: the modern one)
+        settings["CONFORMANCE_MCP_ERA"] = os.environ["MATRIX_MCP_ERA"]
+    ca_bundle = settings.get("CONFORMANCE_CA_BUNDLE")
+    return {**settings, "SSL_CERT_FILE": ca_bundle} if ca_bundle else settings
 
 
 def observe_alone(case: Case, root: Path, shared: SharedServices) -> dict[str, Any] | Exception:

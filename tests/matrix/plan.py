@@ -15,6 +15,8 @@ that the mutant leaves the rules of its target's OTHER suites alone, e.g. that a
 passes the profile suite: a mutant that also broke a rule of a suite it does not list would go unnoticed here (the
 mutant would be imprecise, the checks would not be wrong). The reference case still runs every suite, so a check
 of any suite that fails a correct target is still caught, and every rule's mutant still must fail it.
+The reference tool server serves both MCP eras and the host speaks the modern one when offered: the tool server's
+cases run in the modern era (2026-07-28); ``MATRIX_MCP_ERA=legacy`` runs them in the legacy one (conftest.run_settings).
 A mutant added to any service's ``mutants.toml`` becomes a case without touching this file.
 """
 

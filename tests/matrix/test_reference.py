@@ -36,9 +36,10 @@ def test_reference_passes_every_rule(demo_run: tuple[int, Path, str], case: Case
     result = reference_run(demo_run, case)
     statuses = result.statuses()
     assert set(statuses) == case.rules, describe(result)
-    # Rules about the harness itself are proven by the project's tests, not by a target: never passed here.
+    # Rules about the harness itself are proven by the project's tests, not by a target: skipped here, or passed by
+    # a check that shows the host's behaviour in the run.
     not_passed = {rule for rule, status in statuses.items() if status != "passed"}
-    assert not_passed == case.rules & set(HARNESS_RULES), describe(result)
+    assert not_passed <= case.rules & set(HARNESS_RULES), describe(result)
     assert not result.with_status("failed", "warning", "error", "blocked"), describe(result)
 
 

@@ -39,7 +39,7 @@ def test_sdk_client_lists_tools_and_calls_the_profile_tool(auth_stack: Stack, al
     calls: list[tuple[str, dict[str, Any]]] = [("get_profile", {}), ("get_profile", {})]
     tools, (profile, again) = anyio.run(_session_calls, auth_stack, alice_tokens["access_token"], calls)
     by_name = {tool.name: tool for tool in tools.tools}
-    assert set(by_name) == {"search_docs", "list_orders", "cancel_order", "get_profile"}
+    assert set(by_name) == {"search_docs", "list_orders", "list_products", "cancel_order", "get_profile"}
     assert by_name["get_profile"].meta == {
         "openai/profile": True,
         "securitySchemes": [{"type": "oauth2", "scopes": ["tools.read"]}],

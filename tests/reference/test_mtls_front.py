@@ -1,8 +1,8 @@
 """The reference tool server's mTLS front: real handshakes with the harness's test PKI against a tiny upstream.
 
-The host's certificate gets through to the upstream; no certificate, a wrong SAN, another CA's leaf and a leaf
-without the clientAuth EKU do not; the ``ts-mtls-accept-wrong-san`` mutant lets the wrong SAN through and still
-refuses the rest.
+The host's certificate and a second leaf of the intermediate with the same SAN get through to the upstream; no
+certificate, a wrong SAN, another CA's leaf and a leaf without the clientAuth EKU do not; each front mutant lets
+exactly its case through (or, pinning, refuses the second leaf).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ async def _upstream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) 
     writer.close()
 
 
-async def _answers(pki: Any, check_san: bool, san_prefix: bool = False) -> dict[str, Any]:
+async def _answers(pki: Any, check_san: bool, san_prefix: bool = False, **defects: bool) -> dict[str, Any]:
     material, ca_file, cert_file, key_file, no_eku_file = pki
     upstream_port, front_port = free_port(), free_port()
     upstream_ssl = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -69,10 +69,12 @@ async def _answers(pki: Any, check_san: bool, san_prefix: bool = False) -> dict[
         upstream_ca=str(ca_file),
         check_san=check_san,
         san_prefix=san_prefix,
+        **defects,
     )
     listener = await front.start("127.0.0.1", front_port)
     cases = {
         "good": material.good.pair,
+        "second": material.second.pair,
         "none": None,
         "wrong_san": material.wrong_san.pair,
         "foreign_ca": material.foreign_ca.pair,
@@ -102,8 +104,8 @@ async def _answers(pki: Any, check_san: bool, san_prefix: bool = False) -> dict[
 
 def test_only_the_hosts_certificate_gets_through(pki: Any) -> None:
     answers = asyncio.run(_answers(pki, check_san=True))
-    assert answers["good"] == (200, "upstream")
-    refused = {name: answer for name, answer in answers.items() if name != "good"}
+    assert answers["good"] == answers["second"] == (200, "upstream")
+    refused = {name: answer for name, answer in answers.items() if name not in ("good", "second")}
     assert all(isinstance(answer, str) for answer in refused.values()), refused
 
 
@@ -119,3 +121,15 @@ def test_san_prefix_mutant_accepts_a_name_extending_the_configured_one(pki: Any)
     assert answers["good"] == (200, "upstream")
     assert answers["san_extended"] == (200, "upstream")
     assert all(isinstance(answers[name], str) for name in ("none", "wrong_san", "foreign_ca", "no_eku")), answers
+
+
+def test_pinning_mutant_refuses_a_second_leaf(pki: Any) -> None:
+    answers = asyncio.run(_answers(pki, check_san=True, pin_first_leaf=True))
+    assert answers["good"] == (200, "upstream")
+    assert isinstance(answers["second"], str), answers
+
+
+def test_any_purpose_mutant_accepts_a_leaf_without_client_auth(pki: Any) -> None:
+    answers = asyncio.run(_answers(pki, check_san=True, any_purpose=True))
+    assert answers["good"] == answers["second"] == answers["no_eku"] == (200, "upstream")
+    assert all(isinstance(answers[name], str) for name in ("none", "wrong_san", "foreign_ca")), answers

@@ -61,6 +61,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-expects-other-audience": {
         "orders",
         "insufficient_scope",
+        "scope_error",
         "scope_suffix",
         "blank_id",
         "same_id_across_tokens",
@@ -68,7 +69,7 @@ FOOTPRINT: dict[str, set[str]] = {
         "id_after_display_change",
         *PROFILE_CALLS,
     },
-    "ts-skip-audience": {"aud", "aud_origin"},
+    "ts-skip-audience": {"aud", "aud_origin", "mixed_aud"},
     "ts-accept-alg-none": {"alg_none"},
     "ts-ignore-signature": {
         "tampered",
@@ -79,10 +80,11 @@ FOOTPRINT: dict[str, set[str]] = {
         "embedded_jwk",
         "hs256_public_key",
     },
-    "ts-skip-exp": {"expired", "exp_string", "expired_profile"},
+    "ts-skip-exp": {"expired", "exp_string", "expired_profile", "mixed_expired"},
     "ts-skip-nbf": {"nbf", "nbf_string"},
     "ts-skip-iss": {"wrong_iss", "iss_upper", "iss_slash"},
-    "ts-skip-scope": {"insufficient_scope", "scope_suffix"},
+    "ts-skip-scope": {"insufficient_scope", "scope_error", "scope_suffix"},
+    "ts-scope-error-invalid-token": {"scope_error"},
     "ts-scope-substring": {"scope_suffix"},
     "ts-accept-query-token": {"query_token"},
     "ts-any-auth-scheme": {"other_scheme"},
@@ -100,7 +102,9 @@ FOOTPRINT: dict[str, set[str]] = {
     # Lives in the mTLS front (mtls_front.py), not in the app: proven by tests/reference/test_mtls_front.py.
     "ts-mtls-accept-wrong-san": set(),
     "ts-mtls-san-prefix": set(),
-    "ts-omit-meta-challenge": META,
+    "ts-mtls-pin-first-leaf": set(),
+    "ts-mtls-accept-server-eku": set(),
+    "ts-omit-meta-challenge": META | {"scope_error"},
     "ts-challenge-without-description": META | UNAUTHORIZED,
     "ts-no-www-authenticate": UNAUTHORIZED,
     "ts-no-challenge-scope": META | UNAUTHORIZED,
@@ -110,7 +114,9 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-anonymous-list-orders": {"anon_list_orders"},
     "ts-anonymous-cancel": {"decl:cancel_order", "anon_cancel"},
     "ts-bad-security-schemes": {"decl:search_docs"},
-    "ts-tool-without-description": {"decl:search_docs"},
+    "ts-tool-description-not-string": {"decl:search_docs"},
+    "ts-mixed-refuses-anonymous": {"anon_mixed"},
+    "ts-wrong-audience-as-anonymous": {"aud", "aud_origin", "mixed_aud"},
     "ts-bad-output": {"orders"},
     "ts-profile-marker-string": {"decl:get_profile"},
     "ts-profile-two-markers": {"decl:search_docs"},
@@ -126,13 +132,18 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-id-email-digest": {"id_derivation", "id_after_display_change"},
     "ts-profile-id-email-base64": {"id_derivation", "id_after_display_change"},
     "ts-profile-placeholder": {"anon_profile"},
-    "ts-profile-guest-on-expired": {"expired", "expired_profile"},
+    "ts-profile-guest-on-expired": {"expired", "expired_profile", "mixed_expired"},
     "ts-empty-query-token-as-user": {"empty_query_token"},
     "ts-profile-invented-fields": {"profile_no_nickname"},
     "ts-profile-null-field": {"profile_no_nickname"},
     "ts-profile-blank-id-invents": {"blank_id"},
     "ts-profile-blank-field": {"profile_no_nickname"},
     "ts-profile-id-follows-display": {"id_after_display_change"},
+    "ts-authorizes-by-mcp-name": {"routed_name"},
+    # Every probe that is not initialize is served on its token's claims: each token that fails verification.
+    "ts-token-checked-at-initialize-only": UNAUTHORIZED
+    - {"query_token", "bad_header", "other_scheme", "query_over_header"}
+    | {"expired_profile", "mixed_expired", "mixed_aud"},
 }
 
 
@@ -258,6 +269,14 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         seen["insufficient_scope"] = call_shape(
             await call("cancel_order", keys.token(scope="tools.read"), {"order_id": "ord_1001"})
         )
+        lacking = await call("cancel_order", keys.token(scope="tools.read"), {"order_id": "ord_1001"})
+        challenges = (lacking.get("_meta") or {}).get("mcp/www_authenticate") or [""]
+        seen["scope_error"] = next((p for p in challenges[0].split(", ") if p.startswith("error=")), None)
+        seen["anon_mixed"] = call_shape(await call("list_products"))
+        seen["mixed_aud"] = call_shape(await call("list_products", keys.token(aud="https://127.0.0.1:8443/alt")))
+        seen["mixed_expired"] = call_shape(
+            await call("list_products", keys.token(exp=int(time.time()) - 60, iat=int(time.time()) - 400))
+        )
         seen["scope_suffix"] = call_shape(
             await call("cancel_order", keys.token(scope="tools.read tools.writex"), {"order_id": "ord_1001"})
         )
@@ -291,6 +310,27 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
             headers=ACCEPT,
         )
         seen["empty_query_token"] = empty_query.status_code
+        # A modern-era (2026-07-28) anonymous call of an oauth2-only tool whose Mcp-Name header names an open one.
+        envelope = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        routed = await client.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "list_orders", "arguments": {}, "_meta": envelope},
+            },
+            headers={
+                **ACCEPT,
+                "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/call",
+                "mcp-name": "search_docs",
+            },
+        )
+        seen["routed_name"] = routed.status_code, "structuredContent" in (routed.json().get("result") or {})
         answer = await client.post(
             f"/mcp?access_token={alice}",
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
@@ -369,8 +409,12 @@ def test_reference_behaves(reference: dict[str, Any]) -> None:
             "resource_documentation": "https://127.0.0.1:8443/docs",
         },
     )
+    assert reference["routed_name"] == (400, False)  # HEADER_MISMATCH: the SDK checks Mcp-Name against the body
     assert reference["decl:get_profile"]["_meta"]["openai/profile"] is True
     assert reference["decl:cancel_order"]["securitySchemes"] == [{"type": "oauth2", "scopes": ["tools.write"]}]
+    assert reference["scope_error"] == 'error="insufficient_scope"'
+    assert reference["anon_mixed"] == (None, False, True, None)
+    assert reference["mixed_aud"] == reference["mixed_expired"] == (401, None, False, None)
 
 
 def test_every_toolserver_mutant_has_a_footprint() -> None:

@@ -22,6 +22,20 @@ from conformance.suites.auth.test_reauth import scope_sets
 from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 from tests._serving import serve_http
 
+# The runs below certify a tool server at https://127.0.0.1:1/mcp, where nothing listens: their stubs stand for
+# everything the checks read, so the target is taken as given (without this, the harness finds nothing answering
+# there and skips every check for want of a reachable target).
+TARGET_AS_GIVEN = """
+
+@pytest.fixture(scope="session")
+def tool_server_target(conformance_settings):
+    return conformance_settings.target("tool_server")
+"""
+
+
+def makeconftest(pytester: pytest.Pytester, source: str) -> None:
+    pytester.makeconftest("import pytest\n" + source + TARGET_AS_GIVEN)
+
 
 def _jwt(exp: float) -> str:
     return jwt.encode({"sub": "alice", "exp": int(exp), "iat": int(time.time())}, "k" * 32, algorithm="HS256")
@@ -139,7 +153,7 @@ def link_account():
 
 
 def test_prof_08_is_not_passed_after_two_of_its_three_cases(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(PROF_08_STUBS)
+    makeconftest(pytester, PROF_08_STUBS)
     pytester.makepyfile(test_ids="from conformance.suites.profile.test_ids import test_id_is_stable")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_ids.py"
@@ -148,6 +162,24 @@ def test_prof_08_is_not_passed_after_two_of_its_three_cases(pytester: pytest.Pyt
     assert result["rule"] == "PROF-08" and result["status"] == "skipped", result
     assert "a token refresh (no refresh token was issued)" in result["message"]
     assert "cases run: a new connection, a scope upgrade" in result["message"]
+
+
+def test_prof_08_upgrades_beyond_the_requested_scopes_when_the_tool_needs_them_all(pytester: pytest.Pytester) -> None:
+    """The profile tool needs every scope the host requests: the upgrade asks for one the authorization server
+    advertises beyond them (as AUTH-REAUTH-01 does), instead of skipping with "nothing to add"."""
+    stubs = PROF_08_STUBS.replace('("openid", "profile:read", "files")', '("openid", "profile:read")').replace(
+        "scopes=SimpleNamespace(scopes=",
+        "as_metadata=SimpleNamespace(scopes_supported=['openid', 'profile:read', 'files:write']), "
+        "scopes=SimpleNamespace(scopes=",
+    )
+    makeconftest(pytester, stubs)
+    pytester.makepyfile(test_ids="from conformance.suites.profile.test_ids import test_id_is_stable")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_ids.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert "cases run: a new connection, a scope upgrade" in result["message"], result
+    assert "after a scope upgrade (openid profile:read → openid profile:read files:write)" in result["message"]
 
 
 # -- a summary rule cannot fail where its parts were skipped ---------------------------------------------------
@@ -182,14 +214,18 @@ def anonymous():
     [
         (
             {"resource_metadata": "https://rs/.well-known", "error": "invalid_token", "error_description": "login"},
-            "passed",
+            "skipped",
         ),
         ({"resource_metadata": "https://rs/.well-known"}, "skipped"),
     ],
     ids=["401-with-error-and-description", "401-bare"],
 )
-def test_chal_02_judges_an_endpoint_level_401(pytester: pytest.Pytester, params: dict[str, str], status: str) -> None:
-    pytester.makeconftest(CHAL_STUBS.replace("PARAMS", repr(params)))
+def test_chal_02_is_never_more_decided_than_chal_01(
+    pytester: pytest.Pytester, params: dict[str, str], status: str
+) -> None:
+    """The summary of PRM-01, TOOL-02 and CHAL-01: an endpoint-level 401 is no runtime error result, so with
+    CHAL-01 skipped the summary is skipped too, whatever that 401's challenge carries."""
+    makeconftest(pytester, CHAL_STUBS.replace("PARAMS", repr(params)))
     pytester.makepyfile(
         test_chal="""
 import pytest
@@ -207,6 +243,7 @@ def published(monkeypatch):
     results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
     assert results["AUTH-CHAL-01"]["status"] == "skipped"
     assert results["AUTH-CHAL-02"]["status"] == status, results["AUTH-CHAL-02"]
+    assert "as AUTH-CHAL-01 needs" in results["AUTH-CHAL-02"]["message"]
 
 
 # -- endpoint-wide protection gets the token attack suite ------------------------------------------------------
@@ -271,7 +308,7 @@ def linked_account(tool_server_target):
 
 @pytest.mark.usefixtures("mcp_sdk")  # the token checks load the SDK in the run
 def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pytester, endpoint_protected: str) -> None:
-    pytester.makeconftest(TOKEN_STUBS)
+    makeconftest(pytester, TOKEN_STUBS)
     pytester.makepyfile(
         test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, "
         "test_valid_token_is_accepted, test_missing_or_malformed_authorization, test_tampered_token_is_refused"
@@ -341,7 +378,7 @@ def first_link():
 
 
 def test_a_predefined_client_is_judged_and_nothing_is_registered(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(DCR_STUBS.replace("KIND", "predefined"))
+    makeconftest(pytester, DCR_STUBS.replace("KIND", "predefined"))
     pytester.makepyfile(
         test_dcr="from conformance.suites.auth.test_dcr import connection_client, test_registration_returns_a_client, "
         "test_registered_client_stays_valid"
@@ -396,7 +433,7 @@ def as_metadata():
     ],
 )
 def test_a_dcr_only_server_needs_no_publisher(pytester: pytest.Pytester, flags: tuple[str, ...], redirect: str) -> None:
-    pytester.makeconftest(IDENTITY_STUBS)
+    makeconftest(pytester, IDENTITY_STUBS)
     pytester.makepyfile(
         test_identity=f"""
 def test_identity(host_identity):
@@ -447,7 +484,7 @@ def linked_account():
 
 
 def test_flow_06_judges_that_the_code_works_once_not_the_error_code(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(FLOW_06_STUBS)
+    makeconftest(pytester, FLOW_06_STUBS)
     pytester.makepyfile(test_flow="from conformance.suites.auth.test_flow import test_code_works_once")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_flow.py"
@@ -471,12 +508,12 @@ def profiles(conformance_settings):
 """
 
 
-@pytest.mark.parametrize(("login", "status"), [("vendor.tester@example.com", "warning"), ("", "skipped")])
+@pytest.mark.parametrize(("login", "status"), [("vendor.tester@example.com", "failed"), ("", "skipped")])
 def test_prof_10_compares_the_login_email_and_never_passes_on_nothing(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, login: str, status: str
 ) -> None:
     monkeypatch.setenv("CONFORMANCE_TEST_USER", login)
-    pytester.makeconftest(PROF_10_STUBS)
+    makeconftest(pytester, PROF_10_STUBS)
     pytester.makepyfile(test_result="from conformance.suites.profile.test_result import test_id_encodes_no_identity")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_result.py"
@@ -508,7 +545,7 @@ def linked_account():
 
 
 def test_tool_05_skip_names_what_would_let_it_run(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(TOOL_05_STUBS)
+    makeconftest(pytester, TOOL_05_STUBS)
     pytester.makepyfile(
         test_tools="from conformance.suites.auth.test_tools import test_structured_content_matches_output_schema"
     )
@@ -555,7 +592,7 @@ def connection_client():
 
 
 def _dcr_02(pytester: pytest.Pytester, refresh: str) -> dict[str, Any]:
-    pytester.makeconftest(DCR_02_STUBS.replace("REFRESH = None", f"REFRESH = {refresh}"))
+    makeconftest(pytester, DCR_02_STUBS.replace("REFRESH = None", f"REFRESH = {refresh}"))
     pytester.makepyfile(test_dcr="from conformance.suites.auth.test_dcr import test_registered_client_stays_valid")
     pytester.runpytest(
         "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_dcr.py"
@@ -587,7 +624,8 @@ def test_dcr_02_fails_a_refresh_refused_with_invalid_client(pytester: pytest.Pyt
 def test_no_profile_tool_hint_names_a_remedy_that_can_work(
     pytester: pytest.Pytester, meta: dict[str, Any], option: str
 ) -> None:
-    pytester.makeconftest(
+    makeconftest(
+        pytester,
         f"""
 import pytest
 from conformance.host.declarations import DeclarationChecker
@@ -597,7 +635,7 @@ from conformance.suites._tool_access import Listing
 def listing():
     tool = {{"name": "whoami", "inputSchema": {{"type": "object"}}, "_meta": {meta!r}}}
     return Listing([tool], [], [], DeclarationChecker(vendor="openai"), False)
-"""
+""",
     )
     pytester.makepyfile(
         test_profile="""
@@ -617,7 +655,8 @@ def test_uses_the_profile_tool(profile_tool):
 
 
 def test_a_dcr_host_is_not_incomplete_for_want_of_a_cimd_publisher(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
+    makeconftest(
+        pytester,
         """
 import pytest
 from types import SimpleNamespace
@@ -630,7 +669,7 @@ def linker():
 @pytest.fixture(scope="session")
 def first_link():
     return None
-"""
+""",
     )
     pytester.makepyfile(
         test_cimd="""
@@ -674,7 +713,8 @@ def test_a_predefined_client_defaults_to_the_as_first_method() -> None:
 
 
 def test_a_refused_predefined_client_is_a_configuration_need_not_a_failure(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(
+    makeconftest(
+        pytester,
         """
 import httpx
 import pytest
@@ -688,7 +728,7 @@ def first_link():
     client = OAuthClient("predefined", "c", "client_secret_basic", client_secret="s")
     return FlowAttempt(request=None, client=client, token=token,
                        need=("a predefined client the authorization server accepts", "CONFORMANCE_CLIENT_SECRET"))
-"""
+""",
     )
     pytester.makepyfile(test_flow="from conformance.suites.auth.test_flow import test_token_request_returns_bearer")
     pytester.runpytest(
@@ -702,7 +742,8 @@ def first_link():
 
 @pytest.mark.usefixtures("mcp_sdk")  # the token checks load the SDK in the run
 def test_endpoint_wide_insufficient_scope_is_judged(pytester: pytest.Pytester, endpoint_protected: str) -> None:
-    pytester.makeconftest(
+    makeconftest(
+        pytester,
         TOKEN_STUBS
         + """
 from conformance.host.challenge import Challenge
@@ -724,10 +765,11 @@ def link_account():
 @pytest.fixture(scope="session")
 def harness_issuer_or_none():
     return None  # no harness issuer: the nearly-right scope cases are not tried, the named one decides
-"""
+""",
     )
     pytester.makepyfile(
-        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, test_insufficient_scope"
+        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, scope_probe, "
+        "test_insufficient_scope"
     )
     pytester.runpytest(
         "-p",
@@ -768,7 +810,7 @@ def anonymous():
 def test_conditional_tool_rules_are_not_passed_on_nothing(pytester: pytest.Pytester) -> None:
     """AUTH-TOOL-04 with no tool that is not read-only, AUTH-TOOL-02 with no declaration, AUTH-TOOL-06 with no
     profile marker: nothing to judge is skipped, never passed (h12-findings F9)."""
-    pytester.makeconftest(READ_ONLY_LISTING)
+    makeconftest(pytester, READ_ONLY_LISTING)
     pytester.makepyfile(
         test_tools="from conformance.suites.auth.test_tools import test_tools_that_write_are_not_anonymous, "
         "test_security_schemes, test_profile_marker_is_boolean"
@@ -780,3 +822,90 @@ def test_conditional_tool_rules_are_not_passed_on_nothing(pytester: pytest.Pytes
     assert set(results) == {"AUTH-TOOL-02", "AUTH-TOOL-04", "AUTH-TOOL-06"}
     for rule, result in results.items():
         assert result["status"] == "skipped" and not result["incomplete"], (rule, result)
+
+
+ISS_03_STUBS = """
+from types import SimpleNamespace
+from conformance.host.asmeta import AsMetadata
+from conformance.host.oauth import AuthorizationRequest, parse_callback
+from conformance.suites.auth.client import Declined
+from conformance.suites._linking import FlowAttempt
+
+ISSUER = "https://as.test"
+
+def auth_request():
+    return AuthorizationRequest("https://as.test/authorize", "c", "http://127.0.0.1/oauth/callback", None, "openid",
+                                ISSUER, True)
+
+@pytest.fixture(scope="session")
+def as_metadata():
+    return AsMetadata(expected_issuer=ISSUER, url=ISSUER + "/.well-known", via="oauth",
+                      document={"issuer": ISSUER, "authorization_response_iss_parameter_supported": True})
+
+@pytest.fixture(scope="session")
+def first_link():
+    request = auth_request()
+    callback = parse_callback(f"{request.redirect_uri}?code=c&state={request.state}&iss=https%3A%2F%2Fas.test")
+    return FlowAttempt(request=request, client=SimpleNamespace(), callback=callback)
+
+@pytest.fixture(scope="session")
+def declined():
+    request = auth_request()  # the AS omits iss from its error redirect: AUTH-ISS-02's defect
+    callback = parse_callback(f"{request.redirect_uri}?error=access_denied&state={request.state}")
+    return Declined(request=request, login=None, callback=callback)
+"""
+
+
+def test_iss_03_is_the_hosts_rule_and_never_charges_the_server_twice(pytester: pytest.Pytester) -> None:
+    """An authorization server omitting iss from an error redirect: the host refuses it, which is what AUTH-ISS-03
+    asks of the host; the server's defect is AUTH-ISS-02's alone, so AUTH-ISS-03 passes and says so."""
+    makeconftest(pytester, ISS_03_STUBS)
+    pytester.makepyfile(test_iss="from conformance.suites.auth.test_iss import test_host_refuses_what_rfc_9207_refuses")
+    pytester.runpytest(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_iss.py"
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "AUTH-ISS-03" and result["status"] == "passed", result
+    assert "the host refused the error response (iss_missing)" in result["message"], result
+    assert "judged under AUTH-ISS-01/02" in result["message"]
+    assert "self-test" in result["message"]
+
+
+@pytest.mark.usefixtures("mcp_sdk")  # the token checks load the SDK in the run
+def test_tok_06_says_the_alt_resource_was_refused_not_missing(
+    pytester: pytest.Pytester, endpoint_protected: str
+) -> None:
+    """--alt-resource given, the authorization server refuses to issue a token for it, no harness issuer: the skip
+    says what happened to the option given and names what is left (harness-issued tokens), not --alt-resource."""
+    makeconftest(
+        pytester,
+        TOKEN_STUBS
+        + """
+@pytest.fixture(scope="session")
+def harness_issuer():
+    return None
+
+class Linker:
+    def request(self, **kw):
+        return SimpleNamespace(**kw)
+    def attempt(self, request=None, **kw):
+        return SimpleNamespace(ok=False, token=None, problem="invalid_target: resource not allowed")
+
+@pytest.fixture(scope="session")
+def linker():
+    return Linker()
+""",
+    )
+    pytester.makepyfile(
+        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, "
+        "test_token_for_another_audience_is_refused"
+    )
+    alt = "https://other.example/mcp"
+    pytester.runpytest(
+        *("-p", "no:cacheprovider", "--report-dir", "out", "--target-url", endpoint_protected),
+        *("--allow-insecure-loopback", "--alt-resource", alt, "test_tok.py"),
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "AUTH-TOK-06" and result["status"] == "skipped", result
+    assert f"--alt-resource was given: no token for {alt}: invalid_target" in result["need"], result
+    assert result["option"] and "--alt-resource" not in result["option"], result

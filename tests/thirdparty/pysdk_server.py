@@ -178,7 +178,29 @@ def login_page(ticket: str, error: str = "") -> HTMLResponse:
     )
 
 
-def authorization_server(provider: InMemoryProvider) -> Starlette:
+SESSION_COOKIE = "vendor_session"
+BACK_CHANNEL = ("/token", "/register", "/revoke")
+
+
+class CsrfGuard:
+    """What a session-based authorization server does against cross-site requests (better-auth's origin check): a
+    POST that carries the user's session cookie must come from a page of the server's own origin (an ``Origin``
+    header), else 403. A host's backend sends no cookie and passes; one that forwards the browser's cookies fails."""
+
+    def __init__(self, app: Any, issuer: str) -> None:
+        self.app, self.issuer = app, issuer
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in BACK_CHANNEL:
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            if "cookie" in headers and headers.get("origin") != self.issuer:
+                body = {"code": "MISSING_OR_NULL_ORIGIN", "message": "Missing or null Origin"}
+                await JSONResponse(body, status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def authorization_server(provider: InMemoryProvider, session_cookie: bool = False) -> Any:
     async def login(request: Request) -> Response:
         if request.method == "GET":
             return login_page(request.query_params.get("ticket", ""))
@@ -189,7 +211,10 @@ def authorization_server(provider: InMemoryProvider) -> Starlette:
         target = provider.complete_login(ticket)
         if target is None:
             return login_page("", "This sign-in request has expired")
-        return RedirectResponse(target, status_code=302)
+        answer = RedirectResponse(target, status_code=302)
+        if session_cookie:  # the user stays signed in at the authorization server, as a browser session
+            answer.set_cookie(SESSION_COOKIE, secrets.token_urlsafe(16), httponly=True, samesite="lax")
+        return answer
 
     async def introspect(request: Request) -> Response:
         form = await request.form()
@@ -220,7 +245,8 @@ def authorization_server(provider: InMemoryProvider) -> Starlette:
         Route("/login", login, methods=["GET", "POST"]),
         Route("/introspect", introspect, methods=["POST"]),
     ]
-    return Starlette(routes=routes)
+    app = Starlette(routes=routes)
+    return CsrfGuard(app, provider.issuer) if session_cookie else app
 
 
 class IntrospectionVerifier(TokenVerifier):
@@ -285,7 +311,7 @@ async def serve(args: argparse.Namespace) -> None:
     user, password = os.environ["VENDOR_USER"], os.environ["VENDOR_PASSWORD"]
     provider = InMemoryProvider(issuer, args.resource, user, password, args.access_ttl)
     apps = [
-        (authorization_server(provider), args.as_port),
+        (authorization_server(provider, args.session_cookie), args.as_port),
         (resource_server(issuer, args.resource[0], args.cafile, args.check_audience), args.rs_port),
     ]
     servers = [
@@ -316,6 +342,11 @@ def main() -> None:
     parser.add_argument("--check-audience", action="store_true")
     parser.add_argument("--access-ttl", type=int, default=ACCESS_TTL, help="access token lifetime (seconds)")
     parser.add_argument("--plain-http", action="store_true", help="no TLS: a development server on loopback")
+    parser.add_argument(
+        "--session-cookie",
+        action="store_true",
+        help="sign-in sets a session cookie, and POSTs to /token, /register, /revoke carrying one need an Origin",
+    )
     asyncio.run(serve(parser.parse_args()))
 
 

@@ -8,7 +8,10 @@ registered beforehand (here through the same /register endpoint, as an admin con
 with --client-registration predefined, --client-id and CONFORMANCE_CLIENT_SECRET; and ``short-tokens``: the
 audience-checking server issuing 8-second access tokens, so that AUTH-TOK-05 waits one out (on a throwaway token)
 while every other check keeps a usable session (refresh, else a new link); and ``local``: the audience-checking
-server over plain HTTP on loopback, certified with --allow-insecure-loopback (PASSED LOCALLY at best).
+server over plain HTTP on loopback, certified with --allow-insecure-loopback (PASSED LOCALLY at best); and
+``session-cookie``: the audience-checking server whose sign-in page leaves a session cookie and whose back-channel
+endpoints refuse a POST carrying a cookie without an Origin (a CSRF guard, as better-auth has): a host whose backend
+never holds the browser's cookies certifies it as cleanly as ``audience``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from tests.thirdparty._support import (
     HERE,
     TEST_PASSWORD,
     TEST_USER,
+    HarnessRun,
     Pki,
     assert_pinned,
     free_port,
@@ -47,6 +51,7 @@ TABLES = {
     "predefined": PYSDK_PREDEFINED,
     "short-tokens": PYSDK_SHORT_TOKENS,
     "local": PYSDK_LOCAL,
+    "session-cookie": PYSDK_AUDIENCE,
 }
 
 
@@ -63,7 +68,7 @@ class PySdkTarget:
     config: str
 
 
-@pytest.fixture(scope="module", params=["audience", "default", "predefined", "short-tokens", "local"])
+@pytest.fixture(scope="module", params=["audience", "default", "predefined", "short-tokens", "local", "session-cookie"])
 def pysdk_target(
     request: pytest.FixtureRequest, pki: Pki, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[PySdkTarget]:
@@ -79,6 +84,8 @@ def pysdk_target(
         argv += ["--access-ttl", "8"]
     if request.param == "local":
         argv.append("--plain-http")
+    if request.param == "session-cookie":
+        argv.append("--session-cookie")
     env = {"VENDOR_USER": TEST_USER, "VENDOR_PASSWORD": TEST_PASSWORD}
     log = tmp_path_factory.mktemp("pysdk") / "server.log"
     with running(argv, ports=[as_port, rs_port], log=log, env=env, module="tests.thirdparty.pysdk_server"):
@@ -104,17 +111,35 @@ def register_client(issuer: str, ca_file: Path) -> tuple[str, str]:
     return str(client["client_id"]), str(client["client_secret"])
 
 
+# The SDK's server speaks both MCP eras: the host certifies it on its modern side (README, "MCP eras"); the legacy
+# side of the audience-checking server gets the same verdicts.
+SPOKEN = {"auto": ["modern (2026-07-28)"], "legacy": ["legacy (2025-06-18)"]}
+
+
 def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path) -> None:
-    extra: list[str] = []
+    run = _certify(pysdk_target, pki, tmp_path, "auto")
+    assert run.report["config"]["mcp_era_spoken"] == SPOKEN["auto"]
+    assert_pinned(run, TABLES[pysdk_target.config])
+
+
+@pytest.mark.parametrize("pysdk_target", ["audience"], indirect=True)
+def test_the_legacy_side_gets_the_same_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path) -> None:
+    run = _certify(pysdk_target, pki, tmp_path, "legacy")
+    assert run.report["config"]["mcp_era_spoken"] == SPOKEN["legacy"]
+    assert_pinned(run, TABLES[pysdk_target.config])
+
+
+def _certify(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path, era: str) -> HarnessRun:
+    extra: list[str] = ["--mcp-era", era]
     env: dict[str, str] = {}
     if pysdk_target.config == "predefined":
         client_id, secret = register_client(pysdk_target.issuer, pki.ca)
-        extra = ["--client-registration", "predefined", f"--client-id={client_id}"]  # an id may start with "-"
+        extra += ["--client-registration", "predefined", f"--client-id={client_id}"]  # an id may start with "-"
         extra += ["--client-auth-method", "client_secret_post"]
         env = {"CONFORMANCE_CLIENT_SECRET": secret}
     if pysdk_target.config == "local":
-        extra = ["--allow-insecure-loopback"]
-    run = run_harness(
+        extra += ["--allow-insecure-loopback"]
+    return run_harness(
         tmp_path,
         [
             "--target-url",
@@ -129,7 +154,6 @@ def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_pat
         ],
         env,
     )
-    assert_pinned(run, TABLES[pysdk_target.config])
 
 
 @pytest.mark.parametrize("pysdk_target", ["audience"], indirect=True)

@@ -51,4 +51,5 @@ def test_ts_sdk_example_verdicts(ts_target: TsTarget, tmp_path: Path) -> None:
             ts_target.alt_resource,
         ],
     )
+    assert run.report["config"]["mcp_era_spoken"] == ["legacy (2025-06-18)"]  # no server/discover: legacy only
     assert_pinned(run, TS_SDK_OAUTH if ts_target.flag == "--oauth" else TS_SDK_OAUTH_STRICT)

@@ -56,6 +56,16 @@ NO_SCOPED_TOOL = Verdict(
     "AUTH-TOK-08 names 'a token lacking a tool's required scope'; no tool declares scopes and the endpoint's 401 "
     "challenge names none (contract, Errors: 'optionally scope=\"<scope_list>\"'), so no required scope is known.",
 )
+NO_SCOPE_REFUSAL = Verdict(
+    "skipped",
+    "AUTH-TOK-10 judges 'that refusal' of AUTH-TOK-08, which has no token lacking a known required scope to send "
+    "(no tool declares scopes and the endpoint's 401 challenge names none).",
+)
+NO_MIXED_TOOL = Verdict(
+    "skipped",
+    "AUTH-TOOL-07 judges 'a tool declaring both noauth and oauth2'; no tool declares securitySchemes (contract, "
+    "Authentication 6: 'Declaring both means anonymous use is allowed and linking unlocks more').",
+)
 NO_DECLARED_TOOL = Verdict(
     "skipped",
     "AUTH-TOOL-03 judges tools declared noauth only or oauth2 only; no tool declares securitySchemes (contract, "
@@ -68,7 +78,8 @@ NO_DECLARATION = Verdict(
 )
 NO_WRITING_TOOL = Verdict(
     "skipped",
-    "AUTH-TOOL-04 judges 'A tool that is not read-only'; every tool here is annotated readOnlyHint: true.",
+    "AUTH-TOOL-04 judges 'A tool declared as writing (readOnlyHint: false or destructiveHint: true)'; no tool here "
+    "declares either (a tool without readOnlyHint is reported, not judged).",
 )
 NO_PROFILE_MARKER = Verdict(
     "skipped",
@@ -100,7 +111,7 @@ NO_PROFILE_TOOL = Verdict(
 AUDIENCE_NOT_CHECKED = Verdict(
     "failed",
     "A token the AS issued for another resource (--alt-resource) was accepted: AUTH-TOK-06 'A token for another "
-    "audience → 401'; contract, Authentication 2 'performs every check itself on each request: … audience or "
+    "audience is refused'; contract, Authentication 2 'performs every check itself on each request: … audience or "
     "resource claim'; Errors: 'wrong audience … HTTP 401'.",
 )
 PROFILE_RULES = ids("PROF-02 PROF-03 PROF-04 PROF-05 PROF-06 PROF-07 PROF-08 PROF-09 PROF-10 PROF-11 PROF-12 PROF-13")
@@ -109,7 +120,10 @@ LINKED_SKIPS = {
     "AUTH-TOK-05": LONG_TOKENS,
     "AUTH-TOK-07": NO_TEST_ISSUER,
     "AUTH-TOK-08": NO_SCOPED_TOOL,
+    "AUTH-TOK-10": NO_SCOPE_REFUSAL,
     "AUTH-TOOL-02": NO_DECLARATION,
+    "AUTH-TOOL-04": NO_WRITING_TOOL,
+    "AUTH-TOOL-07": NO_MIXED_TOOL,
     "AUTH-TOOL-03": NO_DECLARED_TOOL,
     "AUTH-CHAL-01": NO_IN_CALL_FAILURE,
     "AUTH-CHAL-02": NO_LINKING_TOOL,
@@ -184,7 +198,6 @@ TS_SDK_OAUTH_STRICT = Pinned(
 _PYSDK = {
     **LINKED_SKIPS,
     **DCR_ONLY,
-    "AUTH-TOOL-04": NO_WRITING_TOOL,
     "AUTH-TOOL-06": NO_PROFILE_MARKER,
     **dict.fromkeys(PROFILE_RULES, NO_PROFILE_TOOL),
 }

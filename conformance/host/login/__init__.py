@@ -2,8 +2,10 @@
 
 - ``form``: declarative steps (as the OpenID suite's browser configuration): on a page whose URL matches ``match``
   (and that has what ``requires``/``form``/``click`` name), fill fields and submit or click. Executed over HTTP
-  with a stdlib HTML form parser; cookies live in the HTTP client's jar. Redirects are followed within the
-  authorization server's origin until one leads to the ``redirect_uri``: that one is returned, never followed.
+  with a stdlib HTML form parser, by the user's browser (``HostHTTP.browser``): its cookies live in that client's
+  jar, never in the host's backend (which sends registration and token requests without them). Redirects are
+  followed within the authorization server's origin until one leads to the ``redirect_uri``: that one is returned,
+  never followed.
 - ``browser``: the same steps in headless Chromium through Playwright (optional: :class:`BrowserUnavailable` when
   Playwright or Chromium is missing, which a suite turns into a skip).
 - ``manual``: print the URL, then wait (bounded) for the callback on the publisher's route.

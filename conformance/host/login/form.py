@@ -24,8 +24,10 @@ from conformance.host.login.steps import MAX_PAGES, MAX_STEP_REPEATS, Credential
 class FormDriver:
     """Declarative steps over HTTP. Stays on the authorization endpoint's origin (plus ``allowed_origins``).
 
-    Cookies are the HTTP client's: a second authorization reuses the AS session like a browser would. A ``deny``
-    starts from a fresh session (an earlier grant would skip the consent page), as does ``fresh_session``.
+    The pages are fetched by the user's browser (``http.browser``), never by the host's backend: its cookies (the AS
+    session) stay there, and a second authorization reuses that session like a browser would, while the backend's
+    registration and token requests carry none. A ``deny`` starts from a fresh session (an earlier grant would skip
+    the consent page), as does ``fresh_session``.
     """
 
     http: HostHTTP
@@ -57,7 +59,9 @@ class FormDriver:
             headers = {"Accept": "text/html,application/xhtml+xml"}
             if data is not None:
                 headers["Content-Type"] = "application/x-www-form-urlencoded"
-            response = self.http.request(method, url, data=data, headers=headers, retry=None, metadata_driven=True)
+            response = self.http.browser.request(
+                method, url, data=data, headers=headers, retry=None, metadata_driven=True
+            )
             shown = self.http.redactor.url(url)
             result.visited.append(f"{method} {shown} → {response.status_code}")
             result.final_status, result.final_url = response.status_code, url

@@ -67,6 +67,8 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
         f"{TEST_ISSUER}=file:{jwks_file}",
     ]
     argv += ctx.mutant_args(MUTANTS)
+    if ctx.mcp_era != "both":
+        argv += ["--mcp-era", ctx.mcp_era]
     mtls_dir, mtls_port = ctx.data_dir / "mtls", ctx.port()
     material = make_mtls_material(mtls_dir, MTLS_DNS_NAME)
     argv += ["--mtls-port", str(mtls_port), "--mtls-trust", str(material.intermediate_file)]

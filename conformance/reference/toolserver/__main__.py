@@ -25,6 +25,12 @@ def main(argv: list[str] | None = None) -> None:
         help="an extra issuer to trust and its JWKS (https: or file: URL); repeatable",
     )
     parser.add_argument("--vendor", default="openai", help="vendor prefix of the profile marker")
+    parser.add_argument(
+        "--mcp-era",
+        choices=["both", "legacy", "modern"],
+        default="both",
+        help="the MCP eras served: both (default), legacy (initialize) or modern (2026-07-28) only",
+    )
     parser.add_argument("--mtls-port", type=int, help="also serve an mTLS front on this port (AUTH-MTLS-01)")
     parser.add_argument("--mtls-trust", help="the connector intermediate CA client certificates must chain to")
     parser.add_argument("--mtls-dns-name", help="the SAN dnsName client certificates must carry")
@@ -41,6 +47,7 @@ def main(argv: list[str] | None = None) -> None:
         vendor=args.vendor,
         admin_key=os.environ.get("CONFORMANCE_REFERENCE_ADMIN_KEY") or None,
         defects=frozenset(args.mutant),
+        mcp_era=args.mcp_era,
     )
     server = uvicorn.Server(uvicorn.Config(create_app(config), **uvicorn_options(args)))
     if not args.mtls_port:
@@ -56,6 +63,8 @@ def main(argv: list[str] | None = None) -> None:
         upstream_ca=args.ca_file,
         check_san="ts-mtls-accept-wrong-san" not in args.mutant,
         san_prefix="ts-mtls-san-prefix" in args.mutant,
+        pin_first_leaf="ts-mtls-pin-first-leaf" in args.mutant,
+        any_purpose="ts-mtls-accept-server-eku" in args.mutant,
     )
 
     async def serve() -> None:

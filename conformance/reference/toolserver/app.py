@@ -1,7 +1,8 @@
 """The reference MCP tool server: the `mcp` SDK's low-level server over streamable HTTP, behind our own bearer gate.
 
 Why not the SDK's built-in auth: it makes the whole endpoint require a token, while the contract wants mixed
-access (``search_docs`` anonymous, the other tools behind OAuth, with the challenge in the tool result). So the gate
+access (``search_docs`` anonymous, ``list_products`` anonymous with more for a linked account, the other tools
+behind OAuth, with the challenge in the tool result). So the gate
 here lets anonymous requests through, answers 401 + ``WWW-Authenticate`` to a presented-but-bad token, and tool
 handlers decide per tool (``securitySchemes``), returning ``isError`` results with ``_meta["mcp/www_authenticate"]``.
 
@@ -29,13 +30,14 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from conformance.reference.toolserver.profiles import Profile, ProfileStore
 from conformance.reference.toolserver.verifier import JwtVerifier, Principal, TokenError
 
 PRINCIPAL_KEY = "conformance.principal"
 LAPSED_KEY = "conformance.lapsed"  # ts-profile-guest-on-expired: the request carried an expired token
+ROUTED_KEY = "conformance.routed"  # ts-authorizes-by-mcp-name: the Mcp-Name header named a tool open to anyone
 TOOL_SCOPES = ["tools.read", "tools.write"]
 PROFILE_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -62,6 +64,12 @@ ORDER_SCHEMA: dict[str, Any] = {
 DEV_PRINCIPAL = Principal(
     issuer="dev", subject="dev-user", scopes=frozenset(TOOL_SCOPES), client_id=None, claims={"sub": "dev-user"}
 )
+PRODUCTS: list[dict[str, Any]] = [
+    {"sku": "nb-blue", "name": "Blue notebook", "price_cents": 1250},
+    {"sku": "lamp-desk", "name": "Desk lamp", "price_cents": 3999},
+    {"sku": "pencils-12", "name": "Pencil set", "price_cents": 599},
+]
+MEMBER_DISCOUNT_PERCENT = 10
 DOCS = [
     {"title": "Getting started", "url": "https://docs.example.test/start"},
     {"title": "Orders and cancellations", "url": "https://docs.example.test/orders"},
@@ -79,6 +87,7 @@ class ToolServerConfig:
     vendor: str = "openai"
     admin_key: str | None = None  # enables /_reference/* hooks when set
     defects: frozenset[str] = frozenset()
+    mcp_era: str = "both"  # the MCP eras served: both (the SDK's default), legacy or modern
 
     @property
     def mcp_path(self) -> str:
@@ -96,22 +105,33 @@ class ToolServerConfig:
         return f"{self.origin}/.well-known/oauth-protected-resource{suffix}"
 
 
-async def _lift_security_schemes(ctx: Any, call_next: Any) -> Any:
+def _wire_tools(defects: frozenset[str]) -> Any:
     """Server middleware: copy ``_meta.securitySchemes`` to the tool's top level on the wire.
 
     ``securitySchemes`` is a field of the contract (Apps-SDK style), not of the MCP schema, and the SDK's
-    per-version serializer drops unknown fields; a middleware's returned dict goes out as it is.
+    per-version serializer drops unknown fields; a middleware's returned dict goes out as it is (so is the
+    ``ts-tool-description-not-string`` defect, which the SDK's model would not let through).
     """
-    result = await call_next(ctx)
-    if ctx.method == "tools/list" and isinstance(result, dict):
-        tools = [
-            {**tool, "securitySchemes": tool["_meta"]["securitySchemes"]}
-            if isinstance(tool.get("_meta"), dict) and "securitySchemes" in tool["_meta"]
-            else tool
-            for tool in result.get("tools", [])
-        ]
-        result = {**result, "tools": tools}
-    return result
+
+    async def lift(ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "tools/list" and isinstance(result, dict):
+            tools = [
+                {**tool, "securitySchemes": tool["_meta"]["securitySchemes"]}
+                if isinstance(tool.get("_meta"), dict) and "securitySchemes" in tool["_meta"]
+                else tool
+                for tool in result.get("tools", [])
+            ]
+            if "ts-tool-description-not-string" in defects:
+                # A multi-line description serialized as its list of lines.
+                tools = [
+                    {**t, "description": t["description"].split(": ")} if t.get("name") == "search_docs" else t
+                    for t in tools
+                ]
+            result = {**result, "tools": tools}
+        return result
+
+    return lift
 
 
 def _quote(value: str) -> str:
@@ -148,6 +168,31 @@ LIST_ORDERS: dict[str, Any] = {
     "description": "List the signed-in customer's orders.",
     "input_schema": _closed_object({"status": {"type": "string", "enum": ["open", "shipped", "cancelled"]}}),
     "output_schema": _closed_object({"orders": {"type": "array", "items": ORDER_SCHEMA}}, ["orders"]),
+    "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
+}
+
+# Declares noauth and oauth2: anyone may browse; a linked account sees its member prices.
+LIST_PRODUCTS: dict[str, Any] = {
+    "name": "list_products",
+    "description": "List the product catalogue; a signed-in customer sees member prices.",
+    "input_schema": _closed_object({}),
+    "output_schema": _closed_object(
+        {
+            "products": {
+                "type": "array",
+                "items": _closed_object(
+                    {
+                        "sku": {"type": "string"},
+                        "name": {"type": "string"},
+                        "price_cents": {"type": "integer", "minimum": 0},
+                    },
+                    ["sku", "name", "price_cents"],
+                ),
+            },
+            "member_prices": {"type": "boolean"},
+        },
+        ["products", "member_prices"],
+    ),
     "annotations": mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False),
 }
 
@@ -198,6 +243,8 @@ class ToolServer:
             return [{"type": "noauth"}]
         if name == "list_orders":
             return [{"type": "oauth2", "scopes": ["tools.read"]}]
+        if name == "list_products":
+            return [{"type": "noauth"}, {"type": "oauth2", "scopes": ["tools.read"]}]
         if name == "cancel_order":
             if "ts-anonymous-cancel" in self.defects:
                 return [{"type": "noauth"}, {"type": "oauth2", "scopes": ["tools.write"]}]
@@ -209,6 +256,8 @@ class ToolServer:
     def anonymous_allowed(self, name: str) -> bool:
         if name == "list_orders" and "ts-anonymous-list-orders" in self.defects:
             return True
+        if name == "list_products" and "ts-mixed-refuses-anonymous" in self.defects:
+            return False  # the runtime forgot the noauth half of its declaration
         if name == self.profile_tool_name:
             # The declaration may lie (a mutant); the runtime rule does not, except in the placeholder mutant.
             return "ts-profile-placeholder" in self.defects
@@ -229,13 +278,11 @@ class ToolServer:
         two_markers = "ts-profile-two-markers" in self.defects
         search = {**SEARCH_DOCS, "meta": {profile_key: True} if two_markers else None}
         profile = self._profile_declaration(profile_key)
-        tools: list[dict[str, Any]] = [search, dict(LIST_ORDERS), dict(CANCEL_ORDER), profile]
+        tools: list[dict[str, Any]] = [search, dict(LIST_ORDERS), dict(LIST_PRODUCTS), dict(CANCEL_ORDER), profile]
         declared: list[mt.Tool] = []
         for spec in tools:
-            if spec["name"] == "search_docs" and "ts-tool-without-description" in self.defects:
-                spec = {k: v for k, v in spec.items() if k != "description"}
             schemes = self.security(spec["name"])
-            # In _meta for clients that drop unknown fields; lifted to the top level by _lift_security_schemes.
+            # In _meta for clients that drop unknown fields; lifted to the top level by _wire_tools.
             meta = {**(spec.pop("meta", None) or {}), "securitySchemes": schemes}
             declared.append(mt.Tool(**spec, _meta=meta))
         return declared
@@ -267,10 +314,13 @@ class ToolServer:
         return mt.ListToolsResult(tools=self.declarations())
 
     # ------------------------------------------------------------------ calls
-    async def call(self, name: str, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any], principal: Principal | None, *, routed_open: bool = False
+    ) -> mt.CallToolResult:
         handlers = {
             "search_docs": self._search_docs,
             "list_orders": self._list_orders,
+            "list_products": self._list_products,
             "cancel_order": self._cancel_order,
             self.profile_tool_name: self._get_profile,
         }
@@ -278,7 +328,7 @@ class ToolServer:
         if handler is None:
             return mt.CallToolResult(content=[mt.TextContent(type="text", text=f"unknown tool {name}")], is_error=True)
         required = self.token_scopes(name)
-        if principal is None and not self.anonymous_allowed(name):
+        if principal is None and not self.anonymous_allowed(name) and not routed_open:
             return self.auth_error(
                 "invalid_token", f"Sign in to use {name}: this tool needs a linked account.", " ".join(required)
             )
@@ -288,9 +338,9 @@ class ToolServer:
             granted = " ".join(sorted(principal.scopes))
             missing = [s for s in required if s not in granted]
         if missing and "ts-skip-scope" not in self.defects:
-            return self.auth_error(
-                "insufficient_scope", f"{name} needs the scope {' '.join(missing)}.", " ".join(required)
-            )
+            # ts-scope-error-invalid-token: the refusal stands, but its challenge names the wrong error.
+            error = "invalid_token" if "ts-scope-error-invalid-token" in self.defects else "insufficient_scope"
+            return self.auth_error(error, f"{name} needs the scope {' '.join(missing)}.", " ".join(required))
         return await handler(arguments, principal)
 
     @staticmethod
@@ -323,6 +373,19 @@ class ToolServer:
             for order in orders:
                 order["total_cents"] = f"{order['total_cents'] / 100:.2f}"
         return self._result({"orders": orders})
+
+    async def _list_products(self, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
+        member = principal is not None
+        products = [
+            {
+                **p,
+                "price_cents": p["price_cents"] * (100 - MEMBER_DISCOUNT_PERCENT) // 100
+                if member
+                else p["price_cents"],
+            }
+            for p in PRODUCTS
+        ]
+        return self._result({"products": products, "member_prices": member})
 
     async def _cancel_order(self, arguments: dict[str, Any], principal: Principal | None) -> mt.CallToolResult:
         order_id = arguments.get("order_id")
@@ -441,16 +504,49 @@ class BearerGate:
             try:
                 principal = await self.verifier.verify(token)
             except TokenError as exc:
+                if "ts-token-checked-at-initialize-only" in self.server.defects:
+                    body, receive = await _buffered(receive)
+                    unverified = None if _rpc_method(body) == "initialize" else _unverified_principal(token)
+                    if unverified is not None:
+                        # Authorization settled once per session at the handshake: later requests are trusted to
+                        # carry the token that passed it, so their claims are read without checking them.
+                        scope[PRINCIPAL_KEY] = unverified
+                        await self.app(scope, receive, send)
+                        return
                 if "ts-profile-guest-on-expired" in self.server.defects and str(exc) == "token expired":
                     # A lapsed session passes as anonymous (tools still refuse it; the profile tool shows a guest).
                     scope[PRINCIPAL_KEY], scope[LAPSED_KEY] = None, True
+                    await self.app(scope, receive, send)
+                    return
+                if "ts-wrong-audience-as-anonymous" in self.server.defects and "another resource" in str(exc):
+                    # A token for another resource is taken as "not ours": the request goes on as anonymous.
+                    scope[PRINCIPAL_KEY] = None
                     await self.app(scope, receive, send)
                     return
                 bare = "ts-bare-401-on-bad-signature" in self.server.defects and "signature" in str(exc)
                 await self._deny(send, 401, "invalid_token", str(exc), challenge=not bare)
                 return
         scope[PRINCIPAL_KEY] = principal
+        if principal is None and "ts-authorizes-by-mcp-name" in self.server.defects:
+            receive = await self._route_by_name(scope, receive)
         await self.app(scope, receive, send)
+
+    async def _route_by_name(self, scope: Scope, receive: Receive) -> Receive:
+        """ts-authorizes-by-mcp-name: an anonymous modern request whose ``Mcp-Name`` names a tool open to anyone is
+        let through to whatever tool its body calls; the header is then set to the body's name, so the SDK never
+        sees the two disagree."""
+        headers = Request(scope).headers
+        routed = headers.get("mcp-name")
+        if routed is None or not self.server.anonymous_allowed(routed):
+            return receive
+        body, receive = await _buffered(receive)
+        params = _rpc_message(body).get("params")
+        called = params.get("name") if isinstance(params, dict) else None
+        if isinstance(called, str):
+            scope[ROUTED_KEY] = True
+            kept = [(k, v) for k, v in scope["headers"] if k != b"mcp-name"]
+            scope["headers"] = [*kept, (b"mcp-name", called.encode())]
+        return receive
 
     async def _deny(self, send: Send, status: int, error: str, description: str, challenge: bool = True) -> None:
         headers = {"content-type": "application/json"}
@@ -462,6 +558,102 @@ class BearerGate:
 
 async def _no_receive() -> dict[str, Any]:
     return {"type": "http.disconnect"}
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The whole request body, and a ``receive`` that replays it to the app behind."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, replay
+
+
+def _rpc_message(body: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _rpc_method(body: bytes) -> str | None:
+    method = _rpc_message(body).get("method")
+    return method if isinstance(method, str) else None
+
+
+def _unverified_principal(token: str) -> Principal | None:
+    """The principal a token's claims name, read without any check (the ts-token-checked-at-initialize-only
+    defect); None when the token is not a JWT at all."""
+    import jwt
+
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None
+    scope = claims.get("scope")
+    return Principal(
+        issuer=str(claims.get("iss", "")),
+        subject=str(claims.get("sub", "")),
+        scopes=frozenset(scope.split()) if isinstance(scope, str) else frozenset(),
+        client_id=claims.get("client_id") if isinstance(claims.get("client_id"), str) else None,
+        claims=claims,
+    )
+
+
+MODERN_VERSIONS = ("2026-07-28",)
+
+
+class EraGate:
+    """ASGI wrapper of the MCP endpoint serving one MCP era only (``legacy`` or ``modern``; ``both`` passes all).
+
+    A request's era is its ``MCP-Protocol-Version`` header (the SDK routes the same way): a modern version is the
+    modern era, anything else (or none) the legacy one. A modern-only server refuses the legacy era as the SDK does
+    on a connection locked modern: 400 with JSON-RPC ``-32022`` naming the versions it serves. A legacy-only server
+    refuses a modern version as pre-2026 servers do: 400 ``-32600`` "Unsupported protocol version".
+    """
+
+    def __init__(self, app: Any, era: str) -> None:
+        self.app = app
+        self.era = era
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.era == "both" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        version = Request(scope).headers.get("mcp-protocol-version")
+        modern = version in MODERN_VERSIONS
+        if modern == (self.era == "modern"):
+            await self.app(scope, receive, send)
+            return
+        body, receive = await _buffered(receive)
+        message = _rpc_message(body)
+        params = message.get("params")
+        requested = version or (params.get("protocolVersion") if isinstance(params, dict) else None)
+        if self.era == "modern":
+            error: dict[str, Any] = {
+                "code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": list(MODERN_VERSIONS), "requested": requested},
+            }
+        else:
+            error = {"code": -32600, "message": f"Bad Request: Unsupported protocol version: {requested}"}
+        answer = JSONResponse({"jsonrpc": "2.0", "id": message.get("id"), "error": error}, 400)
+        await answer(scope, receive, send)
 
 
 # Tool-server defects that are the verifier's (mutant name -> JwtVerifier defect flag).
@@ -503,12 +695,13 @@ def _session_manager(tools: ToolServer) -> StreamableHTTPSessionManager:
         principal = ctx.request.scope.get(PRINCIPAL_KEY) if ctx.request is not None else None
         if params.name == tools.profile_tool_name and ctx.request is not None and ctx.request.scope.get(LAPSED_KEY):
             return ToolServer._result({"id": "guest", "name": "Guest"})  # ts-profile-guest-on-expired
-        return await tools.call(params.name, dict(params.arguments or {}), principal)
+        routed = bool(ctx.request.scope.get(ROUTED_KEY)) if ctx.request is not None else False
+        return await tools.call(params.name, dict(params.arguments or {}), principal, routed_open=routed)
 
     server: Server[Any] = Server(
         "conformance-reference-toolserver", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool
     )
-    server.middleware.append(_lift_security_schemes)
+    server.middleware.append(_wire_tools(tools.defects))
     return StreamableHTTPSessionManager(
         app=server,
         stateless=True,
@@ -575,7 +768,7 @@ def create_app(config: ToolServerConfig) -> Starlette:
     tools = ToolServer(config)
     verifier = _verifier(config)
     manager = _session_manager(tools)
-    mcp_endpoint = BearerGate(StreamableHTTPASGIApp(manager), tools, verifier)
+    mcp_endpoint = BearerGate(EraGate(StreamableHTTPASGIApp(manager), config.mcp_era), tools, verifier)
 
     async def protected_resource(request: Request) -> Response:
         if "ts-prm-missing" in config.defects:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Blocked, needs
+from conformance import Blocked
 from conformance._outcomes import rules_of
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites.auth.client import Declined
@@ -16,25 +16,12 @@ def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
     """The user declines consent (AUTH-ISS-02/03): the error response, parsed."""
     if first_link.callback is None:
         raise Blocked(first_link.rule or "AUTH-FLOW-01", first_link.problem or "no authorization response")
-    request = linker.request()
-    login, callback = linker.authorize(request, decision="deny")
-    if callback is None:
-        raise Blocked("AUTH-FLOW-01", f"declining consent led nowhere: {login.stopped}")
-    if not callback.is_error:
-        # The AS redirected back with a code although the user meant to decline: it showed no page to decline
-        # (consent skipped or remembered for this client). A steps file cannot add a page the AS never shows (a
-        # page the steps did not recognise stops the login instead), so the remedy is on the AS's side.
-        needs(
-            "an error authorization response: the authorization server granted the request without a consent page "
-            "the user could decline",
-            "an authorization server (or test client) configured to ask for consent on every authorization",
-        )
-    return Declined(request, login, callback)
+    return Declined(*linker.decline())
 
 
-# Rules judged over everything the run obtained (every successful authorization response, every tool result):
-# their checks run after all others, the profile suite's included.
-JUDGED_LAST = frozenset({"AUTH-ISS-01", "AUTH-TOOL-05"})
+# Rules judged over everything the run obtained (every successful authorization response, every tool result, every
+# 401 and every in-call auth error of a tool call): their checks run after all others, the profile suite's included.
+JUDGED_LAST = frozenset({"AUTH-CHAL-01", "AUTH-ISS-01", "AUTH-PRM-05", "AUTH-TOOL-05"})
 
 
 @pytest.hookimpl(trylast=True)

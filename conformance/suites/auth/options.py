@@ -39,6 +39,7 @@ OPTIONS: list[OptionSpec] = [
         "client_metadata_url",
         "public https origin where the host's CIMD documents and JWKS are reachable by the authorization server "
         "(default: the harness serves them itself on 127.0.0.1; see `conformance cimd export`)",
+        kind="url",
     ),
     OptionSpec(
         "client_key",
@@ -105,6 +106,7 @@ OPTIONS: list[OptionSpec] = [
     OptionSpec(
         "alt_resource",
         "a second resource the authorization server issues tokens for and the target must refuse (AUTH-TOK-06)",
+        kind="url",
     ),
     OptionSpec(
         "max_expiry_wait",

@@ -33,12 +33,15 @@ def test_metadata_is_served(host_http: HostHTTP, prm_discovery: PrmDiscovery) ->
 @rule("AUTH-ASM-02")
 def test_issuer_is_identical(as_metadata: AsMetadata) -> None:
     as_metadata.require_issuer_match()
+    issuer = as_metadata.document.get("issuer")
+    observe(f"issuer {issuer!r} at {as_metadata.url} is the listed {as_metadata.expected_issuer!r}")
 
 
 @rule("AUTH-ASM-03")
 def test_s256_is_advertised(as_metadata: AsMetadata) -> None:
     problems = s256_problems(as_metadata.document)
     expect(not problems, "; ".join(problems))
+    observe(f"code_challenge_methods_supported: {as_metadata.document.get('code_challenge_methods_supported')!r}")
 
 
 @rule("AUTH-ASM-04")

@@ -14,18 +14,11 @@ from conformance.config import Settings
 from conformance.host.asmeta import AsMetadata
 from conformance.host.http import HostHTTP
 from conformance.host.oauth import ClientRegistry, OAuthClient, TokenEndpoint
-from conformance.suites._linking import FlowAttempt, Linker, blocked_by
+from conformance.suites._linking import FlowAttempt, Linker, blocked_by, register_connection_client
 
 
 def _register(host_http: HostHTTP, linker: Linker, registry: ClientRegistry, settings: Settings) -> OAuthClient:
-    host = linker.host
-    return registry.get_or_register(
-        host_http,
-        host.as_metadata,
-        [host.redirect.redirect_uri],
-        identity=host.identity,
-        method=settings.get("client_auth_method"),
-    )
+    return register_connection_client(host_http, linker.host, registry, settings)
 
 
 def registration_refused(settings: Settings, linker: Linker) -> str | None:

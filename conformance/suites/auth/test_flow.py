@@ -18,9 +18,8 @@ import jwt
 from conformance import Blocked, _context, expect, fail, observe, rule
 from conformance._exceptions import TargetUnreachable
 from conformance._verdicts import NeedsUnmet
-from conformance.host.discovery import MCP_HEADERS, initialize_request
+from conformance.host.discovery import open_endpoint
 from conformance.host.oauth import OAuthClient, TokenEndpoint, TokenResult, new_pkce
-from conformance.host.publisher import Publisher
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
 
@@ -119,6 +118,9 @@ def _wrong_verifier_per_identity(linker: Linker, run: AttackRun) -> None:
         result = linker.host.tokens.exchange_code(
             accepted.code or "", wrong, request.redirect_uri, request.resource, method=method
         )
+        if _client_refused(result):
+            run.not_tried(case, f"refused for its client authentication ({result.describe()}), not the verifier")
+            continue
         run.tried_case(case, f"a code was exchanged with a wrong code_verifier {how}" if result.ok else None)
 
 
@@ -146,17 +148,17 @@ FLOW04 = attack_table(
 def _client_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]:
     """The client that authorizes each identity's cases, or why there is none. The host's own client stands for
     the kind it is at the authorization endpoint (public when it may use `none`); the other kind is a CIMD document
-    listing only that method, published on another origin (the host's own documents, cached by the AS, stay as
-    they are). The AS must accept that client first (a control authorization): if it does not, the identity's cases
-    could not be tried, which says nothing of PKCE or redirects."""
+    listing only that method, published under the host's own origin at a client id of its own (the host's own
+    documents, cached by the AS, stay as they are). The AS must accept that client first (a control
+    authorization): if it does not, the identity's cases could not be tried, which says nothing of PKCE or
+    redirects."""
     client = linker.host.client
     decision = client.decision
     usable = decision.intersection if decision is not None else (client.auth_method,)
     own = "none" if "none" in usable else "private_key_jwt"
     found: dict[str, OAuthClient | str] = {own: client}
     other = "private_key_jwt" if own == "none" else "none"
-    publisher = linker.publisher
-    if client.kind != "cimd" or publisher is None or decision is None:
+    if client.kind != "cimd" or decision is None:
         found[other] = f"the host's client is {client.kind} ({list(usable)}): no second client identity to publish"
         yield found
         return
@@ -164,27 +166,8 @@ def _client_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]
         found[other] = f"the authorization server does not support {other} ({list(decision.as_methods)})"
         yield found
         return
-    with Publisher(
-        certfile=publisher.certfile, keyfile=publisher.keyfile, host=publisher.host, redactor=linker.http.redactor
-    ) as second:
-        identity = second.identity
-        assert identity is not None
-        document = {
-            **identity.client_document(),
-            "token_endpoint_auth_methods_supported": [other],
-            "token_endpoint_auth_method": other,
-        }
-        if other == "none":
-            for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
-                document.pop(name)
-        second.override("/oauth/client.json", 200, document)
-        probe = OAuthClient("cimd", identity.stable_document_url, other, (identity.redirect_uri(),), identity=identity)
-        control = linker.attempt(client=probe, exchange=False)
-        found[other] = (
-            probe
-            if control.accepted is not None and control.accepted.code
-            else UNTRIED + f"the authorization server refused a CIMD client listing only {other}: {control.problem}"
-        )
+    with linker.other_identity(other) as second:
+        found[other] = second if isinstance(second, OAuthClient) else UNTRIED + second
         yield found
 
 
@@ -281,8 +264,7 @@ def test_resource_reaches_the_token(linked_account: LinkedAccount, linker: Linke
         expect(verdict, f"the JWT access token's aud is {json.dumps(claims.get('aud'))}, not {resource!r}")
         return
     # Opaque: the tool server must accept it for this resource.
-    headers = {**MCP_HEADERS, **linked_account.auth_header}
-    response = linker.http.post(resource, json=initialize_request(), headers=headers, retry=None)
+    response = open_endpoint(linker.http, resource, linked_account.auth_header)
     expect(
         response.status_code == 200,
         f"the opaque access token was refused by the resource it was requested for ({response.status_code})",
@@ -388,10 +370,24 @@ def _judge_replay(
     if not used.ok:
         run.not_tried(case, first_refused.format(used.describe()))
         return
+    try:
+        again = replay()
+    except TargetUnreachable as exc:
+        run.unreached(case, str(exc))
+        return
+    if _client_refused(again):
+        # Refused for how the client authenticated, not for the code's reuse: that proves nothing of single use.
+        run.not_tried(case, f"the replay was refused for its client authentication ({again.describe()}), not the code")
+        return
     with run.attempt(case):
-        problem = _replay_problem(replay(), case)
+        problem = _replay_problem(again, case)
         if problem:
             fail(problem)
+
+
+def _client_refused(result: TokenResult) -> bool:
+    """A token request refused because the client's authentication failed (RFC 6749 §5.2 ``invalid_client``)."""
+    return not result.ok and not result.access_token and result.error == "invalid_client"
 
 
 def _concurrent_exchanges(linker: Linker, run: AttackRun) -> None:

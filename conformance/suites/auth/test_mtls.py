@@ -1,10 +1,11 @@
 """The host's transport identity (mTLS): AUTH-MTLS-01, only with ``--mtls``.
 
 The target must be configured to trust the intermediate of the harness's test PKI (``--mtls-material``, made by
-``conformance.host.mtls.make_mtls_material``) and to expect ``--mtls-dns-name``. An MCP ``initialize`` is sent
-with each client certificate: the host's own must be accepted (any HTTP answer that is not a certificate refusal);
-no certificate, a wrong SAN dnsName and a leaf of another CA must be refused (a failed handshake, a closed
-connection, or 403/495/496).
+``conformance.host.mtls.make_mtls_material``) and to expect ``--mtls-dns-name``. The MCP opening request
+(``initialize`` or ``server/discover``, by the era) is sent with each client certificate: the host's own, and a
+second leaf of the same intermediate with the same SAN (leaves rotate: no pinning), must be accepted (any HTTP answer
+that is not a certificate refusal); no certificate, a wrong SAN dnsName, a leaf without the clientAuth EKU and a leaf
+of another CA must be refused (a failed handshake, a closed connection, or 403/495/496).
 """
 
 from __future__ import annotations
@@ -17,23 +18,27 @@ from cryptography import x509
 from conformance import TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host import TargetThrottled
-from conformance.host.discovery import MCP_HEADERS, initialize_request
+from conformance.host.discovery import open_endpoint
 from conformance.host.http import HostHTTP, own_ssl_context
 from conformance.host.mtls import san_dns_names
 from conformance.suites._cases import Attack, AttackRun, attack_table
 
 CERT_REFUSALS = (403, 495, 496)  # forbidden; nginx's "SSL certificate error" and "no certificate"
 MTLS = "AUTH-MTLS-01; contract A Auth 5"
+SECOND = "a second leaf of the intermediate with the same SAN"
+EKU = "a leaf without the clientAuth EKU (serverAuth only)"
 NAMED = ("a wrong SAN dnsName", "a leaf of another CA")
 STEMS = {
     "good": "mtls-client",
+    SECOND: "mtls-client-second",
     "a wrong SAN dnsName": "mtls-client-wrong-san",
     "a leaf of another CA": "mtls-client-foreign-ca",
     "a SAN dnsName extending the configured name": "mtls-client-san-extended",
-    "a leaf without the clientAuth EKU (serverAuth only)": "mtls-client-server-eku",
+    EKU: "mtls-client-server-eku",
 }
 MTLS01 = attack_table(
     "AUTH-MTLS-01",
+    Attack(SECOND, f"{MTLS} (do not pin a leaf fingerprint: leaves rotate)", named=True),
     Attack("no certificate", f"{MTLS} (no certificate refused); RFC 8705 §2", named=True),
     Attack("a wrong SAN dnsName", f"{MTLS} (SAN dnsName = the configured name)", named=True),
     Attack("a leaf of another CA", f"{MTLS} (chain to the configured intermediate); RFC 5280 §6", named=True),
@@ -41,10 +46,7 @@ MTLS01 = attack_table(
         "a SAN dnsName extending the configured name",
         f"{MTLS} (SAN dnsName = the configured name); RFC 6125 §6.4.1 (exact DNS-ID match)",
     ),
-    Attack(
-        "a leaf without the clientAuth EKU (serverAuth only)",
-        f"{MTLS} (clientAuth EKU); RFC 5280 §4.2.1.12",
-    ),
+    Attack(EKU, f"{MTLS} (valid for client authentication); RFC 5280 §4.2.1.12", named=True),
 )
 OPTION = "--mtls with --mtls-material and --mtls-dns-name"
 
@@ -77,13 +79,14 @@ class _CertContexts:
 def _answer(
     settings: Settings, http: HostHTTP, url: str, pair: tuple[str, str] | None, contexts: _CertContexts
 ) -> str | int:
-    """The HTTP status of an initialize with this client certificate (None: none at all), or why no answer came."""
+    """The HTTP status of the MCP opening request with this client certificate (None: none at all), or why no
+    answer came."""
     context = contexts.presenting(pair) if pair is not None else None
     client = HostHTTP.from_settings(
         settings, redactor=http.redactor, client_cert=pair, pacer=http.pacer, tls_context=context
     )
     try:
-        return client.post(url, json=initialize_request(), headers=MCP_HEADERS, retry=None).status_code
+        return open_endpoint(client, url, host=http).status_code
     except TargetThrottled:
         raise
     except TargetError as exc:
@@ -125,6 +128,9 @@ def test_host_client_certificate(
             continue
         answer = _answer(s, host_http, url, pair, contexts)
         accepted = isinstance(answer, int) and answer not in CERT_REFUSALS
+        if attack.case == SECOND:
+            run.tried_case(SECOND, None if accepted else f"{SECOND} was refused ({answer}): a pinned leaf?")
+            continue
         run.tried_case(attack.case, f"{attack.case} was accepted (HTTP {answer})" if accepted else None)
         if not accepted:
             observe(f"{attack.case}: refused ({answer})"[:200])

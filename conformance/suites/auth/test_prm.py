@@ -7,15 +7,17 @@ from urllib.parse import urlsplit
 from conformance import expect, fail, observe, rule
 from conformance.config import Target
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
+from conformance.host.challenge import first_bearer_challenge
 from conformance.host.discovery import (
     PrmDiscovery,
-    challenge_of,
     discover_prm,
     json_object,
+    opening_method,
     unauthenticated_probe,
 )
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import blocked_by, challenge_probe
+from conformance.suites._tool_access import Unauthorized, unauthorized_answers
 from conformance.suites._transport import judge_https
 from conformance.validate.auth import (
     challenge_problems,
@@ -23,6 +25,7 @@ from conformance.validate.auth import (
     prm_resource_problems,
     prm_servers_problems,
     scope_problems,
+    unlisted_scopes,
 )
 
 
@@ -48,6 +51,9 @@ def test_resource_is_canonical(host_http: HostHTTP, prm_discovery: PrmDiscovery,
 def test_optional_field_types(prm_discovery: PrmDiscovery) -> None:
     problems = prm_optional_field_problems(prm_discovery.document)
     expect(not problems, "; ".join(problems))
+    optional = ("scopes_supported", "resource_documentation", "resource_policy_uri", "resource_tos_uri")
+    present = [name for name in optional if name in prm_discovery.document]
+    observe(f"{prm_discovery.url}: optional fields present and well typed: {', '.join(present) or 'none'}")
 
 
 @rule("AUTH-PRM-03")
@@ -67,31 +73,52 @@ def test_authorization_servers_match_their_issuers(
         if not meta.issuer_matches:
             problems.append(f"{issuer!r} serves metadata whose issuer is {meta.issuer!r} ({meta.url})")
     expect(not problems, "; ".join(problems) + " (compared character for character)")
+    observe(f"each issuer serves metadata naming itself, character for character: {', '.join(map(repr, servers))}")
 
 
 @rule("AUTH-PRM-05")
 def test_401_challenge_points_to_metadata(
     host_http: HostHTTP, tool_server_target: Target, prm_discovery: PrmDiscovery
 ) -> None:
+    """The 401 a host meets first, then every 401 the run's tool calls met (this check runs after the others,
+    suites/auth/conftest.py): each carries a Bearer challenge with resource_metadata serving the same metadata."""
     response = unauthenticated_probe(host_http, tool_server_target.base_url)
-    what = "an unauthenticated initialize"
+    what = f"an unauthenticated {opening_method(response)}"
     if response.status_code != 401:
         # Anonymous read-only use is allowed: provoke the 401 a host meets with a token the server must refuse.
         observe(f"{what} answered {response.status_code} (anonymous use allowed); probed with an invalid token")
         response = challenge_probe(host_http, tool_server_target.base_url)
-        what = "an initialize with an invalid bearer token"
+        what = f"an {opening_method(response)} with an invalid bearer token"
     expect(response.status_code == 401, f"{what} answered {response.status_code}, not 401")
-    problems, _ = challenge_problems(response.headers.get("www-authenticate") or "")
-    expect(not problems, f"the 401 to {what}: " + "; ".join(problems))
-    challenge = challenge_of(response)
-    url = challenge.get("resource_metadata") if challenge else None
-    if not url:  # the header's first Bearer challenge has it; another header's may not
-        fail(f"the 401 to {what}: the Bearer challenge has no resource_metadata parameter")
-    served = json_object(host_http.get(url, metadata_driven=True), "resource_metadata URL")
-    expect(served == prm_discovery.document, f"{url} serves different metadata than the discovered document")
+    seen = [Unauthorized(what, tuple(response.headers.get_list("www-authenticate")), "AUTH-PRM-05")]
+    seen += unauthorized_answers(host_http)
+    problems: list[str] = []
+    urls: dict[str, str] = {}  # resource_metadata URL -> the first 401 naming it
+    for found in seen:
+        header = ", ".join(found.challenges)
+        wrong, _ = challenge_problems(header)
+        challenge = first_bearer_challenge(list(found.challenges))
+        url = challenge.get("resource_metadata") if challenge else None
+        if not wrong and not url:  # the header's first Bearer challenge has it; another header's may not
+            wrong = ["the Bearer challenge has no resource_metadata parameter"]
+        where = f"the 401 to {found.what}" + (f" (during {found.during})" if found.during != "AUTH-PRM-05" else "")
+        problems += [f"{where}: {p}" for p in wrong]
+        if url and url not in urls:
+            urls[url] = where
+    for url, where in urls.items():
+        served = json_object(host_http.get(url, metadata_driven=True), "resource_metadata URL")
+        if served != prm_discovery.document:
+            problems.append(f"{url} (named by {where}) serves different metadata than the discovered document")
+    shown = "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else "")
+    expect(not problems, shown)
+    observe(f"{len(seen)} HTTP 401 answer(s) judged: each names {', '.join(urls)}")
 
 
 @rule("AUTH-PRM-06")
 def test_challenge_names_scopes(prm_discovery: PrmDiscovery) -> None:
-    problems = scope_problems(prm_discovery.challenge, prm_discovery.document.get("scopes_supported"))
+    challenge = prm_discovery.challenge
+    problems = scope_problems(challenge)
     expect(not problems, "; ".join(problems))
+    if unlisted := unlisted_scopes(challenge, prm_discovery.document.get("scopes_supported")):
+        observe(unlisted)
+    observe(f'the 401 challenge names scope="{challenge.get("scope") if challenge else ""}"')

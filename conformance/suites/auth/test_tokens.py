@@ -1,11 +1,12 @@
-"""Token checks at the tool server: AUTH-TOK-01 … 09.
+"""Token checks at the tool server: AUTH-TOK-01 … 10.
 
 Every probe calls the same tool the same way (a tool declared oauth2 only, read-only when there is one, with
 arguments made from its inputSchema), changing only the credentials. The positive control (AUTH-TOK-01) comes
 first: when a valid token is refused, every negative check is blocked by it, since a server refusing everything
-would pass them all. Refusal means HTTP 401 (the 401's challenge is AUTH-PRM-05's business); an ``isError`` result
-carrying a ``mcp/www_authenticate`` challenge is accepted too, since the contract's Errors table allows the in-call
-form for the same conditions.
+would pass them all. The token rules judge what they state, the refusal: an HTTP 401, or an ``isError`` result
+carrying a ``mcp/www_authenticate`` challenge (the contract's "401 or an error result carrying a challenge"). The
+challenge of a 401 is AUTH-PRM-05's business, judged there over every 401 of the run, so that a missing
+``resource_metadata`` is reported once, under the rule that states it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target
 from conformance.host import TargetThrottled
 from conformance.host.asmeta import OIDC_SCOPES
+from conformance.host.challenge import Challenge
 from conformance.host.declarations import check_challenge_result
 from conformance.host.fields import json_get
 from conformance.host.forge import (
@@ -36,7 +38,6 @@ from conformance.host.forge import (
     tamper_signature,
 )
 from conformance.host.http import HostHTTP
-from conformance.host.mcp import raw_call
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table, unreached_text
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import (
@@ -44,10 +45,12 @@ from conformance.suites._tool_access import (
     CallOutcome,
     Listing,
     auth_tool,
-    call,
+    declared_writing,
     distinct,
     fresh_token,
+    is_mixed,
     load_issuer,
+    mcp_probe,
     oauth_scopes,
     safe_call,
     unverified_claims,
@@ -79,7 +82,7 @@ class Probe:
     def send(self, token: str | None = None, **kwargs: Any) -> CallOutcome | str:
         if self.tool is None:
             try:
-                return CallOutcome(raw_call(self.http, self.url, "tools/list", {}, token=token, **kwargs))
+                return CallOutcome(mcp_probe(self.http, self.url, "tools/list", {}, token=token, **kwargs))
             except TargetThrottled:
                 raise
             except TargetError as exc:
@@ -88,34 +91,33 @@ class Probe:
 
 
 def refusal_problem(outcome: CallOutcome | str, what: str) -> str | None:
-    """None when ``outcome`` refused the credentials; else what happened instead."""
+    """None when ``outcome`` refused the credentials (HTTP 401, or an error result carrying a challenge); else
+    what happened instead. A 401's challenge is not judged here (AUTH-PRM-05 judges every 401 of the run)."""
     if isinstance(outcome, Unreached):
         return Unreached(f"{what}: {outcome}")
     if isinstance(outcome, str):
         return f"{what}: the request failed ({outcome})"
     if outcome.status == 401:
-        return challenge_problem(outcome, what)
+        note_challenge(outcome, what)
+        return None
     if outcome.auth_error_result:
         observe(f"{what}: refused with an auth error result instead of HTTP 401")
         return None
-    verdict = "was accepted" if outcome.returned_data else "was not refused with 401"
+    verdict = (
+        "was accepted"
+        if outcome.returned_data
+        else "was not refused (neither HTTP 401 nor an error result carrying a challenge)"
+    )
     return f"{what} {verdict} ({outcome.describe()})"
 
 
-def challenge_problem(outcome: CallOutcome, what: str) -> str | None:
-    """A 401 is a refusal only with the challenge the catalog names: ``WWW-Authenticate: Bearer`` carrying
-    ``resource_metadata`` (the negative cases' preamble; AUTH-PRM-05). A bare 401 tells the host nothing."""
+def note_challenge(outcome: CallOutcome, what: str) -> None:
+    """Report a 401 whose challenge a host could not follow: a note here, the verdict is AUTH-PRM-05's."""
     challenge = outcome.raw.challenge
     if challenge is None:
-        return f"{what}: HTTP 401 without a WWW-Authenticate Bearer challenge"
-    if not (challenge.get("resource_metadata") or "").strip():
-        return f"{what}: HTTP 401 whose Bearer challenge has no resource_metadata"
-    return None
-
-
-def judge_refused(probe: Probe, cases: Mapping[str, str]) -> None:
-    problems = [p for what, token in cases.items() if (p := refusal_problem(probe.send(token), what))]
-    expect(not problems, "; ".join(problems))
+        observe(f"{what}: HTTP 401 without a parseable Bearer challenge (AUTH-PRM-05 judges it)")
+    elif not (challenge.get("resource_metadata") or "").strip():
+        observe(f"{what}: HTTP 401 whose Bearer challenge has no resource_metadata (AUTH-PRM-05 judges it)")
 
 
 def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], **send: Any) -> None:
@@ -254,7 +256,7 @@ def test_missing_or_malformed_authorization(accepted: Probe, linked_account: Lin
         elif isinstance(outcome, str):
             problem = f"{what}: the request failed ({outcome})"
         elif outcome.status == 401:
-            problem = challenge_problem(outcome, what)
+            note_challenge(outcome, what)
         elif outcome.is_error_result:
             if not outcome.challenges:
                 observe(f"{what}: an error result without a challenge (AUTH-CHAL-01 judges its shape)")
@@ -438,28 +440,35 @@ def test_expired_token_is_refused(
         run.conclude()
         return
     # No test issuer: wait out a real token, when its lifetime is short enough.
-    limit = float(conformance_settings.get("max_expiry_wait", 120.0))
+    expired, why = wait_out_real_token(linked_account, link_account, conformance_settings)
+    if expired is None:
+        needs(why, f"--max-expiry-wait or {HARNESS_OPTION}")
+    observe(why)
+    for attack in run.table[1:]:
+        run.not_tried(attack.case, f"needs harness-issued tokens ({HARNESS_OPTION})")
+    run_attacks(accepted, run, {EXPIRED_CASE: expired})
+    run.conclude()
+
+
+def wait_out_real_token(
+    linked_account: LinkedAccount, link_account: Callable[..., LinkedAccount], settings: Settings
+) -> tuple[str | None, str]:
+    """(an expired real token, what was done), or (None, why not): a throwaway authorization's token, waited out
+    when its lifetime is at most ``--max-expiry-wait``. The shared account is never spent (it renews itself)."""
+    limit = float(settings.get("max_expiry_wait", 120.0))
     claims = unverified_claims(linked_account.access_token)
     lifetime = linked_account.token.expires_in
     if isinstance(claims.get("exp"), int | float) and isinstance(claims.get("iat"), int | float):
         lifetime = int(claims["exp"] - claims["iat"])
     if lifetime is None or lifetime > limit:
-        needs(
-            f"an access-token lifetime ≤ {limit:.0f} s (it is {lifetime if lifetime is not None else 'unknown'}) "
-            "or harness-issued tokens",
-            f"--max-expiry-wait or {HARNESS_OPTION}",
-        )
-    # A throwaway authorization is spent, never the shared account (which renews itself when used after the wait).
+        shown = lifetime if lifetime is not None else "unknown"
+        return None, f"an access-token lifetime ≤ {limit:.0f} s (it is {shown}) or harness-issued tokens"
     throwaway = link_account()
     expired = throwaway.current_token  # the raw token: ``access_token`` would renew it once expired
     exp = unverified_claims(expired).get("exp")
     deadline = float(exp) if isinstance(exp, int | float) else time.time() + lifetime
     time.sleep(max(0.0, deadline - time.time()) + EXPIRY_MARGIN_S)
-    observe(f"waited out a real token's lifetime ({lifetime} s) on a throwaway authorization")
-    for attack in run.table[1:]:
-        run.not_tried(attack.case, f"needs harness-issued tokens ({HARNESS_OPTION})")
-    run_attacks(accepted, run, {EXPIRED_CASE: expired})
-    run.conclude()
+    return expired, f"waited out a real token's lifetime ({lifetime} s) on a throwaway authorization"
 
 
 TOK06 = attack_table(
@@ -509,15 +518,14 @@ def test_token_for_another_audience_is_refused(
         for attack in run.table[1:]:
             if attack.case != "a real token issued for --alt-resource":
                 run.not_tried(attack.case, f"needs harness-issued tokens ({HARNESS_OPTION})")
-    alt = conformance_settings.get("alt_resource")
-    if alt:
-        attempt = linker.attempt(request=linker.request(resource=str(alt)))
-        if attempt.ok and attempt.token is not None and attempt.token.access_token:
-            tokens["a real token issued for --alt-resource"] = attempt.token.access_token
-        else:
-            run.not_tried("a real token issued for --alt-resource", f"no token for {alt}: {attempt.problem}")
+    alt_token, why = alt_resource_token(linker, conformance_settings)
+    if alt_token is not None:
+        tokens["a real token issued for --alt-resource"] = alt_token
     else:
-        run.not_tried("a real token issued for --alt-resource", "no --alt-resource")
+        run.not_tried("a real token issued for --alt-resource", why)
+    if not tokens and conformance_settings.get("alt_resource"):
+        # --alt-resource was given and the authorization server refused it: only harness-issued tokens are left.
+        needs(f"a token for another audience (--alt-resource was given: {why})", HARNESS_OPTION)
     if not tokens:
         needs("a token for another audience", f"--alt-resource or {HARNESS_OPTION}")
     if "a token for another audience" not in tokens:
@@ -525,6 +533,17 @@ def test_token_for_another_audience_is_refused(
         run.inapplicable("a token for another audience", "the real token for --alt-resource stands for it")
     run_attacks(accepted, run, tokens)
     run.conclude()
+
+
+def alt_resource_token(linker: Linker, settings: Settings) -> tuple[str | None, str]:
+    """(a real token issued for ``--alt-resource``, ""), or (None, why not)."""
+    alt = settings.get("alt_resource")
+    if not alt:
+        return None, "no --alt-resource"
+    attempt = linker.attempt(request=linker.request(resource=str(alt)))
+    if attempt.ok and attempt.token is not None and attempt.token.access_token:
+        return attempt.token.access_token, ""
+    return None, f"no token for {alt}: {attempt.problem}"
 
 
 TOK07 = attack_table(
@@ -574,68 +593,97 @@ def test_not_yet_valid_and_wrong_issuer_are_refused(accepted: Probe, harness_iss
     run.conclude()
 
 
-def scope_probe(listing: Listing, granted: list[str]) -> tuple[Mapping[str, Any], str] | None:
-    """(tool, scope): a tool needing a granted scope that the fewest tools need (the downscoped token stays useful);
-    a destructive tool first, since that is where a missing scope check hurts."""
+def scope_target(listing: Listing, granted: list[str]) -> tuple[Mapping[str, Any], str] | None:
+    """(tool, scope): a tool whose securitySchemes name a scope, every declared scope considered (granted to the
+    linked account or not). A scope the linked account lacks first (its token is already the probe), then one the
+    fewest tools need (the downscoped token stays useful), a destructive tool first, since that is where a missing
+    scope check hurts."""
     tools = [t for t in listing.named() if oauth_scopes(t)]
     counts: dict[str, int] = {}
     for tool in tools:
         for scope in set(oauth_scopes(tool)):
             counts[scope] = counts.get(scope, 0) + 1
-    options = [(t, s) for t in tools for s in oauth_scopes(t) if s in granted]
-    options.sort(key=lambda ts: (counts[ts[1]], json_get(ts[0], "annotations", "destructiveHint") is not True))
+    options = [(t, s) for t in tools for s in oauth_scopes(t) if s not in OIDC_SCOPES]
+    options.sort(
+        key=lambda ts: (
+            ts[1] in granted,
+            counts[ts[1]],
+            json_get(ts[0], "annotations", "destructiveHint") is not True,
+        )
+    )
     return options[0] if options else None
 
 
-@rule("AUTH-TOK-08")
-def test_insufficient_scope(
+@dataclass
+class ScopeProbe:
+    """The call AUTH-TOK-08 and AUTH-TOK-10 judge: ``what`` called with a token that lacks ``scope``."""
+
+    what: str
+    scope: str
+    how: str  # where the token lacking the scope came from
+    outcome: CallOutcome | str
+    send: Callable[[str], CallOutcome | str]
+
+
+def token_without(
+    scope: str,
+    probe: Probe,
+    linked_account: LinkedAccount,
+    linker: Linker,
+    link_account: Callable[..., LinkedAccount],
+    request: pytest.FixtureRequest,
+) -> tuple[str, str]:
+    """(token, how): an access token that does not carry ``scope``: the linked account's when it was not granted
+    it, else a second link asking for every other scope, else (the AS granted it anyway) a harness-issued one."""
+    token = fresh_token(linked_account)
+    if scope not in linked_account.scopes and scope not in str(unverified_claims(token).get("scope", "")).split():
+        return token, f"the linked account's token (granted {' '.join(linked_account.scopes) or 'no scope'})"
+    fewer = [s for s in linker.host.scopes.scopes if s != scope]
+    account = link_account(scopes=fewer)
+    token = account.current_token
+    if scope not in account.scopes and scope not in str(unverified_claims(token).get("scope", "")).split():
+        return token, f"a second link asking for {' '.join(fewer) or 'no scope'}"
+    issuer = request.getfixturevalue("harness_issuer_or_none")
+    if issuer is None:
+        needs(f"a token without {scope} (the authorization server granted it although not requested)", HARNESS_OPTION)
+    observe(f"the authorization server granted {scope} anyway: used a harness-issued token without it")
+    return issuer.missing_scope(probe.resource, probe.scopes, scope), "a harness-issued token without it"
+
+
+@pytest.fixture(scope="module")
+def scope_probe(
     accepted: Probe,
     listing: Listing,
     linked_account: LinkedAccount,
     linker: Linker,
     link_account: Callable[..., LinkedAccount],
     request: pytest.FixtureRequest,
-) -> None:
-    found = scope_probe(listing, list(linked_account.scopes))
-    if found is None and accepted.tool is None:
-        endpoint_insufficient_scope(accepted, linker, link_account, request)
-        return
+) -> ScopeProbe:
+    """A tool needing a scope, called with a token lacking it; at an endpoint protected as a whole (no tool names
+    scopes), the endpoint with a token lacking a scope its 401 challenge requires."""
+    found = scope_target(listing, list(linked_account.scopes))
+    if found is None and accepted.tool is not None:
+        needs("a tool whose securitySchemes name a scope")
     if found is None:
-        needs("a tool whose securitySchemes name a scope the host was granted")
-    tool, scope = found
-    fewer = [s for s in linker.host.scopes.scopes if s != scope]
-    account = link_account(scopes=fewer)
-    token: str | None = account.access_token
-    if scope in account.scopes or scope in str(unverified_claims(token).get("scope", "")).split():
-        issuer = request.getfixturevalue("harness_issuer")
-        if issuer is None:
+        challenge = request.getfixturevalue("prm_discovery").challenge
+        scopes = str((challenge.get("scope") if challenge else None) or "").split()
+        required = [s for s in scopes if s not in OIDC_SCOPES]
+        if not required:
             needs(
-                f"a token without {scope} (the authorization server granted it although not requested)", HARNESS_OPTION
+                "the scopes the endpoint requires: a tool whose securitySchemes name scopes, or a scope= in the "
+                "endpoint's 401 challenge"
             )
-        token = issuer.missing_scope(accepted.resource, accepted.scopes, scope)
-        observe(f"the authorization server granted {scope} anyway: used a harness-issued token without it")
-    run = nearly_right_scopes(
-        accepted, scope, request, lambda t: safe_call(accepted.http, accepted.url, tool, token=t), repr(tool["name"])
-    )
-    run.tried_case("a token lacking the tool's scope")  # judged right below, whole
-    expect(not run.problems, "; ".join(run.problems))
-    run.conclude()
-    outcome = call(accepted.http, accepted.url, tool, token=token)
-    name = tool.get("name")
-    if outcome.status in (401, 403):
-        observe(f"refused with HTTP {outcome.status}")
-        return
-    if not outcome.is_error_result:
-        fail(f"{name!r} (needs {scope}) with a token lacking {scope}: {outcome.describe()}, not refused")
-    parsed = check_challenge_result(outcome.result).challenges
-    errors = [c for c in parsed if c.get("error") == "insufficient_scope"]
-    if not errors:
-        fail(f'{name!r} without {scope}: an error result whose challenge has no error="insufficient_scope"')
-    expect(
-        bool((errors[0].get("scope") or "").strip()),
-        f'{name!r} without {scope}: the insufficient_scope challenge names no scope="..."',
-    )
-    observe(f"{name!r} without {scope}: insufficient_scope result")
+        scope = required[0]
+        token, how = token_without(scope, accepted, linked_account, linker, link_account, request)
+        what = f"{ENDPOINT} (its challenge requires {scope})"
+        return ScopeProbe(what, scope, how, accepted.send(token), accepted.send)
+    tool, scope = found
+    token, how = token_without(scope, accepted, linked_account, linker, link_account, request)
+
+    def send(t: str) -> CallOutcome | str:
+        return safe_call(accepted.http, accepted.url, tool, token=t)
+
+    return ScopeProbe(f"{tool['name']!r} (needs {scope})", scope, how, send(token), send)
 
 
 TOK08 = attack_table(
@@ -645,17 +693,44 @@ TOK08 = attack_table(
     Attack("the scope in another case", "RFC 6749 §3.3 (scope tokens are case-sensitive)"),
     Attack("the scope glued to another scope without a space", "RFC 6749 §3.3 (space-delimited scope tokens)"),
 )
+CHALLENGE_PARAMS = ("resource_metadata", "error", "error_description")
+
+
+def result_challenges(outcome: CallOutcome) -> list[Challenge]:
+    """The Bearer challenges of an error result's ``_meta["mcp/www_authenticate"]`` that parse."""
+    return [c for c in check_challenge_result(outcome.result).challenges if c.scheme.lower() == "bearer"]
 
 
 def scope_refusal(outcome: CallOutcome | str, what: str) -> str | None:
-    """None when a token lacking a scope was refused (401/403, or an auth error result); else what happened. An
+    """None when a token lacking a scope was refused as AUTH-TOK-08 states (HTTP 401; 403 with a Bearer challenge;
+    an error result whose challenge has resource_metadata, error and error_description); else what happened. An
     error result without a challenge means the tool ran (and failed on its own): not a scope refusal."""
     if isinstance(outcome, Unreached):
         return Unreached(f"{what}: {outcome}")
     if isinstance(outcome, str):
         return f"{what}: the request failed ({outcome})"
-    refused = outcome.status in (401, 403) or outcome.auth_error_result
-    return None if refused else f"{what}: {outcome.describe()}"
+    if outcome.status == 401:
+        note_challenge(outcome, what)
+        return None
+    if outcome.status == 403:
+        return None if outcome.raw.challenge is not None else f"{what}: HTTP 403 without a Bearer challenge"
+    if outcome.is_error_result and outcome.challenges:
+        found = result_challenges(outcome)
+        if any(all((c.get(p) or "").strip() for p in CHALLENGE_PARAMS) for c in found):
+            return None
+        return f"{what}: an error result whose challenge lacks one of {', '.join(CHALLENGE_PARAMS)}"
+    return f"{what}: {outcome.describe()}, not refused"
+
+
+@rule("AUTH-TOK-08")
+def test_insufficient_scope(accepted: Probe, scope_probe: ScopeProbe, request: pytest.FixtureRequest) -> None:
+    probe = scope_probe
+    run = nearly_right_scopes(accepted, probe.scope, request, probe.send, probe.what)
+    problem = scope_refusal(probe.outcome, f"{probe.what} with {probe.how}, which lacks {probe.scope}")
+    run.judged("a token lacking the tool's scope", problem)
+    if problem is None and isinstance(probe.outcome, CallOutcome):
+        observe(f"{probe.what} with {probe.how}: refused ({probe.outcome.describe()})")
+    run.conclude()
 
 
 def nearly_right_scopes(
@@ -679,34 +754,114 @@ def nearly_right_scopes(
     return run
 
 
-def endpoint_insufficient_scope(
-    probe: Probe, linker: Linker, link_account: Callable[..., LinkedAccount], request: pytest.FixtureRequest
+@rule("AUTH-TOK-10")
+def test_insufficient_scope_is_named(scope_probe: ScopeProbe) -> None:
+    probe, outcome = scope_probe, scope_probe.outcome
+    if isinstance(outcome, str) or scope_refusal(outcome, probe.what) is not None:
+        why = outcome if isinstance(outcome, str) else outcome.describe()
+        raise Blocked("AUTH-TOK-08", f"{probe.what} with {probe.how} was not refused: {why}")
+    if outcome.status in (401, 403):
+        where = f"the HTTP {outcome.status} challenge"
+        challenges = [outcome.raw.challenge] if outcome.raw.challenge is not None else []
+    else:
+        where, challenges = "the error result's challenge", result_challenges(outcome)
+    errors = [c.get("error") for c in challenges]
+    named = [c for c in challenges if c.get("error") == "insufficient_scope"]
+    if not named:
+        fail(f'{probe.what} with {probe.how}: {where} says error={errors or "nothing"}, not "insufficient_scope"')
+    scopes = [(c.get("scope") or "").split() for c in named]
+    expect(
+        any(probe.scope in s for s in scopes),
+        f'{probe.what} with {probe.how}: {where} (insufficient_scope) names scope="{" ".join(scopes[0])}", '
+        f"not the needed {probe.scope}",
+    )
+    observe(f'{probe.what}: {where} says error="insufficient_scope" and names {probe.scope}')
+
+
+A_AUTH_6 = "contract A Auth 6 (declaring both: anonymous use allowed; the server still verifies every token)"
+TOOL07 = attack_table(
+    "AUTH-TOOL-07",
+    Attack("an anonymous call", "contract A Auth 6 (declaring both means anonymous use is allowed)", named=True),
+    Attack("an invalid token (its signature changed)", f"{A_AUTH_6}; A Errors; RFC 7515 §5.2", named=True),
+    Attack("an expired token", f"{A_AUTH_6}; A Errors; RFC 7519 §4.1.4", named=True),
+    Attack("a token for another audience", f"{A_AUTH_6}; A Errors; RFC 8707 §2", named=True),
+)
+
+
+def invalid_variant(token: str) -> str:
+    """The token with its signature changed, or (opaque) one character changed."""
+    try:
+        return tamper_signature(token)
+    except ForgeError:
+        middle = len(token) // 2
+        return token[:middle] + ("A" if token[middle] != "A" else "B") + token[middle + 1 :]
+
+
+@rule("AUTH-TOOL-07")
+def test_tool_with_both_schemes(
+    host_http: HostHTTP,
+    tool_server_target: Target,
+    listing: Listing,
+    linked_account: LinkedAccount,
+    linker: Linker,
+    link_account: Callable[..., LinkedAccount],
+    conformance_settings: Settings,
+    request: pytest.FixtureRequest,
 ) -> None:
-    """AUTH-TOK-08 at an endpoint protected as a whole: the scopes its 401 challenge requires (``scope=``) are what
-    a token must carry; a token without one of them, and each nearly-right scope claim, must be refused (401, or
-    403 insufficient_scope)."""
-    challenge = request.getfixturevalue("prm_discovery").challenge
-    required = [s for s in str((challenge.get("scope") if challenge else None) or "").split() if s not in OIDC_SCOPES]
-    if not required:
-        needs(
-            "the scopes the endpoint requires: a tool whose securitySchemes name scopes, or a scope= in the "
-            "endpoint's 401 challenge"
-        )
-    scope = required[0]
-    fewer = [s for s in linker.host.scopes.scopes if s != scope]
-    account = link_account(scopes=fewer)
-    token: str = account.current_token
-    if scope in account.scopes or scope in str(unverified_claims(token).get("scope", "")).split():
-        issuer = request.getfixturevalue("harness_issuer")
-        if issuer is None:
-            needs(
-                f"a token without {scope} (the authorization server granted it although not requested)", HARNESS_OPTION
-            )
-        token = issuer.missing_scope(probe.resource, probe.scopes, scope)
-        observe(f"the authorization server granted {scope} anyway: used a harness-issued token without it")
-    name = f"{ENDPOINT} (its challenge requires {scope})"
-    run = nearly_right_scopes(probe, scope, request, probe.send, name)
-    run.judged("a token lacking the tool's scope", scope_refusal(probe.send(token), f"{name} without {scope}"))
+    mixed = [t for t in listing.named() if is_mixed(t)]
+    if not mixed:
+        needs("a tool declaring both noauth and oauth2 in its securitySchemes")
+    writing = [str(t["name"]) for t in mixed if declared_writing(t)]
+    if writing:
+        observe(f"not called: {writing} are declared as writing (a writing tool declaring noauth is AUTH-TOOL-04's)")
+    tools = [t for t in mixed if not declared_writing(t)]
+    if not tools:
+        needs("a tool declaring noauth and oauth2 that is not declared as writing (calling it anonymously writes)")
+    url = tool_server_target.base_url
+    run = AttackRun.of("AUTH-TOOL-07")
+    anonymous: list[str] = []
+    for tool in tools:
+        name, outcome = tool["name"], safe_call(host_http, url, tool)
+        if isinstance(outcome, str):
+            anonymous.append(outcome if isinstance(outcome, Unreached) else f"calling {name!r} failed: {outcome}")
+        elif outcome.refused_http or outcome.auth_error_result or outcome.result is None:
+            anonymous.append(f"{name!r} declares noauth and oauth2 but an anonymous call got {outcome.describe()}")
+    unreached = [a for a in anonymous if isinstance(a, Unreached)]
+    if unreached and len(unreached) == len(anonymous) == len(tools):
+        run.unreached("an anonymous call", "; ".join(unreached))
+    else:
+        run.tried_case("an anonymous call", "; ".join(a for a in anonymous if a not in unreached) or None)
+    token = fresh_token(linked_account)
+    issuer: HarnessIssuer | None = request.getfixturevalue("harness_issuer_or_none")
+    resource = linked_account.resource
+    tokens: dict[str, str | None] = {"an invalid token (its signature changed)": invalid_variant(token)}
+    scopes = distinct([*linked_account.scopes, *(s for t in tools for s in oauth_scopes(t))])
+    if issuer is not None:
+        tokens["an expired token"] = issuer.expired(resource, scopes)
+        tokens["a token for another audience"] = issuer.wrong_audience(resource, scopes)
+    else:
+        expired, why = wait_out_real_token(linked_account, link_account, conformance_settings)
+        tokens["an expired token"] = expired
+        if expired is None:
+            run.not_tried("an expired token", f"needs {why} ({HARNESS_OPTION} or --max-expiry-wait)")
+        alt, why = alt_resource_token(linker, conformance_settings)
+        tokens["a token for another audience"] = alt
+        if alt is None:
+            run.not_tried("a token for another audience", f"needs --alt-resource or {HARNESS_OPTION} ({why})")
+    for case, bad in tokens.items():
+        if bad is None:
+            continue
+        host_http.redactor.add_secret(bad)
+        problems = [refusal_problem(safe_call(host_http, url, t, token=bad), f"{case} on {t['name']!r}") for t in tools]
+        found = [p for p in problems if p is not None]
+        unreached = [p for p in found if isinstance(p, Unreached)]
+        if unreached and len(unreached) == len(tools):
+            run.unreached(case, "; ".join(unreached))
+        else:
+            run.tried_case(case, "; ".join(p for p in found if p not in unreached) or None)
+    control = safe_call(host_http, url, tools[0], token=fresh_token(linked_account))
+    if isinstance(control, CallOutcome):
+        observe(f"{tools[0]['name']!r} with the linked account's valid token: {control.describe()}")
     run.conclude()
 
 

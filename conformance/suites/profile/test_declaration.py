@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,9 +26,21 @@ def test_at_most_one_profile_tool(profile_search: ProfileToolSearch, conformance
         observe(f"profile tool: {profile_search.names[0]!r}")
 
 
+# The part of the declaration each rule reads, shown on a pass so that the report says what was checked.
+_DECLARED = {
+    "PROF-02": "inputSchema",
+    "PROF-03": "annotations",
+    "PROF-04": "securitySchemes",
+    "PROF-05": "outputSchema",
+}
+
+
 def _judge(tool: Mapping[str, Any], rule_id: str) -> None:
     problems = declaration_problems(tool)[rule_id]
     expect(not problems, f"{tool.get('name')!r}: " + "; ".join(problems))
+    part = _DECLARED[rule_id]
+    shown = json.dumps(tool.get(part), sort_keys=True, ensure_ascii=False)
+    observe(f"{tool.get('name')!r} declares {part} {shown[:300]}{'…' if len(shown) > 300 else ''}")
 
 
 @rule("PROF-02")

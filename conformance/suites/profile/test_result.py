@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from conformance import expect, needs, observe, rule
 from conformance._verdicts import NeedsUnmet
@@ -42,12 +42,15 @@ def _per_account(profiles: list[AccountProfile], problems_of: Callable[[AccountP
 def test_result_holds_the_profile(profile_1: AccountProfile) -> None:
     problems = result_problems(profile_1.result)
     expect(not problems, "; ".join(problems))
+    fields = ", ".join(sorted(profile_1.record)) if isinstance(profile_1.record, Mapping) else "?"
+    observe(f"isError false; structuredContent ({fields}) is the same JSON as the one text item")
 
 
 @rule("PROF-07")
 def test_id_is_a_non_blank_string(profiles: list[AccountProfile]) -> None:
     problems = _per_account(profiles, lambda p: id_problems(p.record))
     expect(not problems, "; ".join(problems))
+    observe(f"the id of {len(profiles)} account(s) is a string with a non-whitespace character")
 
 
 PROF10_CONTRACT = "contract PROF-10 (opaque id)"

@@ -101,6 +101,10 @@ from conformance.host.discovery import PrmDiscovery
 def prm_discovery():
     return PrmDiscovery(url="http://127.0.0.1:9/x", document={"resource": "http://127.0.0.1:9/other"},
                         via="root", challenge=None)
+
+@pytest.fixture(scope="session")
+def tool_server_target(conformance_settings):
+    return conformance_settings.target("tool_server")  # nothing listens on port 9: only the documents are judged
 """
     )
     pytester.makepyfile(test_local="from conformance.suites.auth.test_prm import test_resource_is_canonical")
@@ -139,12 +143,21 @@ def test_a_host_does_not_refuse_plain_http_endpoints_on_a_loopback_run() -> None
     assert host_refusal(prm, meta, target, judged=lambda url: False) is None
 
 
+def tls_result(pytester: pytest.Pytester) -> dict[str, Any]:
+    results = json.loads((pytester.path / "out" / "report.json").read_text())["results"]
+    return next(r for r in results if r["rule"] == "IMG-TLS-01")
+
+
 def test_img_tls_is_not_judged_on_a_loopback_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONFORMANCE_COMPRESSION_API_KEY", "conformance-test-key")
     pytester.makeconftest(
         """
 import pytest
 from conformance.suites.compression.client import Api
+
+@pytest.fixture(scope="session")
+def compression_target(conformance_settings):
+    return conformance_settings.target("compression")  # nothing listens on port 9: the check sends no request
 
 @pytest.fixture(scope="session")
 def api(host_http, compression_target):
@@ -155,8 +168,8 @@ def api(host_http, compression_target):
     url = "http://127.0.0.1:9/"
     args = ["-p", "no:cacheprovider", "--report-dir", "out", "--compression-url", url, "test_tls.py"]
     pytester.runpytest(*args, "--allow-insecure-loopback")
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = tls_result(pytester)
     assert result["status"] == "skipped" and result["message"].startswith("transport not judged"), result
     pytester.runpytest(*args)
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = tls_result(pytester)
     assert result["status"] == "failed", result  # MUST: judged (and broken) without the flag

@@ -22,6 +22,7 @@ from conformance.host.mcp import RawResult
 from conformance.suites._tool_access import CallOutcome
 
 MATCH = {MATCH!r}
+ERROR = {ERROR!r}  # the error= of the refusal's challenge (None: no error parameter)
 NEEDED = "files.write"
 
 def token(scopes):
@@ -43,7 +44,8 @@ class Probe:
         if holds(claim):
             raw = RawResult(200, httpx.Headers(), {{"result": {{"tools": []}}}}, [], None, "tools/list", None, "", b"")
         else:
-            challenge = Challenge("Bearer", {{"resource_metadata": "https://rs.test/prm", "scope": NEEDED}})
+            params = {{"resource_metadata": "https://rs.test/prm", "scope": NEEDED}}
+            challenge = Challenge("Bearer", {{**params, **({{"error": ERROR}} if ERROR else {{}})}})
             raw = RawResult(401, httpx.Headers(), None, [], challenge, "initialize", None, "", b"")
         return CallOutcome(raw)
 
@@ -63,7 +65,7 @@ def listing():
 
 @pytest.fixture(scope="module")
 def linked_account():
-    return SimpleNamespace(scopes=["files.read", "files.write"])
+    return SimpleNamespace(scopes=["files.read", "files.write"], access_token=token(["files.read", "files.write"]))
 
 @pytest.fixture(scope="module")
 def linker():
@@ -87,11 +89,12 @@ def harness_issuer_or_none():
 """
 
 
-def run(pytester: pytest.Pytester, match: str) -> dict[str, Any]:
-    pytester.makeconftest(STUBS.format(MATCH=match))
-    pytester.makepyfile(test_t="from conformance.suites.auth.test_tokens import test_insufficient_scope")
+def run(pytester: pytest.Pytester, match: str, rule: str = "AUTH-TOK-08", error: str | None = None) -> dict[str, Any]:
+    pytester.makeconftest(STUBS.format(MATCH=match, ERROR=error))
+    check = {"AUTH-TOK-08": "test_insufficient_scope", "AUTH-TOK-10": "test_insufficient_scope_is_named"}[rule]
+    pytester.makepyfile(test_t=f"from conformance.suites.auth.test_tokens import {check}, scope_probe")
     results = run_checks_forked(pytester, "test_t.py")["results"]
-    (result,) = [r for r in results if r["rule"] == "AUTH-TOK-08"]
+    (result,) = [r for r in results if r["rule"] == rule]
     return dict(result)
 
 
@@ -106,3 +109,15 @@ def test_an_exact_scope_match_at_the_endpoint_passes_with_every_case_tried(pytes
     result = run(pytester, "exact")
     assert result["status"] == "passed", result
     assert "cases tried (4/4)" in result["message"], result["message"]
+
+
+def test_the_refusal_naming_insufficient_scope_and_the_scope_meets_tok10(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "exact", "AUTH-TOK-10", error="insufficient_scope")
+    assert result["status"] == "passed", result
+
+
+def test_a_refusal_with_another_error_warns_under_tok10_only(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "exact", "AUTH-TOK-10", error="invalid_token")
+    assert result["status"] == "warning", result
+    assert 'not "insufficient_scope"' in result["message"], result["message"]
+    assert run(pytester, "exact", error="invalid_token")["status"] == "passed"  # AUTH-TOK-08 holds

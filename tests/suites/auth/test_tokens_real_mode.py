@@ -1,8 +1,9 @@
 """The token checks without a trusted test issuer: real tokens only (a target that cannot trust the harness).
 
 AUTH-TOK-05 then waits out a short-lived real token (the reference IdP's lifetime set to a few seconds, below
-``--max-expiry-wait``), AUTH-TOK-06 uses a real token for ``--alt-resource``, and AUTH-TOK-07 is skipped with the
-need it has. Proven both ways: the reference passes, ``ts-skip-exp`` and ``ts-skip-audience`` trip their rule.
+``--max-expiry-wait``), AUTH-TOK-06 uses a real token for ``--alt-resource`` (AUTH-TOOL-07 both, on the tool that
+declares noauth and oauth2), and AUTH-TOK-07 is skipped with the need it has. Proven both ways: the reference
+passes, ``ts-skip-exp`` and ``ts-skip-audience`` trip their rules.
 """
 
 from __future__ import annotations
@@ -19,8 +20,14 @@ SUITES_DIR = Path(__file__).resolve().parents[3] / "conformance" / "suites"
 HARNESS_ARGS = ("-q",)  # forked runs (tests/_forked.py) add --assert=plain: checks decide with expect()/fail()
 
 TTL_S = 5
-TOK_RULES = frozenset(f"AUTH-TOK-0{i}" for i in range(1, 10))
-CASES = {"reference": frozenset(), "ts-skip-exp": {"AUTH-TOK-05"}, "ts-skip-audience": {"AUTH-TOK-06"}}
+# The token rules, and AUTH-TOOL-07 (a tool declaring noauth and oauth2 presented with expired and other-audience
+# tokens: real ones here too).
+TOK_RULES = frozenset({*(f"AUTH-TOK-0{i}" for i in range(1, 10)), "AUTH-TOK-10", "AUTH-TOOL-07"})
+CASES = {
+    "reference": frozenset(),
+    "ts-skip-exp": {"AUTH-TOK-05", "AUTH-TOOL-07"},
+    "ts-skip-audience": {"AUTH-TOK-06", "AUTH-TOOL-07"},
+}
 
 
 def describe(result: RunResult) -> str:
