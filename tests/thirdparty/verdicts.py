@@ -278,3 +278,109 @@ FASTMCP_PATHLESS = Pinned(
     ),
     "NOT ACCEPTED",
 )
+
+# -- rules the harness has no check for yet (their checks change these rows) --------------------------------------
+NO_CHECK_YET = {
+    rule: Verdict(
+        "skipped",
+        f"{rule}: 'no check for this rule in this harness version' (a catalogue row whose check is being written).",
+        awaits="the check of this rule",
+        today="skipped",
+    )
+    for rule in ("AUTH-TOK-10", "AUTH-TOOL-07")
+}
+ALL_PROFILE_RULES = (*PROFILE_RULES, "PROF-14", "PROF-15")
+
+# -- 4. authlib (Flask) authorization server in front of an MCP Python SDK tool server (authlib_server.py) ----------
+_AUTHLIB = {
+    "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
+    **dict.fromkeys(
+        ids("AUTH-CIMD-01 AUTH-CIMD-02 AUTH-CIMD-03 AUTH-CIMD-04 AUTH-CIMD-05 AUTH-CIMD-06 AUTH-CIMD-07"), NOT_CIMD
+    ),
+    "AUTH-FLOW-04": Verdict(
+        "warning",
+        "SHOULD: an authorization request without code_challenge (and one with code_challenge_method plain) was "
+        "answered with a code. authlib's CodeChallenge(required=True) refuses a missing code_verifier only at the "
+        "token endpoint and only for public clients, and accepts 'plain' by default (SUPPORTED_CODE_CHALLENGE_METHOD) "
+        "although the metadata lists only S256. AUTH-FLOW-04 'An authorization request without code_challenge is "
+        "refused'; OAuth 2.1 §4.1.1 (clients MUST use code_challenge), RFC 9700 §2.1.1.",
+    ),
+    "AUTH-TOK-05": Verdict(
+        "skipped",
+        "AUTH-TOK-05 'needs: token lifetime ≤ --max-expiry-wait, or harness-issued tokens'; authlib's Flask "
+        "integration gives authorization-code tokens expires_in 864000 s (its default).",
+    ),
+    "AUTH-TOK-06": Verdict(
+        "skipped",
+        "AUTH-TOK-06 'needs: a second resource': authlib's JWTBearerTokenGenerator does not implement RFC 8707 (its "
+        "aud is get_audiences(), here this server), so the AS issues no token for another audience.",
+    ),
+    "AUTH-TOK-07": NO_TEST_ISSUER,
+    "AUTH-TOK-08": NO_SCOPED_TOOL,
+    "AUTH-TOOL-02": NO_DECLARATION,
+    "AUTH-TOOL-03": NO_DECLARED_TOOL,
+    "AUTH-TOOL-04": NO_WRITING_TOOL,
+    "AUTH-TOOL-06": NO_PROFILE_MARKER,
+    "AUTH-CHAL-01": NO_IN_CALL_FAILURE,
+    "AUTH-CHAL-02": NO_LINKING_TOOL,
+    "AUTH-MTLS-01": NO_MTLS,
+    "AUTH-WS-01": NO_WORKSPACE,
+    "AUTH-REAUTH-01": ONE_SCOPE,
+    **dict.fromkeys(ALL_PROFILE_RULES, NO_PROFILE_TOOL),
+    **NO_CHECK_YET,
+}
+AUTHLIB_DCR = Pinned(table({**_AUTHLIB, "AUTH-ASM-09": NO_CIMD}), "NOT ACCEPTED")
+AUTHLIB_PREDEFINED = Pinned(
+    table(
+        {
+            **_AUTHLIB,
+            "AUTH-ASM-09": Verdict(
+                "failed",
+                "No client_id_metadata_document_supported: the vendor configured one client for the host. AUTH-ASM-09 "
+                "'supports CIMD … (DCR or a predefined client may stand beside it, not instead of it)'; contract, "
+                "Authentication 12.",
+            ),
+            "AUTH-DCR-01": Verdict(
+                "skipped",
+                "AUTH-DCR-01 judges a registration_endpoint; this AS offers none (a predefined client: contract, Roles "
+                "'predefined OAuth clients'). AUTH-DCR-02 judges the configured client instead.",
+            ),
+        }
+    ),
+    "NOT ACCEPTED",
+)
+SDK_TRAILING_SLASH = Verdict(
+    "failed",
+    "The MCP Python SDK (AuthSettings.issuer_url, pydantic AnyHttpUrl) lists 'https://127.0.0.1:PORT/' in "
+    "authorization_servers for the path-less issuer 'https://127.0.0.1:PORT' that authlib's metadata states: contract, "
+    "Protected resource metadata 'Each must equal the issuer of the matching authorization server metadata exactly'.",
+)
+AUTHLIB_PATHLESS = Pinned(
+    table(
+        {
+            "AUTH-PRM-03": SDK_TRAILING_SLASH,
+            "AUTH-ASM-02": Verdict(
+                "failed",
+                "The same mismatch from the AS side: contract, AS metadata 'issuer … Exact string match is used (no "
+                "normalizing of slash, path, port or case)'.",
+            ),
+            "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
+            "AUTH-ASM-08": Verdict(
+                "warning",
+                "SHOULD: iss is advertised but issuer identification is not met, the issuers differ (contract, "
+                "Authentication 8: 'use the identical issuer string in metadata issuer and in "
+                "authorization_servers').",
+            ),
+            "AUTH-MTLS-01": NO_MTLS,
+            **NO_CHECK_YET,
+        },
+        rest=Verdict(
+            "blocked", "Blocked by AUTH-ASM-02: a host rejects an issuer that differs (contract, Authentication 8)."
+        ),
+        passes=ids(
+            "AUTH-PRM-01 AUTH-PRM-02 AUTH-PRM-04 AUTH-PRM-05 AUTH-ASM-01 AUTH-ASM-03 AUTH-ASM-04 AUTH-ASM-05"
+            " AUTH-ASM-06"
+        ),
+    ),
+    "NOT ACCEPTED",
+)
