@@ -173,7 +173,9 @@ def table(
         every.update({r: rest for r in AUTH_PROFILE_RULES if r not in non_pass and r not in passes})
     for rule, verdict in every.items():
         assert verdict.reason.strip(), f"{rule}: a listed verdict needs its reason"
-        assert verdict.status != "passed" or verdict.known_wrong, f"{rule}: list a pass only when it is known wrong"
+        assert verdict.status != "passed" or verdict.known_wrong or verdict.awaits, (
+            f"{rule}: list a pass only when it is known wrong or awaits a harness fix"
+        )
     return {rule: every.get(rule, passed()) for rule in AUTH_PROFILE_RULES}
 
 
