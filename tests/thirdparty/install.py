@@ -10,8 +10,8 @@
 - the stock node-oidc-provider of the FastMCP target is the reference IdP's own package (its ``ensure_installed``).
 
 After this, every target starts offline. ``python tests/thirdparty/install.py`` installs all of them,
-``... install.py ts_sdk`` (or another part's name) one of them. This module imports only the standard library at load time:
-``run.py`` loads it before ``.venv`` exists and installs fastmcp with its own installer (uv when it can).
+``... install.py ts_sdk`` (or another part's name) one of them. This module imports only the standard library at load
+time: ``run.py`` loads it before ``.venv`` exists and installs fastmcp with its own installer (uv when it can).
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def _npm_ci(directory: Path, wanted: Path) -> Path:
 
 def ensure_ts_sdk() -> Path:
     """``npm ci`` in ts_sdk/ unless node_modules is newer than the lock file; returns the example's path."""
-    return _npm_ci(TS_SDK, TS_SDK / "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js")
+    example = TS_SDK / "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js"
+    return _npm_ci(TS_SDK, example)
 
 
 def ensure_better_auth() -> Path:

@@ -417,15 +417,16 @@ _BA_TRUE = {
         "failed",
         "A wrong code_verifier (and the code_challenge itself as the verifier) is answered 401 invalid_request ('code "
         "verification failed'): RFC 7636 §4.6 'If the values are not equal, an error response indicating "
-        "\"invalid_grant\" as described in Section 5.2 of [RFC6749] MUST be returned'; RFC 6749 §5.2: HTTP 400 "
+        '"invalid_grant" as described in Section 5.2 of [RFC6749] MUST be returned\'; RFC 6749 §5.2: HTTP 400 '
         "(401 only for invalid_client).",
     ),
     "AUTH-TOK-02": Verdict(
         "failed",
         "A malformed Authorization header ('Bearer' without a token, a Basic header, a token without a scheme, the "
-        "token under another scheme) is answered 401 with only a DPoP challenge (error=\"invalid_token\", 'authorization "
-        "scheme must be Bearer or DPoP'), no Bearer challenge and no resource_metadata: contract, Errors: 'token "
-        "missing or invalid … HTTP 401 with header WWW-Authenticate: Bearer resource_metadata=…'; RFC 6750 §3.",
+        'token under another scheme) is answered 401 with only a DPoP challenge (error="invalid_token", '
+        "'authorization scheme must be Bearer or DPoP'), no Bearer challenge and no resource_metadata: contract, "
+        "Errors: 'token missing or invalid … HTTP 401 with header WWW-Authenticate: Bearer resource_metadata=…'; "
+        "RFC 6750 §3.",
     ),
     "AUTH-TOK-05": Verdict(
         "skipped",
