@@ -97,5 +97,8 @@ def test_fastmcp_verdicts(fastmcp_targets: dict[str, FastMcpTarget], config: str
         # devInteractions signs in any login: a second account for PROF-09 costs nothing.
         env={"CONFORMANCE_TEST_USER_2": "second.tester@example.com", "CONFORMANCE_TEST_PASSWORD_2": "another one"},
     )
-    assert run.report["config"]["mcp_era_spoken"] == ["legacy (2025-06-18)"]  # no server/discover: legacy only
+    # No server/discover: legacy only. Pathless: every call after discovery is blocked (AUTH-ASM-02), and an
+    # anonymous 401 settles no era, so none was spoken.
+    spoken = [] if fastmcp_target.config == "pathless" else ["legacy (2025-06-18)"]
+    assert run.report["config"]["mcp_era_spoken"] == spoken
     assert_pinned(run, TABLES[fastmcp_target.config])

@@ -55,7 +55,8 @@ def test_a_table_entry_needs_a_reason() -> None:
 def test_a_row_awaiting_a_harness_fix_is_a_strict_expected_failure() -> None:
     """A row pins what the harness concludes today; the fix, which makes it conclude the stated status, fails the
     test until the row drops its awaits (as pytest's xfail(strict=True) would)."""
-    pinned = verdicts.BETTER_AUTH
+    awaiting = Verdict("passed", "passes once the host registers as a native client", awaits="a fix", today="failed")
+    pinned = Pinned(table({"AUTH-DCR-01": awaiting}), "NOT ACCEPTED")
     row = pinned.rules["AUTH-DCR-01"]
     assert (row.status, row.today) == ("passed", "failed") and row.awaits
     today = {rule: v.pinned_status for rule, v in pinned.rules.items()}

@@ -10,7 +10,7 @@ it. None is left after merging the h12-verdicts fixes; ``table`` still accepts s
 
 from __future__ import annotations
 
-from tests.thirdparty._support import Pinned, Verdict, passed, table
+from tests.thirdparty._support import Pinned, Verdict, table
 
 
 def ids(text: str) -> tuple[str, ...]:
@@ -103,6 +103,10 @@ ONE_SCOPE = Verdict(
 NO_BLANKING_HOOK = Verdict(
     "skipped", "PROF-13 'needs: a reference or vendor hook that blanks the stored profile id'; the stack has none."
 )
+NO_DISPLAY_HOOK = Verdict(
+    "skipped",
+    "PROF-15 'needs: a reference or vendor hook that changes the account's e-mail and name'; the stack has none.",
+)
 NO_PROFILE_TOOL = Verdict(
     "skipped",
     "No tool carries _meta['<vendor>/profile']: true (contract, Profile tool rules 7: 'Without one, accounts can "
@@ -114,7 +118,9 @@ AUDIENCE_NOT_CHECKED = Verdict(
     "audience is refused'; contract, Authentication 2 'performs every check itself on each request: … audience or "
     "resource claim'; Errors: 'wrong audience … HTTP 401'.",
 )
-PROFILE_RULES = ids("PROF-02 PROF-03 PROF-04 PROF-05 PROF-06 PROF-07 PROF-08 PROF-09 PROF-10 PROF-11 PROF-12 PROF-13")
+PROFILE_RULES = ids(
+    "PROF-02 PROF-03 PROF-04 PROF-05 PROF-06 PROF-07 PROF-08 PROF-09 PROF-10 PROF-11 PROF-12 PROF-13 PROF-14 PROF-15"
+)
 LINKED_SKIPS = {
     "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
     "AUTH-TOK-05": LONG_TOKENS,
@@ -249,12 +255,13 @@ _FASTMCP = {
         "refresh token here and offers no other scope, so only the new-connection case could run.",
     ),
     "PROF-10": Verdict(
-        "warning",
-        "SHOULD: the profile id is the account's email (devInteractions uses the login as sub, and the vendor's "
+        "failed",
+        "The profile id is the account's email (devInteractions uses the login as sub, and the vendor's "
         "whoami returns sub): contract, Profile record, rules for id 7 'Names, emails or organization relations are "
         "not encoded in the id'.",
     ),
     "PROF-13": NO_BLANKING_HOOK,
+    "PROF-15": NO_DISPLAY_HOOK,
 }
 FASTMCP_AUDIENCE = Pinned(table(_FASTMCP), "NOT ACCEPTED")
 FASTMCP_NO_AUDIENCE = Pinned(table({**_FASTMCP, "AUTH-TOK-06": AUDIENCE_NOT_CHECKED}), "NOT ACCEPTED")
@@ -293,15 +300,9 @@ FASTMCP_PATHLESS = Pinned(
 )
 
 # -- rules the harness has no check for yet (their checks change these rows) --------------------------------------
-NO_CHECK_YET = {
-    rule: Verdict(
-        "skipped",
-        f"{rule}: 'no check for this rule in this harness version' (a catalogue row whose check is being written; "
-        "the check decides this row).",
-    )
-    for rule in ("AUTH-TOK-10", "AUTH-TOOL-07")
-}
-ALL_PROFILE_RULES = (*PROFILE_RULES, "PROF-14", "PROF-15")
+# Rules whose check skips here for the reasons the other stacks share: no scoped tool, no tool declaring both.
+NEW_RULE_SKIPS = {"AUTH-TOK-10": NO_SCOPE_REFUSAL, "AUTH-TOOL-07": NO_MIXED_TOOL}
+ALL_PROFILE_RULES = PROFILE_RULES
 
 # -- 4. authlib (Flask) authorization server in front of an MCP Python SDK tool server (authlib_server.py) ----------
 _AUTHLIB = {
@@ -339,7 +340,7 @@ _AUTHLIB = {
     "AUTH-WS-01": NO_WORKSPACE,
     "AUTH-REAUTH-01": ONE_SCOPE,
     **dict.fromkeys(ALL_PROFILE_RULES, NO_PROFILE_TOOL),
-    **NO_CHECK_YET,
+    **NEW_RULE_SKIPS,
 }
 AUTHLIB_DCR = Pinned(table({**_AUTHLIB, "AUTH-ASM-09": NO_CIMD}), "NOT ACCEPTED")
 AUTHLIB_PREDEFINED = Pinned(
@@ -384,7 +385,6 @@ AUTHLIB_PATHLESS = Pinned(
                 "authorization_servers').",
             ),
             "AUTH-MTLS-01": NO_MTLS,
-            **NO_CHECK_YET,
         },
         rest=Verdict(
             "blocked", "Blocked by AUTH-ASM-02: a host rejects an issuer that differs (contract, Authentication 8)."
@@ -398,24 +398,10 @@ AUTHLIB_PATHLESS = Pinned(
 )
 
 # -- 5. better-auth (oauth-provider + mcp plugins) in front of an MCP TypeScript SDK server (better_auth/server.mjs) --
-# Today the host registers its loopback redirect (http://127.0.0.1/oauth/callback) by DCR as a web client (no
-# application_type); better-auth refuses it by the OpenID DCR rules ("web clients require https redirect URIs") and
-# the harness files that as AUTH-DCR-01 failing, which blocks every rule behind the first link. The rows below state
-# what the harness concludes once the host registers a loopback redirect as a native client (RFC 8252 §7.3, OpenID
-# DCR application_type native); "today" is what it concludes now.
-LOOPBACK_AS_WEB_CLIENT = "DCR: a loopback redirect registered as a native client (application_type native)"
-CONSENT_NOT_ASKED = "error paths: prompt=consent asked when the AS lists it (consent is remembered here)"
-
-
-def _after_registration(verdict: Verdict, awaits: str = LOOPBACK_AS_WEB_CLIENT) -> Verdict:
-    """A row that today's harness blocks behind its own registration failure (AUTH-DCR-01)."""
-    return Verdict(verdict.status, verdict.reason or "passes once registered", awaits=awaits, today="blocked")
-
-
-_BA_PASSES_AFTER_REGISTRATION = ids(
-    "AUTH-ASM-07 AUTH-DCR-02 AUTH-FLOW-01 AUTH-FLOW-02 AUTH-FLOW-04 AUTH-FLOW-05 AUTH-FLOW-06 AUTH-FLOW-07 "
-    "AUTH-ISS-01 AUTH-TOK-01 AUTH-TOK-03 AUTH-TOK-04 AUTH-TOK-09 AUTH-TOOL-01 AUTH-TOOL-05 PROF-01"
-)
+# The host registers its loopback redirect by DCR as a native client (RFC 8252 §7.3, OpenID DCR application_type
+# native), which better-auth's open registration accepts; its backend requests carry no browser cookie (better-auth's
+# CSRF guard refuses a cookie-carrying POST without Origin); declining asks prompt=consent, which it lists, and the
+# Deny and invalid_scope redirects carry iss (AUTH-ISS-02 passes). Every rule not listed passes.
 _BA_TRUE = {
     "AUTH-ASM-09": NO_CIMD,
     **dict.fromkeys(
@@ -433,13 +419,13 @@ _BA_TRUE = {
         '"invalid_grant" as described in Section 5.2 of [RFC6749] MUST be returned\'; RFC 6749 §5.2: HTTP 400 '
         "(401 only for invalid_client).",
     ),
-    "AUTH-TOK-02": Verdict(
+    "AUTH-PRM-05": Verdict(
         "failed",
         "A malformed Authorization header ('Bearer' without a token, a Basic header, a token without a scheme, the "
-        'token under another scheme) is answered 401 with only a DPoP challenge (error="invalid_token", '
-        "'authorization scheme must be Bearer or DPoP'), no Bearer challenge and no resource_metadata: contract, "
-        "Errors: 'token missing or invalid … HTTP 401 with header WWW-Authenticate: Bearer resource_metadata=…'; "
-        "RFC 6750 §3.",
+        "token under another scheme) is refused with 401 (AUTH-TOK-02 holds) but its challenge is only DPoP "
+        "(error=\"invalid_token\", 'authorization scheme must be Bearer or DPoP'), no Bearer challenge and no "
+        "resource_metadata: contract, Errors: 'token missing or invalid … HTTP 401 with header WWW-Authenticate: "
+        "Bearer resource_metadata=…'; RFC 6750 §3.",
     ),
     "AUTH-TOK-05": Verdict(
         "skipped",
@@ -471,29 +457,8 @@ BETTER_AUTH = Pinned(
         {
             "AUTH-PRM-06": NO_SCOPE_IN_CHALLENGE,
             "AUTH-MTLS-01": NO_MTLS,
-            **NO_CHECK_YET,
-            "AUTH-DCR-01": Verdict(
-                "passed",
-                "Open registration (allowUnauthenticatedClientRegistration) accepts a native client with a loopback "
-                "redirect. Today the host registers http://127.0.0.1/oauth/callback as a web client and better-auth "
-                "refuses it (400 invalid_redirect_uri, OpenID DCR: web clients use https): the harness's choice, not "
-                "the target's MUST failure.",
-                awaits=LOOPBACK_AS_WEB_CLIENT,
-                today="failed",
-            ),
-            **{rule: _after_registration(v) for rule, v in _BA_TRUE.items()},
-            **{rule: _after_registration(passed()) for rule in _BA_PASSES_AFTER_REGISTRATION},
-            **{
-                rule: _after_registration(
-                    Verdict(
-                        "passed",
-                        "prompt=consent (listed in prompt_values_supported) reaches the consent page; Deny redirects "
-                        "with error=access_denied and iss, and invalid_scope errors carry iss too (RFC 9207 §2).",
-                    ),
-                    f"{LOOPBACK_AS_WEB_CLIENT}; {CONSENT_NOT_ASKED}",
-                )
-                for rule in ("AUTH-ISS-02", "AUTH-ISS-03")
-            },
+            **NEW_RULE_SKIPS,
+            **_BA_TRUE,
         }
     ),
     "NOT ACCEPTED",
