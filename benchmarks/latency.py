@@ -30,6 +30,10 @@ The critical path is computed from the evidence in report.json alone (``started_
   between two exchanges, nor a pacing wait. It is the floor of a host that ran every independent chain at once; a
   check that reuses a session fixture recorded on another check is counted without that fixture's exchanges, so the
   floor is a lower bound.
+- The evidence is not every exchange: a check keeps at most 60 (its first 15 and its latest) and a rule's row at
+  most 40. Against the reference, auth+profile and compression keep nearly all of theirs; platform+campaigns about
+  490 of some 1 360 (the long runs of the token and rate-limit checks). ``net`` and ``cp`` are lower bounds there,
+  and the wall time also holds the exchanges the evidence left out.
 
 The harness CPU per exchange includes the run's fixed costs (interpreter, imports, collection). ``--cprofile DIR``
 also writes a cProfile of each 0 ms run's pytest process there (``DIR/<suites>.prof``; read it with
