@@ -210,7 +210,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     report_dir = Path(args.report_dir).resolve()
     check_report_dir(report_dir, "--report-dir")  # before the stack starts, not after the run
-    with _stack(args.mutant, args.suite, args.latency) as stack:
+    with _stack(args.mutant, args.suite, latency_s=args.latency) as stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
         env.update(stack.settings)
         command = _demo_command(report_dir, args.suite, args.pytest_args)
