@@ -35,6 +35,10 @@ The critical path is computed from the evidence in report.json alone (``started_
   490 of some 1 360 (the long runs of the token and rate-limit checks). ``net`` and ``cp`` are lower bounds there,
   and the wall time also holds the exchanges the evidence left out.
 
+At each latency above 0 a second line gives the network floor of a host running N checks of a target at a time
+(``concurrent_floor``: each check's exchanges in turn, the first check before the others): a design figure for
+concurrency, read from the same evidence.
+
 The harness CPU per exchange is printed twice: gross (the run's CPU over its exchanges) and after the run's fixed
 costs, which are the CPU of the same command with every check deselected (``-k`` matching none: interpreter,
 plugin, collection, writing an empty report), measured once per suite group. First-use imports (the MCP SDK's
@@ -66,6 +70,7 @@ from conformance.reference.stack import running_stack
 Exchange = dict[str, Any]
 HERE = Path(__file__).resolve().parent
 NO_CHECK = "no_check_is_called_this"
+CONCURRENCY = (1, 4, 8, 16)
 
 
 def children_cpu() -> float:
@@ -122,6 +127,32 @@ def critical_paths(report: dict[str, Any]) -> dict[str, Chain]:
         rest = max(chains[1:], key=lambda c: c.seconds, default=Chain(0.0, 0))
         paths[target] = chains[0] + rest
     return paths
+
+
+def _first_start(exchanges: dict[tuple[Any, ...], Exchange]) -> str:
+    return min((str(e.get("started_at")) for e in exchanges.values()), default="~")
+
+
+def concurrent_floor(report: dict[str, Any], workers: int) -> float:
+    """The network time of the longest target with ``workers`` checks at a time (each check's exchanges in turn,
+    its cases included; the first check before the others, then longest first): what a host that ran whole checks
+    concurrently, at that bound, would still wait for."""
+    by_check: dict[str, dict[str, dict[tuple[Any, ...], Exchange]]] = defaultdict(lambda: defaultdict(dict))
+    for result in report["results"]:
+        checks = result.get("checks") or [result["rule"]]
+        for exchange in result.get("evidence") or []:
+            by_check[result["target"]][checks[0]][_key(exchange)] = exchange
+    floors = [0.0]
+    for checks in by_check.values():
+        ordered = sorted(checks.values(), key=_first_start)
+        if not ordered:
+            continue
+        first, *rest = (_elapsed(ex.values()) for ex in ordered)
+        lanes = [0.0] * max(1, workers)
+        for seconds in sorted(rest, reverse=True):
+            lanes[lanes.index(min(lanes))] += seconds
+        floors.append(first + max(lanes))
+    return max(floors)
 
 
 def unique_exchanges(report: dict[str, Any]) -> list[Exchange]:
@@ -212,6 +243,9 @@ def main() -> int:
                     )
                     rows.append(row)
                     print(row, flush=True)
+                    if latency > 0:
+                        floors = ", ".join(f"{n}: {concurrent_floor(run.report, n):.2f} s" for n in CONCURRENCY)
+                        print(f"{'':<19} {'':>7}  network floor with N checks at a time: {floors}", flush=True)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 1 if differs else 0
 
