@@ -387,8 +387,7 @@ def running_stack(
     the CA every service uses instead of one made for this stack: for a test suite whose stacks share a process that
     trusts one CA for good (its IdPs in one Node process, which reads NODE_EXTRA_CA_CERTS once).
     ``mcp_era`` is what the tool server serves: ``both`` MCP eras (default), ``legacy`` or ``modern`` only.
-    ``latency_s`` serves the stack as a target that far away: every service answers each request that much later,
-    and the first request of each new connection once more (``conformance.reference._latency``).
+    ``latency_s``: each service answers that much later, a new connection's first request twice (``_latency``).
     The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
     ``with`` block in the thread that entered it.
     """
@@ -399,10 +398,9 @@ def running_stack(
             data_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="conformance-stack-")))
         data_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        if certificates is None:
-            ca_file, cert_file, key_file = make_certificates(data_dir)
-        else:
-            ca_file, cert_file, key_file = link_certificates(certificates, data_dir)
+        ca_file, cert_file, key_file = (
+            make_certificates(data_dir) if certificates is None else link_certificates(certificates, data_dir)
+        )
         ctx = StackContext(
             data_dir=data_dir,
             ca_file=ca_file,
