@@ -14,6 +14,10 @@ TLS), which a real run also pays.
 A second figure is closer to an auth run: every sign-in has its own authorization URL (state, PKCE challenge) and
 callback, the answers carry a server's usual headers, and the run learns new secrets as it goes (each code and
 token), so the redactor indexes new forms every few requests, as it does against the reference stack.
+
+``--stack`` measures instead the same path with its transport: HostHTTP against the embedded reference tool server
+over TLS (one kept-alive connection), a metadata GET and an MCP POST answered 401 in turn, each recorded and
+redacted in a running check: what one exchange of a run costs the harness, h11 and TLS included.
 """
 
 from __future__ import annotations
@@ -131,6 +135,38 @@ def measure(scenario: Callable[[HostHTTP], int], requests: int, repeat: int) -> 
     return statistics.median(rounds[1:])
 
 
+def against_stack(requests: int, repeat: int) -> float:
+    """CPU per exchange through HostHTTP against the reference tool server (see the module's docstring)."""
+    from pathlib import Path
+
+    from conformance.reference.stack import running_stack
+
+    with running_stack(services=["toolserver"]) as stack:
+        mcp = stack.settings["CONFORMANCE_TARGET_URL"]
+        metadata = mcp.rsplit("/mcp", 1)[0] + "/.well-known/oauth-protected-resource/mcp"
+        http = HostHTTP(
+            ca_bundle=Path(stack.settings["CONFORMANCE_CA_BUNDLE"]),
+            guard=UrlGuard(allow_private_network=True),
+            redactor=Redactor(),
+            retry=None,
+            pacer=Pacer(),
+        )
+        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        rounds = []
+        for _ in range(repeat + 1):  # the first round warms up and is not counted
+            started = time.process_time()
+            _context.begin(("BENCH-01",))
+            try:
+                for _ in range(requests // 2):
+                    http.get(metadata)
+                    http.post(mcp, json=body)
+            finally:
+                _context.end()
+            rounds.append((time.process_time() - started) / (requests // 2 * 2))
+        http.close()
+    return statistics.median(rounds[1:])
+
+
 def main() -> None:
     # As in a certification run (conformance._gc): the youngest generation is collected every GEN0_THRESHOLD
     # allocations, so what a request leaves for the collector costs what it costs in a run.
@@ -138,7 +174,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--stack", action="store_true", help="over TLS against the reference tool server")
     args = parser.parse_args()
+    if args.stack:
+        per_request = against_stack(min(args.requests, 600), args.repeat)
+        print(f"HostHTTP exchange over TLS with the reference tool server: {per_request * 1e6:.0f} µs CPU each")
+        return
     per_request = measure(session, args.requests, args.repeat)
     print(f"HostHTTP request path: {per_request * 1e6:.0f} µs CPU per request (median of {args.repeat} rounds)")
     per_request = measure(fresh_session, args.requests, args.repeat)

@@ -132,7 +132,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stack(mutants: list[str], suites: str | None = None) -> Any:
+def _latency(text: str) -> float:
+    """``--latency``'s value in seconds (a bad one is a usage error)."""
+    from conformance.reference._latency import parse_latency
+
+    try:
+        return parse_latency(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0) -> Any:
     try:
         from conformance.reference.stack import running_stack
     except ImportError as exc:
@@ -143,7 +153,7 @@ def _stack(mutants: list[str], suites: str | None = None) -> Any:
 
     wanted = [s for s in suites.split(",") if s in SUITE_SERVICES] if suites else None
     services = sorted({service for s in wanted for service in SUITE_SERVICES[s]}) if wanted is not None else None
-    return running_stack(mutants=mutants, services=services)
+    return running_stack(mutants=mutants, services=services, latency_s=latency_s)
 
 
 def _check_env_file(path: Path) -> None:
@@ -160,7 +170,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         _check_env_file(Path(args.env_file))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with _stack(args.mutant) as stack:
+    with _stack(args.mutant, latency_s=args.latency) as stack:
         # Secrets go to a file readable by the owner only, never to the terminal (scroll-back, CI logs): the
         # given --env-file, else stack.env in the stack's data directory (0700, removed when the stack stops).
         env_file = Path(args.env_file) if args.env_file else stack.data_dir / "stack.env"
@@ -203,7 +213,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     report_dir = Path(args.report_dir).resolve()
     check_report_dir(report_dir, "--report-dir")  # before the stack starts, not after the run
-    with _stack(args.mutant, args.suite) as stack:
+    with _stack(args.mutant, args.suite, latency_s=args.latency) as stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
         env.update(stack.settings)
         command = _demo_command(report_dir, args.suite, args.pytest_args)
@@ -438,6 +448,9 @@ def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     demo.add_argument("--mutant", action="append", default=[], help="certify a mutant instead (repeatable)")
     demo.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     demo.set_defaults(func=_cmd_demo)
+    latency_help = "serve the stack as a remote target: every answer that much later, a new connection's once more"
+    for command in (up, demo):
+        command.add_argument("--latency", type=_latency, default=0.0, metavar="DURATION", help=latency_help + " (50ms)")
     summary = sub.add_parser("summary", help="the verdict, counts and failed rules of a report.json")
     summary.add_argument("input", help="report.json")
     summary.add_argument("--format", choices=("markdown", "text", "json"), default="text")

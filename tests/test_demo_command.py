@@ -23,7 +23,7 @@ def commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     seen: list[list[str]] = []
 
     @contextlib.contextmanager
-    def stack(mutants: list[str], suites: str | None = None) -> Iterator[Any]:
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0) -> Iterator[Any]:
         yield SimpleNamespace(settings={"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"})
 
     def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -58,3 +58,18 @@ def test_the_demo_leaves_anyios_pytest_plugin_out_unless_asked_for(commands: lis
     plain, asked = commands
     assert plain[plain.index("no:anyio") - 1] == "-p"
     assert "no:anyio" not in asked and asked[-2:] == ["-p", "anyio"]
+
+
+def test_the_demo_serves_the_stack_at_the_latency_asked_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    asked: list[float] = []
+
+    @contextlib.contextmanager
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0) -> Iterator[Any]:
+        asked.append(latency_s)
+        yield SimpleNamespace(settings={})
+
+    monkeypatch.setattr(cli, "_stack", stack)
+    monkeypatch.setattr(cli.subprocess, "run", lambda command, **_: subprocess.CompletedProcess(command, 0))
+    assert cli.main(["demo", "--latency", "50ms", "--report-dir", str(tmp_path)]) == 0
+    assert cli.main(["demo", "--report-dir", str(tmp_path)]) == 0
+    assert asked == [pytest.approx(0.05), 0.0]

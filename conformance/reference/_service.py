@@ -17,6 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from conformance.reference._latency import format_latency, parse_latency
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free on ``host`` right now (the OS picks it)."""
@@ -39,6 +41,9 @@ class StackContext:
     request_limit: tuple[int, float] | None = None
     # PEM of the RSA key the IdP signs with; None: the IdP makes a fresh one at start (see running_stack)
     idp_signing_key: Path | None = None
+    # Seconds every service waits before each answer, and once more on a new connection (a remote target's round
+    # trip, see _latency.py); 0: none
+    latency_s: float = 0.0
     # Ports already handed to this stack's services: none of them is bound until the services start, so the OS may
     # offer one twice; two services on one port would have one answer the other's health URL (same CA, same path).
     given_ports: set[int] = field(default_factory=set)
@@ -51,6 +56,10 @@ class StackContext:
             pass
         self.given_ports.add(port)
         return port
+
+    def latency_args(self) -> list[str]:
+        """``--latency SECONDS`` when this stack is served with a round-trip time, else nothing."""
+        return ["--latency", format_latency(self.latency_s)] if self.latency_s > 0 else []
 
     def mutant_args(self, own: Iterable[Any]) -> list[str]:
         """``--mutant NAME`` for each of this stack's mutants among ``own`` (a service's catalogue)."""
@@ -75,7 +84,7 @@ class ServiceSpec:
 
 def service_argv(module: str, ctx: StackContext, port: int, *extra: str, data_dir: Path | None = None) -> list[str]:
     """The command that starts a Python reference service on ``ctx.host:port`` with the stack's certificate."""
-    argv = [sys.executable, "-m", module, *extra, "--host", ctx.host, "--port", str(port)]
+    argv = [sys.executable, "-m", module, *extra, "--host", ctx.host, "--port", str(port), *ctx.latency_args()]
     argv += ["--certfile", str(ctx.cert_file), "--keyfile", str(ctx.key_file)]
     if data_dir is not None:
         argv += ["--data-dir", str(data_dir)]
@@ -95,7 +104,26 @@ def service_parser(
     parser.add_argument("--ca-file", help="CA bundle this service trusts for its own outbound requests")
     choices = sorted(mutant_names) if mutant_names is not None else None
     parser.add_argument("--mutant", action="append", default=[], choices=choices, help="switch on one defect")
+    add_latency_argument(parser)
     return parser
+
+
+def _latency_type(text: str) -> float:
+    try:
+        return parse_latency(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_latency_argument(parser: argparse.ArgumentParser) -> None:
+    """``--latency`` (e.g. ``50ms``): answer each request that much later, a new connection's first once more."""
+    parser.add_argument(
+        "--latency",
+        type=_latency_type,
+        default=0.0,
+        metavar="DURATION",
+        help="answer each request that much later, and a new connection's first request once more (e.g. 50ms)",
+    )
 
 
 def uvicorn_options(args: argparse.Namespace) -> dict[str, Any]:

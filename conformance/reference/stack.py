@@ -268,11 +268,13 @@ def stop_processes(processes: Iterable[ServiceProcess], grace_s: float = STOP_GR
             proc.process.wait(timeout=2.0)
 
 
-def wait_healthy(processes: list[ServiceProcess], ca_file: Path) -> None:
-    """Poll every health URL until each answers 2xx; fail fast when a process exits; bounded per service."""
+def wait_healthy(processes: list[ServiceProcess], ca_file: Path, latency_s: float = 0.0) -> None:
+    """Poll every health URL until each answers 2xx; fail fast when a process exits; bounded per service. A stack
+    served with a round-trip time (``latency_s``) answers a new connection's first request twice that late."""
     pending = {p.spec.name: p for p in processes}
     started = time.monotonic()
-    with httpx.Client(verify=ssl.create_default_context(cafile=str(ca_file)), timeout=1.0) as client:
+    timeout = 1.0 + 2 * latency_s
+    with httpx.Client(verify=ssl.create_default_context(cafile=str(ca_file)), timeout=timeout) as client:
         while pending:
             for name, proc in list(pending.items()):
                 code = proc.process.poll()
@@ -324,7 +326,11 @@ def _terminate_on_sigterm() -> Iterator[None]:
 
 @contextmanager
 def run_services(
-    specs: Iterable[ServiceSpec], ca_file: Path, log_dir: Path, launcher: Launcher | None = None
+    specs: Iterable[ServiceSpec],
+    ca_file: Path,
+    log_dir: Path,
+    launcher: Launcher | None = None,
+    latency_s: float = 0.0,
 ) -> Iterator[list[ServiceProcess]]:
     """Start the specs (through ``launcher``, default :func:`popen_service`), wait for health, yield the processes;
     stop them all on the way out, whatever happens.
@@ -336,7 +342,7 @@ def run_services(
         try:
             for spec in specs:
                 processes.append(start_process(spec, log_dir, launcher))
-            wait_healthy(processes, ca_file)
+            wait_healthy(processes, ca_file, latency_s)
             yield processes
         finally:
             stop_processes(processes)
@@ -364,6 +370,7 @@ def running_stack(
     idp_signing_key: Path | None = None,
     certificates: tuple[Path, Path, Path] | None = None,
     mcp_era: str = "both",
+    latency_s: float = 0.0,
 ) -> Iterator[Stack]:
     """Start the reference stack (optionally with mutants); stop every process on exit.
 
@@ -380,6 +387,7 @@ def running_stack(
     the CA every service uses instead of one made for this stack: for a test suite whose stacks share a process that
     trusts one CA for good (its IdPs in one Node process, which reads NODE_EXTRA_CA_CERTS once).
     ``mcp_era`` is what the tool server serves: ``both`` MCP eras (default), ``legacy`` or ``modern`` only.
+    ``latency_s``: each service answers that much later, a new connection's first request twice (``_latency``).
     The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
     ``with`` block in the thread that entered it.
     """
@@ -390,10 +398,9 @@ def running_stack(
             data_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="conformance-stack-")))
         data_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
-        if certificates is None:
-            ca_file, cert_file, key_file = make_certificates(data_dir)
-        else:
-            ca_file, cert_file, key_file = link_certificates(certificates, data_dir)
+        ca_file, cert_file, key_file = (
+            make_certificates(data_dir) if certificates is None else link_certificates(certificates, data_dir)
+        )
         ctx = StackContext(
             data_dir=data_dir,
             ca_file=ca_file,
@@ -403,11 +410,12 @@ def running_stack(
             request_limit=request_limit,
             idp_signing_key=idp_signing_key,
             mcp_era=mcp_era,
+            latency_s=latency_s,
         )
         for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
             specs = collect_specs(ctx, packages)
             try:
-                processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs", launcher))
+                processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs", launcher, latency_s))
                 break
             except StackError as exc:
                 # A free port is only free until someone else binds it: start again on fresh ports.

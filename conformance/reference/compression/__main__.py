@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         plain_http="plain_http" in args.mutant,
         plain_output_only="plain_http_output" in args.mutant,
         plain_port=args.plain_port,
+        latency_s=args.latency,
     )
     server.run()
     return 0

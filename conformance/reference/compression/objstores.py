@@ -24,6 +24,9 @@ from functools import partial
 from http import server
 from typing import TYPE_CHECKING, Any
 
+from conformance.reference._latency import delayed_handler
+from conformance.reference._service import add_latency_argument
+
 if TYPE_CHECKING:
     from werkzeug.serving import BaseWSGIServer
 
@@ -67,29 +70,37 @@ def build_s3_app(access_key_id: str, secret: str, buckets: Iterable[str]) -> Cal
     return app
 
 
-def serve_s3(host: str, port: int, certfile: str, keyfile: str) -> None:
+def serve_s3(host: str, port: int, certfile: str, keyfile: str, latency_s: float = 0.0) -> None:
     access_key_id = os.environ["OBJSTORE_A_ACCESS_KEY_ID"]
     secret = os.environ["OBJSTORE_A_SECRET_ACCESS_KEY"]
     app = build_s3_app(access_key_id, secret, _env_list("OBJSTORE_A_BUCKETS"))
-    make_wsgi_server(host, port, app, (certfile, keyfile)).serve_forever()
+    make_wsgi_server(host, port, app, (certfile, keyfile), latency_s=latency_s).serve_forever()
 
 
 def make_wsgi_server(
-    host: str, port: int, app: Callable[..., Any], ssl_context: tuple[str, str] | None
+    host: str, port: int, app: Callable[..., Any], ssl_context: tuple[str, str] | None, *, latency_s: float = 0.0
 ) -> BaseWSGIServer:
     """werkzeug's threaded server for ``app``, its connections without Nagle's algorithm: it keeps them alive
     (HTTP/1.1) and writes an answer's head and body apart, so with Nagle on the body would wait for the client's
-    delayed ACK of the head (13 ms per request to the S3 store on loopback, against 1.7 ms without)."""
+    delayed ACK of the head (13 ms per request to the S3 store on loopback, against 1.7 ms without). ``latency_s``:
+    see ``conformance.reference._latency``."""
     from werkzeug.serving import WSGIRequestHandler, make_server
 
     class Handler(WSGIRequestHandler):
         disable_nagle_algorithm = True
 
-    return make_server(host, port, app, threaded=True, request_handler=Handler, ssl_context=ssl_context)
+    handler = delayed_handler(Handler, latency_s)
+    return make_server(host, port, app, threaded=True, request_handler=handler, ssl_context=ssl_context)
 
 
 def make_gcs_server(
-    host: str, port: int, tokens: Iterable[str], buckets: Iterable[str], context: ssl.SSLContext | None
+    host: str,
+    port: int,
+    tokens: Iterable[str],
+    buckets: Iterable[str],
+    context: ssl.SSLContext | None,
+    *,
+    latency_s: float = 0.0,
 ) -> server.ThreadingHTTPServer:
     """gcp-storage-emulator's handler behind a bearer-token check, on a threading (optionally TLS) server."""
     from gcp_storage_emulator.handlers import buckets as bucket_handlers
@@ -125,17 +136,18 @@ def make_gcs_server(
             # Every request passes the bearer check before the emulator dispatches it (False: already answered).
             return super().parse_request() and self._allowed()
 
-    httpd = server.ThreadingHTTPServer((host, port), partial(GuardedHandler, storage))
+    httpd = server.ThreadingHTTPServer((host, port), partial(delayed_handler(GuardedHandler, latency_s), storage))
     httpd.daemon_threads = True
     if context is not None:
         httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
     return httpd
 
 
-def serve_gcs(host: str, port: int, certfile: str, keyfile: str) -> None:
+def serve_gcs(host: str, port: int, certfile: str, keyfile: str, latency_s: float = 0.0) -> None:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(certfile, keyfile)
-    httpd = make_gcs_server(host, port, _env_list("OBJSTORE_B_TOKENS"), _env_list("OBJSTORE_B_BUCKETS"), context)
+    tokens, buckets = _env_list("OBJSTORE_B_TOKENS"), _env_list("OBJSTORE_B_BUCKETS")
+    httpd = make_gcs_server(host, port, tokens, buckets, context, latency_s=latency_s)
     httpd.serve_forever()
 
 
@@ -146,10 +158,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--certfile", required=True)
     parser.add_argument("--keyfile", required=True)
+    add_latency_argument(parser)
     args = parser.parse_args(argv)
     serve = serve_s3 if args.kind == "s3" else serve_gcs
     try:
-        serve(args.host, args.port, args.certfile, args.keyfile)
+        serve(args.host, args.port, args.certfile, args.keyfile, args.latency)
     except KeyboardInterrupt:
         sys.exit(0)
 

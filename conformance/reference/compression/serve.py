@@ -16,6 +16,7 @@ from typing import Any
 
 import uvicorn
 
+from conformance.reference._latency import with_latency
 from conformance.reference._service import free_port
 
 TLS_HANDSHAKE = b"\x16"
@@ -33,8 +34,10 @@ class SandboxServer:
         plain_http: bool = False,
         plain_output_only: bool = False,
         plain_port: int | None = None,
+        latency_s: float = 0.0,
     ):
         plain_http = plain_http or plain_output_only
+        app = with_latency(app, latency_s)  # every listener answers as far away
         self.host, self.port, self.plain_http = host, port, plain_http
         tls_port = free_port(host) if plain_http else port
         # Bounded graceful shutdown: an idle keep-alive client must not hold the stack's stop for long.
@@ -51,7 +54,11 @@ class SandboxServer:
         self.plain = uvicorn.Server(uvicorn.Config(plain_app, port=free_port(host), **common)) if plain_http else None
         self._front: asyncio.Server | None = None
         self.redirect = (
-            uvicorn.Server(uvicorn.Config(_to_https(host, port), port=plain_port, lifespan="off", **common))
+            uvicorn.Server(
+                uvicorn.Config(
+                    with_latency(_to_https(host, port), latency_s), port=plain_port, lifespan="off", **common
+                )
+            )
             if plain_port is not None
             else None
         )

@@ -156,6 +156,7 @@ def services(ctx: StackContext) -> list[ServiceSpec]:
                 str(ctx.key_file),
                 "--data-dir",
                 str(ctx.data_dir),
+                *ctx.latency_args(),
             ],
             health_url=f"{layout.idp_url}/healthz",
             env=node_env(ctx.ca_file),

@@ -29,6 +29,8 @@ const OPTIONS = {
   keyfile: { type: 'string' },
   'data-dir': { type: 'string' },
   mutant: { type: 'string', multiple: true, default: [] },
+  // seconds (e.g. 0.05s) every answer waits, and a new connection's first once more (conformance/reference/_latency.py)
+  latency: { type: 'string', default: '0' },
 };
 
 /** The command-line arguments of provider.js (also what host.js is given for each instance). */
@@ -504,6 +506,29 @@ export function createProvider(config, extraMutants = []) {
 
 // ---------------------------------------------------------------------------------------------- server
 /**
+ * `handler` answering each request `latencyMs` later, and the first request of a new connection once more (a
+ * remote target's round trip; what conformance/reference/_latency.py does for the Python services); `handler`
+ * itself when the latency is 0.
+ */
+export function withLatency(handler, latencyMs) {
+  if (!(latencyMs > 0)) return handler;
+  const seen = new WeakSet();
+  return (req, res) => {
+    const rounds = seen.has(req.socket) ? 1 : 2;
+    seen.add(req.socket);
+    setTimeout(() => handler(req, res), latencyMs * rounds);
+  };
+}
+
+/** Milliseconds of a --latency value (seconds, optionally suffixed s or ms). */
+export function latencyMs(text) {
+  const match = /^\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s)?\s*$/i.exec(String(text ?? '0'));
+  if (!match) throw new Error(`--latency ${text}: not a duration (e.g. 0.05s or 50ms)`);
+  const value = Number(match[1]);
+  return (match[2] ?? 's').toLowerCase() === 'ms' ? value : value * 1000;
+}
+
+/**
  * One IdP listening: `args` are provider.js's parsed arguments. Resolves once it listens (rejects when it cannot:
  * bad config, port taken) to {provider, server, close()}; close() resolves when the server has closed. `onError`,
  * when given, receives the errors Koa would print to stderr (an instance of host.js logs them to its own file).
@@ -515,7 +540,7 @@ export async function startIdp(args, { onError } = {}) {
   const server = https.createServer({
     cert: fs.readFileSync(args.certfile),
     key: fs.readFileSync(args.keyfile),
-  }, provider.callback());
+  }, withLatency(provider.callback(), latencyMs(args.latency)));
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(Number(args.port), args.host, () => {

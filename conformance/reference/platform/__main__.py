@@ -8,6 +8,7 @@ from pathlib import Path
 
 import uvicorn
 
+from conformance.reference._latency import with_latency
 from conformance.reference._service import service_parser
 from conformance.reference.platform.app import create_app
 from conformance.reference.platform.mutants import MUTANTS
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
         settings = settings.with_request_limit(args.request_limit, args.window)
     app = create_app(args.data_dir, settings=settings, mutants=frozenset(args.mutant))
     uvicorn.run(
-        app,
+        with_latency(app, args.latency),
         host=args.host,
         port=args.port,
         ssl_certfile=str(args.certfile) if args.certfile else None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uvicorn
 
+from conformance.reference._latency import with_latency
 from conformance.reference._service import service_parser, uvicorn_options
 from conformance.reference.proxy.app import create_app
 from conformance.reference.proxy.mutants import MUTANTS
@@ -14,7 +15,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--upstream", required=True)
     args = parser.parse_args(argv)
     app = create_app(args.upstream, args.ca_file, frozenset(args.mutant))
-    uvicorn.run(app, **uvicorn_options(args))
+    uvicorn.run(with_latency(app, args.latency), **uvicorn_options(args))
 
 
 if __name__ == "__main__":

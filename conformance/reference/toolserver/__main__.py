@@ -7,6 +7,7 @@ import os
 
 import uvicorn
 
+from conformance.reference._latency import with_latency
 from conformance.reference._service import service_parser, uvicorn_options
 from conformance.reference.toolserver.app import ToolServerConfig, create_app
 from conformance.reference.toolserver.mtls_front import MtlsFront
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
         defects=frozenset(args.mutant),
         mcp_era=args.mcp_era,
     )
-    server = uvicorn.Server(uvicorn.Config(create_app(config), **uvicorn_options(args)))
+    server = uvicorn.Server(uvicorn.Config(with_latency(create_app(config), args.latency), **uvicorn_options(args)))
     if not args.mtls_port:
         server.run()
         return

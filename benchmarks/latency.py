@@ -1,0 +1,254 @@
+"""A remote target, 0 to 150 ms away: per suite group, the wall time of a certification beside its critical path,
+both read against the embedded reference stack served with a set round-trip time (``running_stack(latency_s=...)``,
+what ``conformance up --latency 50ms`` starts), and the verdicts at each latency against those at 0 ms.
+
+    .venv/bin/python benchmarks/latency.py [--latencies 0 50 150] [--suites auth,profile platform,campaigns compression]
+
+Each run is a fresh ``python -m pytest --suite ...`` process (as ``conformance demo`` starts it for one target
+kind) against one stack per latency. Printed per run: wall time of the pytest process; ``net``, the sum of the
+exchanges' ``elapsed_s`` (what a strictly sequential host waits for the network); the critical path ``cp`` with
+the number of exchanges on it; the harness's CPU (``RUSAGE_CHILDREN`` around the pytest process: the services run
+in the stack's own processes) in total and per exchange; the rate-limit pacing the run waited
+(``throttle.waited_s``); and whether its (rule, status) pairs are those of the 0 ms run of the same suites. The
+script exits 1 when they are not.
+
+The critical path is computed from the evidence in report.json alone (``started_at``, ``elapsed_s``, ``case``):
+
+- An exchange is one evidence item; an exchange a shared fixture made appears in the evidence of every check that
+  used it, and is counted once per chain it is on.
+- A check's exchanges follow one another in the order they were made, except the cases of an attack table: the
+  exchanges of one case (same ``case``) follow one another, different cases are independent of each other, and all
+  follow the check's exchanges that belong to no case (its set-up). A check's chain is therefore the sum of its
+  case-less exchanges plus the longest of its cases.
+- A target's first check (the one holding its earliest exchange) runs the session's discovery, which every other
+  check of the target needs (the resource's metadata, the authorization server's metadata); once it has run, the
+  checks are independent of each other (each one's further set-up, such as registration, authorization and token
+  for a linked account, is in its own chain, as the evidence attaches it). Critical path of a target = the first
+  check's chain + the longest chain among its other checks: discovery, then e.g. registration, authorization,
+  token and the first call.
+- A chain's length is the sum of its exchanges' ``elapsed_s``: the network and the target, never the harness's CPU
+  between two exchanges, nor a pacing wait. It is the floor of a host that ran every independent chain at once; a
+  check that reuses a session fixture recorded on another check is counted without that fixture's exchanges, so the
+  floor is a lower bound.
+- The evidence is not every exchange: a check keeps at most 60 (its first 15 and its latest) and a rule's row at
+  most 40. Against the reference, auth+profile and compression keep nearly all of theirs; platform+campaigns about
+  490 of some 1 360 (the long runs of the token and rate-limit checks). ``net`` and ``cp`` are lower bounds there,
+  and the wall time also holds the exchanges the evidence left out.
+
+At each latency above 0 a second line gives the network floor of a host running N checks of a target at a time
+(``concurrent_floor``: each check's exchanges in turn, the first check before the others): a design figure for
+concurrency, read from the same evidence.
+
+The harness CPU per exchange is printed twice: gross (the run's CPU over its exchanges) and after the run's fixed
+costs, which are the CPU of the same command with every check deselected (``-k`` matching none: interpreter,
+plugin, collection, writing an empty report), measured once per suite group. First-use imports (the MCP SDK's
+types, about 0.85 s of CPU, for a tool-server run) stay in the second figure; ``benchmarks/host_request.py
+--stack`` gives the request path's own CPU per exchange over TLS. ``--cprofile DIR``
+also writes a cProfile of each 0 ms run's pytest process there, on the process's CPU clock (``DIR/<suites>.prof``,
+through ``_cpu_profile.py``; read it with ``python -m pstats``); a profiled run's wall and CPU figures include the
+profiler's overhead. Figures depend on the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.reference.stack import running_stack
+
+Exchange = dict[str, Any]
+HERE = Path(__file__).resolve().parent
+NO_CHECK = "no_check_is_called_this"
+CONCURRENCY = (1, 4, 8, 16)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _key(exchange: Exchange) -> tuple[Any, ...]:
+    return (exchange.get("started_at"), exchange.get("method"), exchange.get("url"), exchange.get("elapsed_s"))
+
+
+def _elapsed(exchanges: Iterable[Exchange]) -> float:
+    return sum(float(e.get("elapsed_s") or 0.0) for e in exchanges)
+
+
+@dataclass
+class Chain:
+    seconds: float
+    exchanges: int
+
+    def __add__(self, other: Chain) -> Chain:
+        return Chain(self.seconds + other.seconds, self.exchanges + other.exchanges)
+
+
+def check_chain(exchanges: list[Exchange]) -> Chain:
+    """A check's chain: its case-less exchanges, then the longest of its cases (see the module's docstring)."""
+    plain = [e for e in exchanges if e.get("case") is None]
+    cases: dict[str, list[Exchange]] = defaultdict(list)
+    for exchange in exchanges:
+        if exchange.get("case") is not None:
+            cases[str(exchange["case"])].append(exchange)
+    longest = max((Chain(_elapsed(c), len(c)) for c in cases.values()), key=lambda c: c.seconds, default=Chain(0, 0))
+    return Chain(_elapsed(plain), len(plain)) + longest
+
+
+def critical_paths(report: dict[str, Any]) -> dict[str, Chain]:
+    """Per target of ``report`` (report.json), its critical path (see the module's docstring)."""
+    by_check: dict[str, dict[str, dict[tuple[Any, ...], Exchange]]] = defaultdict(lambda: defaultdict(dict))
+    for result in report["results"]:
+        checks = result.get("checks") or [result["rule"]]
+        for exchange in result.get("evidence") or []:
+            # One check deciding several rules repeats its evidence in each rule's row: counted once per check.
+            by_check[result["target"]][checks[0]][_key(exchange)] = exchange
+    paths: dict[str, Chain] = {}
+    for target, checks in by_check.items():
+        ordered = sorted(
+            (sorted(exchanges.values(), key=lambda e: str(e.get("started_at"))) for exchanges in checks.values()),
+            key=lambda exchanges: str(exchanges[0].get("started_at")) if exchanges else "~",
+        )
+        chains = [check_chain(exchanges) for exchanges in ordered if exchanges]
+        if not chains:
+            paths[target] = Chain(0.0, 0)
+            continue
+        rest = max(chains[1:], key=lambda c: c.seconds, default=Chain(0.0, 0))
+        paths[target] = chains[0] + rest
+    return paths
+
+
+def _first_start(exchanges: dict[tuple[Any, ...], Exchange]) -> str:
+    return min((str(e.get("started_at")) for e in exchanges.values()), default="~")
+
+
+def concurrent_floor(report: dict[str, Any], workers: int) -> float:
+    """The network time of the longest target with ``workers`` checks at a time (each check's exchanges in turn,
+    its cases included; the first check before the others, then longest first): what a host that ran whole checks
+    concurrently, at that bound, would still wait for."""
+    by_check: dict[str, dict[str, dict[tuple[Any, ...], Exchange]]] = defaultdict(lambda: defaultdict(dict))
+    for result in report["results"]:
+        checks = result.get("checks") or [result["rule"]]
+        for exchange in result.get("evidence") or []:
+            by_check[result["target"]][checks[0]][_key(exchange)] = exchange
+    floors = [0.0]
+    for checks in by_check.values():
+        ordered = sorted(checks.values(), key=_first_start)
+        if not ordered:
+            continue
+        first, *rest = (_elapsed(ex.values()) for ex in ordered)
+        lanes = [0.0] * max(1, workers)
+        for seconds in sorted(rest, reverse=True):
+            lanes[lanes.index(min(lanes))] += seconds
+        floors.append(first + max(lanes))
+    return max(floors)
+
+
+def unique_exchanges(report: dict[str, Any]) -> list[Exchange]:
+    seen: dict[tuple[Any, ...], Exchange] = {}
+    for result in report["results"]:
+        for exchange in result.get("evidence") or []:
+            seen[_key(exchange)] = exchange
+    return list(seen.values())
+
+
+def verdict_pairs(report: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(r["rule"], r["status"]) for r in report["results"]}
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    report: dict[str, Any]
+
+
+def certify(suites: str, env: dict[str, str], report_dir: Path, profile: Path | None, *extra: str) -> Run:
+    command = [sys.executable]
+    if profile is not None:
+        command += [str(HERE / "_cpu_profile.py"), str(profile)]
+    command += ["-m", "pytest", "-p", "no:cacheprovider", "-p", "no:anyio", "-q"]
+    command += ["--suite", suites, "--report-dir", str(report_dir), *extra]
+    cpu0, started = children_cpu(), time.perf_counter()
+    subprocess.run(command, env=env, cwd=report_dir.parent, capture_output=True, check=False)
+    wall, cpu = time.perf_counter() - started, children_cpu() - cpu0
+    return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latencies", nargs="*", type=float, default=[0.0, 50.0, 150.0], help="milliseconds")
+    parser.add_argument("--suites", nargs="*", default=["auth,profile", "platform,campaigns", "compression"])
+    parser.add_argument("--cprofile", type=Path, help="write a cProfile of each 0 ms run into this directory")
+    args = parser.parse_args()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+    reference: dict[str, set[tuple[str, str]]] = {}
+    fixed: dict[str, float] = {}
+    rows: list[str] = []
+    differs = False
+    if args.cprofile is not None:
+        args.cprofile.mkdir(parents=True, exist_ok=True)
+    latencies = sorted(set(args.latencies))
+    if 0.0 not in latencies:
+        latencies.insert(0, 0.0)  # the verdicts every other latency is compared with
+    with tempfile.TemporaryDirectory() as tmp:
+        for latency in latencies:
+            with running_stack(latency_s=latency / 1000.0) as stack:
+                env = {**base, **stack.settings}
+                for suites in args.suites:
+                    if suites not in fixed:
+                        empty = Path(tmp) / f"{suites}-fixed" / "report"
+                        empty.mkdir(parents=True)
+                        fixed[suites] = certify(suites, env, empty, None, "-k", NO_CHECK).cpu
+                    report_dir = Path(tmp) / f"{suites}-{latency:g}" / "report"
+                    report_dir.mkdir(parents=True)
+                    profile = None
+                    if args.cprofile is not None and latency == 0:
+                        profile = args.cprofile / f"{suites.replace(',', '+')}.prof"
+                    run = certify(suites, env, report_dir, profile)
+                    pairs = verdict_pairs(run.report)
+                    if latency == 0:
+                        reference[suites] = pairs
+                        same = f"{len(pairs)} (rule, status) pairs"
+                    elif pairs == reference[suites]:
+                        same = f"same {len(pairs)} (rule, status) pairs as at 0 ms"
+                    else:
+                        differs = True
+                        changed = sorted(pairs ^ reference[suites])
+                        same = f"DIFFERENT from 0 ms: {changed}"
+                    exchanges = unique_exchanges(run.report)
+                    paths = critical_paths(run.report)
+                    cp = max(paths.values(), key=lambda c: c.seconds, default=Chain(0.0, 0))
+                    waited = float((run.report.get("throttle") or {}).get("waited_s") or 0.0)
+                    per_exchange = run.cpu / len(exchanges) * 1000 if exchanges else 0.0
+                    marginal = (run.cpu - fixed[suites]) / len(exchanges) * 1000 if exchanges else 0.0
+                    row = (
+                        f"{suites:<19} {latency:>4g} ms: wall {run.wall:6.2f} s | cp {cp.seconds:6.2f} s"
+                        f" ({cp.exchanges} exchanges, wall/cp {run.wall / cp.seconds if cp.seconds else 0:4.1f})"
+                        f" | net {_elapsed(exchanges):6.2f} s over {len(exchanges)} exchanges"
+                        f" | harness CPU {run.cpu:5.2f} s = {per_exchange:4.1f} ms/exchange,"
+                        f" {marginal:4.1f} after {fixed[suites]:.2f} s fixed"
+                        f" | paced {waited:.1f} s | {run.report['verdict'].get('reason', '')}; {same}"
+                    )
+                    rows.append(row)
+                    print(row, flush=True)
+                    if latency > 0:
+                        floors = ", ".join(f"{n}: {concurrent_floor(run.report, n):.2f} s" for n in CONCURRENCY)
+                        print(f"{'':<19} {'':>7}  network floor with N checks at a time: {floors}", flush=True)
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 1 if differs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
