@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance import _context, _gc, _httpx_cli, _outcomes  # noqa: F401 - _httpx_cli: before httpx is imported
+from conformance import _budget, _context, _gc, _httpx_cli, _outcomes  # noqa: F401 - _httpx_cli: before httpx
 from conformance._exceptions import ConfigError
 from conformance._hypothesis import drop_idle_summary_hook, skip_assertion_rewriting
 from conformance._outcomes import NEED_KEY, rules_of, suite_of
@@ -130,6 +130,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
+        config.add_cleanup(session.interruption.install())  # SIGTERM, SIGINT: reports written all the same
+        workerinput = getattr(config, "workerinput", {})
+        _budget.start_run(settings.get("max_run_time"), left_s=workerinput.get("conformance_run_left"))
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(report_dir(config, settings) / "junit.xml")
 
@@ -211,7 +214,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     if rules_of(item) and suite_of(item):
-        _context.begin(rules_of(item))
+        record = _context.begin(rules_of(item))
+        budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
+        _budget.start_check(record, float(budget) if budget is not None else None)
         item.stash[_outcomes.STARTED] = time.monotonic()
         try:
             yield
@@ -219,6 +224,22 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             _context.end()
     else:
         yield
+
+
+RUN_BUDGET_NEED = "time to run this check: the run's time budget was spent before it started"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Once the run's time budget is spent no further check starts (its fixtures are not set up either)."""
+    if rules_of(item) and suite_of(item) and _budget.run_spent():
+        raise NeedsUnmet(RUN_BUDGET_NEED, "--max-run-time", incomplete=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """An xdist worker shares the run's time budget: it gets what is left of it."""
+    node.workerinput["conformance_run_left"] = _budget.run_left()
 
 
 _DONE = pytest.StashKey[bool]()
@@ -350,6 +371,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         scrub_log(config, state.redactor)
     if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
         return  # nothing was decided: keep the last run's reports
+    if state.interruption.signal_name is not None:
+        state.interrupted = f"interrupted ({state.interruption.signal_name})"
+    elif int(session.exitstatus) == int(pytest.ExitCode.INTERRUPTED):
+        state.interrupted = "interrupted"
+    elif any(outcome.need == RUN_BUDGET_NEED for outcome in state.outcomes):
+        state.interrupted = f"the run's time budget ({state.settings.get('max_run_time'):g}s, --max-run-time) was spent"
     try:
         report = build_report(state)
         state.report = report
