@@ -77,8 +77,8 @@ class AsyncHostHTTP:
         try:
             response = await self._client.send(transfer.request, stream=True)
             try:
-                transfer.begin(response)
-                async for chunk in response.aiter_raw():
+                predecoded = transfer.begin(response)
+                async for chunk in response.aiter_bytes() if predecoded else response.aiter_raw():
                     transfer.read(chunk)
             finally:
                 await response.aclose()

@@ -154,16 +154,22 @@ class Transfer:
         self.sent_at, self.stamp = time.monotonic(), now_stamp()
         self.bounded = BoundedBody(None, client.max_response_bytes)
         self.body = self.bounded.body
+        self.drop_encoding = False
 
     @property
     def shown(self) -> str:
         """The request in an error message (redacted when one is needed, not for every request)."""
         return _shown(self.client, self.method, self.url)
 
-    def begin(self, response: httpx.Response) -> None:
-        """The answer's headers are in: its body is read (and decoded, layer by layer) under the size cap."""
-        self.bounded = BoundedBody(response.headers.get("content-encoding"), self.client.max_response_bytes)
+    def begin(self, response: httpx.Response) -> bool:
+        """The answer's headers are in: its body is read (and decoded, layer by layer) under the size cap. True when
+        the transport handed the body over already read and decoded (an in-memory transport): read it decoded."""
+        predecoded = response.is_stream_consumed
+        encoding = None if predecoded else response.headers.get("content-encoding")
+        self.bounded = BoundedBody(encoding, self.client.max_response_bytes)
         self.body = self.bounded.body
+        self.drop_encoding = self.bounded.decoded or predecoded
+        return predecoded
 
     def read(self, chunk: bytes) -> None:
         """One raw chunk off the wire (never decoded beforehand: see :mod:`conformance.host._decode`)."""
@@ -197,7 +203,7 @@ class Transfer:
         # sent, and says so). A copy of the headers as received (their bytes, not decoded and encoded again: half the
         # cost of building this response).
         headers = httpx.Headers(response.headers)
-        if self.bounded.decoded:
+        if self.drop_encoding and "content-encoding" in headers:
             del headers["content-encoding"]
         final = httpx.Response(
             status_code=response.status_code,
@@ -464,8 +470,8 @@ class HostHTTP:
         try:
             response = self._client.send(transfer.request, stream=True)
             try:
-                transfer.begin(response)
-                for chunk in response.iter_raw():
+                predecoded = transfer.begin(response)
+                for chunk in response.iter_bytes() if predecoded else response.iter_raw():
                     transfer.read(chunk)
             finally:
                 response.close()
