@@ -190,7 +190,7 @@ def scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
     for reports in getattr(reporter, "stats", {}).values():
         for report in reports:
             if isinstance(report, pytest.TestReport | pytest.CollectReport):
-                _scrub_test_report(report, redactor)
+                scrub_test_report(report, redactor)
 
 
 def _scrub_junit_file(config: pytest.Config, redactor: Redactor) -> None:
@@ -209,7 +209,7 @@ def _scrub_junit_file(config: pytest.Config, redactor: Redactor) -> None:
             sys.stderr.write(f"conformance: {done} {xmlpath}: it could not be scrubbed of secrets ({exc})\n")
 
 
-def _scrub_test_report(report: pytest.TestReport | pytest.CollectReport, redactor: Redactor) -> None:
+def scrub_test_report(report: pytest.TestReport | pytest.CollectReport, redactor: Redactor) -> None:
     if isinstance(report.longrepr, tuple):  # a skip: (path, line, reason), kept a tuple for pytest
         path, line, reason = report.longrepr
         report.longrepr = (redactor.scrub(path), line, redactor.scrub(reason))

@@ -31,6 +31,7 @@ from conformance._session import (
     report_dir,
     scrub_log,
     scrub_pytest_outputs,
+    scrub_test_report,
     write_reports,
 )
 from conformance._verdicts import NeedsUnmet
@@ -197,6 +198,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(_outcomes.FLEET_FIXTURE, names, indirect=True, ids=names, scope="session")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config, state = session.config, session.config.stash.get(SESSION_KEY, None)
+    if state is not None and state.active and not hasattr(config, "workerinput"):
+        from conformance._console import scrub_console
+
+        config.add_cleanup(scrub_console(config, state.redactor))  # the console, as it is written
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     state = session.config.stash[SESSION_KEY]
@@ -249,6 +259,17 @@ _DONE = pytest.StashKey[bool]()
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    try:
+        _judge_report(item, call, report)
+    finally:
+        state = item.config.stash.get(SESSION_KEY, None)
+        if state is not None and state.active:
+            # Scrubbed before any output mode shows it live (-v skip reasons, -rA, --tb=long, --full-trace, junit):
+            # with the secrets known so far; the end of the run scrubs again with all of them.
+            scrub_test_report(report, state.redactor)
+
+
+def _judge_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
     rules = rules_of(item)
     _outcomes.hand_over_throttle_wait(report)
     if not rules or suite_of(item) is None or item.stash.get(_DONE, False):
@@ -387,7 +408,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     finally:
         scrub_pytest_outputs(config, state.redactor)
-    if int(session.exitstatus) in (int(pytest.ExitCode.OK), int(pytest.ExitCode.TESTS_FAILED)):
+    if int(session.exitstatus) in (int(pytest.ExitCode.OK), int(pytest.ExitCode.TESTS_FAILED)) or state.interrupted:
         session.exitstatus = pytest.ExitCode(report.verdict.exit_code)
 
 

@@ -81,6 +81,8 @@ _NOT_SECRET = frozenset(
     }
 )
 # `name=value` after `?`, `#`, `&` (also HTML's `&amp;`, JSON's `\u0026`) or `;`: a URL parameter in free text.
+# The user information of a URL in free text (``scheme://user:password@host``): a target's answer may carry one.
+_USERINFO_PATTERN = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@\"'<>?#]+@")
 _URL_PARAM_PATTERN = re.compile(r"((?:[?&;#]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#;?\s\"'<>\\]+)")
 # Encoded forms of a secret are only scrubbed from this many characters on (shorter ones match ordinary text).
 MIN_ENCODED_LENGTH = 8
@@ -180,7 +182,8 @@ class Redactor:
 
     def scrub(self, text: str) -> str:
         """Value-based redaction of free text (every encoding of every known secret), credential-named URL
-        parameters wherever a URL appears in the text, and JWTs and private keys by shape."""
+        parameters and the user information of URLs wherever a URL appears in the text, and JWTs and private keys by
+        shape."""
         if not text:
             return text
         state = self._current()
@@ -192,6 +195,8 @@ class Redactor:
             # Each layer runs only where its pattern can match (its literal part is there): most texts have none.
             if "=" in clean:
                 clean = _URL_PARAM_PATTERN.sub(_redact_url_param, clean)
+            if "@" in clean and "://" in clean:
+                clean = _USERINFO_PATTERN.sub(rf"\1{REDACTED}@", clean)
             if "-----BEGIN" in clean:
                 clean = _PEM_PATTERN.sub(REDACTED, clean)
             if "eyJ" in clean:

@@ -345,7 +345,7 @@ def verdict(
     missing = missing_parts(results)
     if interrupted:  # whatever was decided, the run did not get to the end of its checks
         status = INCOMPLETE
-        reasons.insert(0, f"{interrupted}: {decided} rule(s) decided before the run stopped")
+        reasons.insert(0, f"{interrupted}: the run stopped before its end ({len(results)} rule(s) reported)")
     elif reasons:
         status = NOT_ACCEPTED
     elif not decided:
