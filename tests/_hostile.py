@@ -80,8 +80,8 @@ def redirect_loop(handler: BaseHTTPRequestHandler) -> None:
 
 
 def redirect_internal(handler: BaseHTTPRequestHandler) -> None:
-    internal = ("http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/admin", "http://[::1]:1/")
-    _send(handler, 307, {"Location": internal[hash(handler.path) % len(internal)]}, b"")
+    internal = ("http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/admin")
+    _send(handler, 307, {"Location": internal[len(handler.path) % len(internal)]}, b"")
 
 
 def huge_header(handler: BaseHTTPRequestHandler) -> None:
