@@ -6,7 +6,8 @@
 Each run is a real ``python -m pytest`` against one server (tests/_hostile.py) that answers every request the same
 way: a gzip body of ``--bomb-mib`` MiB of zeros (about 1 MB on the wire) for the auth, platform and compression
 suites one at a time, then a body that arrives one byte every 0.2 s for all three suites under ``--max-run-time``.
-It prints each run's peak RSS (the run's process, from wait4), its wall time, the verdict and report.json's size.
+It prints each run's peak RSS (the run's process, from wait4), its wall time, the verdict and report.json's size;
+first, the same for the MCP SDK's session opened alone against the bomb (the SDK reads its bodies itself).
 """
 
 from __future__ import annotations
@@ -49,6 +50,29 @@ def run(base: str, suites: str, *extra: str) -> tuple[float, float, str, int]:
         return usage.ru_maxrss / 1024, seconds, verdict, size
 
 
+def sdk_session(base: str) -> tuple[float, float, str]:
+    """(peak RSS MiB, seconds, outcome) of opening the MCP SDK's session against ``base`` in a fresh process, with
+    the default size cap (16 MiB): the SDK reads its bodies itself, through the host's bounded transport."""
+    code = (
+        "import sys, time\n"
+        "from conformance.host._guard import UrlGuard\n"
+        "from conformance.host.http import HostHTTP\n"
+        "from conformance.host.mcp_session import McpSession\n"
+        "http = HostHTTP(guard=UrlGuard(allow_insecure_loopback=True), retry=None)\n"
+        "try:\n"
+        "    McpSession(http, sys.argv[1] + '/mcp').open()\n"
+        "    print('opened')\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__)\n"
+    )
+    started = time.monotonic()
+    child = subprocess.Popen([sys.executable, "-c", code, base], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    outcome = child.stdout.read().strip()
+    _, _, usage = os.wait4(child.pid, 0)
+    return usage.ru_maxrss / 1024, time.monotonic() - started, outcome
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bomb-mib", type=int, default=1024, help="MiB the gzip bomb inflates to")
@@ -69,6 +93,9 @@ def main() -> None:
             slow_drip(0.2),
         )
     )
+    with hostile(bomb(options.bomb_mib)) as base:
+        rss, seconds, outcome = sdk_session(base)
+    print(f"{'gzip bomb, the MCP SDK session alone':44} {rss:8.0f} MiB {seconds:7.1f}s  {outcome}", flush=True)
     for label, suites, extra, answer in rows:
         with hostile(answer) as base:  # type: ignore[arg-type]
             rss, seconds, verdict, size = run(base, suites, *extra)
