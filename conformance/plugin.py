@@ -133,7 +133,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.add_cleanup(scrub_log_records(session.redactor))
         config.add_cleanup(session.interruption.install())  # SIGTERM, SIGINT: reports written all the same
         workerinput = getattr(config, "workerinput", {})
-        _budget.start_run(settings.get("max_run_time"), left_s=workerinput.get("conformance_run_left"))
+        ends_at = workerinput.get("conformance_run_ends_at")
+        _budget.start_run(settings.get("max_run_time"), left_s=ends_at - time.time() if ends_at else None)
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(report_dir(config, settings) / "junit.xml")
 
@@ -249,7 +250,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """An xdist worker shares the run's time budget: it gets what is left of it."""
-    node.workerinput["conformance_run_left"] = _budget.run_left()
+    left = _budget.run_left()  # as a wall-clock deadline: the worker starts up within the budget
+    node.workerinput["conformance_run_ends_at"] = time.time() + left if left is not None else None
 
 
 _DONE = pytest.StashKey[bool]()

@@ -524,11 +524,12 @@ def test_every_hostile_mode_ends_in_verdicts(tmp_path: Path) -> None:
     assert (tmp_path / "report.har").stat().st_size < 2_000_000
 
 
-def test_a_slow_drip_cannot_hold_the_run_past_its_budget(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist"])
+def test_a_slow_drip_cannot_hold_the_run_past_its_budget(tmp_path: Path, workers: int) -> None:
     """A target that answers one byte at a time: each check is blocked at its budget, and the run stops starting
-    checks at its own, ending INCOMPLETE with what it decided."""
+    checks at its own, ending INCOMPLETE with what it decided (under xdist the workers share the run's budget)."""
     with hostile_modes.hostile(hostile_modes.slow_drip(0.05)) as base:
-        args = ["--target-url", f"{base}/mcp", "--platform-url", base, "--compression-url", base]
+        args = ["--target-url", f"{base}/mcp", "--platform-url", base, "--compression-url", base, "-n", str(workers)]
         args += ["--allow-insecure-loopback", "--max-check-time", "1", "--max-run-time", "4", "-q"]
         started = time.monotonic()
         result = forked_harness(args, tmp_path, env=_battery_env(), timeout=120)

@@ -337,3 +337,17 @@ def test_a_huge_header_is_kept_as_a_bounded_excerpt() -> None:
         _context.end()
     shown = record.exchanges[0]["response_headers"]["www-authenticate"]
     assert len(shown) < 2100 and shown.endswith(f"… [{100_015 - 2048} more characters]"), shown[-50:]
+
+
+def test_deliberate_and_rate_limit_waits_are_not_the_target_s_slowness() -> None:
+    from conformance import _budget
+
+    client = mock(lambda r: httpx.Response(200))
+    record = _context.begin(("AUTH-TOK-05",))
+    _budget.start_check(record, 0.3)
+    try:
+        _budget.wait(0.4)  # e.g. a token's lifetime waited out
+        record.throttle_wait_s += 0.2  # e.g. a rate-limit window waited for (conformance.host._pace)
+        assert client.get("https://t.example/").status_code == 200
+    finally:
+        _context.end()
