@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from conformance import _budget, _context
 from conformance._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
 from conformance.host import mcp_era
-from conformance.host._decode import ACCEPT_ENCODING, BoundedBody
+from conformance.host._decode import BoundedBody
 from conformance.host._mcp_sdk import ClientSession, MCPError, streamable_http_client, types
 from conformance.host.challenge import Challenge
 from conformance.host.exchange import now_stamp, record_exchange
@@ -285,7 +285,8 @@ class McpSession:
             loopback = _RecordingTransport(httpx2.AsyncHTTPTransport(verify=insecure), self.host.redactor, max_bytes)
             loopback.exchanges = self._transport.exchanges  # one ordered log for result lookups
             mounts = {f"all://{h}": loopback for h in _LOOPBACK}
-        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING, **self.headers}
+        # No coding asked for (an event stream is read as it comes); one sent anyway is decoded under the cap.
+        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **self.headers}
         if self.token is not None:
             self.host.redactor.add_secret(self.token)
             headers["Authorization"] = f"Bearer {self.token}"
