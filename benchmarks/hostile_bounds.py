@@ -5,7 +5,8 @@
 
 Each run is a real ``python -m pytest`` against one server (tests/_hostile.py) that answers every request the same
 way: a gzip body of ``--bomb-mib`` MiB of zeros (about 1 MB on the wire) for the auth, platform and compression
-suites one at a time, then a body that arrives one byte every 0.2 s for all three suites under ``--max-run-time``.
+suites one at a time, a body without end and a 100 KB ``WWW-Authenticate``, then a body that arrives one byte every
+0.2 s for all suites under ``--max-run-time``.
 It prints each run's peak RSS (the run's process, from wait4), its wall time, the verdict and report.json's size;
 first, the same for the MCP SDK's session opened alone against the bomb (the SDK reads its bodies itself).
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests._hostile import bomb, gzip_bomb, hostile, huge_header, slow_drip  # noqa: E402
+from tests._hostile import bomb, gzip_bomb, hostile, huge_body, huge_header, slow_drip  # noqa: E402
 
 
 def run(base: str, suites: str, *extra: str) -> tuple[float, float, str, int]:
@@ -83,6 +84,7 @@ def main() -> None:
     rows: list[tuple[str, str, tuple[str, ...], object]] = [
         (f"gzip bomb, {suite}", suite, (), bomb(options.bomb_mib)) for suite in ("auth", "platform", "compression")
     ]
+    rows.append(("endless body (1 GB announced), all suites", "auth,platform,campaigns,compression", (), huge_body))
     rows.append(("100 KB WWW-Authenticate, auth", "auth", (), huge_header))
     drip_budget = f"{options.max_run_time:g}"
     rows.append(

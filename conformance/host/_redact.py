@@ -333,7 +333,13 @@ class Redactor:
         if text is None:
             if _looks_binary(body):
                 return f"<binary body: {len(body)} bytes, {content_type or 'unknown type'}>"
-            text = self.scrub(body.decode("utf-8", "replace"))
+            window = limit + _SCRUB_MARGIN  # only what the excerpt can show is scrubbed, with a margin (see above)
+            head = bytes(body[: 4 * window]).decode("utf-8", "replace")  # (at most 4 bytes a character)
+            if len(head) <= window:
+                text = self.scrub(head)
+            else:
+                text = self.scrub(head[:window])[:limit]
+                return text + f"… [{len(body.decode('utf-8', 'replace')) - limit} more characters]"
         if len(text) > limit:
             text = text[:limit] + f"… [{len(text) - limit} more characters]"
         return text
@@ -409,6 +415,10 @@ def _base64_forms(data: bytes) -> set[str]:
 # Texts (URLs, bodies) up to this long are remembered with their redacted form, up to this many entries (then all
 # forgotten at once): a few megabytes at most.
 _CACHED_LENGTH = 512
+# A long text body is scrubbed only as far as its excerpt shows, plus this margin (characters): any secret that starts
+# within the excerpt ends within the margin (a PEM private key, a JWT), so it is found whole; the rest of a body of
+# megabytes is never copied and scanned for an excerpt of two thousand characters.
+_SCRUB_MARGIN = 64 * 1024
 _CACHED_BODY = 2048
 _CACHED_STRINGS = 10_000
 

@@ -351,3 +351,14 @@ def test_deliberate_and_rate_limit_waits_are_not_the_target_s_slowness() -> None
         assert client.get("https://t.example/").status_code == 200
     finally:
         _context.end()
+
+
+def test_a_long_text_body_is_scrubbed_as_far_as_its_excerpt_shows() -> None:
+    from conformance.host._redact import Redactor
+
+    secret = "s3cr3t-" + "k" * 60
+    redactor = Redactor([secret])
+    body = ("x" * 2040 + secret + "y" * (8 << 20)).encode()  # the secret straddles the excerpt's end
+    shown = redactor.body(body, "text/plain", 2048)
+    assert shown is not None and "s3cr3t" not in shown and shown[2040:2048] == "[REDACTE"
+    assert shown.endswith(f"… [{len(body) - 2048} more characters]")
