@@ -192,9 +192,14 @@ class Transfer:
             exc = TargetTooSlow(f"{self.shown}: {describe_http_error(exc)} as {_budget.left()[1]} ran out")  # type: ignore[index]
         if isinstance(exc, TargetError):
             exc.exchange = self._record(None, error=str(exc))
+            # The traceback of ``exc`` holds this transfer in a cycle (frames and exceptions) that lives until the
+            # collector's next full pass: the body it read (up to the cap) is freed now, its evidence recorded.
+            self.body.clear()
             return exc
         message = self.client.redactor.scrub(f"{self.shown}: {describe_http_error(exc)}")
-        return TargetUnreachable(message, exchange=self._record(None, error=message))
+        failure = TargetUnreachable(message, exchange=self._record(None, error=message))
+        self.body.clear()
+        return failure
 
     def done(self, response: httpx.Response) -> httpx.Response:
         """The answer, its body read: the check's evidence for it is on its extensions (``exchange_of``)."""

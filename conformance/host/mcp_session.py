@@ -189,6 +189,8 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
             started_at=exchange.stamp,
             error=exchange.error,
         )
+        if (exchange.error or "").startswith("response body exceeds"):  # evidence only from now on: freed now
+            exchange.body.clear()
 
     def last(self, rpc_method: str, since: int = 0) -> _Exchange | None:
         """The latest exchange carrying a ``rpc_method`` request, among those made after the first ``since``."""
