@@ -13,6 +13,7 @@ and cannot bound (br, zstd, anything else) is not decoded: the body stays as sen
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable, Iterator
 
 from conformance._exceptions import ResponseTooLarge
 
@@ -20,25 +21,35 @@ ACCEPT_ENCODING = "gzip, deflate"  # what every host client offers: the codings 
 _BOUNDED = frozenset({"gzip", "x-gzip", "deflate"})
 
 
+STEP = 256 * 1024  # the most a decoder hands on at once: what a bomb costs beyond the cap, per layer
+
+
 class _Layer:
     """One zlib-based coding (gzip, or deflate with or without its zlib wrapper, as browsers accept)."""
 
     def __init__(self, coding: str) -> None:
-        self.gzip = coding != "deflate"
-        self._inflater: zlib._Decompress | None = zlib.decompressobj(zlib.MAX_WBITS | 16) if self.gzip else None
+        gzip = coding != "deflate"
+        self._inflater: zlib._Decompress | None = zlib.decompressobj(zlib.MAX_WBITS | 16) if gzip else None
         self._first = b""
 
-    def feed(self, data: bytes, room: int) -> bytes:
-        """At most ``room + 1`` decoded bytes of ``data`` (one more than fits says the body is too large)."""
-        if self._inflater is None:  # deflate: a zlib stream, or raw deflate; told apart by its first bytes
-            self._first += data
-            if len(self._first) < 2:
-                return b""
-            data, self._first = self._first, b""
-            header_ok = (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
-            self._inflater = zlib.decompressobj(zlib.MAX_WBITS if header_ok else -zlib.MAX_WBITS)
-        # Without its max_length reached, zlib holds nothing back: every decoded byte of ``data`` is returned.
-        return self._inflater.decompress(data, room + 1)
+    def pieces(self, inputs: Iterable[bytes]) -> Iterator[bytes]:
+        """The decoded bytes of ``inputs``, in pieces of at most :data:`STEP` bytes, as they are asked for: nothing
+        is decoded ahead of what the reader takes (it stops at the cap)."""
+        for data in inputs:
+            if self._inflater is None:  # deflate: a zlib stream, or raw deflate; told apart by its first bytes
+                self._first += data
+                if len(self._first) < 2:
+                    continue
+                data, self._first = self._first, b""
+                header_ok = (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
+                self._inflater = zlib.decompressobj(zlib.MAX_WBITS if header_ok else -zlib.MAX_WBITS)
+            while True:
+                piece = self._inflater.decompress(data, STEP)
+                if piece:
+                    yield piece
+                data = self._inflater.unconsumed_tail
+                if not data and len(piece) < STEP:  # all input taken and nothing held back
+                    break
 
 
 class BoundedBody:
@@ -58,20 +69,13 @@ class BoundedBody:
         self._layers = [_Layer(c) for c in reversed(codings)] if self.decoded else []
 
     def feed(self, chunk: bytes) -> None:
-        for layer in self._layers:
-            if not chunk:
-                return
-            chunk = layer.feed(chunk, self._room())
-            self._check(len(chunk))
-        self._check(len(chunk))
-        self.body.extend(chunk)
-
-    def _room(self) -> int:
-        return max(self.limit - len(self.body), 0)
-
-    def _check(self, more: int) -> None:
-        if len(self.body) + more > self.limit:
-            raise ResponseTooLarge(f"response body exceeds {self.limit} bytes")
+        pieces: Iterable[bytes] = (chunk,)
+        for layer in self._layers:  # the outermost coding first
+            pieces = layer.pieces(pieces)
+        for piece in pieces:
+            if len(self.body) + len(piece) > self.limit:
+                raise ResponseTooLarge(f"response body exceeds {self.limit} bytes")
+            self.body.extend(piece)
 
 
 __all__ = ["ACCEPT_ENCODING", "BoundedBody"]
