@@ -132,9 +132,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
         config.add_cleanup(session.interruption.install())  # SIGTERM, SIGINT: reports written all the same
-        workerinput = getattr(config, "workerinput", {})
-        ends_at = workerinput.get("conformance_run_ends_at")
-        _budget.start_run(settings.get("max_run_time"), left_s=ends_at - time.time() if ends_at else None)
+    ends_at = getattr(config, "workerinput", {}).get("conformance_run_ends_at")  # an xdist worker's share
+    _budget.start_run(settings.get("max_run_time"), left_s=ends_at - time.time() if ends_at else None)
+    config.add_cleanup(lambda: _budget.start_run(None))
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(report_dir(config, settings) / "junit.xml")
 
