@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import socket
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -138,7 +137,6 @@ class HostileServer(ThreadingHTTPServer):
     def __init__(self, answer: Answer) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.answer = answer
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # the harness hanging up mid-answer is what it should do
