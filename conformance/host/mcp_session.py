@@ -63,6 +63,11 @@ class _Exchange:
         return jsonrpc_messages(ctype, bytes(self.body))
 
 
+def _cut_short(exchange: _Exchange) -> bool:
+    """Whether the host stopped reading the answer: over the size cap, or past the check's time budget."""
+    return (exchange.error or "").startswith(("response body exceeds", "target too slow: "))
+
+
 def _describe(exc: httpx2.HTTPError) -> str:
     """Like HostHTTP's messages: say what failed, not just the exception class."""
     name = type(exc).__name__
@@ -347,7 +352,7 @@ class McpSession:
             await session.discover()
         except MCPError as exc:
             probe, _ = self._wire(mcp_era.DISCOVER, mark)
-            if probe is None or probe.status is None:  # no answer at all: an outage is never an era verdict
+            if probe is None or probe.status is None or _cut_short(probe):  # no (whole) answer: no era verdict
                 raise self._failure(mcp_era.DISCOVER, exc, mark) from None
             data = exc.error.data if exc.code == mcp_era.UNSUPPORTED_PROTOCOL_VERSION else None
             supported = data.get("supported") if isinstance(data, dict) else None
