@@ -30,6 +30,9 @@ class CheckRecord:
     recorded: int = 0  # exchanges recorded so far, dropped ones included
     numbers: dict[int, int] = field(default_factory=dict)  # id(exchange) -> its number in this check
     cases: list[dict[str, Any]] = field(default_factory=list)  # the cases of the rules' tables, as records
+    deadline: float | None = None  # monotonic: when the check's time budget ends (see conformance._budget)
+    budget_s: float | None = None  # the check's budget in seconds (for the message that says it is spent)
+    waited_s: float = 0.0  # deliberate waits (a token's lifetime waited out): not counted in the check's budget
 
     @property
     def judges_throttling(self) -> bool:

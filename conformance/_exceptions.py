@@ -10,7 +10,8 @@ The tree::
         ├── ResponseTooLarge            body beyond the configured cap
         ├── UrlRefused                  the URL guard refused to fetch a URL (scheme, private address)
         ├── InvalidResponse             the answer broke the rule being judged (or, with blocked_by, a prerequisite)
-        └── TargetThrottled             the target throttled the harness beyond what it may wait
+        ├── TargetThrottled             the target throttled the harness beyond what it may wait
+        └── TargetTooSlow               the check's (or the run's) time budget ran out waiting on the target
 
 None of these imports pytest: ``conformance.host`` raises them and knows nothing of verdicts. The verdicts a
 check reaches (``Failure``, ``NeedsUnmet``, ``Blocked``, ``Throttled``) live in :mod:`conformance._verdicts`,
@@ -80,4 +81,13 @@ class TargetThrottled(TargetError):
 
     def __init__(self, evidence: str, *, exchange: dict[str, Any] | None = None) -> None:
         super().__init__(f"target throttled the harness: {evidence}", exchange=exchange)
+        self.evidence = evidence
+
+
+class TargetTooSlow(TargetError):
+    """The check's time budget (``--max-check-time``) or the run's (``--max-run-time``) ran out while the harness
+    waited on the target: never a verdict on the rule, the check is blocked."""
+
+    def __init__(self, evidence: str, *, exchange: dict[str, Any] | None = None) -> None:
+        super().__init__(f"target too slow: {evidence}", exchange=exchange)
         self.evidence = evidence

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conformance._interrupt import Interruption
 from conformance.config import DEFAULT_REPORT_FORMATS, Settings, all_options, read_config_files, resolve
 from conformance.host import Redactor, redactor_for, scrub_log_file
 from conformance.report.baseline import Baseline
@@ -40,6 +41,8 @@ class ConformanceSession:
         self.files: list[str] = []
         # One redactor for the run: secrets learnt by any client (tokens, codes) also scrub verdict messages.
         self.redactor = redactor_for(settings)
+        self.interruption = Interruption()  # SIGTERM, SIGINT: the run ends in order (conformance._interrupt)
+        self.interrupted: str | None = None  # why the run ended early ("interrupted (SIGTERM)"), when it did
 
     def settings_of(self, fleet_target: str | None) -> Settings:
         """The settings a check works with: the run's, or in a fleet run its named target's."""
@@ -106,6 +109,7 @@ def build_report(state: ConformanceSession) -> RunReport:
         started_at=_iso(state.started_at),
         finished_at=_iso(datetime.now(UTC)),
         duration_s=round(time.monotonic() - state.t0, 3),
+        interrupted=state.interrupted,
         throttle=Throttle(
             waited_s=state.throttle_wait_s,
             max_wait_s=float(state.settings.get("max_throttle_wait", 600.0)),
@@ -186,7 +190,7 @@ def scrub_pytest_outputs(config: pytest.Config, redactor: Redactor) -> None:
     for reports in getattr(reporter, "stats", {}).values():
         for report in reports:
             if isinstance(report, pytest.TestReport | pytest.CollectReport):
-                _scrub_test_report(report, redactor)
+                scrub_test_report(report, redactor)
 
 
 def _scrub_junit_file(config: pytest.Config, redactor: Redactor) -> None:
@@ -205,7 +209,7 @@ def _scrub_junit_file(config: pytest.Config, redactor: Redactor) -> None:
             sys.stderr.write(f"conformance: {done} {xmlpath}: it could not be scrubbed of secrets ({exc})\n")
 
 
-def _scrub_test_report(report: pytest.TestReport | pytest.CollectReport, redactor: Redactor) -> None:
+def scrub_test_report(report: pytest.TestReport | pytest.CollectReport, redactor: Redactor) -> None:
     if isinstance(report.longrepr, tuple):  # a skip: (path, line, reason), kept a tuple for pytest
         path, line, reason = report.longrepr
         report.longrepr = (redactor.scrub(path), line, redactor.scrub(reason))

@@ -6,7 +6,8 @@ AssertionError
 pytest's Skipped
 ├── NeedsUnmet                      the check cannot run: a capability or option is missing
 └── Blocked                         a prerequisite rule failed, so this rule cannot be decided
-    └── Throttled                   the target throttled the harness beyond what it may wait
+    ├── Throttled                   the target throttled the harness beyond what it may wait
+    └── TooSlow                     the check's (or the run's) time budget ran out waiting on the target
 
 :func:`judge` maps what a check raised (any of these, the host's ``TargetError`` family, or anything else) to a
 :class:`Judgement`: pure, no pytest object in or out.
@@ -21,7 +22,7 @@ from typing import Any, NoReturn
 import pytest
 
 from conformance import _context
-from conformance._exceptions import InvalidResponse, TargetError, TargetThrottled
+from conformance._exceptions import InvalidResponse, TargetError, TargetThrottled, TargetTooSlow
 from conformance._hypothesis import replay_verdict, unwrap_hypothesis
 from conformance.report.model import Status, level_status
 from conformance.rules import RULES, Level
@@ -67,6 +68,15 @@ class Throttled(Blocked):
     def __init__(self, evidence: str) -> None:
         _Skipped.__init__(self, f"target throttled the harness: {evidence}", pytrace=False)  # type: ignore[call-arg]
         self.rule_id = None  # type: ignore[assignment]  # blocked by the target's limits, not by a rule
+        self.reason = evidence
+
+
+class TooSlow(Blocked):
+    """The check's time budget (or the run's) ran out waiting on the target: not a verdict on its rule."""
+
+    def __init__(self, evidence: str) -> None:
+        _Skipped.__init__(self, f"target too slow: {evidence}", pytrace=False)  # type: ignore[call-arg]
+        self.rule_id = None  # type: ignore[assignment]  # blocked by the target's pace, not by a rule
         self.reason = evidence
 
 
@@ -119,7 +129,9 @@ def strictest_level(rules: Sequence[str]) -> Level:
 
 def _blocks(exc: BaseException) -> bool:
     """A prerequisite's failure or the target's throttling: says nothing about the rule being judged."""
-    return isinstance(exc, Blocked | TargetThrottled) or (isinstance(exc, InvalidResponse) and bool(exc.blocked_by))
+    return isinstance(exc, Blocked | TargetThrottled | TargetTooSlow) or (
+        isinstance(exc, InvalidResponse) and bool(exc.blocked_by)
+    )
 
 
 def verdict_exception(
@@ -166,6 +178,8 @@ def _blocked(
     (a shared fixture judging it failed: the rule is not blocked by itself)."""
     if isinstance(exc, TargetThrottled):
         return Judgement(Status.BLOCKED, str(exc), throttled=True, failing_exchange=exc.exchange)
+    if isinstance(exc, TargetTooSlow):
+        return Judgement(Status.BLOCKED, redact(str(exc)), failing_exchange=exc.exchange)
     if isinstance(exc, InvalidResponse):
         rule_id, reason, message = exc.blocked_by, exc.message, f"blocked by {exc.blocked_by}: {exc.message}"
     else:

@@ -221,7 +221,26 @@ CORE_OPTIONS: list[OptionSpec] = [
         check=positive,
     ),
     OptionSpec(
-        "max_response_bytes", "largest response body read", kind="int", default=16 * 1024 * 1024, check=at_least(1)
+        "max_check_time",
+        "seconds one check may spend waiting on its targets, all its requests together; "
+        "a check that would need more is blocked (target too slow). 0: no bound",
+        kind="float",
+        default=120.0,
+        check=at_least(0),
+    ),
+    OptionSpec(
+        "max_run_time",
+        "seconds the whole run may take; once spent no further check starts and the run ends INCOMPLETE "
+        "with what was decided (default: no bound)",
+        kind="float",
+        check=at_least(0, above=True),
+    ),
+    OptionSpec(
+        "max_response_bytes",
+        "largest response body read (decoded bytes, counted as they are decoded; reading stops there)",
+        kind="int",
+        default=16 * 1024 * 1024,
+        check=at_least(1),
     ),
     OptionSpec(
         "max_throttle_wait",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance import _context, _gc, _httpx_cli, _outcomes  # noqa: F401 - _httpx_cli: before httpx is imported
+from conformance import _budget, _context, _gc, _httpx_cli, _outcomes  # noqa: F401 - _httpx_cli: before httpx
 from conformance._exceptions import ConfigError
 from conformance._hypothesis import drop_idle_summary_hook, skip_assertion_rewriting
 from conformance._outcomes import NEED_KEY, rules_of, suite_of
@@ -31,6 +31,7 @@ from conformance._session import (
     report_dir,
     scrub_log,
     scrub_pytest_outputs,
+    scrub_test_report,
     write_reports,
 )
 from conformance._verdicts import NeedsUnmet
@@ -130,6 +131,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
+        config.add_cleanup(session.interruption.install())  # SIGTERM, SIGINT: reports written all the same
+    ends_at = getattr(config, "workerinput", {}).get("conformance_run_ends_at")  # an xdist worker's share
+    _budget.start_run(settings.get("max_run_time"), left_s=ends_at - time.time() if ends_at else None)
+    config.add_cleanup(lambda: _budget.start_run(None))
     if active and not getattr(config.option, "xmlpath", None) and not hasattr(config, "workerinput"):
         config.option.xmlpath = str(report_dir(config, settings) / "junit.xml")
 
@@ -194,6 +199,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(_outcomes.FLEET_FIXTURE, names, indirect=True, ids=names, scope="session")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config, state = session.config, session.config.stash.get(SESSION_KEY, None)
+    if state is not None and state.active and not hasattr(config, "workerinput"):
+        from conformance._console import scrub_console
+
+        config.add_cleanup(scrub_console(config, state.redactor))  # the console, as it is written
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     state = session.config.stash[SESSION_KEY]
@@ -211,7 +225,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     if rules_of(item) and suite_of(item):
-        _context.begin(rules_of(item))
+        record = _context.begin(rules_of(item))
+        budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
+        _budget.start_check(record, float(budget) if budget is not None else None)
         item.stash[_outcomes.STARTED] = time.monotonic()
         try:
             yield
@@ -221,6 +237,23 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         yield
 
 
+RUN_BUDGET_NEED = "time to run this check: the run's time budget was spent before it started"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Once the run's time budget is spent no further check starts (its fixtures are not set up either)."""
+    if rules_of(item) and suite_of(item) and _budget.run_spent():
+        raise NeedsUnmet(RUN_BUDGET_NEED, "--max-run-time", incomplete=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """An xdist worker shares the run's time budget: it gets what is left of it."""
+    left = _budget.run_left()  # as a wall-clock deadline: the worker starts up within the budget
+    node.workerinput["conformance_run_ends_at"] = time.time() + left if left is not None else None
+
+
 _DONE = pytest.StashKey[bool]()
 
 
@@ -228,6 +261,17 @@ _DONE = pytest.StashKey[bool]()
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report: pytest.TestReport = outcome.get_result()
+    try:
+        _judge_report(item, call, report)
+    finally:
+        state = item.config.stash.get(SESSION_KEY, None)
+        if state is not None and state.active:
+            # Scrubbed before any output mode shows it live (-v skip reasons, -rA, --tb=long, --full-trace, junit):
+            # with the secrets known so far; the end of the run scrubs again with all of them.
+            scrub_test_report(report, state.redactor)
+
+
+def _judge_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
     rules = rules_of(item)
     _outcomes.hand_over_throttle_wait(report)
     if not rules or suite_of(item) is None or item.stash.get(_DONE, False):
@@ -350,6 +394,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         scrub_log(config, state.redactor)
     if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
         return  # nothing was decided: keep the last run's reports
+    if state.interruption.signal_name is not None:
+        state.interrupted = f"interrupted ({state.interruption.signal_name})"
+    elif int(session.exitstatus) == int(pytest.ExitCode.INTERRUPTED):
+        state.interrupted = "interrupted"
+    elif any(outcome.need == RUN_BUDGET_NEED for outcome in state.outcomes):
+        state.interrupted = f"the run's time budget ({state.settings.get('max_run_time'):g}s, --max-run-time) was spent"
     try:
         report = build_report(state)
         state.report = report
@@ -360,7 +410,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     finally:
         scrub_pytest_outputs(config, state.redactor)
-    if int(session.exitstatus) in (int(pytest.ExitCode.OK), int(pytest.ExitCode.TESTS_FAILED)):
+    if int(session.exitstatus) in (int(pytest.ExitCode.OK), int(pytest.ExitCode.TESTS_FAILED)) or state.interrupted:
         session.exitstatus = pytest.ExitCode(report.verdict.exit_code)
 
 

@@ -15,6 +15,7 @@ import socket
 import ssl
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -27,6 +28,7 @@ import trustme
 
 from conformance.rules import RULES
 from conformance.testing import RunResult, run_harness
+from tests import _hostile as hostile_modes
 from tests._forked import forked_harness
 from tests._serving import running
 
@@ -408,3 +410,140 @@ def test_a_plain_http_target_that_answers_keeps_its_transport_verdict(hostile_se
     prm = next(r for r in result.report["results"] if r["rule"] == "AUTH-PRM-01")
     assert prm["status"] == "failed" and "--allow-insecure-loopback" in prm["message"], prm
     assert result.report["verdict"]["status"] == "NOT ACCEPTED", result.report["verdict"]
+
+
+# -- the hostile-target battery: one hostile way of answering at a time (tests/_hostile.py), each bounded --------
+
+BOUNDED_CAP = 1_000_000  # --max-response-bytes of the battery: a megabyte, decoded
+
+
+def _one_request(client: Any, url: str) -> tuple[str, float, int, list[dict[str, Any]]]:
+    """(what came of it, seconds, peak bytes allocated, the evidence) of one request inside a check."""
+    from conformance import _budget, _context
+    from conformance._exceptions import TargetError
+
+    record = _context.begin(("AUTH-PRM-01",))
+    _budget.start_check(record, 1.5)
+    tracemalloc.start()
+    started = time.monotonic()
+    try:
+        outcome = f"answer {client()}"
+    except TargetError as exc:
+        outcome = f"{type(exc).__name__}: {exc}"
+    finally:
+        seconds = time.monotonic() - started
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        _context.end()
+    return outcome, seconds, peak, record.exchanges
+
+
+EXPECTED = {
+    "huge-body": "ResponseTooLarge",
+    "gzip-bomb": "ResponseTooLarge",
+    "slow-drip": "TargetTooSlow",
+    "invalid-json": "answer 200",
+    "redirect-loop": "answer 302",
+    "redirect-internal": "UrlRefused",
+    "empty-object": "answer 200",
+    "html": "answer 200",
+    "huge-header": "answer 401",
+    "bad-utf8-headers": "answer 401",
+}
+
+
+@pytest.mark.parametrize("mode", list(hostile_modes.MODES))
+def test_the_host_client_stays_bounded(mode: str) -> None:
+    """HostHTTP (every suite's client: auth, platform, compression, the login driver) against each mode."""
+    from conformance.host._guard import UrlGuard
+    from conformance.host.http import HostHTTP
+
+    with hostile_modes.hostile(hostile_modes.MODES[mode]) as base:
+        http = HostHTTP(max_response_bytes=BOUNDED_CAP, guard=UrlGuard(allow_insecure_loopback=True), retry=None)
+        with http:
+            request = lambda: http.get(f"{base}/x", follow_redirects=True).status_code  # noqa: E731
+            outcome, seconds, peak, evidence = _one_request(request, f"{base}/x")
+    assert outcome.startswith(EXPECTED[mode]), outcome
+    assert seconds < 5, (mode, seconds)
+    assert peak < 8 * BOUNDED_CAP, (mode, peak)  # the body under its cap, a few copies at most, never the bomb
+    assert evidence and len(json.dumps(evidence)) < 64_000, (mode, len(json.dumps(evidence)))
+    if mode == "huge-header":
+        challenge = evidence[-1]["response_headers"]["www-authenticate"]
+        assert challenge.endswith(" more characters]") and len(challenge) < 2100, challenge[-60:]
+
+
+@pytest.mark.parametrize("mode", ["gzip-bomb", "huge-body", "slow-drip", "bad-utf8-headers"])
+def test_the_mcp_sdk_transport_stays_bounded(mode: str) -> None:
+    """The MCP SDK reads its bodies itself: its transport hands it no byte past the cap, nor past the budget."""
+    from conformance.host._guard import UrlGuard
+    from conformance.host.http import HostHTTP
+    from conformance.host.mcp_session import McpSession
+
+    with hostile_modes.hostile(hostile_modes.MODES[mode]) as base:
+        http = HostHTTP(max_response_bytes=BOUNDED_CAP, guard=UrlGuard(allow_insecure_loopback=True), retry=None)
+        with http:
+            outcome, seconds, peak, evidence = _one_request(lambda: McpSession(http, f"{base}/mcp").open(), base)
+    expected = {"gzip-bomb": "ResponseTooLarge", "huge-body": "ResponseTooLarge", "slow-drip": "TargetTooSlow"}
+    assert outcome.startswith(expected.get(mode, "McpSessionError")), outcome
+    assert seconds < 5, (mode, seconds)
+    assert peak < 8 * BOUNDED_CAP, (mode, peak)
+    assert evidence and len(json.dumps(evidence)) < 64_000
+
+
+def _rotating(modes: list[hostile_modes.Answer]) -> hostile_modes.Answer:
+    answers, lock = itertools.cycle(modes), threading.Lock()
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        with lock:
+            chosen = next(answers)
+        chosen(handler)
+
+    return answer
+
+
+def _battery_env() -> dict[str, str]:
+    return {"CONFORMANCE_PLATFORM_API_KEY": PLATFORM_KEY, "CONFORMANCE_COMPRESSION_API_KEY": COMPRESSION_KEY}
+
+
+def test_every_hostile_mode_ends_in_verdicts(tmp_path: Path) -> None:
+    """All suites against a target answering in each hostile way in turn (the slow drip apart, below): verdicts,
+    no harness error, and a report that stays small although every answer carries a 100 KB header in turn."""
+    modes = [answer for name, answer in hostile_modes.MODES.items() if name != "slow-drip"]
+    with hostile_modes.hostile(_rotating(modes)) as base:
+        args = ["--target-url", f"{base}/mcp", "--platform-url", base, "--compression-url", base]
+        args += ["--allow-insecure-loopback", "--max-response-bytes", str(BOUNDED_CAP), "--max-check-time", "5"]
+        args += ["--platform-rl-budget", "5", "--platform-max-retry-after", "1", "--max-expiry-wait", "1", "-q"]
+        result = forked_harness(args, tmp_path, env=_battery_env(), timeout=300)
+    output = result.stdout + result.stderr
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output[-3000:]
+    assert result.exit_code == 1, output[-3000:]
+    errors = [r for r in result.report["results"] if r["status"] == "error"]
+    assert not errors, "\n".join(f"{r['rule']}: {r['message']}"[:600] for r in errors)
+    assert result.report["verdict"]["status"] == "NOT ACCEPTED", result.report["verdict"]
+    assert (tmp_path / "report.json").stat().st_size < 2_000_000
+    assert (tmp_path / "report.har").stat().st_size < 2_000_000
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "xdist"])
+def test_a_slow_drip_cannot_hold_the_run_past_its_budget(tmp_path: Path, workers: int) -> None:
+    """A target that answers one byte at a time: each check is blocked at its budget, and the run stops starting
+    checks at its own, ending INCOMPLETE with what it decided (under xdist the workers share the run's budget)."""
+    with hostile_modes.hostile(hostile_modes.slow_drip(0.05)) as base:
+        args = ["--target-url", f"{base}/mcp", "--platform-url", base, "--compression-url", base, "-n", str(workers)]
+        args += ["--allow-insecure-loopback", "--max-check-time", "1", "--max-run-time", "4", "-q"]
+        started = time.monotonic()
+        result = forked_harness(args, tmp_path, env=_battery_env(), timeout=120)
+        seconds = time.monotonic() - started
+    output = result.stdout + result.stderr
+    assert "INTERNALERROR" not in output and "Traceback" not in output, output[-3000:]
+    # The budget, then one check's end and the reports (with room for a loaded machine): one answer of the target
+    # alone would take 500 s.
+    assert seconds < 4 + 15, seconds
+    verdict = result.report["verdict"]
+    assert verdict["status"] == "INCOMPLETE" and "--max-run-time" in verdict["reason"], verdict
+    results = result.report["results"]
+    if not workers:  # (xdist workers may take the whole budget to start on a loaded machine)
+        assert any(r["status"] == "blocked" and r["message"].startswith("target too slow: ") for r in results)
+    not_started = [r for r in results if r["status"] == "skipped" and "run's time budget" in r["message"]]
+    assert not_started and all(r["incomplete"] for r in not_started)
+    assert not [r for r in results if r["status"] == "error"]

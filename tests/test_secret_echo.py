@@ -333,3 +333,66 @@ def test_no_secret_reaches_any_output_in_any_encoding(
     assert f"conformance: tool_server = {result.report['targets']['tool_server']['url']}" in result.stdout
     targets = json.dumps(result.report["targets"])
     assert "127.0.0.1" in targets and "[REDACTED]" in targets and "tenant=t1" in targets
+
+
+# A secret in every place a check's outcome reaches pytest's own output while the run is under way: a skip reason,
+# a failure's traceback and message, a log record, printed output. Known to the run from the start (the target
+# URL's password) or met in a target's answer (a URL with user information), it must be masked in every mode.
+MODES_CHECKS = """
+import logging
+import pytest
+from conformance import fail, needs, rule
+
+LEAKED = "http://intruder:answer-pw-6c1d@10.0.0.9/cb"
+
+@rule("AUTH-PRM-01")
+def test_skip_names_the_url(conformance_settings):
+    pytest.skip(f"blocked: {conformance_settings.target('tool_server').base_url} and {LEAKED} did not answer")
+
+@rule("AUTH-PRM-02")
+def test_fails_naming_the_url(conformance_settings):
+    url = conformance_settings.target("tool_server").base_url
+    logging.getLogger("check").info("trying %s then %s", url, LEAKED)
+    print(f"printed: {url} {LEAKED}")
+    fail(f"{url} answered {LEAKED}")
+
+@rule("AUTH-PRM-03")
+def test_raises_naming_the_url(conformance_settings):
+    raise RuntimeError(f"{conformance_settings.target('tool_server').base_url} {LEAKED}")
+"""
+
+OUTPUT_MODES = {
+    "verbose": ["-vv"],
+    "all-summaries": ["-rA", "-v"],
+    "no-capture": ["-s", "-v"],
+    "live-logging": ["-vv", "--log-cli-level=INFO"],
+    "long-tracebacks": ["--tb=long", "-rA"],
+    "full-trace": ["--full-trace", "-rA"],
+    "user-junit": ["--junitxml", "user-junit.xml", "-o", "junit_logging=all", "-rA"],
+}
+
+
+@pytest.mark.parametrize("mode", list(OUTPUT_MODES))
+def test_no_secret_in_any_pytest_output_mode(pytester: pytest.Pytester, mode: str) -> None:
+    pytester.makepyfile(test_checks=MODES_CHECKS)
+    target = "http://urluser:url-pw-3e7a@127.0.0.1:1/mcp"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", target, *OUTPUT_MODES[mode], "test_checks.py"
+    )
+    written = {"console": "\n".join(result.outlines + result.errlines)}
+    for name in ("out/report.json", "out/junit.xml", "user-junit.xml"):
+        if (pytester.path / name).is_file():
+            written[name] = (pytester.path / name).read_text(encoding="utf-8")
+    assert "test_checks.py" in written["console"] and "[REDACTED]" in written["console"]  # the run ran
+    leaks = {
+        where: secret
+        for where, text in written.items()
+        for secret in ("url-pw-3e7a", "answer-pw-6c1d")
+        if secret in text
+    }
+    assert not leaks, {where: _around(written[where], secret) for where, secret in leaks.items()}
+
+
+def _around(text: str, secret: str) -> str:
+    at = text.find(secret)
+    return text[max(at - 300, 0) : at + 100]

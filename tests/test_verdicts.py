@@ -166,6 +166,18 @@ def test_verdict_model() -> None:
     assert CheckOutcome(nodeid="x", rules=("TOK-01",), status=Status.SKIPPED).to_json()["incomplete"] is False
 
 
+def test_a_run_stopped_early_is_incomplete_whatever_it_decided() -> None:
+    passed, failed = _result("AUTH-PRM-04", "passed"), _result("AUTH-PRM-02", "failed")
+    stopped = verdict([passed, failed], strict=False, interrupted="interrupted (SIGTERM)")
+    assert stopped.status == "INCOMPLETE" and stopped.exit_code == 1
+    assert stopped.reason.startswith("interrupted (SIGTERM): the run stopped before its end (2 rule(s) reported)")
+    assert "1 rule(s) failed: AUTH-PRM-02" in stopped.reason
+    slow = _result("TOK-01", "blocked", message="target too slow: POST https://t.example/v1: the check's time budget")
+    assert verdict([passed, slow], strict=False).missing == (
+        "1 rule(s) blocked: the target was too slow for the time budget (TOK-01)",
+    )
+
+
 def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) -> None:
     """The issue's own case: credentials unset, most rules skipped, a few decided — never ACCEPTED, exit non-zero,
     one line naming what is missing."""

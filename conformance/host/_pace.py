@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from conformance import _context
-from conformance._exceptions import TargetThrottled
+from conformance import _budget, _context
+from conformance._exceptions import TargetThrottled, TargetTooSlow
 from conformance.host._retry import USER_ACTION_CODES, RetryPolicy, error_code
 from conformance.host.exchange import exchange_of
 
@@ -154,6 +154,13 @@ class Pacer:
             raise TargetThrottled(
                 f"{shown}, still throttled after {attempt + 1} attempt(s)", exchange=exchange_of(response)
             )
+        left = _budget.run_left()
+        if left is not None and wait >= left:
+            raise TargetTooSlow(
+                f"{shown}: waiting {wait:.0f}s for the target's rate limit would pass the run's time budget "
+                "(--max-run-time)",
+                exchange=exchange_of(response),
+            )
         if not self.allow(wait):
             raise TargetThrottled(
                 f"{shown}: waiting {wait:.0f}s more would pass the run's bound of {self.max_wait_s:.0f}s for "
@@ -165,7 +172,9 @@ class Pacer:
     # -- waiting -------------------------------------------------------------------------------------------
 
     def allow(self, seconds: float) -> bool:
-        return self.waited_s + seconds <= self.max_wait_s
+        """Whether waiting ``seconds`` stays within the run's bound for throttle waits and its time budget."""
+        left = _budget.run_left()
+        return self.waited_s + seconds <= self.max_wait_s and (left is None or seconds < left)
 
     def wait(self, seconds: float, why: str) -> None:
         """Sleep ``seconds`` for a target's rate limit; counted in the run's total and on the running check."""

@@ -85,6 +85,8 @@ _NOT_SECRET = frozenset(
     }
 )
 # `name=value` after `?`, `#`, `&` (also HTML's `&amp;`, JSON's `\u0026`) or `;`: a URL parameter in free text.
+# The user information of a URL in free text (``scheme://user:password@host``): a target's answer may carry one.
+_USERINFO_PATTERN = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@\"'<>?#]+@")
 _URL_PARAM_PATTERN = re.compile(r"((?:[?&;#]|\\u0026)([A-Za-z0-9_.-]+)=)([^&#;?\s\"'<>\\]+)")
 # Encoded forms of a secret are only scrubbed from this many characters on (shorter ones match ordinary text).
 MIN_ENCODED_LENGTH = 8
@@ -189,7 +191,8 @@ class Redactor:
 
     def scrub(self, text: str) -> str:
         """Value-based redaction of free text (every encoding of every known secret), credential-named URL
-        parameters wherever a URL appears in the text, and JWTs and private keys by shape."""
+        parameters and the user information of URLs wherever a URL appears in the text, and JWTs and private keys by
+        shape."""
         if not text:
             return text
         state = self._current()
@@ -201,6 +204,8 @@ class Redactor:
             # Each layer runs only where its pattern can match (its literal part is there): most texts have none.
             if "=" in clean:
                 clean = _URL_PARAM_PATTERN.sub(_redact_url_param, clean)
+            if "@" in clean and "://" in clean:
+                clean = _USERINFO_PATTERN.sub(rf"\1{REDACTED}@", clean)
             if "-----BEGIN" in clean:
                 clean = _PEM_PATTERN.sub(REDACTED, clean)
             if "eyJ" in clean:
@@ -337,7 +342,13 @@ class Redactor:
         if text is None:
             if _looks_binary(body):
                 return f"<binary body: {len(body)} bytes, {content_type or 'unknown type'}>"
-            text = self.scrub(body.decode("utf-8", "replace"))
+            window = limit + _SCRUB_MARGIN  # only what the excerpt can show is scrubbed, with a margin (see above)
+            head = bytes(body[: 4 * window]).decode("utf-8", "replace")  # (at most 4 bytes a character)
+            if len(head) <= window:
+                text = self.scrub(head)
+            else:
+                text = self.scrub(head[:window])[:limit]
+                return text + f"… [{len(body.decode('utf-8', 'replace')) - limit} more characters]"
         if len(text) > limit:
             text = text[:limit] + f"… [{len(text) - limit} more characters]"
         return text
@@ -413,6 +424,10 @@ def _base64_forms(data: bytes) -> set[str]:
 # Texts (URLs, bodies) up to this long are remembered with their redacted form, up to this many entries (then all
 # forgotten at once): a few megabytes at most.
 _CACHED_LENGTH = 512
+# A long text body is scrubbed only as far as its excerpt shows, plus this margin (characters): any secret that starts
+# within the excerpt ends within the margin (a PEM private key, a JWT), so it is found whole; the rest of a body of
+# megabytes is never copied and scanned for an excerpt of two thousand characters.
+_SCRUB_MARGIN = 64 * 1024
 _CACHED_BODY = 2048
 _CACHED_STRINGS = 10_000
 

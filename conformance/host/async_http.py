@@ -14,7 +14,8 @@ from typing import Any, Unpack
 
 import httpx
 
-from conformance._exceptions import ResponseTooLarge, TargetUnreachable
+from conformance._exceptions import ResponseTooLarge, TargetTooSlow, TargetUnreachable
+from conformance.host._decode import ACCEPT_ENCODING
 from conformance.host.http import (
     USER_AGENT,
     HostHTTP,
@@ -47,7 +48,7 @@ class AsyncHostHTTP:
             transport=transport,
             mounts=mounts or None,
             follow_redirects=False,
-            headers={"User-Agent": USER_AGENT},
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
         )
 
     async def __aenter__(self) -> AsyncHostHTTP:
@@ -76,11 +77,12 @@ class AsyncHostHTTP:
         try:
             response = await self._client.send(transfer.request, stream=True)
             try:
-                async for chunk in response.aiter_bytes():
+                predecoded = transfer.begin(response)
+                async for chunk in response.aiter_bytes() if predecoded else response.aiter_raw():
                     transfer.read(chunk)
             finally:
                 await response.aclose()
-        except (ResponseTooLarge, TargetUnreachable, httpx.HTTPError) as exc:
+        except (ResponseTooLarge, TargetUnreachable, TargetTooSlow, httpx.HTTPError) as exc:
             raise transfer.failed(exc) from None
         return transfer.done(response)
 

@@ -20,6 +20,9 @@ from conformance.host._redact import Redactor, header_items
 
 # The one body excerpt limit (characters, after redaction) of every exchange: docs/report-json.md's "excerpt".
 BODY_EXCERPT_CHARS = 2048
+# The one limit of every other text an exchange keeps (each header value, the URL), after redaction: a target's
+# 100 KB header must not be copied whole into every exchange of a report.
+HEADER_EXCERPT_CHARS = 2048
 RESPONSE_EXTENSION = "conformance.exchange"  # where HostHTTP leaves a response's recorded exchange
 _TAGS = ("direction", "peer", "document")  # written first, as the inbound records always were
 _CURRENT: Any = object()
@@ -73,10 +76,10 @@ class Exchange:
         # Each header set read once (httpx decodes its headers on every read): redacted and its content type.
         request_items = header_items(request_headers) if request_headers is not None else []
         response_items = header_items(response_headers) if response_headers is not None else None
-        url_shown = redactor.url(url)
-        shown_request_headers = redactor.header_items(request_items)
+        url_shown = excerpt(redactor.url(url))
+        shown_request_headers = _excerpts(redactor.header_items(request_items))
         shown_request_body = redactor.body(request_body, _ctype(request_items), BODY_EXCERPT_CHARS)
-        shown_response_headers = redactor.header_items(response_items) if response_items is not None else {}
+        shown_response_headers = _excerpts(redactor.header_items(response_items)) if response_items is not None else {}
         shown_response_body = redactor.body(response_body, _ctype(response_items), BODY_EXCERPT_CHARS)
         return cls(
             method=method,
@@ -164,6 +167,17 @@ def exchange_of(response: httpx.Response | None) -> dict[str, Any] | None:
         return None
     found = response.extensions.get(RESPONSE_EXTENSION)
     return found if isinstance(found, dict) else None
+
+
+def excerpt(text: str, limit: int = HEADER_EXCERPT_CHARS) -> str:
+    """``text`` cut to ``limit`` characters (already redacted: a secret is never cut in half), saying what was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… [{len(text) - limit} more characters]"
+
+
+def _excerpts(headers: dict[str, str]) -> dict[str, str]:
+    return {name: excerpt(value) for name, value in headers.items()}
 
 
 def _ctype(items: list[tuple[str, str]] | None) -> str | None:

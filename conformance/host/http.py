@@ -12,6 +12,7 @@ import os
 import socket
 import ssl
 import time
+import zlib
 from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypedDict, Unpack
@@ -19,9 +20,10 @@ from urllib.parse import urljoin
 
 import httpx
 
-from conformance import _context
-from conformance._exceptions import ResponseTooLarge, TargetUnreachable
+from conformance import _budget, _context
+from conformance._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
 from conformance.host._cookies import CookieClient
+from conformance.host._decode import ACCEPT_ENCODING, BoundedBody
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
@@ -64,6 +66,7 @@ class _Client(Protocol):
     retry: RetryPolicy | None
     total_timeout: float
     max_response_bytes: int
+    timeout: httpx.Timeout
 
 
 def request_steps(
@@ -86,6 +89,11 @@ def request_steps(
         kwargs: dict[str, Any] = {"headers": headers, "params": params, **body}
         if options.get("timeout") is not None:
             kwargs["timeout"] = options["timeout"]
+        budget = _budget.left()
+        if budget is not None:  # the check's requests share its time budget: this one gets what is left of it
+            if budget[0] <= 0:
+                _budget.check(_shown(client, method, url))
+            kwargs["timeout"] = _within(kwargs.get("timeout", client.timeout), budget[0])
         if pacer is not None:
             key = pacer.key(url, headers)
             paused = time.monotonic()
@@ -115,13 +123,21 @@ def request_steps(
             continue
         spent = max(time.monotonic() - started, waited)
         wait = policy.delay(response, attempt, spent) if policy is not None else None
-        if wait is None or spent + wait > client.total_timeout:
+        budget = _budget.left()
+        if wait is None or spent + wait > client.total_timeout or (budget is not None and wait >= budget[0]):
             yield response
             return
         note(f"retrying after {wait:.2f}s (status {response.status_code}, attempt {attempt + 1})")
         yield wait
         waited += wait
         attempt += 1
+
+
+def _within(timeout: float | httpx.Timeout, seconds: float) -> httpx.Timeout:
+    """``timeout`` with none of its parts longer than ``seconds``."""
+    given = httpx.Timeout(timeout)
+    parts = {"connect": given.connect, "read": given.read, "write": given.write, "pool": given.pool}
+    return httpx.Timeout(**{k: seconds if v is None else min(v, seconds) for k, v in parts.items()})
 
 
 class Transfer:
@@ -136,36 +152,63 @@ class Transfer:
             self.request.extensions["timeout"] = httpx.Timeout(step.kwargs["timeout"]).as_dict()
         self.method, self.url = step.method, step.url
         self.sent_at, self.stamp = time.monotonic(), now_stamp()
-        self.body = bytearray()
+        self.bounded = BoundedBody(None, client.max_response_bytes)
+        self.body = self.bounded.body
+        self.drop_encoding = False
 
     @property
     def shown(self) -> str:
         """The request in an error message (redacted when one is needed, not for every request)."""
         return _shown(self.client, self.method, self.url)
 
-    def read(self, chunk: bytes) -> None:
-        self.body.extend(chunk)
-        limit = self.client.max_response_bytes
-        if len(self.body) > limit:
-            raise ResponseTooLarge(f"{self.shown}: response body exceeds {limit} bytes")
-        if time.monotonic() - self.started > self.client.total_timeout:
-            raise TargetUnreachable(f"{self.shown}: no complete response within {self.client.total_timeout:g}s")
+    def begin(self, response: httpx.Response) -> bool:
+        """The answer's headers are in: its body is read (and decoded, layer by layer) under the size cap. True when
+        the transport handed the body over already read and decoded (an in-memory transport): read it decoded."""
+        predecoded = response.is_stream_consumed
+        encoding = None if predecoded else response.headers.get("content-encoding")
+        self.bounded = BoundedBody(encoding, self.client.max_response_bytes)
+        self.body = self.bounded.body
+        self.drop_encoding = self.bounded.decoded or predecoded
+        return predecoded
 
-    def failed(self, exc: ResponseTooLarge | TargetUnreachable | httpx.HTTPError) -> Exception:
-        """The exception to raise for ``exc``, carrying the exchange (an httpx error becomes TargetUnreachable)."""
-        if isinstance(exc, ResponseTooLarge | TargetUnreachable):
+    def read(self, chunk: bytes) -> None:
+        """One raw chunk off the wire (never decoded beforehand: see :mod:`conformance.host._decode`)."""
+        try:
+            self.bounded.feed(chunk)
+        except ResponseTooLarge as exc:
+            raise ResponseTooLarge(f"{self.shown}: {exc}") from None
+        except zlib.error as exc:
+            raise httpx.DecodingError(f"the body does not decode as its Content-Encoding says ({exc})") from None
+        now = time.monotonic()
+        if now - self.started > self.client.total_timeout:
+            raise TargetUnreachable(f"{self.shown}: no complete response within {self.client.total_timeout:g}s")
+        if _budget.spent(now):
+            _budget.check(self.shown, now)
+
+    def failed(self, exc: TargetError | httpx.HTTPError) -> Exception:
+        """The exception to raise for ``exc``, carrying the exchange (an httpx error becomes TargetUnreachable, or
+        TargetTooSlow when it is a timeout the check's time budget shortened)."""
+        if isinstance(exc, httpx.TimeoutException) and _budget.spent(time.monotonic() + 0.05):
+            exc = TargetTooSlow(f"{self.shown}: {describe_http_error(exc)} as {_budget.left()[1]} ran out")  # type: ignore[index]
+        if isinstance(exc, TargetError):
             exc.exchange = self._record(None, error=str(exc))
+            # The traceback of ``exc`` holds this transfer in a cycle (frames and exceptions) that lives until the
+            # collector's next full pass: the body it read (up to the cap) is freed now, its evidence recorded.
+            self.body.clear()
             return exc
         message = self.client.redactor.scrub(f"{self.shown}: {describe_http_error(exc)}")
-        return TargetUnreachable(message, exchange=self._record(None, error=message))
+        failure = TargetUnreachable(message, exchange=self._record(None, error=message))
+        self.body.clear()
+        return failure
 
     def done(self, response: httpx.Response) -> httpx.Response:
         """The answer, its body read: the check's evidence for it is on its extensions (``exchange_of``)."""
         decoded = bytes(self.body)
-        # The body is already decoded; drop Content-Encoding so httpx does not decode it twice. A copy of the headers
-        # as received (their bytes, not decoded and encoded again: half the cost of building this response).
+        # A decoded body drops its Content-Encoding so httpx does not decode it twice (one it could not bound stays as
+        # sent, and says so). A copy of the headers as received (their bytes, not decoded and encoded again: half the
+        # cost of building this response).
         headers = httpx.Headers(response.headers)
-        if "content-encoding" in headers:
+        if self.drop_encoding and "content-encoding" in headers:
             del headers["content-encoding"]
         final = httpx.Response(
             status_code=response.status_code,
@@ -322,7 +365,7 @@ class HostHTTP:
             transport=transport,
             mounts=mounts or None,
             follow_redirects=False,
-            headers={"User-Agent": USER_AGENT},
+            headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             keep_cookies=user_agent,
         )
 
@@ -432,11 +475,12 @@ class HostHTTP:
         try:
             response = self._client.send(transfer.request, stream=True)
             try:
-                for chunk in response.iter_bytes():
+                predecoded = transfer.begin(response)
+                for chunk in response.iter_bytes() if predecoded else response.iter_raw():
                     transfer.read(chunk)
             finally:
                 response.close()
-        except (ResponseTooLarge, TargetUnreachable, httpx.HTTPError) as exc:
+        except (ResponseTooLarge, TargetUnreachable, TargetTooSlow, httpx.HTTPError) as exc:
             raise transfer.failed(exc) from None
         return transfer.done(response)
 

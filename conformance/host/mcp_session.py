@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -20,9 +21,10 @@ import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from conformance import _context
-from conformance._exceptions import ResponseTooLarge, TargetError, TargetUnreachable
+from conformance import _budget, _context
+from conformance._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
 from conformance.host import mcp_era
+from conformance.host._decode import BoundedBody
 from conformance.host._mcp_sdk import ClientSession, MCPError, streamable_http_client, types
 from conformance.host.challenge import Challenge
 from conformance.host.exchange import now_stamp, record_exchange
@@ -61,6 +63,11 @@ class _Exchange:
         return jsonrpc_messages(ctype, bytes(self.body))
 
 
+def _cut_short(exchange: _Exchange) -> bool:
+    """Whether the host stopped reading the answer: over the size cap, or past the check's time budget."""
+    return (exchange.error or "").startswith(("response body exceeds", "target too slow: "))
+
+
 def _describe(exc: httpx2.HTTPError) -> str:
     """Like HostHTTP's messages: say what failed, not just the exception class."""
     name = type(exc).__name__
@@ -75,21 +82,32 @@ def _describe(exc: httpx2.HTTPError) -> str:
 
 
 class _TeeStream(httpx2.AsyncByteStream):
-    """Passes the body through to the SDK while keeping a copy (up to the size cap) for evidence."""
+    """Passes the body through to the SDK, decoded under the size cap (the SDK never sees a byte past it, nor
+    decodes anything itself), while keeping a copy for evidence; stops when the check's time budget is spent."""
 
-    def __init__(self, inner: Any, exchange: _Exchange, transport: _RecordingTransport) -> None:
+    def __init__(self, inner: Any, exchange: _Exchange, transport: _RecordingTransport, bounded: BoundedBody) -> None:
         self.inner = inner
         self.exchange = exchange
         self.transport = transport
+        self.bounded = bounded
+        exchange.body = bounded.body
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         try:
             async for chunk in self.inner:
-                self.exchange.body.extend(chunk)
-                if len(self.exchange.body) > self.transport.max_bytes:
-                    self.exchange.error = f"response body exceeds {self.transport.max_bytes} bytes"
-                    raise ResponseTooLarge(self.exchange.error)
-                yield chunk
+                before = len(self.bounded.body)
+                try:
+                    self.bounded.feed(chunk)
+                except ResponseTooLarge as exc:
+                    self.exchange.error = str(exc)
+                    raise
+                except zlib.error as exc:
+                    self.exchange.error = f"the body does not decode as its Content-Encoding says ({exc})"
+                    raise httpx2.DecodingError(self.exchange.error) from None
+                if _budget.spent():
+                    self.exchange.error = f"target too slow: {_budget.left()[1]} is spent"  # type: ignore[index]
+                    raise TargetTooSlow(self.exchange.error.removeprefix("target too slow: "))
+                yield bytes(self.bounded.body[before:])
         except httpx2.HTTPError as exc:
             self.exchange.error = _describe(exc)
             raise
@@ -119,6 +137,15 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
         stamp = now_stamp()
         exchange = _Exchange(request, rpc_method, rpc_id, time.monotonic(), stamp, _context.current())
         self.exchanges.append(exchange)
+        budget = _budget.left()
+        if budget is not None:  # the check's requests share its time budget: this one gets what is left of it
+            if budget[0] <= 0:
+                exchange.error = f"target too slow: {budget[1]} is spent"
+                self.finish(exchange)
+                raise TargetTooSlow(f"{request.method} {self.redactor.url(str(request.url))}: {budget[1]} is spent")
+            timeouts = request.extensions.get("timeout") or {}
+            shortened = {k: budget[0] if v is None else min(v, budget[0]) for k, v in timeouts.items()}
+            request.extensions["timeout"] = shortened
         try:
             response = await self.inner.handle_async_request(request)
         except httpx2.HTTPError as exc:
@@ -127,10 +154,15 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
             raise
         exchange.status = response.status_code
         exchange.headers = response.headers
+        bounded = BoundedBody(response.headers.get("content-encoding"), self.max_bytes)
+        headers = response.headers
+        if bounded.decoded:  # decoded here: the SDK's client must not decode it again
+            headers = httpx2.Headers(response.headers)
+            del headers["content-encoding"]
         return httpx2.Response(
             status_code=response.status_code,
-            headers=response.headers,
-            stream=_TeeStream(response.stream, exchange, self),
+            headers=headers,
+            stream=_TeeStream(response.stream, exchange, self, bounded),
             extensions=response.extensions,
             request=request,
         )
@@ -162,6 +194,8 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
             started_at=exchange.stamp,
             error=exchange.error,
         )
+        if (exchange.error or "").startswith("response body exceeds"):  # evidence only from now on: freed now
+            exchange.body.clear()
 
     def last(self, rpc_method: str, since: int = 0) -> _Exchange | None:
         """The latest exchange carrying a ``rpc_method`` request, among those made after the first ``since``."""
@@ -258,6 +292,7 @@ class McpSession:
             loopback = _RecordingTransport(httpx2.AsyncHTTPTransport(verify=insecure), self.host.redactor, max_bytes)
             loopback.exchanges = self._transport.exchanges  # one ordered log for result lookups
             mounts = {f"all://{h}": loopback for h in _LOOPBACK}
+        # No coding asked for (an event stream is read as it comes); one sent anyway is decoded under the cap.
         headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity", **self.headers}
         if self.token is not None:
             self.host.redactor.add_secret(self.token)
@@ -317,7 +352,7 @@ class McpSession:
             await session.discover()
         except MCPError as exc:
             probe, _ = self._wire(mcp_era.DISCOVER, mark)
-            if probe is None or probe.status is None:  # no answer at all: an outage is never an era verdict
+            if probe is None or probe.status is None or _cut_short(probe):  # no (whole) answer: no era verdict
                 raise self._failure(mcp_era.DISCOVER, exc, mark) from None
             data = exc.error.data if exc.code == mcp_era.UNSUPPORTED_PROTOCOL_VERSION else None
             supported = data.get("supported") if isinstance(data, dict) else None
@@ -385,6 +420,11 @@ class McpSession:
         exchange, message = self._wire(rpc_method, since)
         if isinstance(exc, TargetError):
             return exc
+        shown = f"{rpc_method} {self.host.redactor.url(self.url)}"
+        if exchange is not None and (exchange.error or "").startswith("target too slow: "):
+            return TargetTooSlow(f"{shown}: {exchange.error.removeprefix('target too slow: ')}")  # type: ignore[union-attr]
+        if exchange is not None and (exchange.error or "").startswith("response body exceeds"):
+            return ResponseTooLarge(f"{shown}: {exchange.error}")
         if exchange is not None and exchange.status is None and exchange.error:
             return TargetUnreachable(f"{rpc_method} {self.host.redactor.url(self.url)}: {exchange.error}")
         status = exchange.status if exchange else None

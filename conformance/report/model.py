@@ -250,6 +250,7 @@ def summarize(results: Sequence[RuleResult]) -> dict[str, Any]:
 
 ACCEPTED, PASSED_LOCALLY, NOT_ACCEPTED, INCOMPLETE = "ACCEPTED", "PASSED LOCALLY", "NOT ACCEPTED", "INCOMPLETE"
 _FAILING = (Status.FAILED, Status.WARNING, Status.ERROR)
+SLOW = "\x00slow"  # missing_parts' key for the rules a time budget blocked
 
 
 def missing_parts(results: Sequence[RuleResult]) -> list[str]:
@@ -262,13 +263,17 @@ def missing_parts(results: Sequence[RuleResult]) -> list[str]:
         if result.incomplete and result.need:
             missing.append(result.need + (f" ({result.option})" if result.option else ""))
         elif result.status is Status.BLOCKED and result.blocked_by is None:
-            # No prerequisite: the target throttled the harness beyond --max-throttle-wait (issue 13).
-            unexplained.setdefault("", []).append(result.rule)
+            # No prerequisite: the target was too slow for a time budget, or throttled the harness beyond
+            # --max-throttle-wait.
+            slow = (result.message or "").startswith("target too slow")
+            unexplained.setdefault(SLOW if slow else "", []).append(result.rule)
         elif result.status is Status.BLOCKED and result.blocked_by not in failed:
             unexplained.setdefault(str(result.blocked_by), []).append(result.rule)
     for blocker, rules in unexplained.items():
         listed = ", ".join(rules[:4]) + (" …" if len(rules) > 4 else "")
-        if blocker:
+        if blocker == SLOW:
+            missing.append(f"{len(rules)} rule(s) blocked: the target was too slow for the time budget ({listed})")
+        elif blocker:
             missing.append(f"{len(rules)} rule(s) blocked by {blocker}, which did not fail in this run ({listed})")
         else:
             missing.append(
@@ -315,9 +320,11 @@ def verdict(
     other_failures: int = 0,
     local: bool = False,
     allow_incomplete: bool = False,
+    interrupted: str | None = None,
 ) -> RunVerdict:
     """ACCEPTED only when no MUST rule failed (nor a SHOULD with strict), nothing errored, no stale baseline, and
-    the run reached every target it was given (else INCOMPLETE, unless ``allow_incomplete``). A loopback run
+    the run reached every target it was given (else INCOMPLETE, unless ``allow_incomplete``), and it was not
+    ``interrupted`` (a signal, the run's time budget: INCOMPLETE, whatever was decided). A loopback run
     (``local``: transport not judged) that would be accepted is PASSED LOCALLY: exit 0, but ``accepted`` false."""
     blocking = [
         r.rule
@@ -336,7 +343,10 @@ def verdict(
         reasons.append(f"{other_failures} other test(s) failed")
     decided = sum(1 for r in results if r.status in (Status.PASSED, Status.WARNING))
     missing = missing_parts(results)
-    if reasons:
+    if interrupted:  # whatever was decided, the run did not get to the end of its checks
+        status = INCOMPLETE
+        reasons.insert(0, f"{interrupted}: the run stopped before its end ({len(results)} rule(s) reported)")
+    elif reasons:
         status = NOT_ACCEPTED
     elif not decided:
         status = INCOMPLETE
@@ -410,6 +420,7 @@ class RunReport:
         other_failures: int = 0,
         config: Mapping[str, Any] | None = None,
         fleet: Sequence[str] = (),
+        interrupted: str | None = None,
         **run: Any,  # harness_version, started_at, finished_at, duration_s, throttle
     ) -> RunReport:
         """The run's report from its checks' outcomes: aggregated per rule and target, the baseline applied, the
@@ -424,6 +435,7 @@ class RunReport:
             other_failures=other_failures,
             local=bool(config.get("allow_insecure_loopback")),
             allow_incomplete=bool(config.get("allow_incomplete")),
+            interrupted=interrupted,
         )
         rows: tuple[FleetRow, ...] = ()
         if fleet:
@@ -431,6 +443,8 @@ class RunReport:
 
             rows = fleet_rows(results, fleet, targets, strict=strict, config=config)
             decided = fleet_verdict(rows, other_failures)
+            if interrupted:
+                decided = RunVerdict(INCOMPLETE, f"{interrupted}; {decided.reason}", decided.missing)
         config = {
             "strict": strict,
             "expected_failures": baseline.source if baseline is not None else None,

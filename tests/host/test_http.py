@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gc
+import json
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 
 import httpx
@@ -231,3 +234,131 @@ def test_a_body_trickling_past_the_total_timeout_is_cut_and_says_the_bound_as_se
     client = mock(lambda r: httpx.Response(200, content=trickle()), total_timeout=0.3)
     with pytest.raises(TargetUnreachable, match=r"no complete response within 0\.3s$"):  # not rounded to "0s"
         client.get("https://t.example/slow")
+
+
+# -- bodies decoded under the cap, time budgets, bounded evidence ----------------------------------------------
+
+
+class _Chunks(httpx.SyncByteStream):
+    """A body as a network transport hands it over: raw (still encoded) chunks, read once."""
+
+    def __init__(self, raw: bytes, size: int = 65536) -> None:
+        self.raw, self.size = raw, size
+
+    def __iter__(self) -> Iterator[bytes]:
+        for at in range(0, len(self.raw), self.size):
+            yield self.raw[at : at + self.size]
+
+
+def _encoded(raw: bytes, encoding: str, **kwargs: object) -> HostHTTP:
+    headers = {"Content-Type": "application/json", "Content-Encoding": encoding}
+    return mock(lambda r: httpx.Response(200, headers=headers, stream=_Chunks(raw)), **kwargs)
+
+
+def _gzip(data: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    return packer.compress(data) + packer.flush()
+
+
+def test_a_gzip_bomb_is_refused_before_it_inflates() -> None:
+    bomb = _gzip(b"\0" * (256 << 20))  # 256 MiB inflated, 250 KB sent
+    client = _encoded(bomb, "gzip", max_response_bytes=1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ResponseTooLarge, match="response body exceeds 1048576 bytes"):
+            client.get("https://t.example/bomb")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak  # the cap and the compressed chunks, never the 256 MiB
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "x-gzip", "deflate", "deflate-raw", "gzip, deflate", "identity"])
+def test_bodies_are_decoded_layer_by_layer(encoding: str) -> None:
+    body = json.dumps({"items": list(range(3000))}).encode()
+    raw = body
+    for coding in [c.strip() for c in encoding.split(",")]:
+        if coding in ("gzip", "x-gzip"):
+            raw = _gzip(raw)
+        elif coding == "deflate":
+            raw = zlib.compress(raw)
+        elif coding == "deflate-raw":
+            packer = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+            raw = packer.compress(raw) + packer.flush()
+    client = _encoded(raw, encoding.replace("deflate-raw", "deflate"), max_response_bytes=len(body))
+    response = client.get("https://t.example/")
+    assert response.content == body
+    assert response.headers.get("content-encoding") == ("identity" if encoding == "identity" else None)
+
+
+def test_an_encoding_that_cannot_be_bounded_is_kept_as_sent() -> None:
+    client = _encoded(b"\x8b\x05\x80compressed", "br")
+    response = client.get("https://t.example/")
+    assert response.content == b"\x8b\x05\x80compressed" and response.headers["content-encoding"] == "br"
+
+
+def test_only_boundable_encodings_are_offered() -> None:
+    seen: list[str] = []
+    client = mock(lambda r: seen.append(r.headers["accept-encoding"]) or httpx.Response(200))
+    client.get("https://t.example/")
+    assert seen == ["gzip, deflate"]
+
+
+def test_a_check_s_requests_share_its_time_budget() -> None:
+    from conformance import _budget
+    from conformance._exceptions import TargetTooSlow
+
+    timeouts: list[float] = []
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        timeouts.append(request.extensions["timeout"]["read"])
+        time.sleep(0.3)
+        return httpx.Response(200)
+
+    client = mock(slow)
+    record = _context.begin(("AUTH-PRM-01",))
+    _budget.start_check(record, 1.0)
+    try:
+        with pytest.raises(TargetTooSlow, match=r"the check's time budget \(1s, --max-check-time\) is spent"):
+            for _ in range(10):
+                client.get("https://t.example/")
+    finally:
+        _context.end()
+    assert 3 <= len(timeouts) <= 4, timeouts  # each request was given what was left: less and less
+    assert timeouts == sorted(timeouts, reverse=True) and timeouts[0] <= 1.0
+
+
+def test_a_huge_header_is_kept_as_a_bounded_excerpt() -> None:
+    client = mock(lambda r: httpx.Response(401, headers={"WWW-Authenticate": 'Bearer realm="' + "r" * 100_000 + '"'}))
+    record = _context.begin()
+    try:
+        client.get("https://t.example/")
+    finally:
+        _context.end()
+    shown = record.exchanges[0]["response_headers"]["www-authenticate"]
+    assert len(shown) < 2100 and shown.endswith(f"… [{100_015 - 2048} more characters]"), shown[-50:]
+
+
+def test_deliberate_and_rate_limit_waits_are_not_the_target_s_slowness() -> None:
+    from conformance import _budget
+
+    client = mock(lambda r: httpx.Response(200))
+    record = _context.begin(("AUTH-TOK-05",))
+    _budget.start_check(record, 0.3)
+    try:
+        _budget.wait(0.4)  # e.g. a token's lifetime waited out
+        record.throttle_wait_s += 0.2  # e.g. a rate-limit window waited for (conformance.host._pace)
+        assert client.get("https://t.example/").status_code == 200
+    finally:
+        _context.end()
+
+
+def test_a_long_text_body_is_scrubbed_as_far_as_its_excerpt_shows() -> None:
+    from conformance.host._redact import Redactor
+
+    secret = "s3cr3t-" + "k" * 60
+    redactor = Redactor([secret])
+    body = ("x" * 2040 + secret + "y" * (8 << 20)).encode()  # the secret straddles the excerpt's end
+    shown = redactor.body(body, "text/plain", 2048)
+    assert shown is not None and "s3cr3t" not in shown and shown[2040:2048] == "[REDACTE"
+    assert shown.endswith(f"… [{len(body) - 2048} more characters]")
