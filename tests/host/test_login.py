@@ -474,3 +474,21 @@ def test_browser_driver_runs_the_same_steps_in_chromium(fake_as_server: FakeAS) 
 def test_browser_unavailable_is_reported_not_crashed(tmp_path: Path) -> None:
     why = browser_available(str(tmp_path / "no-chromium"))
     assert why is not None and "not" in why
+
+
+def test_form_posts_carry_the_origin_of_their_page_as_a_browser_sends_it() -> None:
+    """A CSRF guard that refuses a form POST without Origin (better-auth's does) is met as a browser meets it."""
+    fake = FakeAS()
+    origins: list[str | None] = []
+
+    def guarded(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            origins.append(request.headers.get("origin"))
+            if request.headers.get("origin") != fake.base:
+                return httpx.Response(403, json={"code": "MISSING_OR_NULL_ORIGIN"})
+        return fake.handler(request)
+
+    client = HostHTTP(transport=httpx.MockTransport(guarded), guard=UrlGuard(allow_private_network=True), retry=None)
+    result = FormDriver(http=client, steps=LoginSteps.default(), credentials=CREDS).login(auth_url(fake), REDIRECT)
+    assert parse_callback(result.require_callback()).code
+    assert origins == [fake.base, fake.base]

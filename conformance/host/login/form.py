@@ -45,6 +45,7 @@ class FormDriver:
         origins = {_origin(authorization_url), *(_origin(o) for o in self.allowed_origins)}
         result = LoginResult(callback_url=None)
         method, url, data = "GET", authorization_url, None
+        page_origin: str | None = None  # the origin of the page whose form is being submitted
         repeats: dict[tuple[str, str], int] = {}
         submitted = False  # the test account's password was sent
         for _ in range(MAX_PAGES):
@@ -59,6 +60,10 @@ class FormDriver:
             headers = {"Accept": "text/html,application/xhtml+xml"}
             if data is not None:
                 headers["Content-Type"] = "application/x-www-form-urlencoded"
+            if method == "POST" and page_origin is not None:
+                # As a browser does (Fetch, "append a request Origin header"): CSRF guards refuse a form POST
+                # without it, and refusing it is the server's right, not a defect.
+                headers["Origin"] = page_origin
             response = self.http.browser.request(
                 method, url, data=data, headers=headers, retry=None, metadata_driven=True
             )
@@ -69,6 +74,7 @@ class FormDriver:
                 method, url, data = "GET", urljoin(url, response.headers.get("location", "")), None
                 continue
             page = parse_page(url, response.text)
+            page_origin = _origin(url)
             if response.status_code >= 400:
                 result.stopped = f"{response.status_code} at {shown}: {page.summary()}"
                 result.config_problem = _sign_in_problem(page, shown, submitted=submitted) if submitted else None
