@@ -1,7 +1,8 @@
 """better-auth in front of an MCP TypeScript SDK server (``better_auth/server.mjs``), as better-auth's documentation
 tells a vendor: ``betterAuth`` with the JWT plugin and ``@better-auth/mcp``'s ``mcp()`` (the OAuth 2.1 provider of
 ``@better-auth/oauth-provider`` bound to the MCP resource) with open dynamic client registration, its own sign-in and
-consent pages (JavaScript: certified with --login-driver browser), the RFC 8414 document served with
+consent pages (server-rendered forms, signed in by the form driver, which sends a form POST's Origin as a browser
+does: better-auth's CSRF guard refuses one without it), the RFC 8414 document served with
 ``oauthProviderAuthServerMetadata``, and the SDK's ``McpServer`` behind ``requireMcpAuth``. Over TLS on 127.0.0.1 with
 a throwaway CA; certified once per session.
 """
@@ -54,6 +55,6 @@ def better_auth_target(
 
 def test_better_auth_stack_verdicts(better_auth_target: BetterAuthTarget, pki: Pki, tmp_path: Path) -> None:
     args = ["--target-url", better_auth_target.url, "--ca-bundle", str(pki.ca)]
-    args += ["--login-steps", str(better_auth_target.login_steps), "--login-driver", "browser"]
+    args += ["--login-steps", str(better_auth_target.login_steps)]
     run = run_harness(tmp_path, args)
     assert_pinned(run, BETTER_AUTH)
