@@ -1,4 +1,4 @@
-"""Wall time of the auth and profile suites against the reference IdP and tool server (issue 16: the attack
+"""Wall time of the auth and profile suites against the reference IdP and tool server (the attack
 tables add requests, not minutes; the bound is 1.5x the single-probe suites).
 
     .venv/bin/python benchmarks/auth_profile_suites.py [--repeat 3]

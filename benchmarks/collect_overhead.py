@@ -10,7 +10,7 @@ Without ``--tests``, times (wall clock, median of N runs) three commands in fres
   3. `pytest --collect-only -q --target-url ... ` of all suites      pytest + plugin + bundled suites
 and prints the top import-time entries of the plugin from `python -X importtime`.
 
-With ``--tests``, what collecting the project's own tests costs (issue 19: every xdist worker collects all of them
+With ``--tests``, what collecting the project's own tests costs (every xdist worker collects all of them
 before it runs any), alternating the two commands, each run's wall and CPU (user + system of the whole process tree)
 and the medians:
   1. `pytest tests --collect-only -q -n 0`                          one process collecting the suite

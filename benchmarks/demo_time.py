@@ -1,4 +1,4 @@
-"""Wall time of ``conformance demo`` (issue 19 goal: <= 10 s on 2 cores, stack start <= 1.5 s), split into the
+"""Wall time of ``conformance demo`` (goal: <= 10 s on 2 cores, stack start <= 1.5 s), split into the
 stack's start, the pytest run and the stop, median of N runs.
 
     .venv/bin/python benchmarks/demo_time.py [--runs 3] [-- extra demo arguments]

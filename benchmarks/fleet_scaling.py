@@ -1,4 +1,4 @@
-"""A fleet of 1, 2 and 4 named targets of one kind, serially and with pytest-xdist (issue 19: a fleet of N targets
+"""A fleet of 1, 2 and 4 named targets of one kind, serially and with pytest-xdist (a fleet of N targets
 scales close to linearly until the cores are busy).
 
     .venv/bin/python benchmarks/fleet_scaling.py [--repeat 1] [--sizes 1 2 4] [--workers auto] [--suites S]

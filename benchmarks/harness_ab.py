@@ -1,4 +1,4 @@
-"""Two checkouts of the harness compared on one reference stack (issue 19): the same suites run alternately with each
+"""Two checkouts of the harness compared on one reference stack: the same suites run alternately with each
 checkout's package first on PYTHONPATH, and per checkout the median CPU of the pytest process in the checks (from
 the first check to the last), in the end-of-run report writing, and in all (with imports and collection).
 

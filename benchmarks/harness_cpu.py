@@ -1,4 +1,4 @@
-"""The harness's own share of a certification (issue 19): per suite group, against one embedded reference stack
+"""The harness's own share of a certification: per suite group, against one embedded reference stack
 (what ``conformance up`` starts), the CPU time of the pytest process against its wall time, the services' CPU over
 the same run, the time before the first check and the wall time per check after it.
 
@@ -6,7 +6,7 @@ the same run, the time before the first check and the wall time per check after 
 
 Each run is a fresh ``python -m pytest --suite ...`` process, as ``conformance demo`` starts it. Harness CPU is
 ``resource.getrusage(RUSAGE_CHILDREN)`` around that process (the services are still running, so never counted
-there); the services' CPU is read from /proc for each service's process group (Linux). Goals (issue 19): harness
+there); the services' CPU is read from /proc for each service's process group (Linux). Goals: harness
 CPU <= 30 % of wall, <= 0.8 s before the first check, per-check time below 16 ms. Figures depend on the machine's
 load: run it on an idle machine to compare with the goals.
 """

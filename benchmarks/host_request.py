@@ -1,4 +1,4 @@
-"""The harness's own CPU per request through HostHTTP (issue 19), without a network: what the host adds to each
+"""The harness's own CPU per request through HostHTTP, without a network: what the host adds to each
 exchange (guard, pace, httpx's client, the cookie jar, the size cap, the recorder and its redaction).
 
     .venv/bin/python benchmarks/host_request.py [--requests 3000] [--repeat 5]

@@ -1,6 +1,6 @@
 """The IdP's CPU per stack: a Node process per stack (``running_stack``'s default, what ``conformance up`` does) vs a
-fresh Provider instance in one warm Node process (``conformance.reference.idp.host``, what the mutant matrix does;
-issue 19). Each stack's IdP is started, serves FLOWS scripted authorization-code flows (register, log in, consent,
+fresh Provider instance in one warm Node process (``conformance.reference.idp.host``, what the mutant matrix
+does). Each stack's IdP is started, serves FLOWS scripted authorization-code flows (register, log in, consent,
 exchange) and is stopped; the IdP's CPU is read from /proc (Linux only): the process's total, or the host's growth
 over the stack's life.
 

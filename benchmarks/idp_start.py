@@ -1,6 +1,6 @@
 """CPU of one reference IdP (node-oidc-provider) from its start until it answers its health URL, with a key of its
 own (made at start, as ``conformance up`` does) and with a key given by the stack (``running_stack(idp_signing_key=
-...)``, as the mutant matrix gives every case's IdP one key made once per session; issue 19).
+...)``, as the mutant matrix gives every case's IdP one key made once per session).
 
     .venv/bin/python benchmarks/idp_start.py [--runs N]
 

@@ -1,4 +1,4 @@
-"""What the product's imports cost a run (issue 19): CPU seconds of importing each piece a certification loads, each in
+"""What the product's imports cost a run: CPU seconds of importing each piece a certification loads, each in
 a fresh interpreter after what a run has already loaded by then, and which heavy modules each one drags in.
 
     .venv/bin/python benchmarks/import_cost.py [--repeat 7] [--pythonpath OTHER_CHECKOUT]

@@ -1,4 +1,4 @@
-"""What a certification imports before its first check (issue 19), per suite group, against one embedded reference
+"""What a certification imports before its first check, per suite group, against one embedded reference
 stack: ``python -X importtime -m pytest --suite ...`` with a plugin that marks the first check on stderr; the
 import-time lines before the mark are summed per top-level package (self time, microseconds as Python reports them).
 The run uses ``-s``: pytest's capture would otherwise swallow what collection writes on stderr.

@@ -1,4 +1,4 @@
-"""What one of the mutant matrix's harness runs spends, and on what (issue 19: the matrix makes ~166 of them): runs
+"""What one of the mutant matrix's harness runs spends, and on what (the matrix makes ~166 of them): runs
 forked from a process that has imported what the matrix's fork server preloads (tests/matrix/harness.py PRELOAD,
 then tests/matrix/_preload.py), with the matrix's arguments, against one reference stack; the CPU of each run
 (user + system, measured inside the forked run around ``pytest.main``) and of its report writing by part.

@@ -1,4 +1,4 @@
-"""Side by side with the official MCP conformance suite (issue 19): one embedded reference stack (the tool server and
+"""Side by side with the official MCP conformance suite: one embedded reference stack (the tool server and
 its IdP, what ``conformance up`` starts for them), then alternately N times the official suite's server mode
 (``@modelcontextprotocol/conformance`` 0.1.16, ``conformance server --url``) and our tool-server suites
 (``pytest --suite auth,profile``) against the same tool server. Prints, per tool and median: wall time, CPU time

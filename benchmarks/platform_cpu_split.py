@@ -1,4 +1,4 @@
-"""Where the harness's CPU goes in a platform+campaigns certification (issue 19): per check, its requests, the CPU
+"""Where the harness's CPU goes in a platform+campaigns certification: per check, its requests, the CPU
 spent sending them (``HostHTTP.request``: transport, pace, guard, recording) and the rest (Hypothesis' engine and
 draws, the check's own logic, pytest); per run, start-up, checks and finish.
 

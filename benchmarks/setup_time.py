@@ -1,4 +1,4 @@
-"""Set-up time of a fresh clone (issue 19: `.ci/run` <= 4 minutes): `python3 run.py setup` in a new clone of each
+"""Set-up time of a fresh clone (`.ci/run` <= 4 minutes): `python3 run.py setup` in a new clone of each
 given commit, alternately, with the tools' caches cold (empty pip/uv/npm caches in a temporary directory) or warm
 (the user's usual caches, filled by the runs before), median of N runs.
 

@@ -1,4 +1,4 @@
-"""Wall and CPU time of the project's own test suite, run exactly as CI runs it (issue 19: at most 4 minutes on 2
+"""Wall and CPU time of the project's own test suite, run exactly as CI runs it (at most 4 minutes on 2
 cores).
 
     python3 benchmarks/suite_time.py [--runs N] [--record] [-- EXTRA PYTEST ARGS]

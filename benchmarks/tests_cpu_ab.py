@@ -1,4 +1,4 @@
-"""The project's own test modules, two checkouts compared on CPU (issue 19: the suite is CPU-bound on 2 cores, so a
+"""The project's own test modules, two checkouts compared on CPU (the suite is CPU-bound on 2 cores, so a
 module's CPU is what it costs the run). Each round runs ``.venv/bin/python -m pytest -p no:cacheprovider -q MODULE``
 in each checkout with that checkout's own .venv, alternately, and takes the CPU of the whole process tree (user +
 system, this script being the subreaper of everything the run starts: servers, browsers, xdist workers, the fork

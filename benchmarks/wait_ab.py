@@ -1,4 +1,4 @@
-"""Where a certification's wall time goes, and two checkouts compared on it (issue 19: "the harness waits on servers,
+"""Where a certification's wall time goes, and two checkouts compared on it ("the harness waits on servers,
 not on itself"). Per suite group, against one embedded reference stack started from this checkout, each run's wall
 time is split into the harness's CPU (the pytest process tree), the services' CPU over the same run, the waits the
 target asked for (its rate limits: ``throttle.waited_s`` of report.json) and the rest: time nobody computed and no

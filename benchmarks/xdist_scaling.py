@@ -1,4 +1,4 @@
-"""pytest-xdist against 1, 2 and 3 targets of one embedded reference stack (issue 19: ``-n auto`` never slower than
+"""pytest-xdist against 1, 2 and 3 targets of one embedded reference stack (``-n auto`` never slower than
 serial; targets certified in parallel until the cores are busy).
 
     .venv/bin/python benchmarks/xdist_scaling.py [--repeat 1] [--workers auto 3] [--targets 1 2 3]

@@ -1,4 +1,4 @@
-"""The per-user cache directory, where what a run would otherwise rebuild each time is kept (issue 19): Hypothesis'
+"""The per-user cache directory, where what a run would otherwise rebuild each time is kept: Hypothesis'
 storage, the HTML report's compiled templates, the IdP's Node compile cache. A leaf: imports nothing of the package."""
 
 from __future__ import annotations

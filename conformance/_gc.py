@@ -1,4 +1,4 @@
-"""The cyclic garbage collector during a certification run (issue 19).
+"""The cyclic garbage collector during a certification run.
 
 A run imports a great deal before its first check (pytest, httpx, jsonschema, the suites; the ``mcp`` SDK's pydantic
 models when a check lists tools): about 130 000 tracked objects that live until the process ends. With CPython's

@@ -1,4 +1,4 @@
-"""httpx imported without its command-line client (issue 19).
+"""httpx imported without its command-line client.
 
 ``import httpx`` also imports ``httpx._main``, its command-line client, to bind the name ``httpx.main``: click,
 pygments' lexers and rich's progress, syntax and markup modules, ~25 ms of CPU on every run, none of it used by the

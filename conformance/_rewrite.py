@@ -1,4 +1,4 @@
-"""Keeps pytest's assertion rewriter off the harness's own modules (issue 19, start-up CPU). Imported first by the
+"""Keeps pytest's assertion rewriter off the harness's own modules (start-up CPU). Imported first by the
 package's ``__init__``, so it runs before any other module of the package is imported.
 
 pytest marks every package of a distribution that declares a pytest plugin for assertion rewriting: installed from

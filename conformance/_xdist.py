@@ -98,7 +98,7 @@ def _targets_to_share(config: Any) -> int:
         return 0
 
 
-# A worker mostly waits on its target (its own CPU is about 40 % of a run's wall time, issue 19): on 2 cores, 3
+# A worker mostly waits on its target (its own CPU is about 40 % of a run's wall time): on 2 cores, 3
 # targets on 3 workers finished 1.73x faster than serial, on 2 workers 1.38x (benchmarks/xdist_scaling.py).
 WORKERS_PER_CORE = 2
 

@@ -127,7 +127,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # Only a certifying run: a session that hosts in-process runs (pytester) must keep Hypothesis rewritten, or
         # each of those runs warns that it "cannot be rewritten" (its loader is not pytest's).
         skip_assertion_rewriting(config)
-        _gc.govern(config)  # fewer collections over a run's long-lived heap, none of it walked at exit (issue 19)
+        _gc.govern(config)  # fewer collections over a run's long-lived heap, none of it walked at exit
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
@@ -385,7 +385,7 @@ compression_target = _target_fixture("compression")
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    drop_idle_summary_hook(config)  # issue 19: importing all of Hypothesis at the end of every run
+    drop_idle_summary_hook(config)  # importing all of Hypothesis at the end of every run
     state = config.stash.get(SESSION_KEY, None)
     if state is not None and hasattr(config, "workerinput"):
         # The controller writes the reports: it needs the secrets this worker learnt (codes, tokens) for its

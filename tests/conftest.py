@@ -19,7 +19,7 @@ pytest_plugins = ["pytester"]
 # imported inside one, the next import would be a second copy whose exceptions httpx no longer maps (a refused TLS
 # handshake would escape unmapped, in whatever test runs next, e.g. the MCP session's mTLS test after
 # tests/test_plugin.py). Importing both with the session keeps one copy of each, whatever the test order. Pillow too:
-# the product loads it only when an image is judged (issue 19), and a second PIL.Image registers no JPEG decoder
+# the product loads it only when an image is judged, and a second PIL.Image registers no JPEG decoder
 # when a plugin module of the first copy stayed (a JPEG of tests/test_corpus.py then does not decode).
 
 

@@ -1,4 +1,4 @@
-"""Issue 19: `conformance demo` certifies its targets side by side (`-n auto`: one xdist worker per target kind, no
+"""`conformance demo` certifies its targets side by side (`-n auto`: one xdist worker per target kind, no
 more than 2 per core, none when only one target could work), unless its extra pytest arguments choose the workers
 or turn xdist off. The verdicts of such a run are proven the same by tests/test_demo.py (every rule passed or a
 need the stack cannot meet, each target's checks on one worker)."""
@@ -51,7 +51,7 @@ def test_workers_chosen_by_the_caller_are_kept(commands: list[list[str]], tmp_pa
 
 
 def test_the_demo_leaves_anyios_pytest_plugin_out_unless_asked_for(commands: list[list[str]], tmp_path: Path) -> None:
-    """No check of ours is an anyio test: the demo's processes do not load its plugin (issue 19, start-up CPU), but
+    """No check of ours is an anyio test: the demo's processes do not load its plugin (start-up CPU), but
     extra arguments that name it keep it (tests/test_demo.py proves the demo's verdicts unchanged)."""
     assert cli.main(["demo", "--report-dir", str(tmp_path)]) == 0
     assert cli.main(["demo", "--report-dir", str(tmp_path), "--", "-p", "anyio"]) == 0

@@ -1,4 +1,4 @@
-"""Issue 19: once a certifying run has written its reports, what is alive is frozen, so that neither pytest's last
+"""Once a certifying run has written its reports, what is alive is frozen, so that neither pytest's last
 collections nor the interpreter's exit walk the whole heap again (up to a second of wall between pytest's last line
 and its exit under load, on the demo's critical path). A caller that runs pytest in process gets its collector back
 as it was; a run that certifies nothing is left alone."""

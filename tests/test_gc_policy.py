@@ -1,4 +1,4 @@
-"""Issue 19: during a certification run the garbage collector leaves alone what collection built (frozen), collects
+"""During a certification run the garbage collector leaves alone what collection built (frozen), collects
 the youngest generation less often, and is given back as it was when the run ends. Not a timing: the collector's
 state as a check sees it, and after the run."""
 

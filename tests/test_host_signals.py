@@ -1,4 +1,4 @@
-"""The host's pytest-free signals reach the same verdicts as the verdict exceptions did (issue 15); the process's
+"""The host's pytest-free signals reach the same verdicts as the verdict exceptions did; the process's
 signals (SIGTERM, SIGINT) end a run in order, its reports written.
 
 ``conformance.host`` raises :class:`InvalidResponse` (the answer broke the rule; with ``blocked_by``, a

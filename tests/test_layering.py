@@ -7,6 +7,7 @@ same; only imports under ``if TYPE_CHECKING:`` are left out, as they never run).
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -176,7 +177,7 @@ def test_the_shared_fixtures_keep_the_linking_client_out_until_a_check_needs_it(
     assert "conformance.suites.fixtures" in conformance.plugin.pytest_plugins
 
 
-MAX_FUNCTION_LINES = 80  # issue 15: no function in the product over 80 lines
+MAX_FUNCTION_LINES = 80  # no function in the product over 80 lines
 
 
 def test_no_function_in_the_product_is_over_80_lines() -> None:
@@ -188,3 +189,23 @@ def test_no_function_in_the_product_is_over_80_lines() -> None:
                 if lines > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name} ({lines} lines)")
     assert long == []
+
+
+# The work's own history (tracker numbers, work-branch and findings-file names) stays out of the house: code, docs,
+# tests and benchmarks say what they do and why, not which change brought them.
+HISTORY = re.compile("|".join((r"\b[Ii]ssues? \d+\b", r"\bh\d{2}[a-z]?-(?:findings|verdicts)\b")))
+
+
+def test_nothing_narrates_its_history() -> None:
+    root = Path(__file__).resolve().parents[1]
+    trees = ["conformance", "tests", "docs", "benchmarks"]
+    paths = [p for tree in trees for p in (root / tree).rglob("*") if p.suffix in (".py", ".md", ".toml", ".js", ".j2")]
+    paths += [p for p in root.glob("*.md")] + [root / "run.py", root / "action.yml"]
+    found = [
+        f"{path.relative_to(root)}:{number}"
+        for path in paths
+        if "node_modules" not in path.parts and path.is_file()
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if HISTORY.search(line)
+    ]
+    assert found == []

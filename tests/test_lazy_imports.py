@@ -1,4 +1,4 @@
-"""Issue 19: a run imports only what its checks need. A compression or platform run never loads the ``mcp`` SDK
+"""A run imports only what its checks need. A compression or platform run never loads the ``mcp`` SDK
 (~0.4 s), and a run without a Hypothesis-backed check never loads Hypothesis (~0.5 s, its end-of-run summary hook).
 
 Each case reads a fresh ``pytest --collect-only`` process (collection imports every selected suite module; the end

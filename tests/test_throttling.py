@@ -1,4 +1,4 @@
-"""A throttled answer is not a verdict (issue 13), end to end with pytester against a small live target.
+"""A throttled answer is not a verdict, end to end with pytester against a small live target.
 
 Only the RL rules judge throttling: a 429 or 503 met by a check of any other rule is waited out within the run's
 bound (``--max-throttle-wait``) and otherwise ends the check ``blocked``, never ``failed`` (nor passed, as when a

@@ -1,4 +1,4 @@
-"""The run's verdict (issue 12): nothing undecided is accepted, and a loopback run never reads ACCEPTED.
+"""The run's verdict: nothing undecided is accepted, and a loopback run never reads ACCEPTED.
 
 ACCEPTED stays for a deployment certified in full; a run that never reached a target it was given (no linked
 account, no API key, a prerequisite it did not decide) is INCOMPLETE with a non-zero exit and one line naming what

@@ -105,7 +105,7 @@ def test_auto_spawns_one_worker_per_target(pytester: pytest.Pytester) -> None:
 
 
 def test_explicit_workers_are_capped_to_the_targets(pytester: pytest.Pytester) -> None:
-    """-n N is never slower than serial (issue 19): no more workers than targets, none for one target; the header
+    """-n N is never slower than serial: no more workers than targets, none for one target; the header
     says so. -n N within the targets, or for the user's own checks, is left alone."""
 
     def run(*args: str) -> pytest.RunResult:

@@ -3,7 +3,7 @@
 httpx runs the stdlib cookie jar on every exchange: it copies the client's jar into each request (twice: once to
 merge, once in ``Request``), then builds urllib stand-ins of the request to compute its ``Cookie`` header, and of
 the request and response to read ``Set-Cookie`` from every answer. Over a run that was about a tenth of the harness's
-own CPU (issue 19). Here the jar's header is computed from the jar itself (no copy), not at all when the jar is
+own CPU. Here the jar's header is computed from the jar itself (no copy), not at all when the jar is
 empty, and an answer without ``Set-Cookie``/``Set-Cookie2`` is not handed to the jar (it would learn nothing from
 it). Which cookies go where is still decided by ``http.cookiejar``'s policy, unchanged.
 """

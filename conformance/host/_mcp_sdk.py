@@ -3,7 +3,7 @@ protocol types), imported without first running the ``mcp`` and ``mcp.client`` p
 
 Those two only re-export names, but to do so they import the whole SDK: the server side (starlette, uvicorn,
 sse-starlette, python-multipart, the MCPServer framework and its pydantic models), the stdio transports, the
-high-level ``Client``: about a third of the CPU the SDK costs a run (issue 19), none of it used by the host. The
+high-level ``Client``: about a third of the CPU the SDK costs a run, none of it used by the host. The
 client modules are the same either way, so the SDK parses and validates exactly what it did.
 
 The two packages are entered in ``sys.modules`` unexecuted; their ``__init__`` runs (once, completely) the first

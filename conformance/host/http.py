@@ -237,7 +237,7 @@ class Transfer:
 def _release(response: httpx.Response) -> None:
     """Break the reference cycle of a streamed answer once read, closed and recorded (httpx's stream wrapper holds
     its response): it is freed at once by reference counting, with its request, headers and transport objects
-    (~40 objects per request), instead of by the cyclic collector (~20 us per request of collections, issue 19)."""
+    (~40 objects per request), instead of by the cyclic collector (~20 us per request of collections)."""
     response.stream = httpx.ByteStream(b"")
 
 

@@ -33,7 +33,7 @@ class ImageFacts:
 
 
 def facts(data: bytes) -> ImageFacts:
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
 
     decoded = images.decode(data)
     found = images.find_metadata(data)
@@ -52,7 +52,7 @@ def facts(data: bytes) -> ImageFacts:
 def upload_problems(data: bytes) -> list[str]:
     """What makes bytes an upload a server must refuse (IMG-SHRINK-03): empty, not PNG/JPEG, or not an image behind
     its signature. A truncated image is none of these: a server may refuse it or return a valid output."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
 
     if not data:
         return ["the body is empty"]
@@ -91,7 +91,7 @@ def same_gps(got: tuple[tuple[float, ...], ...], want: tuple[tuple[float, ...], 
 def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
     """IMG-PRS-01: each asked-for item the upload has is in the output (location: EXIF GPS, JPEG only, same
     coordinates)."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
 
     source, result = facts(upload), facts(output)
     problems = []
@@ -114,7 +114,7 @@ def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list
 def gone_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
     """IMG-PRS-02: what was not asked for is gone from the output, and metadata absent from the upload is never
     written (any such field, whatever its value)."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
 
     source, result = facts(upload), facts(output)
     problems = [
@@ -177,7 +177,7 @@ def image(data: Any) -> list[Verdict]:
     file is one a conforming server refuses, not that the file breaks a rule by itself."""
     if not isinstance(data, bytes):
         return [judged("IMG-SHRINK-03", ["an image is bytes"])]
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged (issue 19)
+    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
 
     verdict = judged("IMG-SHRINK-03", upload_problems(data))
     return [_noted(verdict, TRUNCATED_NOTE if images.truncated(data) else "")]

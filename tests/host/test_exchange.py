@@ -1,4 +1,4 @@
-"""One evidence type and one recorder (issue 15): every exchange is an ``Exchange`` captured by one redaction pass,
+"""One evidence type and one recorder: every exchange is an ``Exchange`` captured by one redaction pass,
 its JSON form is the report's exchange object, and the host's signals carry the exchange that caused them."""
 
 from __future__ import annotations

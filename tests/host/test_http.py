@@ -39,7 +39,7 @@ def test_exchanges_are_recorded_on_the_running_check() -> None:
 def test_an_answer_leaves_nothing_for_the_cyclic_collector() -> None:
     """Once handed back, an answer (the streamed one httpx read it from, its request, headers and stream wrappers)
     is freed by reference counting: httpx's stream wrapper and its response hold each other until Transfer.done
-    lets go, else every request leaves ~40 objects for the collector to walk and free (issue 19)."""
+    lets go, else every request leaves ~40 objects for the collector to walk and free."""
     client = mock(lambda r: httpx.Response(200, json={"a": 1}, headers={"X-Id": "1"}))
     client.get("https://t.example/")  # imports and caches first
     gc.collect()

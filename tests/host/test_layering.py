@@ -1,4 +1,4 @@
-"""``conformance.host`` is a pytest-free core (issue 15): importing it, or any of its modules, loads no pytest and
+"""``conformance.host`` is a pytest-free core: importing it, or any of its modules, loads no pytest and
 nothing of the harness's pytest face (verdicts, suites, report, reference stack, plugin)."""
 
 from __future__ import annotations

@@ -461,7 +461,7 @@ def fake_as_server() -> Iterator[FakeAS]:
 
 
 def test_browser_driver_runs_the_same_steps_in_chromium(fake_as_server: FakeAS) -> None:
-    if why := browser_available():  # asked when the test runs: asking imports Playwright (issue 19)
+    if why := browser_available():  # asked when the test runs: asking imports Playwright
         pytest.skip(why)
     driver = BrowserDriver(steps=LoginSteps.default(), credentials=CREDS, timeout_s=20)
     result = driver.login(auth_url(fake_as_server, "st-b"), REDIRECT)

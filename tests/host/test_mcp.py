@@ -33,7 +33,7 @@ from conformance.host.mcp import McpSessionError, jsonrpc_messages, raw_call, ss
 from conformance.host.mtls import make_mtls_material
 
 if TYPE_CHECKING:  # the server's libraries (the `mcp` SDK above all) are imported when the server is built, not
-    # when the tests are collected (issue 19)
+    # when the tests are collected
     import mcp.types as mt
     from mcp.server.lowlevel import Server
     from starlette.applications import Starlette

@@ -499,7 +499,7 @@ def test_registration_negotiates_and_is_reused_per_run() -> None:
 
     client_http = http(handler)
     registry = ClientRegistry()
-    # The AS's order is its preference: the first it lists that the host can do (issue 12).
+    # The AS's order is its preference: the first it lists that the host can do.
     meta = as_meta(token_endpoint_auth_methods_supported=["private_key_jwt", "client_secret_basic"])
     first = registry.get_or_register(client_http, meta, ["https://h/cb"], identity=identity())
     again = registry.get_or_register(client_http, meta, ["https://h/cb"], identity=identity())

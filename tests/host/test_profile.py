@@ -238,7 +238,7 @@ def _derived_ids(email: str) -> dict[str, str]:
 
 
 def test_id_derivations_of_the_email_are_found() -> None:
-    """PROF-10 (issue 16): every derivation family a careless vendor uses is caught, none by a substring match."""
+    """PROF-10: every derivation family a careless vendor uses is caught, none by a substring match."""
     from conformance.host.profile import ID_DERIVATIONS
 
     email = "Alice.Liddell@Example.test"

@@ -289,7 +289,7 @@ def test_a_code_in_a_redirect_is_learnt_and_scrubbed_from_the_page_that_prints_i
 
 
 def test_long_secrets_sharing_a_prefix_and_short_secrets_inside_them_are_all_found() -> None:
-    """Merged forms are found by a regex of their first characters, then compared whole (issue 19): forms that
+    """Merged forms are found by a regex of their first characters, then compared whole: forms that
     share those characters, a short secret that begins a long one, and a near miss must each come out right."""
     shared = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIi"  # longer than the regex's prefix
     first, second, short = shared + "OiJhbGljZSJ9.sig-one", shared + "OiJib2IifQ.sig-two-longer", shared[:12]
@@ -330,7 +330,7 @@ class _ShortPrefixIndex(_Index):
 @example(forms=frozenset({"aaab", "aab%", "ab%%"}), text="aaab%%")  # the leftmost wins over a longer one after it
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 def test_a_form_index_replaces_leftmost_longest(forms: frozenset[str], text: str) -> None:
-    """An index (an automaton of the forms' prefixes, issue 19) replaces exactly what the reference does, and so do
+    """An index (an automaton of the forms' prefixes) replaces exactly what the reference does, and so do
     several indexes of parts of the forms (a run indexes new forms in batches)."""
     expected = leftmost_longest(text, forms)
     assert _replace_forms(text, (_Index(forms),)) == expected
@@ -378,7 +378,7 @@ def _every_encoding(secret: str) -> set[str]:
 @settings(max_examples=150, deadline=None)
 @given(secret=st.one_of(st.from_regex(r"[A-Za-z0-9._~-]{4,60}", fullmatch=True), ANY_SECRETS, RANDOM_SECRETS))
 def test_encoded_forms_are_every_encoding_and_every_encoding_of_one(secret: str) -> None:
-    """A plain token skips the encodings (issue 19: none changes it); its forms are still all of them."""
+    """A plain token skips the encodings (none changes it); its forms are still all of them."""
     assert encoded_forms(secret) == _every_encoding(secret)
 
 
@@ -477,7 +477,7 @@ def test_a_crafted_credential_is_redacted_and_marked() -> None:
 
 
 def test_the_last_pass_scrubs_each_distinct_string_once() -> None:
-    """A report repeats most of its strings (issue 19): the last pass scrubs each distinct one once, and every
+    """A report repeats most of its strings: the last pass scrubs each distinct one once, and every
     occurrence, keys included, still comes out scrubbed."""
     scrubbed: list[str] = []
 

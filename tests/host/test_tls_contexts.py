@@ -1,4 +1,4 @@
-"""One SSL context per trust setting, shared by every host client of a run (issue 19: building them cost ~1.35 s
+"""One SSL context per trust setting, shared by every host client of a run (building them cost ~1.35 s
 of CPU per auth+profile run)."""
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ PRELOAD = [
     "botocore.session",
     "rich",
     "jinja2",
-    # What every run still imported itself (issue 19: modules a forked run added to sys.modules): pytest's default
+    # What every run still imported itself (modules a forked run added to sys.modules): pytest's default
     # plugins, xdist's and anyio's, anyio's backend, rich's tables, image formats, S3 transfers. Not Hypothesis'
     # pytest plugin: importing it counts the run's initialisation phase, which the run must do itself.
     "_pytest.warnings",

@@ -3,14 +3,14 @@
 Each mutant (``conformance.reference.mutants.all_mutants()``) breaks rules of one target (the tool server, the
 platform API, the compression API: ``SUITE_TARGET`` of its rules' suites). Each target has one reference case: every
 suite of the target against the unmutated stack, where every rule must pass (so no check of any suite fails a
-correct target); since issue 19 it is proven on the session's ``conformance demo`` run (tests/matrix/
+correct target); it is proven on the session's ``conformance demo`` run (tests/matrix/
 test_reference.py), which certifies every suite against the unmutated embedded stack anyway, instead of a harness run
 of its own. A mutant's case is ONE harness run against a stack with the mutant switched on, of the suites that hold
 its ``rules`` and ``dependents`` (``mutant_suites``): the run must fail each of its ``rules`` and nothing outside
 ``rules | dependents`` among the rules of those suites.
 
 What a mutant case proves: every rule the mutant claims is failed (no check goes blind to its defect), and no other
-rule of the suites it touches is failed by it. What it no longer proves (since issue 19, to cut the matrix's time):
+rule of the suites it touches is failed by it. What it does not prove (to keep the matrix's time down):
 that the mutant leaves the rules of its target's OTHER suites alone, e.g. that an auth-only tool-server mutant
 passes the profile suite: a mutant that also broke a rule of a suite it does not list would go unnoticed here (the
 mutant would be imprecise, the checks would not be wrong). The reference case still runs every suite, so a check

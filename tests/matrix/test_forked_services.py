@@ -1,7 +1,7 @@
 """The matrix's tool-server stacks fork their Python services from the preloaded fork server (``running_stack``'s
 ``launcher``): each service is still its own process group with its own log, answers its health check, is seen
 when it dies, is stopped with the stack and dies when the process that started the stack is killed. Its forked
-processes inherit the memos _preload.warm() filled (issue 19): a step that silently stopped working (a private API
+processes inherit the memos _preload.warm() filled: a step that silently stopped working (a private API
 moved, an image renamed) would only cost time, so test_forked_runs_inherit_the_warmed_memos says when one did."""
 
 from __future__ import annotations

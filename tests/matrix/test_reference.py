@@ -1,8 +1,7 @@
 """The reference's half of the mutant matrix (tests/matrix/test_matrix.py), proven on the report of the session's
 `conformance demo` run (tests/conftest.py ``demo_run``: every suite against the embedded reference stack, unmutated).
 
-Until issue 19 the matrix made a harness run of each target's suites against a reference stack of its own, for the
-same proof; the demo run is that certification already (the same suites, the same checks, the default number of
+The demo run is the certification a reference case would make (the same suites, the same checks, the default number of
 Hypothesis examples), so the reference is certified once. These tests are scheduled with demo_run
 (tests/conftest.py SHARED_FIXTURE_SCOPES), so that it is made once per run.
 """

@@ -2,7 +2,7 @@
 
 The probes (observe(), FOOTPRINT, REFERENCE) live in tests/reference/auth_probe.py. Here: the reference IdP shows
 REFERENCE, and the catalogue of footprints is complete. Each mutant's footprint is asserted on the stack the mutant
-matrix starts for its harness run anyway (issue 19: nothing is started twice), by
+matrix starts for its harness run anyway (nothing is started twice), by
 tests/matrix/test_matrix.py::test_mutant_differs_in_exactly_its_defect.
 """
 

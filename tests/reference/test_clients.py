@@ -17,7 +17,7 @@ from tests.reference.conftest import https_client, metadata_url, rpc
 async def _session_calls(
     stack: Stack, token: str | None, calls: list[tuple[str, dict[str, Any]]]
 ) -> tuple[Any, list[Any]]:
-    # The SDK client is imported here, not when the suite is collected (issue 19).
+    # The SDK client is imported here, not when the suite is collected.
     import httpx2
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client

@@ -42,7 +42,7 @@ UNAUTHORIZED = {
     "wrong_iss",
     "query_token",
     "bad_header",
-    # issue 16's attack families
+    # the attack families
     "other_scheme",
     "stripped_signature",
     "alg_none_upper",
@@ -251,7 +251,7 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         seen["orders"] = (await call("list_orders", alice)).get("structuredContent")
         first = await call("get_profile", alice)
         seen["profile"] = profile_shape(first)
-        # Does the id carry the email as a digest or base64url (issue 16's PROF-10 derivations)? Computed here,
+        # Does the id carry the email as a digest or base64url (PROF-10's derivations)? Computed here,
         # independently of the harness's detector.
         first_id = str((first.get("structuredContent") or {}).get("id"))
         email = "alice@example.test"
@@ -337,7 +337,7 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
             headers={**ACCEPT, "authorization": "Bearer not-a-token"},
         )
         seen["query_over_header"] = answer.status_code, _challenge_shape(answer.headers.get("www-authenticate"))
-        # issue 16's attack families, one probe per mutant-relevant case
+        # the attack families, one probe per mutant-relevant case
         alice_claims = jwt.decode(alice, options={"verify_signature": False})
         seen["other_scheme"] = await status("", headers={"authorization": f"Token {alice}"})
         seen["stripped_signature"] = await status(f"{head}.{_payload}.")

@@ -104,7 +104,7 @@ def _count_browser_logins(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_doctor_logs_the_test_account_in_with_the_browser_driver(
     auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if why := browser_available():  # asked when the test runs: asking imports Playwright (issue 19)
+    if why := browser_available():  # asked when the test runs: asking imports Playwright
         pytest.skip(why)
     logins = _count_browser_logins(monkeypatch)
     code = _doctor({**auth_stack.settings, **BROWSER}, tmp_path, monkeypatch)
@@ -117,7 +117,7 @@ def test_doctor_logs_the_test_account_in_with_the_browser_driver(
 def test_doctor_says_a_wrong_password_does_not_log_in_with_the_browser_driver(
     auth_stack: Stack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if why := browser_available():  # asked when the test runs: asking imports Playwright (issue 19)
+    if why := browser_available():  # asked when the test runs: asking imports Playwright
         pytest.skip(why)
     wrong = "not-the-password-of-alice"
     logins = _count_browser_logins(monkeypatch)

@@ -106,7 +106,7 @@ class _CountingRedactor:
 
 def test_a_report_already_scrubbed_is_not_scrubbed_again_for_the_har(tmp_path: Path) -> None:
     """The HAR of the report the last pass just scrubbed reuses it: the pass is not run over its evidence again
-    (only over what the HAR decodes), and the HAR is the same as with a second full pass (issue 19)."""
+    (only over what the HAR decodes), and the HAR is the same as with a second full pass."""
     body = "a response body the last pass already scrubbed"
     data = build_report(results=2)
     for result in data["results"]:

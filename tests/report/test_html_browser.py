@@ -31,7 +31,7 @@ def _unavailable(reason: str) -> NoReturn:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:  # Playwright is imported when the browser is wanted, not when the suite is collected (issue 19)
+    try:  # Playwright is imported when the browser is wanted, not when the suite is collected
         from playwright.sync_api import sync_playwright
     except ImportError:  # the `browser` extra is missing: skipped (or failed in CI) with the reason
         _unavailable("the playwright package is not installed (extra `browser`)")

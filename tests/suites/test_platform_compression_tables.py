@@ -1,4 +1,4 @@
-"""Issue 16: the platform and compression negative rules that had one probe now iterate cited attack tables, and
+"""The platform and compression negative rules that had one probe now iterate cited attack tables, and
 `conformance rules --json` counts their cases. Each table's mutant (passes the old single probe, fails the table)
 is proven by the matrix (tests/matrix); this pins the tables' breadth and citations."""
 

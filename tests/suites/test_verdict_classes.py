@@ -1,4 +1,4 @@
-"""The classes of false verdicts of issue 12, each proven on the smallest thing that shows it.
+"""The classes of false verdicts, each proven on the smallest thing that shows it.
 
 - a check never spends a shared session (the shared token renews itself: refresh, else link again);
 - no vacuous passes (AUTH-REAUTH-01 needs two different scope sets; PROF-08 needs its three cases).
@@ -325,7 +325,7 @@ def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pyteste
     )
     results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
     assert results["AUTH-TOK-01"]["status"] == "passed", results["AUTH-TOK-01"]
-    # Any bearer value is taken, malformed ones too: AUTH-TOK-02's attack table (issue 16) names them.
+    # Any bearer value is taken, malformed ones too: AUTH-TOK-02's attack table names them.
     assert results["AUTH-TOK-02"]["status"] == "failed", results["AUTH-TOK-02"]
     assert "'Bearer' with a value outside the b64token syntax" in results["AUTH-TOK-02"]["message"]
     assert "no Authorization header" not in results["AUTH-TOK-02"]["message"].split("cases tried")[0]
@@ -447,7 +447,7 @@ def test_identity(host_identity):
     result.assert_outcomes(passed=1)
 
 
-# -- findings of the third-party targets (h12-findings.md F1-F3) -----------------------------------------------
+# -- findings of the third-party targets -------------------------------------------------------------------------
 
 FLOW_06_STUBS = """
 import httpx
@@ -809,7 +809,7 @@ def anonymous():
 
 def test_conditional_tool_rules_are_not_passed_on_nothing(pytester: pytest.Pytester) -> None:
     """AUTH-TOOL-04 with no tool that is not read-only, AUTH-TOOL-02 with no declaration, AUTH-TOOL-06 with no
-    profile marker: nothing to judge is skipped, never passed (h12-findings F9)."""
+    profile marker: nothing to judge is skipped, never passed."""
     makeconftest(pytester, READ_ONLY_LISTING)
     pytester.makepyfile(
         test_tools="from conformance.suites.auth.test_tools import test_tools_that_write_are_not_anonymous, "

@@ -138,7 +138,7 @@ AUTH_PROFILE_RULES = [r.id for r in RULES.values() if r.suite in ("auth", "profi
 @dataclass(frozen=True)
 class Verdict:
     """The pinned status of one rule on one target configuration, with why (quoted from the contract or the RFC
-    for every non-pass). ``known_wrong`` names the harness class of issue 12 that still makes it wrong."""
+    for every non-pass). ``known_wrong`` names the class of false verdict that still makes it wrong."""
 
     status: str
     reason: str

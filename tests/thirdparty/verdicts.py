@@ -4,8 +4,9 @@ and the run's overall verdict.
 Every rule of the auth and profile suites is pinned (``table`` fills in ``passed``); a changed verdict fails the
 tests in tests/thirdparty/. Reasons quote the contract (``shared/spec/000_…``: "contract, <section>"), the rule
 catalogue (``shared/requirements.md``) or the RFC. ``known_wrong`` marks a verdict that is the harness's mistake
-today, naming the finding (``h12-findings.md``) or issue 12's class; its fix changes the verdict, and the table with
-it. None is left after merging the h12-verdicts fixes; ``table`` still accepts such an entry.
+today, naming the class of false verdict; its fix changes the verdict, and the table with it. None is left;
+``table`` still accepts such an entry. ``awaits`` marks a row the harness concludes wrongly until a named fix lands
+(``today`` is what it concludes now).
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ _TS = {
     "AUTH-TOK-02": Verdict(
         "failed",
         "Malformed Bearer values (outside RFC 6750 §2.1's b64token syntax, two tokens, a JWT-shaped value of garbage) "
-        "get HTTP 500, not 401: the same verifier error as AUTH-TOK-03 (issue 16's attack table for AUTH-TOK-02). "
+        "get HTTP 500, not 401: the same verifier error as AUTH-TOK-03 (attack table for AUTH-TOK-02). "
         "AUTH-TOK-02: 'an empty or malformed Authorization header … → 401 or auth error result'.",
     ),
     "AUTH-TOOL-06": NO_PROFILE_MARKER,

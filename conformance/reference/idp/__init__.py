@@ -103,8 +103,8 @@ def access_token_ttl() -> int:
 
 def compile_cache_env() -> dict[str, str]:
     """Node's on-disk compile cache (Node >= 22.1; older versions ignore it) in the per-user cache directory: the
-    modules of oidc-provider are compiled once per user, not at every IdP start (~15-20 ms CPU of its ~0.2 s start,
-    issue 19). A NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE already set wins."""
+    modules of oidc-provider are compiled once per user, not at every IdP start (a share of its start: see
+    benchmarks/idp_start.py). A NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE already set wins."""
     if os.environ.get("NODE_COMPILE_CACHE") or os.environ.get("NODE_DISABLE_COMPILE_CACHE"):
         return {}
     from conformance._cache import cache_dir

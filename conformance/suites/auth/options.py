@@ -125,7 +125,7 @@ OPTIONS: list[OptionSpec] = [
         kind="bool",
         default=False,
     ),
-    # --- token checks, tool declarations, mTLS (issue 6: test_tokens/test_tools/test_mtls)
+    # --- token checks, tool declarations, mTLS (test_tokens/test_tools/test_mtls)
     OptionSpec(
         "vendor_prefix",
         'vendor prefix of the profile marker _meta["<vendor>/profile"] (AUTH-TOOL-06, PROF-*)',

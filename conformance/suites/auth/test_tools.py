@@ -79,7 +79,7 @@ def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing)
     return found
 
 
-# Every place an anonymous host's credentials could be absent or empty (issue 16): an oauth2-only tool answers each
+# Every place an anonymous host's credentials could be absent or empty: an oauth2-only tool answers each
 # with an auth error, never data. "no Authorization header" is the ``anonymous`` fixture's call.
 A_AUTH_6 = "contract A Auth 6 (oauth2 only: an anonymous call gets an auth error)"
 TOOL03 = attack_table(

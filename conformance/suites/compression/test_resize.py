@@ -83,7 +83,7 @@ def _expect_refused(api: Api, rule_id: str, options_by_case: dict[str, dict[str,
     run.conclude()
 
 
-# fit, cover and thumb need both dimensions: every way of giving fewer is refused (issue 16: one probe per method
+# fit, cover and thumb need both dimensions: every way of giving fewer is refused (one probe per method
 # missed a sandbox that took a missing width as the height).
 BOTH = "contract compression, Rules 3 (fit, cover and thumb need both width and height); Resize options rules 2-4"
 _BOTH_CASES: dict[str, dict[str, Any]] = {

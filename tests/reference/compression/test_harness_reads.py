@@ -27,7 +27,7 @@ def harness_store(stores: Stores) -> S3Store:
 
 def test_the_harness_reads_back_deletes_and_misses_objects_with_verified_signatures(stores: Stores) -> None:
     store = harness_store(stores)
-    key = f"h27c/{uuid.uuid4().hex}/a stored image+1.jpg"  # quoted in the path and in the signed request alike
+    key = f"harness-reads/{uuid.uuid4().hex}/a stored image+1.jpg"  # quoted in the path and in the signed request alike
     s3_client(stores).put_object(
         Bucket=store.bucket, Key=key, Body=b"\xff\xd8\xffbytes", ContentType="image/jpeg", CacheControl="no-store"
     )

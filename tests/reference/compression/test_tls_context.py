@@ -1,5 +1,5 @@
-"""The sandbox's own TLS clients (source fetches, objstore_b writes) share one context per trust setting (issue 19:
-building one per request loaded the system trust store each time), and a new CA written where the old one was is
+"""The sandbox's own TLS clients (source fetches, objstore_b writes) share one context per trust setting (building one
+per request would load the system trust store each time), and a new CA written where the old one was is
 trusted at once."""
 
 from __future__ import annotations

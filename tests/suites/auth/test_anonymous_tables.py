@@ -1,4 +1,4 @@
-"""Issue 16: AUTH-TOOL-03/04, PROF-11 and AUTH-FLOW-06 iterate cited attack tables.
+"""AUTH-TOOL-03/04, PROF-11 and AUTH-FLOW-06 iterate cited attack tables.
 
 The reference mutants prove each table catches what the old single probe missed (tests/matrix: the mutants
 ``ts-empty-query-token-as-user``, ``ts-profile-guest-on-expired``, ``idp-code-consume-race``); here, the tables'
@@ -80,7 +80,7 @@ def test_a_placement_lost_in_transport_is_not_tried() -> None:
 
 
 def test_one_family_feeds_both_rules() -> None:
-    """Issue 15: the empty-credentials family has one home; each rule's rows are the family's, under its own prefix."""
+    """The empty-credentials family has one home; each rule's rows are the family's, under its own prefix."""
     family = {c.case: c for c in absent_credentials()}
     for rule_prefix, table in (
         (test_tools.A_AUTH_6, test_tools.TOOL03),

@@ -1,4 +1,4 @@
-"""Issue 16: negative token rules iterate cited attack tables, judge each refusal whole, and show the cases tried.
+"""Negative token rules iterate cited attack tables, judge each refusal whole, and show the cases tried.
 
 Each check runs (pytester) against a stub probe that refuses everything but one attack: the rule fails naming that
 case and its citation, where the old single probe passed. A stub that refuses every case passes with the cases
@@ -155,7 +155,7 @@ def test_a_named_case_not_tried_skips_and_inapplicable_ones_do_not() -> None:
 
 
 def test_a_case_whose_exchange_failed_in_transport_is_not_tried_not_failed(pytester: pytest.Pytester) -> None:
-    """Issue 16: a connection reset or timeout on one attack is the harness not trying that case, never the target
+    """A connection reset or timeout on one attack is the harness not trying that case, never the target
     failing it (before, "the request failed" counted as the target's problem)."""
     result = run(pytester, "AUTH-TOK-02", "reset-other-scheme")
     assert result["status"] != "failed", result

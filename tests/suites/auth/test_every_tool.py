@@ -1,4 +1,4 @@
-"""Issue 16: where a rule says "every tool" or "each response", the verdict names every offending tool, not the
+"""Where a rule says "every tool" or "each response", the verdict names every offending tool, not the
 first twenty problems' tools (the old message cut the list at 20 and named only the tools in it)."""
 
 from __future__ import annotations

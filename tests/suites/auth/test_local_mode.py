@@ -1,4 +1,4 @@
-"""Local mode (issue 12): with --allow-insecure-loopback a development server over plain HTTP on loopback has its
+"""Local mode: with --allow-insecure-loopback a development server over plain HTTP on loopback has its
 transport-only requirements skipped ("transport not judged: loopback run"), every other part still judged, and the
 run reads PASSED LOCALLY. Without the flag the same server fails them."""
 

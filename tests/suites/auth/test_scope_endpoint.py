@@ -1,4 +1,4 @@
-"""Issue 16: AUTH-TOK-08 at an endpoint protected as a whole (no tool names scopes; the 401 challenge's scope= says
+"""AUTH-TOK-08 at an endpoint protected as a whole (no tool names scopes; the 401 challenge's scope= says
 what a token needs) tries the same cited table as the tool form: the token lacking the scope, and each nearly-right
 scope claim. Before, the endpoint form sent only the lacking token, so a server matching scopes by substring passed.
 

@@ -121,7 +121,7 @@ def test_an_s3_object_that_does_not_exist_is_none(answer: httpx.Response) -> Non
 )
 def test_an_s3_store_the_harness_cannot_read_skips_the_check(answer: httpx.Response, shown: str) -> None:
     """The harness's own credentials, bucket or the store failing: a need of the check, not the target's failure
-    (before issue 19's change, these were TargetErrors: the rule failed)."""
+    (never a TargetError, which would fail the rule)."""
     with pytest.raises(StoreUnreadable) as raised:
         s3(lambda r: answer).get(KEY)
     assert isinstance(raised.value, NeedsUnmet) and raised.value.reason == shown

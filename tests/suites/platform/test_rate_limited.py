@@ -1,4 +1,4 @@
-"""The reference platform sandbox certifies under a low request limit (issue 13): 120 requests per window, every
+"""The reference platform sandbox certifies under a low request limit: 120 requests per window, every
 rule the unlimited run passes still passes, RL-03 included and decided on the real window of the main key (no
 separately throttled key), and the time the host waited for the windows is in the run summary.
 

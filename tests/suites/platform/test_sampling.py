@@ -1,6 +1,6 @@
 """RL-01, RL-05 and RL-07 each add a response of every kind to their target's ledger before judging it, but only
 once per target and run between them: a second round spent the throttle key's small window (3 requests against the
-reference sandbox) down to the host's reserve, and the host then waited for the window's reset (issue 19)."""
+reference sandbox) down to the host's reserve, and the host then waited for the window's reset."""
 
 from __future__ import annotations
 
