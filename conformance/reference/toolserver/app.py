@@ -451,6 +451,11 @@ class ToolServer:
                 record[key] = value
             elif "ts-profile-invented-fields" in d:
                 record[key] = "N/A"
+            elif "ts-profile-zero-placeholder" in d:
+                # A serializer's zero value and stock placeholders, none of the words PROF-14 names.
+                record[key] = {"name": "Unknown User", "email": "noreply@example.com"}.get(key, "0")
+            elif "ts-profile-invisible-field" in d:
+                record[key] = "\u200b"  # a zero-width space: not whitespace to str.strip(), blank on screen
             elif "ts-profile-blank-field" in d:
                 record[key] = ""  # a serializer that writes an absent optional string as empty
             elif "ts-profile-null-field" in d and key == "nickname":
