@@ -523,7 +523,7 @@ PH_NAMED = "a word the rule names (unknown, N/A, none, -), in any case"
 PH_WORDS = "another word or phrase for no value (null, undefined, not available, TBD, unknown user ...)"
 PH_DASHES = "dashes, dots, underscores or question marks only (--, \u2013, \u2014, ..., ?)"
 PH_ZERO = "a zero-like value (0, 0.0, -1, false, [], {})"
-PH_EMAIL = "a placeholder e-mail address (noreply@..., user@example.com, an .invalid domain)"
+PH_EMAIL = "a placeholder e-mail address (noreply@..., user@example.com)"
 PH_URL = "a placeholder URL (about:blank, a bare scheme, an example.com address)"
 PLACEHOLDER_FORMS = (PH_NAMED, PH_WORDS, PH_DASHES, PH_ZERO, PH_EMAIL, PH_URL)
 
@@ -568,7 +568,7 @@ def _placeholder_email(value: str) -> bool:
         return False
     local, domain = match.group(1).casefold(), match.group(2).casefold().rstrip(".")
     reserved = domain in EXAMPLE_DOMAINS or domain.endswith(PLACEHOLDER_TLDS) or domain in {"invalid", "localhost"}
-    return local in NOBODY_LOCAL_PARTS or (local in EXAMPLE_LOCAL_PARTS and reserved) or domain.endswith(".invalid")
+    return local in NOBODY_LOCAL_PARTS or (local in EXAMPLE_LOCAL_PARTS and reserved)
 
 
 def placeholder_form(value: Any, *, real: frozenset[str] = frozenset()) -> str | None:

@@ -187,6 +187,7 @@ def test_placeholders_match_the_oracle(record: Any) -> None:
         ("No-Reply@company.io", PH_EMAIL),
         ("user@example.com", PH_EMAIL),
         ("someone@mail.invalid", PH_EMAIL),
+        ("nobody@conformance.invalid", PH_EMAIL),
         ("about:blank", PH_URL),
         ("https://example.com/avatar.png", PH_URL),
         ("https://", PH_URL),
@@ -198,7 +199,10 @@ def test_placeholder_forms(value: str, form: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["Ada", "Na", "Nil", "Nan", "Unknown Artist", "bob@example.test", "user@company.io", "https://ada.dev", "007"],
+    [
+        *("Ada", "Na", "Nil", "Nan", "Unknown Artist", "bob@example.test", "user@company.io", "https://ada.dev"),
+        *("007", "prof15-1a2b-new@conformance.invalid"),
+    ],
 )
 def test_real_values_are_no_placeholders(value: str) -> None:
     assert placeholder_form(value) is None
