@@ -391,8 +391,11 @@ def test_linking_ui_can_appear(
         for t in listing.named()
         if security_schemes_of(t) is None and demands_authorization(anonymous.outcomes.get(str(t["name"])))
     ]
-    if not declared:
-        needs("a tool declared oauth2 only (a tool that needs a linked account)")
+    if not declared and not undeclared:
+        needs(
+            "a tool that needs a linked account (declared oauth2 only, or declaring nothing while its anonymous "
+            "call demands authorization)"
+        )
     failures = in_call_failures(listing, anonymous)
     failures.update(
         {
@@ -405,7 +408,7 @@ def test_linking_ui_can_appear(
     )
     others = challenged_results(host_http, anonymous)
     if not failures and not others:
-        first = auth_tool(listing, vendor_of(conformance_settings)) or declared[0]
+        first = auth_tool(listing, vendor_of(conformance_settings)) or (declared + undeclared)[0]
         outcome = anonymous.outcomes.get(str(first["name"]))
         if isinstance(outcome, CallOutcome) and outcome.returned_data:
             raise Blocked("AUTH-TOOL-03", f"{first['name']!r} (oauth2 only) returned data to an anonymous call")
