@@ -134,6 +134,7 @@ class AsMetadata:
     tried: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # schema problems, each naming its field
     others: dict[str, dict[str, Any]] = field(default_factory=dict)  # other well-known URLs that also answered
+    copies: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # (via, url, document) served
 
     @property
     def issuer(self) -> Any:
@@ -234,6 +235,7 @@ def discover_as_metadata(http: HostHTTP, issuer: str, *, try_all: bool = False) 
         tried=tried,
         problems=schema_problems(document, "as-metadata"),
         others={u: d for _, u, d in found if u != url},
+        copies=found,
     )
 
 

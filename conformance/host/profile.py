@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import re
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,36 @@ PLACEHOLDERS = frozenset(
         "no nickname",
         "tbd",
         "placeholder",
+    }
+)
+# Whole-value phrases (compared as PLACEHOLDERS are); "Unknown Artist", "Na", "Nil", "Nan" and the like stay names.
+PLACEHOLDER_PHRASES = frozenset(
+    {
+        "not applicable",
+        "not specified",
+        "unspecified",
+        "unavailable",
+        "no value",
+        "empty",
+        "missing",
+        "unknown user",
+        "unknown name",
+        "no display name",
+        "no-name",
+        "noname",
+        "no email address",
+        "not-available",
+        "n\\a",
+        "#n/a",
+        "(null)",
+        "tba",
+        "todo",
+        "changeme",
+        "your name",
+        "first last",
+        "firstname lastname",
+        "john doe",
+        "jane doe",
     }
 )
 # Shorter needles (an email local part "a", a name "Al") would flag ordinary ids by coincidence.
@@ -434,36 +465,151 @@ def id_local_part_notes(record: Any, *, known: Mapping[str, str] | None = None) 
     return [message for what, message in findings if what == LOCAL_PART]
 
 
-def invented_field_problems(record: Any) -> list[str]:
-    """PROF-12: optional display fields that are present are not null, empty or whitespace-only."""
+# PROF-12's cases: the forms of "no value" that are blank (the rule names null, empty and whitespace-only).
+BLANK_NULL = "null"
+BLANK_EMPTY = "an empty string"
+BLANK_WHITESPACE = "whitespace only"
+BLANK_UNICODE = "Unicode whitespace only (no-break, ideographic or other spaces)"
+BLANK_INVISIBLE = "invisible characters only (zero-width space or joiner, byte order mark)"
+BLANK_FORMS = (BLANK_NULL, BLANK_EMPTY, BLANK_WHITESPACE, BLANK_UNICODE, BLANK_INVISIBLE)
+
+
+def _is_invisible(char: str) -> bool:
+    """A character that renders as nothing: whitespace, or a format character (U+200B, U+2060, U+FEFF, ...)."""
+    return char.isspace() or unicodedata.category(char) == "Cf"
+
+
+def blank_form(value: Any) -> str | None:
+    """Which of PROF-12's blank forms ``value`` is (None: a value with something to show)."""
+    if value is None:
+        return BLANK_NULL
+    if not isinstance(value, str):
+        return None
+    if not value:
+        return BLANK_EMPTY
+    if all(c in " \t\n\r\f\v" for c in value):
+        return BLANK_WHITESPACE
+    if not value.strip():
+        return BLANK_UNICODE
+    if all(_is_invisible(c) for c in value):
+        return BLANK_INVISIBLE
+    return None
+
+
+def invented_field_findings(record: Any) -> list[tuple[str, str]]:
+    """PROF-12 as ``(case, message)``: optional display fields present as null, empty, blank or invisible."""
     if not isinstance(record, Mapping):
         return []
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     for key in OPTIONAL_FIELDS:
-        if key not in record:
+        if key not in record or (form := blank_form(record[key])) is None:
             continue
-        value = record[key]
-        if value is None:
-            found.append(f"{key} is null; omit an unavailable field instead")
-        elif isinstance(value, str) and not value.strip():
-            found.append(f"{key} is {'empty' if not value else 'whitespace only'} ({value!r}); omit it instead")
+        shown = "null" if record[key] is None else repr(record[key])
+        found.append((form, f"{key} is {shown} ({form}); omit an unavailable field instead"))
     return found
+
+
+def invented_field_problems(record: Any) -> list[str]:
+    """PROF-12: optional display fields that are present are not null, empty, whitespace-only or invisible."""
+    return [message for _, message in invented_field_findings(record)]
 
 
 def _placeholder_key(value: str) -> str:
     return value.strip().strip("()[]<>{}").strip().casefold()
 
 
-def placeholder_problems(record: Any) -> list[str]:
-    """PROF-14: no optional display field holds a placeholder ("unknown", "N/A", "none", "-" ...) standing for a
-    value the service does not have."""
+# PROF-14's cases: the forms real services use for "no value" (contract A Profile id rule 8: omit, do not invent).
+PH_NAMED = "a word the rule names (unknown, N/A, none, -), in any case"
+PH_WORDS = "another word or phrase for no value (null, undefined, not available, TBD, unknown user ...)"
+PH_DASHES = "dashes, dots, underscores or question marks only (--, \u2013, \u2014, ..., ?)"
+PH_ZERO = "a zero-like value (0, 0.0, -1, false, [], {})"
+PH_EMAIL = "a placeholder e-mail address (noreply@..., user@example.com)"
+PH_URL = "a placeholder URL (about:blank, a bare scheme, an example.com address)"
+PLACEHOLDER_FORMS = (PH_NAMED, PH_WORDS, PH_DASHES, PH_ZERO, PH_EMAIL, PH_URL)
+
+NAMED_PLACEHOLDERS = frozenset({"unknown", "n/a", "none", "-"})
+PLACEHOLDER_DASHES = re.compile(r"^[-\u2010-\u2015\u2212\u30fc_.?*~/\\|#]+$")
+ZERO_LIKE = frozenset({"0", "00", "000", "0.0", "0.00", "-1", "false", "[]", "{}", "0x0"})
+# Local parts that stand for nobody, at any domain; others only at a domain reserved for examples (RFC 2606).
+NOBODY_LOCAL_PARTS = frozenset(
+    {
+        "noreply",
+        "no-reply",
+        "no_reply",
+        "donotreply",
+        "do-not-reply",
+        "do_not_reply",
+        "nobody",
+        "unknown",
+        "none",
+        "null",
+        "undefined",
+        "placeholder",
+        "n/a",
+        "na",
+        "invalid",
+        "anonymous",
+    }
+)
+EXAMPLE_LOCAL_PARTS = frozenset({"user", "email", "test", "example", "name", "someone", "john.doe", "jane.doe"})
+EXAMPLE_DOMAINS = frozenset({"example.com", "example.net", "example.org", "email.com", "domain.com", "test.com"})
+PLACEHOLDER_TLDS = (".example", ".invalid", ".localhost")
+PLACEHOLDER_EMAIL = re.compile(r"^([^@\s]+)@([^@\s]+)$")
+PLACEHOLDER_URL = re.compile(
+    r"^(about:blank|https?://?|https?://(www\.)?(example\.(com|net|org)|localhost)(/.*)?"
+    r"|https?://[^/\s]*\.(example|invalid|localhost)(/.*)?)$",
+    re.IGNORECASE,
+)
+
+
+def _placeholder_email(value: str) -> bool:
+    match = PLACEHOLDER_EMAIL.match(value.strip())
+    if match is None:
+        return False
+    local, domain = match.group(1).casefold(), match.group(2).casefold().rstrip(".")
+    reserved = domain in EXAMPLE_DOMAINS or domain.endswith(PLACEHOLDER_TLDS) or domain in {"invalid", "localhost"}
+    return local in NOBODY_LOCAL_PARTS or (local in EXAMPLE_LOCAL_PARTS and reserved)
+
+
+def placeholder_form(value: Any, *, real: frozenset[str] = frozenset()) -> str | None:
+    """Which of PROF-14's placeholder forms ``value`` is (None: none). ``real`` holds values known to be the
+    account's own (its e-mail from the ID token), never placeholders."""
+    if not isinstance(value, str) or not value.strip() or value.strip().casefold() in real:
+        return None
+    key = _placeholder_key(value)
+    if key in NAMED_PLACEHOLDERS:
+        return PH_NAMED
+    if PLACEHOLDER_DASHES.match(key):
+        return PH_DASHES
+    if key in PLACEHOLDERS or key in PLACEHOLDER_PHRASES:
+        return PH_WORDS
+    if key in ZERO_LIKE or value.strip() in ZERO_LIKE:
+        return PH_ZERO
+    if _placeholder_email(value):
+        return PH_EMAIL
+    if PLACEHOLDER_URL.match(value.strip()):
+        return PH_URL
+    return None
+
+
+def placeholder_findings(record: Any, *, known: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """PROF-14 as ``(case, message)``: optional display fields holding a value that stands for "no value"."""
     if not isinstance(record, Mapping):
         return []
-    return [
-        f"{key} is the placeholder {record[key]!r}; omit an unavailable field instead"
-        for key in OPTIONAL_FIELDS
-        if isinstance(record.get(key), str) and record[key].strip() and _placeholder_key(record[key]) in PLACEHOLDERS
-    ]
+    real = frozenset(v.strip().casefold() for v in (known or {}).values() if isinstance(v, str))
+    found: list[tuple[str, str]] = []
+    for key in OPTIONAL_FIELDS:
+        if (form := placeholder_form(record.get(key), real=real)) is not None:
+            found.append(
+                (form, f"{key} is the placeholder {record[key]!r} ({form}); omit an unavailable field instead")
+            )
+    return found
+
+
+def placeholder_problems(record: Any, *, known: Mapping[str, str] | None = None) -> list[str]:
+    """PROF-14: no optional display field holds a placeholder ("unknown", "N/A", "none", "-", a dash, a zero, a
+    placeholder e-mail address or URL ...) standing for a value the service does not have."""
+    return [message for _, message in placeholder_findings(record, known=known)]
 
 
 @dataclass

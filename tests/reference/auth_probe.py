@@ -108,6 +108,8 @@ FOOTPRINT: dict[str, set[str]] = {
     "proxy-no-client-identification": {"metadata"},
     "proxy-secret-methods-only": {"metadata"},
     "proxy-no-metadata": {"metadata"},
+    "proxy-openid-copy-other-issuer": {"copies_differ"},
+    "proxy-openid-copy-other-token-endpoint": {"copies_differ"},
 }
 
 
@@ -134,6 +136,7 @@ REFERENCE: dict[str, Any] = {
             "scopes_supported": ["openid", "offline_access", "email", "profile", "tools.read", "tools.write"],
         },
     ),
+    "copies_differ": [],
     "dcr": (201, True),
     "flow_iss": "ORIGIN",
     "flow_state": "state-123",
@@ -239,13 +242,16 @@ def observe(stack: Stack) -> dict[str, Any]:
             return "refused"
 
     with httpx.Client(verify=ssl.create_default_context(cafile=ca), timeout=10) as http:
-        statuses = []
+        statuses, copies = [], []
         for path in ("/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"):
             answer = http.get(origin + path)
             statuses.append(answer.status_code)
             if answer.status_code == 200:
                 seen["metadata"] = _normalize({k: answer.json().get(k) for k in METADATA_KEYS}, origin)
+                copies.append(seen["metadata"])
         seen["metadata"] = (statuses, seen.get("metadata"))
+        # The members on which the two well-known copies disagree (the first entry is the OpenID copy).
+        seen["copies_differ"] = sorted(k for k in METADATA_KEYS if len(copies) == 2 and copies[0][k] != copies[1][k])
 
     with httpx.Client(verify=ssl.create_default_context(cafile=ca), timeout=10) as http:
         registration = http.post(endpoints["registration_endpoint"], json={"redirect_uris": [REDIRECT_URI]})

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -104,14 +105,14 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-mtls-san-prefix": set(),
     "ts-mtls-pin-first-leaf": set(),
     "ts-mtls-accept-server-eku": set(),
-    "ts-omit-meta-challenge": META | {"scope_error"},
+    "ts-omit-meta-challenge": META | {"scope_error", "meta_metadata_url"},
     "ts-challenge-without-description": META | UNAUTHORIZED,
     "ts-no-www-authenticate": UNAUTHORIZED,
     "ts-no-challenge-scope": META | UNAUTHORIZED,
     "ts-prm-missing": {"prm"},
     "ts-prm-wrong-resource": {"prm"},
     "ts-prm-bad-types": {"prm"},
-    "ts-anonymous-list-orders": {"anon_list_orders"},
+    "ts-anonymous-list-orders": {"anon_list_orders", "meta_metadata_url"},
     "ts-anonymous-cancel": {"decl:cancel_order", "anon_cancel"},
     "ts-bad-security-schemes": {"decl:search_docs"},
     "ts-tool-description-not-string": {"decl:search_docs"},
@@ -138,6 +139,10 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-null-field": {"profile_no_nickname"},
     "ts-profile-blank-id-invents": {"blank_id"},
     "ts-profile-blank-field": {"profile_no_nickname"},
+    "ts-profile-zero-placeholder": {"profile_no_nickname"},
+    "ts-profile-invisible-field": {"profile_no_nickname"},
+    "ts-write-tool-undeclared": {"decl:cancel_order"},
+    "ts-meta-challenge-dead-metadata-url": {"meta_metadata_url"},
     "ts-profile-id-follows-display": {"id_after_display_change"},
     "ts-authorizes-by-mcp-name": {"routed_name"},
     # Every probe that is not initialize is served on its token's claims: each token that fails verification.
@@ -244,7 +249,15 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         listed = (await rpc("tools/list", {})).json()["result"]["tools"]
         for tool in listed:
             seen[f"decl:{tool['name']}"] = tool
-        seen["anon_list_orders"] = call_shape(await call("list_orders"))
+        anonymous_orders = await call("list_orders")
+        seen["anon_list_orders"] = call_shape(anonymous_orders)
+        # The path of the resource_metadata URL its in-call challenge names (the host follows it: AUTH-PRM-05).
+        seen["meta_metadata_url"] = [
+            urlsplit(part.split("=", 1)[1].strip('"')).path
+            for challenge in (anonymous_orders.get("_meta") or {}).get("mcp/www_authenticate") or []
+            for part in challenge.removeprefix("Bearer ").split(", ")
+            if part.startswith("resource_metadata=")
+        ]
         seen["anon_cancel"] = call_shape(await call("cancel_order", None, {"order_id": "ord_1003"}))
         seen["anon_profile"] = call_shape(await call("get_profile"))
         alice = keys.token()
@@ -387,6 +400,7 @@ def test_reference_behaves(reference: dict[str, Any]) -> None:
     for probe in UNAUTHORIZED:
         assert reference[probe][0] == 401, probe
         assert reference[probe][1] is not None and {"resource_metadata", "scope", "error"} <= set(reference[probe][1])
+    assert reference["meta_metadata_url"] == ["/.well-known/oauth-protected-resource/mcp"]
     for probe in META:
         assert reference[probe] == (None, True, False, [("error", "error_description", "resource_metadata", "scope")])
     assert reference["profile"] == (

@@ -26,8 +26,14 @@ METADATA_PATHS = ("/.well-known/openid-configuration", "/.well-known/oauth-autho
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
 
 
-def rewrite_metadata(document: dict[str, Any], defects: frozenset[str]) -> dict[str, Any]:
+def rewrite_metadata(document: dict[str, Any], defects: frozenset[str], path: str = "") -> dict[str, Any]:
     doc = dict(document)
+    if path == "/.well-known/openid-configuration":
+        # The OpenID discovery copy goes its own way; the RFC 8414 copy, the one a host reads first, stays right.
+        if "proxy-openid-copy-other-issuer" in defects:
+            doc["issuer"] = str(doc["issuer"]).rstrip("/") + "/"
+        if "proxy-openid-copy-other-token-endpoint" in defects and isinstance(doc.get("token_endpoint"), str):
+            doc["token_endpoint"] = doc["token_endpoint"].rstrip("/") + "/v1"
     if "proxy-issuer-trailing-slash" in defects:
         doc["issuer"] = str(doc["issuer"]).rstrip("/") + "/"
     if "proxy-drop-s256" in defects:
@@ -112,7 +118,7 @@ def create_app(upstream: str, ca_file: str | None, defects: frozenset[str]) -> S
         content = upstream_response.content
         out_headers = [(k, v) for k, v in upstream_response.headers.multi_items() if k.lower() not in HOP_BY_HOP]
         if path in METADATA_PATHS and upstream_response.status_code == 200:
-            content = json.dumps(rewrite_metadata(upstream_response.json(), defects)).encode()
+            content = json.dumps(rewrite_metadata(upstream_response.json(), defects, path)).encode()
         if "proxy-token-type-not-bearer" in defects and path == "/token" and upstream_response.status_code == 200:
             content = json.dumps({**upstream_response.json(), "token_type": "mac"}).encode()
         location = upstream_response.headers.get("location")

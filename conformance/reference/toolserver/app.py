@@ -217,8 +217,18 @@ class ToolServer:
         self.orders: dict[str, list[dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ challenges
-    def challenge(self, error: str | None = None, description: str | None = None, scope: str | None = None) -> str:
-        params = [f'resource_metadata="{_quote(self.config.metadata_url)}"']
+    def challenge(
+        self,
+        error: str | None = None,
+        description: str | None = None,
+        scope: str | None = None,
+        *,
+        in_call: bool = False,
+    ) -> str:
+        metadata_url = self.config.metadata_url
+        if in_call and "ts-meta-challenge-dead-metadata-url" in self.defects:
+            metadata_url = f"{self.config.origin}/.well-known/oauth-protected-resource/v0"  # an older deployment's
+        params = [f'resource_metadata="{_quote(metadata_url)}"']
         if "ts-no-challenge-scope" not in self.defects:
             params.append(f'scope="{_quote(scope or " ".join(TOOL_SCOPES))}"')
         if error:
@@ -231,7 +241,7 @@ class ToolServer:
         meta = (
             None
             if "ts-omit-meta-challenge" in self.defects
-            else {"mcp/www_authenticate": [self.challenge(error, description, scope)]}
+            else {"mcp/www_authenticate": [self.challenge(error, description, scope, in_call=True)]}
         )
         return mt.CallToolResult(content=[mt.TextContent(type="text", text=description)], is_error=True, _meta=meta)
 
@@ -284,6 +294,8 @@ class ToolServer:
             schemes = self.security(spec["name"])
             # In _meta for clients that drop unknown fields; lifted to the top level by _wire_tools.
             meta = {**(spec.pop("meta", None) or {}), "securitySchemes": schemes}
+            if spec["name"] == "cancel_order" and "ts-write-tool-undeclared" in self.defects:
+                del meta["securitySchemes"]  # inherits the server default; the runtime still wants a token
             declared.append(mt.Tool(**spec, _meta=meta))
         return declared
 
@@ -451,6 +463,11 @@ class ToolServer:
                 record[key] = value
             elif "ts-profile-invented-fields" in d:
                 record[key] = "N/A"
+            elif "ts-profile-zero-placeholder" in d:
+                # A serializer's zero value and stock placeholders, none of the words PROF-14 names.
+                record[key] = {"name": "Unknown User", "email": "noreply@example.com"}.get(key, "0")
+            elif "ts-profile-invisible-field" in d:
+                record[key] = "\u200b"  # a zero-width space: not whitespace to str.strip(), blank on screen
             elif "ts-profile-blank-field" in d:
                 record[key] = ""  # a serializer that writes an absent optional string as empty
             elif "ts-profile-null-field" in d and key == "nickname":

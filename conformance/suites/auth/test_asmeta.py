@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from conformance import Blocked, expect, fail, needs, observe, rule
 from conformance.config import Settings
-from conformance.host.asmeta import AsMetadata, discover_as_metadata
+from conformance.host.asmeta import AsMetadata, as_metadata_urls, discover_as_metadata
 from conformance.host.discovery import PrmDiscovery
 from conformance.host.http import HostHTTP
 from conformance.host.identity import HostIdentity
 from conformance.host.oauth import OAuthClient, TokenEndpoint, choose_redirect_mode, negotiate_auth_method
 from conformance.host.publisher import Publisher
+from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites._transport import loopback_run, transport_not_judged
 from conformance.validate.auth import (
@@ -20,6 +24,57 @@ from conformance.validate.auth import (
     s256_problems,
 )
 
+# Every well-known location a host may use for the issuer (RFC 8414 §3.1 path insertion, OpenID discovery with
+# the path inserted or appended) is fetched, and each copy that is served is judged: a host may settle on any.
+COPY_USED = "the copy the host settles on"
+COPY_OAUTH = "the RFC 8414 copy (/.well-known/oauth-authorization-server, path inserted)"
+COPY_OIDC = "the OpenID discovery copy (/.well-known/openid-configuration, path inserted or at the root)"
+COPY_OIDC_APPENDED = "the OpenID discovery copy with the issuer's path appended"
+ASM02 = attack_table(
+    "AUTH-ASM-02",
+    Attack(COPY_USED, "RFC 8414 §3.3; contract A AS table", named=True, expected="issuer identical"),
+    Attack(COPY_OAUTH, "RFC 8414 §3.1, §3.3", expected="issuer identical"),
+    Attack(COPY_OIDC, "RFC 8414 §5; OpenID Connect Discovery 1.0 §4.3", expected="issuer identical"),
+    Attack(COPY_OIDC_APPENDED, "OpenID Connect Discovery 1.0 §4.1, §4.3", expected="issuer identical"),
+)
+# Members every served copy must agree on when both carry them: one authorization server has one metadata.
+CONSISTENT_MEMBERS = (
+    "authorization_endpoint",
+    "token_endpoint",
+    "registration_endpoint",
+    "jwks_uri",
+    "code_challenge_methods_supported",
+)
+OTHER_ENDPOINTS = ("revocation_endpoint", "introspection_endpoint", "userinfo_endpoint", "end_session_endpoint")
+SERVED = "served at a well-known location of the issuer"
+OTHER_CASE = "every copy names the same " + ", ".join(OTHER_ENDPOINTS)
+ASM01 = attack_table(
+    "AUTH-ASM-01",
+    Attack(SERVED, "RFC 8414 §3.1; OpenID Connect Discovery 1.0 §4; contract A Endpoints", named=True, expected="200"),
+    *(
+        Attack(f"every copy names the same {m}", "RFC 8414 §2, §3.2; contract A Endpoints", expected="the same")
+        for m in CONSISTENT_MEMBERS
+    ),
+    Attack(OTHER_CASE, "RFC 8414 §2, §3.2; RFC 7009 §4; RFC 7662 §4", expected="the same"),
+)
+
+
+def copy_case(via: str) -> str:
+    """The ASM-02 case of a well-known location (``via`` as :func:`as_metadata_urls` names it)."""
+    if via.startswith("oauth-authorization-server"):
+        return COPY_OAUTH
+    return COPY_OIDC_APPENDED if "path appended" in via else COPY_OIDC
+
+
+def disagreements(copies: list[tuple[str, str, dict[str, Any]]], members: tuple[str, ...]) -> list[str]:
+    """Members two served copies both carry with different values (a member one copy omits is not judged)."""
+    found = []
+    for member in members:
+        values = {url: doc[member] for _, url, doc in copies if member in doc}
+        if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
+            found.append(f"{member} differs: " + "; ".join(f"{url} says {json.dumps(v)}" for url, v in values.items()))
+    return found
+
 
 @rule("AUTH-ASM-01")
 def test_metadata_is_served(host_http: HostHTTP, prm_discovery: PrmDiscovery) -> None:
@@ -27,14 +82,44 @@ def test_metadata_is_served(host_http: HostHTTP, prm_discovery: PrmDiscovery) ->
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
         raise Blocked("AUTH-PRM-03", f"authorization_servers is {servers!r}: no issuer to try")
     meta = discover_as_metadata(host_http, servers[0], try_all=True)  # a Failure says what each URL gave
+    run = AttackRun.of("AUTH-ASM-01")
+    run.tried_case(SERVED)
     observe(f"served at {meta.url} ({meta.via}); also at: {', '.join(meta.others) or 'none'}")
+    for attack in run.table[1:]:
+        members = OTHER_ENDPOINTS if attack.case == OTHER_CASE else (attack.case.rsplit(" ", 1)[1],)
+        if len(meta.copies) < 2:
+            run.inapplicable(attack.case, "one copy is served: nothing to compare")
+            continue
+        run.tried_case(attack.case, "; ".join(disagreements(meta.copies, members)) or None)
+    omitted = sorted(
+        {m for _, _, d in meta.copies for m in CONSISTENT_MEMBERS + OTHER_ENDPOINTS if m in d}
+        - {m for m in CONSISTENT_MEMBERS + OTHER_ENDPOINTS if all(m in d for _, _, d in meta.copies)}
+    )
+    if omitted:
+        observe(f"reported, not judged: members some copies carry and others omit: {omitted}")
+    run.conclude()
 
 
 @rule("AUTH-ASM-02")
-def test_issuer_is_identical(as_metadata: AsMetadata) -> None:
-    as_metadata.require_issuer_match()
-    issuer = as_metadata.document.get("issuer")
-    observe(f"issuer {issuer!r} at {as_metadata.url} is the listed {as_metadata.expected_issuer!r}")
+def test_issuer_is_identical(host_http: HostHTTP, as_metadata: AsMetadata) -> None:
+    run = AttackRun.of("AUTH-ASM-02")
+    run.tried_case(COPY_USED, "; ".join(as_metadata.issuer_problems()) or None)
+    every = discover_as_metadata(host_http, as_metadata.expected_issuer, try_all=True)
+    served = {copy_case(via): (url, doc) for via, url, doc in every.copies}
+    locations = {copy_case(via) for via, _ in as_metadata_urls(as_metadata.expected_issuer)}
+    for case in (COPY_OAUTH, COPY_OIDC, COPY_OIDC_APPENDED):
+        if case not in locations:
+            run.inapplicable(case, "the issuer has no path: the same URL as the OpenID discovery copy")
+        elif case not in served:
+            run.inapplicable(case, "not served (one served copy is enough for AUTH-ASM-01)")
+        else:
+            url, doc = served[case]
+            issuer = doc.get("issuer")
+            wrong = issuer != as_metadata.expected_issuer
+            problem = f"issuer {json.dumps(issuer)} in {url} is not identical to {as_metadata.expected_issuer!r}"
+            run.tried_case(case, problem if wrong else None)
+    observe(f"the listed issuer {as_metadata.expected_issuer!r}, compared character for character")
+    run.conclude()
 
 
 @rule("AUTH-ASM-03")

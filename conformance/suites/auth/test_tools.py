@@ -3,8 +3,8 @@ a tool declaring noauth and oauth2 presented with bad tokens, is with the token 
 
 The declarations come from ``tools/list`` (every page) of an anonymous session, or of the linked account's session
 when the server refuses anonymous ones. Each tool declared ``noauth`` or ``oauth2`` only, and each tool declared as
-writing that declares nothing, is called anonymously once (arguments made from its inputSchema); those results feed
-AUTH-TOOL-03/04/05 and AUTH-CHAL-01/02.
+writing or as read-only that declares nothing, is called anonymously once (arguments made from its inputSchema);
+those results feed AUTH-TOOL-03/04/05 and AUTH-CHAL-01/02.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
+from conformance import Blocked, TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host import TargetThrottled
 from conformance.host.declarations import (
     CHALLENGE_META_KEY,
     MARKER_ABSENT,
-    ChallengeCheck,
     check_challenge_result,
     linking_ui_summary,
     profile_marker,
@@ -62,12 +61,15 @@ class Anonymous:
 
 
 def anonymous_candidates(listing: Listing) -> list[Mapping[str, Any]]:
-    """noauth-only and oauth2-only tools (AUTH-TOOL-03), and tools declared as writing that declare no
-    securitySchemes (AUTH-TOOL-04)."""
+    """noauth-only and oauth2-only tools (AUTH-TOOL-03), tools declared as writing that declare no
+    securitySchemes (AUTH-TOOL-04), and read-only tools that declare none (AUTH-CHAL-02: does one demand
+    authorization without declaring it?)."""
     return [
         t
         for t in listing.named()
-        if is_noauth_only(t) or is_oauth_only(t) or (scheme_kinds(t) is None and declared_writing(t))
+        if is_noauth_only(t)
+        or is_oauth_only(t)
+        or (scheme_kinds(t) is None and (declared_writing(t) or is_read_only(t)))
     ]
 
 
@@ -343,6 +345,28 @@ def test_in_call_auth_errors_carry_challenges(host_http: HostHTTP, listing: List
     observe(f"checked {len(failures)} auth error result(s): " + "; ".join(list(failures)[:10]))
 
 
+A_AUTH_7 = (
+    "contract A Auth 7 (the linking UI appears only when the tool declares securitySchemes and the runtime error"
+    " result carries error and error_description)"
+)
+NEEDS_DECLARED = "every tool declared oauth2 only"
+NEEDS_UNDECLARED = "every tool declaring no securitySchemes whose anonymous call demands authorization"
+CHAL02 = attack_table(
+    "AUTH-CHAL-02",
+    Attack(NEEDS_DECLARED, A_AUTH_7, named=True, expected="the linking UI can appear"),
+    Attack(
+        NEEDS_UNDECLARED,
+        f"{A_AUTH_7}; contract A Auth 6 (an omitted array inherits the server default)",
+        expected="the linking UI can appear",
+    ),
+)
+
+
+def demands_authorization(outcome: CallOutcome | str | None) -> bool:
+    """An anonymous call answered with 401 or with an auth error result: the tool needs a linked account."""
+    return isinstance(outcome, CallOutcome) and (outcome.refused_http or outcome.auth_error_result)
+
+
 @rule("AUTH-CHAL-02")
 def test_linking_ui_can_appear(
     host_http: HostHTTP,
@@ -351,6 +375,9 @@ def test_linking_ui_can_appear(
     listing: Listing,
     anonymous: Anonymous,
 ) -> None:
+    """Each tool that needs a linked account, judged on its own: one declared oauth2 only, and one that declares
+    nothing but whose anonymous call demands authorization. Its challenge is the auth error result of its own
+    anonymous call, or (an HTTP 401 being no runtime error result) another in-call auth error of the run."""
     try:
         discover_prm(host_http, tool_server_target.base_url)
         published = True
@@ -358,35 +385,64 @@ def test_linking_ui_can_appear(
         raise
     except TargetError:  # InvalidResponse included
         published = False
-    tool = auth_tool(listing, vendor_of(conformance_settings))
-    if tool is None:
-        needs("a tool declared oauth2 only (a tool that needs a linked account)")
+    declared = [t for t in listing.named() if is_oauth_only(t)]
+    undeclared = [
+        t
+        for t in listing.named()
+        if security_schemes_of(t) is None and demands_authorization(anonymous.outcomes.get(str(t["name"])))
+    ]
+    if not declared and not undeclared:
+        needs(
+            "a tool that needs a linked account (declared oauth2 only, or declaring nothing while its anonymous "
+            "call demands authorization)"
+        )
     failures = in_call_failures(listing, anonymous)
-    if str(tool["name"]) not in failures and failures:
-        # Judge a tool whose anonymous call did fail in the call (one answering with data is AUTH-TOOL-03's case).
-        tool = next(t for t in listing.named() if str(t["name"]) in failures)
-    name = str(tool["name"])
-    result = failures.get(name)
-    challenge: ChallengeCheck | None = check_challenge_result(result) if result is not None else None
-    if challenge is None:
-        outcome = anonymous.outcomes.get(name)
+    failures.update(
+        {
+            str(t["name"]): outcome.result
+            for t in undeclared
+            if isinstance(outcome := anonymous.outcomes.get(str(t["name"])), CallOutcome)
+            and outcome.auth_error_result
+            and outcome.result is not None
+        }
+    )
+    others = challenged_results(host_http, anonymous)
+    if not failures and not others:
+        first = auth_tool(listing, vendor_of(conformance_settings)) or (declared + undeclared)[0]
+        outcome = anonymous.outcomes.get(str(first["name"]))
         if isinstance(outcome, CallOutcome) and outcome.returned_data:
-            raise Blocked("AUTH-TOOL-03", f"{name!r} (oauth2 only) returned data to an anonymous call: no auth error")
-        # Another in-call auth error of the run (a bad token, a missing scope): the runtime error result the
-        # contract's Auth 7 names, whichever call met it.
-        others = challenged_results(host_http, anonymous)
-        if not others:
-            what = outcome if isinstance(outcome, str) else outcome.describe() if outcome else "no call"
-            # The summary is never more decided than AUTH-CHAL-01, which it summarises: without a runtime error
-            # result (an HTTP 401 challenge is not one) neither can be judged.
-            needs(
-                f"an auth error result inside a tool call, as AUTH-CHAL-01 needs (the anonymous call of {name!r} got "
-                f"{what}; no call of the run was answered with an auth error result)"
+            raise Blocked("AUTH-TOOL-03", f"{first['name']!r} (oauth2 only) returned data to an anonymous call")
+        what = outcome if isinstance(outcome, str) else outcome.describe() if outcome else "no call"
+        # The summary is never more decided than AUTH-CHAL-01, which it summarises: without a runtime error result
+        # (an HTTP 401 challenge is not one) neither can be judged.
+        needs(
+            f"an auth error result inside a tool call, as AUTH-CHAL-01 needs (the anonymous call of {first['name']!r} "
+            f"got {what}; no call of the run was answered with an auth error result)"
+        )
+    fallback = next(iter(failures.items()), None) or next(iter(others.items()))
+    run = AttackRun.of("AUTH-CHAL-02")
+    judged: list[str] = []
+    for case, tools in ((NEEDS_DECLARED, declared), (NEEDS_UNDECLARED, undeclared)):
+        problems = []
+        for tool in tools:
+            name = str(tool["name"])
+            outcome = anonymous.outcomes.get(name)
+            if isinstance(outcome, CallOutcome) and outcome.returned_data:
+                observe(f"{name!r} (oauth2 only) returned data to an anonymous call: AUTH-TOOL-03 judges it")
+                continue
+            source, result = (repr(name), failures[name]) if name in failures else fallback
+            summary = linking_ui_summary(
+                metadata_published=published, tool=tool, challenge=check_challenge_result(result)
             )
-        name, result = next(iter(others.items()))
-        challenge = check_challenge_result(result)
-    summary = linking_ui_summary(metadata_published=published, tool=tool, challenge=challenge)
-    if not summary.ok:
-        fail(f"the linking UI would not appear for {name!r}: " + "; ".join(summary.missing))
-    declared = repr(str(tool["name"]))
-    observe(f"metadata published, {declared} declares securitySchemes, the auth error result of {name} has both")
+            judged.append(f"{name!r} (challenge of {source})")
+            if not summary.ok:
+                problems.append(f"the linking UI would not appear for {name!r}: " + "; ".join(summary.missing))
+        if not tools:
+            run.inapplicable(case, "no such tool")
+        else:
+            run.tried_case(case, "; ".join(problems) or None)
+    observe(
+        "metadata published; each tool declares securitySchemes and its auth error result has both: "
+        + ", ".join(judged)
+    )
+    run.conclude()

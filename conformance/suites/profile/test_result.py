@@ -11,12 +11,25 @@ from conformance.host.fields import json_get
 from conformance.host.forge import ForgeError, HarnessIssuer, tamper_signature
 from conformance.host.http import HostHTTP
 from conformance.host.profile import (
+    BLANK_EMPTY,
+    BLANK_FORMS,
+    BLANK_INVISIBLE,
+    BLANK_NULL,
+    BLANK_UNICODE,
+    BLANK_WHITESPACE,
     ID_DERIVATIONS,
+    PH_DASHES,
+    PH_EMAIL,
+    PH_NAMED,
+    PH_URL,
+    PH_WORDS,
+    PH_ZERO,
+    PLACEHOLDER_FORMS,
     id_encoding_problems,
     id_local_part_notes,
     id_problems,
-    invented_field_problems,
-    placeholder_problems,
+    invented_field_findings,
+    placeholder_findings,
     result_problems,
 )
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
@@ -98,18 +111,55 @@ def _display_fields(profiles: list[AccountProfile]) -> str:
     return str([sorted(k for k in (p.record or {}) if k != "id") for p in profiles])
 
 
+PROFILE_RULE_8 = "contract A Profile id rule 8 (omit unavailable optional display fields instead of inventing them)"
+PROF12 = attack_table(
+    "PROF-12",
+    Attack(BLANK_NULL, PROFILE_RULE_8, named=True, expected="omitted"),
+    Attack(BLANK_EMPTY, PROFILE_RULE_8, named=True, expected="omitted"),
+    Attack(BLANK_WHITESPACE, PROFILE_RULE_8, named=True, expected="omitted"),
+    Attack(BLANK_UNICODE, f"{PROFILE_RULE_8}; Unicode White_Space property", expected="omitted"),
+    Attack(BLANK_INVISIBLE, f"{PROFILE_RULE_8}; Unicode general category Cf", expected="omitted"),
+)
+PROF14 = attack_table(
+    "PROF-14",
+    Attack(PH_NAMED, PROFILE_RULE_8, named=True, expected="omitted"),
+    Attack(PH_WORDS, PROFILE_RULE_8, expected="omitted"),
+    Attack(PH_DASHES, PROFILE_RULE_8, expected="omitted"),
+    Attack(PH_ZERO, PROFILE_RULE_8, expected="omitted"),
+    Attack(PH_EMAIL, f"{PROFILE_RULE_8}; RFC 2606 §2, §3 (names reserved for examples)", expected="omitted"),
+    Attack(PH_URL, f"{PROFILE_RULE_8}; RFC 2606 §3; RFC 6694 (about:blank)", expected="omitted"),
+)
+if [a.case for a in PROF12] != list(BLANK_FORMS) or [a.case for a in PROF14] != list(PLACEHOLDER_FORMS):
+    raise RuntimeError("PROF-12/14's attack tables and conformance.host.profile's forms disagree")
+
+
+def _judge_forms(rule_id: str, findings: list[tuple[str, str]]) -> AttackRun:
+    """Every display field of every account's record is read against each form of the table."""
+    run = AttackRun.of(rule_id)
+    for attack in run.table:
+        run.tried_case(attack.case, "; ".join(m for case, m in findings if case == attack.case) or None)
+    return run
+
+
+def _account_findings(
+    profiles: list[AccountProfile], findings: Callable[[AccountProfile], list[tuple[str, str]]]
+) -> list[tuple[str, str]]:
+    return [(case, f"account {p.account.account}: {m}") for p in profiles for case, m in findings(p)]
+
+
 @rule("PROF-12")
 def test_unavailable_fields_are_omitted(profiles: list[AccountProfile]) -> None:
-    problems = _per_account(profiles, lambda p: invented_field_problems(p.record))
-    expect(not problems, "; ".join(problems))
-    observe(f"no null, empty or blank optional field; display fields returned: {_display_fields(profiles)}")
+    run = _judge_forms("PROF-12", _account_findings(profiles, lambda p: invented_field_findings(p.record)))
+    observe(f"no null, empty, blank or invisible optional field; display fields returned: {_display_fields(profiles)}")
+    run.conclude()
 
 
 @rule("PROF-14")
 def test_no_placeholder_fields(profiles: list[AccountProfile]) -> None:
-    problems = _per_account(profiles, lambda p: placeholder_problems(p.record))
-    expect(not problems, "; ".join(problems))
+    found = _account_findings(profiles, lambda p: placeholder_findings(p.record, known=p.known))
+    run = _judge_forms("PROF-14", found)
     observe(f"no placeholder value; display fields returned: {_display_fields(profiles)}")
+    run.conclude()
 
 
 PROF11_CONTRACT = "contract PROF-11 (no placeholder profile without valid credentials)"
