@@ -647,6 +647,8 @@ def signed_for_the_authorization_server(
             return None
         observe("the access token is opaque: the claims naming the authorization server are the harness's")
         claims = issuer.claims(audience=probe.resource, scopes=probe.scopes, iss=as_issuer)
+    elif not claims.get("iss") and as_issuer:
+        claims = {**claims, "iss": as_issuer}  # the issuer the metadata names, when the token does not say
     if claims.get("iss") == issuer.issuer:
         run.inapplicable(ANOTHER_ISSUERS_KEY, "the linked account's token is the test issuer's own")
         return None
