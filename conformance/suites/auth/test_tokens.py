@@ -953,6 +953,9 @@ TOK09 = attack_table(
 @rule("AUTH-TOK-09")
 def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: LinkedAccount) -> None:
     token = fresh_token(linked_account)
+    # Data for a token outside the header proves it accepted only when an anonymous call gets none.
+    anonymous = accepted.send(None)
+    open_to_anyone = isinstance(anonymous, CallOutcome) and anonymous.returned_data
     run = AttackRun.of("AUTH-TOK-09")
     sends: dict[str, dict[str, Any]] = {
         "access_token in the query string (no header)": {"query": {"access_token": token}},
@@ -971,6 +974,9 @@ def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: 
         outcome = accepted.send(None, **kwargs)
         if isinstance(outcome, str):
             run.judged(case, outcome if isinstance(outcome, Unreached) else f"{case}: the request failed ({outcome})")
+            continue
+        if outcome.returned_data and open_to_anyone:
+            run.not_tried(case, f"{accepted.name} returns data to an anonymous call too (AUTH-TOOL-03 judges that)")
             continue
         problem = f"{case} was accepted: {outcome.describe()}" if outcome.returned_data else None
         run.tried_case(case, problem)

@@ -45,6 +45,7 @@ def accepts(token, kw):
         "query-token-param": bool((kw.get("query") or {{}}).get("token")),
         "token-cookie": headers.get("Cookie", "").startswith("token="),
         "body-member": bool((kw.get("body") or {{}}).get("access_token")),
+        "anyone": True,
         "alg-none-any-case": alg.lower() == "none" and alg != "none",
         "embedded-jwk": "jwk" in header,
         "other-scheme": auth.startswith("Token "),
@@ -146,6 +147,14 @@ def test_refusing_every_case_passes_listing_the_cases_tried(pytester: pytest.Pyt
     result = run(pytester, rule, None)
     assert result["status"] == "passed", result
     assert "cases tried (" in result["message"], result["message"]
+
+
+def test_data_for_anyone_says_nothing_about_a_token_outside_the_header(pytester: pytest.Pytester) -> None:
+    """A tool that answers anonymous calls with data would answer a request carrying a token it ignores the same way:
+    those cases are not tried (AUTH-TOOL-03 judges the tool), never a failure of AUTH-TOK-09."""
+    result = run(pytester, "AUTH-TOK-09", "anyone")
+    assert result["status"] == "skipped", result
+    assert "returns data to an anonymous call too" in str(result), result
 
 
 def test_a_bare_401_is_a_refusal_whose_challenge_is_judged_elsewhere(pytester: pytest.Pytester) -> None:
