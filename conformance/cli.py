@@ -24,6 +24,9 @@ conformance validate FILE... [--kind K] [--format text|json] [--strict] [--resou
 conformance diff OLD.json NEW.json [--format console|markdown|json]
                                            regressions, fixes, new and removed rules per target; exit 1 on a
                                            regression
+conformance replay report.json RULE [CASE] [--target-url U] [--json]
+                                           send a case's recorded requests again (fresh credentials from the
+                                           environment) and compare the answers; exit 0 reproduced, 1 differs
 conformance merge A.json B.json ... -o fleet.json [--html fleet.html]
                                            one fleet report from shards (CI matrix jobs); a report of a single
                                            target is named NAME=PATH, else by its file (or directory) name;
@@ -368,6 +371,12 @@ def _cmd_attest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from conformance.replay import run
+
+    return run(args, sys.stdout)
+
+
 def _add_report(sub: Any) -> None:
     report = sub.add_parser("report", help="render report.html from a report.json")
     report.add_argument("input")
@@ -376,6 +385,11 @@ def _add_report(sub: Any) -> None:
     report.add_argument("--har", metavar="OUT.har", help="also write the evidence as an HTTP Archive 1.2")
     report.add_argument("--sarif", metavar="OUT.sarif", help="also write the failed and warned rules as SARIF 2.1.0")
     report.set_defaults(func=_cmd_report)
+    replay = sub.add_parser("replay", help="send a case's recorded requests again and compare the answers")
+    from conformance.replay import add_arguments
+
+    add_arguments(replay)
+    replay.set_defaults(func=_cmd_replay)
 
 
 def _add_diff_and_merge(sub: Any) -> None:

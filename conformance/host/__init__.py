@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from conformance.host._json import loads as parse_json
     from conformance.host._pace import Pacer, parse_duration
     from conformance.host._redact import (
+        CRAFTED,
         REDACTED,
         Redactor,
         redactor_for,
@@ -51,7 +52,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **{n: ("conformance.host._pace", n) for n in ("Pacer", "parse_duration")},
     **{
         n: ("conformance.host._redact", n)
-        for n in ("REDACTED", "Redactor", "redactor_for", "scrub_log_file", "scrub_log_records", "shown_url")
+        for n in ("CRAFTED", "REDACTED", "Redactor", "redactor_for", "scrub_log_file", "scrub_log_records", "shown_url")
     },
     **{
         n: ("conformance.host._retry", n)
@@ -72,6 +73,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "BODY_EXCERPT_CHARS",
+    "CRAFTED",
     "DEFAULT_RETRY",
     "NO_RETRY",
     "REDACTED",

@@ -30,6 +30,10 @@ import ahocorasick_rs
 from conformance.host import _json as target_json
 
 REDACTED = "[REDACTED]"
+# A credential header whose value the harness crafted for a case (a key with a character changed, a forged or
+# expired token): redacted all the same, but marked, so that a replay knows the request did not carry the run's own
+# credential and cannot be refilled from it.
+CRAFTED = "[REDACTED:crafted]"
 
 SECRET_HEADERS = frozenset(
     {
@@ -109,6 +113,7 @@ class Redactor:
         self._secrets: set[str] = set()
         self._pairs: set[tuple[str, str]] = set()
         self._forms: set[str] = set()
+        self._crafted: set[str] = set()
         # Forms are matched by a few immutable indexes (Aho-Corasick automata) of growing sizes, merged as they fill:
         # a run adds secrets all along, and rebuilding one index of every form at each addition would cost more
         # than the scrubbing itself. New forms wait in ``_pending`` until the next scrub indexes them in one batch.
@@ -118,14 +123,18 @@ class Redactor:
         for value in secrets or []:
             self.add_secret(value)
 
-    def add_secret(self, value: str | bytes | None, *, user: str | None = None) -> None:
-        """Register a secret; with ``user``, also the ``user:secret`` pair it travels in (HTTP Basic)."""
+    def add_secret(self, value: str | bytes | None, *, user: str | None = None, crafted: bool = False) -> None:
+        """Register a secret; with ``user``, also the ``user:secret`` pair it travels in (HTTP Basic). ``crafted``:
+        a credential the harness made for a case (altered, forged, wrong on purpose): a credential header carrying
+        exactly it reads ``CRAFTED`` instead of ``REDACTED``."""
         if value is None:
             return
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
         if len(text) < self.MIN_SECRET_LENGTH:
             return
         with self._lock:
+            if crafted:
+                self._crafted.add(text)
             if text not in self._secrets:
                 self._secrets.add(text)
                 self._add_forms(encoded_forms(text))
@@ -231,8 +240,8 @@ class Redactor:
             # Keep the scheme (Bearer, Basic): it is evidence and harmless.
             scheme, _, rest = value.partition(" ")
             if name.lower() in {"authorization", "proxy-authorization"} and rest and scheme.isalpha():
-                return f"{scheme} {REDACTED}"
-            return REDACTED
+                return f"{scheme} {CRAFTED if rest.strip() in self._crafted else REDACTED}"
+            return CRAFTED if value.strip() in self._crafted else REDACTED
         return self.scrub(value)
 
     def headers(self, headers: Any) -> dict[str, str]:

@@ -30,6 +30,8 @@ from markupsafe import Markup, escape
 
 from conformance.host import parse_json
 from conformance.report.model import ExchangeJSON, RuleResult, RunReport, Throttle
+from conformance.report.placeholders import REDACTION
+from conformance.report.placeholders import placeholder as _placeholder
 from conformance.targets import suite_rank
 
 # Worst first: the order of rules on the page and how a group of results is summarised.
@@ -87,7 +89,6 @@ EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges
 EVIDENCE_BUDGET_BYTES = 1_000_000
 URL_CHARS = 200  # in an exchange's summary line; the reproducer has the whole URL
 
-REDACTION = re.compile(r"\[REDACTED[^\]\s]*\]")
 _BINARY_BODY = re.compile(r"^<binary body: (\d+) bytes, (.*)>$", re.S)
 _TRUNCATED_BODY = re.compile(r"… \[(\d+) more characters\]$")
 # C0/C1 controls (not \t \n), DEL, bidi marks, overrides and isolates, lone surrogates (possible in JSON strings).
@@ -400,21 +401,6 @@ def _body(value: Any, cap: int) -> Body | None:
     return Body(text)
 
 
-def _placeholder(context: str, header: str | None) -> str:
-    """A shell variable name for a redacted secret, from the header or the field name just before it."""
-    if header:
-        lowered = header.lower()
-        if lowered in {"authorization", "proxy-authorization"}:
-            value = context.partition(":")[2].strip()  # context is "name: Scheme " up to the marker
-            scheme = value.split(" ")[0].lower() if value else ""
-            return {"bearer": "ACCESS_TOKEN", "basic": "BASIC_CREDENTIALS"}.get(scheme, "AUTHORIZATION")
-        name = lowered
-    else:
-        found = re.search(r"([A-Za-z_][A-Za-z0-9_.-]*)\"?\s*[=:]\s*\"?$", context)
-        name = found.group(1) if found else "secret"
-    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper() or "SECRET"
-
-
 def _shell_word(text: str, header: str | None, names: list[str]) -> str:
     """Single-quoted shell word with each redaction marker replaced by "${NAME}" (a placeholder to set)."""
     pieces: list[str] = []
@@ -423,7 +409,7 @@ def _shell_word(text: str, header: str | None, names: list[str]) -> str:
         literal = text[last : match.start()]
         if literal:
             pieces.append(shlex.quote(literal))
-        name = _placeholder(text[: match.start()], header)
+        name = _placeholder(text[: match.start()], header, match.group())
         if name not in names:
             names.append(name)
         pieces.append(f'"${{{name}}}"')
@@ -813,6 +799,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=_DedentLoader(_TEMPLATES), bytecode_cache=_bytecode_cache(repr(options)), **options)
     env.filters["code"] = inline_code
     env.filters["pre"] = pre_text
+    env.filters["shell"] = lambda value: shlex.quote(clean(value))
     env.tests["same_text"] = same_text
     env.globals.update(STATUSES=STATUSES, ICONS=STATUS_ICONS, HINTS=STATUS_HINTS)
     return env

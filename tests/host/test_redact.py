@@ -459,6 +459,23 @@ def test_secrets_added_and_scrubbed_from_many_threads() -> None:
     assert len(redactor.secrets()["secrets"]) == 240
 
 
+def test_a_crafted_credential_is_redacted_and_marked() -> None:
+    """A credential the harness crafted for a case (a key with a character changed, a forged token) is redacted as
+    any secret is, and its credential header says it was crafted: a replay then knows the run's own credential was
+    not what the request carried."""
+    from conformance.host import CRAFTED
+    from conformance.report.placeholders import CRAFTED as MARKER_OF_THE_REPORT
+
+    assert CRAFTED == MARKER_OF_THE_REPORT
+    redactor = Redactor(["sk-real-key-1234"])
+    redactor.add_secret("sk-real-key-12340", crafted=True)
+    assert redactor.header("Authorization", "Bearer sk-real-key-1234") == f"Bearer {REDACTED}"
+    assert redactor.header("Authorization", "Bearer sk-real-key-12340") == f"Bearer {CRAFTED}"
+    assert redactor.header("authorization", "sk-real-key-12340") == CRAFTED
+    assert redactor.header("x-api-key", "sk-real-key-1234") == REDACTED
+    assert "sk-real-key-1234" not in redactor.scrub("echo: sk-real-key-12340 and sk-real-key-1234")
+
+
 def test_the_last_pass_scrubs_each_distinct_string_once() -> None:
     """A report repeats most of its strings (issue 19): the last pass scrubs each distinct one once, and every
     occurrence, keys included, still comes out scrubbed."""

@@ -869,3 +869,43 @@ def test_iss_03_is_the_hosts_rule_and_never_charges_the_server_twice(pytester: p
     assert "the host refused the error response (iss_missing)" in result["message"], result
     assert "judged under AUTH-ISS-01/02" in result["message"]
     assert "self-test" in result["message"]
+
+
+@pytest.mark.usefixtures("mcp_sdk")  # the token checks load the SDK in the run
+def test_tok_06_says_the_alt_resource_was_refused_not_missing(
+    pytester: pytest.Pytester, endpoint_protected: str
+) -> None:
+    """--alt-resource given, the authorization server refuses to issue a token for it, no harness issuer: the skip
+    says what happened to the option given and names what is left (harness-issued tokens), not --alt-resource."""
+    makeconftest(
+        pytester,
+        TOKEN_STUBS
+        + """
+@pytest.fixture(scope="session")
+def harness_issuer():
+    return None
+
+class Linker:
+    def request(self, **kw):
+        return SimpleNamespace(**kw)
+    def attempt(self, request=None, **kw):
+        return SimpleNamespace(ok=False, token=None, problem="invalid_target: resource not allowed")
+
+@pytest.fixture(scope="session")
+def linker():
+    return Linker()
+""",
+    )
+    pytester.makepyfile(
+        test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, "
+        "test_token_for_another_audience_is_refused"
+    )
+    alt = "https://other.example/mcp"
+    pytester.runpytest(
+        *("-p", "no:cacheprovider", "--report-dir", "out", "--target-url", endpoint_protected),
+        *("--allow-insecure-loopback", "--alt-resource", alt, "test_tok.py"),
+    )
+    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    assert result["rule"] == "AUTH-TOK-06" and result["status"] == "skipped", result
+    assert f"--alt-resource was given: no token for {alt}: invalid_target" in result["need"], result
+    assert result["option"] and "--alt-resource" not in result["option"], result

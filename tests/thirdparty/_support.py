@@ -143,6 +143,18 @@ class Verdict:
     status: str
     reason: str
     known_wrong: str = ""
+    # A row the harness decides wrongly today, awaiting its fix: ``status`` is what the harness should conclude,
+    # ``today`` what it concludes now, ``awaits`` the harness behaviour to fix. The test pins ``today`` (so the fix,
+    # which makes the row ``status``, fails it until the row drops ``awaits``: a strict expected failure).
+    awaits: str = ""
+    today: str = ""
+
+    def __post_init__(self) -> None:
+        assert bool(self.awaits) == bool(self.today), "a row awaiting a harness fix names both awaits and today"
+
+    @property
+    def pinned_status(self) -> str:
+        return self.today or self.status
 
 
 def passed() -> Verdict:
@@ -161,7 +173,9 @@ def table(
         every.update({r: rest for r in AUTH_PROFILE_RULES if r not in non_pass and r not in passes})
     for rule, verdict in every.items():
         assert verdict.reason.strip(), f"{rule}: a listed verdict needs its reason"
-        assert verdict.status != "passed" or verdict.known_wrong, f"{rule}: list a pass only when it is known wrong"
+        assert verdict.status != "passed" or verdict.known_wrong or verdict.awaits, (
+            f"{rule}: list a pass only when it is known wrong or awaits a harness fix"
+        )
     return {rule: every.get(rule, passed()) for rule in AUTH_PROFILE_RULES}
 
 
@@ -172,18 +186,27 @@ class Pinned:
     rules: Mapping[str, Verdict]
     overall: str
     overall_known_wrong: str = ""
+    overall_today: str = ""  # the overall verdict today while rows await harness fixes (see Verdict.awaits)
 
 
 def assert_pinned(run: HarnessRun, pinned: Pinned) -> None:
     assert_verdicts(run, pinned.rules)
     status = run.report["verdict"]["status"]
-    assert status == pinned.overall, f"overall verdict pinned {pinned.overall}, now {status}: {run.report['verdict']}"
+    overall = pinned.overall_today or pinned.overall
+    assert status == overall, f"overall verdict pinned {overall}, now {status}: {run.report['verdict']}"
     assert (run.exit_code == 0) == (status in ("ACCEPTED", "PASSED LOCALLY")), f"exit {run.exit_code} for {status}"
 
 
 def assert_verdicts(run: HarnessRun, expected: Mapping[str, Verdict]) -> None:
     actual = run.verdicts()
-    wanted = {rule: v.status for rule, v in expected.items()}
+    wanted = {rule: v.pinned_status for rule, v in expected.items()}
     changed = sorted(r for r in set(actual) | set(wanted) if actual.get(r) != wanted.get(r))
     detail = [f"{r}: pinned {wanted.get(r)}, now {actual.get(r)}" for r in changed]
+    fixed = [
+        f"{r}: now {actual.get(r)} as it should be (the harness fix for '{expected[r].awaits}' landed): drop its "
+        "awaits/today"
+        for r in changed
+        if r in expected and expected[r].awaits and actual.get(r) == expected[r].status
+    ]
+    detail += fixed
     assert not changed, "verdicts changed:\n" + "\n".join(detail) + "\n\n" + run.explain(changed) + run.output[-1500:]

@@ -33,3 +33,8 @@ def fastmcp_python() -> Path:
 @pytest.fixture(scope="session")
 def oidc_provider_module() -> Path:
     return install.oidc_provider_module()
+
+
+@pytest.fixture(scope="session")
+def better_auth_server() -> Path:
+    return install.ensure_better_auth()

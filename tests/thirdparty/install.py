@@ -5,11 +5,13 @@
   (``@microsoft/jest-sarif`` ships it) that the tests validate report.sarif against;
 - ``.venv-thirdparty`` (at the project root): a virtualenv with ``fastmcp/requirements.txt`` (fastmcp 2.x needs
   ``mcp<2``, the project's own ``.venv`` has ``mcp>=2.3``);
+- ``better_auth/``: better-auth with its OAuth provider and MCP plugins and the TypeScript MCP SDK, pinned the same way
+  (``npm ci``), for ``better_auth/server.mjs``;
 - the stock node-oidc-provider of the FastMCP target is the reference IdP's own package (its ``ensure_installed``).
 
-After this, every target starts offline. ``python tests/thirdparty/install.py`` installs all three,
-``... install.py ts_sdk`` or ``... fastmcp`` one of them. This module imports only the standard library at load time:
-``run.py`` loads it before ``.venv`` exists and installs fastmcp with its own installer (uv when it can).
+After this, every target starts offline. ``python tests/thirdparty/install.py`` installs all of them,
+``... install.py ts_sdk`` (or another part's name) one of them. This module imports only the standard library at load
+time: ``run.py`` loads it before ``.venv`` exists and installs fastmcp with its own installer (uv when it can).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 TS_SDK = HERE / "ts_sdk"
+BETTER_AUTH = HERE / "better_auth"
 FASTMCP_REQUIREMENTS = HERE / "fastmcp" / "requirements.txt"
 FASTMCP_VENV = ROOT / ".venv-thirdparty"
 FASTMCP_PYTHON = FASTMCP_VENV / "bin" / "python"
@@ -41,23 +44,34 @@ def node() -> str:
     return node_executable()
 
 
-def ensure_ts_sdk() -> Path:
-    """``npm ci`` in ts_sdk/ unless node_modules is newer than the lock file; returns the example's path."""
+def _npm_ci(directory: Path, wanted: Path) -> Path:
+    """``npm ci`` in ``directory`` unless node_modules is newer than the lock file and ``wanted`` exists."""
     from conformance.reference.idp import _npm_command
 
-    example = TS_SDK / "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js"
-    marker = TS_SDK / "node_modules" / ".package-lock.json"
-    lock = TS_SDK / "package-lock.json"
-    if example.is_file() and marker.is_file() and marker.stat().st_mtime >= lock.stat().st_mtime:
-        return example
+    marker = directory / "node_modules" / ".package-lock.json"
+    lock = directory / "package-lock.json"
+    if wanted.is_file() and marker.is_file() and marker.stat().st_mtime >= lock.stat().st_mtime:
+        return wanted
     executable = node()
     env = {**os.environ, "PATH": str(Path(executable).parent) + os.pathsep + os.environ.get("PATH", "")}
     # --prefer-offline: the lock file pins every tarball by its hash, so npm's cache need not be revalidated.
     command = [*_npm_command(executable), "ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
-    done = subprocess.run(command, cwd=TS_SDK, env=env, capture_output=True, text=True, timeout=600, check=False)
-    if done.returncode != 0 or not example.is_file():
-        raise InstallError(f"npm ci failed in {TS_SDK}:\n{done.stdout}\n{done.stderr}")
-    return example
+    done = subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0 or not wanted.is_file():
+        raise InstallError(f"npm ci failed in {directory}:\n{done.stdout}\n{done.stderr}")
+    return wanted
+
+
+def ensure_ts_sdk() -> Path:
+    """``npm ci`` in ts_sdk/ unless node_modules is newer than the lock file; returns the example's path."""
+    example = TS_SDK / "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js"
+    return _npm_ci(TS_SDK, example)
+
+
+def ensure_better_auth() -> Path:
+    """``npm ci`` in better_auth/ unless node_modules is newer than the lock file; returns the server's path."""
+    _npm_ci(BETTER_AUTH, BETTER_AUTH / "node_modules" / "@better-auth" / "mcp" / "package.json")
+    return BETTER_AUTH / "server.mjs"
 
 
 def fastmcp_is_current() -> bool:
@@ -121,7 +135,12 @@ def oidc_provider_module() -> Path:
 
 
 def main(argv: list[str]) -> int:
-    steps = {"ts_sdk": ensure_ts_sdk, "fastmcp": ensure_fastmcp_venv, "oidc_provider": oidc_provider_module}
+    steps = {
+        "ts_sdk": ensure_ts_sdk,
+        "better_auth": ensure_better_auth,
+        "fastmcp": ensure_fastmcp_venv,
+        "oidc_provider": oidc_provider_module,
+    }
     unknown = [name for name in argv if name not in steps]
     if unknown:
         print(f"[thirdparty] no such part: {', '.join(unknown)}; the parts: {', '.join(steps)}", file=sys.stderr)

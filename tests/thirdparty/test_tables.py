@@ -46,7 +46,29 @@ def test_a_changed_verdict_fails() -> None:
 def test_a_table_entry_needs_a_reason() -> None:
     with pytest.raises(AssertionError, match="needs its reason"):
         table({"AUTH-PRM-06": Verdict("warning", " ")})
-    with pytest.raises(AssertionError, match="only when it is known wrong"):
+    with pytest.raises(AssertionError, match="only when it is known wrong or awaits a harness fix"):
         table({"AUTH-PRM-06": Verdict("passed", "listed for no reason")})
     with pytest.raises(AssertionError, match="not auth/profile rules"):
         table({"IMG-TLS-01": Verdict("failed", "another suite")})
+
+
+def test_a_row_awaiting_a_harness_fix_is_a_strict_expected_failure() -> None:
+    """A row pins what the harness concludes today; the fix, which makes it conclude the stated status, fails the
+    test until the row drops its awaits (as pytest's xfail(strict=True) would)."""
+    pinned = verdicts.BETTER_AUTH
+    row = pinned.rules["AUTH-DCR-01"]
+    assert (row.status, row.today) == ("passed", "failed") and row.awaits
+    today = {rule: v.pinned_status for rule, v in pinned.rules.items()}
+    assert_pinned(fake_run(today, pinned.overall), pinned)
+    with pytest.raises(AssertionError, match="AUTH-DCR-01: now passed as it should be"):
+        assert_pinned(fake_run({**today, "AUTH-DCR-01": "passed"}, pinned.overall), pinned)
+    with pytest.raises(AssertionError, match="names both awaits and today"):
+        Verdict("passed", "x", awaits="a fix")
+
+
+def test_every_awaited_row_states_the_verdict_the_fix_brings() -> None:
+    for name, pinned in PINNED.items():
+        for rule, verdict in pinned.rules.items():
+            if verdict.awaits:
+                assert verdict.today != verdict.status, (name, rule)
+                assert verdict.status == "passed" or verdict.reason.strip(), (name, rule)

@@ -126,7 +126,7 @@ def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], 
     for case, token in tokens.items():
         if token is None:
             continue
-        probe.http.redactor.add_secret(token)
+        probe.http.redactor.add_secret(token, crafted=True)
         run.judged(case, refusal_problem(probe.send(token, **send), f"{case} on {probe.name}"))
 
 

@@ -26,15 +26,18 @@ BAD_KEYS: dict[str, Callable[[str], str] | None] = {
 }
 
 
-def key_headers(case: str, key: str | None, secret: Callable[[str], None]) -> dict[str, str] | None:
+def key_headers(case: str, key: str | None, secret: Callable[..., None]) -> dict[str, str] | None:
     """The headers of one case (None: the case needs the real key and none is configured). A header made from the
-    real key is nearly the secret: ``secret`` registers it so that no report ever shows it."""
+    real key is nearly the secret: ``secret`` (``Redactor.add_secret``) registers it so that no report ever shows it,
+    marked crafted when it is not the key itself (a replay cannot send it again from the key)."""
     make = BAD_KEYS[case]
     if make is None:
         return {}
     if not key:
         return None
     header = make(key)
-    if case.startswith("the real key"):
-        secret(header.removeprefix("Bearer ").removeprefix("Basic "))
+    _, space, rest = header.partition(" ")
+    value = rest if space else header  # "Bearer" alone carries no value
+    if space or value == key:
+        secret(value, crafted=value != key)
     return {"Authorization": header}

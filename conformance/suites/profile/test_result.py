@@ -155,7 +155,7 @@ def _credentials_cases(
         cases["a token for another audience"] = bearer(issuer.wrong_audience(account.resource, scopes))
     for headers in cases.values():
         if headers is not None and headers["Authorization"].startswith("Bearer "):
-            caller.http.redactor.add_secret(headers["Authorization"].removeprefix("Bearer ").strip())
+            caller.http.redactor.add_secret(headers["Authorization"].removeprefix("Bearer ").strip(), crafted=True)
     return cases
 
 
