@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conformance import Blocked, expect, observe, rule
+from conformance._exceptions import TargetUnreachable
 from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings
 from conformance.host.http import HostHTTP
@@ -145,7 +146,11 @@ def same_subject_elsewhere(
         run.not_tried(OTHER_ISSUER, "account 1's subject is unknown (an opaque access token and no ID token)")
         return
     scopes = distinct([*account.scopes, *oauth_scopes(tool)])
-    outcome = caller.call(issuer.valid(account.resource, scopes, subject=subject))
+    try:
+        outcome = caller.call(issuer.valid(account.resource, scopes, subject=subject))
+    except TargetUnreachable as exc:
+        run.unreached(OTHER_ISSUER, str(exc))
+        return
     if outcome.refused_http or outcome.auth_error_result:
         run.not_tried(OTHER_ISSUER, f"the target refused the test issuer's token: {outcome.describe()}")
         return
