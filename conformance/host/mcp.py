@@ -181,6 +181,7 @@ def raw_call(
     *,
     handshake: bool = True,
     query: Mapping[str, str] | None = None,
+    body: Mapping[str, str] | None = None,
 ) -> RawResult:
     """Send ``method`` as raw JSON-RPC, in the form of the era the target speaks, and return what answered, status
     line and headers included.
@@ -193,20 +194,21 @@ def raw_call(
     fails; the MCP session, if the server opened one, is closed with DELETE afterwards. In the modern era the call is
     one self-contained POST (routing headers and ``_meta`` envelope, no session). ``token`` goes in
     ``Authorization: Bearer``; ``headers`` override anything (e.g. a malformed ``Authorization``, a routing header);
-    ``query`` adds URL parameters (e.g. a token in the query string, AUTH-TOK-09). No retries: a probe must see the
-    raw 401/429/503.
+    ``query`` adds URL parameters and ``body`` top-level members of every JSON-RPC message sent (e.g. a token in the
+    query string or the body, AUTH-TOK-09). No retries: a probe must see the raw 401/429/503.
     """
     base: dict[str, str] = dict(MCP_HEADERS)
     if token is not None:
         host.redactor.add_secret(token)
         base["Authorization"] = f"Bearer {token}"
-    for value in (query or {}).values():
+    for value in [*(query or {}).values(), *(body or {}).values()]:
         host.redactor.add_secret(value)
     session_id: str | None = None
 
     def post(payload: dict[str, Any], step: str, extra: Mapping[str, str]) -> RawResult:
         sent = {**base, **extra, **(headers or {})}
-        response = host.request("POST", url, json=payload, headers=sent, params=query, retry=None)
+        message = {**payload, **(body or {})}
+        response = host.request("POST", url, json=message, headers=sent, params=query, retry=None)
         return _raw_result(response, payload.get("id"), step, session_id)
 
     era = mcp_era.known(host, url) if method != "initialize" else mcp_era.legacy("initialize asked for")

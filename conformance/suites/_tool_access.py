@@ -265,6 +265,7 @@ def call(
     token: str | None = None,
     headers: Mapping[str, str] | None = None,
     query: Mapping[str, str] | None = None,
+    body: Mapping[str, str] | None = None,
     arguments: Mapping[str, Any] | None = None,
 ) -> CallOutcome:
     name = tool if isinstance(tool, str) else str(tool.get("name"))
@@ -274,7 +275,14 @@ def call(
         else (sample_arguments(tool.get("inputSchema")) if isinstance(tool, Mapping) else {})
     )
     raw = mcp_probe(
-        http, url, "tools/call", {"name": name, "arguments": args}, token=token, headers=headers, query=query
+        http,
+        url,
+        "tools/call",
+        {"name": name, "arguments": args},
+        token=token,
+        headers=headers,
+        query=query,
+        body=body,
     )
     outcome = CallOutcome(raw)
     if outcome.result is not None:
@@ -316,10 +324,11 @@ def mcp_probe(
     token: str | None = None,
     headers: Mapping[str, str] | None = None,
     query: Mapping[str, str] | None = None,
+    body: Mapping[str, str] | None = None,
 ) -> RawResult:
     """``raw_call`` that remembers every 401 it met (AUTH-PRM-05 judges each one's challenge, whatever check
     provoked it)."""
-    raw = raw_call(http, url, method, params, token=token, headers=headers, query=query)
+    raw = raw_call(http, url, method, params, token=token, headers=headers, query=query, body=body)
     if raw.status == 401:
         what = f"{method} {params.get('name')!r}" if params and isinstance(params.get("name"), str) else method
         step = "" if raw.step == "call" else f" (at {raw.step})"

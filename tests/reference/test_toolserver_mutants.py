@@ -30,6 +30,7 @@ from conformance.reference import toolserver  # its app (the mcp SDK) is loaded 
 from conformance.reference.toolserver.mutants import MUTANTS
 
 ISSUER = "https://idp.test"
+OTHER_ISSUER = "https://other-idp.test"  # a second trusted issuer (the harness's test issuer, in a stack)
 RESOURCE = "https://127.0.0.1:8443/mcp"
 ACCEPT = {"accept": "application/json, text/event-stream"}
 
@@ -55,8 +56,13 @@ UNAUTHORIZED = {
     "iss_slash",
     "nbf_string",
     "query_over_header",
+    # parties the server trusts for something else
+    "key_of_other_issuer",
+    "aud_issuer",
 }
-META = {"anon_list_orders", "anon_cancel", "anon_profile", "insufficient_scope", "scope_suffix"}
+# A token outside the header: an anonymous call of list_orders to the reference.
+OUTSIDE_HEADER = {"token_query_param", "token_cookie", "token_body_member"}
+META = {"anon_list_orders", "anon_cancel", "anon_profile", "insufficient_scope", "scope_suffix", *OUTSIDE_HEADER}
 PROFILE_CALLS = {"profile", "profile_no_nickname"}
 FOOTPRINT: dict[str, set[str]] = {
     "ts-expects-other-audience": {
@@ -67,10 +73,11 @@ FOOTPRINT: dict[str, set[str]] = {
         "blank_id",
         "same_id_across_tokens",
         "distinct_ids",
+        "cross_issuer_ids",
         "id_after_display_change",
         *PROFILE_CALLS,
     },
-    "ts-skip-audience": {"aud", "aud_origin", "mixed_aud"},
+    "ts-skip-audience": {"aud", "aud_origin", "mixed_aud", "aud_issuer"},
     "ts-accept-alg-none": {"alg_none"},
     "ts-ignore-signature": {
         "tampered",
@@ -80,10 +87,11 @@ FOOTPRINT: dict[str, set[str]] = {
         "alg_none_upper",
         "embedded_jwk",
         "hs256_public_key",
+        "key_of_other_issuer",
     },
     "ts-skip-exp": {"expired", "exp_string", "expired_profile", "mixed_expired"},
     "ts-skip-nbf": {"nbf", "nbf_string"},
-    "ts-skip-iss": {"wrong_iss", "iss_upper", "iss_slash"},
+    "ts-skip-iss": {"wrong_iss", "iss_upper", "iss_slash", "key_of_other_issuer"},
     "ts-skip-scope": {"insufficient_scope", "scope_error", "scope_suffix"},
     "ts-scope-error-invalid-token": {"scope_error"},
     "ts-scope-substring": {"scope_suffix"},
@@ -112,12 +120,12 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-prm-missing": {"prm"},
     "ts-prm-wrong-resource": {"prm"},
     "ts-prm-bad-types": {"prm"},
-    "ts-anonymous-list-orders": {"anon_list_orders", "meta_metadata_url"},
+    "ts-anonymous-list-orders": {"anon_list_orders", "meta_metadata_url", *OUTSIDE_HEADER},
     "ts-anonymous-cancel": {"decl:cancel_order", "anon_cancel"},
     "ts-bad-security-schemes": {"decl:search_docs"},
     "ts-tool-description-not-string": {"decl:search_docs"},
     "ts-mixed-refuses-anonymous": {"anon_mixed"},
-    "ts-wrong-audience-as-anonymous": {"aud", "aud_origin", "mixed_aud"},
+    "ts-wrong-audience-as-anonymous": {"aud", "aud_origin", "mixed_aud", "aud_issuer"},
     "ts-bad-output": {"orders"},
     "ts-profile-marker-string": {"decl:get_profile"},
     "ts-profile-two-markers": {"decl:search_docs"},
@@ -128,7 +136,7 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-profile-text-mismatch": PROFILE_CALLS,
     "ts-profile-numeric-id": PROFILE_CALLS,
     "ts-profile-id-per-token": {"same_id_across_tokens"},
-    "ts-profile-id-shared": {"distinct_ids"},
+    "ts-profile-id-shared": {"distinct_ids", "cross_issuer_ids"},
     "ts-profile-id-from-email": PROFILE_CALLS | {"id_after_display_change"},
     "ts-profile-id-email-digest": {"id_derivation", "id_after_display_change"},
     "ts-profile-id-email-base64": {"id_derivation", "id_after_display_change"},
@@ -145,6 +153,10 @@ FOOTPRINT: dict[str, set[str]] = {
     "ts-meta-challenge-dead-metadata-url": {"meta_metadata_url"},
     "ts-profile-id-follows-display": {"id_after_display_change"},
     "ts-authorizes-by-mcp-name": {"routed_name"},
+    "ts-key-from-any-issuer": {"key_of_other_issuer"},
+    "ts-audience-trusted-issuer": {"aud_issuer"},
+    "ts-token-outside-header": OUTSIDE_HEADER,
+    "ts-profile-id-by-subject": {"cross_issuer_ids"},
     # Every probe that is not initialize is served on its token's claims: each token that fails verification.
     "ts-token-checked-at-initialize-only": UNAUTHORIZED
     - {"query_token", "bad_header", "other_scheme", "query_over_header"}
@@ -156,12 +168,15 @@ class Keys:
     def __init__(self, directory: Path) -> None:
         self.key = ec.generate_private_key(ec.SECP256R1())
         self.foreign = ec.generate_private_key(ec.SECP256R1())
-        jwk = json.loads(ECAlgorithm.to_jwk(self.key.public_key()))
-        jwk.update(kid="k1", use="sig", alg="ES256")
+        self.other = ec.generate_private_key(ec.SECP256R1())  # the second trusted issuer's
         self.jwks_file = directory / "jwks.json"
-        self.jwks_file.write_text(json.dumps({"keys": [jwk]}))
+        self.other_jwks_file = directory / "other-jwks.json"
+        for key, kid, path in ((self.key, "k1", self.jwks_file), (self.other, "k2", self.other_jwks_file)):
+            jwk = json.loads(ECAlgorithm.to_jwk(key.public_key()))
+            jwk.update(kid=kid, use="sig", alg="ES256")
+            path.write_text(json.dumps({"keys": [jwk]}))
 
-    def token(self, sub: str = "sub-alice", *, key: Any = None, **overrides: Any) -> str:
+    def token(self, sub: str = "sub-alice", *, key: Any = None, kid: str = "k1", **overrides: Any) -> str:
         now = int(time.time())
         claims = {
             "iss": ISSUER,
@@ -181,7 +196,7 @@ class Keys:
         pem = (key or self.key).private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
-        return jwt.encode(claims, pem, algorithm="ES256", headers={"kid": "k1"})
+        return jwt.encode(claims, pem, algorithm="ES256", headers={"kid": kid})
 
 
 def _challenge_shape(value: str | None) -> tuple[str, ...] | None:
@@ -197,7 +212,7 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         resource=RESOURCE,
         issuer=ISSUER,
         data_dir=directory / "data",
-        extra_issuers={ISSUER: f"file:{keys.jwks_file}"},
+        extra_issuers={ISSUER: f"file:{keys.jwks_file}", OTHER_ISSUER: f"file:{keys.other_jwks_file}"},
         admin_key="admin-key",
         defects=defects,
     )
@@ -368,6 +383,25 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         seen["iss_upper"] = await status(keys.token(iss=ISSUER.upper()))
         seen["iss_slash"] = await status(keys.token(iss=ISSUER + "/"))
         seen["nbf_string"] = await status(keys.token(nbf=str(now + 3600)))
+        # Parties the server trusts for something else: the other issuer's key signing for this issuer; a token
+        # this issuer minted for itself.
+        seen["key_of_other_issuer"] = await status(keys.token(key=keys.other, kid="k2"))
+        seen["aud_issuer"] = await status(keys.token(aud=ISSUER))
+        # A token outside the header, where careless lookups find one.
+        list_orders = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_orders"}}
+        outside = {
+            "token_query_param": {"url": f"/mcp?token={alice}", "json": list_orders, "headers": ACCEPT},
+            "token_cookie": {"url": "/mcp", "json": list_orders, "headers": {**ACCEPT, "cookie": f"token={alice}"}},
+            "token_body_member": {"url": "/mcp", "json": {**list_orders, "access_token": alice}, "headers": ACCEPT},
+        }
+        for probe, request in outside.items():
+            answer = await client.post(**request)
+            shaped = {"httpStatus": answer.status_code} if answer.status_code != 200 else answer.json()["result"]
+            seen[probe] = call_shape(shaped)
+        # The same subject under the other trusted issuer (no display claims): another profile, another id.
+        elsewhere = keys.token(key=keys.other, kid="k2", iss=OTHER_ISSUER, email=None, name=None, nickname=None)
+        ids = [((await call("get_profile", t)).get("structuredContent") or {}).get("id") for t in (alice, elsewhere)]
+        seen["cross_issuer_ids"] = ids[0] != ids[1] if None not in ids else None
         prm = await client.get("/.well-known/oauth-protected-resource/mcp")
         seen["prm"] = (prm.status_code, prm.json())
         blank = await client.post(
@@ -412,6 +446,7 @@ def test_reference_behaves(reference: dict[str, Any]) -> None:
         True,
     )
     assert reference["same_id_across_tokens"] is True and reference["distinct_ids"] is True
+    assert reference["cross_issuer_ids"] is True
     assert reference["blank_id"] == (1, (None, True, False, None))
     assert reference["prm"] == (
         200,

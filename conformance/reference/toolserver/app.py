@@ -416,8 +416,10 @@ class ToolServer:
         if principal is None:  # only reachable in the placeholder mutant
             return self._result({"id": "anonymous", "name": "Guest"})
         claims = principal.claims
+        # ts-profile-id-by-subject: profiles keyed by the subject alone, whichever trusted issuer vouches for it.
+        issuer = "" if "ts-profile-id-by-subject" in self.defects else principal.issuer
         profile = self.profiles.resolve(
-            principal.issuer,
+            issuer,
             principal.subject,
             {f: claims.get(f) if isinstance(claims.get(f), str) else None for f in ("name", "email", "nickname")},
         )
@@ -516,6 +518,8 @@ class BearerGate:
                 await self._deny(send, 401, "invalid_token", "The Authorization header is not a Bearer token.")
                 return
             token = value.strip()
+        elif "ts-token-outside-header" in self.server.defects:
+            token, receive = await _token_elsewhere(request, receive)
         principal: Principal | None = None
         if token is not None:
             try:
@@ -598,6 +602,39 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
         return {"type": "http.request", "body": body, "more_body": False}
 
     return body, replay
+
+
+# Where a careless token lookup (an express-jwt getToken, passport's body lookup) finds a bearer token without a
+# header: query parameters, cookies, and a member of the JSON body.
+ELSEWHERE_QUERY = ("token", "api_key", "apiKey")
+ELSEWHERE_COOKIES = ("access_token", "token")
+
+
+async def _token_elsewhere(request: Request, receive: Receive) -> tuple[str | None, Receive]:
+    """ts-token-outside-header: the token of a request without an Authorization header, looked up in the query,
+    the cookies and the body; the body member is removed before the SDK reads the message."""
+    for name in ELSEWHERE_QUERY:
+        if request.query_params.get(name):
+            return request.query_params[name], receive
+    for name in ELSEWHERE_COOKIES:
+        if request.cookies.get(name):
+            return request.cookies[name], receive
+    body, replay = await _buffered(receive)
+    message = _rpc_message(body)
+    token = message.pop("access_token", None)
+    if not isinstance(token, str) or not token:
+        return None, replay
+    stripped = json.dumps(message).encode()
+    sent = False
+
+    async def without_token() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": stripped, "more_body": False}
+
+    return token, without_token
 
 
 def _rpc_message(body: bytes) -> dict[str, Any]:
@@ -690,6 +727,8 @@ VERIFIER_DEFECTS: dict[str, str] = {
     "ts-exp-lenient-type": "exp-lenient-type",
     "ts-nbf-lenient-type": "nbf-lenient-type",
     "ts-audience-prefix": "audience-prefix",
+    "ts-key-from-any-issuer": "key-from-any-issuer",
+    "ts-audience-trusted-issuer": "audience-trusted-issuer",
 }
 
 

@@ -178,7 +178,12 @@ class JwtVerifier:
             prefix = "audience-prefix" in self.defects and any(
                 isinstance(a, str) and a and self.resource.startswith(a) for a in audiences
             )
-            if expected not in audiences and not prefix:
+            # audience-trusted-issuer: a token a trusted issuer minted for itself (aud: its own identifier, as for
+            # its userinfo endpoint) taken as one for this resource.
+            issued_for_issuer = "audience-trusted-issuer" in self.defects and any(
+                isinstance(a, str) and a in self.sources for a in audiences
+            )
+            if expected not in audiences and not prefix and not issued_for_issuer:
                 raise TokenError("token was issued for another resource")
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise TokenError("token has no subject")
@@ -194,6 +199,13 @@ class JwtVerifier:
         source = self.sources.get(issuer) if isinstance(issuer, str) else None
         if source is None:
             raise TokenError("token issuer is not trusted")
+        if "key-from-any-issuer" in self.defects:
+            # One key pool for every trusted issuer: the token's issuer is trusted, any trusted key will sign for it.
+            for candidate in [source, *(s for s in self.sources.values() if s is not source)]:
+                key = await self._lookup(candidate, kid)
+                if key is not None:
+                    return key
+            raise TokenError("no trusted key matches the token")
         key = await self._lookup(source, kid)
         if key is None:
             raise TokenError("no trusted key matches the token")

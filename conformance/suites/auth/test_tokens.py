@@ -471,6 +471,10 @@ def wait_out_real_token(
     return expired, f"waited out a real token's lifetime ({lifetime} s) on a throwaway authorization"
 
 
+AUD_AS = "aud: the authorization server's issuer (a token meant for it)"
+AUD_OWN_ISSUER = "aud: the token's own issuer (the test issuer)"
+AUD_CLIENT = "aud: the host's client_id (an ID token's audience)"
+ID_TOKEN = "the linked account's ID token (signed by the trusted issuer)"
 TOK06 = attack_table(
     "AUTH-TOK-06",
     Attack("a token for another audience", "RFC 8707 §2; RFC 8725 §3.9; contract A Auth 2, Auth 3", named=True),
@@ -482,6 +486,11 @@ TOK06 = attack_table(
     Attack("aud: the resource extended (prefix match)", "RFC 8707 §2; RFC 8725 §3.9"),
     Attack("aud: the resource with its path case changed", "RFC 3986 §6.2.2.1 (paths are case-sensitive)"),
     Attack("aud: an object instead of a string", "RFC 7519 §4.1.3 (StringOrURI)"),
+    # Audiences of the parties the server trusts for something else.
+    Attack(AUD_AS, "RFC 8725 §3.9 (same issuer, other audience); RFC 8707 §2; contract A Access token checks"),
+    Attack(AUD_OWN_ISSUER, "RFC 8725 §3.9; RFC 9068 §4 (aud must name the resource); contract A Access token checks"),
+    Attack(AUD_CLIENT, "RFC 8725 §3.9, §3.11 (an ID token's audience is the client); RFC 9068 §4"),
+    Attack(ID_TOKEN, "RFC 8725 §3.11; RFC 9068 §4 (ID tokens are not access tokens); contract A Auth 2"),
 )
 
 
@@ -494,14 +503,33 @@ def _case_changed_path(resource: str) -> str:
 
 @rule("AUTH-TOK-06")
 def test_token_for_another_audience_is_refused(
-    accepted: Probe, harness_issuer: HarnessIssuer | None, linker: Linker, conformance_settings: Settings
+    accepted: Probe,
+    harness_issuer: HarnessIssuer | None,
+    linker: Linker,
+    linked_account: LinkedAccount,
+    conformance_settings: Settings,
 ) -> None:
     run = AttackRun.of("AUTH-TOK-06")
     tokens: dict[str, str | None] = {}
     resource = accepted.resource
+    if linked_account.id_token:
+        tokens[ID_TOKEN] = linked_account.id_token
+    else:
+        run.inapplicable(ID_TOKEN, "the authorization server issued no ID token")
     if harness_issuer is not None:
         valid = harness_issuer.claims(audience=resource, scopes=accepted.scopes)
         origin = "/".join(resource.split("/", 3)[:3])
+        as_issuer = linker.host.as_metadata.issuer
+        parties: dict[str, str | None] = {
+            AUD_AS: as_issuer,
+            AUD_OWN_ISSUER: harness_issuer.issuer,
+            AUD_CLIENT: linked_account.client.client_id,
+        }
+        for case, party in parties.items():
+            if not party or party == resource:
+                run.inapplicable(case, "that party's identifier is the resource itself" if party else "not known")
+            else:
+                tokens[case] = harness_issuer.sign({**valid, "aud": party})
         auds: dict[str, Any] = {
             "aud: an array holding only another resource": [resource.rstrip("/") + "/other-resource"],
             "aud: the resource with a trailing slash": resource + "/" if not resource.endswith("/") else resource[:-1],
@@ -516,17 +544,19 @@ def test_token_for_another_audience_is_refused(
             tokens[case] = harness_issuer.sign({**valid, "aud": aud})
     else:
         for attack in run.table[1:]:
-            if attack.case != "a real token issued for --alt-resource":
+            if attack.case not in ("a real token issued for --alt-resource", ID_TOKEN):
                 run.not_tried(attack.case, f"needs harness-issued tokens ({HARNESS_OPTION})")
     alt_token, why = alt_resource_token(linker, conformance_settings)
     if alt_token is not None:
         tokens["a real token issued for --alt-resource"] = alt_token
     else:
         run.not_tried("a real token issued for --alt-resource", why)
-    if not tokens and conformance_settings.get("alt_resource"):
+    # The ID token alone does not stand for the rule's named case: its audience is the client, not another resource.
+    other_audience = [case for case in tokens if case != ID_TOKEN]
+    if not other_audience and conformance_settings.get("alt_resource"):
         # --alt-resource was given and the authorization server refused it: only harness-issued tokens are left.
         needs(f"a token for another audience (--alt-resource was given: {why})", HARNESS_OPTION)
-    if not tokens:
+    if not other_audience:
         needs("a token for another audience", f"--alt-resource or {HARNESS_OPTION}")
     if "a token for another audience" not in tokens:
         # The rule names one token for another audience: the real --alt-resource token is that case.
@@ -546,6 +576,8 @@ def alt_resource_token(linker: Linker, settings: Settings) -> tuple[str | None, 
     return None, f"no token for {alt}: {attempt.problem}"
 
 
+# Confusion among the parties the server trusts: one trusted issuer's key signing for another trusted issuer.
+ANOTHER_ISSUERS_KEY = "the real claims (iss: the authorization server) signed by the test issuer's key"
 TOK07 = attack_table(
     "AUTH-TOK-07",
     Attack("a token whose nbf lies in the future", "RFC 7519 §4.1.5; contract A Access token checks", named=True),
@@ -560,11 +592,17 @@ TOK07 = attack_table(
     Attack("iss: the trusted issuer in upper case", "RFC 9207 §2.4 (simple string comparison); RFC 8725 §3.8"),
     Attack("iss: an array holding the trusted issuer", "RFC 7519 §4.1.1 (StringOrURI)"),
     Attack("iss: the trusted issuer extended (prefix match)", "RFC 8725 §3.8; RFC 9068 §4"),
+    Attack(
+        ANOTHER_ISSUERS_KEY,
+        "RFC 8725 §3.8 (the issuer's own keys); RFC 9068 §4; RFC 7519 §4.1.1; contract A Access token checks",
+    ),
 )
 
 
 @rule("AUTH-TOK-07")
-def test_not_yet_valid_and_wrong_issuer_are_refused(accepted: Probe, harness_issuer: HarnessIssuer | None) -> None:
+def test_not_yet_valid_and_wrong_issuer_are_refused(
+    accepted: Probe, harness_issuer: HarnessIssuer | None, linked_account: LinkedAccount, linker: Linker
+) -> None:
     issuer = require_issuer(harness_issuer, "nbf in the future, wrong iss with a trusted key")
     valid = issuer.claims(audience=accepted.resource, scopes=accepted.scopes)
     trusted = issuer.issuer
@@ -589,8 +627,32 @@ def test_not_yet_valid_and_wrong_issuer_are_refused(accepted: Probe, harness_iss
             run.inapplicable(case, "the variant equals the trusted issuer")
             continue
         tokens[case] = issuer.sign({**valid, "iss": iss})
+    tokens[ANOTHER_ISSUERS_KEY] = signed_for_the_authorization_server(
+        run, issuer, accepted, fresh_token(linked_account), linker.host.as_metadata.issuer
+    )
     run_attacks(accepted, run, tokens)
     run.conclude()
+
+
+def signed_for_the_authorization_server(
+    run: AttackRun, issuer: HarnessIssuer, probe: Probe, token: str, as_issuer: str | None
+) -> str | None:
+    """The linked account's claims (subject, audience, scopes, iss naming the authorization server) signed by the
+    test issuer's key, which the target trusts only for the test issuer: a verifier that picks the key from every
+    trusted issuer's keys, not from the token's issuer's, accepts it. None (and the case noted) when inapplicable."""
+    claims = unverified_claims(token)
+    if not claims:
+        if not as_issuer:
+            run.not_tried(ANOTHER_ISSUERS_KEY, "the access token is opaque and the metadata names no issuer")
+            return None
+        observe("the access token is opaque: the claims naming the authorization server are the harness's")
+        claims = issuer.claims(audience=probe.resource, scopes=probe.scopes, iss=as_issuer)
+    elif not claims.get("iss") and as_issuer:
+        claims = {**claims, "iss": as_issuer}  # the issuer the metadata names, when the token does not say
+    if claims.get("iss") == issuer.issuer:
+        run.inapplicable(ANOTHER_ISSUERS_KEY, "the linked account's token is the test issuer's own")
+        return None
+    return issuer.sign(claims)
 
 
 def scope_target(listing: Listing, granted: list[str]) -> tuple[Mapping[str, Any], str] | None:
@@ -865,16 +927,35 @@ def test_tool_with_both_schemes(
     run.conclude()
 
 
+# Where careless servers look for a bearer token besides the header. RFC 6750 §2 defines the header, a form-encoded
+# body and the access_token query parameter (the last two only by agreement, §2.2/§2.3); OAuth 2.1 §5.1.1 and the
+# MCP authorization specification (contract A Auth 1) leave the header alone. The other names are those token
+# lookups read: express-jwt's documented getToken and many hand-written middlewares read ?token=, Jupyter Server's
+# ?token=, API-key style server URLs ?api_key= / ?apiKey=; passport-http-bearer reads the body's access_token
+# (a JSON body once a JSON parser runs); cookie-session setups read an access_token or token cookie.
+OUTSIDE_HEADER = "RFC 6750 §2 (three methods), §5.3; OAuth 2.1 §5.1.1; contract A Auth 1"
 TOK09 = attack_table(
     "AUTH-TOK-09",
     Attack("access_token in the query string (no header)", "RFC 6750 §2.3, §5.3; OAuth 2.1 §5.1", named=True),
     Attack("access_token in the query string with an invalid header", "RFC 6750 §2.3, §3.1 (one method only)"),
+    Attack("token in the query string (no header)", f"{OUTSIDE_HEADER}; RFC 6750 §2.3 (only access_token)"),
+    Attack("api_key in the query string (no header)", f"{OUTSIDE_HEADER}; RFC 6750 §2.3 (only access_token)"),
+    Attack("apiKey in the query string (no header)", f"{OUTSIDE_HEADER}; RFC 6750 §2.3 (only access_token)"),
+    Attack(
+        "access_token as a member of the JSON request body (no header)",
+        f"{OUTSIDE_HEADER}; RFC 6750 §2.2 (a body parameter only in a form-encoded body)",
+    ),
+    Attack("the token in an access_token cookie (no header)", f"{OUTSIDE_HEADER}; RFC 6750 §5.3 (not in cookies)"),
+    Attack("the token in a token cookie (no header)", f"{OUTSIDE_HEADER}; RFC 6750 §5.3 (not in cookies)"),
 )
 
 
 @rule("AUTH-TOK-09")
 def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: LinkedAccount) -> None:
     token = fresh_token(linked_account)
+    # Data for a token outside the header proves it accepted only when an anonymous call gets none.
+    anonymous = accepted.send(None)
+    open_to_anyone = isinstance(anonymous, CallOutcome) and anonymous.returned_data
     run = AttackRun.of("AUTH-TOK-09")
     sends: dict[str, dict[str, Any]] = {
         "access_token in the query string (no header)": {"query": {"access_token": token}},
@@ -882,11 +963,20 @@ def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: 
             "query": {"access_token": token},
             "headers": {"Authorization": "Bearer conformance-invalid"},
         },
+        "token in the query string (no header)": {"query": {"token": token}},
+        "api_key in the query string (no header)": {"query": {"api_key": token}},
+        "apiKey in the query string (no header)": {"query": {"apiKey": token}},
+        "access_token as a member of the JSON request body (no header)": {"body": {"access_token": token}},
+        "the token in an access_token cookie (no header)": {"headers": {"Cookie": f"access_token={token}"}},
+        "the token in a token cookie (no header)": {"headers": {"Cookie": f"token={token}"}},
     }
     for case, kwargs in sends.items():
         outcome = accepted.send(None, **kwargs)
         if isinstance(outcome, str):
             run.judged(case, outcome if isinstance(outcome, Unreached) else f"{case}: the request failed ({outcome})")
+            continue
+        if outcome.returned_data and open_to_anyone:
+            run.not_tried(case, f"{accepted.name} returns data to an anonymous call too (AUTH-TOOL-03 judges that)")
             continue
         problem = f"{case} was accepted: {outcome.describe()}" if outcome.returned_data else None
         run.tried_case(case, problem)

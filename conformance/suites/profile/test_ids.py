@@ -1,14 +1,21 @@
-"""Profile id stability and uniqueness: PROF-08 (refresh, new connection, scope upgrade), PROF-09 (two accounts)."""
+"""Profile id stability and uniqueness: PROF-08 (refresh, new connection, scope upgrade), PROF-09 (two accounts, and
+the same subject under another trusted issuer)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import pytest
+
 from conformance import Blocked, expect, observe, rule
-from conformance.suites._cases import Cases
+from conformance._exceptions import TargetUnreachable
+from conformance._verdicts import NeedsUnmet
+from conformance.config import Settings
+from conformance.host.http import HostHTTP
+from conformance.suites._cases import Attack, AttackRun, Cases, attack_table
 from conformance.suites._linking import LinkedAccount, Linker
-from conformance.suites._tool_access import oauth_scopes
+from conformance.suites._tool_access import HARNESS_OPTION, distinct, load_issuer, oauth_scopes, unverified_claims
 from conformance.suites.profile.client import AccountProfile, ProfileCaller
 
 
@@ -74,8 +81,87 @@ def test_id_is_stable(
     cases.conclude()
 
 
+TWO_ACCOUNTS = "two test accounts"
+OTHER_ISSUER = "account 1's subject under another trusted issuer (the test issuer)"
+PROF09 = attack_table(
+    "PROF-09",
+    Attack(TWO_ACCOUNTS, "contract A Profile id rule 3", named=True, expected="two different ids"),
+    # A subject is unique only at its issuer (RFC 7519 §4.1.2; OpenID Connect Core §5.7: iss and sub together):
+    # the same sub vouched for by another trusted issuer is another account, hence another profile.
+    Attack(
+        OTHER_ISSUER,
+        "contract A Profile id rules 3, 6; RFC 7519 §4.1.2 (sub unique in the context of its issuer)",
+        expected="an id other than account 1's",
+    ),
+)
+
+
 @rule("PROF-09")
-def test_two_accounts_two_ids(profile_1: AccountProfile, profile_2: AccountProfile) -> None:
-    if profile_1.id is None or profile_2.id is None:
-        raise Blocked("PROF-07", "a profile without id")
-    expect(profile_1.id != profile_2.id, f"both test accounts got the profile id {profile_1.id!r}")
+def test_distinct_profiles_distinct_ids(
+    profile_1: AccountProfile,
+    profile_caller: ProfileCaller,
+    profile_tool: Mapping[str, Any],
+    conformance_settings: Settings,
+    host_http: HostHTTP,
+    request: pytest.FixtureRequest,
+) -> None:
+    if profile_1.id is None:
+        raise Blocked("PROF-07", "account 1's profile has no id")
+    run = AttackRun.of("PROF-09")
+    option: str | None = None
+    try:
+        profile_2: AccountProfile = request.getfixturevalue("profile_2")
+    except NeedsUnmet as exc:
+        run.not_tried(TWO_ACCOUNTS, exc.need)
+        option = exc.option
+    else:
+        if profile_2.id is None:
+            raise Blocked("PROF-07", "account 2's profile has no id")
+        with run.attempt(TWO_ACCOUNTS):
+            expect(profile_1.id != profile_2.id, f"both test accounts got the profile id {profile_1.id!r}")
+            observe(f"two accounts, two ids: {profile_1.id!r} and {profile_2.id!r}")
+    same_subject_elsewhere(run, profile_1, profile_caller, profile_tool, conformance_settings, host_http)
+    run.conclude(option)
+
+
+def same_subject_elsewhere(
+    run: AttackRun,
+    profile_1: AccountProfile,
+    caller: ProfileCaller,
+    tool: Mapping[str, Any],
+    settings: Settings,
+    http: HostHTTP,
+) -> None:
+    """The profile tool called with a harness-issued token naming account 1's subject under the test issuer: a
+    server that keys profiles by sub alone answers with account 1's id (and profile)."""
+    account = profile_1.account
+    subject = next(
+        (s for s in (unverified_claims(t).get("sub") for t in (account.access_token, account.id_token)) if s), None
+    )
+    issuer = load_issuer(settings, http)
+    if issuer is None:
+        run.not_tried(OTHER_ISSUER, f"needs harness-issued tokens ({HARNESS_OPTION})")
+        return
+    if not isinstance(subject, str):
+        run.not_tried(OTHER_ISSUER, "account 1's subject is unknown (an opaque access token and no ID token)")
+        return
+    scopes = distinct([*account.scopes, *oauth_scopes(tool)])
+    try:
+        outcome = caller.call(issuer.valid(account.resource, scopes, subject=subject))
+    except TargetUnreachable as exc:
+        run.unreached(OTHER_ISSUER, str(exc))
+        return
+    if outcome.refused_http or outcome.auth_error_result:
+        run.not_tried(OTHER_ISSUER, f"the target refused the test issuer's token: {outcome.describe()}")
+        return
+    record = (outcome.result or {}).get("structuredContent")
+    other = record.get("id") if isinstance(record, dict) else None
+    if other is None:
+        run.inapplicable(OTHER_ISSUER, f"no profile for that account at the target: {outcome.describe()}")
+        return
+    with run.attempt(OTHER_ISSUER):
+        expect(
+            other != profile_1.id,
+            f"subject {subject!r} under the test issuer {issuer.issuer} got account 1's profile id {other!r}",
+        )
+        observe(f"subject {subject!r} under the test issuer: another id ({other!r})")

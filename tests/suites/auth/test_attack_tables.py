@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import httpx, jwt, pytest
 from conformance.host._redact import Redactor
 from conformance.host.challenge import Challenge
-from conformance.host.forge import split_jwt, ForgeError
+from conformance.host.forge import split_jwt, ForgeError, HarnessIssuer
 from conformance.host.mcp import RawResult
 from conformance._exceptions import TargetUnreachable
 from conformance.suites._cases import unreached_text
@@ -31,14 +31,21 @@ ACCEPT = {ACCEPT!r}  # which attack the stub server wrongly accepts: a predicate
 BARE = {BARE!r}  # refusals carry no challenge
 
 def accepts(token, kw):
-    header = {{}}
+    header, claims = {{}}, {{}}
     try:
-        header = split_jwt(token)[0] if token else {{}}
+        header, claims, _ = split_jwt(token) if token else ({{}}, {{}}, b"")
     except ForgeError:
         pass
     alg = str(header.get("alg", ""))
-    auth = (kw.get("headers") or {{}}).get("Authorization", "")
+    headers = kw.get("headers") or {{}}
+    auth = headers.get("Authorization", "")
     return {{
+        "another-issuers-key": header.get("kid") == "harness-kid" and claims.get("iss") == "https://as.test",
+        "aud-issuer": claims.get("aud") == "https://as.test",
+        "query-token-param": bool((kw.get("query") or {{}}).get("token")),
+        "token-cookie": headers.get("Cookie", "").startswith("token="),
+        "body-member": bool((kw.get("body") or {{}}).get("access_token")),
+        "anyone": True,
         "alg-none-any-case": alg.lower() == "none" and alg != "none",
         "embedded-jwk": "jwk" in header,
         "other-scheme": auth.startswith("Token "),
@@ -71,7 +78,8 @@ def accepted():
 @pytest.fixture(scope="module")
 def linked_account():
     claims = {{"iss": "https://as.test", "sub": "alice", "aud": "https://rs.test/mcp", "exp": int(time.time()) + 300}}
-    return SimpleNamespace(access_token=jwt.encode(claims, KEY, algorithm="HS256", headers={{"kid": "real"}}))
+    token = jwt.encode(claims, KEY, algorithm="HS256", headers={{"kid": "real"}})
+    return SimpleNamespace(access_token=token, id_token=None, client=SimpleNamespace(client_id="host-client"))
 
 @pytest.fixture(scope="module")
 def linker():
@@ -80,12 +88,22 @@ def linker():
 @pytest.fixture(scope="module")
 def harness_issuer_or_none():
     return None
+
+@pytest.fixture(scope="module")
+def harness_issuer():
+    return HarnessIssuer("https://test-issuer.test", kid="harness-kid")
+
+@pytest.fixture(scope="module")
+def conformance_settings():
+    return SimpleNamespace(get=lambda name, default=None: default)
 """
 
 CHECKS = {
     "AUTH-TOK-02": "test_missing_or_malformed_authorization",
     "AUTH-TOK-03": "test_tampered_token_is_refused",
     "AUTH-TOK-04": "test_untrusted_key_and_alg_none_are_refused",
+    "AUTH-TOK-06": "test_token_for_another_audience_is_refused",
+    "AUTH-TOK-07": "test_not_yet_valid_and_wrong_issuer_are_refused",
     "AUTH-TOK-09": "test_token_in_query_string_is_not_accepted",
 }
 
@@ -107,6 +125,13 @@ def run(pytester: pytest.Pytester, rule: str, accept: str | None, bare: bool = F
         ("AUTH-TOK-04", "alg-none-any-case", "alg: NONE"),
         ("AUTH-TOK-04", "embedded-jwk", "an attacker key embedded in the jwk header"),
         ("AUTH-TOK-09", "query-over-header", "access_token in the query string with an invalid header"),
+        # parties the server trusts for something else
+        ("AUTH-TOK-07", "another-issuers-key", "signed by the test issuer's key"),
+        ("AUTH-TOK-06", "aud-issuer", "aud: the authorization server's issuer"),
+        # a token outside the header
+        ("AUTH-TOK-09", "query-token-param", "token in the query string (no header)"),
+        ("AUTH-TOK-09", "token-cookie", "the token in a token cookie (no header)"),
+        ("AUTH-TOK-09", "body-member", "access_token as a member of the JSON request body (no header)"),
     ],
 )
 def test_one_accepted_attack_fails_the_rule_naming_it(
@@ -122,6 +147,14 @@ def test_refusing_every_case_passes_listing_the_cases_tried(pytester: pytest.Pyt
     result = run(pytester, rule, None)
     assert result["status"] == "passed", result
     assert "cases tried (" in result["message"], result["message"]
+
+
+def test_data_for_anyone_says_nothing_about_a_token_outside_the_header(pytester: pytest.Pytester) -> None:
+    """A tool that answers anonymous calls with data would answer a request carrying a token it ignores the same way:
+    those cases are not tried (AUTH-TOOL-03 judges the tool), never a failure of AUTH-TOK-09."""
+    result = run(pytester, "AUTH-TOK-09", "anyone")
+    assert result["status"] == "skipped", result
+    assert "returns data to an anonymous call too" in str(result), result
 
 
 def test_a_bare_401_is_a_refusal_whose_challenge_is_judged_elsewhere(pytester: pytest.Pytester) -> None:
