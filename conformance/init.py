@@ -264,8 +264,13 @@ def _client(allow_insecure_loopback: bool, ca_bundle: str | None, target_url: st
 
 
 def _page_of(response: Any, what: str) -> Page:
-    if response.status_code >= 400:
-        raise ConformanceError(f"init: {what} answered {response.status_code}")
+    if response.status_code >= 400:  # the page's own words say why (an unknown client, a redirect not registered)
+        said = (
+            parse_page(str(response.url), response.text).summary()
+            if "html" in response.headers.get("content-type", "")
+            else " ".join(response.text.split())[:200]
+        )
+        raise ConformanceError(f"init: {what} answered {response.status_code}" + (f": {said}" if said else ""))
     if "html" not in response.headers.get("content-type", "html").lower():
         raise ConformanceError(f"init: {what} is not HTML ({response.headers.get('content-type')})")
     return parse_page(str(response.url), response.text)
@@ -274,7 +279,7 @@ def _page_of(response: Any, what: str) -> Page:
 def fetch_login_page(url: str, *, allow_insecure_loopback: bool, ca_bundle: str | None) -> Page:
     """The login page as the harness sees it: the host's HTTP client, its guard, redirects followed."""
     with _client(allow_insecure_loopback, ca_bundle) as http:
-        response = http.get(url, follow_redirects=True, headers={"Accept": "text/html"})
+        response = http.browser.get(url, follow_redirects=True, headers={"Accept": "text/html"})
     return _page_of(response, f"the login page {url}")
 
 
@@ -305,7 +310,8 @@ def login_page_via_authorization(
                 "code_challenge_method": "S256",
                 "resource": target_url,
             }
-            response = http.get(
+            # The user's browser follows the authorization request to the page (and keeps its session cookies).
+            response = http.browser.get(
                 endpoint, params=params, follow_redirects=True, metadata_driven=True, headers={"Accept": "text/html"}
             )
         except InvalidResponse as exc:

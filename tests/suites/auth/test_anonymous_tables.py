@@ -19,11 +19,12 @@ from conformance._verdicts import Failure
 from conformance.host.mcp import RawResult
 from conformance.suites._cases import Attack, AttackRun, cited, unreached_text
 from conformance.suites._credentials import absent_credentials
+from conformance.suites._era_cases import ROUTED_NAME
 from conformance.suites._tool_access import CallOutcome
 from conformance.suites.auth import test_flow, test_tools
 from conformance.suites.profile import test_result
 
-NEW_TABLES = {"AUTH-TOOL-03": 5, "AUTH-TOOL-04": 5, "PROF-11": 8, "AUTH-FLOW-06": 5}
+NEW_TABLES = {"AUTH-TOOL-03": 6, "AUTH-TOOL-04": 5, "PROF-11": 8, "AUTH-FLOW-06": 5}
 
 
 def test_each_rule_counts_its_cited_cases() -> None:
@@ -37,9 +38,11 @@ def test_each_rule_counts_its_cited_cases() -> None:
     for rule_id, count in NEW_TABLES.items():
         assert rows[rule_id]["cases"] == count == len(tables[rule_id])
         assert all("RFC" in a.source or "contract" in a.source for a in tables[rule_id])
-    # Every empty-credential placement the fixture sends is a case of both anonymous tables, and nothing else is.
-    for table in (test_tools.TOOL03, test_tools.TOOL04):
-        assert {a.case for a in table} == {"no Authorization header", *test_tools.EMPTY_CREDENTIALS}
+    # Every empty-credential placement the fixture sends is a case of both anonymous tables, and nothing else is but
+    # AUTH-TOOL-03's routing case (the modern MCP era's Mcp-Name header naming another tool).
+    empty = {"no Authorization header", *test_tools.EMPTY_CREDENTIALS}
+    assert {a.case for a in test_tools.TOOL03} == {*empty, ROUTED_NAME}
+    assert {a.case for a in test_tools.TOOL04} == empty
 
 
 def _outcome(result: dict[str, Any] | None, status: int = 200) -> CallOutcome:
@@ -83,7 +86,7 @@ def test_one_family_feeds_both_rules() -> None:
     """The empty-credentials family has one home; each rule's rows are the family's, under its own prefix."""
     family = {c.case: c for c in absent_credentials()}
     for rule_prefix, table in (
-        (test_tools.A_AUTH_6, test_tools.TOOL03),
+        (test_tools.A_AUTH_6, tuple(a for a in test_tools.TOOL03 if a.case != ROUTED_NAME)),
         (test_result.PROF11_CONTRACT, test_result.PROF11[: len(test_result.PROF11_EMPTY)]),
     ):
         for attack in table:
