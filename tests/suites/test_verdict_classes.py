@@ -302,7 +302,7 @@ from types import SimpleNamespace
 @pytest.fixture(scope="session")
 def linked_account(tool_server_target):
     return SimpleNamespace(access_token="opaque-linked-token", scopes=(), resource=tool_server_target.base_url,
-                           refresh_token=None)
+                           refresh_token=None, id_token=None)
 """
 
 
