@@ -30,6 +30,9 @@ def test_demo_certifies_the_reference(demo_run: tuple[int, Path, str]) -> None:
     for result in report["results"]:
         if result["status"] == "skipped":
             assert result["need"], result
+    # Every pass says what it checked (the document, the cases, the exchanges): none is an empty line.
+    silent = [r["rule"] for r in report["results"] if r["status"] == "passed" and not r["message"].strip()]
+    assert silent == []
 
 
 def test_demo_under_xdist_keeps_each_target_on_one_worker(demo_run: tuple[int, Path, str]) -> None:

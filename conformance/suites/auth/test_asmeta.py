@@ -135,6 +135,8 @@ def test_endpoints_are_https(host_http: HostHTTP, as_metadata: AsMetadata) -> No
     expect(not problems, "; ".join(problems))
     if as_metadata.https_problems():
         transport_not_judged("HTTPS of authorization_endpoint and token_endpoint", "both are present and absolute")
+    endpoints = {k: as_metadata.document.get(k) for k in ("authorization_endpoint", "token_endpoint")}
+    observe("absolute HTTPS URLs: " + ", ".join(f"{k} {v}" for k, v in endpoints.items()))
 
 
 @rule("AUTH-ASM-05")

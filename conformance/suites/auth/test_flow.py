@@ -262,6 +262,7 @@ def test_resource_reaches_the_token(linked_account: LinkedAccount, linker: Linke
     if verdict is not None:
         claims = jwt.decode(token, options={"verify_signature": False})
         expect(verdict, f"the JWT access token's aud is {json.dumps(claims.get('aud'))}, not {resource!r}")
+        observe(f"the JWT access token's aud {json.dumps(claims.get('aud'))} is the requested resource {resource!r}")
         return
     # Opaque: the tool server must accept it for this resource.
     response = open_endpoint(linker.http, resource, linked_account.auth_header)

@@ -49,6 +49,7 @@ def test_resource_is_canonical(host_http: HostHTTP, prm_discovery: PrmDiscovery,
     resource = prm_discovery.document["resource"]
     https = judge_https(host_http, resource, "`resource` an HTTPS URL", held="`resource` is the URL the host uses")
     expect(https, f"`resource` {resource!r} is not an HTTPS URL")
+    observe(f"`resource` {resource!r} is the URL the host connects to ({tool_server_target.base_url})")
 
 
 @rule("AUTH-PRM-04")

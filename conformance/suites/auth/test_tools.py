@@ -178,14 +178,18 @@ def test_security_schemes(listing: Listing) -> None:
     if len(undeclared) == len(listing.named()):
         # No declaration to judge: not a pass (the rule judges securitySchemes where they are declared).
         needs("a tool declaring securitySchemes (every tool inherits the server default)")
+    declared = [str(t["name"]) for t in listing.named() if security_schemes_of(t) is not None]
+    observe(f"well-formed securitySchemes on {len(declared)} tool(s): {', '.join(declared)}")
 
 
 @rule("AUTH-TOOL-06")
 def test_profile_marker_is_boolean(listing: Listing, conformance_settings: Settings) -> None:
     expect(not listing.problems_of("AUTH-TOOL-06"), every_offender(listing.problems_of("AUTH-TOOL-06")))
     vendor = vendor_of(conformance_settings)
-    if not any(profile_marker(t, vendor) != MARKER_ABSENT for t in listing.named()):
+    marked = [str(t["name"]) for t in listing.named() if profile_marker(t, vendor) != MARKER_ABSENT]
+    if not marked:
         needs(f'a tool carrying the profile marker _meta["{vendor}/profile"] (none does; a profile tool is optional)')
+    observe(f'_meta["{vendor}/profile"] is a boolean on {", ".join(marked)}')
 
 
 # -- anonymous access ----------------------------------------------------------------------------------------

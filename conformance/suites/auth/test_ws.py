@@ -42,5 +42,6 @@ def test_userinfo_returns_verified_email(
     if not isinstance(email, str) or not email:
         fail(f"UserInfo returns no email (claims: {sorted(claims)})")
     expect(verified is True, f"UserInfo returns email_verified {json.dumps(verified)}, not true")
+    observe(f"OIDC discovery advertises openid and email; UserInfo {userinfo} returns email and email_verified true")
     if not email.lower().endswith("@" + str(domain).lower().lstrip("@")):
         observe(f"the test account's email is not in {domain} (the workspace checks its own domain)")

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, run_state_machine_as_test
 from hypothesis.stateful import rule as step
 
-from conformance import expect, fail, rule
+from conformance import expect, fail, observe, rule
 from conformance._signals import with_host_verdicts
 from conformance.config import Settings
 from conformance.host.fields import json_get
@@ -160,6 +160,7 @@ def test_pagination_walks(campaigns_api: CampaignsApi) -> None:
     ours = [campaigns_api.create_ok()["id"] for _ in range(5)]
     for limit in (1, 2, 5):
         check_walks(campaigns_api, anchor=anchor, ours=ours, limit=limit, budget=40)
+    observe(f"walked after and before, both orders, at limit 1, 2 and 5: each of {len(ours) + 1} campaigns once")
 
 
 @rule("CAMP-08")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance import expect, rule
+from conformance import expect, observe, rule
 from conformance.suites.compression.client import Api, count_of
 
 
@@ -28,3 +28,4 @@ def test_counting(api: Api) -> None:
     check("a rejected resize", 3, None)
     api.get(upload.location + "-unknown")
     check("a download of an unknown output", 3, None)
+    observe("; ".join(steps))

@@ -22,6 +22,7 @@ def test_kept_when_asked(api: Api) -> None:
         problems += [f"{name}: {p}" for p in kept_problems(images.image(name), output, keep)]
     if problems:
         fail("; ".join(problems))
+    observe("kept: meta.jpg copyright, creation, location; meta.png copyright, creation")
 
 
 @rule("IMG-PRS-02")
@@ -44,6 +45,10 @@ def test_gone_otherwise(api: Api) -> None:
         ]
     if problems:
         fail("; ".join(problems))
+    observe(
+        "gone without preserve (meta.jpg, meta.png), gone beyond what preserve named (meta.jpg with copyright), "
+        "never written when absent from the upload (photo.jpg, photo.png)"
+    )
 
 
 @rule("IMG-PRS-03")

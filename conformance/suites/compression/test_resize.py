@@ -162,6 +162,9 @@ def test_never_enlarges(api: Api) -> None:
             problems.append(f"{options} gave {out.width}x{out.height} from {source.width}x{source.height}")
     if problems:
         fail("enlarged: " + "; ".join(problems))
+    observe(
+        f"6 resizes to targets larger than {source.width}x{source.height} (scale, fit, cover, thumb): none enlarged"
+    )
 
 
 RESIZE = "contract compression, Resize options"
@@ -221,13 +224,16 @@ def test_bad_resize_options(api: Api) -> None:
 def test_important_area_kept(api: Api) -> None:
     kept_in_source, _ = images.red_fraction(images.subject_pixels())
     problems = []
+    kept: dict[str, float] = {}
     for method in ("cover", "thumb"):
         out = _resize(api, "subject.png", {"method": method, "width": 100, "height": 100})
         fraction, pixels = images.red_fraction(out.image)
         if fraction < 0.8 * kept_in_source:
             problems.append(f"{method} 100x100 kept {fraction:.0%} of the off-centre subject ({pixels} px)")
+        kept[method] = fraction
     if problems:
         fail("; ".join(problems))
+    observe("the off-centre subject kept: " + ", ".join(f"{m} {f:.0%}" for m, f in kept.items()))
 
 
 PRESERVE_HEADERS = "contract C, Endpoints (POST /output with preserve: 200 with the image; no headers named)"

@@ -4,6 +4,7 @@ that talk to a target."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Mapping
@@ -227,11 +228,22 @@ def run_property(test: Callable[[], None]) -> None:
     harness error — a target that answers differently on replay has still broken the rule. So is a failure whose
     replay the target throttled: the answer that broke the rule was real (without one, throttling blocks)."""
     hypothesis = getattr(test, "hypothesis", None)
+    examples = 0
     if hypothesis is not None:  # each example meets the host's signals as verdicts (a throttle ends it at once)
-        hypothesis.inner_test = with_host_verdicts(hypothesis.inner_test)
+        inner = with_host_verdicts(hypothesis.inner_test)
+
+        @functools.wraps(inner)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            nonlocal examples
+            examples += 1
+            return inner(*args, **kwargs)
+
+        hypothesis.inner_test = counted
     try:
         with host_verdicts():
             test()
+        if examples:  # what a pass rests on
+            observe(f"the property held on {examples} generated example(s)")
     except Throttled as exc:
         record = _context.current()
         first = record.first_failure if record is not None else None

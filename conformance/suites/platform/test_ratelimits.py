@@ -141,6 +141,7 @@ def test_remaining_requests_decreases(platform_api: PlatformApi) -> None:
                 )
             seen.append((what, value, reset if reset is not None else float("inf"), now))
         if not window_ended:
+            observe("x-ratelimit-remaining-requests: " + " → ".join(f"{left} after {what}" for what, left, *_ in seen))
             return
     fail("the request window kept resetting; remaining-requests could not be observed within one window")
 

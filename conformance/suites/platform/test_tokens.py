@@ -104,6 +104,7 @@ def test_count_is_deterministic(platform_api: PlatformApi) -> None:
     for what, body in bodies.items():
         counts = [count(platform_api, body, what) for _ in range(3)]
         expect(len(set(counts)) == 1, f"{what}: the same request gave different counts {counts}")
+        observe(f"{what}: {counts[0]} tokens, three times")
 
 
 @rule("TOK-03")
@@ -127,6 +128,9 @@ def test_message_items_cost_at_least_the_text(platform_api: PlatformApi) -> None
         "two message items",
     )
     expect(two > joined, f"two messages ({two}) cost no more than their text in one string ({joined}): no role tokens")
+    observe(
+        f"bare text {bare}, a message item {as_message}, an input_text part {as_parts}; joined {joined} < two {two}"
+    )
 
     @target_settings()
     @given(first=TEXT, second=TEXT, role=st.sampled_from(["user", "assistant", "developer"]))
