@@ -11,11 +11,12 @@ from conformance.host.asmeta import AsMetadata, as_metadata_urls, discover_as_me
 from conformance.host.discovery import PrmDiscovery
 from conformance.host.http import HostHTTP
 from conformance.host.identity import HostIdentity
-from conformance.host.oauth import OAuthClient, TokenEndpoint, choose_redirect_mode, negotiate_auth_method
+from conformance.host.oauth import TokenEndpoint, choose_redirect_mode, negotiate_auth_method
 from conformance.host.publisher import Publisher
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites._transport import loopback_run, transport_not_judged
+from conformance.suites.auth.client import none_only_client
 from conformance.validate.auth import (
     auth_method_notes,
     auth_method_problems,
@@ -240,15 +241,5 @@ def _link_with_none(linker: Linker, as_metadata: AsMetadata, publisher: Publishe
     with Publisher(
         certfile=publisher.certfile, keyfile=publisher.keyfile, host=publisher.host, redactor=linker.http.redactor
     ) as other:
-        identity = other.identity
-        assert identity is not None
-        document = {
-            **identity.client_document(),
-            "token_endpoint_auth_methods_supported": ["none"],
-            "token_endpoint_auth_method": "none",
-        }
-        for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
-            document.pop(name)
-        other.override("/oauth/client.json", 200, document)
-        probe = OAuthClient("cimd", identity.stable_document_url, "none", (identity.redirect_uri(),), identity=identity)
+        probe = none_only_client(other)
         return linker.attempt(client=probe, tokens=TokenEndpoint(linker.http, as_metadata, probe))

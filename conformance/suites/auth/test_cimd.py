@@ -31,6 +31,7 @@ from conformance.host.oauth import (
 from conformance.host.publisher import Publisher
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, HostClient, LinkedAccount, Linker
+from conformance.suites.auth.client import none_only_client
 
 CIMD_REFUSALS = ("AUTH-CIMD-01", "AUTH-CIMD-02")
 
@@ -147,17 +148,7 @@ def test_document_url_is_the_client_id(
         raise Blocked(first_link.rule or "AUTH-FLOW-01", first_link.problem or "no authorization response")
     # The document was fetched and refused: tell "CIMD refused" from "private_key_jwt refused" with a document
     # that asks for `none` only, on another origin.
-    identity = second_publisher.identity
-    assert identity is not None
-    document = {
-        **identity.client_document(),
-        "token_endpoint_auth_methods_supported": ["none"],
-        "token_endpoint_auth_method": "none",
-    }
-    for name in ("jwks_uri", "token_endpoint_auth_signing_alg"):
-        document.pop(name)
-    second_publisher.override("/oauth/client.json", 200, document)
-    probe = OAuthClient("cimd", identity.stable_document_url, "none", (identity.redirect_uri(),), identity=identity)
+    probe = none_only_client(second_publisher)
     attempt = linker.attempt(client=probe, exchange=False)
     expect(bool(second_publisher.fetched(probe.client_id)), f"{probe.client_id} was never fetched")
     if attempt.callback is None or not attempt.callback.code:
