@@ -100,16 +100,15 @@ def unwrap_hypothesis(exc: BaseException) -> BaseException:
     return exc
 
 
-def replay_verdict(exc: BaseException, first_failure: BaseException | None) -> BaseException | None:
+def replay_verdict(
+    exc: BaseException, first_failure: BaseException | None, throttled: tuple[type[BaseException], ...]
+) -> BaseException | None:
     """The verdict behind a flaky error of a property-based check on a live target: the first failure the check
-    met (its answer broke the rule even if a replay answered otherwise), or a throttled answer inside the group."""
+    met (its answer broke the rule even if a replay answered otherwise), or a ``throttled`` answer (the verdict
+    layer's kinds: a check blocked by throttling) inside the group."""
     if not is_flaky(exc):
         return None
     if isinstance(exc, BaseExceptionGroup):
-        from conformance._exceptions import TargetThrottled
-        from conformance._verdicts import Blocked
-
-        throttled = Blocked | TargetThrottled
         blocked = [e for e in map(unwrap_hypothesis, exc.exceptions) if isinstance(e, throttled)]
         if first_failure is None and blocked:
             return blocked[0]

@@ -151,7 +151,7 @@ def verdict_exception(
         members = [verdict_exception(unwrap_hypothesis(e), first_failure) for e in exc.exceptions]
         if members and all(m is not None for m in members):
             return next((m for m in members if m is not None and not _blocks(m)), members[0])
-    first = replay_verdict(exc, first_failure)
+    first = replay_verdict(exc, first_failure, (Blocked, TargetThrottled))
     if first is not None and notes is not None:
         notes.append(
             f"the target answered differently when Hypothesis replayed the failing case ({type(exc).__name__})"

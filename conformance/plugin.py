@@ -192,7 +192,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A fleet run: every check once per named target (its id carries the name), see ``conformance/fleet.py``."""
+    """A fleet run: every check once per named target (its id carries the name); see "fleets" in config.py."""
     state = metafunc.config.stash.get(SESSION_KEY, None)
     if state is not None and state.settings.fleet and rules_of(metafunc.definition):
         names = list(state.settings.fleet)

@@ -1,4 +1,4 @@
-"""Fleets (conformance/fleet.py): the targets file, each named target's settings and secrets, the checks
+"""Fleets ("fleets" in conformance/config.py): the targets file, each named target's settings and secrets, the checks
 parametrized per named target, the scheduling per named target, and the redactor knowing every target's secrets."""
 
 from __future__ import annotations

@@ -209,3 +209,77 @@ def test_nothing_narrates_its_history() -> None:
         if HISTORY.search(line)
     ]
     assert found == []
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, at load time or inside functions (``if TYPE_CHECKING:`` blocks
+    left out: they never run)."""
+    root = Path(conformance.__file__).resolve().parent
+    modules = {
+        ".".join(p.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in root.rglob("*.py")
+    }
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = {
+            id(child)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for child in ast.walk(node)
+        }
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                found |= {o for a in node.names if (o := owner(a.name))}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                found |= {o for a in node.names if (o := owner(f"{base}.{a.name}") or owner(base))}
+        graph[module] = found - {module}
+    return graph
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    """No module of the package reaches itself through imports, those inside functions included: every floor
+    imports only floors below it."""
+    graph = _import_graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    assert cycles == []

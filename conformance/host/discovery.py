@@ -73,10 +73,10 @@ def open_endpoint(
     payload, sent = opening_request(era_host, mcp_url)
     response = http.post(mcp_url, json=payload, headers={**sent, **(headers or {})}, retry=None)
     if payload["method"] == mcp_era.DISCOVER and mcp_era.known(era_host, mcp_url) is None:
-        from conformance.host.mcp import _response_to, jsonrpc_messages
+        from conformance.host.jsonrpc import jsonrpc_messages, response_to
 
         messages = jsonrpc_messages(response.headers.get("content-type"), response.content)
-        era = mcp_era.settle_from_discover(response.status_code, response.headers, _response_to(messages, 1))
+        era = mcp_era.settle_from_discover(response.status_code, response.headers, response_to(messages, 1))
         if era is not None:
             mcp_era.remember(era_host, mcp_url, era)
             if not era.modern:

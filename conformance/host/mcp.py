@@ -27,11 +27,15 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from conformance._exceptions import TargetError
-from conformance.host import _json as target_json
 from conformance.host import mcp_era
-from conformance.host.challenge import Challenge, first_bearer_challenge
+from conformance.host.challenge import Challenge
 from conformance.host.discovery import MCP_HEADERS, initialize_request
 from conformance.host.http import HostHTTP
+from conformance.host.jsonrpc import McpSessionError as McpSessionError  # the probes' names, re-exported
+from conformance.host.jsonrpc import first_challenge as _first_challenge
+from conformance.host.jsonrpc import jsonrpc_messages as jsonrpc_messages
+from conformance.host.jsonrpc import response_to as _response_to
+from conformance.host.jsonrpc import sse_data as sse_data
 
 if TYPE_CHECKING:
     from conformance.host.mcp_session import CLIENT_INFO as CLIENT_INFO
@@ -42,87 +46,6 @@ if TYPE_CHECKING:
 
 SESSION_HEADER = "Mcp-Session-Id"
 PROTOCOL_HEADER = "MCP-Protocol-Version"
-
-
-class McpSessionError(TargetError):
-    """The MCP session could not do what was asked (HTTP error status, JSON-RPC error, unusable answer)."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        challenge: Challenge | None = None,
-        error: Any = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.challenge = challenge
-        self.error = error
-
-
-# ------------------------------------------------------------------------------------------ bodies
-
-
-def sse_data(text: str) -> list[str]:
-    """The ``data`` of each event of a text/event-stream body (multi-line data joined with newlines).
-
-    An event without a terminating blank line at the end of the body still counts (the stream was closed).
-    """
-    events: list[str] = []
-    data: list[str] = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if line == "":
-            if data:
-                events.append("\n".join(data))
-            data = []
-        elif line.startswith(":"):
-            continue
-        else:
-            name, _, value = line.partition(":")
-            if name == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
-    if data:
-        events.append("\n".join(data))
-    return events
-
-
-def jsonrpc_messages(content_type: str | None, body: bytes) -> list[Any]:
-    """The JSON-RPC messages of a response body: one object, a batch array, or SSE events with JSON data.
-
-    Unparseable parts are skipped; callers judge an empty list.
-    """
-    ctype = (content_type or "").split(";", 1)[0].strip().lower()
-    text = body.decode("utf-8", "replace")
-    chunks = sse_data(text) if ctype == "text/event-stream" else [text]
-    messages: list[Any] = []
-    for chunk in chunks:
-        if not chunk.strip():
-            continue
-        try:
-            value = target_json.loads(chunk)
-        except ValueError:
-            continue
-        messages.extend(value if isinstance(value, list) else [value])
-    return messages
-
-
-def _response_to(messages: list[Any], request_id: Any) -> dict[str, Any] | None:
-    """The response (result or error) to ``request_id`` among ``messages``; else the only response there is."""
-    # An OAuth error body ({"error": "invalid_token"}) is not JSON-RPC: a response names the protocol or an id.
-    responses = [
-        m
-        for m in messages
-        if isinstance(m, dict) and ("result" in m or "error" in m) and (m.get("jsonrpc") == "2.0" or "id" in m)
-    ]
-    for message in responses:
-        if message.get("id") == request_id and type(message.get("id")) is type(request_id):
-            return message
-    return responses[0] if len(responses) == 1 else None
-
-
-def _first_challenge(headers: Any) -> Challenge | None:
-    return first_bearer_challenge(headers.get_list("www-authenticate") if hasattr(headers, "get_list") else [])
 
 
 # ----------------------------------------------------------------------------------------- raw probes

@@ -29,7 +29,9 @@ from conformance.host._mcp_sdk import ClientSession, MCPError, streamable_http_c
 from conformance.host.challenge import Challenge
 from conformance.host.exchange import now_stamp, record_exchange
 from conformance.host.http import USER_AGENT, HostHTTP, ssl_context
-from conformance.host.mcp import McpSessionError, _first_challenge, _response_to, jsonrpc_messages
+from conformance.host.jsonrpc import McpSessionError, jsonrpc_messages
+from conformance.host.jsonrpc import first_challenge as _first_challenge
+from conformance.host.jsonrpc import response_to as _response_to
 
 MAX_PAGES = 100
 CLIENT_INFO = types.Implementation(name="conformance-host", version="0.1")

@@ -1,91 +1,17 @@
-"""A fleet's report: one row per named target (its verdict, URLs and counts) and the overall verdict; merging the
-reports of shards (CI matrix jobs, each certifying one or more targets) into one (``conformance merge``).
-
-The overall verdict is the worst row's: NOT ACCEPTED over INCOMPLETE over PASSED LOCALLY over ACCEPTED, so a fleet
-is ACCEPTED only when every target is.
+"""Merging the reports of shards (CI matrix jobs, each certifying one or more targets) into one fleet report
+(``conformance merge``). A fleet's rows and its verdict (the worst row's) belong to the result model
+(:mod:`conformance.report.model`): every report, merged or not, builds them the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 from conformance._exceptions import ConformanceError
-from conformance.report.model import (
-    ACCEPTED,
-    INCOMPLETE,
-    NOT_ACCEPTED,
-    PASSED_LOCALLY,
-    RuleResult,
-    RunReport,
-    RunVerdict,
-    Throttle,
-    summarize,
-    verdict,
-)
+from conformance.report.model import FleetRow, RuleResult, RunReport, Throttle, fleet_rows, fleet_verdict
 
-_RANK = {NOT_ACCEPTED: 0, INCOMPLETE: 1, PASSED_LOCALLY: 2, ACCEPTED: 3}
-
-
-@dataclass(frozen=True)
-class FleetRow:
-    """One named target of a fleet: its verdict, its URLs by target kind, its counts."""
-
-    name: str
-    verdict: RunVerdict
-    targets: Mapping[str, str] = field(default_factory=dict)  # kind -> URL (credentials redacted)
-    summary: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "verdict": self.verdict.to_json(),
-            "targets": {kind: {"url": url} for kind, url in self.targets.items()},
-            "summary": dict(self.summary),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> FleetRow:
-        targets = {kind: info["url"] for kind, info in (data.get("targets") or {}).items()}
-        return cls(data["name"], RunVerdict.from_json(data["verdict"]), targets, dict(data.get("summary") or {}))
-
-
-def fleet_rows(
-    results: Sequence[RuleResult],
-    names: Sequence[str],
-    targets: Mapping[str, str],
-    *,
-    strict: bool,
-    config: Mapping[str, Any],
-) -> tuple[FleetRow, ...]:
-    """Each named target's row: the run's verdict rules applied to its results alone."""
-    rows = []
-    for name in names:
-        mine = [r for r in results if r.target_name == name]
-        decided = verdict(
-            mine,
-            strict=strict,
-            local=bool(config.get("allow_insecure_loopback")),
-            allow_incomplete=bool(config.get("allow_incomplete")),
-        )
-        urls = {key.split("/", 1)[1]: url for key, url in targets.items() if key.split("/", 1)[0] == name}
-        rows.append(FleetRow(name, decided, urls, summarize(mine)))
-    return tuple(rows)
-
-
-def fleet_verdict(rows: Sequence[FleetRow], other_failures: int = 0) -> RunVerdict:
-    """The fleet's verdict: the worst of its targets' (and NOT ACCEPTED when other tests failed)."""
-    if not rows:
-        return RunVerdict(INCOMPLETE, "no named target was certified")
-    status = min((row.verdict.status for row in rows), key=lambda s: _RANK.get(s, 0))
-    reasons = [f"{len(rows)} target(s): " + ", ".join(f"{row.name} {row.verdict.status}" for row in rows)]
-    if other_failures:
-        status = NOT_ACCEPTED
-        reasons.append(f"{other_failures} other test(s) failed")
-    missing = tuple(f"{row.name}: {item}" for row in rows for item in row.verdict.missing)
-    return RunVerdict(status, "; ".join(reasons), missing)
+__all__ = ["FleetRow", "MergeError", "fleet_rows", "fleet_verdict", "merge_reports"]
 
 
 class MergeError(ConformanceError):

@@ -7,16 +7,17 @@ report's JSON exchange dicts (:data:`ExchangeJSON`). No pytest here: ``conforman
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
 
 if TYPE_CHECKING:
     from conformance.report.baseline import Baseline
-    from conformance.report.fleet import FleetRow
 
 ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
 
@@ -69,7 +70,7 @@ class CheckOutcome:
     duration_s: float = 0.0
     incomplete: bool = False  # the need kept the run from reaching its target (see ``verdict``)
     throttled: bool = False  # blocked because the target throttled the harness
-    target_name: str | None = None  # the named target of a fleet run (conformance/fleet.py)
+    target_name: str | None = None  # the named target of a fleet run ("fleets" in conformance/config.py)
     cases: tuple[dict[str, Any], ...] = ()  # the cases of the rules' tables (``AttackRun.records``)
 
     def to_json(self) -> dict[str, Any]:
@@ -439,8 +440,6 @@ class RunReport:
         )
         rows: tuple[FleetRow, ...] = ()
         if fleet:
-            from conformance.report.fleet import fleet_rows, fleet_verdict
-
             rows = fleet_rows(results, fleet, targets, strict=strict, config=config)
             decided = fleet_verdict(rows, other_failures)
             if interrupted:
@@ -477,8 +476,6 @@ class RunReport:
         first, so every writer can trust its shape. Raises :class:`InvalidReport`."""
         if validate:
             _validate(data)
-        from conformance.report.fleet import FleetRow
-
         harness, throttle = data["harness"], data.get("throttle")
         return cls(
             verdict=RunVerdict.from_json(data["verdict"]),
@@ -500,12 +497,81 @@ class RunReport:
         return RunReport.from_json(scrub_tree(self.to_json()), validate=False)
 
 
+def report_schema() -> dict[str, Any]:
+    """The shipped schema of report.json (conformance/schemas/report.schema.json)."""
+    text = resources.files("conformance").joinpath("schemas/report.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
 def _validate(data: Any) -> None:
     import jsonschema
-
-    from conformance.report.json_writer import report_schema
 
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(report_schema()).iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the top level"
         raise InvalidReport(f"not a conformance report: at {where}: {error.message[:300]}")
+
+
+# -- a fleet: one row per named target (conformance/report/fleet.py merges shards) ------------------------------
+
+_RANK = {NOT_ACCEPTED: 0, INCOMPLETE: 1, PASSED_LOCALLY: 2, ACCEPTED: 3}
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    """One named target of a fleet: its verdict, its URLs by target kind, its counts."""
+
+    name: str
+    verdict: RunVerdict
+    targets: Mapping[str, str] = field(default_factory=dict)  # kind -> URL (credentials redacted)
+    summary: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "verdict": self.verdict.to_json(),
+            "targets": {kind: {"url": url} for kind, url in self.targets.items()},
+            "summary": dict(self.summary),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FleetRow:
+        targets = {kind: info["url"] for kind, info in (data.get("targets") or {}).items()}
+        return cls(data["name"], RunVerdict.from_json(data["verdict"]), targets, dict(data.get("summary") or {}))
+
+
+def fleet_rows(
+    results: Sequence[RuleResult],
+    names: Sequence[str],
+    targets: Mapping[str, str],
+    *,
+    strict: bool,
+    config: Mapping[str, Any],
+) -> tuple[FleetRow, ...]:
+    """Each named target's row: the run's verdict rules applied to its results alone."""
+    rows = []
+    for name in names:
+        mine = [r for r in results if r.target_name == name]
+        decided = verdict(
+            mine,
+            strict=strict,
+            local=bool(config.get("allow_insecure_loopback")),
+            allow_incomplete=bool(config.get("allow_incomplete")),
+        )
+        urls = {key.split("/", 1)[1]: url for key, url in targets.items() if key.split("/", 1)[0] == name}
+        rows.append(FleetRow(name, decided, urls, summarize(mine)))
+    return tuple(rows)
+
+
+def fleet_verdict(rows: Sequence[FleetRow], other_failures: int = 0) -> RunVerdict:
+    """The fleet's verdict: the worst of its targets' (and NOT ACCEPTED when other tests failed)."""
+    if not rows:
+        return RunVerdict(INCOMPLETE, "no named target was certified")
+    status = min((row.verdict.status for row in rows), key=lambda s: _RANK.get(s, 0))
+    reasons = [f"{len(rows)} target(s): " + ", ".join(f"{row.name} {row.verdict.status}" for row in rows)]
+    if other_failures:
+        status = NOT_ACCEPTED
+        reasons.append(f"{other_failures} other test(s) failed")
+    missing = tuple(f"{row.name}: {item}" for row in rows for item in row.verdict.missing)
+    return RunVerdict(status, "; ".join(reasons), missing)

@@ -14,10 +14,9 @@ from conformance.config import Target
 from conformance.host.fields import json_field
 from conformance.host.http import HostHTTP
 from conformance.suites.platform.client import describe, json_body, ledger_of
+from conformance.validate.platform import campaign_shape_problems as shape_problems
 from conformance.validate.platform import list_page_problems
 
-STATUSES = ("active", "paused", "archived")
-BIDDING_TYPES = ("impressions", "clicks", "conversions")
 # Fields compared between a model and the target's answers (ids, timestamps and targeting are checked apart).
 COMPARED = (
     "name",
@@ -93,52 +92,6 @@ class CampaignsApi:
 
     def list(self, **params: Any) -> httpx.Response:
         return self.send("GET", params={k: v for k, v in params.items() if v is not None})
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def shape_problems(campaign: Any, *, listed: bool = False) -> list[str]:
-    """Every documented field present with its documented type. ``conversion_event_setting_ids`` is documented as
-    present in list output (``listed``: a list item); elsewhere it is judged only when the campaign carries it."""
-    if not isinstance(campaign, dict):
-        return [f"the campaign is not a JSON object: {campaign!r:.80}"]
-    problems: list[str] = []
-
-    def check(name: str, ok: bool, wanted: str) -> None:
-        if name not in campaign:
-            problems.append(f"'{name}' is missing")
-        elif not ok:
-            problems.append(f"'{name}' is {campaign[name]!r:.60}, expected {wanted}")
-
-    value = campaign.get
-    check("id", isinstance(value("id"), str) and bool(value("id")), "a non-empty string")
-    check("created_at", _is_int(value("created_at")), "an integer Unix timestamp")
-    check("updated_at", _is_int(value("updated_at")), "an integer Unix timestamp")
-    check("name", isinstance(value("name"), str), "a string")
-    check("description", value("description") is None or isinstance(value("description"), str), "a string or null")
-    check("status", value("status") in STATUSES, " / ".join(STATUSES))
-    for name in ("start_time", "end_time"):
-        check(name, value(name) is None or _is_int(value(name)), "an integer or null")
-    budget = value("budget")
-    check(
-        "budget",
-        isinstance(budget, dict) and _is_int(budget.get("lifetime_spend_limit_micros")),
-        "an object with integer lifetime_spend_limit_micros",
-    )
-    check("bidding_type", value("bidding_type") in BIDDING_TYPES, " / ".join(BIDDING_TYPES))
-    ids = value("conversion_event_setting_ids")
-    if listed or "conversion_event_setting_ids" in campaign:
-        check(
-            "conversion_event_setting_ids",
-            isinstance(ids, list) and all(isinstance(i, str) for i in ids),
-            "an array of strings",
-        )
-    check("mode", value("mode") is None or isinstance(value("mode"), str), "a string or null")
-    # targeting is an object; null is accepted too because an update may clear it.
-    check("targeting", value("targeting") is None or isinstance(value("targeting"), dict), "an object")
-    return problems
 
 
 def expect_shape(campaign: Any, what: str) -> None:

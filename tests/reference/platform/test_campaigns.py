@@ -14,7 +14,7 @@ from conformance.reference.platform import create_app
 from conformance.reference.platform.campaigns import CREATE_FIELDS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
 from conformance.reference.platform.settings import SandboxSettings
-from conformance.suites.campaigns.client import shape_problems
+from conformance.validate.platform import campaign_shape_problems as shape_problems
 from tests.reference.platform.conftest import AUTH, campaign_body
 
 
