@@ -33,6 +33,13 @@ def test_demo_certifies_the_reference(demo_run: tuple[int, Path, str]) -> None:
     # Every pass says what it checked (the document, the cases, the exchanges): none is an empty line.
     silent = [r["rule"] for r in report["results"] if r["status"] == "passed" and not r["message"].strip()]
     assert silent == []
+    # A rule judged on a document a session fixture fetched (the metadata, the tool listing, a profile result)
+    # holds the exchange that fetched it, whichever check fetched it first.
+    on_documents = {
+        *("AUTH-PRM-02", "AUTH-PRM-03", "AUTH-PRM-04", "AUTH-ASM-02", "AUTH-ASM-03", "AUTH-ASM-05", "AUTH-ASM-06"),
+        *("AUTH-TOOL-01", "AUTH-TOOL-02", "AUTH-TOOL-06", "PROF-01", "PROF-02", "PROF-05", "PROF-06", "PROF-07"),
+    }
+    assert [r["rule"] for r in report["results"] if r["rule"] in on_documents and not r["evidence"]] == []
 
 
 def test_demo_under_xdist_keeps_each_target_on_one_worker(demo_run: tuple[int, Path, str]) -> None:

@@ -25,6 +25,7 @@ import jsonschema
 
 from conformance._exceptions import InvalidResponse
 from conformance.host.discovery import json_object
+from conformance.host.exchange import exchange_of
 from conformance.host.fields import JsonMember, as_str, as_strings
 from conformance.host.http import HostHTTP
 
@@ -135,6 +136,8 @@ class AsMetadata:
     problems: list[str] = field(default_factory=list)  # schema problems, each naming its field
     others: dict[str, dict[str, Any]] = field(default_factory=dict)  # other well-known URLs that also answered
     copies: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)  # (via, url, document) served
+    # The exchange that fetched the chosen document: the evidence of every rule judged on it.
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def issuer(self) -> Any:
@@ -211,6 +214,7 @@ def discover_as_metadata(http: HostHTTP, issuer: str, *, try_all: bool = False) 
     tried: list[str] = []
     found: list[tuple[str, str, dict[str, Any]]] = []
     chosen: tuple[str, str, dict[str, Any]] | None = None
+    fetched: dict[str, dict[str, Any]] = {}  # url -> the exchange that fetched it
     for via, url in as_metadata_urls(issuer):
         if chosen is not None and not try_all:
             break
@@ -222,6 +226,8 @@ def discover_as_metadata(http: HostHTTP, issuer: str, *, try_all: bool = False) 
             continue
         tried.append(f"{via} {url}: 200, issuer {json.dumps(document.get('issuer'))}")
         found.append((via, url, document))
+        if (exchange := exchange_of(response)) is not None:
+            fetched[url] = exchange
         if chosen is None and document.get("issuer") == issuer:
             chosen = (via, url, document)
     if not found:
@@ -236,6 +242,7 @@ def discover_as_metadata(http: HostHTTP, issuer: str, *, try_all: bool = False) 
         problems=schema_problems(document, "as-metadata"),
         others={u: d for _, u, d in found if u != url},
         copies=found,
+        exchanges=[fetched[url]] if url in fetched else [],
     )
 
 

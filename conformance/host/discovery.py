@@ -126,6 +126,8 @@ class PrmDiscovery:
     via: str  # challenge, path-suffixed, root
     challenge: Challenge | None
     tried: list[str] = field(default_factory=list)
+    # The exchange that fetched the document: the evidence of every rule judged on it, whichever check fetched it.
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
 
 
 def discover_prm(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
@@ -148,5 +150,6 @@ def discover_prm(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
         except InvalidResponse as exc:
             tried.append(f"{via} {url}: {exc.message}")
             continue
-        return PrmDiscovery(url=url, document=document, via=via, challenge=challenge, tried=tried)
+        fetched = [e for e in (exchange_of(response),) if e is not None]
+        return PrmDiscovery(url=url, document=document, via=via, challenge=challenge, tried=tried, exchanges=fetched)
     raise InvalidResponse("no protected resource metadata found; " + "; ".join(tried))

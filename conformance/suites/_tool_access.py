@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ class Listing:
     paging: list[str]  # pagination / SDK problems of the listing itself
     checker: DeclarationChecker
     authenticated: bool
+    exchanges: list[dict[str, Any]] = field(default_factory=list)  # the tools/list requests: the evidence
 
     def named(self) -> list[Mapping[str, Any]]:
         return [t for t in self.tools if isinstance(t, Mapping) and isinstance(t.get("name"), str) and t["name"]]

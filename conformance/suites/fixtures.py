@@ -222,4 +222,32 @@ def listing(
     def token() -> str:
         return fresh_token(request.getfixturevalue("linked_account"))
 
-    return suite_listing(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
+    from conformance import _context
+
+    position = _context.mark()
+    found = suite_listing(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
+    found.exchanges = [e for e in _context.since(position) if "tools/list" in str(e.get("request_body") or "")]
+    return found
+
+
+# The session fixtures whose documents checks judge, and where their fetching exchanges are (the fixture itself,
+# or the one it was taken from): each check that judges one holds those exchanges as evidence, whichever check's
+# fixture fetched them first.
+_EVIDENCE_OF = {
+    "prm_discovery": "prm_discovery",
+    "as_metadata": "as_metadata",
+    "listing": "listing",
+    "profile_tool": "listing",
+    "profile_1": "profile_1",
+    "profiles": "profiles",
+}
+
+
+@pytest.fixture(autouse=True)
+def _fixture_evidence(request: pytest.FixtureRequest) -> None:
+    from conformance import _context
+
+    for name in {_EVIDENCE_OF[n] for n in request.fixturenames if n in _EVIDENCE_OF}:
+        value = request.getfixturevalue(name)
+        for item in value if isinstance(value, list) else [value]:
+            _context.attach(list(getattr(item, "exchanges", ())))

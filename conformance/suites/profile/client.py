@@ -4,10 +4,10 @@ session) and what the harness knows about each test account. Fixtures: conftest.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import Blocked
+from conformance import Blocked, _context
 from conformance.config import Settings
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import LinkedAccount
@@ -44,6 +44,7 @@ class AccountProfile:
     account: LinkedAccount
     result: dict[str, Any]
     known: dict[str, str]
+    exchanges: list[dict[str, Any]] = field(default_factory=list)  # the profile call: the evidence
 
     @property
     def record(self) -> dict[str, Any] | None:
@@ -76,5 +77,7 @@ def login_of(settings: Settings, account: int) -> str | None:
 
 def account_profile(caller: ProfileCaller, account: LinkedAccount, settings: Settings, number: int) -> AccountProfile:
     """Test account ``number``'s profile result, with what the harness knows about the account."""
+    position = _context.mark()
     result = caller.result(fresh_token(account), f"test account {number}")
-    return AccountProfile(account, result, known_facts(account, login_of(settings, number)))
+    calls = [e for e in _context.since(position) if "tools/call" in str(e.get("request_body") or "")]
+    return AccountProfile(account, result, known_facts(account, login_of(settings, number)), calls)
