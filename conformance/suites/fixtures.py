@@ -230,24 +230,15 @@ def listing(
     return found
 
 
-# The session fixtures whose documents checks judge, and where their fetching exchanges are (the fixture itself,
-# or the one it was taken from): each check that judges one holds those exchanges as evidence, whichever check's
-# fixture fetched them first.
-_EVIDENCE_OF = {
-    "prm_discovery": "prm_discovery",
-    "as_metadata": "as_metadata",
-    "listing": "listing",
-    "profile_tool": "listing",
-    "profile_1": "profile_1",
-    "profiles": "profiles",
-}
+# The session fixtures whose documents checks judge: a check that uses one (itself, or through another fixture:
+# ``profile_tool`` comes from ``listing``) holds the exchanges that fetched it as evidence, whichever check's fixture
+# fetched them first.
+_EVIDENCE_FIXTURES = ("prm_discovery", "as_metadata", "listing", "profile_1", "profile_2")
 
 
 @pytest.fixture(autouse=True)
 def _fixture_evidence(request: pytest.FixtureRequest) -> None:
     from conformance import _context
 
-    for name in {_EVIDENCE_OF[n] for n in request.fixturenames if n in _EVIDENCE_OF}:
-        value = request.getfixturevalue(name)
-        for item in value if isinstance(value, list) else [value]:
-            _context.attach(list(getattr(item, "exchanges", ())))
+    for name in (n for n in _EVIDENCE_FIXTURES if n in request.fixturenames):
+        _context.attach(list(getattr(request.getfixturevalue(name), "exchanges", ())))
