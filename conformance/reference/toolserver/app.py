@@ -592,6 +592,11 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
+    return body, _replaying(body, receive)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app behind ``body`` whole, once, then whatever ``receive`` brings."""
     sent = False
 
     async def replay() -> Message:
@@ -601,7 +606,7 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
         sent = True
         return {"type": "http.request", "body": body, "more_body": False}
 
-    return body, replay
+    return replay
 
 
 # Where a careless token lookup (an express-jwt getToken, passport's body lookup) finds a bearer token without a
@@ -624,17 +629,7 @@ async def _token_elsewhere(request: Request, receive: Receive) -> tuple[str | No
     token = message.pop("access_token", None)
     if not isinstance(token, str) or not token:
         return None, replay
-    stripped = json.dumps(message).encode()
-    sent = False
-
-    async def without_token() -> Message:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": stripped, "more_body": False}
-
-    return token, without_token
+    return token, _replaying(json.dumps(message).encode(), receive)
 
 
 def _rpc_message(body: bytes) -> dict[str, Any]:

@@ -58,11 +58,16 @@ def _subject_token(
     needs("the subject of a token whose stored profile the hook may change (a JWT access token or a test issuer)")
 
 
+def _require_hook(settings: Settings, need: str) -> None:
+    """The reference's (or a vendor's) admin hook is configured, or the rule is skipped naming it."""
+    if not settings.get("reference_admin_url") or not settings.get("reference_admin_key"):
+        needs(need, HOOK_OPTION)
+
+
 def _hook(http: HostHTTP, settings: Settings, action: str, body: dict[str, Any], need: str) -> int:
     """Call the reference or vendor hook ``action``; skipped with ``need`` unless it reports a changed profile."""
+    _require_hook(settings, need)
     url, key = settings.get("reference_admin_url"), settings.get("reference_admin_key")
-    if not url or not key:
-        needs(need, HOOK_OPTION)
     answer = http.post(
         f"{str(url).rstrip('/')}/{action}", json=body, headers={"X-Reference-Admin-Key": str(key)}, retry=None
     )
@@ -85,8 +90,7 @@ def test_blank_stored_id_is_an_error(
 ) -> None:
     s = conformance_settings
     need = "a reference or vendor hook that blanks the stored profile id"
-    if not s.get("reference_admin_url") or not s.get("reference_admin_key"):
-        needs(need, HOOK_OPTION)
+    _require_hook(s, need)
     token, subject, how, _ = _subject_token(
         s, host_http, profile_caller, request, rule_id="PROF-13", stays="its stored id stays blank on this target"
     )
@@ -127,8 +131,7 @@ def test_id_survives_display_changes(
 ) -> None:
     s = conformance_settings
     need = "a reference or vendor hook that changes the account's e-mail and name"
-    if not s.get("reference_admin_url") or not s.get("reference_admin_key"):
-        needs(need, HOOK_OPTION)
+    _require_hook(s, need)
     tag = secrets.token_hex(4)
     first = {"email": f"prof15-{tag}@conformance.invalid", "name": f"Conformance Before {tag}", "nickname": "before"}
     token, subject, how, fresh = _subject_token(
