@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/collect_overhead.py --tests [--runs 5] [--workers 3] [--root CHECKOUT] [--bytecode]
 
 Without ``--tests``, times (wall clock, median of N runs) three commands in fresh processes:
-  1. `python -c "import conformance.plugin"`                       import cost of the plugin
+  1. `python -c "import conformance.pytest.plugin"`                       import cost of the plugin
   2. `pytest --collect-only -q -p no:conformance` on an empty dir     pytest alone (baseline)
   3. `pytest --collect-only -q --target-url ... ` of all suites      pytest + plugin + bundled suites
 and prints the top import-time entries of the plugin from `python -X importtime`.
@@ -103,7 +103,7 @@ def main() -> None:
     py = sys.executable
     with tempfile.TemporaryDirectory() as empty:
         commands = {
-            "import conformance.plugin": [py, "-c", "import conformance.plugin"],
+            "import conformance.pytest.plugin": [py, "-c", "import conformance.pytest.plugin"],
             "pytest --collect-only (no plugin, empty dir)": [
                 py,
                 "-m",
@@ -149,7 +149,7 @@ def main() -> None:
         )
         print("collected:", collected[-1] if collected else "?")
         trace = subprocess.run(
-            [py, "-X", "importtime", "-c", "import conformance.plugin"],
+            [py, "-X", "importtime", "-c", "import conformance.pytest.plugin"],
             capture_output=True,
             text=True,
             check=False,

@@ -6,7 +6,7 @@ exchange (guard, pace, httpx's client, the cookie jar, the size cap, the recorde
 The target is an in-process ``httpx.MockTransport`` that answers at once, so every microsecond counted is the
 harness's: a sign-in like a form login (redirects that set cookies, an HTML page, a form post) and API calls with a
 bearer token (JSON answers), inside a running check (each exchange recorded and redacted, as in a real run), with
-the cyclic collector's threshold a run sets (conformance._gc). It prints the median CPU time per request over
+the cyclic collector's threshold a run sets (conformance.core._gc). It prints the median CPU time per request over
 ``--repeat`` rounds. Compare two checkouts by running one copy of this file with each checkout's
 ``.venv/bin/python`` (its editable install wins over ``PYTHONPATH``); the figure leaves out the transport (h11,
 TLS), which a real run also pays.
@@ -32,8 +32,8 @@ from collections.abc import Callable
 
 import httpx
 
-from conformance import _context
-from conformance._gc import GEN0_THRESHOLD
+from conformance.core import _context
+from conformance.core._gc import GEN0_THRESHOLD
 from conformance.host._guard import UrlGuard
 from conformance.host._pace import Pacer
 from conformance.host._redact import Redactor
@@ -168,7 +168,7 @@ def against_stack(requests: int, repeat: int) -> float:
 
 
 def main() -> None:
-    # As in a certification run (conformance._gc): the youngest generation is collected every GEN0_THRESHOLD
+    # As in a certification run (conformance.core._gc): the youngest generation is collected every GEN0_THRESHOLD
     # allocations, so what a request leaves for the collector costs what it costs in a run.
     gc.set_threshold(GEN0_THRESHOLD, *gc.get_threshold()[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

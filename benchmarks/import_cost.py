@@ -21,10 +21,14 @@ import tempfile
 
 # (what, already loaded by then, measured import)
 PIECES = [
-    ("the pytest plugin (every run)", "import pytest", "import conformance.plugin, conformance.vendor"),
-    ("the SDK session (auth/profile checks)", "import conformance.plugin", "import conformance.host.mcp_session"),
-    ("platform validators", "import conformance.plugin", "import conformance.validate.platform"),
-    ("compression validators", "import conformance.plugin", "import conformance.validate.compression"),
+    ("the pytest plugin (every run)", "import pytest", "import conformance.pytest.plugin, conformance.pytest.vendor"),
+    (
+        "the SDK session (auth/profile checks)",
+        "import conformance.pytest.plugin",
+        "import conformance.host.mcp_session",
+    ),
+    ("platform validators", "import conformance.pytest.plugin", "import conformance.validate.platform"),
+    ("compression validators", "import conformance.pytest.plugin", "import conformance.validate.compression"),
 ]
 HEAVY = ("httpx._main", "click", "mcp.server", "starlette", "uvicorn", "jsonschema", "jwt", "mcp_types", "hypothesis")
 PROBE = """

@@ -71,7 +71,7 @@ def forked_run(env: dict[str, str], directory: Path, args: list[str]) -> dict[st
         try:
             import pytest
 
-            import conformance.plugin as plugin
+            import conformance.pytest.plugin as plugin
             from conformance.report import har, html, json_writer
 
             timed(spent, plugin, "build_report", "build")

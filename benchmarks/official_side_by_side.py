@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from conformance._cache import cache_dir
+from conformance.core._cache import cache_dir
 from conformance.reference.stack import running_stack
 
 HERE = Path(__file__).resolve().parent
@@ -128,15 +128,15 @@ def run_ours(env: dict[str, str], suites: str, out: Path) -> Run:
 
 
 # What a run has imported when its first check lists tools (pytest, httpx, the host and the suites' modules), then the
-# SDK's client the way that check imports it (conformance._gc's policy: threshold of a run, collector paused).
+# SDK's client the way that check imports it (conformance.core._gc's policy: threshold of a run, collector paused).
 SDK_IMPORT = """
 import gc, time
-from conformance._gc import GEN0_THRESHOLD
+from conformance.core._gc import GEN0_THRESHOLD
 gc.set_threshold(GEN0_THRESHOLD, *gc.get_threshold()[1:])
 import pytest, httpx, httpcore, jsonschema, jwt
-import conformance.plugin, conformance.host.http, conformance.host.mcp, conformance.suites._linking
+import conformance.pytest.plugin, conformance.host.http, conformance.host.mcp, conformance.suites._linking
 import conformance.suites._tool_access
-from conformance import _gc
+from conformance.core import _gc
 started = time.process_time()
 with _gc.long_lived("conformance.host.mcp_session"):
     import conformance.host.mcp_session

@@ -36,8 +36,8 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 
-from conformance import _context
 from conformance.config import resolve
+from conformance.core import _context
 from conformance.host.http import HostHTTP, ssl_context
 from conformance.reference.stack import running_stack
 from conformance.suites.campaigns.client import CampaignsApi

@@ -11,8 +11,8 @@ The curated API for writing checks::
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from conformance import _rewrite  # noqa: F401 - first: keeps pytest's assertion rewriter off the package (see there)
-from conformance._exceptions import (
+from conformance.core import _rewrite  # noqa: F401 - first: keeps pytest's assertion rewriter off the package (see there)
+from conformance.core._exceptions import (
     ConfigError,
     ConformanceError,
     ResponseTooLarge,
@@ -23,22 +23,22 @@ from conformance._exceptions import (
 )
 
 if TYPE_CHECKING:
-    from conformance._hypothesis import hypothesis_profile
-    from conformance._verdicts import Blocked, Failure, NeedsUnmet, expect, fail, needs, observe
+    from conformance.core.rules import RULES, Level, Rule, get_rule, rule
     from conformance.report.model import Status
-    from conformance.rules import RULES, Level, Rule, get_rule, rule
+    from conformance.verdict._hypothesis import hypothesis_profile
+    from conformance.verdict._verdicts import Blocked, Failure, NeedsUnmet, expect, fail, needs, observe
 
 __version__ = "0.1.0"
 
 # Loaded on first use: the verdicts and the catalog import pytest, and ``conformance.host`` (a subpackage, so
 # importing it runs this module) must not.
 _LAZY = {
-    "hypothesis_profile": "conformance._hypothesis",
+    "hypothesis_profile": "conformance.verdict._hypothesis",
     **dict.fromkeys(
-        ("Blocked", "Failure", "NeedsUnmet", "expect", "fail", "needs", "observe"), "conformance._verdicts"
+        ("Blocked", "Failure", "NeedsUnmet", "expect", "fail", "needs", "observe"), "conformance.verdict._verdicts"
     ),
     "Status": "conformance.report.model",
-    **dict.fromkeys(("RULES", "Level", "Rule", "get_rule", "rule"), "conformance.rules"),
+    **dict.fromkeys(("RULES", "Level", "Rule", "get_rule", "rule"), "conformance.core.rules"),
 }
 
 

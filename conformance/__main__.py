@@ -1,3 +1,3 @@
-from conformance.cli import main
+from conformance.cli._main import main
 
 raise SystemExit(main())

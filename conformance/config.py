@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from conformance._exceptions import ConfigError
+from conformance.core._exceptions import ConfigError
+from conformance.core.targets import SUITE_NAMES as SUITES
+from conformance.core.targets import SUITES as SUITE_TABLE
+from conformance.core.targets import TARGETS, TIMEOUTS
 from conformance.host import shown_url
-from conformance.targets import SUITE_NAMES as SUITES
-from conformance.targets import SUITES as SUITE_TABLE
-from conformance.targets import TARGETS, TIMEOUTS
 
 Kind = Literal["str", "bool", "int", "float", "path", "list", "url"]
 # A validator of a converted value: raises ValueError or ConfigError saying what is wrong with it.
@@ -158,7 +158,7 @@ def check_report_dir(directory: Path, origin: str = "default") -> None:
 
 
 def target_options() -> list[OptionSpec]:
-    """Each target kind's URL (and API key) setting, from the table in ``conformance.targets``."""
+    """Each target kind's URL (and API key) setting, from the table in ``conformance.core.targets``."""
     options: list[OptionSpec] = []
     for kind in TARGETS.values():
         suites = [s.name for s in SUITE_TABLE if s.target is kind]

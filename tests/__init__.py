@@ -6,8 +6,8 @@ first, before any test module. Collecting the suite imports the product and its 
 (700, 10, 10) the collector made ~20 full collections over all of them while one process collected the suite: about
 1.5 s of CPU in each worker, a quarter of its collection (benchmarks/collect_overhead.py). So the youngest
 generation is collected every ``GEN0_THRESHOLD`` allocations instead (the older generations keep their ratios;
-short-lived cycles are still freed, in fewer, larger passes), as conformance/_gc.py does for a certification run.
-It stays below the product's own threshold, so that an active run still raises it (tests/test_gc_policy.py).
+short-lived cycles are still freed, in fewer, larger passes), as conformance/core/_gc.py does for a certification run.
+It stays below the product's own threshold, so that an active run still raises it (tests/core/test_gc_policy.py).
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ pytest_plugins = ["pytester"]
 # the first request; pytester's in-process runs drop the modules first imported inside them. Were httpcore first
 # imported inside one, the next import would be a second copy whose exceptions httpx no longer maps (a refused TLS
 # handshake would escape unmapped, in whatever test runs next, e.g. the MCP session's mTLS test after
-# tests/test_plugin.py). Importing both with the session keeps one copy of each, whatever the test order. Pillow too:
+# tests/pytest/test_plugin.py). Importing both with the session keeps one copy of each, whatever the test order.
+# Pillow too:
 # the product loads it only when an image is judged, and a second PIL.Image registers no JPEG decoder
 # when a plugin module of the first copy stayed (a JPEG of tests/test_corpus.py then does not decode).
 
@@ -42,7 +43,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
 
 
 # Modules that use an expensive session fixture go to one xdist worker together, so that it is made once per run
-# (a session fixture is made once per worker). tests/test_xdist_scopes.py checks that every user is listed.
+# (a session fixture is made once per worker). tests/pytest/test_xdist_scopes.py checks that every user is listed.
 SHARED_FIXTURE_SCOPES: dict[str, tuple[str, ...]] = {
     "demo_run": (
         "tests/test_demo.py",
@@ -85,7 +86,7 @@ def longest_first(queue: dict[str, dict[str, bool]], costs: dict[str, float]) ->
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    from conformance.plugin import SESSION_KEY
+    from conformance.pytest.plugin import SESSION_KEY
 
     state = config.stash.get(SESSION_KEY, None)
     if config.getvalue("dist") != "load" or (state is not None and state.active):

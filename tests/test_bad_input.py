@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from tests._forked import forked_pytest
 from tests.report.report_factory import build_report
 
@@ -144,7 +144,7 @@ def test_bad_input_is_one_line_and_a_usage_error(case: str, tmp_path: Path) -> N
 
 def _conformance(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`conformance ARGS` in a fresh process after ``code`` ran (it simulates a broken installation)."""
-    script = f"import sys\n{code}\nfrom conformance.cli import main\nsys.exit(main({list(args)!r}))"
+    script = f"import sys\n{code}\nfrom conformance.cli._main import main\nsys.exit(main({list(args)!r}))"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
 

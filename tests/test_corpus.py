@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conformance import validate
-from conformance.rules import RULES
+from conformance.core.rules import RULES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SIDECARS = sorted(FIXTURES.rglob("*.toml"))

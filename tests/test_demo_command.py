@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conformance import cli
+from conformance.cli import _main as cli
 
 
 @pytest.fixture

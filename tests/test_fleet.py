@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance._exceptions import ConfigError
-from conformance._session import SUITES_DIR
-from conformance._xdist import busy_targets, fleet_name, target_scope
 from conformance.config import resolve
+from conformance.core._exceptions import ConfigError
 from conformance.host import redactor_for
+from conformance.pytest._session import SUITES_DIR
+from conformance.pytest._xdist import busy_targets, fleet_name, target_scope
 
 FLEET = """
 [[target]]
@@ -159,7 +159,7 @@ def test_every_check_is_collected_once_per_named_target(pytester: pytest.Pyteste
 def test_doctor_checks_every_named_target_with_its_own_secrets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from conformance.cli import main
+    from conformance.cli._main import main
     from tests.reference.platform.live import serving
 
     with serving(tmp_path / "sandbox") as sandbox:

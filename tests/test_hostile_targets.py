@@ -26,7 +26,7 @@ import jsonschema
 import pytest
 import trustme
 
-from conformance.rules import RULES
+from conformance.core.rules import RULES
 from conformance.testing import RunResult, run_harness
 from tests import _hostile as hostile_modes
 from tests._forked import forked_harness
@@ -419,8 +419,8 @@ BOUNDED_CAP = 1_000_000  # --max-response-bytes of the battery: a megabyte, deco
 
 def _one_request(client: Any, url: str) -> tuple[str, float, int, list[dict[str, Any]]]:
     """(what came of it, seconds, peak bytes allocated, the evidence) of one request inside a check."""
-    from conformance import _budget, _context
-    from conformance._exceptions import TargetError
+    from conformance.core import _budget, _context
+    from conformance.core._exceptions import TargetError
 
     record = _context.begin(("AUTH-PRM-01",))
     _budget.start_check(record, 1.5)

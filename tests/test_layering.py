@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import conformance
-import conformance.plugin
+import conformance.pytest.plugin
 
 PACKAGE = Path(conformance.__file__).parent
 
@@ -92,15 +92,15 @@ def violations(relative: str, *, forbidden: tuple[str, ...] = (), allowed: tuple
 
 
 # host/ is the host's machinery: it never reaches up into pytest, the verdicts, the suites, the reports, the
-# reference services or the plugin (it raises the conformance._exceptions family; the suites judge).
+# reference services or the plugin (it raises the conformance.core._exceptions family; the suites judge).
 HOST_FORBIDDEN_PYTEST = ("pytest", "_pytest")
-HOST_FORBIDDEN_VERDICTS = ("conformance._verdicts",)
+HOST_FORBIDDEN_VERDICTS = ("conformance.verdict._verdicts",)
 HOST_FORBIDDEN_UPPER = (
     "conformance.suites",
     "conformance.report",
     "conformance.reference",
-    "conformance.plugin",
-    "conformance._xdist",
+    "conformance.pytest.plugin",
+    "conformance.pytest._xdist",
     "conformance.cli",
 )
 
@@ -111,14 +111,15 @@ def test_the_layering_reader_sees_imports_at_every_depth(tmp_path: Path) -> None
     probe.write_text(
         "from typing import TYPE_CHECKING\n"
         "from . import _cases\n"
-        "from conformance import _context, rule\n"
-        "if TYPE_CHECKING:\n    import conformance.plugin\n"
+        "from conformance import _gc, rule\n"
+        "from conformance.core import _context\n"
+        "if TYPE_CHECKING:\n    import conformance.pytest.plugin\n"
         "def f():\n    import pytest\n    from ..host import mtls\n",
         encoding="utf-8",
     )
     found = imports_of(probe, "conformance.suites.probe")
-    assert {"conformance.suites._cases", "conformance._context", "conformance", "pytest"} <= found
-    assert "conformance.host.mtls" in found and "conformance.plugin" not in found
+    assert {"conformance.suites._cases", "conformance.core._context", "conformance", "pytest"} <= found
+    assert "conformance.host.mtls" in found and "conformance.pytest.plugin" not in found
 
 
 def test_host_imports_no_pytest() -> None:
@@ -134,31 +135,33 @@ def test_host_imports_nothing_above_it() -> None:
     assert violations("host", forbidden=(*HOST_FORBIDDEN_UPPER, "conformance")) == []
 
 
-@pytest.mark.parametrize("leaf", ["targets.py", "_context.py", "_cache.py", "host/addresses.py", "host/mtls.py"])
+@pytest.mark.parametrize(
+    "leaf", ["core/targets.py", "core/_context.py", "core/_cache.py", "host/addresses.py", "host/mtls.py"]
+)
 def test_the_leaves_import_nothing_of_the_package(leaf: str) -> None:
     assert violations(leaf, allowed=()) == []
 
 
 def test_the_exceptions_import_only_the_running_check_s_record() -> None:
-    assert violations("_exceptions.py", allowed=("conformance._context",)) == []
+    assert violations("core/_exceptions.py", allowed=("conformance.core._context",)) == []
 
 
 def test_suites_import_neither_the_plugin_nor_the_report() -> None:
-    assert violations("suites", forbidden=("conformance.plugin", "conformance.report", "conformance.cli")) == []
+    assert violations("suites", forbidden=("conformance.pytest.plugin", "conformance.report", "conformance.cli")) == []
 
 
 def test_rules_imports_only_the_catalog_the_exceptions_and_the_targets() -> None:
-    allowed = ("conformance._catalog", "conformance._exceptions", "conformance.targets")
-    assert violations("rules.py", allowed=allowed) == []
+    allowed = ("conformance.core._catalog", "conformance.core._exceptions", "conformance.core.targets")
+    assert violations("core/rules.py", allowed=allowed) == []
 
 
 def test_reference_imports_only_host_mtls_host_addresses_the_exceptions_the_targets_and_the_cache() -> None:
     allowed = (
-        "conformance._cache",
+        "conformance.core._cache",
         "conformance.host.mtls",
         "conformance.host.addresses",
-        "conformance._exceptions",
-        "conformance.targets",
+        "conformance.core._exceptions",
+        "conformance.core.targets",
         "conformance.reference",
     )
     assert violations("reference", allowed=allowed) == []
@@ -169,12 +172,12 @@ def test_the_shared_fixtures_keep_the_linking_client_out_until_a_check_needs_it(
     the login drivers (a run with no tool server never needs them)."""
     heavy = ("conformance.suites._linking", "conformance.host.oauth", "conformance.host.login", "conformance.host.mcp")
     code = (
-        "import sys, conformance.plugin, conformance.suites.fixtures; "
+        "import sys, conformance.pytest.plugin, conformance.suites.fixtures; "
         f"print([m for m in {heavy!r} if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]"
-    assert "conformance.suites.fixtures" in conformance.plugin.pytest_plugins
+    assert "conformance.suites.fixtures" in conformance.pytest.plugin.pytest_plugins
 
 
 MAX_FUNCTION_LINES = 80  # no function in the product over 80 lines
@@ -283,3 +286,54 @@ def test_the_package_has_no_import_cycle() -> None:
         if node not in index:
             visit(node)
     assert cycles == []
+
+
+# The floors of the package, lowest first: a module may import its own floor and those below, never one above.
+# ``conformance`` alone is the facade (``conformance/__init__.py``), which re-exports the verdict API lazily.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("conformance.core",),  # leaves: targets, catalog, exceptions, the running check's record, budgets
+    ("conformance.host",),  # what a real host does; no pytest
+    ("conformance.reference",),  # the reference services, beside the harness (see the test above)
+    ("conformance.config",),  # settings
+    ("conformance.validate",),  # judging a document alone
+    ("conformance.report",),  # the result model and its writers
+    ("conformance.verdict",),  # what a check says, and the judge
+    ("conformance",),  # the facade
+    ("conformance.suites",),  # the checks and their clients
+    ("conformance.pytest",),  # the pytest face
+    ("conformance.cli", "conformance.testing", "conformance.__main__"),  # commands and the tests' helpers
+)
+
+# Imports against the order, each with its reason (ideally none).
+ALLOWED_AGAINST_THE_ORDER: dict[tuple[str, str], str] = {
+    ("conformance.validate.compression", "conformance.suites.compression.images"): "Pillow's image reading, shared",
+    ("conformance.validate.platform", "conformance.suites.platform.client"): "the rate-limit header problems, shared",
+}
+
+
+def floor_of(module: str) -> int:
+    best, rank = -1, -1
+    for number, prefixes in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), number
+    return rank
+
+
+def test_every_module_has_a_floor() -> None:
+    assert [m for m in _import_graph() if floor_of(m) < 0] == []
+
+
+def test_no_module_imports_a_floor_above_its_own() -> None:
+    graph = _import_graph()
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if floor_of(target) > floor_of(module) and (module, target) not in ALLOWED_AGAINST_THE_ORDER
+    )
+    assert upward == []
+
+
+def test_the_package_top_level_holds_at_most_ten_modules() -> None:
+    assert len([p for p in PACKAGE.glob("*.py")]) <= 10

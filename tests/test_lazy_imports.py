@@ -161,7 +161,7 @@ def test_a_session_hosting_in_process_runs_keeps_hypothesis_rewritten(pytester: 
 
 PARSE_PROBE = """
 import contextlib, io, json, sys
-from conformance.cli import main
+from conformance.cli._main import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])
 print(json.dumps([code, "conformance.validate" in sys.modules]))
@@ -235,7 +235,7 @@ def test_a_package_init_that_does_more_than_re_export_is_imported_plainly() -> N
 HTTPX_PROBE = """
 import json, sys
 if sys.argv[1] == "plugin":
-    import conformance.plugin
+    import conformance.pytest.plugin
 import httpx
 loaded = sorted(m for m in ("httpx._main", "click") if m in sys.modules)
 sys.argv = ["httpx", "--help"]
@@ -293,10 +293,10 @@ import json, os, sys
 
 def pytest_unconfigure(config):
     from _pytest.config import _plugin_rewrite_name
-    names = ("conformance.plugin", "conformance.host.http", "conformance.config", "conformance.suites.fixtures",
+    names = ("conformance.pytest.plugin", "conformance.host.http", "conformance.config", "conformance.suites.fixtures",
              "conformance.suites.compression.conftest", "conformance.suites.compression.test_store")
     loaders = {n: type(getattr(sys.modules.get(n), "__loader__", None)).__name__ for n in names}
-    marked = _plugin_rewrite_name("conformance.plugin")  # what pytest marks for an installed (wheel) harness
+    marked = _plugin_rewrite_name("conformance.pytest.plugin")  # what pytest marks for an installed (wheel) harness
     with open(os.environ["PROBE_OUT"], "w", encoding="utf-8") as out:
         json.dump({"marked": marked, "loaders": loaders}, out)
 """
@@ -322,7 +322,7 @@ def test_an_installed_harness_is_imported_compiled_and_its_checks_rewritten(tmp_
     assert found["marked"] == "conformance"
     rewritten = "AssertionRewritingHook"
     assert found["loaders"] == {
-        "conformance.plugin": "SourceFileLoader",
+        "conformance.pytest.plugin": "SourceFileLoader",
         "conformance.host.http": "SourceFileLoader",
         "conformance.config": "SourceFileLoader",
         "conformance.suites.fixtures": rewritten,

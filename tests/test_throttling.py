@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests._serving import serve_http
-from tests.test_plugin import report_of, run
-from tests.test_plugin import statuses as all_statuses
+from tests.pytest.test_plugin import report_of, run
+from tests.pytest.test_plugin import statuses as all_statuses
 
 
 def statuses(report: dict[str, Any]) -> dict[str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance import validate
-from conformance.cli import main
+from conformance.cli._main import main
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

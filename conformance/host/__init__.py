@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from conformance._exceptions import (
+from conformance.core._exceptions import (
     InvalidResponse,
     ResponseTooLarge,
     TargetError,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Iterator
 
-from conformance._exceptions import ResponseTooLarge
+from conformance.core._exceptions import ResponseTooLarge
 
 ACCEPT_ENCODING = "gzip, deflate"  # what every host client offers: the codings decoded under the cap below
 _BOUNDED = frozenset({"gzip", "x-gzip", "deflate"})

@@ -11,7 +11,7 @@ import ipaddress
 import socket
 from urllib.parse import urlsplit
 
-from conformance._exceptions import UrlRefused
+from conformance.core._exceptions import UrlRefused
 from conformance.host.addresses import is_internal
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})

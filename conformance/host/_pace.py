@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from conformance import _budget, _context
-from conformance._exceptions import TargetThrottled, TargetTooSlow
+from conformance.core import _budget, _context
+from conformance.core._exceptions import TargetThrottled, TargetTooSlow
 from conformance.host._retry import USER_ACTION_CODES, RetryPolicy, error_code
 from conformance.host.exchange import exchange_of
 

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import jsonschema
 
-from conformance._exceptions import InvalidResponse
+from conformance.core._exceptions import InvalidResponse
 from conformance.host.discovery import json_object
 from conformance.host.exchange import exchange_of
 from conformance.host.fields import JsonMember, as_str, as_strings

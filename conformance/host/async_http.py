@@ -14,7 +14,7 @@ from typing import Any, Unpack
 
 import httpx
 
-from conformance._exceptions import ResponseTooLarge, TargetTooSlow, TargetUnreachable
+from conformance.core._exceptions import ResponseTooLarge, TargetTooSlow, TargetUnreachable
 from conformance.host._decode import ACCEPT_ENCODING
 from conformance.host.http import (
     USER_AGENT,

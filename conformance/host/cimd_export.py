@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance._exceptions import ConfigError
+from conformance.core._exceptions import ConfigError
 from conformance.host.identity import HostIdentity, HostKey
 
 

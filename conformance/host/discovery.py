@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from conformance._exceptions import InvalidResponse
+from conformance.core._exceptions import InvalidResponse
 from conformance.host import _json as target_json
 from conformance.host import mcp_era
 from conformance.host.challenge import Challenge, first_bearer_challenge

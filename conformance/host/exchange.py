@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from conformance import _context
+from conformance.core import _context
 from conformance.host._redact import Redactor, header_items
 
 # The one body excerpt limit (characters, after redaction) of every exchange: docs/report-json.md's "excerpt".

@@ -6,7 +6,7 @@ Every check reads what a target answered through :func:`json_field`::
     first = json_field(body, "data", 0, "id", type=str)
 
 A field that is absent, ``null`` where a value is wanted, or of the wrong JSON type raises
-:class:`~conformance._exceptions.InvalidResponse` carrying the exchange (the rule being judged failed) or, with
+:class:`~conformance.core._exceptions.InvalidResponse` carrying the exchange (the rule being judged failed) or, with
 ``blocked_by``, the same naming a prerequisite rule (the field belongs to it, so this rule cannot be decided).
 """
 
@@ -17,7 +17,7 @@ from typing import Any, Generic, NoReturn, TypeVar, overload
 
 import httpx
 
-from conformance._exceptions import InvalidResponse
+from conformance.core._exceptions import InvalidResponse
 from conformance.host import _json as target_json
 from conformance.host.exchange import exchange_of
 

@@ -20,8 +20,9 @@ from urllib.parse import urljoin
 
 import httpx
 
-from conformance import _budget, _context
-from conformance._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
+from conformance.core import _budget, _context
+from conformance.core._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
+from conformance.core.targets import TIMEOUTS
 from conformance.host._cookies import CookieClient
 from conformance.host._decode import ACCEPT_ENCODING, BoundedBody
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
@@ -29,7 +30,6 @@ from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
 from conformance.host.exchange import BODY_EXCERPT_CHARS, RESPONSE_EXTENSION, now_stamp, record_exchange
-from conformance.targets import TIMEOUTS
 
 MAX_REDIRECTS = 10
 USER_AGENT = "conformance-host/0.1"

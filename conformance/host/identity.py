@@ -29,7 +29,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from conformance._exceptions import ConfigError
+from conformance.core._exceptions import ConfigError
 
 KeyKind = Literal["ec", "rsa"]
 HOST_AUTH_METHODS = ("none", "private_key_jwt")  # what the host supports for a CIMD client (contract)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance._exceptions import TargetError
+from conformance.core._exceptions import TargetError
 from conformance.host import _json as target_json
 from conformance.host.challenge import Challenge, first_bearer_challenge
 

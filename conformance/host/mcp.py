@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from conformance._exceptions import TargetError
+from conformance.core._exceptions import TargetError
 from conformance.host import mcp_era
 from conformance.host.challenge import Challenge
 from conformance.host.discovery import MCP_HEADERS, initialize_request

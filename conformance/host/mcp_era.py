@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance import _context
+from conformance.core import _context
 
 LEGACY = "legacy"
 MODERN = "modern"

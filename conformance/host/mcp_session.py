@@ -21,8 +21,8 @@ import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from conformance import _budget, _context
-from conformance._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
+from conformance.core import _budget, _context
+from conformance.core._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
 from conformance.host import mcp_era
 from conformance.host._decode import BoundedBody
 from conformance.host._mcp_sdk import ClientSession, MCPError, streamable_http_client, types

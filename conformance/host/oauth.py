@@ -31,8 +31,8 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from conformance import _context
-from conformance._exceptions import ConfigError, InvalidResponse, TargetError
+from conformance.core import _context
+from conformance.core._exceptions import ConfigError, InvalidResponse, TargetError
 from conformance.host import _json as target_json
 from conformance.host.asmeta import OIDC_SCOPES, AsMetadata
 from conformance.host.fields import JsonMember, as_int, as_str

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from conformance._exceptions import ConfigError
+from conformance.core._exceptions import ConfigError
 from conformance.host._redact import Redactor
 from conformance.host._serving import ServingThread, https_server
 from conformance.host.exchange import now_stamp, record_exchange

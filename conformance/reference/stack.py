@@ -28,7 +28,7 @@ from typing import Protocol, runtime_checkable
 
 import httpx
 
-from conformance._exceptions import ConfigError, ConformanceError
+from conformance.core._exceptions import ConfigError, ConformanceError
 from conformance.reference._service import ServiceSpec, StackContext, present_module
 from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
 

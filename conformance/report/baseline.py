@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from conformance._exceptions import ConfigError
+from conformance.core._exceptions import ConfigError
+from conformance.core.rules import RULES, SUITE_TARGET
 from conformance.report.model import RuleResult, Status
-from conformance.rules import RULES, SUITE_TARGET
 
 _FAILING = (Status.FAILED, Status.WARNING, Status.ERROR)
 

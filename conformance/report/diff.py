@@ -153,7 +153,7 @@ def compare_report_option(value: str) -> str:
     import argparse
     from pathlib import Path
 
-    from conformance._exceptions import ConformanceError
+    from conformance.core._exceptions import ConformanceError
     from conformance.report.summary import load_report
 
     try:

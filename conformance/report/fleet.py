@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from conformance._exceptions import ConformanceError
+from conformance.core._exceptions import ConformanceError
 from conformance.report.model import FleetRow, RuleResult, RunReport, Throttle, fleet_rows, fleet_verdict
 
 __all__ = ["FleetRow", "MergeError", "fleet_rows", "fleet_verdict", "merge_reports"]

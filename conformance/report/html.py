@@ -28,11 +28,11 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from conformance.core.targets import suite_rank
 from conformance.host import parse_json
 from conformance.report.model import ExchangeJSON, RuleResult, RunReport, Throttle
 from conformance.report.placeholders import REDACTION
 from conformance.report.placeholders import placeholder as _placeholder
-from conformance.targets import suite_rank
 
 # Worst first: the order of rules on the page and how a group of results is summarised.
 STATUSES: tuple[str, ...] = ("failed", "error", "warning", "blocked", "skipped", "passed")
@@ -824,7 +824,7 @@ def _bytecode_cache(options: str) -> jinja2.BytecodeCache | None:
 
     In the per-user cache directory, one subdirectory per jinja2 version and environment options (the compiled code
     depends on both; jinja2 checks the Python version and each template's source itself)."""
-    from conformance._cache import cache_dir
+    from conformance.core._cache import cache_dir
 
     key = hashlib.sha256(f"{jinja2.__version__} {options}".encode()).hexdigest()[:16]
     directory = cache_dir() / "jinja2" / key

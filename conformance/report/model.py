@@ -14,7 +14,7 @@ from enum import StrEnum
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
+from conformance.core.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
 
 if TYPE_CHECKING:
     from conformance.report.baseline import Baseline

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from conformance._exceptions import ConformanceError
+from conformance.core._exceptions import ConformanceError
 from conformance.host import Redactor
 from conformance.report.model import RuleResult, RunReport
 

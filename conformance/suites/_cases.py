@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from conformance import _context, expect, needs, observe
-from conformance._exceptions import TargetUnreachable
-from conformance._verdicts import Failure
+from conformance import expect, needs, observe
+from conformance.core import _context
+from conformance.core._exceptions import TargetUnreachable
+from conformance.verdict._verdicts import Failure
 
 
 @dataclass

@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 import httpx
 import jwt
 
-from conformance import Blocked, TargetError, _context, needs
-from conformance._exceptions import ConfigError
-from conformance._verdicts import NeedsUnmet
+from conformance import Blocked, TargetError, needs
 from conformance.config import Settings, Target
+from conformance.core import _context
+from conformance.core._exceptions import ConfigError
 from conformance.host import InvalidResponse, TargetThrottled
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import PrmDiscovery, challenge_of, discover_prm, open_endpoint
@@ -67,6 +67,7 @@ from conformance.host.oauth import (
 )
 from conformance.host.publisher import Publisher
 from conformance.suites._transport import loopback_run
+from conformance.verdict._verdicts import NeedsUnmet
 
 INVALID_BEARER = "conformance-invalid-token"
 DEFAULT: Any = object()  # "the host's default" for optional arguments where None means "leave it out"

@@ -18,8 +18,9 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from conformance import Blocked, TargetError, _context, needs
+from conformance import Blocked, TargetError, needs
 from conformance.config import Settings
+from conformance.core import _context
 from conformance.host import InvalidResponse, TargetThrottled
 from conformance.host.declarations import (
     CHALLENGE_META_KEY,
@@ -68,7 +69,7 @@ def list_tools(
     http: HostHTTP, url: str, *, vendor: str, token: str | None = None, authenticated: bool = False
 ) -> Listing:
     """tools/list the SDK's way (a real host's session); raises McpSessionError (TargetError) when refused."""
-    from conformance import _gc
+    from conformance.core import _gc
 
     with _gc.long_lived("conformance.host.mcp_session"):  # the SDK: loaded by the first check that lists tools
         from conformance.host.mcp_session import McpSession

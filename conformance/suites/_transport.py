@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import NoReturn
 from urllib.parse import urlsplit
 
-from conformance._verdicts import NeedsUnmet
 from conformance.host import is_loopback_host
 from conformance.host.http import HostHTTP
+from conformance.verdict._verdicts import NeedsUnmet
 
 TRANSPORT_NOT_JUDGED = "transport not judged: loopback run"
 DEPLOYMENT = "the deployment served over HTTPS (a run without --allow-insecure-loopback)"

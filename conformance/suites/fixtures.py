@@ -57,8 +57,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance._verdicts import NeedsUnmet, needs
 from conformance.config import Settings, Target
+from conformance.verdict._verdicts import NeedsUnmet, needs
 
 if TYPE_CHECKING:  # the linking client is imported by the fixtures when they run (see the module's docstring)
     from conformance.host.asmeta import AsMetadata
@@ -222,7 +222,7 @@ def listing(
     def token() -> str:
         return fresh_token(request.getfixturevalue("linked_account"))
 
-    from conformance import _context
+    from conformance.core import _context
 
     position = _context.mark()
     found = suite_listing(host_http, tool_server_target.base_url, vendor_of(conformance_settings), token)
@@ -238,7 +238,7 @@ _EVIDENCE_FIXTURES = ("prm_discovery", "as_metadata", "listing", "profile_1", "p
 
 @pytest.fixture(autouse=True)
 def _fixture_evidence(request: pytest.FixtureRequest) -> None:
-    from conformance import _context
+    from conformance.core import _context
 
     for name in (n for n in _EVIDENCE_FIXTURES if n in request.fixturenames):
         _context.attach(list(getattr(request.getfixturevalue(name), "exchanges", ())))

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from conformance._catalog import CATALOG
+from conformance.core._catalog import CATALOG
 
 _LEVELS: dict[str, str] = {str(entry["id"]): str(entry["level"]) for entry in CATALOG}
 # Vendor rules registered at run time (conformance.vendor_rules); looked up last.

@@ -3,7 +3,7 @@
 Copy this file beside your configuration and run ``pytest test_acme_tools.py`` with your conformance settings
 (``CONFORMANCE_TARGET_URL`` and the test account, or conformance.toml): the harness links the test account once,
 and these checks use the host's real MCP session with that account's token. The project's own tests run this very
-file against the embedded reference stack (tests/test_vendor_tests.py); see docs/vendor-tests.md.
+file against the embedded reference stack (tests/pytest/test_vendor.py); see docs/vendor-tests.md.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from conformance import expect, observe, rule, validate
 from conformance.config import Target
 from conformance.host.async_http import AsyncHostHTTP
 from conformance.host.discovery import prm_urls
-from conformance.vendor import register_rule
+from conformance.pytest.vendor import register_rule
 
 # Extension rules: X-<VENDOR>-<NN>, with a level and a text; they appear in report.json and report.html.
 register_rule(

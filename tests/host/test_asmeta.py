@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import _context
+from conformance.core import _context
 from conformance.host import InvalidResponse
 from conformance.host._guard import UrlGuard
 from conformance.host.asmeta import as_metadata_urls, discover_as_metadata, load_schema, schema_problems

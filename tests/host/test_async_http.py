@@ -5,7 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from conformance import ResponseTooLarge, UrlRefused, _context
+from conformance import ResponseTooLarge, UrlRefused
+from conformance.core import _context
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import Redactor
 from conformance.host.async_http import AsyncHostHTTP

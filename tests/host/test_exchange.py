@@ -11,7 +11,7 @@ import httpx
 import jsonschema
 import pytest
 
-from conformance import _context
+from conformance.core import _context
 from conformance.host import (
     BODY_EXCERPT_CHARS,
     Exchange,

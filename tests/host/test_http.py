@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from conformance import ResponseTooLarge, TargetUnreachable, UrlRefused, _context
+from conformance import ResponseTooLarge, TargetUnreachable, UrlRefused
+from conformance.core import _context
 from conformance.host._guard import UrlGuard
 from conformance.host.http import HostHTTP
 
@@ -305,8 +306,8 @@ def test_only_boundable_encodings_are_offered() -> None:
 
 
 def test_a_check_s_requests_share_its_time_budget() -> None:
-    from conformance import _budget
-    from conformance._exceptions import TargetTooSlow
+    from conformance.core import _budget
+    from conformance.core._exceptions import TargetTooSlow
 
     timeouts: list[float] = []
 
@@ -340,7 +341,7 @@ def test_a_huge_header_is_kept_as_a_bounded_excerpt() -> None:
 
 
 def test_deliberate_and_rate_limit_waits_are_not_the_target_s_slowness() -> None:
-    from conformance import _budget
+    from conformance.core import _budget
 
     client = mock(lambda r: httpx.Response(200))
     record = _context.begin(("AUTH-TOK-05",))

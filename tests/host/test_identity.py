@@ -10,7 +10,7 @@ from pathlib import Path
 import jwt
 import pytest
 
-from conformance._exceptions import ConfigError
+from conformance.core._exceptions import ConfigError
 from conformance.host.asmeta import schema_problems
 from conformance.host.cimd_export import export_cimd
 from conformance.host.identity import BrokenAssertion, HostIdentity, HostKey, jwk_thumbprint, load_or_generate_key

@@ -11,7 +11,7 @@ from pathlib import Path
 import conformance.host
 
 HOST = Path(conformance.host.__file__).parent
-FORBIDDEN = ("pytest", "_pytest", "conformance._verdicts", "conformance.plugin")
+FORBIDDEN = ("pytest", "_pytest", "conformance.verdict._verdicts", "conformance.pytest.plugin")
 FORBIDDEN_PACKAGES = ("conformance.suites", "conformance.report", "conformance.reference")
 
 

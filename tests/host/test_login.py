@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import httpx
 import pytest
 
-from conformance._exceptions import ConfigError
+from conformance.core._exceptions import ConfigError
 from conformance.host._guard import UrlGuard
 from conformance.host.http import HostHTTP
 from conformance.host.login import (

@@ -23,7 +23,8 @@ import trustme
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import TargetUnreachable, UrlRefused, _context
+from conformance import TargetUnreachable, UrlRefused
+from conformance.core import _context
 from conformance.host import mcp as host_mcp  # McpSession is named when a test opens one: it loads the SDK
 from conformance.host import mcp_era
 from conformance.host._guard import UrlGuard

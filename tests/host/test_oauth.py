@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import _context
-from conformance._exceptions import ConfigError
+from conformance.core import _context
+from conformance.core._exceptions import ConfigError
 from conformance.host import InvalidResponse, oauth
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import REDACTED

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from conformance import _context
+from conformance.core import _context
 from conformance.host import TargetThrottled
 from conformance.host._guard import UrlGuard
 from conformance.host._pace import Pacer, parse_duration

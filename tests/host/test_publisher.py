@@ -14,8 +14,8 @@ import httpx
 import pytest
 import trustme
 
-from conformance import _context
-from conformance._exceptions import ConfigError
+from conformance.core import _context
+from conformance.core._exceptions import ConfigError
 from conformance.host.identity import HostKey
 from conformance.host.publisher import Publisher
 from tests._sockets import accepted_socket_option

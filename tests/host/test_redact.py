@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conformance import _context
+from conformance.core import _context
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import (
     _OUTER_ENCODINGS,

@@ -35,7 +35,7 @@ from types import ModuleType
 import conformance
 
 # Not part of a harness run: the reference services (separate processes), the command line.
-SKIPPED = ("conformance.reference", "conformance.__main__", "conformance.cli")
+SKIPPED = ("conformance.reference", "conformance.__main__", "conformance.cli._main")
 
 
 def import_tree(package: ModuleType) -> None:

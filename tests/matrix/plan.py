@@ -26,8 +26,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from conformance.core.rules import HARNESS_RULES, RULES, SUITE_TARGET
 from conformance.reference.mutants import Mutant, all_mutants
-from conformance.rules import HARNESS_RULES, RULES, SUITE_TARGET
 
 GROUP_SIZE = 12
 

@@ -98,9 +98,9 @@ def report_memos(conn: Connection) -> None:
     from tests.matrix._preload import IMAGES
 
     memos: dict[str, Any] = {
-        "inspect": "conformance.plugin" in inspect._filesbymodname,  # type: ignore[attr-defined]
+        "inspect": "conformance.pytest.plugin" in inspect._filesbymodname,  # type: ignore[attr-defined]
         # Not warmed: Hypothesis' pool of constants filled before its plugin loads makes a run warn (_preload).
-        "hypothesis": id(sys.modules["conformance.plugin"]) in providers._seen_modules,
+        "hypothesis": id(sys.modules["conformance.pytest.plugin"]) in providers._seen_modules,
         "images": images.image.cache_info().currsize == len(IMAGES),
     }
     conn.send(memos)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.rules import HARNESS_RULES
+from conformance.core.rules import HARNESS_RULES
 from conformance.testing import RunResult
 from tests.matrix.plan import Case, plan
 from tests.matrix.test_matrix import describe, params

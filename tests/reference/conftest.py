@@ -50,7 +50,7 @@ def https_client(stack: Stack) -> httpx.Client:
 
 def register_predefined_client(stack: Stack, issuer: str) -> str:
     """The vendor's predefined public client, registered once with the harness's stable redirect URI: its id."""
-    from conformance.init import PREDEFINED_REDIRECT_URI
+    from conformance.cli.init import PREDEFINED_REDIRECT_URI
 
     with https_client(stack) as client:
         metadata = client.get(issuer.rstrip("/") + "/.well-known/oauth-authorization-server").json()

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from conformance.reference.mutants import all_mutants
 from conformance.report.json_writer import read_report
 from conformance.report.summary import md

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.cli import main
+from conformance.cli._main import main
 from conformance.host.login import LoginSteps
 from conformance.reference.stack import Stack
 from tests.reference.conftest import https_client, metadata_url, register_predefined_client

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from conformance.host.login import LoginSteps
 from conformance.reference.stack import Stack
 

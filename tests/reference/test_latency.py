@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from conformance.reference._latency import delayed_handler, parse_latency
 from conformance.reference.stack import running_stack
 from tests.reference.conftest import https_client

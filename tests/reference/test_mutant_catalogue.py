@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.core.rules import RULES
 from conformance.reference.mutants import (
     SERVICE_PACKAGES,
     CatalogueError,
@@ -16,7 +17,6 @@ from conformance.reference.mutants import (
     parse_catalogue,
     rule_groups,
 )
-from conformance.rules import RULES
 
 
 def parse(text: str) -> list[Mutant]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.config import resolve
-from conformance.preflight import preflight
 from conformance.reference.stack import Stack
+from conformance.suites.preflight import preflight
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
-from conformance._exceptions import ConfigError
 from conformance.config import all_options
+from conformance.core._exceptions import ConfigError
 from conformance.reference._service import ServiceSpec
 from conformance.reference.stack import StackError, make_certificates, run_services, running_stack
 from tests.reference.conftest import https_client, pids_alive

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from conformance.host.login import BrowserDriver, browser_available
 from conformance.reference.stack import Stack
 from tests._forked import forked_harness

@@ -10,8 +10,8 @@ import json
 import random
 from typing import Any
 
-from conformance._catalog import CATALOG
-from conformance.targets import SUITE_TARGET
+from conformance.core._catalog import CATALOG
+from conformance.core.targets import SUITE_TARGET
 
 TARGET_URLS = {
     "tool_server": "https://127.0.0.1:8443/mcp",

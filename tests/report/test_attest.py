@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from conformance.report.attest import PREDICATE_TYPE, STATEMENT_TYPE, ci_run_url
 from conformance.report.model import CheckOutcome, RunReport, Status
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from conformance.report.json_writer import read_report, write_json
 from conformance.report.junit import add_fleet_verdicts
 from conformance.report.model import CheckOutcome, RunReport, Status

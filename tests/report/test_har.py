@@ -137,7 +137,7 @@ def test_a_demo_run_writes_a_valid_har_of_its_evidence(demo_run: tuple[int, Path
 
 
 def test_conformance_report_re_renders_the_har(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from conformance.cli import main
+    from conformance.cli._main import main
 
     source = tmp_path / "report.json"
     source.write_text(json.dumps(build_report()), encoding="utf-8")
@@ -159,7 +159,7 @@ def test_the_run_scrubs_its_har_once_unless_it_learnt_a_secret_since(tmp_path: P
     (and that secret is not in it)."""
     from types import SimpleNamespace
 
-    from conformance._session import SESSION_KEY, write_reports
+    from conformance.pytest._session import SESSION_KEY, write_reports
 
     late = "learnt-after-the-last-pass"
     body = f"a response body the last pass already scrubbed, then {late}"

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance._catalog import CATALOG
+from conformance.core._catalog import CATALOG
+from conformance.core.targets import SUITE_NAMES
 from conformance.report import html as writer
 from conformance.report.html import auth_stage, curl_command, parse_source
 from conformance.report.model import InvalidReport, RunReport
-from conformance.targets import SUITE_NAMES
 from tests.report.report_factory import HOSTILE_SCRIPT, HOSTILE_STRINGS, SECRET_IN_TEST, build_report
 
 ALLOWED_EXTERNAL = "https://www.rfc-editor.org/rfc/rfc"

@@ -11,10 +11,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
+from conformance.core.rules import RULES
 from conformance.report.model import RunReport
 from conformance.report.sarif import to_sarif, write_sarif
-from conformance.rules import RULES
 from tests.report.report_factory import build_report
 
 

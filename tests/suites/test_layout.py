@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import conformance.suites
-from conformance.targets import SUITE_NAMES
+from conformance.core.targets import SUITE_NAMES
 
 SUITES_DIR = Path(conformance.suites.__file__).parent
 

@@ -4,8 +4,8 @@ is proven by the matrix (tests/matrix); this pins the tables' breadth and citati
 
 from __future__ import annotations
 
-from conformance._checks import catalog_rows
 from conformance.suites._cases import ATTACK_TABLES
+from conformance.suites._checks import catalog_rows
 
 EXPECTED = {
     "CAMP-06": 7,

@@ -18,7 +18,7 @@ from typing import Any
 
 import trustme
 
-from conformance.rules import RULES
+from conformance.core.rules import RULES
 from tests._forked import forked_module, forked_pytest
 from tests.matrix.harness import ForkedService
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.cli import build_parser
+from conformance.cli._main import build_parser
 
 ROOT = Path(__file__).parents[2]
 ACTION = ROOT / "action.yml"

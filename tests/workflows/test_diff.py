@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from conformance.report.diff import classify
 from conformance.report.html import render_html
 from conformance.report.model import RuleResult, RunReport, RunVerdict, Status

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.cli import build_parser
+from conformance.cli._main import build_parser
 from conformance.config import resolve
 
 ROOT = Path(__file__).parents[2]

@@ -13,11 +13,11 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 import yaml
 
-from conformance.cli import main
+from conformance.cli._main import main
+from conformance.cli.init import ACTION_REF, PREDEFINED_REDIRECT_URI, toml_string
 from conformance.config import read_config_files, resolve
 from conformance.host.login import LoginSteps, form_submission, parse_page
 from conformance.host.login.page import _plan
-from conformance.init import ACTION_REF, PREDEFINED_REDIRECT_URI, toml_string
 from conformance.report.baseline import Baseline
 from tests._serving import serve_http
 

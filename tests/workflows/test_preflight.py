@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from tests._serving import serve_http
 
 PLATFORM_KEY = "pk-test-preflight-0123456789"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli._main import main
 from tests.report.report_factory import HOSTILE_SCRIPT, build_report
 
 

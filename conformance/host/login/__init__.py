@@ -16,7 +16,7 @@ the command line; values in ``fill`` may be ``{user}``, ``{password}``, ``env:NA
 
 from __future__ import annotations
 
-from conformance._exceptions import ConfigError
+from conformance.core._exceptions import ConfigError
 from conformance.host.http import HostHTTP
 from conformance.host.login.browser import BrowserDriver, browser_available
 from conformance.host.login.driver import LoginDriver, LoginResult, clear_cookies

@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from conformance._exceptions import ConfigError, TargetError
+from conformance.core._exceptions import ConfigError, TargetError
 
 Decision = Literal["approve", "deny"]
 DriverKind = Literal["form", "browser", "manual"]

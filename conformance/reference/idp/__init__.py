@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from conformance._exceptions import ConformanceError
+from conformance.core._exceptions import ConformanceError
 from conformance.reference._service import ServiceSpec, StackContext
 from conformance.reference.idp.layout import auth_layout, write_private
 
@@ -107,7 +107,7 @@ def compile_cache_env() -> dict[str, str]:
     benchmarks/idp_start.py). A NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE already set wins."""
     if os.environ.get("NODE_COMPILE_CACHE") or os.environ.get("NODE_DISABLE_COMPILE_CACHE"):
         return {}
-    from conformance._cache import cache_dir
+    from conformance.core._cache import cache_dir
 
     return {"NODE_COMPILE_CACHE": str(cache_dir() / "node-compile-cache")}
 

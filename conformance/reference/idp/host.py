@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from conformance._exceptions import ConformanceError
+from conformance.core._exceptions import ConformanceError
 from conformance.reference._service import ServiceSpec
 from conformance.reference.idp import HERE, PROVIDER_JS, ensure_installed, node_env, node_executable
 from conformance.reference.stack import Launcher, ServiceHandle, _die_with_parent

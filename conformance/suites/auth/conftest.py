@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conformance import Blocked
-from conformance._outcomes import rules_of
+from conformance.core.rules import rules_of
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites.auth.client import Declined
 

@@ -15,13 +15,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import jwt
 
-from conformance import Blocked, _context, expect, fail, observe, rule
-from conformance._exceptions import TargetUnreachable
-from conformance._verdicts import NeedsUnmet
+from conformance import Blocked, expect, fail, observe, rule
+from conformance.core import _context
+from conformance.core._exceptions import TargetUnreachable
 from conformance.host.discovery import open_endpoint
 from conformance.host.oauth import OAuthClient, TokenEndpoint, TokenResult, new_pkce
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
+from conformance.verdict._verdicts import NeedsUnmet
 
 
 @rule("AUTH-FLOW-01")

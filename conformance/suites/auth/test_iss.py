@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from conformance import Blocked, expect, observe, rule
-from conformance._verdicts import NeedsUnmet
 from conformance.host.asmeta import AsMetadata
 from conformance.host.oauth import (
     AuthorizationRequest,
@@ -20,6 +19,7 @@ from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites.auth.client import Declined, require_iss_advertised
 from conformance.validate.auth import response_iss_problems
+from conformance.verdict._verdicts import NeedsUnmet
 
 
 @rule("AUTH-ISS-01")

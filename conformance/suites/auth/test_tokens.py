@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, TargetError, _budget, expect, fail, needs, observe, rule
-from conformance._verdicts import NeedsUnmet
+from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
+from conformance.core import _budget
 from conformance.host import TargetThrottled
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.challenge import Challenge
@@ -56,6 +56,7 @@ from conformance.suites._tool_access import (
     unverified_claims,
     vendor_of,
 )
+from conformance.verdict._verdicts import NeedsUnmet
 
 EXPIRY_MARGIN_S = 2.0  # past exp before the expired real token is sent
 UNTRUSTED_ISSUER = "https://untrusted-issuer.conformance.invalid"

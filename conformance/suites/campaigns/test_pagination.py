@@ -20,11 +20,11 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, run_state_mac
 from hypothesis.stateful import rule as step
 
 from conformance import expect, fail, observe, rule
-from conformance._signals import with_host_verdicts
 from conformance.config import Settings
 from conformance.host.fields import json_get
 from conformance.suites.campaigns.client import CampaignsApi, check_walks, differing, expect_shape
 from conformance.suites.platform.client import describe, json_body, run_property, target_settings
+from conformance.verdict._signals import with_host_verdicts
 
 LABELS = st.text(st.characters(categories=("L", "N"), max_codepoint=0x7FF), min_size=1, max_size=12)
 BUDGETS = st.integers(1_000_000, 10**11).map(lambda m: {"lifetime_spend_limit_micros": m})

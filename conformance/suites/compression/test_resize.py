@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from conformance import expect, fail, observe, rule
-from conformance._verdicts import Failure
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.compression import images
 from conformance.suites.compression.client import (
@@ -19,6 +18,7 @@ from conformance.suites.compression.client import (
     expect_json_error,
     image_header_problems,
 )
+from conformance.verdict._verdicts import Failure
 
 
 def _resize(api: Api, name: str, options: dict[str, Any]) -> images.Decoded:

@@ -15,8 +15,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from conformance import Failure, _budget, expect, fail, needs, observe, rule
+from conformance import Failure, expect, fail, needs, observe, rule
 from conformance.config import Settings
+from conformance.core import _budget
 from conformance.host import Redactor, is_loopback_host
 from conformance.host.http import HostHTTP, record_exchange
 from conformance.suites._cases import Attack, AttackRun, attack_table

@@ -14,13 +14,14 @@ from typing import Any
 import httpx
 from hypothesis import Phase, settings
 
-from conformance import Failure, _context, hypothesis_profile, observe
-from conformance._exceptions import InvalidResponse
-from conformance._signals import host_verdicts, with_host_verdicts
-from conformance._verdicts import Throttled
+from conformance import Failure, hypothesis_profile, observe
 from conformance.config import Target
+from conformance.core import _context
+from conformance.core._exceptions import InvalidResponse
 from conformance.host import parse_json
 from conformance.host.http import HostHTTP
+from conformance.verdict._signals import host_verdicts, with_host_verdicts
+from conformance.verdict._verdicts import Throttled
 
 # Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
 _GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")

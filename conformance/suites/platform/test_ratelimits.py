@@ -9,7 +9,6 @@ import time
 import httpx
 
 from conformance import Blocked, expect, fail, needs, observe, rule
-from conformance._verdicts import Throttled
 from conformance.config import Settings
 from conformance.host import USER_ACTION_CODES
 from conformance.suites.platform.client import (
@@ -23,6 +22,7 @@ from conformance.suites.platform.client import (
     parse_go_duration,
     parse_retry_after,
 )
+from conformance.verdict._verdicts import Throttled
 
 CHEAP = "/v1/campaigns"  # a cheap authenticated GET (limit=1)
 THROTTLE_OPTION = "CONFORMANCE_PLATFORM_THROTTLE_API_KEY (a key with a low limit) or --platform-rl-budget"

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import Blocked, _context
+from conformance import Blocked
 from conformance.config import Settings
+from conformance.core import _context
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import LinkedAccount
 from conformance.suites._tool_access import CallOutcome, call, fresh_token, unverified_claims

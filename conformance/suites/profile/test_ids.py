@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 from conformance import Blocked, expect, observe, rule
-from conformance._exceptions import TargetUnreachable
-from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings
+from conformance.core._exceptions import TargetUnreachable
 from conformance.host.http import HostHTTP
 from conformance.suites._cases import Attack, AttackRun, Cases, attack_table
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import HARNESS_OPTION, distinct, load_issuer, oauth_scopes, unverified_claims
 from conformance.suites.profile.client import AccountProfile, ProfileCaller
+from conformance.verdict._verdicts import NeedsUnmet
 
 
 def _id_of(caller: ProfileCaller, account: LinkedAccount, who: str) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from conformance import expect, needs, observe, rule
-from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings
 from conformance.host.fields import json_get
 from conformance.host.forge import ForgeError, HarnessIssuer, tamper_signature
@@ -45,6 +44,7 @@ from conformance.suites._tool_access import (
     safe_call,
 )
 from conformance.suites.profile.client import AccountProfile, ProfileCaller
+from conformance.verdict._verdicts import NeedsUnmet
 
 
 def _per_account(profiles: list[AccountProfile], problems_of: Callable[[AccountProfile], list[str]]) -> list[str]:

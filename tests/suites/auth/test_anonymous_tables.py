@@ -13,16 +13,16 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance._checks import catalog_rows
-from conformance._exceptions import TargetUnreachable
-from conformance._verdicts import Failure
+from conformance.core._exceptions import TargetUnreachable
 from conformance.host.mcp import RawResult
 from conformance.suites._cases import Attack, AttackRun, cited, unreached_text
+from conformance.suites._checks import catalog_rows
 from conformance.suites._credentials import absent_credentials
 from conformance.suites._era_cases import ROUTED_NAME
 from conformance.suites._tool_access import CallOutcome
 from conformance.suites.auth import test_flow, test_tools
 from conformance.suites.profile import test_result
+from conformance.verdict._verdicts import Failure
 
 NEW_TABLES = {"AUTH-TOOL-03": 6, "AUTH-TOOL-04": 5, "PROF-11": 8, "AUTH-FLOW-06": 5}
 

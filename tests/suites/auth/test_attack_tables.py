@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from conformance._checks import catalog_rows
 from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table, unreached_text
+from conformance.suites._checks import catalog_rows
 from tests._forked import run_checks_forked
 
 STUBS = """
@@ -23,7 +23,7 @@ from conformance.host._redact import Redactor
 from conformance.host.challenge import Challenge
 from conformance.host.forge import split_jwt, ForgeError, HarnessIssuer
 from conformance.host.mcp import RawResult
-from conformance._exceptions import TargetUnreachable
+from conformance.core._exceptions import TargetUnreachable
 from conformance.suites._cases import unreached_text
 from conformance.suites._tool_access import CallOutcome
 
@@ -198,8 +198,8 @@ def test_a_case_whose_exchange_failed_in_transport_is_not_tried_not_failed(pytes
 
 
 def test_attempt_counts_transport_failures_as_not_tried_and_failures_as_problems() -> None:
-    from conformance._exceptions import TargetUnreachable
-    from conformance._verdicts import Failure
+    from conformance.core._exceptions import TargetUnreachable
+    from conformance.verdict._verdicts import Failure
 
     attack_table("TEST-RULE", Attack("a", "RFC 0 §1"), Attack("b", "RFC 0 §2", named=True), Attack("c", "RFC 0 §3"))
     try:
@@ -222,7 +222,7 @@ def test_attempt_counts_transport_failures_as_not_tried_and_failures_as_problems
 
 
 def test_a_named_case_lost_in_transport_skips_the_rule() -> None:
-    from conformance._exceptions import TargetUnreachable
+    from conformance.core._exceptions import TargetUnreachable
 
     attack_table("TEST-RULE", Attack("a", "RFC 0 §1", named=True))
     try:

@@ -13,7 +13,6 @@ import httpx
 import pytest
 import trustme
 
-from conformance._verdicts import NeedsUnmet
 from conformance.config import Target, resolve
 from conformance.host._guard import UrlGuard
 from conformance.host.asmeta import AsMetadata
@@ -24,6 +23,7 @@ from conformance.host.oauth import ClientRegistry, OAuthClient, RedirectChoice, 
 from conformance.host.publisher import Publisher
 from conformance.suites._cases import AttackRun
 from conformance.suites._linking import HostClient, Linker, host_refusal, register_connection_client
+from conformance.verdict._verdicts import NeedsUnmet
 from tests.host.test_login import PASSWORD, REDIRECT, USER, FakeAS
 
 ISSUER = "https://as.example"

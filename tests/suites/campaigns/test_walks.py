@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance._verdicts import Failure
 from conformance.suites.campaigns.client import walk_after
+from conformance.verdict._verdicts import Failure
 
 
 class Listing:

@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from conformance import NeedsUnmet, _context
+from conformance import NeedsUnmet
 from conformance.config import Settings
+from conformance.core import _context
 from conformance.host import HostHTTP, Redactor, UrlGuard
 from conformance.suites.compression.client import GcsStore, S3Store, StoreUnreadable
 

@@ -1,0 +1,83 @@
+"""Time budgets: a check's (``--max-check-time``) and the run's (``--max-run-time``).
+
+A check's requests share its budget: each is given no more time than is left of it (its connect and read
+timeouts shortened to fit), and a request that would start, or a body still arriving, once it is spent ends the
+check as blocked, "target too slow". The target's rate-limit waits and a check's deliberate waits (a token's
+lifetime waited out) are not the target being slow: they extend the check's budget, never the run's. Once the
+run's budget is spent no further check starts (see :mod:`conformance.pytest.plugin`): the run ends INCOMPLETE with what
+was decided.
+"""
+
+from __future__ import annotations
+
+import time
+
+from conformance.core import _context
+from conformance.core._exceptions import TargetTooSlow
+
+DEFAULT_MAX_CHECK_TIME = 120.0
+_run: dict[str, float | None] = {"deadline": None, "budget": None}
+
+
+def start_run(budget_s: float | None, *, left_s: float | None = None) -> None:
+    """The run's budget starts now (``left_s``: what is left of it, for an xdist worker the controller started)."""
+    if budget_s is None or budget_s <= 0:
+        _run.update(deadline=None, budget=None)
+        return
+    _run.update(deadline=time.monotonic() + (budget_s if left_s is None else left_s), budget=budget_s)
+
+
+def run_left() -> float | None:
+    """Seconds left of the run's budget (None: no run budget)."""
+    deadline = _run["deadline"]
+    return None if deadline is None else deadline - time.monotonic()
+
+
+def run_spent() -> bool:
+    left = run_left()
+    return left is not None and left <= 0
+
+
+def start_check(record: _context.CheckRecord, budget_s: float | None) -> None:
+    """The running check's budget starts now."""
+    record.deadline = time.monotonic() + budget_s if budget_s and budget_s > 0 else None
+    record.budget_s = budget_s if record.deadline is not None else None
+
+
+def wait(seconds: float) -> None:
+    """A deliberate wait of a check (not the target's slowness): slept, and not counted in its budget."""
+    record = _context.current()
+    if record is not None:
+        record.waited_s += max(seconds, 0.0)
+    time.sleep(max(seconds, 0.0))
+
+
+def left(now: float | None = None) -> tuple[float, str] | None:
+    """Seconds left to the running check (its budget or the run's, the sooner) and which budget that is; None
+    when neither applies."""
+    now = time.monotonic() if now is None else now
+    found: list[tuple[float, str]] = []
+    record = _context.current()
+    if record is not None and record.deadline is not None:
+        excused = record.throttle_wait_s + record.waited_s
+        found.append(
+            (record.deadline + excused - now, f"the check's time budget ({record.budget_s:g}s, --max-check-time)")
+        )
+    if _run["deadline"] is not None and record is not None:
+        found.append((_run["deadline"] - now, f"the run's time budget ({_run['budget'] or 0:g}s, --max-run-time)"))
+    return min(found) if found else None
+
+
+def check(what: str, now: float | None = None) -> None:
+    """Raise :class:`TargetTooSlow` when the running check's time is up (``what``: the request, as shown)."""
+    found = left(now)
+    if found is not None and found[0] <= 0:
+        raise TargetTooSlow(f"{what}: {found[1]} is spent")
+
+
+def spent(now: float | None = None) -> bool:
+    found = left(now)
+    return found is not None and found[0] <= 0
+
+
+__all__ = ["DEFAULT_MAX_CHECK_TIME", "check", "left", "run_left", "run_spent", "start_check", "start_run", "wait"]

@@ -1,0 +1,131 @@
+"""The record of the check that is running now: the exchanges it made and the observations it noted.
+
+The plugin opens one record per test; the HTTP layer and :func:`conformance.observe` append to it. A plain module
+global (not a contextvar) on purpose: servers the harness runs in threads (the CIMD publisher, the image server)
+record into the same running check.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_EXCHANGES_PER_CHECK = 60
+KEEP_FIRST_EXCHANGES = 15
+THROTTLING_RULES = "RL-"  # only the rate-limit rules judge throttling; every other check is spared it
+
+
+@dataclass
+class CheckRecord:
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    dropped: int = 0
+    rules: tuple[str, ...] = ()  # the rules the running check decides
+    throttle_wait_s: float = 0.0  # waited for the target's rate limits during this check
+    throttle_reported_s: float = 0.0  # of which already handed to the run's total
+    last_exchange: dict[str, Any] | None = None  # kept even when the cap drops it from ``exchanges``
+    first_failure: BaseException | None = None  # the first verdict raised in this check (a Hypothesis replay
+    failing_exchange: dict[str, Any] | None = None  # may end otherwise) and the exchange it was raised on
+    recorded: int = 0  # exchanges recorded so far, dropped ones included
+    numbers: dict[int, int] = field(default_factory=dict)  # id(exchange) -> its number in this check
+    cases: list[dict[str, Any]] = field(default_factory=list)  # the cases of the rules' tables, as records
+    deadline: float | None = None  # monotonic: when the check's time budget ends (see conformance.core._budget)
+    budget_s: float | None = None  # the check's budget in seconds (for the message that says it is spent)
+    waited_s: float = 0.0  # deliberate waits (a token's lifetime waited out): not counted in the check's budget
+
+    @property
+    def judges_throttling(self) -> bool:
+        return any(rule.startswith(THROTTLING_RULES) for rule in self.rules)
+
+    def add_exchange(self, exchange: dict[str, Any]) -> None:
+        with _lock:
+            self.recorded += 1
+            self.numbers[id(exchange)] = self.recorded
+            self.last_exchange = exchange
+            if len(self.exchanges) >= MAX_EXCHANGES_PER_CHECK:
+                # Keep the first exchanges (they set the scene) and the latest (they usually decide the verdict,
+                # e.g. the 429 at the end of RL-03's long run of requests).
+                del self.exchanges[KEEP_FIRST_EXCHANGES]
+                self.dropped += 1
+            self.exchanges.append(exchange)
+
+
+def recorded() -> int:
+    """How many exchanges the running check has recorded (a case's exchanges are those recorded after)."""
+    record = _current
+    return record.recorded if record is not None else 0
+
+
+def file_case_exchanges(case: str, after: int) -> None:
+    """The exchanges recorded since ``after`` (and not yet filed under another case) are ``case``'s: each names it,
+    and the report numbers them in the rule's evidence."""
+    record = _current
+    if record is None:
+        return
+    for exchange in record.exchanges:
+        if record.numbers.get(id(exchange), 0) > after and "case" not in exchange:
+            exchange["case"] = case
+
+
+def record_cases(cases: list[dict[str, Any]]) -> None:
+    """The cases one rule's check tried, as records (name, citation, expected, outcome, what it got)."""
+    record = _current
+    if record is not None:
+        record.cases.extend(cases)
+
+
+def note_failure(exc: BaseException) -> None:
+    """Remember the running check's first failure (a Failure is made once its exchanges are done) and the last
+    exchange before it."""
+    record = _current
+    if record is not None and record.first_failure is None:
+        record.first_failure, record.failing_exchange = exc, record.last_exchange
+
+
+_lock = threading.Lock()
+_current: CheckRecord | None = None
+
+
+def begin(rules: tuple[str, ...] | list[str] = ()) -> CheckRecord:
+    global _current
+    _current = CheckRecord(rules=tuple(rules))
+    return _current
+
+
+def end() -> CheckRecord | None:
+    global _current
+    record, _current = _current, None
+    return record
+
+
+def current() -> CheckRecord | None:
+    return _current
+
+
+def current_rules_text() -> str:
+    """The rules of the running check, for evidence that names where something was obtained; "a fixture" outside."""
+    return ", ".join(_current.rules) if _current is not None and _current.rules else "a fixture"
+
+
+def mark() -> int:
+    """Where the running check's exchanges end now (for :func:`since`)."""
+    record = _current
+    return len(record.exchanges) if record is not None else 0
+
+
+def since(position: int) -> list[dict[str, Any]]:
+    """The exchanges the running check recorded after ``position`` (e.g. by a session fixture it set up)."""
+    record = _current
+    return list(record.exchanges[position:]) if record is not None else []
+
+
+def attach(exchanges: list[dict[str, Any]]) -> None:
+    """Add exchanges recorded for another check (a shared fixture ran there) as evidence of this one too."""
+    record = _current
+    if record is None:
+        return
+    present = {id(e) for e in record.exchanges}
+    for exchange in exchanges:
+        if id(exchange) not in present:
+            record.add_exchange(exchange)

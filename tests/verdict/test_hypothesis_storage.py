@@ -1,0 +1,63 @@
+"""Hypothesis' storage (its Unicode tables) goes to the per-user cache directory, never to the run's cwd."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.core._cache import cache_dir
+
+PROPERTY = """
+from hypothesis import given, strategies as st
+from conformance import hypothesis_profile, observe, rule
+
+@rule("AUTH-PRM-01")
+@hypothesis_profile()
+@given(st.text(min_size=1))
+def test_text(s):
+    observe(f"{len(s)} characters")
+"""
+
+
+def test_a_property_check_leaves_no_hypothesis_directory_in_the_cwd(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pytester.makepyfile(test_prop=PROPERTY)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_prop.py"
+    )
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / ".hypothesis").exists()
+    assert list((tmp_path / "cache" / "conformance" / "hypothesis" / "unicode_data").rglob("charmap.json.gz"))
+
+
+def test_the_cache_directory_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / "conformance"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")  # the XDG spec: relative paths are invalid
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "conformance"
+
+
+def test_the_profile_is_registered_again_in_a_fresh_copy_of_hypothesis() -> None:
+    """A pytester in-process run drops the modules first imported inside it: the next import of Hypothesis is a
+    fresh copy that never saw the profile (tests/test_throttling.py then tests/verdict/test_signals.py in one process
+    failed with "Profile 'conformance' is not registered")."""
+    from conformance.verdict._hypothesis import PROFILE, hypothesis_profile
+
+    hypothesis_profile()
+    ours = [name for name in sys.modules if name == "hypothesis" or name.startswith("hypothesis.")]
+    saved = {name: sys.modules.pop(name) for name in ours}
+    try:
+        fresh = hypothesis_profile()
+        from hypothesis import settings
+
+        assert settings.get_profile(PROFILE) is fresh and fresh.deadline is None
+    finally:
+        for name in [n for n in sys.modules if n == "hypothesis" or n.startswith("hypothesis.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
