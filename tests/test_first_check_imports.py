@@ -24,7 +24,7 @@ def test_collecting_the_tool_server_suites_loads_neither_the_sdk_nor_pillow(tmp_
 
 def test_the_raw_probes_and_validators_load_no_sdk_and_no_pillow() -> None:
     code = (
-        "import sys, conformance.host.mcp, conformance.suites._tool_access, conformance.validate; "
+        "import sys, conformance.host.mcp, conformance.suites._tool_access, conformance.judges; "
         "print([m for m in ('mcp', 'mcp_types', 'httpx2', 'PIL', 'conformance.host.mcp_session') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)

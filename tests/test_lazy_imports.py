@@ -24,7 +24,7 @@ WATCHED = (
     "conformance.host.mcp",
     "hypothesis",
     "jsonschema",
-    "conformance.validate.auth",
+    "conformance.judges.auth",
     "boto3",
     "botocore",
     "http.server",
@@ -100,11 +100,11 @@ def test_a_compression_run_loads_neither_an_s3_client_nor_the_image_server_to_co
 
 
 def test_a_platform_run_loads_only_its_own_validators(collected: Callable[..., dict[str, Any]]) -> None:
-    """Its checks import ``conformance.validate.platform``; the package loads the other validator modules (the auth
+    """Its checks import ``conformance.judges.platform``; the package loads the other validator modules (the auth
     ones: jsonschema, PyJWT, cryptography.x509, ~65 ms of CPU) only when one of their names is used. The compression
     case is in the test above; the control (an auth run loads them) in the next one."""
     loaded = collected("--suite", "platform,campaigns", "--platform-url", UNREACHABLE)["loaded"]
-    assert "jsonschema" not in loaded and "conformance.validate.auth" not in loaded
+    assert "jsonschema" not in loaded and "conformance.judges.auth" not in loaded
 
 
 def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(
@@ -112,7 +112,7 @@ def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(
 ) -> None:
     # An auth run's collection loads the raw probes, not the SDK (its first check that lists tools does).
     auth = collected("--suite", "auth", "--target-url", UNREACHABLE)["loaded"]
-    assert {"conformance.host.mcp", "jsonschema", "conformance.validate.auth"} <= set(auth)
+    assert {"conformance.host.mcp", "jsonschema", "conformance.judges.auth"} <= set(auth)
     sdk = collected("-p", "conformance.host.mcp_session", "--suite", "compression", "--compression-url", UNREACHABLE)
     assert "mcp" in sdk["loaded"]
     assert "hypothesis" in collected("--suite", "platform", "--platform-url", UNREACHABLE)["loaded"]
@@ -164,7 +164,7 @@ import contextlib, io, json, sys
 from conformance.cli._main import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])
-print(json.dumps([code, "conformance.validate" in sys.modules]))
+print(json.dumps([code, "conformance.judges" in sys.modules]))
 """
 
 

@@ -354,7 +354,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from conformance.validate.command import run
+    from conformance.cli.validate import run
 
     return run(args)
 
@@ -498,7 +498,7 @@ def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     export.set_defaults(func=_cmd_cimd_export)
     validate = sub.add_parser("validate", help="judge documents offline (same rule IDs and exit code as a run)")
     if validate_arguments:
-        from conformance.validate.command import add_arguments
+        from conformance.cli.validate import add_arguments
 
         add_arguments(validate)
     validate.set_defaults(func=_cmd_validate)

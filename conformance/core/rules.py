@@ -34,6 +34,28 @@ class Level(StrEnum):
     INFO = "INFO"  # observed and reported, never fails
 
 
+class Status(StrEnum):
+    """What a rule came to, in a run or over one document (the report's words)."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # a MUST rule failed
+    WARNING = "warning"  # a SHOULD rule failed
+    SKIPPED = "skipped"  # could not run: a need is missing
+    BLOCKED = "blocked"  # a prerequisite rule failed
+    ERROR = "error"  # the harness itself failed
+
+
+def level_status(failed_status: Status, level: Level, strict: bool = False) -> Status:
+    """What a failure of a rule at ``level`` becomes: failed (MUST), warning (SHOULD), passed (INFO)."""
+    if failed_status is not Status.FAILED:
+        return failed_status
+    if level is Level.SHOULD:
+        return Status.FAILED if strict else Status.WARNING
+    if level is Level.INFO:
+        return Status.PASSED
+    return Status.FAILED
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str

@@ -1,12 +1,12 @@
 """The host's own pace: each target's request budget, waits for the reset it announced, and throttled answers.
 
-A polite client of a rate-limited API (the platform contract's client rules, RL-06) does not spend its last
+A polite client of a rate-limited API (the platform contract's client rules) does not spend its last
 requests and then hammer a throttled key: it reads ``x-ratelimit-remaining-requests`` and
 ``x-ratelimit-reset-requests`` on every answer and, when the window is nearly spent, waits for the reset the server
 announced. After a throttled answer it follows ``Retry-After`` (else backs off exponentially with jitter), slows
 down, then ramps up again. Every such wait counts against one bound per run (``--max-throttle-wait``).
 
-A throttled answer (429, or 503 overload) is no answer: a check of any rule but the rate-limit rules (RL-*, which
+A throttled answer (429, or 503 overload) is no answer: a check of any rule but the rate-limit rules (which
 judge throttling themselves and see raw answers) never gets one. It is retried within the bound; when that is not
 enough the check is ``blocked`` by :class:`TargetThrottled`, never failed. A 429 that is a quota or billing error is not
 retried (a person must act) and blocks the check the same way.
@@ -36,6 +36,7 @@ RESET_MARGIN_S = 0.1  # added to an announced reset: a window that ends "now" mu
 # Retries of a throttled answer: Retry-After is followed however long (the run's bound decides), else full-jitter
 # backoff from 1 s up to 30 s; attempts are bounded.
 THROTTLE_RETRY = RetryPolicy(max_attempts=8, max_total_s=math.inf, base_s=1.0, cap_s=30.0, max_retry_after_s=math.inf)
+# Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
 _GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
 _PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|μs|ns)")
 _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}

@@ -532,7 +532,7 @@ def identify_client(
     client_secret: str | None = None,
     client_auth_method: str | None = None,
 ) -> OAuthClient:
-    """How the host identifies itself (AUTH-ASM-05). ``auto``: a configured predefined client (the user asked for
+    """How the host identifies itself. ``auto``: a configured predefined client (the user asked for
     it), else CIMD when advertised (the contract's preference), else DCR. Raises :class:`InvalidResponse` naming what
     each way lacked."""
     orders: dict[str, tuple[str, ...]] = {
@@ -723,7 +723,7 @@ class RejectReason(StrEnum):
 
 
 class AuthorizationResponseRejected(InvalidResponse):
-    """The host refuses an authorization response; ``reason`` says exactly why (AUTH-ISS-03)."""
+    """The host refuses an authorization response; ``reason`` says exactly why (RFC 9207 §2.4)."""
 
     def __init__(self, reason: RejectReason, message: str, callback: CallbackParams) -> None:
         super().__init__(message)

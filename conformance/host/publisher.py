@@ -1,7 +1,7 @@
 """The HTTPS server the harness runs to publish its CIMD documents and JWKS, and to receive login callbacks.
 
 Every fetch is recorded (client address, time, path, which document) so that checks can prove the authorization
-server fetched the document (AUTH-CIMD-01) and the JWKS (AUTH-CIMD-02); each is also added to the running check's
+server fetched the document and the JWKS; each is also added to the running check's
 evidence as an inbound exchange. A stdlib ``ThreadingHTTPServer`` in a daemon thread: no event loop to share with
 the checks, and start/stop are synchronous.
 

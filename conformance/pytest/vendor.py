@@ -46,7 +46,6 @@ def register_rule(
     """Register a vendor extension rule. ``suite`` names the built-in suite (and so the target) it extends.
     Registering the same rule again with the same definition is a no-op (a module imported twice)."""
     from conformance.core.rules import RULES, SUITES, Level, Rule
-    from conformance.validate._core import EXTRA_LEVELS
 
     if rule_id in BUILT_IN:
         raise UnknownRuleError(f"{rule_id} is a built-in rule: the catalog is closed, extension rules are X-...")
@@ -66,7 +65,6 @@ def register_rule(
     if existing is not None and existing != rule:
         raise UnknownRuleError(f"{rule_id} is already registered differently: {existing}")
     RULES[rule_id] = rule
-    EXTRA_LEVELS[rule_id] = rule.level.value
 
 
 # -- pytest plugin --------------------------------------------------------------------------------------------

@@ -284,7 +284,7 @@ class RuleView:
     counts: list[tuple[str, int]] = field(default_factory=list)
     stage: str | None = None
     change: str = ""  # with --compare: the most notable change among its results
-    example: Any = None  # a failed rule's passing corpus document (conformance.validate.examples.Example)
+    example: Any = None  # a failed rule's passing corpus document (conformance.judges.examples.Example)
 
 
 @dataclass
@@ -688,7 +688,7 @@ def _order(groups: dict[str, RuleView], config_suites: Sequence[Any]) -> tuple[l
         rule.counts = _counts(statuses)
         rule.change = next((k for k in CHANGE_ORDER if any(v.change == k for v in rule.results)), "")
         if rule.status in FAILING:
-            from conformance.validate.examples import passing_example
+            from conformance.judges.examples import passing_example
 
             rule.example = passing_example(rule.id)
         for view in rule.results:

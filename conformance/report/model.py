@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from enum import StrEnum
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from conformance.core.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
+from conformance.core.rules import HARNESS_RULES, RULES, SUITE_TARGET
+from conformance.core.rules import Status as Status  # re-exported: the report's words, defined beside Level
+from conformance.core.rules import level_status as level_status
 
 if TYPE_CHECKING:
     from conformance.report.baseline import Baseline
@@ -22,15 +23,6 @@ if TYPE_CHECKING:
 ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
 
 MAX_EVIDENCE_PER_RULE = 40
-
-
-class Status(StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"  # a MUST rule failed
-    WARNING = "warning"  # a SHOULD rule failed
-    SKIPPED = "skipped"  # could not run: a need is missing
-    BLOCKED = "blocked"  # a prerequisite rule failed
-    ERROR = "error"  # the harness itself failed
 
 
 # When several checks decide one rule, the first status here that occurs wins.
@@ -42,17 +34,6 @@ STATUS_PRECEDENCE = (
     Status.PASSED,
     Status.SKIPPED,
 )
-
-
-def level_status(failed_status: Status, level: Level, strict: bool = False) -> Status:
-    """What a failure of a rule at ``level`` becomes: failed (MUST), warning (SHOULD), passed (INFO)."""
-    if failed_status is not Status.FAILED:
-        return failed_status
-    if level is Level.SHOULD:
-        return Status.FAILED if strict else Status.WARNING
-    if level is Level.INFO:
-        return Status.PASSED
-    return Status.FAILED
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ from conformance.host.oauth import (
     validate_callback,
 )
 from conformance.host.publisher import Publisher
+from conformance.judges.auth import endpoint_https_problems
 from conformance.suites._transport import loopback_run
 from conformance.verdict._verdicts import NeedsUnmet
 
@@ -194,8 +195,8 @@ def host_refusal(
         return "AUTH-ASM-02", f"metadata issuer {meta.issuer!r} differs from {meta.expected_issuer!r}"
     if not meta.supports_s256:
         return "AUTH-ASM-03", f"code_challenge_methods_supported is {meta.code_challenge_methods!r}: no S256"
-    if meta.https_problems(judged):
-        return "AUTH-ASM-04", "; ".join(meta.https_problems(judged))
+    if endpoint_https_problems(meta.document, judged):
+        return "AUTH-ASM-04", "; ".join(endpoint_https_problems(meta.document, judged))
     return None
 
 

@@ -22,7 +22,10 @@ from conformance import Blocked, TargetError, needs
 from conformance.config import Settings
 from conformance.core import _context
 from conformance.host import InvalidResponse, TargetThrottled
-from conformance.host.declarations import (
+from conformance.host.forge import HarnessIssuer
+from conformance.host.http import HostHTTP
+from conformance.host.mcp import McpSessionError, RawResult, raw_call
+from conformance.judges.declarations import (
     CHALLENGE_META_KEY,
     DEFAULT_VENDOR,
     DeclarationChecker,
@@ -31,9 +34,6 @@ from conformance.host.declarations import (
     security_scheme_problems,
     security_schemes_of,
 )
-from conformance.host.forge import HarnessIssuer
-from conformance.host.http import HostHTTP
-from conformance.host.mcp import McpSessionError, RawResult, raw_call
 from conformance.suites._cases import unreached_text
 
 PROBE_TEXT = "conformance"

@@ -188,7 +188,7 @@ CHAL_STUBS = """
 import httpx
 import pytest
 from conformance.host.challenge import Challenge
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.host.mcp import RawResult
 from conformance.suites._tool_access import CallOutcome, Listing
 from conformance.suites.auth import test_tools
@@ -525,7 +525,7 @@ def test_prof_10_compares_the_login_email_and_never_passes_on_nothing(
 TOOL_05_STUBS = """
 import pytest
 from types import SimpleNamespace
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.suites._tool_access import Listing
 from conformance.suites.auth.test_tools import Anonymous
 
@@ -628,7 +628,7 @@ def test_no_profile_tool_hint_names_a_remedy_that_can_work(
         pytester,
         f"""
 import pytest
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.suites._tool_access import Listing
 
 @pytest.fixture(scope="session")
@@ -789,7 +789,7 @@ def harness_issuer_or_none():
 
 READ_ONLY_LISTING = """
 import pytest
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.suites._tool_access import Listing
 from conformance.suites.auth.test_tools import Anonymous
 

@@ -24,7 +24,6 @@ from conformance.core import _budget
 from conformance.host import TargetThrottled
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.challenge import Challenge
-from conformance.host.declarations import check_challenge_result
 from conformance.host.fields import json_get
 from conformance.host.forge import (
     CLOCK_MARGIN_S,
@@ -38,6 +37,7 @@ from conformance.host.forge import (
     tamper_signature,
 )
 from conformance.host.http import HostHTTP
+from conformance.judges.declarations import check_challenge_result
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table, unreached_text
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import (

@@ -19,7 +19,9 @@ import pytest
 from conformance import Blocked, TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host import TargetThrottled
-from conformance.host.declarations import (
+from conformance.host.discovery import discover_prm
+from conformance.host.http import HostHTTP
+from conformance.judges.declarations import (
     CHALLENGE_META_KEY,
     MARKER_ABSENT,
     check_challenge_result,
@@ -27,8 +29,6 @@ from conformance.host.declarations import (
     profile_marker,
     security_schemes_of,
 )
-from conformance.host.discovery import discover_prm
-from conformance.host.http import HostHTTP
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
 from conformance.suites._credentials import absent_credentials, empty_credential_attacks
 from conformance.suites._era_cases import ROUTED_NAME, routing_attacks, try_routed_name

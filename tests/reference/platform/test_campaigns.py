@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from conformance.judges.platform import campaign_shape_problems as shape_problems
 from conformance.reference.platform import create_app
 from conformance.reference.platform.campaigns import CREATE_FIELDS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
 from conformance.reference.platform.settings import SandboxSettings
-from conformance.validate.platform import campaign_shape_problems as shape_problems
 from tests.reference.platform.conftest import AUTH, campaign_body
 
 

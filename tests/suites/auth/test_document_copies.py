@@ -97,7 +97,7 @@ def test_the_tables_are_in_the_rules_listing() -> None:
 CHAL_STUBS = """
 import httpx
 import pytest
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.host.mcp import RawResult
 from conformance.suites._tool_access import CallOutcome, Listing
 from conformance.suites.auth import test_tools

@@ -3,7 +3,7 @@ first twenty problems' tools (the old message cut the list at 20 and named only 
 
 from __future__ import annotations
 
-from conformance.host.declarations import Problem, tool_label
+from conformance.judges.declarations import Problem, tool_label
 from conformance.suites.auth.test_tools import every_offender
 
 

@@ -51,10 +51,6 @@ def describe(problems: Iterable[Problem], limit: int = 20) -> str:
     return text + (f"; … and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def is_json_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def short_json(value: Any) -> str:
     """A value as compact JSON for a problem text, cut to 80 characters."""
     try:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.validate._core import Verdict, judged, skipped
+from conformance.judges._core import Verdict, judged, noted, skipped
 
 PRESERVABLE = ("copyright", "creation", "location")
 
@@ -33,7 +33,7 @@ class ImageFacts:
 
 
 def facts(data: bytes) -> ImageFacts:
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     decoded = images.decode(data)
     found = images.find_metadata(data)
@@ -52,7 +52,7 @@ def facts(data: bytes) -> ImageFacts:
 def upload_problems(data: bytes) -> list[str]:
     """What makes bytes an upload a server must refuse (IMG-SHRINK-03): empty, not PNG/JPEG, or not an image behind
     its signature. A truncated image is none of these: a server may refuse it or return a valid output."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     if not data:
         return ["the body is empty"]
@@ -91,7 +91,7 @@ def same_gps(got: tuple[tuple[float, ...], ...], want: tuple[tuple[float, ...], 
 def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
     """IMG-PRS-01: each asked-for item the upload has is in the output (location: EXIF GPS, JPEG only, same
     coordinates)."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     source, result = facts(upload), facts(output)
     problems = []
@@ -114,7 +114,7 @@ def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list
 def gone_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
     """IMG-PRS-02: what was not asked for is gone from the output, and metadata absent from the upload is never
     written (any such field, whatever its value)."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     source, result = facts(upload), facts(output)
     problems = [
@@ -146,11 +146,6 @@ def output_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> di
     }
 
 
-def _noted(verdict: Verdict, note: str) -> Verdict:
-    """A passing verdict with what the rule says is reported (a failing one keeps its own message)."""
-    return Verdict(verdict.rule, verdict.status, note) if verdict.status == "passed" and note else verdict
-
-
 def image_output(document: Any, *, files: dict[str, bytes] | None = None) -> list[Verdict]:
     """A manifest ``{"input": FILE, "output": FILE, "preserve": [...]}``; ``files`` maps its names to bytes (the
     CLI reads them beside the manifest)."""
@@ -167,7 +162,7 @@ def image_output(document: Any, *, files: dict[str, bytes] | None = None) -> lis
     # An output larger than its upload passes IMG-SHRINK-04 and is reported as a warning.
     larger = LARGER_NOTE.format(output=len(output), upload=len(upload)) if len(output) > len(upload) else ""
     return [
-        _noted(judged(rule, problems), larger if rule == "IMG-SHRINK-04" and not preserve else "")
+        noted(judged(rule, problems), larger if rule == "IMG-SHRINK-04" and not preserve else "")
         for rule, problems in found.items()
     ]
 
@@ -177,7 +172,7 @@ def image(data: Any) -> list[Verdict]:
     file is one a conforming server refuses, not that the file breaks a rule by itself."""
     if not isinstance(data, bytes):
         return [judged("IMG-SHRINK-03", ["an image is bytes"])]
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     verdict = judged("IMG-SHRINK-03", upload_problems(data))
-    return [_noted(verdict, TRUNCATED_NOTE if images.truncated(data) else "")]
+    return [noted(verdict, TRUNCATED_NOTE if images.truncated(data) else "")]
