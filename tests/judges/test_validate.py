@@ -11,7 +11,7 @@ import pytest
 from conformance import judges
 from conformance.cli._main import main
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def test_conforming_document_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
