@@ -1,4 +1,4 @@
-"""Checks over tool declarations and tool results (AUTH-TOOL-01/02/05/06, AUTH-CHAL-01/02).
+"""Judging tool declarations and tool results (AUTH-TOOL-01/02/05/06, AUTH-CHAL-01/02).
 
 Every check returns a list of :class:`Problem` (empty = conforming) instead of raising, so that a check can report
 all defects of a target at once and say exactly where each one is. Inputs are untrusted JSON from the target:
