@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from conformance.judges._core import Verdict, judged, noted, skipped
+
+if TYPE_CHECKING:
+    from conformance.judges import images
 
 PRESERVABLE = ("copyright", "creation", "location")
 
@@ -176,3 +181,42 @@ def image(data: Any) -> list[Verdict]:
 
     verdict = judged("IMG-SHRINK-03", upload_problems(data))
     return [noted(verdict, TRUNCATED_NOTE if images.truncated(data) else "")]
+
+
+# ---------------------------------------------------------------------------------------- image answers
+
+
+def count_of(response: httpx.Response) -> int | None:
+    value = response.headers.get("compression-count", "").strip()
+    return int(value) if value.isdigit() else None
+
+
+IMAGE_HEADERS = ("Content-Type", "Content-Length", "Image-Width", "Image-Height", "Compression-Count")
+
+
+def image_header_problems(response: httpx.Response, decoded: images.Decoded, *, required: bool = True) -> list[str]:
+    """What the headers of an answer carrying an image get wrong about it: Content-Type (against the magic bytes),
+    Content-Length (against the body), Image-Width/Image-Height (against the decoded size), Compression-Count (an
+    integer). ``required=False``: an absent header is no problem (the caller reports it), a present one must agree.
+    """
+    headers = response.headers
+    checks = {
+        "Content-Type": (
+            headers.get("content-type", "").split(";")[0].strip().lower() == decoded.mime,
+            f"the bytes are {decoded.mime}",
+        ),
+        "Content-Length": (
+            headers.get("content-length") == str(len(response.content)),
+            f"the body has {len(response.content)} bytes",
+        ),
+        "Image-Width": (headers.get("image-width") == str(decoded.width), f"the image is {decoded.width} wide"),
+        "Image-Height": (headers.get("image-height") == str(decoded.height), f"the image is {decoded.height} high"),
+        "Compression-Count": (count_of(response) is not None, "an integer is expected"),
+    }
+    problems = []
+    for name, (agrees, truth) in checks.items():
+        if agrees or (not required and name not in headers):
+            continue
+        shown = repr(headers[name]) if name in headers else "missing"
+        problems.append(f"{name} {shown} ({truth})")
+    return problems
