@@ -168,3 +168,18 @@ def test_an_unparseable_challenge_is_not_called_absent() -> None:
     prm05, prm06 = challenge_problems(value.strip())
     assert prm05 and prm05[0].startswith("no parseable Bearer challenge (")
     assert prm06[0].startswith("the Bearer challenge does not parse ("), prm06
+
+
+def test_verdicts_speak_the_verdict_layer_s_words() -> None:
+    """A document verdict's status is the report's ``Status`` and its level the catalog's ``Level``: no second
+    vocabulary. An unknown rule (a vendor's, before it is registered) is judged at MUST."""
+    from conformance.core.rules import Level, Status
+    from conformance.judges._core import judged, level_of
+
+    verdicts = judges.challenge('Bearer resource_metadata="https://t.example/.well-known/oauth-protected-resource"')
+    assert {v.rule: (v.status, v.level) for v in verdicts} == {
+        "AUTH-PRM-05": (Status.PASSED, Level.MUST),
+        "AUTH-PRM-06": (Status.WARNING, Level.SHOULD),
+    }
+    assert all(type(v.status) is Status and type(v.level) is Level for v in verdicts)
+    assert level_of("X-ACME-01") is Level.MUST and judged("X-ACME-01", ["broken"]).status is Status.FAILED
