@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.judges._core import Verdict, exit_code, level_of
+from conformance.judges._core import Problem, Verdict, exit_code, level_of
 
 if TYPE_CHECKING:
     from conformance.judges.auth import (
@@ -195,6 +195,11 @@ def judge(kind: str, document: Any, **context: Any) -> list[Verdict]:
     return _function(*_KIND_FUNCTIONS[kind])(document, **context)
 
 
+def problems(kind: str, document: Any, **context: Any) -> list[Problem]:
+    """What a document of ``kind`` gets wrong: one :class:`Problem` per rule it breaks, carrying the rule ID."""
+    return [problem for verdict in judge(kind, document, **context) if (problem := verdict.problem()) is not None]
+
+
 def judge_file(path: Path, kind: str | None = None, **context: Any) -> tuple[str, list[Verdict]]:
     """Read, sniff (unless ``kind``) and judge a file; an image-output manifest's files are read beside it."""
     document = load(path)
@@ -214,6 +219,7 @@ __all__ = [
     "KIND_RULES",
     "RULE_JUDGES",
     "DocumentError",
+    "Problem",
     "Verdict",
     "as_metadata",
     "authorization_response",
@@ -232,6 +238,7 @@ __all__ = [
     "load",
     "platform_error",
     "prm",
+    "problems",
     "profile_record",
     "profile_result",
     "ratelimit_headers",

@@ -1,5 +1,7 @@
-"""Verdicts over one document, in the verdict layer's words: the report's :class:`Status` at the catalog's
-:class:`Level`.
+"""Problems and verdicts over one document, in the verdict layer's words: the report's :class:`Status` at the
+catalog's :class:`Level`.
+
+A :class:`Problem` is one defect, carrying the rule it breaks; a :class:`Verdict` is one rule over one document.
 
 A document verdict is ``passed``, ``failed`` (a MUST rule), ``warning`` (a SHOULD rule), or ``skipped`` (the rule
 needs something the document alone does not say: the context a live run has, given here as keyword arguments).
@@ -22,6 +24,25 @@ def level_of(rule: str) -> Level:
 
 
 @dataclass(frozen=True)
+class Problem:
+    """One defect: the rule it breaks, where it is, and what is wrong."""
+
+    rule: str
+    where: str  # e.g. "tool 'search' (tools[0]).inputSchema"; empty: the document as a whole
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+def describe(problems: Iterable[Problem], limit: int = 20) -> str:
+    """A one-line verdict text for ``fail()``; long lists are cut with a count of the rest."""
+    items = [str(p) for p in problems]
+    text = "; ".join(items[:limit])
+    return text + (f"; … and {len(items) - limit} more" if len(items) > limit else "")
+
+
+@dataclass(frozen=True)
 class Verdict:
     """One rule over one document: its status and, unless it passed, why."""
 
@@ -40,6 +61,10 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         return {"rule": self.rule, "level": str(self.level), "status": str(self.status), "message": self.message}
+
+    def problem(self) -> Problem | None:
+        """What the document gets wrong about the rule, when it breaks it."""
+        return Problem(self.rule, "", self.message) if self.broken else None
 
 
 def judged(rule: str, problems: Iterable[str], *, unjudged: str | None = None) -> Verdict:

@@ -183,3 +183,12 @@ def test_verdicts_speak_the_verdict_layer_s_words() -> None:
     }
     assert all(type(v.status) is Status and type(v.level) is Level for v in verdicts)
     assert level_of("X-ACME-01") is Level.MUST and judged("X-ACME-01", ["broken"]).status is Status.FAILED
+
+
+def test_problems_carry_the_rule_they_break() -> None:
+    document = {"resource": "https://t.example/mcp", "authorization_servers": [], "scopes_supported": "a b"}
+    found = judges.problems("prm", document, resource="https://t.example/mcp")
+    assert [(p.rule, str(p)) for p in found] == [
+        ("AUTH-PRM-03", "`authorization_servers` must be a non-empty array of strings, got []"),
+        ("AUTH-PRM-04", "`scopes_supported` must be an array of strings, got 'a b'"),
+    ]
