@@ -1,5 +1,6 @@
-"""Offline judging of compression outputs: an output image against its upload and the ``preserve`` asked
-(IMG-SHRINK-04, IMG-PRS-01, IMG-PRS-02), with the decoders and metadata readers the live checks trust."""
+"""Judging compression outputs: an upload (IMG-SHRINK-03), an output image against its upload and the ``preserve``
+asked (IMG-SHRINK-04, IMG-PRS-01, IMG-PRS-02), and the headers of an answer carrying an image, with the decoders and
+metadata readers the live checks trust (:mod:`conformance.judges.images`)."""
 
 from __future__ import annotations
 
@@ -187,6 +188,7 @@ def image(data: Any) -> list[Verdict]:
 
 
 def count_of(response: httpx.Response) -> int | None:
+    """The ``Compression-Count`` header as an integer, or None when it is absent or not one."""
     value = response.headers.get("compression-count", "").strip()
     return int(value) if value.isdigit() else None
 
