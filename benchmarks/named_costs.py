@@ -34,7 +34,8 @@ COSTS: list[tuple[str, str, str, str, bool]] = [
     (
         "random-text-batched",
         "100 PKCE verifiers, a few OS reads each (oauth.random_text)",
-        "import string; from conformance.host.oauth import random_text; A = string.ascii_letters + string.digits + '-._~'",
+        "import string; from conformance.host.oauth import random_text;"
+        " A = string.ascii_letters + string.digits + '-._~'",
         "[random_text(64, A) for _ in range(100)]",
         False,
     ),

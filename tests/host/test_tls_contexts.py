@@ -1,5 +1,5 @@
-"""One SSL context per trust setting, shared by every host client of a run (building them cost ~1.35 s
-of CPU per auth+profile run)."""
+"""One SSL context per trust setting, shared by every host client of a run (building one per client would be a
+large share of an auth+profile run's CPU)."""
 
 from __future__ import annotations
 
