@@ -49,7 +49,7 @@ def import_tree(package: ModuleType) -> None:
 
 def warm() -> None:
     """The memos above. Each step is only worth its time: one that fails (a private API moved, an image renamed)
-    leaves the runs to do that work themselves, as before, instead of stopping the fork server."""
+    leaves the runs to do that work themselves instead of stopping the fork server."""
     for step in (_inspect_table, _test_images, _rich_table):
         with contextlib.suppress(Exception):
             step()

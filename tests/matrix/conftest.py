@@ -54,7 +54,7 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
     """Start the case's stack, run its suites once; a second try only when the stack itself could not start.
 
     An IdP or proxy mutant's stack also serves tests/reference/auth_probe.observe(), once, BEFORE the harness run
-    (its footprint used to start the same stack again). Neither disturbs the other: observe() uses fresh
+    (so that its footprint does not start the same stack again). Neither disturbs the other: observe() uses fresh
     ScriptedClients, each registering a client of its own at the IdP (its own login session, codes, tokens, assertion
     jtis) and CIMD documents on a loopback origin of its own, and never calls the tool server; the harness run
     registers its own clients and identities. Every reference and mutant behaviour keeps its state per client, code,
