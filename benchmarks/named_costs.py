@@ -20,6 +20,16 @@ import subprocess
 import sys
 import tempfile
 
+REWRITE_SETUP = (
+    "import ast, importlib.util, pathlib; from _pytest.assertion.rewrite import rewrite_asserts;"
+    " root = pathlib.Path(importlib.util.find_spec('{package}').origin).parent;"
+    " sources = [(str(p), p.read_bytes()) for p in sorted(root.rglob('*.py'))]"
+)
+REWRITE = (
+    "for name, source in sources:\n    tree = ast.parse(source)\n    rewrite_asserts(tree, source, name)\n"
+    "    compile(tree, name, 'exec', dont_inherit=True)"
+)
+
 # (name, what, already loaded by then, measured statement, cold)
 COSTS: list[tuple[str, str, str, str, bool]] = [
     ("ssl-default", "an SSL context with the system trust store", "import ssl", "ssl.create_default_context()", False),
@@ -125,6 +135,20 @@ COSTS: list[tuple[str, str, str, str, bool]] = [
         "[{'name': 'h', 'value': 'v' * 40}] * 8}, 'response': {'status': 200, 'body': 'x' * 300}} "
         "for i in range(5000)]}}",
         "json.dumps(d, ensure_ascii=False, separators=(',', ':'))",
+        False,
+    ),
+    (
+        "rewrite-package",
+        "pytest's assertion rewriting of every module of the package, compiled from source",
+        REWRITE_SETUP.format(package="conformance"),
+        REWRITE,
+        False,
+    ),
+    (
+        "rewrite-hypothesis",
+        "the same for every module of Hypothesis",
+        REWRITE_SETUP.format(package="hypothesis"),
+        REWRITE,
         False,
     ),
     (
