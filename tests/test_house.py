@@ -62,7 +62,7 @@ def _quoted(text: str, start: int, end: int) -> bool:
     return bool(before) and bool(after) and before[-1] in "`'\"" and after[0] in "`'\""
 
 
-def measured_figures(path: Path) -> list[str]:
+def measured_figures(path: Path, root: Path = ROOT) -> list[str]:
     """``path:line: figure`` for every figure in a comment or docstring that is not a setting.
 
     The narrow rule for what may stay: a figure written as a literal (quoted or in backticks: a format's example),
@@ -80,7 +80,7 @@ def measured_figures(path: Path) -> list[str]:
             written = {value, value / 1000, value * 1000, value / 100}  # ms and s, s and ms, a share of one
             if not approximate and (written & code_numbers or match.group("size")):
                 continue
-            found.append(f"{path.relative_to(ROOT)}:{number}: {match.group().strip()}")
+            found.append(f"{path.relative_to(root)}:{number}: {match.group().strip()}")
     return found
 
 
@@ -97,12 +97,7 @@ def test_the_figure_reader_tells_measurements_from_settings(tmp_path: Path) -> N
         "# 85 % of calls, 1.73x faster, 0.4-0.5 s of CPU, ~190 MiB, a 100 KB header\n",
         encoding="utf-8",
     )
-    global ROOT
-    saved, ROOT = ROOT, tmp_path
-    try:
-        found = [line.split(": ", 1)[1] for line in measured_figures(probe)]
-    finally:
-        ROOT = saved
+    found = [line.split(": ", 1)[1] for line in measured_figures(probe, tmp_path)]
     assert found == ["3 s", "85 %", "1.73x faster", "0.4-0.5 s", "~190 MiB", "~17 ms"]
 
 
@@ -132,8 +127,9 @@ _FILE_PATH = re.compile(r"^[\w.<>*-]+(?:/[\w.<>*-]+)*(?:/|\.(?:py|toml|json|md|y
 _DOTTED = re.compile(r"^conformance(?:\.\w+)+")
 # The house's trees (and the package's folders, as ARCHITECTURE.md writes them): a path under anything else is the
 # user's (``.github/workflows/...``, ``reports/report.json``), not a file of the checkout.
-HOUSE = ("conformance", "tests", "benchmarks", "docs", "fixtures", ".ci", "run.py", "action.yml", "pyproject.toml")
-HOUSE += tuple(p.name for p in (ROOT / "conformance").iterdir() if p.is_dir() and not p.name.startswith("__"))
+HOUSE: frozenset[str] = frozenset(
+    ("conformance", "tests", "benchmarks", "docs", "fixtures", ".ci", "run.py", "action.yml", "pyproject.toml")
+) | {p.name for p in (ROOT / "conformance").iterdir() if p.is_dir() and not p.name.startswith("__")}
 MODULES = {p.stem for p in (ROOT / "conformance").iterdir() if p.suffix == ".py" or (p / "__init__.py").is_file()}
 
 
@@ -182,6 +178,19 @@ def named_paths(document: Path) -> Iterator[tuple[str, str]]:
             and dotted.group().split(".")[1] in MODULES  # not a name of the facade or a report's field
         ):
             yield "module", dotted.group()
+
+
+def test_the_path_reader_finds_what_a_document_names(tmp_path: Path) -> None:
+    document = tmp_path / "doc.md"
+    document.write_text(
+        "See conformance/core/rules.py, `host/http.py`, `suites/<suite>/options.py`, `conformance.host.fields`,\n"
+        "`host/gone.py`, `conformance.host.gone`, `reports/report.json` (the user's) and `conformance.level`.\n",
+        encoding="utf-8",
+    )
+    named = sorted(set(named_paths(document)))
+    assert ("path", "reports/report.json") not in named and ("module", "conformance.level") not in named
+    missing = [n for kind, n in named if not (_exists(n, document) if kind == "path" else _resolves(n))]
+    assert sorted(missing) == ["conformance.host.gone", "host/gone.py"]
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)
