@@ -33,6 +33,7 @@ from conformance.host.exchange import exchange_of
 DEFAULT_MAX_WAIT_S = 600.0
 RESERVE_SHARE = 0.02  # of a window's requests kept back (other clients of the key, clock skew): at least one
 RESET_MARGIN_S = 0.1  # added to an announced reset: a window that ends "now" must really have ended
+SAME_WINDOW_S = 0.5  # answers announcing resets this close apart speak of one window
 # Retries of a throttled answer: Retry-After is followed however long (the run's bound decides), else full-jitter
 # backoff from 1 s up to 30 s; attempts are bounded.
 THROTTLE_RETRY = RetryPolicy(max_attempts=8, max_total_s=math.inf, base_s=1.0, cap_s=30.0, max_retry_after_s=math.inf)
@@ -63,6 +64,7 @@ class _Budget:
     spacing: float = 0.0  # extra gap between requests after a throttled answer (slow down, then ramp up)
     last_sent: float = 0.0
     in_flight: int = 0  # requests sent and not answered yet (cases sent at once): the window has not counted them
+    overlapped: bool = False  # requests were in flight together since the budget was last idle
     paused_until: float | None = None  # monotonic: a request waits for the window's reset; the others wait too
 
 
@@ -104,10 +106,18 @@ class Pacer:
         with self._lock:
             budget = self._budgets.setdefault(key, _Budget())
             now = self._clock()
+            concurrent = budget.overlapped  # answered among others sent at once: it may be older than the last
+            budget.in_flight = max(0, budget.in_flight - 1)
+            if budget.in_flight == 0:
+                budget.overlapped = False
             if remaining is not None and reset is not None:
                 budget.limit = _count(headers.get("x-ratelimit-limit-requests"))
-                budget.remaining, budget.reset_at = remaining, now + reset
-            budget.in_flight = max(0, budget.in_flight - 1)
+                reset_at = now + reset
+                same_window = budget.reset_at is not None and reset_at <= budget.reset_at + SAME_WINDOW_S
+                if concurrent and same_window and budget.remaining is not None:
+                    # Answers to requests sent at once arrive in any order: an older one's count is stale.
+                    remaining = min(remaining, budget.remaining)
+                budget.remaining, budget.reset_at = remaining, reset_at
             if is_throttled(response):
                 budget.spacing = min(max(2 * budget.spacing, 0.05), 1.0)
             else:
@@ -128,6 +138,7 @@ class Pacer:
         with self._lock:
             budget = self._budgets.setdefault(key, _Budget())
             budget.in_flight += 1
+            budget.overlapped = budget.overlapped or budget.in_flight > 1
             if not pace:
                 return 0.0, ""
             now = self._clock()
@@ -162,6 +173,8 @@ class Pacer:
             budget = self._budgets.get(key)
             if budget is not None:
                 budget.in_flight = max(0, budget.in_flight - 1)
+                if budget.in_flight == 0:
+                    budget.overlapped = False
 
     # -- throttled answers ---------------------------------------------------------------------------------
 
