@@ -21,7 +21,7 @@ import pytest
 from conformance import Blocked, TargetError, _budget, expect, fail, needs, observe, rule
 from conformance._verdicts import NeedsUnmet
 from conformance.config import Settings, Target
-from conformance.host import TargetThrottled
+from conformance.host import TargetThrottled, fanout
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.challenge import Challenge
 from conformance.host.declarations import check_challenge_result
@@ -975,8 +975,10 @@ def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: 
         "the token in an access_token cookie (no header)": {"headers": {"Cookie": f"access_token={token}"}},
         "the token in a token cookie (no header)": {"headers": {"Cookie": f"token={token}"}},
     }
-    for case, kwargs in sends.items():
-        outcome = accepted.send(None, **kwargs)
+    outcomes = fanout.each(
+        sends, lambda case: accepted.send(None, **sends[case]), limit=accepted.http.concurrency, case=str
+    )
+    for case, outcome in zip(sends, outcomes, strict=True):
         if isinstance(outcome, str):
             run.judged(case, outcome if isinstance(outcome, Unreached) else f"{case}: the request failed ({outcome})")
             continue
