@@ -40,6 +40,7 @@ class CheckRecord:
     deadline: float | None = None  # monotonic: when the check's time budget ends (see conformance._budget)
     budget_s: float | None = None  # the check's budget in seconds (for the message that says it is spent)
     waited_s: float = 0.0  # deliberate waits (a token's lifetime waited out): not counted in the check's budget
+    lane_state: dict[int, Any] | None = None  # a lane's own state of host objects (a browser's cookie jar), by id
 
     @property
     def judges_throttling(self) -> bool:
@@ -155,6 +156,17 @@ def open_lane() -> CheckRecord | None:
     if deadline is not None:  # what the check was excused so far moves the lane's deadline as it moves the check's
         deadline += parent.throttle_wait_s + parent.waited_s
     return CheckRecord(rules=parent.rules, deadline=deadline, budget_s=parent.budget_s)
+
+
+def lane_state() -> dict[int, Any] | None:
+    """State of this thread's or task's case kept apart from the other cases' (None outside a lane): host objects
+    that hold per-user state, such as the browser's cookie jar, keep their lane's copy here under their own id."""
+    lane = _lane.get()
+    if lane is None:
+        return None
+    if lane.lane_state is None:
+        lane.lane_state = {}
+    return lane.lane_state
 
 
 def enter_lane(lane: CheckRecord | None) -> contextvars.Token[CheckRecord | None]:
