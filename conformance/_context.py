@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,7 @@ class CheckRecord:
     budget_s: float | None = None  # the check's budget in seconds (for the message that says it is spent)
     waited_s: float = 0.0  # deliberate waits (a token's lifetime waited out): not counted in the check's budget
     lane_state: dict[int, Any] | None = None  # a lane's own state of host objects (a browser's cookie jar), by id
+    in_order: list[Callable[[], None]] = field(default_factory=list)  # a lane's deferred steps (see in_order())
 
     @property
     def judges_throttling(self) -> bool:
@@ -169,6 +171,16 @@ def lane_state() -> dict[int, Any] | None:
     return lane.lane_state
 
 
+def in_order(step: Callable[[], None]) -> None:
+    """Run ``step`` (an append to a run-wide list, such as the answers later checks read) now, or, in a case's lane,
+    when the lane is merged: such lists then hold the cases' entries in the cases' order."""
+    lane = _lane.get()
+    if lane is None:
+        step()
+    else:
+        lane.in_order.append(step)
+
+
 def enter_lane(lane: CheckRecord | None) -> contextvars.Token[CheckRecord | None]:
     """Record into ``lane`` from now on in this context (a thread's, or a task's own copy)."""
     return _lane.set(lane)
@@ -197,3 +209,5 @@ def merge_lane(lane: CheckRecord, case: str | None = None) -> None:
         record.waited_s += lane.waited_s
         if record.first_failure is None and lane.first_failure is not None:
             record.first_failure, record.failing_exchange = lane.first_failure, lane.failing_exchange
+    for step in lane.in_order:
+        in_order(step)  # a lane merged into another lane hands its steps on

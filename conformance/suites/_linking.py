@@ -571,7 +571,8 @@ class Linker:
         result = self.login(request, account=account, decision=decision)
         callback = parse_callback(result.callback_url) if result.callback_url else None
         if callback is not None:
-            self.responses.append(ObtainedResponse(request, callback, _context.current_rules_text()))
+            obtained = ObtainedResponse(request, callback, _context.current_rules_text())
+            _context.in_order(lambda: self.responses.append(obtained))  # in the cases' order
         return result, callback
 
     def decline(self) -> tuple[AuthorizationRequest, LoginResult, CallbackParams]:

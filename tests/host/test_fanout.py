@@ -214,3 +214,20 @@ async def test_the_async_twin_runs_within_the_bound_in_order(record: _context.Ch
     assert paths == [f"/{i}" for i in range(6)]
     assert state["most"] == 2
     assert [(e["url"], e["case"]) for e in record.exchanges] == [(f"https://t.example/{i}", str(i)) for i in range(6)]
+
+
+def test_run_wide_lists_get_the_cases_entries_in_the_cases_order(record: _context.CheckRecord) -> None:
+    count = 4
+    done = [threading.Event() for _ in range(count)]
+    seen: list[int] = []
+
+    def case(index: int) -> None:
+        if index + 1 < count:  # finish in reverse order
+            assert done[index + 1].wait(HANG_GUARD_S)
+        _context.in_order(lambda: seen.append(index))
+        done[index].set()
+
+    fanout.each(range(count), case, limit=count)
+    assert seen == list(range(count))
+    _context.in_order(lambda: seen.append(99))  # outside a case: at once
+    assert seen[-1] == 99
