@@ -3,6 +3,7 @@ both read against the embedded reference stack served with a set round-trip time
 what ``conformance up --latency 50ms`` starts), and the verdicts at each latency against those at 0 ms.
 
     .venv/bin/python benchmarks/latency.py [--latencies 0 50 150] [--suites auth,profile platform,campaigns compression]
+        [--concurrency N]
 
 Each run is a fresh ``python -m pytest --suite ...`` process (as ``conformance demo`` starts it for one target
 kind) against one stack per latency. Printed per run: wall time of the pytest process; ``net``, the sum of the
@@ -191,8 +192,11 @@ def main() -> int:
     parser.add_argument("--latencies", nargs="*", type=float, default=[0.0, 50.0, 150.0], help="milliseconds")
     parser.add_argument("--suites", nargs="*", default=["auth,profile", "platform,campaigns", "compression"])
     parser.add_argument("--cprofile", type=Path, help="write a cProfile of each 0 ms run into this directory")
+    parser.add_argument("--concurrency", type=int, help="the runs' --concurrency (default: the harness's default)")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+    if args.concurrency is not None:
+        base["CONFORMANCE_CONCURRENCY"] = str(args.concurrency)
     reference: dict[str, set[tuple[str, str]]] = {}
     fixed: dict[str, float] = {}
     rows: list[str] = []

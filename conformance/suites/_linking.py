@@ -495,6 +495,12 @@ class Linker:
             return None
         needs("a second test account", "CONFORMANCE_TEST_USER_2 and CONFORMANCE_TEST_PASSWORD_2")
 
+    @property
+    def concurrency(self) -> int:
+        """How many authorizations may run at once: the form driver's logins are separate browsers (a cookie jar
+        each, ``conformance.host._cookies``); a real browser or a person logs in one flow at a time."""
+        return self.http.concurrency if self.settings.get("login_driver", "form") == "form" else 1
+
     def driver(self, account: int) -> LoginDriver:
         try:
             driver = make_driver(
@@ -566,7 +572,8 @@ class Linker:
         result = self.login(request, account=account, decision=decision)
         callback = parse_callback(result.callback_url) if result.callback_url else None
         if callback is not None:
-            self.responses.append(ObtainedResponse(request, callback, _context.current_rules_text()))
+            obtained = ObtainedResponse(request, callback, _context.current_rules_text())
+            _context.in_order(lambda: self.responses.append(obtained))  # in the cases' order
         return result, callback
 
     def decline(self) -> tuple[AuthorizationRequest, LoginResult, CallbackParams]:
