@@ -11,23 +11,20 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_EXCHANGES_PER_CHECK = 60
-KEEP_FIRST_EXCHANGES = 15
 THROTTLING_RULES = "RL-"  # only the rate-limit rules judge throttling; every other check is spared it
 
 
 @dataclass
 class CheckRecord:
-    exchanges: list[dict[str, Any]] = field(default_factory=list)
+    exchanges: list[dict[str, Any]] = field(default_factory=list)  # every one: their bytes are bounded instead
     notes: list[str] = field(default_factory=list)
-    dropped: int = 0
     rules: tuple[str, ...] = ()  # the rules the running check decides
     throttle_wait_s: float = 0.0  # waited for the target's rate limits during this check
     throttle_reported_s: float = 0.0  # of which already handed to the run's total
-    last_exchange: dict[str, Any] | None = None  # kept even when the cap drops it from ``exchanges``
+    last_exchange: dict[str, Any] | None = None
     first_failure: BaseException | None = None  # the first verdict raised in this check (a Hypothesis replay
     failing_exchange: dict[str, Any] | None = None  # may end otherwise) and the exchange it was raised on
-    recorded: int = 0  # exchanges recorded so far, dropped ones included
+    recorded: int = 0  # exchanges recorded so far
     numbers: dict[int, int] = field(default_factory=dict)  # id(exchange) -> its number in this check
     cases: list[dict[str, Any]] = field(default_factory=list)  # the cases of the rules' tables, as records
     deadline: float | None = None  # monotonic: when the check's time budget ends (see conformance._budget)
@@ -43,11 +40,6 @@ class CheckRecord:
             self.recorded += 1
             self.numbers[id(exchange)] = self.recorded
             self.last_exchange = exchange
-            if len(self.exchanges) >= MAX_EXCHANGES_PER_CHECK:
-                # Keep the first exchanges (they set the scene) and the latest (they usually decide the verdict,
-                # e.g. the 429 at the end of RL-03's long run of requests).
-                del self.exchanges[KEEP_FIRST_EXCHANGES]
-                self.dropped += 1
             self.exchanges.append(exchange)
 
 
@@ -85,6 +77,34 @@ def note_failure(exc: BaseException) -> None:
 
 _lock = threading.Lock()
 _current: CheckRecord | None = None
+# Characters of exchange details (bodies, and headers past the key ones) one process keeps for a run: the bound on
+# the evidence's memory, whatever the count of exchanges (the report bounds its own bytes again, see
+# conformance/report/model.py). A normal run stays well inside it; a hostile one spends it, and its later exchanges
+# keep their metadata only.
+RUN_DETAIL_CHARS = 1_500_000
+_details_left: int | None = RUN_DETAIL_CHARS
+
+
+def set_detail_budget(size: int | None = RUN_DETAIL_CHARS) -> None:
+    """Start the process's run-wide budget of exchange details, in characters (None: unbounded). A run starts it
+    at its start (every xdist worker has its own)."""
+    global _details_left
+    with _lock:
+        _details_left = size
+
+
+def spend_details(size: int) -> bool:
+    """Take ``size`` characters of the run's detail budget: False once it is spent (and from then on), when the
+    exchange keeps its metadata only. Every exchange of the run is recorded; the bytes of their details are bound."""
+    global _details_left
+    with _lock:
+        if _details_left is None:
+            return True
+        if size > _details_left:
+            _details_left = 0
+            return False
+        _details_left -= size
+        return True
 
 
 def begin(rules: tuple[str, ...] | list[str] = ()) -> CheckRecord:
