@@ -203,6 +203,22 @@ def test_search_and_deep_link(page: Any) -> None:
     assert page.problems == []
 
 
+def test_every_exchange_of_the_report_is_in_the_page_and_opens(page: Any) -> None:
+    """As many exchanges in the page as in report.json; a line whose details are the file's data opens whole."""
+    report = build_report()
+    assert page.locator("ol.exchanges > li").count() == sum(len(r["evidence"]) for r in report["results"])
+    line = page.locator("article#CAMP-08 ol.exchanges > li.cx").first
+    number = line.get_attribute("value")
+    page.locator("article#CAMP-08 details.evidence > summary").click()
+    line.click()
+    item = page.locator(f"article#CAMP-08 ol.exchanges > li[value='{number}']")
+    details = item.locator("details.ex")
+    assert details.get_attribute("open") is not None
+    assert details.locator("pre.curl").inner_text().startswith(("curl", "# set"))
+    assert details.locator("p.lbl").first.is_visible()
+    assert page.problems == []
+
+
 def test_content_is_readable_without_javascript(browser: Any, report_file: Path) -> None:
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()
@@ -312,6 +328,23 @@ def test_a_failing_rule_shows_its_cases_and_each_case_opens_its_exchanges(report
         page.wait_for_timeout(50)
     assert toolbar <= page.evaluate(top) < toolbar + 200  # below the toolbar, not hidden under it
     assert "alg none" in exchange.inner_text()  # the exchange names its case
+    # Each case row opens its own exchanges below it, whole: "expired"'s are lines of the evidence list whose
+    # details are the file's data, rendered now; the evidence list itself is left as it was.
+    expired = rows.nth(1)
+    assert expired.locator("th").inner_text() == "expired"
+    assert page.locator(f"li[id='{anchor}-x10']").get_attribute("class") == "cx"
+    expired.get_by_role("button", name="Show this case's exchanges").click()
+    opened = table.locator("tr.case-ex").first
+    assert opened.is_visible()
+    cases_exchanges = opened.locator("ol.case-exchanges > li")
+    assert cases_exchanges.count() == 2
+    first = cases_exchanges.first.locator("details.ex")
+    assert first.get_attribute("open") is not None
+    assert first.locator("summary").inner_text().startswith("POST https://127.0.0.1:8443/mcp?n=10 → 401")
+    assert first.locator("pre.curl").inner_text().endswith("'https://127.0.0.1:8443/mcp?n=10'")
+    assert page.locator(f"li[id='{anchor}-x10']").get_attribute("class") == "cx"
+    expired.get_by_role("button", name="Show this case's exchanges").click()
+    assert opened.is_hidden()
     table.screenshot(path=str(REPORTS / "report-screenshot-cases.png"))
     page.goto("about:blank")
     page.goto(f"{path.as_uri()}#{result['rule']}", wait_until="load")

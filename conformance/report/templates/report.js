@@ -199,7 +199,6 @@
     var next = row.nextElementSibling;
     var opening = button.getAttribute("aria-expanded") !== "true";
     button.setAttribute("aria-expanded", opening ? "true" : "false");
-    button.textContent = opening ? "▾" : "▸";
     if (next && next.classList.contains("case-ex")) { next.hidden = !opening; return; }
     if (!opening) return;
     var result = row.closest("li.result");
