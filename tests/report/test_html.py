@@ -526,3 +526,13 @@ def test_inbound_and_foreign_client_exchanges_are_labelled() -> None:
     schema = json.loads((Path(writer.__file__).parents[1] / "schemas" / "report.schema.json").read_text())
     for exchange in (inbound, boto, plain):
         jsonschema.validate(exchange, {"$defs": schema["$defs"], "$ref": "#/$defs/exchange"})
+
+
+def test_the_replay_line_of_a_fleet_names_the_target() -> None:
+    case = {"case": "alg none", "source": "RFC 8725 §3.1", "expected": "refused", "outcome": "failed"}
+    case |= {"got": "accepted (200)", "exchanges": [1]}
+    common = {"status": "failed", "message": "x", "evidence": [_plain_exchange(1)], "cases": [case]}
+    fleet = render_html(_report(_result(target_name="acme corp", **common)))
+    assert "conformance replay report.json AUTH-PRM-01 &#39;alg none&#39; --target-name &#39;acme corp&#39;" in fleet
+    single = render_html(_report(_result(**common)))
+    assert "conformance replay report.json AUTH-PRM-01 &#39;alg none&#39;</code>" in single
