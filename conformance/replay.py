@@ -10,10 +10,11 @@ marker stands in the target's ``Authorization`` header (for the tool server also
 (``${CLIENT_SECRET}``, ``${BASIC_CREDENTIALS}`` ...). The tool server's access token is ``CONFORMANCE_ACCESS_TOKEN``
 when set; otherwise the replay links test account 1 as a run does (``suites/_linking.py``: discovery, the host's
 client, the login, with the run's settings from the environment and configuration files: the test account, the
-client's credentials or key, the publisher), once, when a request first needs it; what linking lacks is named. An exchange whose variable is unset is not
-sent, and the output names the variable; nor is one that carried a credential the run crafted for its case
-(``[REDACTED:crafted]``: an altered key, a forged token), which no variable holds. No secret is printed: the new
-exchanges are redacted as a run's are, with every value filled in registered as a secret.
+client's credentials or key, the publisher), once, when a request first needs it; what linking lacks is named.
+An exchange whose variable is unset is not sent, and the output names the variable; nor is one that carried a
+credential the run crafted for its case (``[REDACTED:crafted]``: an altered key, a forged token), which no variable
+holds, nor one the report keeps the metadata of only (``omitted``: past the run's budget of details). No secret is
+printed: the new exchanges are redacted as a run's are, with every value filled in registered as a secret.
 
 Outcome. Each replayed exchange is compared with the recorded one by status class (2xx, 3xx, 4xx, 5xx, or no
 answer): "same" or "differs". A case is also judged as its rule's table judges it when its record says what a

@@ -303,4 +303,5 @@ def test_replay_of_a_tool_server_case_links_an_account_for_its_token(
         replayed = json.loads(out)
         assert replayed["cases"] == [{"case": TOOL_CASE, "expected": "refused", "recorded": "failed", "now": "passed"}]
         [exchange] = replayed["exchanges"]
-        assert (exchange["now"]["status"], exchange["now"]["request_headers"]["authorization"]) == (401, "Token [REDACTED]")
+        now = exchange["now"]
+        assert (now["status"], now["request_headers"]["authorization"]) == (401, "Token [REDACTED]")

@@ -522,7 +522,7 @@ def test_inbound_and_foreign_client_exchanges_are_labelled() -> None:
     assert '<span class="via in">inbound from 127.0.0.1 · jwks&lt;script&gt;</span>' in document
     assert '<span class="via">via boto3</span>' in document
     assert document.count('class="via') == 2  # the harness's own exchanges carry no label
-    assert document.count("<span class=\"muted\">· the target sent this request to the harness") == 1
+    assert document.count('<span class="muted">· the target sent this request to the harness') == 1
     schema = json.loads((Path(writer.__file__).parents[1] / "schemas" / "report.schema.json").read_text())
     for exchange in (inbound, boto, plain):
         jsonschema.validate(exchange, {"$defs": schema["$defs"], "$ref": "#/$defs/exchange"})
