@@ -198,7 +198,8 @@ def detail_size(exchange: Mapping[str, Any]) -> int:
 
 def body_fingerprint(body: Any) -> dict[str, Any]:
     """What stays of an omitted body: its length in characters (the whole body's when the excerpt says how much
-    was cut) and the SHA-256 of the excerpt the exchange held (redacted), to tell two omitted bodies apart."""
+    was cut) and the first 16 hex digits of the SHA-256 of the excerpt the exchange held (redacted), enough to tell
+    two omitted bodies apart."""
     text = body if isinstance(body, str) else str(body)
     chars = len(text)
     cut = text.rfind("… [")
@@ -206,7 +207,7 @@ def body_fingerprint(body: Any) -> dict[str, Any]:
         more = text[cut + 3 : -len(" more characters]")]
         if more.isdigit():
             chars = cut + int(more)
-    return {"chars": chars, "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
+    return {"chars": chars, "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]}
 
 
 def without_details(exchange: Mapping[str, Any], reason: str = BUDGET_SPENT) -> dict[str, Any]:

@@ -496,8 +496,7 @@ def _omitted(raw: dict[str, Any]) -> tuple[str, str]:
     for side in ("request", "response"):
         body = omitted.get(f"{side}_body")
         if isinstance(body, dict):
-            digest = clean(body.get("sha256"))[:16]
-            parts.append(f"{side} body {clean(body.get('chars'))} characters, sha256 {digest}…")
+            parts.append(f"{side} body {clean(body.get('chars'))} characters, sha256 {clean(body.get('sha256'))[:16]}…")
         headers = omitted.get(f"{side}_headers")
         if isinstance(headers, int) and not isinstance(headers, bool) and headers:
             parts.append(f"{headers} {side} header{'s' if headers != 1 else ''}")

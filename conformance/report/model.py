@@ -25,7 +25,7 @@ ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
 # Bytes (UTF-8, as JSON) of exchange details (bodies, and headers other than the key ones) report.json holds, spent
 # on the most severe results first: every exchange of the run is in the report, and past this budget an exchange
 # keeps its metadata only (``omitted``). A normal run's evidence fits whole; a hostile target's stays bounded.
-REPORT_DETAIL_BYTES = 1_000_000
+REPORT_DETAIL_BYTES = 800_000
 
 
 class Status(StrEnum):
