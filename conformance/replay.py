@@ -413,8 +413,8 @@ def replay(
         if not numbers:
             raise ConformanceError(
                 f"replay: the report holds no exchange of {result.rule}'s case {record.get('case')!r} "
-                f"(outcome {record.get('outcome')}: {record.get('got')}); a check keeps its first and last "
-                "exchanges only, or the case sent nothing"
+                f"(outcome {record.get('outcome')}: {record.get('got')}): the case sent nothing (or the report, "
+                "of an older version, did not keep its exchanges)"
             )
     else:
         numbers = list(range(1, len(evidence) + 1))

@@ -2,11 +2,12 @@
 
 Reviewers decide from this file, and everything in evidence comes from targets, so it is hostile: jinja2
 autoescapes every value, control and bidi-override characters are shown as escapes (they could reorder what a
-reviewer reads), bodies and exchange lists are capped, and a Content-Security-Policy carrying the hashes of the
-inline CSS and JS stops anything that might slip through from running or fetching. The only external links are RFCs
-on rfc-editor.org. Content is plain HTML (readable without JavaScript); the script only adds filters, search,
-pagination of long runs and copy buttons.
-"""
+reviewer reads), bodies are capped, and a Content-Security-Policy carrying the hashes of the inline CSS and JS stops
+anything that might slip through from running or fetching. The only external links are RFCs on rfc-editor.org.
+Every exchange of the report is in the file: a line each, the first and last ones (and those of failed cases) with
+their details in the page, the others' details in an embedded JSON data block the script renders, as text, when a
+line or a case row is opened. Content is plain HTML (readable without JavaScript; the data block is in the page
+source); the script adds filters, search, pagination of long runs, copy buttons and those lazy details."""
 
 from __future__ import annotations
 
