@@ -502,7 +502,7 @@ def _omitted(raw: dict[str, Any]) -> tuple[str, str]:
         if isinstance(headers, int) and not isinstance(headers, bool) and headers:
             parts.append(f"{headers} {side} header{'s' if headers != 1 else ''}")
     note = f"body omitted: {clean(omitted.get('reason')) or 'omitted'}"
-    return note, f"{note} ({'; '.join(parts)})" if parts else note
+    return "details omitted", f"{note} ({'; '.join(parts)})" if parts else note
 
 
 def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget, inline: bool) -> Exchange:
@@ -525,7 +525,7 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget, 
         request_body=request_body,
         response_headers=_header_lines(raw.get("response_headers")),
         response_body=response_body,
-        curl=curl_command(raw),
+        curl="" if "omitted" in raw else curl_command(raw),  # no body to send: its line says what it was
         origin=_origin(raw),
         inbound=raw.get("direction") == "inbound",
         case=clean(raw.get("case")),
@@ -538,8 +538,9 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget, 
 
 
 def _data(view: Exchange) -> dict[str, Any]:
-    """An exchange's details as the script renders them (plain text only: it sets them as text, never as markup)."""
-    data: dict[str, Any] = {"curl": view.curl}
+    """An exchange's details as the script renders them (plain text only: it sets them as text, never as markup);
+    one whose details the report omitted has no reproducer (its line and key headers say all there is)."""
+    data: dict[str, Any] = {} if view.omitted else {"curl": view.curl}
     for key in ("error", "request_headers", "response_headers", "started_at", "omitted"):
         if getattr(view, key):
             data[key] = getattr(view, key)

@@ -238,7 +238,7 @@ def within_budget(
     """``results`` with their exchanges' details spent from ``budget`` (bytes), the most severe results first and
     each result's exchanges in order: past it, an exchange keeps its metadata only (``omitted``, with ``reason``).
     Every exchange stays; an exchange already without details costs nothing."""
-    from conformance.host.exchange import BUDGET_SPENT, without_details
+    from conformance.host.exchange import BUDGET_SPENT, detail_size, without_details
 
     left = budget
     changed: dict[int, RuleResult] = {}
@@ -248,7 +248,7 @@ def within_budget(
         for n, exchange in enumerate(evidence):
             if "omitted" in exchange:
                 continue
-            size = _detail_bytes(exchange)
+            size = _detail_bytes(exchange) if left or not detail_size(exchange) else 1  # (spent: no need to weigh)
             if size <= left:
                 left -= size
             else:

@@ -159,7 +159,7 @@
     }
     var label = "Reproduce" + (d.inbound ? " · the target sent this request to the harness" : "") +
       (d.started_at ? " · sent " + d.started_at : "");
-    body.appendChild(part(label, d.curl || "", "curl"));
+    if (d.curl) body.appendChild(part(label, d.curl, "curl"));
     return body;
   }
   // An open <details class="ex"> for the exchange whose item is `item` (its line copied, its details from the
