@@ -97,7 +97,8 @@ def page(report_page: Any, report_file: Path) -> Any:
 
 
 def check_report_page(page: Any, report: dict[str, Any]) -> None:
-    """What any run's report must show: verdict, matrix, a failed rule's evidence, a working status filter."""
+    """What any run's report must show: verdict, matrix, a failed rule's evidence, a working status filter, and every
+    exchange report.json holds."""
     verdict = "Accepted" if report["verdict"]["accepted"] else "Not accepted"
     assert page.get_by_role("heading", name=verdict, exact=True).is_visible()
     matrix = page.get_by_role("table", name="Results per suite and status")
@@ -109,6 +110,7 @@ def check_report_page(page: Any, report: dict[str, Any]) -> None:
         article = page.locator(f"article[id='{failed['rule']}']")
         assert article.locator(".msg").first.is_visible()
         assert article.locator("details.ex[open] pre").first.is_visible()
+    assert page.locator("ol.exchanges > li").count() == sum(len(r["evidence"]) for r in report["results"])
     passed = next(r for r in report["results"] if r["status"] == "passed")
     passed_rule = page.locator(f"article[id='{passed['rule']}']")
     assert passed_rule.is_visible()
