@@ -245,6 +245,7 @@ def within_budget(
     for index in sorted(range(len(results)), key=lambda i: STATUS_PRECEDENCE.index(results[i].status)):
         result = results[index]
         evidence = list(result.evidence)
+        slimmed = False
         for n, exchange in enumerate(evidence):
             if "omitted" in exchange:
                 continue
@@ -253,8 +254,8 @@ def within_budget(
                 left -= size
             else:
                 left = 0  # spent: later (less severe) exchanges keep their metadata only
-                evidence[n] = without_details(exchange, reason or BUDGET_SPENT)
-        if evidence != list(result.evidence):
+                evidence[n], slimmed = without_details(exchange, reason or BUDGET_SPENT), True
+        if slimmed:
             changed[index] = dataclasses.replace(result, evidence=tuple(evidence))
     return [changed.get(i, r) for i, r in enumerate(results)]
 
