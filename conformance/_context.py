@@ -77,33 +77,33 @@ def note_failure(exc: BaseException) -> None:
 
 _lock = threading.Lock()
 _current: CheckRecord | None = None
-# Characters of exchange details (bodies, and headers past the key ones) one process keeps for a run: the bound on
-# the evidence's memory, whatever the count of exchanges (the report bounds its own bytes again, see
+# Characters of exchange bodies one process keeps for a run (each body is an excerpt already, and each header value):
+# the bound on the evidence's memory, whatever the count of exchanges (the report bounds its own bytes again, see
 # conformance/report/model.py). A normal run stays well inside it; a hostile one spends it, and its later exchanges
-# keep their metadata only.
-RUN_DETAIL_CHARS = 1_500_000
-_details_left: int | None = RUN_DETAIL_CHARS
+# keep their metadata only (their key headers, their bodies' length and digest).
+RUN_BODY_CHARS = 2_000_000
+_body_left: int | None = RUN_BODY_CHARS
 
 
-def set_detail_budget(size: int | None = RUN_DETAIL_CHARS) -> None:
-    """Start the process's run-wide budget of exchange details, in characters (None: unbounded). A run starts it
+def set_body_budget(size: int | None = RUN_BODY_CHARS) -> None:
+    """Start the process's run-wide budget of exchange bodies, in characters (None: unbounded). A run starts it
     at its start (every xdist worker has its own)."""
-    global _details_left
+    global _body_left
     with _lock:
-        _details_left = size
+        _body_left = size
 
 
-def spend_details(size: int) -> bool:
-    """Take ``size`` characters of the run's detail budget: False once it is spent (and from then on), when the
-    exchange keeps its metadata only. Every exchange of the run is recorded; the bytes of their details are bound."""
-    global _details_left
+def spend_body(size: int) -> bool:
+    """Take ``size`` characters of the run's body budget: False once it is spent (and from then on), when the
+    exchange keeps its metadata only. Every exchange of the run is recorded; the bytes of their bodies are bound."""
+    global _body_left
     with _lock:
-        if _details_left is None:
+        if _body_left is None:
             return True
-        if size > _details_left:
-            _details_left = 0
+        if size > _body_left:
+            _body_left = 0
             return False
-        _details_left -= size
+        _body_left -= size
         return True
 
 

@@ -13,7 +13,7 @@ client, the login, with the run's settings from the environment and configuratio
 client's credentials or key, the publisher), once, when a request first needs it; what linking lacks is named.
 An exchange whose variable is unset is not sent, and the output names the variable; nor is one that carried a
 credential the run crafted for its case (``[REDACTED:crafted]``: an altered key, a forged token), which no variable
-holds, nor one the report keeps the metadata of only (``omitted``: past the run's budget of details). No secret is
+holds, nor one the report keeps the metadata of only (``omitted``: past the run's budget of bodies). No secret is
 printed: the new exchanges are redacted as a run's are, with every value filled in registered as a secret.
 
 Outcome. Each replayed exchange is compared with the recorded one by status class (2xx, 3xx, 4xx, 5xx, or no
@@ -284,7 +284,7 @@ def _request(exchange: Mapping[str, Any], credentials: Credentials, rebase: tupl
     if exchange.get("direction") == "inbound":
         return "the target's request to the harness (inbound), not one the harness sent"
     if "omitted" in exchange:
-        return "the report keeps its metadata only (its headers and body were past the run's budget of details)"
+        return "the report keeps its metadata only (its bodies were past the run's budget)"
     if exchange.get("client"):
         return f"made by another client ({exchange['client']}) than the host's HTTP client"
     recorded_headers = exchange.get("request_headers")

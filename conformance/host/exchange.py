@@ -24,7 +24,7 @@ BODY_EXCERPT_CHARS = 2048
 # The one limit of every other text an exchange keeps (each header value, the URL), after redaction: a target's
 # 100 KB header must not be copied whole into every exchange of a report.
 HEADER_EXCERPT_CHARS = 2048
-# What an exchange keeps of its headers once the run's budget of details is spent (conformance._context): those a
+# What an exchange keeps of its headers once the run's budget of bodies is spent (conformance._context): those a
 # reviewer follows an exchange by (what came back, where it led, what was challenged, the credential's redacted
 # form), each value cut shorter.
 KEY_HEADERS = frozenset(
@@ -175,7 +175,7 @@ def record_exchange(
     if record is None:
         return None
     exchange = Exchange.capture(redactor, **capture).to_json()
-    if not _context.spend_details(detail_size(exchange)):
+    if not _context.spend_body(body_size(exchange)):  # the bodies of the run are bounded (headers per exchange)
         exchange = without_details(exchange)
     record.add_exchange(exchange)
     return exchange
@@ -184,15 +184,12 @@ def record_exchange(
 _DETAILS = ("request_headers", "request_body", "response_headers", "response_body")
 
 
-def detail_size(exchange: Mapping[str, Any]) -> int:
-    """The characters of an exchange's details: its bodies, and its headers other than the key ones."""
+def body_size(exchange: Mapping[str, Any]) -> int:
+    """The characters of an exchange's bodies."""
     size = 0
-    for side in ("request", "response"):
-        body = exchange.get(f"{side}_body")
+    for side in ("request_body", "response_body"):
+        body = exchange.get(side)
         size += len(body) if isinstance(body, str) else 0 if body is None else len(str(body))
-        headers = exchange.get(f"{side}_headers")
-        if isinstance(headers, Mapping):
-            size += sum(len(str(k)) + len(str(v)) for k, v in headers.items() if str(k).lower() not in KEY_HEADERS)
     return size
 
 

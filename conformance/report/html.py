@@ -31,7 +31,7 @@ from markupsafe import Markup, escape
 
 from conformance.host import parse_json
 from conformance.report.model import (
-    REPORT_DETAIL_BYTES,
+    REPORT_BODY_BYTES,
     ExchangeJSON,
     RuleResult,
     RunReport,
@@ -90,9 +90,10 @@ _RFC = re.compile(r"^RFC\s*(\d{3,5})(?:\s*§\s*([0-9][0-9.]*[0-9]|[0-9]))?")
 
 # Every exchange of the report is in the file: a line each, and its headers, bodies and reproducer either in the
 # page (the first and last ones, those of failed cases: BODY_CHARS of each body) or, past the page's budget, in the
-# file's embedded exchange data, which the script renders when the line is opened. The details of every exchange
-# together are bounded by the report's own budget (``model.REPORT_DETAIL_BYTES``, applied again here to a report
-# of another version): a run's file stays under 2 MB whatever the evidence (tests/report/test_html.py).
+# file's embedded exchange data, which the script renders when the line is opened. The bodies of every exchange
+# together are bounded by the report's own budget (``model.REPORT_BODY_BYTES``, applied again here to a report
+# of another version): the file grows with the count of exchanges by their lines, not by their bodies
+# (tests/report/test_html.py).
 BODY_CHARS = {True: 4096, False: 1024}  # failing result → generous; passing → an excerpt
 EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges opened in the page
 EVIDENCE_BUDGET_BYTES = 400_000  # details rendered in the page, most severe results first; the rest as data
@@ -740,7 +741,7 @@ def build_view(report: RunReport, compare: RunReport | None = None) -> dict[str,
     checked it against the schema."""
     # A run's report is within this budget already (its margin covers the redaction markers the report was scrubbed
     # with after its budget was spent); a report of another version, or edited, is brought within it.
-    results = within_budget(report.results, REPORT_DETAIL_BYTES + REPORT_DETAIL_BYTES // 4, OUTSIDE_BUDGET)
+    results = within_budget(report.results, REPORT_BODY_BYTES + REPORT_BODY_BYTES // 4, OUTSIDE_BUDGET)
     groups, pairs = _group(results, report.targets)
     budget = _Budget(EVIDENCE_BUDGET_BYTES)  # spent on the most severe results first
     for view, raw in sorted(pairs, key=lambda p: STATUSES.index(p[0].status)):

@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 
 ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
 
-# Bytes (UTF-8, as JSON) of exchange details (bodies, and headers other than the key ones) report.json holds, spent
-# on the most severe results first: every exchange of the run is in the report, and past this budget an exchange
-# keeps its metadata only (``omitted``). A normal run's evidence fits whole; a hostile target's stays bounded.
-REPORT_DETAIL_BYTES = 800_000
+# Bytes (UTF-8, as JSON) of exchange bodies report.json holds, spent on the most severe results first: every exchange
+# of the run is in the report, and past this budget an exchange keeps its metadata only (``omitted``: its key
+# headers, its bodies' length and digest). A normal run's evidence fits whole (every suite against the reference
+# stack: under 1 MB of bodies); a hostile target's is bounded.
+REPORT_BODY_BYTES = 1_200_000
 
 
 class Status(StrEnum):
@@ -233,12 +234,12 @@ def _cases_of(rule_id: str, mine: list[CheckOutcome], evidence: list[dict[str, A
 
 
 def within_budget(
-    results: Sequence[RuleResult], budget: int = REPORT_DETAIL_BYTES, reason: str | None = None
+    results: Sequence[RuleResult], budget: int = REPORT_BODY_BYTES, reason: str | None = None
 ) -> list[RuleResult]:
-    """``results`` with their exchanges' details spent from ``budget`` (bytes), the most severe results first and
+    """``results`` with their exchanges' bodies spent from ``budget`` (bytes), the most severe results first and
     each result's exchanges in order: past it, an exchange keeps its metadata only (``omitted``, with ``reason``).
-    Every exchange stays; an exchange already without details costs nothing."""
-    from conformance.host.exchange import BUDGET_SPENT, detail_size, without_details
+    Every exchange stays; an exchange without bodies costs nothing."""
+    from conformance.host.exchange import BUDGET_SPENT, body_size, without_details
 
     left = budget
     changed: dict[int, RuleResult] = {}
@@ -249,7 +250,7 @@ def within_budget(
         for n, exchange in enumerate(evidence):
             if "omitted" in exchange:
                 continue
-            size = _detail_bytes(exchange) if left or not detail_size(exchange) else 1  # (spent: no need to weigh)
+            size = _body_bytes(exchange) if left or not body_size(exchange) else 1  # (spent: no need to weigh)
             if size <= left:
                 left -= size
             else:
@@ -260,15 +261,11 @@ def within_budget(
     return [changed.get(i, r) for i, r in enumerate(results)]
 
 
-def _detail_bytes(exchange: Mapping[str, Any]) -> int:
-    from conformance.host.exchange import KEY_HEADERS
-
-    details: list[Any] = [exchange.get("request_body"), exchange.get("response_body")]
-    for side in ("request_headers", "response_headers"):
-        headers = exchange.get(side)
-        if isinstance(headers, Mapping):
-            details.append({k: v for k, v in headers.items() if str(k).lower() not in KEY_HEADERS})
-    return len(json.dumps(details, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+def _body_bytes(exchange: Mapping[str, Any]) -> int:
+    bodies = [exchange.get("request_body"), exchange.get("response_body")]
+    if bodies == [None, None]:
+        return 0
+    return len(json.dumps(bodies, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 def summarize(results: Sequence[RuleResult]) -> dict[str, Any]:

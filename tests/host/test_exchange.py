@@ -124,7 +124,7 @@ def test_a_check_keeps_every_exchange_and_the_run_bounds_their_details(check: _c
     body = b"x" * 3000
     headers = {"content-type": "text/plain", "x-trace": "t" * 500}
     try:
-        _context.set_detail_budget(10_000)
+        _context.set_body_budget(10_000)
         for n in range(200):
             record_exchange(
                 Redactor(),
@@ -137,7 +137,7 @@ def test_a_check_keeps_every_exchange_and_the_run_bounds_their_details(check: _c
                 response_body=body,
             )
     finally:
-        _context.set_detail_budget()
+        _context.set_body_budget()
     assert [e["url"] for e in check.exchanges] == [f"https://t.example/{n}" for n in range(200)]
     whole = [e for e in check.exchanges if "omitted" not in e]
     assert 0 < len(whole) < 5 and check.exchanges[: len(whole)] == whole  # the first ones, until it is spent
