@@ -2,7 +2,9 @@
 
 End to end: a run against a platform sandbox with a mutant fails TOK-07's "unknown content part type" case; its
 replay against the same mutant reproduces the failure (exit 0), against a sandbox without the mutant the answer
-differs and the case now passes (exit 1). The filling of redaction markers is proven on recorded exchanges.
+differs and the case now passes (exit 1). The same against a tool server with a mutant and a reference one, the
+replay linking an account for its own access token. The filling of redaction markers is proven on recorded
+exchanges.
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def test_the_curl_reproducer_names_a_crafted_credential_as_such() -> None:
         ({"client": "raw socket"}, None, "another client (raw socket)"),
         ({}, "<binary body: 2048 bytes, image/png>", "binary"),
         ({}, '{"a": "xxx… [12 more characters]', "cut in the report"),
+        ({"omitted": {"reason": "run body budget spent"}}, None, "the report keeps its metadata only"),
     ],
 )
 def test_what_the_report_cannot_send_again_is_refused(extra: dict[str, Any], body: str | None, why: str) -> None:
