@@ -352,6 +352,8 @@ def _linked_token(http: Any, settings: Any, credentials: Credentials) -> str:
         credentials.token_problem = f"linking failed at {exc.rule_id}: {exc.reason}"
     except (ConformanceError, TargetError) as exc:
         credentials.token_problem = f"linking failed: {exc}"
+    except Exception as exc:  # a target's answer the linking client could not handle: said, never a crash
+        credentials.token_problem = f"linking failed: {type(exc).__name__}: {exc}"
     else:
         http.redactor.add_secret(token)
         return token

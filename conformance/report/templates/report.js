@@ -301,6 +301,9 @@
   // Printing expands everything (all pages, all evidence), then restores the reader's view.
   var printState = null;
   window.addEventListener("beforeprint", function () {
+    var lines = Array.prototype.slice.call(list.querySelectorAll(".exchanges > li.cx"));
+    lines.forEach(expand);  // exchanges held as data are printed whole too (closed again after)
+    lines.forEach(function (item) { var d = item.querySelector("details.ex"); if (d) d.open = false; });
     printState = Array.prototype.filter.call(list.querySelectorAll("details"), function (d) { return !d.open; });
     printState.forEach(function (d) { d.open = true; });
   });
