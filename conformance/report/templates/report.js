@@ -117,7 +117,6 @@
     el.scrollIntoView({ block: "start" });
   }
 
-
   // -- exchanges held as data: rendered as text (never as markup) when opened ----------------------------------
   function detailsData(resultId, n) {
     if (exchangeData === null) {
