@@ -19,23 +19,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_EXCHANGES_PER_CHECK = 60
-KEEP_FIRST_EXCHANGES = 15
 THROTTLING_RULES = "RL-"  # only the rate-limit rules judge throttling; every other check is spared it
 
 
 @dataclass
 class CheckRecord:
-    exchanges: list[dict[str, Any]] = field(default_factory=list)
+    exchanges: list[dict[str, Any]] = field(default_factory=list)  # every one: their bytes are bounded instead
     notes: list[str] = field(default_factory=list)
-    dropped: int = 0
     rules: tuple[str, ...] = ()  # the rules the running check decides
     throttle_wait_s: float = 0.0  # waited for the target's rate limits during this check
     throttle_reported_s: float = 0.0  # of which already handed to the run's total
-    last_exchange: dict[str, Any] | None = None  # kept even when the cap drops it from ``exchanges``
+    last_exchange: dict[str, Any] | None = None
     first_failure: BaseException | None = None  # the first verdict raised in this check (a Hypothesis replay
     failing_exchange: dict[str, Any] | None = None  # may end otherwise) and the exchange it was raised on
-    recorded: int = 0  # exchanges recorded so far, dropped ones included
+    recorded: int = 0  # exchanges recorded so far
     numbers: dict[int, int] = field(default_factory=dict)  # id(exchange) -> its number in this check
     cases: list[dict[str, Any]] = field(default_factory=list)  # the cases of the rules' tables, as records
     deadline: float | None = None  # monotonic: when the check's time budget ends (see conformance.core._budget)
@@ -53,11 +50,6 @@ class CheckRecord:
             self.recorded += 1
             self.numbers[id(exchange)] = self.recorded
             self.last_exchange = exchange
-            if len(self.exchanges) >= MAX_EXCHANGES_PER_CHECK:
-                # Keep the first exchanges (they set the scene) and the latest (they usually decide the verdict,
-                # e.g. the 429 at the end of RL-03's long run of requests).
-                del self.exchanges[KEEP_FIRST_EXCHANGES]
-                self.dropped += 1
             self.exchanges.append(exchange)
 
 
@@ -96,6 +88,35 @@ def note_failure(exc: BaseException) -> None:
 _lock = threading.Lock()
 _current: CheckRecord | None = None
 _lane: contextvars.ContextVar[CheckRecord | None] = contextvars.ContextVar("conformance_lane", default=None)
+
+# Characters of exchange bodies one process keeps for a run (each body is an excerpt already, and each header value):
+# the bound on the evidence's memory, whatever the count of exchanges (the report bounds its own bytes again, see
+# conformance/report/model.py). A normal run stays well inside it; a hostile one spends it, and its later exchanges
+# keep their metadata only (their key headers, their bodies' length and digest).
+RUN_BODY_CHARS = 2_000_000
+_body_left: int | None = RUN_BODY_CHARS
+
+
+def set_body_budget(size: int | None = RUN_BODY_CHARS) -> None:
+    """Start the process's run-wide budget of exchange bodies, in characters (None: unbounded). A run starts it
+    at its start (every xdist worker has its own)."""
+    global _body_left
+    with _lock:
+        _body_left = size
+
+
+def spend_body(size: int) -> bool:
+    """Take ``size`` characters of the run's body budget: False once it is spent (and from then on), when the
+    exchange keeps its metadata only. Every exchange of the run is recorded; the bytes of their bodies are bound."""
+    global _body_left
+    with _lock:
+        if _body_left is None:
+            return True
+        if size > _body_left:
+            _body_left = 0
+            return False
+        _body_left -= size
+        return True
 
 
 def begin(rules: tuple[str, ...] | list[str] = ()) -> CheckRecord:
@@ -202,7 +223,6 @@ def merge_lane(lane: CheckRecord, case: str | None = None) -> None:
             exchange.setdefault("case", case)
         record.add_exchange(exchange)
     with _lock:
-        record.dropped += lane.dropped
         record.notes.extend(lane.notes)
         record.cases.extend(lane.cases)
         record.throttle_wait_s += lane.throttle_wait_s

@@ -102,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as exc:
         raise pytest.UsageError(f"conformance: {exc}") from None
     strict = bool(settings.get("strict"))
+    _context.set_body_budget()  # this process's budget of the run's exchange details, whole at the start
     explicit_args = config.args_source == pytest.Config.ArgsSource.ARGS
     active = bool(settings.targets()) or any(in_suites(Path(a.split("::")[0])) for a in config.args if explicit_args)
     if active and not hasattr(config, "workerinput"):

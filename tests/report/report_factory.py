@@ -43,7 +43,6 @@ DOCUMENTS = {
     "P": "Platform API (001_ac3353e89bc660bb.txt)",
     "C": "Image Compression API (002_62e67b920237d681.txt)",
 }
-MAX_EVIDENCE = 40
 SECRET_IN_TEST = "sk-live-THIS-MUST-NEVER-APPEAR"  # never put in the report: redaction happened at capture
 
 # The demo's defects: rule → (status, message). Everything not listed passes (or is skipped when it has needs).
@@ -140,9 +139,6 @@ def _result(
         evidence[-1]["status"] = 302
         evidence[-1]["response_headers"]["location"] = "https://host.example/callback?code=[REDACTED]&state=abc"
         evidence.append({**evidence[-1], "status": None, "error": "ReadTimeout: " + HOSTILE_STRINGS[2]})
-    dropped = 0
-    if len(evidence) > MAX_EVIDENCE:  # as the result model does: a bounded number of exchanges per rule
-        evidence, dropped = evidence[:MAX_EVIDENCE], len(evidence) - MAX_EVIDENCE
     return {
         "rule": rule_id,
         "target": target,
@@ -162,7 +158,6 @@ def _result(
         "checks": [f"conformance/suites/{rule['suite']}/test_{rule_id.lower().replace('-', '_')}.py::test_check"],
         "duration_s": round(rng.uniform(0.001, 2.5), 3),
         "evidence": evidence,
-        "evidence_dropped": dropped,
     }
 
 
