@@ -49,6 +49,12 @@ class CheckRun:
     def assert_outcomes(self, **counts: int) -> None:
         self.outcome.assert_outcomes(**counts)
 
+    def __getattr__(self, name: str) -> Any:
+        """The rest of pytester's result (``parseoutcomes``, ``outlines`` ...)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.outcome, name)
+
     @property
     def report_path(self) -> Path:
         return self.report_dir / "report.json"
