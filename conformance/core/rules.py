@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import marshal
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -112,23 +112,27 @@ def parse_rows(rows: object, source: str = CATALOG_FILE) -> tuple[Rule, ...]:
     return tuple(found.values())
 
 
-def _parsed(raw: bytes) -> list[dict[str, Any]]:
+def _parsed(raw: bytes, *, cached: bool = True) -> list[dict[str, Any]]:
     """The catalog's rows, from the cache directory when this very file was parsed before (best effort: a cache that
     cannot be read or written is parsed around)."""
-    kept = cache_dir() / f"catalog-{hashlib.sha256(raw).hexdigest()[:24]}.marshal"
-    try:
-        rows = marshal.loads(kept.read_bytes())
-        if isinstance(rows, list):
-            return rows
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
+    kept = cache_dir() / f"catalog-{hashlib.sha256(raw).hexdigest()[:24]}.json"
+    if cached:
+        try:
+            rows = json.loads(kept.read_bytes())
+            if isinstance(rows, list):
+                return rows
+        except (OSError, ValueError):  # absent, unreadable or damaged (a JSON decode error is a ValueError)
+            pass
     import tomllib  # only when the cache is cold
 
-    rows = tomllib.loads(raw.decode("utf-8")).get("rule", [])
+    try:
+        rows = tomllib.loads(raw.decode("utf-8")).get("rule", [])
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"conformance/core/{CATALOG_FILE}: {exc}") from None
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
         partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
-        partial.write_bytes(marshal.dumps(rows))
+        partial.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
         os.replace(partial, kept)
     except OSError:
         pass
@@ -139,7 +143,11 @@ def _parsed(raw: bytes) -> list[dict[str, Any]]:
 def catalog() -> tuple[Rule, ...]:
     """Every rule of ``catalog.toml``, in the contract's order (parsed once per process)."""
     raw = (files("conformance.core") / CATALOG_FILE).read_bytes()
-    return parse_rows(_parsed(raw), f"conformance/core/{CATALOG_FILE}")
+    source = f"conformance/core/{CATALOG_FILE}"
+    try:
+        return parse_rows(_parsed(raw), source)
+    except CatalogError:  # rows kept in the cache that do not read back: the file itself decides
+        return parse_rows(_parsed(raw, cached=False), source)
 
 
 RULES: dict[str, Rule] = {r.id: r for r in catalog()}  # vendor rules (conformance.pytest.vendor) are added to it

@@ -150,8 +150,10 @@ def test_the_parsed_catalog_is_kept_in_the_cache_directory(tmp_path: Path, monke
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     raw = b'[[rule]]\nid = "AUTH-PRM-01"\nlevel = "MUST"\nsuite = "auth"\ntitle = "t"\ntext = "x"\nsource = "A"\n'
     cold = catalog_module._parsed(raw)
-    assert [p.suffix for p in (tmp_path / "conformance").iterdir()] == [".marshal"]
+    assert [p.suffix for p in (tmp_path / "conformance").iterdir()] == [".json"]
     assert catalog_module._parsed(raw) == cold == [{k: v for k, v in ROW.items()}]
     for kept in (tmp_path / "conformance").iterdir():
-        kept.write_bytes(b"not marshal")  # a damaged cache is parsed around
+        kept.write_bytes(b"{not json")  # a damaged cache is parsed around
     assert catalog_module._parsed(raw) == cold
+    with pytest.raises(CatalogError, match=r"catalog\.toml"):
+        catalog_module._parsed(b"[[rule]\nid = ", cached=False)
