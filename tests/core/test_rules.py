@@ -52,7 +52,7 @@ def test_catalog_rows_are_json_ready() -> None:
     rows = catalog_rows()
     assert len(rows) == len(RULES)
     for row in rows:
-        assert {"id", "level", "suite", "title", "source", "implemented", "mutants"} <= set(row)
+        assert {"id", "level", "suite", "title", "source", "offline", "implemented", "mutants"} <= set(row)
         assert isinstance(row["mutants"], list)
     assert any(row["implemented"] for row in rows)
 
