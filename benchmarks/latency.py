@@ -42,7 +42,7 @@ concurrency, read from the same evidence.
 The harness CPU per exchange is printed twice: gross (the run's CPU over its exchanges) and after the run's fixed
 costs, which are the CPU of the same command with every check deselected (``-k`` matching none: interpreter,
 plugin, collection, writing an empty report), measured once per suite group. First-use imports (the MCP SDK's
-types, about 0.85 s of CPU, for a tool-server run) stay in the second figure; ``benchmarks/host_request.py
+types, for a tool-server run) stay in the second figure; ``benchmarks/host_request.py
 --stack`` gives the request path's own CPU per exchange over TLS. ``--cprofile DIR``
 also writes a cProfile of each 0 ms run's pytest process there, on the process's CPU clock (``DIR/<suites>.prof``,
 through ``_cpu_profile.py``; read it with ``python -m pstats``); a profiled run's wall and CPU figures include the

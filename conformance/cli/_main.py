@@ -197,9 +197,10 @@ def _demo_command(report_dir: Path, suite: str | None, pytest_args: list[str]) -
     tests/test_demo.py proves), unless the extra arguments choose the workers or turn xdist off."""
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
     if not any("anyio" in a for a in pytest_args):
-        # No check of ours is an anyio-marked test: its pytest plugin (anyio and its asyncio backend: ~30 ms of CPU
-        # per process, ~160 ms when pytest must rewrite them without a bytecode cache, as in a fresh CI job) is left
-        # out of the demo's processes (and its xdist workers), unless the caller's own arguments mention it.
+        # No check of ours is an anyio-marked test: its pytest plugin (anyio and its asyncio backend, costly to
+        # import in every process, more so when pytest must rewrite them without a bytecode cache, as in a fresh CI
+        # job) is left out of the demo's processes (and its xdist workers), unless the caller's own arguments
+        # mention it.
         command += ["-p", "no:anyio"]
     if suite:
         command += ["--suite", suite]
@@ -436,7 +437,7 @@ def _add_diff_and_merge(sub: Any) -> None:
 
 def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     """``validate_arguments=False``: the ``validate`` command without its options, whose choices need every
-    validator imported (~0.2 s of CPU); :func:`main` builds them only when ``validate`` is on the command line."""
+    validator imported (a costly import); :func:`main` builds them only when ``validate`` is on the command line."""
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     rules = sub.add_parser("rules", help="print the rule catalog")

@@ -69,7 +69,7 @@ class CookieClient(httpx.Client):
     :class:`NoCookies` jar (the host's backend, which never holds the user's browser cookies).
 
     Only requests that pass no ``cookies=`` of their own take the short way (HostHTTP never passes any); the others
-    get httpx's merge as before."""
+    get httpx's own merge."""
 
     def __init__(self, *, cookies: Any = None, keep_cookies: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)

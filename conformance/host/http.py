@@ -237,7 +237,8 @@ class Transfer:
 def _release(response: httpx.Response) -> None:
     """Break the reference cycle of a streamed answer once read, closed and recorded (httpx's stream wrapper holds
     its response): it is freed at once by reference counting, with its request, headers and transport objects
-    (~40 objects per request), instead of by the cyclic collector (~20 us per request of collections)."""
+    (some tens of objects per request), instead of by the cyclic collector, whose passes every request would pay
+    for."""
     response.stream = httpx.ByteStream(b"")
 
 
@@ -258,8 +259,8 @@ def ssl_context(
 ) -> ssl.SSLContext:
     """System trust plus the optional CA bundle (the embedded stack's local CA) and client certificate.
 
-    One context per trust setting, shared by every client of the run: building one parses the system trust store
-    (about 10 ms of CPU each, over a second per auth+profile run when every client built its own). The files'
+    One context per trust setting, shared by every client of the run: building one parses the system trust store,
+    which is costly (docs/performance.md), and a run builds many clients. The files'
     modification times are part of the key, so a regenerated CA or certificate gets a fresh context.
     Shared: callers never mutate the result (load a client certificate by passing ``client_cert``).
     """
@@ -270,8 +271,8 @@ def ssl_context(
 def own_ssl_context(ca_bundle: Path | None = None) -> ssl.SSLContext:
     """A context like ``ssl_context(ca_bundle)`` but of the caller's own (not shared, not cached): for a check that
     presents several client certificates one after another, loading each into it just before its connection
-    (a context is built for ~17 ms of CPU, the system trust store; a connection copies the certificate it was
-    opened with, so loading the next one leaves it as it was)."""
+    (building a context is costly, the system trust store; a connection copies the certificate it was opened with,
+    so loading the next one leaves it as it was)."""
     return _build_context.__wrapped__(ca_bundle, True, None, ())
 
 
@@ -288,7 +289,7 @@ def _build_context(
     ca_bundle: Path | None, verify: bool, client_cert: tuple[str, str] | None, stamps: tuple[Any, ...]
 ) -> ssl.SSLContext:
     # Unverified: the standard library's own unverified context (PEP 476), which does not load the system trust
-    # store it would never read (~17 ms of CPU); the same context as create_default_context's otherwise.
+    # store it would never read (the costly part); the same context as create_default_context's otherwise.
     context = ssl.create_default_context() if verify else ssl._create_unverified_context()
     if ca_bundle is not None:
         context.load_verify_locations(cafile=str(ca_bundle))

@@ -380,8 +380,8 @@ def running_stack(
     ``launcher`` starts each service process (default :func:`popen_service`: ``spec.argv``); e.g. a test suite
     that starts many stacks may fork its Python services from a process that has already imported them.
     ``idp_signing_key`` (a PEM file of an RSA key) is what the IdP signs with instead of a key of its own made at
-    start (~40 ms of its ~0.25 s start-up): for a test suite that starts many stacks, none of which ever sees
-    another's tokens (each checks its own issuer).
+    start (a good part of its start-up, benchmarks/idp_start.py): for a test suite that starts many stacks, none of
+    which ever sees another's tokens (each checks its own issuer).
     ``certificates`` (CA bundle, server certificate chain, server key, as :func:`make_certificates` writes them) is
     the CA every service uses instead of one made for this stack: for a test suite whose stacks share a process that
     trusts one CA for good (its IdPs in one Node process, which reads NODE_EXTRA_CA_CERTS once).

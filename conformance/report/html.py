@@ -815,7 +815,7 @@ class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
 
 
 def _bytecode_cache(options: str) -> jinja2.BytecodeCache | None:
-    """The templates compiled once per user, not in every run (compiling them was ~40 ms of each run's CPU).
+    """The templates compiled once per user, not in every run (compiling them costs more than rendering a run).
 
     In the per-user cache directory, one subdirectory per jinja2 version and environment options (the compiled code
     depends on both; jinja2 checks the Python version and each template's source itself)."""

@@ -85,7 +85,7 @@ def load(page: Any, path: Path) -> Any:
 @pytest.fixture(scope="module")
 def report_page(browser: Any) -> Iterator[Any]:
     """One watched page for the tests on a report, each loading its report in it: a new page is a new renderer
-    process (~0.5 s of CPU), a load in this one costs about half."""
+    process (costly to start), a load in this one costs less."""
     page = watched_page(browser)
     yield page
     page.close()

@@ -176,7 +176,7 @@ def test_a_run_stopped_early_is_incomplete_whatever_it_decided() -> None:
 
 
 def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) -> None:
-    """The issue's own case: credentials unset, most rules skipped, a few decided — never ACCEPTED, exit non-zero,
+    """A run without its test credentials: most rules skipped, a few decided — never ACCEPTED, exit non-zero,
     one line naming what is missing."""
     with forked_stack(services=["toolserver"], data_dir=tmp_path / "data") as stack:
         env = {k: v for k, v in stack.settings.items() if not k.startswith("CONFORMANCE_TEST_")}

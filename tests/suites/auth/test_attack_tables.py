@@ -1,7 +1,7 @@
 """Negative token rules iterate cited attack tables, judge each refusal whole, and show the cases tried.
 
 Each check runs (pytester) against a stub probe that refuses everything but one attack: the rule fails naming that
-case and its citation, where the old single probe passed. A stub that refuses every case passes with the cases
+case and its citation, where a single probe passes. A stub that refuses every case passes with the cases
 tried listed; a bare 401 (no Bearer challenge) is a refusal too (its challenge is AUTH-PRM-05's to judge).
 """
 

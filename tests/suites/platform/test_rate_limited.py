@@ -4,7 +4,7 @@ separately throttled key), and the time the host waited for the windows is in th
 
 A window of 3 s instead of a minute keeps the test fast; the reset the sandbox announces is what the host follows
 either way (``benchmarks/platform_suites.py --limit 120`` measures the real minute). RL-03 must spend the 120
-requests of a window before it ends, which a loaded machine cannot do in 3 s (at load ~12 it was skipped): the
+requests of a window before it ends, which a heavily loaded machine cannot do in 3 s: the
 limited run's sandbox (served in this process) holds its limiter's clock from RL-03's first request to its 429
 (``BurstClock``), so the window RL-03 spends is the main key's real one however slowly the requests come.
 """
