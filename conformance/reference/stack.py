@@ -29,11 +29,10 @@ from typing import Protocol, runtime_checkable
 import httpx
 
 from conformance.core._exceptions import ConfigError, ConformanceError
+from conformance.core.targets import SERVICE_PACKAGES, SERVICE_REQUIRES
 from conformance.reference._service import ServiceSpec, StackContext, present_module
-from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
+from conformance.reference.mutants import all_mutants
 
-# A selected package brings the packages it cannot work without.
-REQUIRES = {"toolserver": ("idp",), "proxy": ("idp",)}
 # Any setting whose name says it holds a credential (e.g. ..._SECRET_ACCESS_KEY, ..._PASSWORD_2).
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN|ACCESS_KEY")
 STOP_GRACE_S = 5.0
@@ -193,7 +192,7 @@ def _select_packages(services: Iterable[str] | None) -> list[str]:
     if unknown:
         raise ValueError(f"unknown service(s) {sorted(unknown)}; known: {', '.join(SERVICE_PACKAGES)}")
     for name in list(wanted):
-        wanted.update(REQUIRES.get(name, ()))
+        wanted.update(SERVICE_REQUIRES[name])
     return [p for p in SERVICE_PACKAGES if p in wanted]
 
 

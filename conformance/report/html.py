@@ -29,6 +29,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from conformance.core.rules import DOCUMENTS
 from conformance.core.targets import suite_rank
 from conformance.host import parse_json
 from conformance.report.model import (
@@ -79,12 +80,6 @@ AUTH_STAGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("linked", "Linked", ("AUTH-TOK-", "AUTH-TOOL-05", "AUTH-TOOL-07", "AUTH-REAUTH-", "AUTH-WS-")),
 )
 
-# Source documents named by the catalog's `source` letters (shared/spec/).
-DOCUMENTS = {
-    "A": "Tool-Server Authorization Contract",
-    "P": "Platform API",
-    "C": "Image Compression API",
-}
 _SECTION_NAMES = {"Auth": "Authentication", "PRM table": "Protected resource metadata", "AS table": "AS metadata"}
 _RFC = re.compile(r"^RFC\s*(\d{3,5})(?:\s*§\s*([0-9][0-9.]*[0-9]|[0-9]))?")
 
@@ -178,7 +173,7 @@ def parse_source(source: str | None) -> list[SourceRef]:
             continue
         letter, _, rest = part.partition(" ")
         if letter in DOCUMENTS and rest:
-            document, part = DOCUMENTS[letter], rest
+            document, part = DOCUMENTS[letter].title, rest
         elif part.startswith(("OAuth", "MCP", "Field")):
             document = None
         for short, long in _SECTION_NAMES.items():

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.core._catalog import CATALOG
+from conformance.core.rules import catalog
 
-_LEVELS: dict[str, str] = {str(entry["id"]): str(entry["level"]) for entry in CATALOG}
+_LEVELS: dict[str, str] = {rule.id: rule.level.value for rule in catalog()}
 # Vendor rules registered at run time (conformance.vendor_rules); looked up last.
 EXTRA_LEVELS: dict[str, str] = {}
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.core._catalog import CATALOG
+from conformance.core.rules import catalog
 from conformance.core.targets import SUITE_NAMES
 from conformance.report import html as writer
 from conformance.report.html import auth_stage, curl_command, parse_source
@@ -336,7 +336,7 @@ def test_sources_are_parsed_into_documents_sections_and_rfc_links() -> None:
 
 
 def test_every_auth_rule_of_the_catalog_has_a_stage() -> None:
-    auth = [str(r["id"]) for r in CATALOG if r["suite"] == "auth"]
+    auth = [r.id for r in catalog() if r.suite == "auth"]
     assert {rid: auth_stage(rid) for rid in auth if auth_stage(rid) is None} == {}
     assert auth_stage("AUTH-PRM-01") == "metadata"
     assert auth_stage("AUTH-DCR-02") == "client-identified"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests._forked import run_checks_forked
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 
 CHECK = """
 from conformance import rule
@@ -41,7 +41,7 @@ def test_table():
 
 def test_cases_are_records_with_their_own_exchanges(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_table=CHECK)
-    report = run_checks_forked(pytester, "test_table.py")
+    report = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_table.py", how="forked").report
     (result,) = [r for r in report["results"] if r["rule"] == "AUTH-TOK-09"]
     assert result["status"] == "warning"  # a SHOULD rule whose form-body case the target got wrong
     cases = {c["case"]: c for c in result["cases"]}
@@ -108,7 +108,7 @@ def test_table():
 
 def test_cases_run_at_once_read_in_the_tables_order(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_table=CONCURRENT_CHECK)
-    report = run_checks_forked(pytester, "test_table.py")
+    report = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_table.py", how="forked").report
     (result,) = [r for r in report["results"] if r["rule"] == "AUTH-TOK-09"]
     assert result["status"] == "warning"  # the second case failed (a SHOULD rule)
     cases = {c["case"]: c for c in result["cases"]}

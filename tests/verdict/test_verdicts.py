@@ -7,15 +7,14 @@ is missing; ``--allow-incomplete`` opts out; ``--allow-insecure-loopback`` caps 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import conformance
-from conformance.report.json_writer import validate_report
 from conformance.report.model import CheckOutcome, RuleResult, Status, verdict
+from tests._checks_run import run_checks
 from tests._forked import forked_harness, forked_stack
 
 DEAD = "https://127.0.0.1:1/mcp"
@@ -38,10 +37,8 @@ def test_optional_need():
 
 
 def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-    result = pytester.runpytest("-p", "no:cacheprovider", "--report-dir", "out", *args)
-    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())
-    validate_report(report)
-    return result, report
+    result = run_checks(pytester, *args)
+    return result.outcome, result.report
 
 
 def verdict_line(result: pytest.RunResult) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 
 from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table, unreached_text
 from conformance.suites._checks import catalog_rows
-from tests._forked import run_checks_forked
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 
 STUBS = """
 import json, time
@@ -112,7 +112,7 @@ def run(pytester: pytest.Pytester, rule: str, accept: str | None, bare: bool = F
     pytester.makeconftest(STUBS.format(ACCEPT=accept, BARE=bare))
     pytester.makepyfile(test_t=f"from conformance.suites.auth.test_tokens import {CHECKS[rule]}")
     # A subprocess: cryptography's EC bindings do not survive pytester's in-process module snapshot.
-    results = run_checks_forked(pytester, "test_t.py")["results"]
+    results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_t.py", how="forked").results
     (result,) = [r for r in results if r["rule"] == rule]
     return dict(result)
 
