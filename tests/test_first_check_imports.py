@@ -1,5 +1,5 @@
 """A tool-server run reaches its first check without loading what only later checks need. The ``mcp``
-SDK (~0.6 s of CPU: pydantic models for every protocol version) is loaded by the first check that lists or calls
+SDK (a costly import: pydantic models for every protocol version) is loaded by the first check that lists or calls
 tools the SDK's way, not by collection; Pillow only by checks that judge an image.
 
 ``pytest --collect-only`` of the auth and profile suites imports every module their checks use; the probe plugin

@@ -168,8 +168,8 @@ def test_suites_import_neither_the_plugin_nor_the_report() -> None:
     assert violations("suites", forbidden=("conformance.pytest.plugin", "conformance.report", "conformance.cli")) == []
 
 
-def test_rules_imports_only_the_catalog_the_exceptions_and_the_targets() -> None:
-    allowed = ("conformance.core._catalog", "conformance.core._exceptions", "conformance.core.targets")
+def test_rules_imports_only_the_cache_the_exceptions_and_the_targets() -> None:
+    allowed = ("conformance.core._cache", "conformance.core._exceptions", "conformance.core.targets")
     assert violations("core/rules.py", allowed=allowed) == []
 
 

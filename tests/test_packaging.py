@@ -13,6 +13,7 @@ from conformance.reference.mutants import SERVICE_PACKAGES
 ROOT = Path(__file__).parents[1]
 SHIPPED = {
     "py.typed",
+    "core/catalog.toml",
     "schemas/report.schema.json",
     "suites/auth/login_steps.toml",
     "suites/platform/images/red-64x32.png",

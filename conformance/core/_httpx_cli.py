@@ -1,7 +1,7 @@
 """httpx imported without its command-line client.
 
 ``import httpx`` also imports ``httpx._main``, its command-line client, to bind the name ``httpx.main``: click,
-pygments' lexers and rich's progress, syntax and markup modules, ~25 ms of CPU on every run, none of it used by the
+pygments' lexers and rich's progress, syntax and markup modules, a cost on every run for nothing used by the
 harness. Imported by the pytest plugin before anything of the package imports httpx, this module imports httpx
 with that one submodule held back (a ``None`` entry in ``sys.modules``: its import fails as if the CLI's own
 dependencies were missing, which httpx's ``__init__`` expects), then binds ``httpx.main`` to a function that imports

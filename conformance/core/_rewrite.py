@@ -4,9 +4,9 @@ package's ``__init__``, so it runs before any other module of the package is imp
 pytest marks every package of a distribution that declares a pytest plugin for assertion rewriting: installed from
 a wheel (as vendors and the CI action install it), the whole ``conformance`` package is parsed, rewritten and
 compiled from source on every run that has no bytecode cache for it (a fresh CI job, ``PYTHONDONTWRITEBYTECODE``):
-~150 ms of CPU per process for a compression run (57 modules), before the first check. Rewriting improves only the
-messages of the harness's own internal asserts, and the project's tests run the package unrewritten (an editable
-install, which pytest does not find to mark), so this makes the installed harness run as the tested one. The
+CPU in every process before the first check, for every module of the package the run loads. Rewriting improves
+only the messages of the harness's own internal asserts, and the project's tests run the package unrewritten (an
+editable install, which pytest does not find to mark), so this makes the installed harness run as the tested one. The
 checks and their fixtures keep their rewritten asserts: test modules and conftest files are rewritten by name,
 whatever is marked, and ``conformance.suites.fixtures`` is marked by name as a ``pytest_plugins`` entry.
 A no-op outside pytest, or when pytest's rewriter is not active (``--assert=plain``).

@@ -10,10 +10,13 @@ it). Which cookies go where is still decided by ``http.cookiejar``'s policy, unc
 
 from __future__ import annotations
 
+import copy
 import urllib.request
 from typing import Any
 
 import httpx
+
+from conformance.core import _context
 
 # The step httpx's redirect loop sends each request with (httpx 0.28); were it renamed, httpx's own loop runs.
 _SINGLE_REQUEST = hasattr(httpx.Client, "_send_single_request")
@@ -69,7 +72,11 @@ class CookieClient(httpx.Client):
     :class:`NoCookies` jar (the host's backend, which never holds the user's browser cookies).
 
     Only requests that pass no ``cookies=`` of their own take the short way (HostHTTP never passes any); the others
-    get httpx's merge as before."""
+    get httpx's own merge.
+
+    A jar that keeps cookies is the user's browser: cases run at once (``conformance.host.fanout``) are separate
+    browsers, each case's jar a copy of this one when it first needs it (a case's login does not log another out),
+    sharing the client's connections."""
 
     def __init__(self, *, cookies: Any = None, keep_cookies: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -79,11 +86,24 @@ class CookieClient(httpx.Client):
 
     @property
     def cookies(self) -> httpx.Cookies:
-        return self._lean
+        return self._jar()
 
     @cookies.setter
     def cookies(self, cookies: Any) -> None:
         self._lean = self._jar_type(cookies)
+
+    def _jar(self) -> LeanCookies:
+        if self._jar_type is NoCookies:
+            return self._lean
+        own = _context.lane_state()
+        if own is None:
+            return self._lean
+        jar = own.get(id(self))
+        if jar is None:
+            jar = own[id(self)] = self._jar_type()
+            for cookie in self._lean.jar:
+                jar.jar.set_cookie(copy.copy(cookie))
+        return jar
 
     def _merge_url(self, url: Any) -> httpx.URL:
         # A run requests the same URLs again and again: each string is parsed (validated, percent-encoded) once per
@@ -126,5 +146,5 @@ class CookieClient(httpx.Client):
     def build_request(self, method: str, url: Any, **kwargs: Any) -> httpx.Request:
         request = super().build_request(method, url, **kwargs)
         if kwargs.get("cookies") is None:
-            self._lean.set_cookie_header(request)
+            self._jar().set_cookie_header(request)
         return request

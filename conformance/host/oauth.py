@@ -74,7 +74,7 @@ def new_pkce(length: int = 64) -> PkcePair:
 def random_text(length: int, alphabet: str) -> str:
     """``length`` characters drawn uniformly and independently from ``alphabet`` (at most 256 characters), like
     ``secrets.choice`` for each, from a few reads of the OS's random source instead of one per character (a
-    system call each: ~10 ms of an auth run's CPU). A byte at or above the largest multiple of the alphabet's
+    system call each, which adds up over an auth run). A byte at or above the largest multiple of the alphabet's
     size is dropped, so that no character is likelier than another."""
     usable = 256 - 256 % len(alphabet)
     drawn: list[str] = []

@@ -322,7 +322,7 @@ def _handler_for(publisher: Publisher) -> Callable[..., BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         timeout = 10  # a stalled client must not hold a thread forever
         # Keep-alive, and an answer's head and body are two writes: with Nagle's algorithm on, the body waited for
-        # the client's delayed ACK of the head (~40 ms per document an authorization server fetched).
+        # the client's delayed ACK of the head, a stall on every document an authorization server fetched.
         disable_nagle_algorithm = True
 
         def setup(self) -> None:

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 import pytest
 import pytest_asyncio
 
-from conformance.core._catalog import CATALOG
 from conformance.core._exceptions import UnknownRuleError
+from conformance.core.rules import catalog
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from conformance.host.http import HostHTTP
 
 EXTENSION_ID = re.compile(r"^X-[A-Z]+-[0-9]+$")  # the report schema's rule pattern, with the extension prefix
-BUILT_IN = frozenset(str(entry["id"]) for entry in CATALOG)
+BUILT_IN = frozenset(rule.id for rule in catalog())
 LOOP_SCOPE_INI = "asyncio_default_fixture_loop_scope"
 KEEP_FIXTURE_SCOPE = "fixture-scope"  # pytest-asyncio's value for "each fixture's loop is its own scope" (today's)
 

@@ -334,9 +334,10 @@ def mcp_probe(
     if raw.status == 401:
         what = f"{method} {params.get('name')!r}" if params and isinstance(params.get("name"), str) else method
         step = "" if raw.step == "call" else f" (at {raw.step})"
-        _UNAUTHORIZED.setdefault(http, []).append(
-            Unauthorized(what + step, tuple(raw.headers.get_list("www-authenticate")), _context.current_rules_text())
+        found = Unauthorized(
+            what + step, tuple(raw.headers.get_list("www-authenticate")), _context.current_rules_text()
         )
+        _context.in_order(lambda: _UNAUTHORIZED.setdefault(http, []).append(found))  # in the cases' order
     return raw
 
 

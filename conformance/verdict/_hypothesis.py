@@ -1,5 +1,5 @@
-"""The ``conformance`` Hypothesis profile, registered on first use (importing Hypothesis costs every run ~0.2-2 s,
-and only property-based checks need it), and what Hypothesis' flaky errors mean for a verdict on a live target."""
+"""The ``conformance`` Hypothesis profile, registered on first use (importing Hypothesis is costly, and only
+property-based checks need it), and what Hypothesis' flaky errors mean for a verdict on a live target."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def hypothesis_profile() -> Any:
 
 
 def _use_cache_dir() -> None:
-    """Hypothesis' storage (its Unicode tables: ~1.3 s and ~190 MiB to rebuild) goes to the per-user cache, not to
+    """Hypothesis' storage (its Unicode tables, costly in time and memory to rebuild) goes to the per-user cache, not to
     a ``.hypothesis`` directory in whatever directory the run starts from; rebuilt only when Python's Unicode
     version changes. Must run before Hypothesis first touches storage; an explicit HYPOTHESIS_STORAGE_DIRECTORY wins.
     """
@@ -57,7 +57,7 @@ def skip_assertion_rewriting(config: Any) -> None:
 
     pytest marks every module of a distribution that declares a pytest plugin for assertion rewriting, so the whole
     ``hypothesis`` package (about 75 modules) is parsed, rewritten and compiled from source when a property-based
-    check imports it: ~0.5 s of CPU per run, every run where bytecode is not cached (``PYTHONDONTWRITEBYTECODE``,
+    check imports it: a large CPU cost in every run where bytecode is not cached (``PYTHONDONTWRITEBYTECODE``,
     as CI often sets). Rewriting only improves the messages of Hypothesis' own internal asserts; its pytest plugin
     (``_hypothesis_pytestplugin``, loaded before this runs) and every check's asserts are untouched. Must run
     before the suites import Hypothesis (``pytest_configure``); a no-op if pytest's rewrite hook is not active.
@@ -69,11 +69,11 @@ def skip_assertion_rewriting(config: Any) -> None:
 def drop_idle_summary_hook(config: Any) -> None:
     """Unregister Hypothesis' pytest plugin before the terminal summary when it has nothing to say.
 
-    Its ``pytest_terminal_summary`` imports ``hypothesis.internal.observability``, that is all of Hypothesis (~0.5 s,
-    more without bytecode caches), on every run, even one that never imported Hypothesis. With Hypothesis not
-    imported in this process, no statistics asked for and no report carrying failing examples (an xdist controller
-    receives them from its workers), that hook prints nothing, so leaving it out changes no output. Called from
-    ``pytest_sessionfinish``, which runs before the terminal reporter writes the summary.
+    Its ``pytest_terminal_summary`` imports ``hypothesis.internal.observability``, that is all of Hypothesis (a
+    costly import, more so without bytecode caches), on every run, even one that never imported Hypothesis. With
+    Hypothesis not imported in this process, no statistics asked for and no report carrying failing examples (an
+    xdist controller receives them from its workers), that hook prints nothing, so leaving it out changes no output.
+    Called from ``pytest_sessionfinish``, which runs before the terminal reporter writes the summary.
     """
     plugin = config.pluginmanager.get_plugin("hypothesispytest")
     reporter = config.pluginmanager.get_plugin("terminalreporter")

@@ -322,7 +322,7 @@ def test_id_derivations_of_the_email_are_found() -> None:
     derived = _derived_ids(email)
     assert set(derived) < set(ID_DERIVATIONS)
     for how, pid in derived.items():
-        assert email.split("@")[0].casefold() not in pid.casefold()  # the old substring check misses it
+        assert email.split("@")[0].casefold() not in pid.casefold()  # a substring check misses it
         problems = id_encoding_problems({"id": pid}, known={"email": email})
         assert problems[0] == f"id {pid!r} encodes the email {email!r} ({how})"
 

@@ -121,7 +121,7 @@ class ImageServer:
     """Plain HTTP on 127.0.0.1 for loopback targets: serves generated images and records what was fetched."""
 
     def __init__(self, files: dict[str, tuple[bytes, str]], token: str = "") -> None:
-        from http import server  # only loopback targets get one: a remote target's run never loads it (~5 ms)
+        from http import server  # only loopback targets get one: a remote target's run never loads it
 
         from conformance.host._serving import ServingThread
 

@@ -33,7 +33,7 @@ def _sample(api: PlatformApi, settings: Settings) -> None:
     """Add responses of every kind to the ledger: success, validation error, unknown id, the other keys. Once per
     target and run (``api`` is the run's, one per target): RL-01, RL-05 and RL-07 judge the same ledger, and a
     second round spent the throttle key's small window down to the host's reserve, so that the host waited for its
-    reset (0.2-0.5 s a run against the reference sandbox)."""
+    reset (a short wait against the reference sandbox, whose throttle key's window is small)."""
     if api.sampled:
         return
     api.count_raw(api.body(input="rate limit headers"))

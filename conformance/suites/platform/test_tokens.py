@@ -56,8 +56,8 @@ def count(api: PlatformApi, body: dict[str, Any], what: str) -> int:
     return value
 
 
-# Solid red (200, 30, 30) RGB PNGs, as Pillow encodes them: shipped, not encoded on every run (the large one costs
-# ~25 ms of CPU to compress); tests/suites/platform/test_images.py pins their pixels.
+# Solid red (200, 30, 30) RGB PNGs, as Pillow encodes them: shipped, not encoded on every run (compressing the large
+# one is costly); tests/suites/platform/test_images.py pins their pixels.
 IMAGES = Path(__file__).with_name("images")
 
 

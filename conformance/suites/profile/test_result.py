@@ -231,19 +231,20 @@ def test_no_placeholder_without_credentials(
         issuer = None
         observe(f"no harness issuer: {exc}")
     cases = _credentials_cases(profile_caller, linked_account, issuer, run)
-    for case, headers in cases.items():
-        outcome = safe_call(profile_caller.http, profile_caller.url, profile_caller.tool, headers=headers, arguments={})
-        problem: str | None = None
+
+    def attack(case: str) -> str | None:
+        http = profile_caller.http
+        outcome = safe_call(http, profile_caller.url, profile_caller.tool, headers=cases[case], arguments={})
         if isinstance(outcome, Unreached):
-            problem = outcome  # a transport failure: the case was not tried
-        elif isinstance(outcome, str):
-            problem = f"{case}: the request failed ({outcome})"
-        elif outcome.status == 401 or outcome.auth_error_result:
-            problem = None
-        elif outcome.returned_data:
+            return outcome  # a transport failure: the case was not tried
+        if isinstance(outcome, str):
+            return f"{case}: the request failed ({outcome})"
+        if outcome.status == 401 or outcome.auth_error_result:
+            return None
+        if outcome.returned_data:
             record = json_get(outcome.result, "structuredContent")
-            problem = f"{case}: {profile_caller.name!r} returned a profile instead of an auth error ({record!r})"
-        else:
-            problem = f"{case}: {outcome.describe()}, not an auth error (401 or a result with a challenge)"
-        run.judged(case, problem)
+            return f"{case}: {profile_caller.name!r} returned a profile instead of an auth error ({record!r})"
+        return f"{case}: {outcome.describe()}, not an auth error (401 or a result with a challenge)"
+
+    run.each(cases, attack, limit=profile_caller.http.concurrency)
     run.conclude()

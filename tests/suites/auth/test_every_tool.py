@@ -1,5 +1,5 @@
 """Where a rule says "every tool" or "each response", the verdict names every offending tool, not the
-first twenty problems' tools (the old message cut the list at 20 and named only the tools in it)."""
+first twenty problems' tools (a message cut at a fixed count would hide the others)."""
 
 from __future__ import annotations
 
