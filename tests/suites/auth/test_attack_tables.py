@@ -58,7 +58,7 @@ class Probe:
     resource = "https://rs.test/mcp"
     scopes = ["files"]
     tool = {{"name": "stub"}}
-    http = SimpleNamespace(redactor=Redactor())
+    http = SimpleNamespace(redactor=Redactor(), concurrency=4)
     def send(self, token=None, **kw):
         if ACCEPT == "reset-other-scheme" and (kw.get("headers") or {{}}).get("Authorization", "").startswith("Token "):
             return unreached_text(TargetUnreachable("connection reset by peer"))  # what Probe.send gives back
