@@ -158,6 +158,7 @@ def test_rules_imports_only_the_catalog_the_exceptions_and_the_targets() -> None
 def test_reference_imports_only_host_mtls_host_addresses_the_exceptions_the_targets_and_the_cache() -> None:
     allowed = (
         "conformance.core._cache",
+        "conformance.core._shortcuts",
         "conformance.host.mtls",
         "conformance.host.addresses",
         "conformance.core._exceptions",

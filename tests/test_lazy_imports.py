@@ -225,7 +225,7 @@ def test_a_package_init_that_does_more_than_re_export_is_imported_plainly() -> N
     """The guard reads each package ``__init__``: imports, a docstring and ``__all__`` may be run later; anything
     else (a call, a definition, a conditional) might be a side effect the client relies on, so the SDK is imported
     the plain way."""
-    from conformance.host._mcp_sdk import _only_reexports
+    from conformance.core._shortcuts import _only_reexports
 
     assert _only_reexports('"""doc"""\nfrom a import b\nimport c as d\n__all__ = ["b"]\n')
     for extra in ("logging.basicConfig()", "def f(): pass", "if X:\n    import e", "x = 1", "__all__ += ['x']"):

@@ -22,8 +22,8 @@ import httpx
 
 from conformance.core import _budget, _context
 from conformance.core._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
+from conformance.core._shortcuts import cookie_client
 from conformance.core.targets import TIMEOUTS
-from conformance.host._cookies import CookieClient
 from conformance.host._decode import ACCEPT_ENCODING, BoundedBody
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
@@ -283,13 +283,19 @@ def _stamp(path: str | Path | None) -> tuple[int, int] | None:
     return (info.st_mtime_ns, info.st_size) if info is not None else None
 
 
+def _unverified_context() -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 @functools.lru_cache(maxsize=32)
 def _build_context(
     ca_bundle: Path | None, verify: bool, client_cert: tuple[str, str] | None, stamps: tuple[Any, ...]
 ) -> ssl.SSLContext:
-    # Unverified: the standard library's own unverified context (PEP 476), which does not load the system trust
-    # store it would never read (~17 ms of CPU); the same context as create_default_context's otherwise.
-    context = ssl.create_default_context() if verify else ssl._create_unverified_context()
+    # Unverified: a client context that verifies nothing, and so loads no system trust store it would never read.
+    context = ssl.create_default_context() if verify else _unverified_context()
     if ca_bundle is not None:
         context.load_verify_locations(cafile=str(ca_bundle))
     if client_cert is not None:
@@ -359,7 +365,7 @@ class HostHTTP:
             insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False, client_cert=client_cert))
             for host in ("127.0.0.1", "localhost", "[::1]"):
                 mounts[f"all://{host}"] = insecure
-        self._client = CookieClient(
+        self._client = cookie_client(
             timeout=self.timeout,
             verify=context,
             transport=transport,

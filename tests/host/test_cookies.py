@@ -7,8 +7,8 @@ import time
 
 import httpx
 import pytest
-
 from conformance.host._cookies import CookieClient
+
 from conformance.host.http import HostHTTP
 
 
