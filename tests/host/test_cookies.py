@@ -1,15 +1,20 @@
-"""HostHTTP's cookie jar (conformance.host._cookies): httpx's behaviour, without its per-request jar work."""
+"""HostHTTP's cookie jar (shortcut ``cookies`` of conformance.core._shortcuts): httpx's behaviour, without its
+per-request jar work; and the same behaviour from httpx's own client when the shortcut is off or cannot be taken."""
 
 from __future__ import annotations
 
 import http.cookiejar
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
-from conformance.host._cookies import CookieClient
 
+from conformance.core import _shortcuts
 from conformance.host.http import HostHTTP
+
+CookieClient: Any = _shortcuts._lean_client_class()
 
 
 def _server(request: httpx.Request) -> httpx.Response:
@@ -93,14 +98,34 @@ def test_the_stdlib_jar_runs_only_when_it_has_something_to_do(monkeypatch: pytes
     assert calls == {"extract": 1, "header": 1}  # one pass for the header, on the jar itself
 
 
-def test_host_http_keeps_a_login_session_in_the_browsers_lean_jar_only() -> None:
+def test_the_lean_client_is_there_for_this_httpx() -> None:
+    assert CookieClient is not None and issubclass(CookieClient, httpx.Client)
+
+
+@pytest.fixture(params=["shortcut", "switched off", "httpx without the internals"])
+def client_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[type]:
+    """The client HostHTTP gets: the lean one; httpx's own with the kill switch on; httpx's own when the httpx
+    client lacks a method the lean one overrides (simulated: one more name it would need)."""
+    monkeypatch.delenv(_shortcuts.ENV, raising=False)
+    if request.param == "switched off":
+        monkeypatch.setenv(_shortcuts.ENV, "1")
+    if request.param == "httpx without the internals":
+        monkeypatch.setattr(_shortcuts, "_CLIENT_INTERNALS", (*_shortcuts._CLIENT_INTERNALS, "_a_renamed_step"))
+        _shortcuts._lean_client_class.cache_clear()
+    yield CookieClient if request.param == "shortcut" else httpx.Client
+    _shortcuts._lean_client_class.cache_clear()
+
+
+def test_host_http_keeps_a_login_session_in_the_browsers_jar_only(client_kind: type) -> None:
     with HostHTTP(transport=httpx.MockTransport(_server)) as http:
         browser = http.browser
-        assert isinstance(browser._client, CookieClient) and browser.browser is browser
+        assert type(browser._client) is client_kind and type(http._client) is client_kind
+        assert browser.browser is browser
         browser.get("https://h/set")
         assert browser.get("https://h/a").json() == {"cookie": "a=1"}
         http.get("https://h/set")
         assert http.get("https://h/a").json() == {"cookie": None}  # the backend keeps none, learns none
+        assert http.get("https://h/a", headers={"Cookie": "z=9"}).json() == {"cookie": "z=9"}  # its own header
         http.clear_cookies()
         assert browser.get("https://h/a").json() == {"cookie": None}
 
