@@ -1,7 +1,8 @@
 """What each shortcut into another project's internals (``conformance/core/_shortcuts.py``) saves: the CPU time and
 wall time of a run's start-up (``pytest --collect-only --suite auth,profile``: the plugin, its imports, collecting
 the checks) and of a whole auth+profile run (``--suites``: another selection) against the reference services, with
-every shortcut on, every one off (``CONFORMANCE_NO_SHORTCUTS=1``), and each one off alone (``CONFORMANCE_NO_SHORTCUTS=NAME``).
+every shortcut on, every one off (``CONFORMANCE_NO_SHORTCUTS=1``), and each one off alone
+(``CONFORMANCE_NO_SHORTCUTS=NAME``).
 
     .venv/bin/python benchmarks/startup.py [--repeat 5] [--names NAME ...] [--suites auth,profile] [--bytecode]
 
