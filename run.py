@@ -288,6 +288,11 @@ def ensure_lowest(installer: Installer, wanted: str) -> str:
     return "uv, lowest-direct"
 
 
+def lowest_pass(workers: str) -> list[str]:
+    """The command of the lowest-versions pass (benchmarks/lowest_pass.py times it)."""
+    return [str(LOWEST_PY), "-m", "pytest", *LOWEST_TESTS, "-p", "no:cacheprovider", "-p", "no:anyio", "-n", workers]
+
+
 def ensure_idp() -> None:
     # The IdP (node-oidc-provider) needs its npm packages; the reference package knows how to install them.
     code = (
@@ -462,8 +467,7 @@ def main(argv: list[str]) -> int:
     if rest or not LOWEST_PY.exists():
         return code  # a selection of the tests (arguments given), or no uv to resolve the lowest versions with
     say("the lowest-versions pass: " + " ".join(LOWEST_TESTS) + " on .venv-lowest")
-    lowest = [str(LOWEST_PY), "-m", "pytest", *LOWEST_TESTS, "-p", "no:cacheprovider", "-p", "no:anyio", "-n", workers]
-    lowest_code = subprocess.call(lowest, cwd=ROOT, env=writing_bytecode())
+    lowest_code = subprocess.call(lowest_pass(workers), cwd=ROOT, env=writing_bytecode())
     return code or lowest_code
 
 

@@ -4,7 +4,8 @@ the checks) and of a whole auth+profile run (``--suites``: another selection) ag
 every shortcut on, every one off (``CONFORMANCE_NO_SHORTCUTS=1``), and each one off alone
 (``CONFORMANCE_NO_SHORTCUTS=NAME``).
 
-    .venv/bin/python benchmarks/startup.py [--repeat 5] [--names NAME ...] [--suites auth,profile] [--bytecode]
+    .venv/bin/python benchmarks/startup.py [--repeat 5] [--names NAME ...] [--suites auth,profile]
+        [--startup-only] [--bytecode]
 
 The runs are as a CI job runs an installed harness: the package marked for pytest's assertion rewriting as a wheel
 install marks it (``-p _as_installed``), and ``PYTHONDONTWRITEBYTECODE=1`` unless ``--bytecode``. Conditions
@@ -48,6 +49,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--names", nargs="*", default=list(SHORTCUTS), help="the shortcuts to turn off one by one")
     parser.add_argument("--suites", default="auth,profile", help="the suites of the measured runs")
+    parser.add_argument("--startup-only", action="store_true", help="measure the start-up only, not whole runs")
     parser.add_argument("--bytecode", action="store_true", help="let the runs write bytecode (a warm machine)")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
@@ -65,6 +67,8 @@ def main() -> None:
                 startup = [*pytest_command, "--collect-only", "--suite", args.suites]
                 cpu, wall, code = measured(startup, env, tmp)
                 figures.setdefault(("start-up", label), []).append((cpu, wall))
+                if args.startup_only:
+                    continue
                 report_dir = str(Path(tmp) / f"run-{run}-{label.replace(' ', '-')}")
                 whole = [*pytest_command, "--suite", args.suites, "--report-dir", report_dir]
                 cpu, wall, code = measured(whole, env, tmp)
@@ -72,7 +76,7 @@ def main() -> None:
                     print(f"   ({label}: the run exited {code})", file=sys.stderr)
                 figures.setdefault(("whole run", label), []).append((cpu, wall))
             print(f"repeat {run + 1}/{args.repeat} done", file=sys.stderr, flush=True)
-    for what in ("start-up", "whole run"):
+    for what in ("start-up",) if args.startup_only else ("start-up", "whole run"):
         on = statistics.median(cpu for cpu, _ in figures[(what, "all on")])
         print(f"== {args.suites} {what}: median CPU and wall of {args.repeat} run(s); saving = CPU off - CPU all on")
         for label in conditions:
