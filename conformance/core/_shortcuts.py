@@ -278,17 +278,10 @@ _CLIENT_INTERNALS = ("_merge_url", "_merge_cookies", "_send_handling_redirects",
 
 
 @functools.cache
-def _lean_client_class() -> type | None:
-    """``httpx.Client`` whose jar is consulted once per request without being copied (none when empty, nothing
-    handed to it from an answer without ``Set-Cookie``), which parses each URL string once per base URL and leaves
-    ``response.next_request`` unset when it does not follow redirects; None when httpx's client lacks one of the
-    methods this overrides (then the plain client is used)."""
+def _jar_types() -> tuple[Any, Any]:
+    """httpx's jar, skipping the stdlib jar's passes that have nothing to do; and the jar of a client that keeps no
+    cookies (nothing learnt, no ``Cookie`` header added). Public methods of ``httpx.Cookies``."""
     import httpx
-
-    if not all(callable(getattr(httpx.Client, name, None)) for name in _CLIENT_INTERNALS):
-        return None
-    if not isinstance(getattr(httpx.Client, "cookies", None), property):
-        return None
 
     class LeanCookies(httpx.Cookies):
         def extract_cookies(self, response: httpx.Response) -> None:
@@ -307,10 +300,27 @@ def _lean_client_class() -> type | None:
         def set_cookie_header(self, request: httpx.Request) -> None:
             return None
 
+    return LeanCookies, NoCookies
+
+
+@functools.cache
+def _lean_client_class() -> type | None:
+    """``httpx.Client`` whose jar is consulted once per request without being copied (none when empty, nothing
+    handed to it from an answer without ``Set-Cookie``), which parses each URL string once per base URL and leaves
+    ``response.next_request`` unset when it does not follow redirects; None when httpx's client lacks one of the
+    methods this overrides (then the plain client is used)."""
+    import httpx
+
+    if not all(callable(getattr(httpx.Client, name, None)) for name in _CLIENT_INTERNALS):
+        return None
+    if not isinstance(getattr(httpx.Client, "cookies", None), property):
+        return None
+    LeanCookies, NoCookies = _jar_types()
+
     class LeanClient(httpx.Client):
         def __init__(self, *, cookies: Any = None, keep_cookies: bool = True, **kwargs: Any) -> None:
             super().__init__(**kwargs)
-            self._jar_type: type[LeanCookies] = LeanCookies if keep_cookies else NoCookies
+            self._jar_type: type[httpx.Cookies] = LeanCookies if keep_cookies else NoCookies
             self._lean = self._jar_type(cookies)
             self._urls: dict[str, tuple[Any, httpx.URL]] = {}  # URL string -> (base URL then, parsed URL)
 
