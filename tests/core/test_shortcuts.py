@@ -151,11 +151,29 @@ def test_the_plugin_and_the_sdk_import_with_the_switch_on_and_off(switch: str | 
     assert seen["httpx_cli"] is bool(switch) and seen["mcp_init_ran"] is bool(switch)
 
 
-def test_an_auth_and_profile_run_works_with_every_shortcut_off(tmp_path: Path) -> None:
+MISSING_INTERNALS = """
+# Loaded with -p, before the plugin: the checks of the shortcuts that the run then makes find no internal to use.
+from conformance.core import _shortcuts
+
+_shortcuts._CLIENT_INTERNALS += ("_a_renamed_step",)  # an httpx whose client lacks a step the lean one overrides
+_shortcuts._only_reexports = lambda source: False  # an MCP SDK whose package __init__ does more than re-export
+"""
+
+
+@pytest.mark.parametrize("simulated", ["every shortcut off", "internals missing"])
+def test_an_auth_and_profile_run_works_without_the_shortcuts(simulated: str, tmp_path: Path) -> None:
     report_dir = tmp_path / "report"
     report_dir.mkdir()
+    (tmp_path / "_missing_internals.py").write_text(MISSING_INTERNALS)
+    args = ["--suite", "auth,profile"]
     with running_stack(services=["toolserver"], data_dir=tmp_path / "stack") as stack:
-        result = run_harness(["--suite", "auth,profile"], report_dir, env={**stack.settings, ENV: "1"})
+        env = dict(stack.settings)
+        if simulated == "every shortcut off":
+            env[ENV] = "1"
+        else:
+            env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
+            args = ["-p", "_missing_internals", *args]
+        result = run_harness(args, report_dir, env=env)
     assert result.exit_code == 0, result.stdout[-3000:]
     statuses = set(result.statuses().values())
     assert statuses <= {"passed", "skipped"} and "passed" in statuses
