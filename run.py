@@ -162,7 +162,7 @@ class Installer:
     def install(self, python: Path, requirements: list[str]) -> str:
         """Install into the virtualenv of `python`; returns the tool used. Bytecode is not compiled here: most of
         what gets installed is never imported (moto's dependencies alone bring openai, sympy and cfnlint, ~5,000
-        modules: compiling everything cost ~14 s of CPU); compile_imports() compiles what the runs import."""
+        modules: compiling everything is costly); compile_imports() compiles what the runs import."""
         if self.uv is not None:
             command = [self.uv, "pip", "install", "-q", "--python", str(python), *self.args, *requirements]
             try:
@@ -183,7 +183,7 @@ def ensure_pip(python: Path) -> None:
 
 def bootstrap_pip() -> list[str]:
     """A pip to bootstrap with: that of the Python running run.py (.venv is created without pip, which uv then
-    installs with the packages in a fraction of ensurepip's ~2.5 s), else one ensured in .venv."""
+    installs with the packages in a fraction of ensurepip's time), else one ensured in .venv."""
     if importlib.util.find_spec("pip") is not None:
         return [sys.executable, "-m", "pip"]
     ensure_pip(PY)
@@ -205,8 +205,8 @@ def compile_bytecode(tests: bool = True) -> None:
     PYTHONDONTWRITEBYTECODE is set (CI often), no later process would write their bytecode.
     Bytecode is checked against its source, so an edit only costs a recompile; a file that does not compile is
     left to the test run to report, as pip leaves it. With ``tests``, also the project's tests as pytest rewrites
-    them: each xdist worker collects every test module, and without that bytecode each one rewrote them all
-    (~1.2 s of CPU per worker, once per fresh clone)."""
+    them: each xdist worker collects every test module, and without that bytecode each one would rewrite them all
+    (once per fresh clone)."""
     compileall = [str(PY), "-m", "compileall", "-qq", "-j", "0", "conformance", "tests"]
     subprocess.run(compileall, cwd=ROOT, env=writing_bytecode(), capture_output=True, check=False)
     compile_imports()
@@ -229,14 +229,14 @@ for name in PRELOAD:
 
 def compile_imports() -> None:
     """Compile the installed packages' modules that the runs import, by importing them once with bytecode writing on
-    (about a tenth of .venv's modules, ~2 s of CPU); a module that fails to import is left to the runs to report."""
+    (about a tenth of .venv's modules); a module that fails to import is left to the runs to report."""
     subprocess.run([str(PY), "-c", IMPORTS], cwd=ROOT, env=writing_bytecode(), capture_output=True, check=False)
 
 
 def compile_checks() -> None:
     """Write pytest's assertion-rewritten bytecode of the bundled checks (their test modules and conftests, which
     pytest compiles apart from compileall's), by collecting every suite once: without it each certification run
-    re-rewrites them where PYTHONDONTWRITEBYTECODE is set (~0.12 s of CPU per run). Placeholder targets make every
+    re-rewrites them where PYTHONDONTWRITEBYTECODE is set (CPU in every run). Placeholder targets make every
     suite collected; collecting sends nothing to them."""
     env = {k: v for k, v in writing_bytecode().items() if not k.startswith("CONFORMANCE_")}
     for setting in ("TARGET_URL", "PLATFORM_URL", "COMPRESSION_URL"):
@@ -458,11 +458,11 @@ def main(argv: list[str]) -> int:
     # matrix's cases, stay on one worker (tests/conftest.py schedules them). `run.py test -n 0` runs serially.
     workers = str((os.cpu_count() or 1) + 1)
     # anyio's pytest plugin is left out as `conformance demo` leaves it (no test here is an anyio test; the async
-    # ones are pytest-asyncio's): ~30 ms of CPU less in each of the session's processes.
+    # ones are pytest-asyncio's): its import is saved in each of the session's processes (docs/performance.md).
     args = [str(PY), "-m", "pytest", "tests", "-p", "no:cacheprovider", "-p", "no:anyio", "-n", workers, *rest]
     # The suite starts dozens of Python processes (workers, fork servers, harness runs); where PYTHONDONTWRITEBYTECODE
-    # is set (CI often), each would re-compile the project and re-rewrite every pytest plugin's modules (~1-2 s of CPU
-    # each). The test run writes its bytecode (into __pycache__, ignored by git) so that the first process pays it.
+    # is set (CI often), each would re-compile the project and re-rewrite every pytest plugin's modules (a large CPU
+    # cost each). The test run writes its bytecode (into __pycache__, ignored by git) so that the first process pays it.
     code = subprocess.call(args, cwd=ROOT, env=writing_bytecode())
     if rest or not LOWEST_PY.exists():
         return code  # a selection of the tests (arguments given), or no uv to resolve the lowest versions with

@@ -10,8 +10,8 @@ import random
 import time
 from typing import Any
 
-from conformance.host.declarations import DeclarationChecker, check_challenge_result
-from conformance.host.profile import declaration_problems, find_profile_tool, judge_result
+from conformance.judges.declarations import DeclarationChecker, check_challenge_result
+from conformance.judges.profile import declaration_problems, find_profile_tool, judge_result
 
 VERBS = ["list", "get", "create", "update", "cancel", "search", "archive", "export"]
 NOUNS = ["orders", "invoices", "customers", "tickets", "projects", "documents", "campaigns", "shipments"]

@@ -8,8 +8,8 @@ database, API keys and rate-limit budget, as separate vendors' sandboxes would b
 (docs/ci.md, "Fleets"); the run's CA bundle holds every sandbox's CA. For each fleet size it runs the suites
 serially and with each ``-n`` value, alternately in fresh processes, and prints the median wall and CPU times (the
 pytest process tree's, from rusage; the sandboxes are not its children) and the speed-up over serial. Figures depend
-on the machine's load and cores (``os.sched_getaffinity``): on 2 cores the platform suites' own CPU (~45 % of a
-run's wall against the reference) saturates the cores from about four targets on.
+on the machine's load and cores (``os.sched_getaffinity``): the platform suites' own CPU is a large share of a run's
+wall against the reference, so a few targets saturate two cores.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ PIECES = [
         "import conformance.pytest.plugin",
         "import conformance.host.mcp_session",
     ),
-    ("platform validators", "import conformance.pytest.plugin", "import conformance.validate.platform"),
-    ("compression validators", "import conformance.pytest.plugin", "import conformance.validate.compression"),
+    ("platform judges", "import conformance.pytest.plugin", "import conformance.judges.platform"),
+    ("compression judges", "import conformance.pytest.plugin", "import conformance.judges.compression"),
 ]
 HEAVY = ("httpx._main", "click", "mcp.server", "starlette", "uvicorn", "jsonschema", "jwt", "mcp_types", "hypothesis")
 PROBE = """

@@ -3,6 +3,7 @@ both read against the embedded reference stack served with a set round-trip time
 what ``conformance up --latency 50ms`` starts), and the verdicts at each latency against those at 0 ms.
 
     .venv/bin/python benchmarks/latency.py [--latencies 0 50 150] [--suites auth,profile platform,campaigns compression]
+        [--concurrency N]
 
 Each run is a fresh ``python -m pytest --suite ...`` process (as ``conformance demo`` starts it for one target
 kind) against one stack per latency. Printed per run: wall time of the pytest process; ``net``, the sum of the
@@ -42,7 +43,7 @@ concurrency, read from the same evidence.
 The harness CPU per exchange is printed twice: gross (the run's CPU over its exchanges) and after the run's fixed
 costs, which are the CPU of the same command with every check deselected (``-k`` matching none: interpreter,
 plugin, collection, writing an empty report), measured once per suite group. First-use imports (the MCP SDK's
-types, about 0.85 s of CPU, for a tool-server run) stay in the second figure; ``benchmarks/host_request.py
+types, for a tool-server run) stay in the second figure; ``benchmarks/host_request.py
 --stack`` gives the request path's own CPU per exchange over TLS. ``--cprofile DIR``
 also writes a cProfile of each 0 ms run's pytest process there, on the process's CPU clock (``DIR/<suites>.prof``,
 through ``_cpu_profile.py``; read it with ``python -m pstats``); a profiled run's wall and CPU figures include the
@@ -191,8 +192,11 @@ def main() -> int:
     parser.add_argument("--latencies", nargs="*", type=float, default=[0.0, 50.0, 150.0], help="milliseconds")
     parser.add_argument("--suites", nargs="*", default=["auth,profile", "platform,campaigns", "compression"])
     parser.add_argument("--cprofile", type=Path, help="write a cProfile of each 0 ms run into this directory")
+    parser.add_argument("--concurrency", type=int, help="the runs' --concurrency (default: the harness's default)")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+    if args.concurrency is not None:
+        base["CONFORMANCE_CONCURRENCY"] = str(args.concurrency)
     reference: dict[str, set[tuple[str, str]]] = {}
     fixed: dict[str, float] = {}
     rows: list[str] = []

@@ -1,5 +1,5 @@
-"""The harness's CPU per request of the platform and campaigns checks against the reference platform sandbox (issue
-19), split into layers: what the transport costs alone, what the host adds, what the suites' wrappers add.
+"""The harness's CPU per request of the platform and campaigns checks against the reference platform sandbox,
+split into layers: what the transport costs alone, what the host adds, what the suites' wrappers add.
 
     .venv/bin/python benchmarks/platform_request_cost.py [--requests 400] [--repeat 5]
 

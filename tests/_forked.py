@@ -114,16 +114,6 @@ def runpytest_forked(pytester: pytest.Pytester, *args: str, env: Mapping[str, st
     return PytesterResult(run.exit_code, run.lines, [], 0.0)
 
 
-def run_checks_forked(pytester: pytest.Pytester, test_file: str) -> dict[str, Any]:
-    """A forked certifying run of ``test_file`` in ``pytester.path`` against an unreachable tool server (the checks'
-    conftest stubs what they need), its report in ``out/``: the report."""
-    runpytest_forked(
-        pytester, "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", test_file
-    )
-    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text(encoding="utf-8"))
-    return report
-
-
 def forked_harness(
     args: Sequence[str],
     report_dir: Path,

@@ -1,7 +1,7 @@
 """Fixtures that import a heavy library in this process before an in-process (pytester) run needs it.
 
-The suite no longer imports the ``mcp`` SDK when it is collected (every xdist worker paid ~0.4 s of CPU
-for it before running anything). A library first imported inside a pytester test is dropped from ``sys.modules``
+Collecting the suite does not import the ``mcp`` SDK (a costly import every xdist worker would pay before running
+anything). A library first imported inside a pytester test is dropped from ``sys.modules``
 when the test ends, so each such run would import it again, and a module kept by the product (a package attribute)
 could then hold a second copy. Imported by a module-scoped fixture, it is imported once per worker, outside the run.
 """

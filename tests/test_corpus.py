@@ -9,40 +9,18 @@ from typing import Any
 
 import pytest
 
-from conformance import validate
+from conformance import judges
 from conformance.core.rules import RULES
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SIDECARS = sorted(FIXTURES.rglob("*.toml"))
 # Each sidecar's kind, read once at collection (it picks the files of each parametrized test below).
 KIND = {s: tomllib.loads(s.read_text("utf-8"))["kind"] for s in SIDECARS}
-JUDGED = [s for s in SIDECARS if KIND[s] in validate.KINDS]
+JUDGED = [s for s in SIDECARS if KIND[s] in judges.KINDS]
 
-# Every rule a document alone can show (the rest need a live exchange: flows, counters, timing).
-DOCUMENT_RULES = {
-    *(f"AUTH-PRM-0{i}" for i in (2, 3, 4, 5, 6)),
-    *(f"AUTH-ASM-0{i}" for i in (2, 3, 4, 5, 6, 8)),
-    "AUTH-CIMD-01",
-    "AUTH-CIMD-02",
-    *(f"AUTH-TOOL-0{i}" for i in (1, 2, 5, 6)),
-    "AUTH-CHAL-01",
-    "AUTH-ISS-01",
-    "AUTH-ISS-02",
-    *(f"PROF-0{i}" for i in range(1, 8)),
-    "PROF-10",
-    "PROF-12",
-    "PROF-14",
-    "TOK-01",
-    "RL-01",
-    "RL-05",
-    *(f"CAMP-0{i}" for i in (1, 2, 3, 4, 5, 7)),
-    "CAMP-12",
-    "CAMP-15",
-    "IMG-SHRINK-03",
-    "IMG-SHRINK-04",
-    "IMG-PRS-01",
-    "IMG-PRS-02",
-}
+# Every rule a document alone can show (the catalog's `offline` rules; the rest need a live exchange: flows,
+# counters, timing).
+DOCUMENT_RULES = {rule.id for rule in RULES.values() if rule.offline}
 
 
 def sidecar(path: Path) -> dict[str, Any]:
@@ -67,15 +45,23 @@ def test_corpus_is_there() -> None:
 def test_file_trips_exactly_the_rules_it_names(path: Path) -> None:
     about = sidecar(path)
     told = about["kind"] if about.get("sniff") is False else None  # a kind the document alone cannot show
-    kind, verdicts = validate.judge_file(document_of(path), told, **about.get("context", {}))
+    kind, verdicts = judges.judge_file(document_of(path), told, **about.get("context", {}))
     assert kind == about["kind"], f"sniffed {kind}, annotated {about['kind']}"
     by_rule = {v.rule: v for v in verdicts}
+    assert set(by_rule) <= set(judges.KIND_RULES[kind]), "a judge says a verdict on a rule its registry row omits"
     broken = {v.rule for v in verdicts if v.broken}
     assert broken == set(about.get("breaks", {})), [v.to_json() for v in verdicts if v.broken]
     for rule in about.get("satisfies", {}):
         assert rule in by_rule and by_rule[rule].status == "passed", by_rule.get(rule)
     if not about.get("breaks"):
         assert all(v.status in ("passed", "skipped") for v in verdicts)
+
+
+def test_the_judges_registry_names_every_document_rule() -> None:
+    """The catalog's ``offline`` field (a document alone shows the rule) and the judges' registry (rule ID -> the
+    kinds of document that judge it) name exactly the same rules."""
+    assert set(judges.RULE_JUDGES) == DOCUMENT_RULES
+    assert all(judges.judges_of(rule) for rule in DOCUMENT_RULES) and judges.judges_of("AUTH-TOK-01") == ()
 
 
 def test_every_document_rule_has_a_passing_and_a_breaking_example() -> None:
@@ -87,6 +73,7 @@ def test_every_document_rule_has_a_passing_and_a_breaking_example() -> None:
         passing |= set(about.get("satisfies", {}))
     assert DOCUMENT_RULES - breaking == set()
     assert DOCUMENT_RULES - passing == set()
+    assert breaking - DOCUMENT_RULES == set(), "a document shows these broken: mark them offline in catalog.toml"
 
 
 IMAGE_SIDECARS = [s for s in SIDECARS if KIND[s] == "image"]
@@ -95,7 +82,7 @@ IMAGE_SIDECARS = [s for s in SIDECARS if KIND[s] == "image"]
 @pytest.mark.parametrize("path", IMAGE_SIDECARS, ids=lambda p: p.name.removesuffix(".toml"))
 def test_image_facts(path: Path) -> None:
     """The decoders and metadata readers the live compression checks trust see what the sidecar says."""
-    from conformance.validate.compression import facts
+    from conformance.judges.compression import facts
 
     seen = {k: v for k, v in facts(document_of(path).read_bytes()).to_json().items() if v is not None}
     assert seen == sidecar(path)["facts"]
@@ -149,13 +136,13 @@ def test_token_requests_and_their_counts(path: Path) -> None:
 
 
 def test_the_shipped_examples_index_is_up_to_date() -> None:
-    """conformance/validate/examples.json (what the HTML report embeds) is generated from this corpus."""
+    """conformance/judges/examples.json (what the HTML report embeds) is generated from this corpus."""
     import json
 
-    from conformance.validate import examples
+    from conformance.judges import examples
 
     shipped = json.loads(Path(examples.__file__).with_name("examples.json").read_text("utf-8"))
-    assert shipped == examples.build_index(FIXTURES), "run: python -m conformance.validate.examples fixtures"
+    assert shipped == examples.build_index(FIXTURES), "run: python -m conformance.judges.examples fixtures"
     for rule, entry in shipped.items():
         path = FIXTURES.parent / entry["file"]
         assert rule in sidecar(Path(f"{path}.toml"))["satisfies"] and not sidecar(Path(f"{path}.toml"))["breaks"]

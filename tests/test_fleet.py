@@ -131,7 +131,7 @@ def test_fleet_checks_are_scheduled_per_named_target() -> None:
     assert scope == "target:acme/platform"
     assert target_scope("campaigns/test_pagination.py::test_y[acme]", bases, names) == "target:acme/platform"
     assert target_scope("platform/test_tokens.py::test_string_input_is_counted[beta]", bases, names) != scope
-    # outside a fleet, as before
+    # outside a fleet: the target kind's scope alone
     assert target_scope("platform/test_tokens.py::test_string_input_is_counted", bases) == "target:platform"
 
 

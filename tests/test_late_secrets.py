@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests._checks_run import run_checks
+
 LATE = "late-secret-7c4e2a9b"
 
 CHECKS = """
@@ -52,11 +54,8 @@ def test_learns_it(host_http):
 
 def test_a_secret_learnt_late_is_scrubbed_from_pytests_outputs(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_late=CHECKS)
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
+    result = run_checks(
+        pytester,
         "--target-url",
         "https://127.0.0.1:1/mcp",
         "-rA",
@@ -67,6 +66,7 @@ def test_a_secret_learnt_late_is_scrubbed_from_pytests_outputs(pytester: pytest.
         "-o",
         "junit_logging=all",
         "test_late.py",
+        how="subprocess",
     )
     output = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in output and "Traceback" not in output, output

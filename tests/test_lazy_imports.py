@@ -1,5 +1,6 @@
-"""A run imports only what its checks need. A compression or platform run never loads the ``mcp`` SDK
-(~0.4 s), and a run without a Hypothesis-backed check never loads Hypothesis (~0.5 s, its end-of-run summary hook).
+"""A run imports only what its checks need (each of these imports is costly: docs/performance.md). A compression or
+platform run never loads the ``mcp`` SDK, and a run without a Hypothesis-backed check never loads Hypothesis (its
+end-of-run summary hook).
 
 Each case reads a fresh ``pytest --collect-only`` process (collection imports every selected suite module; the end
 of the run calls the summary hooks; the cases judging one configuration share its run) with a probe plugin that
@@ -24,7 +25,7 @@ WATCHED = (
     "conformance.host.mcp",
     "hypothesis",
     "jsonschema",
-    "conformance.validate.auth",
+    "conformance.judges.auth",
     "boto3",
     "botocore",
     "http.server",
@@ -94,17 +95,17 @@ def test_a_compression_run_loads_neither_an_s3_client_nor_the_image_server_to_co
     collected: Callable[..., dict[str, Any]],
 ) -> None:
     """botocore's signer loads when a store is read back (test_reading_the_s3_store_back_...), http.server when
-    a loopback target gets the image server it fetches from: a remote target's run never starts one (~5 ms)."""
+    a loopback target gets the image server it fetches from: a remote target's run never starts one."""
     loaded = collected("--suite", "compression", "--compression-url", UNREACHABLE)["loaded"]
     assert not {"boto3", "botocore", "http.server"} & set(loaded)
 
 
 def test_a_platform_run_loads_only_its_own_validators(collected: Callable[..., dict[str, Any]]) -> None:
-    """Its checks import ``conformance.validate.platform``; the package loads the other validator modules (the auth
-    ones: jsonschema, PyJWT, cryptography.x509, ~65 ms of CPU) only when one of their names is used. The compression
+    """Its checks import ``conformance.judges.platform``; the package loads the other judge modules (the auth
+    ones: jsonschema, PyJWT, cryptography.x509) only when one of their names is used. The compression
     case is in the test above; the control (an auth run loads them) in the next one."""
     loaded = collected("--suite", "platform,campaigns", "--platform-url", UNREACHABLE)["loaded"]
-    assert "jsonschema" not in loaded and "conformance.validate.auth" not in loaded
+    assert "jsonschema" not in loaded and "conformance.judges.auth" not in loaded
 
 
 def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(
@@ -112,7 +113,7 @@ def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(
 ) -> None:
     # An auth run's collection loads the raw probes, not the SDK (its first check that lists tools does).
     auth = collected("--suite", "auth", "--target-url", UNREACHABLE)["loaded"]
-    assert {"conformance.host.mcp", "jsonschema", "conformance.validate.auth"} <= set(auth)
+    assert {"conformance.host.mcp", "jsonschema", "conformance.judges.auth"} <= set(auth)
     sdk = collected("-p", "conformance.host.mcp_session", "--suite", "compression", "--compression-url", UNREACHABLE)
     assert "mcp" in sdk["loaded"]
     assert "hypothesis" in collected("--suite", "platform", "--platform-url", UNREACHABLE)["loaded"]
@@ -131,8 +132,9 @@ def test_hypothesis_statistics_asked_for_are_still_printed(tmp_path: Path) -> No
 def test_hypothesis_is_imported_compiled_and_the_checks_still_rewritten(
     collected: Callable[..., dict[str, Any]],
 ) -> None:
-    """pytest would rewrite the asserts of all of Hypothesis (it ships a pytest plugin): ~0.5 s per run without
-    bytecode caches. Hypothesis is loaded as compiled; the suites' check modules keep their rewritten asserts."""
+    """pytest would rewrite the asserts of all of Hypothesis (it ships a pytest plugin), a large cost in every run
+    without bytecode caches. Hypothesis is loaded as compiled; the suites' check modules keep their rewritten
+    asserts."""
     loaded = collected("--suite", "platform", "--platform-url", UNREACHABLE)
     assert loaded["hypothesis"] == "SourceFileLoader"
     assert loaded["suites"] and set(loaded["suites"].values()) == {"AssertionRewritingHook"}, loaded["suites"]
@@ -164,7 +166,7 @@ import contextlib, io, json, sys
 from conformance.cli._main import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])
-print(json.dumps([code, "conformance.validate" in sys.modules]))
+print(json.dumps([code, "conformance.judges" in sys.modules]))
 """
 
 
@@ -209,7 +211,7 @@ print(json.dumps({
 @pytest.mark.parametrize("pre", ["fresh", "sdk-first"])
 def test_the_host_session_loads_the_sdk_client_without_its_server_side(tmp_path: Path, pre: str) -> None:
     """Importing the host's SDK session skips the ``mcp`` and ``mcp.client`` package ``__init__`` modules (their
-    re-exports import the SDK's server side: starlette, uvicorn, the MCPServer framework; ~80 ms of CPU); the first
+    re-exports import the SDK's server side: starlette, uvicorn, the MCPServer framework, a costly import); the first
     name asked of the package runs its ``__init__``, so the rest of the process sees the whole SDK as before. With
     the SDK already imported (the control), the session imports it plainly."""
     run = subprocess.run(
@@ -248,8 +250,8 @@ except SystemExit as exc:
 
 @pytest.mark.parametrize("first", ["plugin", "httpx"])
 def test_the_plugin_imports_httpx_without_its_command_line_client(tmp_path: Path, first: str) -> None:
-    """httpx's ``__init__`` imports its command-line client (click, pygments' lexers, rich's progress: ~25 ms of
-    CPU per run) to bind ``httpx.main``; the plugin imports httpx without it, and ``httpx.main`` still runs the real
+    """httpx's ``__init__`` imports its command-line client (click, pygments' lexers, rich's progress: a cost on
+    every run) to bind ``httpx.main``; the plugin imports httpx without it, and ``httpx.main`` still runs the real
     client, imported when called. The control imports httpx alone: the client is loaded as usual."""
     run = subprocess.run(
         [sys.executable, "-c", HTTPX_PROBE, first], cwd=tmp_path, capture_output=True, text=True, timeout=60
@@ -279,8 +281,8 @@ print(json.dumps([before, found is None, after]))
 
 def test_reading_the_s3_store_back_signs_with_botocore_without_a_boto3_client(tmp_path: Path) -> None:
     """The harness reads objstore_a back with botocore's SigV4 signer over its own client: neither boto3 nor a
-    botocore session (a boto3 S3 client cost ~0.1 s of CPU per compression run: the session and S3's service
-    model), and botocore's signer only when a store is read, not when the suite is collected."""
+    botocore session (a boto3 S3 client is costly to build: the session and S3's service model), and botocore's
+    signer only when a store is read, not when the suite is collected."""
     run = subprocess.run(
         [sys.executable, "-c", S3_READ_PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
     )
@@ -307,7 +309,7 @@ def pytest_unconfigure(config):
 
 def test_an_installed_harness_is_imported_compiled_and_its_checks_rewritten(tmp_path: Path) -> None:
     """Installed from a wheel, the package is marked for assertion rewriting as a whole (it ships a pytest plugin):
-    ~150 ms of CPU per run without a bytecode cache, before the first check. Here the package is found on sys.path
+    a cost in every run without a bytecode cache, before the first check. Here the package is found on sys.path
     (PYTHONPATH), as an installed one is, so pytest marks it: its modules still load compiled, as the editable
     install the project's tests use loads them; the checks and their fixtures keep their rewritten asserts."""
     import conformance

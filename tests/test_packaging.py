@@ -13,6 +13,7 @@ from conformance.reference.mutants import SERVICE_PACKAGES
 ROOT = Path(__file__).parents[1]
 SHIPPED = {
     "py.typed",
+    "core/catalog.toml",
     "schemas/report.schema.json",
     "suites/auth/login_steps.toml",
     "suites/platform/images/red-64x32.png",
@@ -75,6 +76,6 @@ def test_a_wheel_built_from_a_used_clone_has_no_node_modules(tmp_path: Path) -> 
     assert {f"conformance/{name}" for name in SHIPPED} <= set(names)
     # The corpus and the docs are the repository's, not the wheel's (fixtures/README.md); the validators ship.
     assert not [n for n in names if n.startswith(("fixtures/", "docs/"))]
-    assert {"conformance/validate/__init__.py", "conformance/pytest/vendor.py"} <= set(names)
+    assert {"conformance/judges/__init__.py", "conformance/pytest/vendor.py"} <= set(names)
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     assert "conformance-vendor = conformance.pytest.vendor" in zipfile.ZipFile(wheel).read(entry_points).decode()

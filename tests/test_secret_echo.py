@@ -32,6 +32,7 @@ import pytest
 import trustme
 
 from conformance.testing import run_harness
+from tests._checks_run import run_checks
 from tests._forked import forked_harness
 from tests._serving import running
 from tests.report.har_schema import validate_har
@@ -376,9 +377,7 @@ OUTPUT_MODES = {
 def test_no_secret_in_any_pytest_output_mode(pytester: pytest.Pytester, mode: str) -> None:
     pytester.makepyfile(test_checks=MODES_CHECKS)
     target = "http://urluser:url-pw-3e7a@127.0.0.1:1/mcp"
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", target, *OUTPUT_MODES[mode], "test_checks.py"
-    )
+    result = run_checks(pytester, "--target-url", target, *OUTPUT_MODES[mode], "test_checks.py", how="subprocess")
     written = {"console": "\n".join(result.outlines + result.errlines)}
     for name in ("out/report.json", "out/junit.xml", "user-junit.xml"):
         if (pytester.path / name).is_file():

@@ -16,14 +16,13 @@ from typing import Any
 
 import pytest
 
+from tests._checks_run import CheckRun, run_checks
 from tests._serving import serve_http
-from tests.pytest.test_plugin import report_of, run
-from tests.pytest.test_plugin import statuses as all_statuses
 
 
-def statuses(report: dict[str, Any]) -> dict[str, str]:
+def statuses(run: CheckRun) -> dict[str, str]:
     """Verdicts of the checks here (RL-06, the harness's own rule, is always reported skipped)."""
-    return {k: v for k, v in all_statuses(report).items() if k != "RL-06"}
+    return {k: v for k, v in run.statuses().items() if k != "RL-06"}
 
 
 @pytest.fixture(autouse=True)
@@ -97,10 +96,10 @@ def test_judges_throttling(host_http, platform_target):
 def test_no_check_but_rl_fails_because_of_a_429(pytester: pytest.Pytester, target: str) -> None:
     pytester.makepyfile(test_checks=CHECKS)
     args = ["--platform-url", target, "--allow-insecure-loopback", "--max-throttle-wait", "2", "test_checks.py"]
-    result = run(pytester, *args)
-    report = report_of(pytester)
+    result = run_checks(pytester, *args)
+    report = result.report
     by_rule = {r["rule"]: r for r in report["results"]}
-    assert statuses(report) == {"TOK-01": "blocked", "CAMP-03": "blocked", "RL-03": "failed"}
+    assert statuses(result) == {"TOK-01": "blocked", "CAMP-03": "blocked", "RL-03": "failed"}
     for rule_id in ("TOK-01", "CAMP-03"):
         message = by_rule[rule_id]["message"]
         assert message.startswith("target throttled the harness: POST http://127.0.0.1:"), message
@@ -125,9 +124,11 @@ def throttled_twice_then_fine(path: str, n: int) -> tuple[int, dict[str, str]]:
 @pytest.mark.parametrize("target", [throttled_twice_then_fine], indirect=True)
 def test_throttled_answers_are_waited_out(pytester: pytest.Pytester, target: str) -> None:
     pytester.makepyfile(test_checks=CHECKS)
-    run(pytester, "--platform-url", target, "--allow-insecure-loopback", "-k", "not judges", "test_checks.py")
-    report = report_of(pytester)
-    assert statuses(report) == {"TOK-01": "passed", "CAMP-03": "failed"}  # 200 is no rejection: a real verdict
+    run = run_checks(
+        pytester, "--platform-url", target, "--allow-insecure-loopback", "-k", "not judges", "test_checks.py"
+    )
+    report = run.report
+    assert statuses(run) == {"TOK-01": "passed", "CAMP-03": "failed"}  # 200 is no rejection: a real verdict
     # Retry-After 1 s after the 429 and after the 503, on each of two paths, and a little slowing down after them.
     assert 4.0 <= report["throttle"]["waited_s"] < 4.5
     tok = next(r for r in report["results"] if r["rule"] == "TOK-01")
@@ -192,10 +193,12 @@ def first_answers_then_throttles(path: str, n: int) -> tuple[int, dict[str, str]
 @pytest.mark.parametrize("target", [first_answers_then_throttles], indirect=True)
 def test_flaky_replays_end_as_verdicts(pytester: pytest.Pytester, target: str) -> None:
     pytester.makepyfile(test_flaky=FLAKY)
-    run(pytester, "--platform-url", target, "--allow-insecure-loopback", "--max-throttle-wait", "5", "test_flaky.py")
-    report = report_of(pytester)
+    run = run_checks(
+        pytester, "--platform-url", target, "--allow-insecure-loopback", "--max-throttle-wait", "5", "test_flaky.py"
+    )
+    report = run.report
     by_rule = {r["rule"]: r for r in report["results"]}
-    assert statuses(report) == {"TOK-02": "failed", "TOK-03": "failed", "TOK-04": "blocked"}, report["results"]
+    assert statuses(run) == {"TOK-02": "failed", "TOK-03": "failed", "TOK-04": "blocked"}, report["results"]
     assert by_rule["TOK-04"]["message"].startswith("target throttled the harness: GET http")
     for rule_id in ("TOK-02", "TOK-03"):
         assert by_rule[rule_id]["message"].startswith("the first answer broke the rule"), by_rule[rule_id]

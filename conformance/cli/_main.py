@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.core._exceptions import ConformanceError
+from conformance.core.targets import TARGETS
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
@@ -196,9 +197,10 @@ def _demo_command(report_dir: Path, suite: str | None, pytest_args: list[str]) -
     tests/test_demo.py proves), unless the extra arguments choose the workers or turn xdist off."""
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
     if not any("anyio" in a for a in pytest_args):
-        # No check of ours is an anyio-marked test: its pytest plugin (anyio and its asyncio backend: ~30 ms of CPU
-        # per process, ~160 ms when pytest must rewrite them without a bytecode cache, as in a fresh CI job) is left
-        # out of the demo's processes (and its xdist workers), unless the caller's own arguments mention it.
+        # No check of ours is an anyio-marked test: its pytest plugin (anyio and its asyncio backend, costly to
+        # import in every process, more so when pytest must rewrite them without a bytecode cache, as in a fresh CI
+        # job) is left out of the demo's processes (and its xdist workers), unless the caller's own arguments
+        # mention it.
         command += ["-p", "no:anyio"]
     if suite:
         command += ["--suite", suite]
@@ -305,19 +307,29 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_target_url_flags(parser: argparse.ArgumentParser) -> None:
+    """One URL flag a target kind of the table (``--target-url``, ``--platform-url``, ...), as a run names it."""
+    for kind in TARGETS.values():
+        parser.add_argument(kind.flag, dest=kind.url_setting, metavar="URL", help=kind.url_help)
+
+
+def _target_urls(args: argparse.Namespace) -> dict[str, str | None]:
+    """The URL flags' values, by setting name."""
+    return {kind.url_setting: getattr(args, kind.url_setting) for kind in TARGETS.values()}
+
+
 def _cmd_init(args: argparse.Namespace) -> int:
     from conformance.cli.init import run_init
     from conformance.config import all_options, convert
 
     # The URLs are the run's options: the same reading as a run gives them, before anything is written.
     specs = {spec.name: spec for spec in all_options()}
-    for name in ("target_url", "platform_url", "compression_url"):
-        convert(specs[name], getattr(args, name), f"--{name.replace('_', '-')}")
+    urls = _target_urls(args)
+    for kind in TARGETS.values():
+        convert(specs[kind.url_setting], urls[kind.url_setting], kind.flag)
     done = run_init(
         Path(args.dir),
-        target_url=args.target_url,
-        platform_url=args.platform_url,
-        compression_url=args.compression_url,
+        urls=urls,
         login_url=args.login_url,
         ci=args.ci,
         client_id=args.client_id,
@@ -337,9 +349,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from conformance.suites.preflight import preflight
 
     cli = {
-        "target_url": args.target_url,
-        "platform_url": args.platform_url,
-        "compression_url": args.compression_url,
+        **_target_urls(args),
         "targets_file": args.targets_file,
         "suite": args.suite,
         "allow_insecure_loopback": True if args.allow_insecure_loopback else None,
@@ -354,7 +364,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from conformance.validate.command import run
+    from conformance.cli.validate import run
 
     return run(args)
 
@@ -427,7 +437,7 @@ def _add_diff_and_merge(sub: Any) -> None:
 
 def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     """``validate_arguments=False``: the ``validate`` command without its options, whose choices need every
-    validator imported (~0.2 s of CPU); :func:`main` builds them only when ``validate`` is on the command line."""
+    validator imported (a costly import); :func:`main` builds them only when ``validate`` is on the command line."""
     parser = argparse.ArgumentParser(prog="conformance", description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     rules = sub.add_parser("rules", help="print the rule catalog")
@@ -458,9 +468,7 @@ def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     summary.set_defaults(func=_cmd_summary)
     init = sub.add_parser("init", help="write conformance.toml, login steps, a baseline and the CI workflow")
     init.add_argument("--dir", default=".", help="where to write (default: the current directory)")
-    init.add_argument("--target-url", help="MCP tool server URL")
-    init.add_argument("--platform-url", help="platform API sandbox URL")
-    init.add_argument("--compression-url", help="image-compression sandbox URL")
+    _add_target_url_flags(init)
     init.add_argument("--login-url", help="the authorization server's login page: the login steps start from it")
     init.add_argument(
         "--client-id",
@@ -479,9 +487,7 @@ def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     init.set_defaults(func=_cmd_init)
     doctor = sub.add_parser("doctor", help="the preflight alone: is everything a run needs in place?")
     doctor.add_argument("--config", help="configuration file (default conformance.toml, then pyproject.toml)")
-    doctor.add_argument("--target-url")
-    doctor.add_argument("--platform-url")
-    doctor.add_argument("--compression-url")
+    _add_target_url_flags(doctor)
     doctor.add_argument("--targets-file", help="a fleet's targets file: every named target is checked")
     doctor.add_argument("--suite", help="only these suites (comma list)")
     doctor.add_argument("--allow-insecure-loopback", action="store_true")
@@ -498,7 +504,7 @@ def build_parser(validate_arguments: bool = True) -> argparse.ArgumentParser:
     export.set_defaults(func=_cmd_cimd_export)
     validate = sub.add_parser("validate", help="judge documents offline (same rule IDs and exit code as a run)")
     if validate_arguments:
-        from conformance.validate.command import add_arguments
+        from conformance.cli.validate import add_arguments
 
         add_arguments(validate)
     validate.set_defaults(func=_cmd_validate)

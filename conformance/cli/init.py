@@ -15,12 +15,14 @@ Idempotent: a file that exists is left alone (and said so) unless ``--force``; a
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.core._exceptions import ConformanceError
+from conformance.core.targets import API_KEY_OPTION, TARGETS, TOOL_SERVER, suite_rank, suites_of
 from conformance.host.login import Element, Page, parse_page
 
 CONFIG_FILE = "conformance.toml"
@@ -346,24 +348,34 @@ def login_page_via_cimd(
 # -- the other files ---------------------------------------------------------------------------------------------
 
 
-def config_text(
-    target_url: str | None, platform_url: str | None, compression_url: str | None, ci: str, client_id: str | None = None
-) -> str:
+def _target_lines(urls: Mapping[str, str | None]) -> str:
+    """One line a target kind of the table: its URL setting (the given URL, else a commented example) and the
+    suites it runs."""
+    lines = []
+    for kind in TARGETS.values():
+        value = urls.get(kind.url_setting)
+        line = f"{kind.url_setting} = {toml_string(value or kind.example_url)}"
+        line = line if value else f"# {line}"
+        suites = sorted(suites_of(kind.name), key=suite_rank)
+        lines.append(f"{line:<52} # suite{'s' if len(suites) > 1 else ''} {', '.join(suites)}")
+    return "\n".join(lines)
+
+
+def config_text(urls: Mapping[str, str | None], ci: str, client_id: str | None = None) -> str:
     def setting(name: str, value: str | None, example: str) -> str:
         return f"{name} = {toml_string(value)}" if value else f"# {name} = {toml_string(example)}"
 
+    keys = ", ".join(API_KEY_OPTION.values())
     return f"""# conformance.toml: the harness's settings (pytest reads it from the directory it runs in).
 # Precedence: command line > CONFORMANCE_* environment variables > this file > pyproject [tool.conformance].
 # `conformance rules` lists the rules; `pytest --help` lists every option under "conformance".
 
 # The services to certify; a suite runs when its target is set.
-{setting("target_url", target_url, "https://mcp.example.com/mcp")}          # suites auth, profile
-{setting("platform_url", platform_url, "https://sandbox.example.com")}      # suites platform, campaigns
-{setting("compression_url", compression_url, "https://images.example.com")}  # suite compression
+{_target_lines(urls)}
 # suite = ["auth", "platform"]                      # default: every suite
 
 # Secrets never go in this file: set them in the environment (CI secrets), e.g.
-#   CONFORMANCE_PLATFORM_API_KEY, CONFORMANCE_COMPRESSION_API_KEY,
+#   {keys},
 #   CONFORMANCE_TEST_USER / CONFORMANCE_TEST_PASSWORD (the test account the login steps sign in with),
 #   CONFORMANCE_CLIENT_SECRET (a predefined OAuth client).
 
@@ -396,17 +408,12 @@ expected_failures = []
 """
 
 
-def github_workflow(target_url: str | None, platform_url: str | None, compression_url: str | None) -> str:
+def github_workflow(urls: Mapping[str, str | None]) -> str:
     inputs = [
-        f"          {name}: {value}"
-        for name, value in (
-            ("target-url", target_url),
-            ("platform-url", platform_url),
-            ("compression-url", compression_url),
-        )
-        if value
+        f"          {kind.input}: {urls[kind.url_setting]}" for kind in TARGETS.values() if urls.get(kind.url_setting)
     ]
     with_block = "\n".join(["          config: conformance.toml", *inputs])
+    keys = "".join(f"\n          {env}: ${{{{ secrets.{env} }}}}" for env in API_KEY_OPTION.values())
     return f"""# Certify on every push to main and on demand; see docs/ci.md of the conformance harness.
 name: conformance
 on:
@@ -426,9 +433,7 @@ jobs:
       - uses: actions/checkout@v4
       - id: conformance
         uses: {ACTION_REF}
-        env:  # repository secrets (Settings > Secrets and variables > Actions)
-          CONFORMANCE_PLATFORM_API_KEY: ${{{{ secrets.CONFORMANCE_PLATFORM_API_KEY }}}}
-          CONFORMANCE_COMPRESSION_API_KEY: ${{{{ secrets.CONFORMANCE_COMPRESSION_API_KEY }}}}
+        env:  # repository secrets (Settings > Secrets and variables > Actions){keys}
           CONFORMANCE_TEST_USER: ${{{{ secrets.CONFORMANCE_TEST_USER }}}}
           CONFORMANCE_TEST_PASSWORD: ${{{{ secrets.CONFORMANCE_TEST_PASSWORD }}}}
         with:
@@ -477,9 +482,7 @@ def write_file(path: Path, text: str, *, force: bool) -> str:
 def run_init(
     directory: Path,
     *,
-    target_url: str | None,
-    platform_url: str | None,
-    compression_url: str | None,
+    urls: Mapping[str, str | None],
     login_url: str | None,
     ci: str,
     client_id: str | None = None,
@@ -491,7 +494,8 @@ def run_init(
     ca_bundle: str | None,
 ) -> list[tuple[str, str]]:
     """Write the files; return (path, what happened) for each. The login page is read first, so that a page that
-    cannot be read leaves nothing half-written."""
+    cannot be read leaves nothing half-written. ``urls``: the targets' URLs by setting name (``target_url``, ...)."""
+    target_url = urls.get(TOOL_SERVER.url_setting)  # the login is reached through the tool server's discovery
     login_path = directory / LOGIN_FILE
     login_text: str | None = None  # None: the file exists and stays
     if force or not login_path.exists():
@@ -513,12 +517,12 @@ def run_init(
         else:
             login_text = FALLBACK_LOGIN
     plans: list[tuple[Path, str | None]] = [
-        (directory / CONFIG_FILE, config_text(target_url, platform_url, compression_url, ci, client_id)),
+        (directory / CONFIG_FILE, config_text(urls, ci, client_id)),
         (login_path, login_text),
         (directory / BASELINE_FILE, BASELINE_TEXT),
     ]
     if ci == "github":
-        plans.append((directory / CI_FILES["github"], github_workflow(target_url, platform_url, compression_url)))
+        plans.append((directory / CI_FILES["github"], github_workflow(urls)))
     elif ci == "gitlab":
         plans.append((directory / CI_FILES["gitlab"], GITLAB_JOB))
     done: list[tuple[str, str]] = []

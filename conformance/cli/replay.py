@@ -4,12 +4,17 @@ The requests are those report.json recorded for one case of a rule's table (or, 
 the rule's evidence), sent once more through the host's HTTP client (the URL guard, TLS trust, timeouts and
 redaction of a run; no retry, no pacing) to the report's target, or to ``--target-url`` (a fixed build served
 elsewhere). A redaction marker in a recorded request is filled from the environment: the target's own credential
-(``CONFORMANCE_PLATFORM_API_KEY``, ``CONFORMANCE_COMPRESSION_API_KEY``, ``CONFORMANCE_ACCESS_TOKEN`` for the tool
-server) where the marker stands in the target's ``Authorization`` header, else the variable the HTML report's curl
-reproducer names (``${CLIENT_SECRET}``, ``${BASIC_CREDENTIALS}`` ...). An exchange whose variable is unset is not
-sent, and the output names the variable; nor is one that carried a credential the run crafted for its case
-(``[REDACTED:crafted]``: an altered key, a forged token), which no variable holds. No secret is printed: the new
-exchanges are redacted as a run's are, with every value filled in registered as a secret.
+(``CONFORMANCE_PLATFORM_API_KEY``, ``CONFORMANCE_COMPRESSION_API_KEY``; the tool server's access token) where the
+marker stands in the target's ``Authorization`` header (for the tool server also where it stands for an
+``access_token`` on the target's origin), else the variable the HTML report's curl reproducer names
+(``${CLIENT_SECRET}``, ``${BASIC_CREDENTIALS}`` ...). The tool server's access token is ``CONFORMANCE_ACCESS_TOKEN``
+when set; otherwise the replay links test account 1 as a run does (``suites/_linking.py``: discovery, the host's
+client, the login, with the run's settings from the environment and configuration files: the test account, the
+client's credentials or key, the publisher), once, when a request first needs it; what linking lacks is named.
+An exchange whose variable is unset is not sent, and the output names the variable; nor is one that carried a
+credential the run crafted for its case (``[REDACTED:crafted]``: an altered key, a forged token), which no variable
+holds, nor one the report keeps the metadata of only (``omitted``: past the run's budget of bodies). No secret is
+printed: the new exchanges are redacted as a run's are, with every value filled in registered as a secret.
 
 Outcome. Each replayed exchange is compared with the recorded one by status class (2xx, 3xx, 4xx, 5xx, or no
 answer): "same" or "differs". A case is also judged as its rule's table judges it when its record says what a
@@ -29,7 +34,7 @@ import base64
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -40,7 +45,8 @@ from conformance.core.targets import TARGETS
 from conformance.report.placeholders import CRAFTED, REDACTION, placeholder
 
 REPRODUCED, DIFFERS, USAGE, INCOMPLETE = 0, 1, 2, 3
-ACCESS_TOKEN_ENV = "CONFORMANCE_ACCESS_TOKEN"  # a bearer token for the tool server (a run obtains its own)
+ACCESS_TOKEN_ENV = "CONFORMANCE_ACCESS_TOKEN"  # a bearer token for the tool server (else one is obtained by linking)
+LINKED = "a fresh access token (test account 1 linked)"  # where a linked token came from, as the output says
 DEFAULT_BOUND_S = 120.0  # the whole replay; each request also has the run's own timeouts
 SKIPPED_HEADERS = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
 BINARY_BODY = "<binary body: "
@@ -181,6 +187,18 @@ class Credentials:
     env: Mapping[str, str]
     settings: Any
     filled: set[str] = field(default_factory=set)  # every value filled in so far (secrets all)
+    obtain: Callable[[], str] | None = None  # the tool server's fresh access token (linking an account)
+    token_problem: str | None = None  # why ``obtain`` gave none
+    _token: str | None = None
+
+    def access_token(self) -> tuple[str, str | None]:
+        """(where it came from, the tool server's access token or None): the variable when set, else one obtained
+        by linking (once; ``token_problem`` says why not)."""
+        if self.env.get(ACCESS_TOKEN_ENV):
+            return ACCESS_TOKEN_ENV, self.env[ACCESS_TOKEN_ENV]
+        if self._token is None and self.obtain is not None and self.token_problem is None:
+            self._token = self.obtain()  # raises nothing: a problem is kept in token_problem
+        return (LINKED, self._token) if self._token else (ACCESS_TOKEN_ENV, None)
 
     def credential(self, scheme: str) -> tuple[str, str | None] | None:
         """(variable, value or None) of the target's own credential under ``scheme``: as the run presents it
@@ -188,8 +206,8 @@ class Credentials:
         none (a case sending the key otherwise: a crafted value is marked so, and never reaches here). None: the
         target has no such credential."""
         kind = TARGETS[self.target]
-        if kind.api_key_setting is None:
-            return (ACCESS_TOKEN_ENV, self.env.get(ACCESS_TOKEN_ENV) or None) if scheme == kind.key_scheme else None
+        if kind.api_key_setting is None:  # the tool server: its token, under its scheme or another (not crafted)
+            return self.access_token()
         variable = kind.api_key_env or ""
         key = self.settings.get(kind.api_key_setting)
         if not key:
@@ -229,6 +247,8 @@ class Credentials:
             if found is not None:
                 return found
         name = placeholder(f"{header}: {before}" if header else before, header)
+        if name == "ACCESS_TOKEN" and _origin(url) == self.origin and TARGETS[self.target].api_key_setting is None:
+            return self.access_token()  # the tool server's token outside the header (a query or body access_token)
         return name, self.env.get(name) or None
 
 
@@ -263,6 +283,8 @@ def _request(exchange: Mapping[str, Any], credentials: Credentials, rebase: tupl
     """The request to send again, or why it cannot be (its variables are named)."""
     if exchange.get("direction") == "inbound":
         return "the target's request to the harness (inbound), not one the harness sent"
+    if "omitted" in exchange:
+        return "the report keeps its metadata only (its bodies were past the run's budget)"
     if exchange.get("client"):
         return f"made by another client ({exchange['client']}) than the host's HTTP client"
     recorded_headers = exchange.get("request_headers")
@@ -307,8 +329,36 @@ def _request(exchange: Mapping[str, Any], credentials: Credentials, rebase: tupl
         )
     if missing:
         unset = ", ".join(dict.fromkeys(missing))
+        if ACCESS_TOKEN_ENV in missing and credentials.token_problem:
+            return (
+                f"a redacted value in it needs {unset}: set it in the environment, or supply what linking an "
+                f"account needs to obtain a fresh one ({credentials.token_problem}), to replay this exchange"
+            )
         return f"a redacted value in it needs {unset}: set it in the environment to replay this exchange"
     return Request(method, url, headers, body, list(dict.fromkeys(used)))
+
+
+def _linked_token(http: Any, settings: Any, credentials: Credentials) -> str:
+    """A fresh access token from linking test account 1, as a run does; "" (and ``token_problem``) when the
+    configuration lacks something linking needs, or the target broke a rule on the way."""
+    from conformance.suites._linking import fresh_access_token
+    from conformance.verdict._verdicts import Blocked, NeedsUnmet
+
+    try:
+        token = fresh_access_token(http, settings)
+    except NeedsUnmet as exc:
+        credentials.token_problem = f"needs {exc.need}" + (f": {exc.option}" if exc.option else "")
+    except Blocked as exc:
+        credentials.token_problem = f"linking failed at {exc.rule_id}: {exc.reason}"
+    except (ConformanceError, TargetError) as exc:
+        credentials.token_problem = f"linking failed: {exc}"
+    except Exception as exc:  # a target's answer the linking client could not handle: said, never a crash
+        credentials.token_problem = f"linking failed: {type(exc).__name__}: {exc}"
+    else:
+        http.redactor.add_secret(token)
+        return token
+    credentials.token_problem = http.redactor.scrub(credentials.token_problem)
+    return ""
 
 
 # -- sending ----------------------------------------------------------------------------------------------------------
@@ -365,8 +415,8 @@ def replay(
         if not numbers:
             raise ConformanceError(
                 f"replay: the report holds no exchange of {result.rule}'s case {record.get('case')!r} "
-                f"(outcome {record.get('outcome')}: {record.get('got')}); a check keeps its first and last "
-                "exchanges only, or the case sent nothing"
+                f"(outcome {record.get('outcome')}: {record.get('got')}): the case sent nothing (or the report, "
+                "of an older version, did not keep its exchanges)"
             )
     else:
         numbers = list(range(1, len(evidence) + 1))
@@ -375,11 +425,15 @@ def replay(
     cli: dict[str, Any] = {}
     if report.config.get("allow_insecure_loopback"):
         cli["allow_insecure_loopback"] = True  # what the run was allowed (plain HTTP and self-signed on loopback)
-    settings = resolve(cli=cli, env=env, files=read_config_files(Path.cwd(), config))
     base = recorded_url.rstrip("/")
     rebase = (base, target_url.rstrip("/")) if target_url else None
+    if result.target == "tool_server":
+        cli[TARGETS["tool_server"].url_setting] = rebase[1] if rebase else base  # where a fresh token is for
+    settings = resolve(cli=cli, env=env, files=read_config_files(Path.cwd(), config))
     credentials = Credentials(result.target, _origin(rebase[1] if rebase else base), env, settings)
     http = HostHTTP.from_settings(settings, retry=None, pacer=None)
+    if result.target == "tool_server":
+        credentials.obtain = lambda: _linked_token(http, settings, credentials)
     for kind in TARGETS.values():  # the keys and the api:KEY pair, configured with or without the target's URL
         key = settings.get(kind.api_key_setting) if kind.api_key_setting else None
         if key:

@@ -1,9 +1,10 @@
 """The cyclic garbage collector during a certification run.
 
 A run imports a great deal before its first check (pytest, httpx, jsonschema, the suites; the ``mcp`` SDK's pydantic
-models when a check lists tools): about 130 000 tracked objects that live until the process ends. With CPython's
-default thresholds the collector runs ~500 times and walks all of them in every full collection: 0.4-0.5 s of CPU
-on an auth+profile run, more than the end-of-run report writing. So, for an active run only:
+models when a check lists tools): a large heap of tracked objects that live until the process ends. With CPython's
+default thresholds the collector runs hundreds of times in a run and walks all of them in every full collection,
+which costs an auth+profile run more CPU than the end-of-run report writing (docs/performance.md). So, for an
+active run only:
 
 - the youngest generation is collected every ``GEN0_THRESHOLD`` allocations instead of 700 (the older
   generations keep their ratios): short-lived cycles are still freed, in fewer, larger passes;
@@ -14,10 +15,9 @@ Both are undone by a cleanup that runs after pytest's last collection (the unrai
 process that goes on (pytester in-process runs, an embedding tool) gets its collector back as it was.
 
 After the reports are written, every full collection walks the whole heap again (pytest collects at the end of the
-session), and so does the interpreter's exit: up to a second of wall, about 0.3 s of CPU, between pytest's last line
-and its exit under load. So what is alive once the reports are written is frozen too, and so is the heap at the
-interpreter's exit; the freeze is undone at the config's cleanup (a pytester run collects its cycles as usual), only
-the exit stays frozen.
+session), and so does the interpreter's exit: a pause between pytest's last line and its exit, long under load. So
+what is alive once the reports are written is frozen too, and so is the heap at the interpreter's exit; the freeze
+is undone at the config's cleanup (a pytester run collects its cycles as usual), only the exit stays frozen.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def freeze_collected() -> None:
 def long_lived(module: str) -> Iterator[None]:
     """Around the first import of ``module``, which builds much that lives until the run ends (the ``mcp`` SDK's
     pydantic models, at the first tool listing), in an active run: no collection while it is built (each would walk
-    the young objects it is being built from: ~25 ms of an auth run), then what is alive is frozen, as what
+    the young objects it is being built from, for nothing), then what is alive is frozen, as what
     collection built is. Elsewhere (no active run, the module already imported, or the collector turned off) it
     changes nothing."""
     if not _GOVERNED or module in sys.modules or not gc.isenabled():

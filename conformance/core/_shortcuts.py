@@ -52,7 +52,6 @@ import importlib.util
 import os
 import sys
 import threading
-import urllib.request
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -254,97 +253,38 @@ def import_mcp_client(modules: tuple[str, ...]) -> None:
 
 # -- cookies ------------------------------------------------------------------------------------------------------
 
-
-class _JarRequest(urllib.request.Request):
-    """The request as ``http.cookiejar`` reads it (URL, scheme, host, the Host and Cookie headers), answered from the
-    httpx request's own headers: httpx's stand-in copies every header into a dict first."""
-
-    def __init__(self, request: Any) -> None:
-        self._request = request  # (before: urllib's __init__ may ask for the Host header)
-        super().__init__(str(request.url), method=request.method)
-
-    def has_header(self, header_name: str) -> bool:
-        return header_name in self._request.headers or super().has_header(header_name)
-
-    def get_header(self, header_name: str, default: Any = None) -> Any:
-        return self._request.headers.get(header_name, super().get_header(header_name, default))
-
-    def add_unredirected_header(self, key: str, val: str) -> None:
-        super().add_unredirected_header(key, val)
-        self._request.headers[key] = val
-
-
 _CLIENT_INTERNALS = ("_merge_url", "_merge_cookies", "_send_handling_redirects", "_send_single_request")
 
 
 @functools.cache
-def _jar_types() -> tuple[Any, Any]:
-    """httpx's jar, skipping the stdlib jar's passes that have nothing to do; and the jar of a client that keeps no
-    cookies (nothing learnt, no ``Cookie`` header added). Public methods of ``httpx.Cookies``."""
+def lean_client(base: type) -> type | None:
+    """A subclass of ``base`` (an ``httpx.Client`` whose ``cookies`` is a jar with ``httpx.Cookies``' methods) that
+    consults that jar once per request without copying it (its ``set_cookie_header`` adds the header), parses each
+    URL string once per base URL, and leaves ``response.next_request`` unset when it does not follow redirects;
+    None when httpx's client lacks one of the methods this overrides (then ``base`` itself is used)."""
     import httpx
 
-    class LeanCookies(httpx.Cookies):
-        def extract_cookies(self, response: httpx.Response) -> None:
-            headers = response.headers
-            if "set-cookie" in headers or "set-cookie2" in headers:
-                super().extract_cookies(response)
-
-        def set_cookie_header(self, request: httpx.Request) -> None:
-            if self:  # an empty jar adds no header
-                self.jar.add_cookie_header(_JarRequest(request))
-
-    class NoCookies(LeanCookies):
-        def extract_cookies(self, response: httpx.Response) -> None:
-            return None
-
-        def set_cookie_header(self, request: httpx.Request) -> None:
-            return None
-
-    return LeanCookies, NoCookies
-
-
-@functools.cache
-def _lean_client_class() -> type | None:
-    """``httpx.Client`` whose jar is consulted once per request without being copied (none when empty, nothing
-    handed to it from an answer without ``Set-Cookie``), which parses each URL string once per base URL and leaves
-    ``response.next_request`` unset when it does not follow redirects; None when httpx's client lacks one of the
-    methods this overrides (then the plain client is used)."""
-    import httpx
-
-    if not all(callable(getattr(httpx.Client, name, None)) for name in _CLIENT_INTERNALS):
+    if not all(callable(getattr(base, name, None)) for name in _CLIENT_INTERNALS):
         return None
-    if not isinstance(getattr(httpx.Client, "cookies", None), property):
-        return None
-    LeanCookies, NoCookies = _jar_types()
 
-    class LeanClient(httpx.Client):
-        def __init__(self, *, cookies: Any = None, keep_cookies: bool = True, **kwargs: Any) -> None:
-            super().__init__(**kwargs)
-            self._jar_type: type[httpx.Cookies] = LeanCookies if keep_cookies else NoCookies
-            self._lean = self._jar_type(cookies)
+    class LeanClient(base):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
             self._urls: dict[str, tuple[Any, httpx.URL]] = {}  # URL string -> (base URL then, parsed URL)
-
-        @property
-        def cookies(self) -> httpx.Cookies:
-            return self._lean
-
-        @cookies.setter
-        def cookies(self, cookies: Any) -> None:
-            self._lean = self._jar_type(cookies)
 
         def _merge_url(self, url: Any) -> httpx.URL:
             # A run requests the same URLs again and again: each string is parsed once per base URL (httpx.URL is
             # immutable, so one parsed URL can serve every request to it).
             if type(url) is not str:
                 return super()._merge_url(url)
-            base = self.base_url
+            base_url = self.base_url
             known = self._urls.get(url)
-            if known is not None and known[0] is base:
+            if known is not None and known[0] is base_url:
                 return known[1]
-            merged = super()._merge_url(url)
+            merged: httpx.URL = super()._merge_url(url)
             if len(self._urls) >= 1024:
                 self._urls.clear()
-            self._urls[url] = (base, merged)
+            self._urls[url] = (base_url, merged)
             return merged
 
         def _merge_cookies(self, cookies: Any = None) -> Any:
@@ -361,7 +301,7 @@ def _lean_client_class() -> type | None:
             # its history.
             for hook in self.event_hooks["request"]:
                 hook(request)
-            response = self._send_single_request(request)
+            response: httpx.Response = self._send_single_request(request)
             try:
                 for hook in self.event_hooks["response"]:
                     hook(response)
@@ -372,28 +312,13 @@ def _lean_client_class() -> type | None:
             return response
 
         def build_request(self, method: str, url: Any, **kwargs: Any) -> httpx.Request:
-            request = super().build_request(method, url, **kwargs)
+            request: httpx.Request = super().build_request(method, url, **kwargs)
             if kwargs.get("cookies") is None:
-                self._lean.set_cookie_header(request)
+                self.cookies.set_cookie_header(request)
             return request
 
+    LeanClient.__name__ = LeanClient.__qualname__ = f"Lean{base.__name__}"
     return LeanClient
-
-
-def cookie_client(*, keep_cookies: bool, **kwargs: Any) -> Any:
-    """An ``httpx.Client`` with the same cookie behaviour as httpx's own: the lean one (shortcut ``cookies``), else
-    httpx's. ``keep_cookies=False``: a client that keeps no cookies (nothing learnt, no ``Cookie`` header added; a
-    ``Cookie`` header the caller sets itself is still sent)."""
-    lean = _lean_client_class() if enabled("cookies") else None
-    if lean is not None:
-        return lean(keep_cookies=keep_cookies, **kwargs)
-    import http.cookiejar
-
-    import httpx
-
-    refuse_all = http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
-    jar = None if keep_cookies else http.cookiejar.CookieJar(refuse_all)
-    return httpx.Client(cookies=jar, **kwargs)
 
 
 # -- extension points (not shortcuts: the kill switch leaves them on) ---------------------------------------------
@@ -436,13 +361,13 @@ keep_package_compiled("conformance")
 __all__ = [
     "ENV",
     "SHORTCUTS",
-    "cookie_client",
     "drop_idle_hypothesis_summary",
     "enabled",
     "import_httpx",
     "import_mcp_client",
     "keep_hypothesis_compiled",
     "keep_package_compiled",
+    "lean_client",
     "scope_scheduling",
     "set_ini_default",
     "ssl_extension_file",

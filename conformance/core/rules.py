@@ -1,31 +1,63 @@
 """The rule catalog: every rule the harness certifies, keyed by its stable ID.
 
-Checks declare the rules they decide with :func:`rule`; an unknown ID fails at import time, so the catalog and the
-checks cannot drift apart. A leaf: it imports nothing of the package but the catalog data and the exceptions
-(loading every check and listing mutants live in :mod:`conformance.suites._checks`, beside the CLI), and pytest only
-when a check is declared.
+The rules are data, ``conformance/core/catalog.toml`` (one ``[[rule]]`` table a rule), read once per process and
+kept, parsed, in the user's cache directory (keyed by the file's digest), so that reading it costs what importing a
+module would. Checks declare the rules they decide with :func:`rule`; an unknown ID fails at import time, so the
+catalog and the checks cannot drift apart. A leaf: it imports nothing of the package but the cache directory, the
+exceptions and the table of suites (loading every check and listing mutants live in
+:mod:`conformance.suites._checks`, beside the CLI), and pytest only when a check is declared.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
-from collections.abc import Callable
+import json
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache
+from importlib.resources import files
+from types import MappingProxyType
 from typing import Any, TypeVar
 
-from conformance.core._catalog import CATALOG
-from conformance.core._exceptions import UnknownRuleError
+from conformance.core._cache import cache_dir
+from conformance.core._exceptions import ConformanceError, UnknownRuleError
 from conformance.core.targets import SUITE_NAMES
 from conformance.core.targets import SUITE_TARGET as SUITE_TARGET  # re-exported: which target each suite certifies
 
 SUITES: tuple[str, ...] = SUITE_NAMES  # the suites, in the contract's order (declared in conformance.core.targets)
+CATALOG_FILE = "catalog.toml"
 
-DOCUMENTS: dict[str, str] = {
-    "A": "Tool-Server Authorization Contract (000_0337f9e2b7ef4d29.txt)",
-    "P": "Platform API (001_ac3353e89bc660bb.txt)",
-    "C": "Image Compression API (002_62e67b920237d681.txt)",
-}
+
+@dataclass(frozen=True)
+class Document:
+    """A contract document the catalog's sources name by its letter (shared/spec/)."""
+
+    letter: str
+    title: str
+    file: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.title} ({self.file})"
+
+
+DOCUMENTS: Mapping[str, Document] = MappingProxyType(
+    {
+        d.letter: d
+        for d in (
+            Document("A", "Tool-Server Authorization Contract", "000_0337f9e2b7ef4d29.txt"),
+            Document("P", "Platform API", "001_ac3353e89bc660bb.txt"),
+            Document("C", "Image Compression API", "002_62e67b920237d681.txt"),
+        )
+    }
+)
+
+
+class CatalogError(ConformanceError):
+    """A catalog file that cannot be read as rules (the message names the row)."""
 
 
 class Level(StrEnum):
@@ -34,34 +66,113 @@ class Level(StrEnum):
     INFO = "INFO"  # observed and reported, never fails
 
 
+class Status(StrEnum):
+    """What a rule came to, in a run or over one document (the report's words)."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # a MUST rule failed
+    WARNING = "warning"  # a SHOULD rule failed
+    SKIPPED = "skipped"  # could not run: a need is missing
+    BLOCKED = "blocked"  # a prerequisite rule failed
+    ERROR = "error"  # the harness itself failed
+
+
+def level_status(failed_status: Status, level: Level, strict: bool = False) -> Status:
+    """What a failure of a rule at ``level`` becomes: failed (MUST), warning (SHOULD), passed (INFO)."""
+    if failed_status is not Status.FAILED:
+        return failed_status
+    if level is Level.SHOULD:
+        return Status.FAILED if strict else Status.WARNING
+    if level is Level.INFO:
+        return Status.PASSED
+    return Status.FAILED
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
     level: Level
     suite: str
-    title: str
+    title: str  # a few words naming what the rule is about
     text: str
     source: str
     needs: str | None = None
+    offline: bool = False  # a document alone can show it (``conformance validate``)
 
     @property
     def document(self) -> str | None:
         """The contract document the source points to, when it names one."""
-        return DOCUMENTS.get(self.source.split(" ", 1)[0])
+        found = DOCUMENTS.get(self.source.split(" ", 1)[0])
+        return found.label if found else None
 
 
-RULES: dict[str, Rule] = {
-    str(entry["id"]): Rule(
-        id=str(entry["id"]),
-        level=Level(str(entry["level"])),
-        suite=str(entry["suite"]),
-        title=str(entry["title"]),
-        text=str(entry["text"]),
-        source=str(entry["source"]),
-        needs=entry["needs"],
-    )
-    for entry in CATALOG
-}
+_REQUIRED = ("id", "level", "suite", "title", "text", "source")
+_FIELDS = {*_REQUIRED, "needs", "offline"}
+
+
+def parse_rows(rows: object, source: str = CATALOG_FILE) -> tuple[Rule, ...]:
+    """The rules of the catalog's ``[[rule]]`` rows; refuses unknown or missing fields, an unknown level or suite, and
+    an ID used twice."""
+    if not isinstance(rows, list):
+        raise CatalogError(f"{source}: expected [[rule]] tables")
+    found: dict[str, Rule] = {}
+    for index, row in enumerate(rows):
+        where = f"{source}: rule #{index + 1} ({row.get('id', '?') if isinstance(row, dict) else '?'})"
+        if not isinstance(row, dict) or set(row) - _FIELDS or not set(_REQUIRED) <= set(row):
+            raise CatalogError(f"{where}: expected the fields {', '.join(_REQUIRED)} (needs, offline optional)")
+        if row["level"] not in Level.__members__ or row["suite"] not in SUITE_NAMES or row["id"] in found:
+            raise CatalogError(f"{where}: unknown level or suite, or an ID used twice")
+        needs, offline = row.get("needs"), row.get("offline", False)
+        strings = [row[name] for name in _REQUIRED]
+        if not all(isinstance(v, str) and v for v in strings) or not isinstance(needs, str | None):
+            raise CatalogError(f"{where}: every field is a non-empty string")
+        if not isinstance(offline, bool):
+            raise CatalogError(f"{where}: offline is true or false")
+        found[row["id"]] = Rule(
+            row["id"], Level(row["level"]), row["suite"], row["title"], row["text"], row["source"], needs, offline
+        )
+    return tuple(found.values())
+
+
+def _parsed(raw: bytes, *, cached: bool = True) -> list[dict[str, Any]]:
+    """The catalog's rows, from the cache directory when this very file was parsed before (best effort: a cache that
+    cannot be read or written is parsed around)."""
+    kept = cache_dir() / f"catalog-{hashlib.sha256(raw).hexdigest()[:24]}.json"
+    if cached:
+        try:
+            rows = json.loads(kept.read_bytes())
+            if isinstance(rows, list):
+                return rows
+        except (OSError, ValueError):  # absent, unreadable or damaged (a JSON decode error is a ValueError)
+            pass
+    import tomllib  # only when the cache is cold
+
+    try:
+        rows = tomllib.loads(raw.decode("utf-8")).get("rule", [])
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"conformance/core/{CATALOG_FILE}: {exc}") from None
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+        os.replace(partial, kept)
+    except OSError:
+        pass
+    return rows
+
+
+@cache
+def catalog() -> tuple[Rule, ...]:
+    """Every rule of ``catalog.toml``, in the contract's order (parsed once per process)."""
+    raw = (files("conformance.core") / CATALOG_FILE).read_bytes()
+    source = f"conformance/core/{CATALOG_FILE}"
+    try:
+        return parse_rows(_parsed(raw), source)
+    except CatalogError:  # rows kept in the cache that do not read back: the file itself decides
+        return parse_rows(_parsed(raw, cached=False), source)
+
+
+RULES: dict[str, Rule] = {r.id: r for r in catalog()}  # vendor rules (conformance.pytest.vendor) are added to it
 
 # Rules about the harness itself rather than the target: proven by the project's own tests, reported as such. A
 # harness rule may have a check that shows the host's behaviour in the run; it never fails the target.

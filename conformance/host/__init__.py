@@ -1,7 +1,7 @@
 """The host: what the harness does as an assistant host, with no verdicts and no pytest.
 
 The public host API is named here (httpx's ``__init__`` is the model); the modules beside it (``oauth``,
-``login``, ``mcp``, ``declarations``, ...) are public too, for the protocol details. Modules whose names start
+``login``, ``mcp``, ``challenge``, ...) are public too, for the protocol details. Modules whose names start
 with ``_`` are private: import their names from here. Names load on first use, so that importing one host module
 does not load them all (the MCP SDK alone takes most of a second).
 """

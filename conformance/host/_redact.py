@@ -282,7 +282,7 @@ class Redactor:
         return urlencode(cleaned, safe="[]")
 
     def url(self, url: str) -> str:
-        # A run requests the same URLs again and again (85 % of calls on auth+profile): each is redacted once
+        # A run requests the same URLs again and again (most calls on auth+profile): each is redacted once
         # while no new form is indexed, as :meth:`scrub` remembers its texts.
         state, key = self._current(), ("url", url)
         clean = state.cache.get(key)

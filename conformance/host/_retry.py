@@ -1,4 +1,4 @@
-"""The host's retry policy, as the platform contract asks of clients (RL-06).
+"""The host's retry policy, as the platform contract asks of clients.
 
 Follow ``Retry-After`` (seconds or an HTTP date) when present; otherwise exponential backoff with full jitter.
 Attempts and total time are bounded. Errors that need a person are never retried: 401, 403, and a 429 that is a

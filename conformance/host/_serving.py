@@ -1,7 +1,7 @@
 """A socketserver served on a daemon thread that stops at once.
 
 ``serve_forever(poll_interval)`` wakes every poll interval to see whether ``shutdown()`` was asked for, so every
-stop waited up to that interval (0.05-0.1 s) for the loop to notice: the CIMD publisher stops several times per auth
+stop would wait up to that interval for the loop to notice: the CIMD publisher stops several times per auth
 run (the session's, and the second identities some checks publish), the JWKS forge and the compression suite's
 image server once each. Here the loop sleeps until a connection or the stop signal arrives (a socket pair), so it
 never wakes on a timer and ``stop()`` returns as soon as the loop sees the signal.

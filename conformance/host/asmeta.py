@@ -14,7 +14,6 @@ Issuers are compared character for character: no normalizing of a trailing slash
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -148,7 +147,7 @@ class AsMetadata:
         return isinstance(self.issuer, str) and self.issuer == self.expected_issuer
 
     def issuer_problems(self) -> list[str]:
-        """AUTH-ASM-02: the published issuer is the one listed in authorization_servers, to the character."""
+        """RFC 8414 §3.3: the published issuer is the one listed in authorization_servers, to the character."""
         if self.issuer_matches:
             return []
         return [
@@ -186,21 +185,6 @@ class AsMetadata:
     @property
     def is_openid(self) -> bool:
         return "openid-configuration" in self.via
-
-    def https_problems(self, judged: Callable[[str], bool] | None = None) -> list[str]:
-        """Endpoints the contract wants as absolute HTTPS URLs (AUTH-ASM-04) that are not. ``judged(url)`` False
-        leaves the scheme of that URL unjudged (a loopback run); presence and absoluteness are always judged."""
-        problems = []
-        for name in ("authorization_endpoint", "token_endpoint"):
-            value = self.document.get(name)
-            if not isinstance(value, str):
-                problems.append(f"{name}: missing")
-            else:
-                absolute = bool(urlsplit(value).netloc) and urlsplit(value).scheme in ("https", "http")
-                unjudged = judged is not None and not judged(value)
-                if not absolute or not (value.startswith("https://") or unjudged):
-                    problems.append(f"{name}: {value!r} is not an absolute https URL")
-        return problems
 
 
 def discover_as_metadata(http: HostHTTP, issuer: str, *, try_all: bool = False) -> AsMetadata:

@@ -2,9 +2,11 @@
 
 It is built from a :class:`HostHTTP` and keeps its behaviour: the same URL guard (checked before every request and
 every redirect hop), timeouts, TLS settings (CA bundle, client certificate, unverified TLS on loopback only when
-allowed), response size cap and total time, retry policy, and evidence recorded into the running check through
-:func:`record_exchange`, redacted by the same redactor. Only the run's pacer (rate-limit budgets) is not shared:
-async vendor tests are not rate-limit checks.
+allowed), response size cap and total time, retry policy, the run's pacer (rate-limit budgets and throttle
+waits, slept on the caller's loop) and evidence recorded into the running check through :func:`record_exchange`,
+redacted by the same redactor. One pooled client per instance: open one per target or session and send every
+request of it through that client (``conformance.host.fanout.each_async`` runs independent requests at once, at
+most :attr:`concurrency` at a time), so that connections and TLS sessions are reused.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from conformance.host._decode import ACCEPT_ENCODING
 from conformance.host.http import (
     USER_AGENT,
     HostHTTP,
+    Pause,
     RequestOptions,
     Send,
     Transfer,
@@ -36,6 +39,8 @@ class AsyncHostHTTP:
         self.host = host
         self.guard = host.guard
         self.redactor = host.redactor
+        self.pacer = host.pacer
+        self.concurrency = host.concurrency
         settings = host.httpx_client_kwargs()
         verify = ssl_context(host.ca_bundle, client_cert=settings.get("client_cert"))  # shared, never mutated
         mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
@@ -62,14 +67,17 @@ class AsyncHostHTTP:
 
     async def request(self, method: str, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
         """One logical request, as :meth:`HostHTTP.request` (the same steps: guarded redirects, retries within the
-        total time); the run's pace is not shared, so ``pace`` has no effect here."""
-        steps, reply = request_steps(self.host, method, url, options, pacer=None), None
-        while not isinstance(step := steps.send(reply), httpx.Response):
-            if isinstance(step, Send):
-                reply = await self._send(*step)
-            else:
-                await asyncio.sleep(step)
-                reply = None
+        total time, the run's pace)."""
+        steps, reply = request_steps(self.host, method, url, options, pacer=self.pacer), None
+        try:
+            while not isinstance(step := steps.send(reply), httpx.Response):
+                if isinstance(step, Send):
+                    reply = await self._send(*step)
+                else:
+                    await asyncio.sleep(step.seconds if isinstance(step, Pause) else step)
+                    reply = None
+        finally:
+            steps.close()
         return step
 
     async def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:

@@ -8,6 +8,7 @@ the running check by :func:`record_exchange` (the one recorder). The check keeps
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
@@ -23,6 +24,23 @@ BODY_EXCERPT_CHARS = 2048
 # The one limit of every other text an exchange keeps (each header value, the URL), after redaction: a target's
 # 100 KB header must not be copied whole into every exchange of a report.
 HEADER_EXCERPT_CHARS = 2048
+# What an exchange keeps of its headers once the run's budget of bodies is spent (conformance.core._context): those a
+# reviewer follows an exchange by (what came back, where it led, what was challenged, the credential's redacted
+# form), each value cut shorter.
+KEY_HEADERS = frozenset(
+    {
+        "authorization",
+        "content-length",
+        "content-type",
+        "location",
+        "mcp-protocol-version",
+        "mcp-session-id",
+        "retry-after",
+        "www-authenticate",
+    }
+)
+KEY_HEADER_CHARS = 256
+BUDGET_SPENT = "run body budget spent"  # the ``omitted`` reason of an exchange past the run's budget
 RESPONSE_EXTENSION = "conformance.exchange"  # where HostHTTP leaves a response's recorded exchange
 _TAGS = ("direction", "peer", "document")  # written first, as the inbound records always were
 _CURRENT: Any = object()
@@ -157,8 +175,60 @@ def record_exchange(
     if record is None:
         return None
     exchange = Exchange.capture(redactor, **capture).to_json()
+    if not _context.spend_body(body_size(exchange)):  # the bodies of the run are bounded (headers per exchange)
+        exchange = without_details(exchange)
     record.add_exchange(exchange)
     return exchange
+
+
+_DETAILS = ("request_headers", "request_body", "response_headers", "response_body")
+
+
+def body_size(exchange: Mapping[str, Any]) -> int:
+    """The characters of an exchange's bodies."""
+    size = 0
+    for side in ("request_body", "response_body"):
+        body = exchange.get(side)
+        size += len(body) if isinstance(body, str) else 0 if body is None else len(str(body))
+    return size
+
+
+def body_fingerprint(body: Any) -> dict[str, Any]:
+    """What stays of an omitted body: its length in characters (the whole body's when the excerpt says how much
+    was cut) and the first 16 hex digits of the SHA-256 of the excerpt the exchange held (redacted), enough to tell
+    two omitted bodies apart."""
+    text = body if isinstance(body, str) else str(body)
+    chars = len(text)
+    cut = text.rfind("… [")
+    if cut >= 0 and text.endswith(" more characters]"):
+        more = text[cut + 3 : -len(" more characters]")]
+        if more.isdigit():
+            chars = cut + int(more)
+    return {"chars": chars, "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]}
+
+
+def without_details(exchange: Mapping[str, Any], reason: str = BUDGET_SPENT) -> dict[str, Any]:
+    """The exchange with its metadata only (method, URL, status, timing, case, its key headers), its bodies
+    replaced by their length and digest under ``omitted`` (with ``reason`` and the count of headers left out)."""
+    if "omitted" in exchange:
+        return dict(exchange)
+    omitted: dict[str, Any] = {"reason": reason}
+    slim: dict[str, Any] = {}
+    for key, value in exchange.items():
+        if key not in _DETAILS:
+            slim[key] = value
+        elif key.endswith("_headers"):
+            headers = value if isinstance(value, Mapping) else {}
+            kept = {k: excerpt(str(v), KEY_HEADER_CHARS) for k, v in headers.items() if str(k).lower() in KEY_HEADERS}
+            slim[key] = kept
+            if len(headers) > len(kept):
+                omitted[key] = len(headers) - len(kept)
+        else:
+            slim[key] = None
+            if value is not None and value != "":
+                omitted[key] = body_fingerprint(value)
+    slim["omitted"] = omitted
+    return slim
 
 
 def exchange_of(response: httpx.Response | None) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from typing import Any, Generic, NoReturn, TypeVar, overload
 import httpx
 
 from conformance.core._exceptions import InvalidResponse
+from conformance.core._values import is_int, is_number
 from conformance.host import _json as target_json
 from conformance.host.exchange import exchange_of
 
@@ -96,9 +97,9 @@ def _name(walked: str) -> str:
 
 def _is(value: Any, wanted: type) -> bool:
     if wanted is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return is_number(value)
     if wanted is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return is_int(value)
     return isinstance(value, wanted)
 
 

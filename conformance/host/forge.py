@@ -1,4 +1,4 @@
-"""Deliberately broken and harness-issued access tokens for the negative token checks (AUTH-TOK-03 … 08).
+"""Deliberately broken and harness-issued access tokens for the negative token checks.
 
 Two modes:
 
@@ -205,7 +205,7 @@ class HarnessIssuer:
         return self.mint(audience=audience, scopes=[s for s in scopes if s != missing], **kwargs)
 
     def resign(self, token: str) -> str:
-        """A real token's exact claims, signed by this (untrusted) key: AUTH-TOK-04's foreign-key case."""
+        """A real token's exact claims, signed by this (untrusted) key: the foreign-key case."""
         return self.sign(split_jwt(token)[1])
 
 

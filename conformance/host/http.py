@@ -22,14 +22,15 @@ import httpx
 
 from conformance.core import _budget, _context
 from conformance.core._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
-from conformance.core._shortcuts import cookie_client
 from conformance.core.targets import TIMEOUTS
+from conformance.host._cookies import cookie_client
 from conformance.host._decode import ACCEPT_ENCODING, BoundedBody
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
 from conformance.host.exchange import BODY_EXCERPT_CHARS, RESPONSE_EXTENSION, now_stamp, record_exchange
+from conformance.host.fanout import DEFAULT_CONCURRENCY
 
 MAX_REDIRECTS = 10
 USER_AGENT = "conformance-host/0.1"
@@ -60,6 +61,13 @@ class Send(NamedTuple):
     started: float
 
 
+class Pause(NamedTuple):
+    """A step of :func:`request_steps`: wait this long for a target's rate limit (already counted by the pacer);
+    answer None."""
+
+    seconds: float
+
+
 class _Client(Protocol):
     guard: UrlGuard
     redactor: Redactor
@@ -71,9 +79,11 @@ class _Client(Protocol):
 
 def request_steps(
     client: _Client, method: str, url: str, options: RequestOptions, *, pacer: Pacer | None
-) -> Generator[Send | float | httpx.Response, httpx.Response | None, None]:
+) -> Generator[Send | Pause | float | httpx.Response, httpx.Response | None, None]:
     """One logical request as steps, for HostHTTP and its async twin alike (they only do the I/O): it yields a
-    :class:`Send` (answer with the response), a float (sleep that long, answer None), and last the final response.
+    :class:`Send` (answer with the response), a float (sleep that long, answer None), a :class:`Pause` (sleep that
+    long for the pace, answer None), and last the final response. A caller that stops early (the send raised)
+    closes the steps, so that the pacer no longer counts the request in flight.
 
     Guarded redirects, the retry policy within the total time, and the run's pace (rate-limit budgets and throttle
     waits, when ``pacer`` is given) live here once.
@@ -97,17 +107,23 @@ def request_steps(
         if pacer is not None:
             key = pacer.key(url, headers)
             paused = time.monotonic()
-            if options.get("pace", True):
-                pacer.before(key)
+            pause, _ = pacer.reserve(key, pace=options.get("pace", True))  # the one gate every request passes
+            if pause > 0:
+                yield Pause(pause)
             started += time.monotonic() - paused  # waiting for a window is not the request's time
-            response = yield Send(method, url, kwargs, started)
+            try:
+                response = yield Send(method, url, kwargs, started)
+            except BaseException:  # no answer (the send raised, the caller closed the steps)
+                pacer.abandon(key)
+                raise
             assert response is not None
             pacer.observe(key, response)
             shown = functools.partial(_shown, client, method, url)  # redacted only if a message needs it
             throttle_wait = pacer.retry_delay(response, throttled, shown)
             if throttle_wait is not None:
                 note(f"throttled ({response.status_code}): retrying after {throttle_wait:.2f}s")
-                pacer.wait(throttle_wait, f"{response.status_code}, Retry-After followed")
+                pacer.count_wait(throttle_wait, f"{response.status_code}, Retry-After followed")
+                yield Pause(throttle_wait)
                 started += throttle_wait
                 throttled += 1
                 continue
@@ -237,7 +253,8 @@ class Transfer:
 def _release(response: httpx.Response) -> None:
     """Break the reference cycle of a streamed answer once read, closed and recorded (httpx's stream wrapper holds
     its response): it is freed at once by reference counting, with its request, headers and transport objects
-    (~40 objects per request), instead of by the cyclic collector (~20 us per request of collections)."""
+    (some tens of objects per request), instead of by the cyclic collector, whose passes every request would pay
+    for."""
     response.stream = httpx.ByteStream(b"")
 
 
@@ -258,8 +275,8 @@ def ssl_context(
 ) -> ssl.SSLContext:
     """System trust plus the optional CA bundle (the embedded stack's local CA) and client certificate.
 
-    One context per trust setting, shared by every client of the run: building one parses the system trust store
-    (about 10 ms of CPU each, over a second per auth+profile run when every client built its own). The files'
+    One context per trust setting, shared by every client of the run: building one parses the system trust store,
+    which is costly (docs/performance.md), and a run builds many clients. The files'
     modification times are part of the key, so a regenerated CA or certificate gets a fresh context.
     Shared: callers never mutate the result (load a client certificate by passing ``client_cert``).
     """
@@ -270,8 +287,8 @@ def ssl_context(
 def own_ssl_context(ca_bundle: Path | None = None) -> ssl.SSLContext:
     """A context like ``ssl_context(ca_bundle)`` but of the caller's own (not shared, not cached): for a check that
     presents several client certificates one after another, loading each into it just before its connection
-    (a context is built for ~17 ms of CPU, the system trust store; a connection copies the certificate it was
-    opened with, so loading the next one leaves it as it was)."""
+    (building a context is costly, the system trust store; a connection copies the certificate it was opened with,
+    so loading the next one leaves it as it was)."""
     return _build_context.__wrapped__(ca_bundle, True, None, ())
 
 
@@ -323,6 +340,7 @@ class HostHTTP:
         pacer: Pacer | None = None,
         tls_context: ssl.SSLContext | None = None,
         user_agent: bool = False,
+        concurrency: int = DEFAULT_CONCURRENCY,
     ) -> None:
         self.timeout = httpx.Timeout(
             connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout
@@ -335,6 +353,8 @@ class HostHTTP:
         self.retry = retry
         self.client_cert = client_cert
         self.pacer = pacer  # the run's pace (rate-limit budgets, throttle waits); None: answers as they come
+        # How many independent cases of a check may be in flight at once (conformance.host.fanout); 1: one by one.
+        self.concurrency = max(1, concurrency)
         self._sleep = sleep
         # Two user agents, as a real host has: this client is the host's backend (discovery, registration, token
         # requests, MCP calls, document fetches), which keeps no cookies; ``browser`` is the user's browser (login
@@ -355,6 +375,7 @@ class HostHTTP:
             "client_cert": client_cert,
             "pacer": pacer,
             "tls_context": tls_context,
+            "concurrency": concurrency,
         }
         # ``tls_context``: the verified context to use instead of the shared one (see own_ssl_context).
         context = tls_context or ssl_context(ca_bundle, client_cert=client_cert)
@@ -402,6 +423,7 @@ class HostHTTP:
             "guard": guard,
             "redactor": redactor_for(settings),
             "pacer": Pacer(float(settings.get("max_throttle_wait", 600.0))),
+            "concurrency": int(settings.get("concurrency", DEFAULT_CONCURRENCY)),
         }
         kwargs.update(overrides)
         return cls(**kwargs)
@@ -472,8 +494,19 @@ class HostHTTP:
         get past a throttled answer (see _pace).
         """
         steps, reply = request_steps(self, method, url, options, pacer=self.pacer), None
-        while not isinstance(step := steps.send(reply), httpx.Response):
-            reply = self._send(*step) if isinstance(step, Send) else self._sleep(step)
+        try:
+            while not isinstance(step := steps.send(reply), httpx.Response):
+                if isinstance(step, Send):
+                    reply = self._send(*step)
+                else:
+                    if isinstance(step, Pause):
+                        assert self.pacer is not None  # only the pacer pauses
+                        self.pacer.sleep(step.seconds)
+                    else:
+                        self._sleep(step)
+                    reply = None
+        finally:
+            steps.close()
         return step
 
     def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:

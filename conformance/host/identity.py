@@ -125,7 +125,7 @@ class HostKey:
 
 
 class BrokenAssertion(StrEnum):
-    """Deliberately broken client assertions for negative probes (AUTH-CIMD-03/04)."""
+    """Deliberately broken client assertions for negative probes."""
 
     FOREIGN_KEY = "foreign_key"  # signed by a key not in the JWKS (same kid: the AS must check the signature)
     WRONG_AUD = "wrong_aud"

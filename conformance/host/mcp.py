@@ -118,7 +118,7 @@ def raw_call(
     one self-contained POST (routing headers and ``_meta`` envelope, no session). ``token`` goes in
     ``Authorization: Bearer``; ``headers`` override anything (e.g. a malformed ``Authorization``, a routing header);
     ``query`` adds URL parameters and ``body`` top-level members of every JSON-RPC message sent (e.g. a token in the
-    query string or the body, AUTH-TOK-09). No retries: a probe must see the raw 401/429/503.
+    query string or the body). No retries: a probe must see the raw 401/429/503.
     """
     base: dict[str, str] = dict(MCP_HEADERS)
     if token is not None:

@@ -1,7 +1,7 @@
 """The host's MCP session: the ``mcp`` SDK client over streamable HTTP, for synchronous checks.
 
-Split from :mod:`conformance.host.mcp`: the SDK and its pydantic models cost more CPU to import (~0.6 s)
-than a whole check phase, and only the checks that list or call tools the SDK's way need them. Raw JSON-RPC
+Split from :mod:`conformance.host.mcp`: the SDK and its pydantic models cost more CPU to import than a whole
+check phase, and only the checks that list or call tools the SDK's way need them. Raw JSON-RPC
 probes (:func:`conformance.host.mcp.raw_call`) never load it; ``conformance.host.mcp.McpSession`` still names
 this module's class (imported on first use).
 """

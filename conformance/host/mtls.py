@@ -1,4 +1,4 @@
-"""Client certificates for AUTH-MTLS-01: a test CA → connector intermediate → host leaf, plus the negatives.
+"""Client certificates for the mutual-TLS connector: a test CA → connector intermediate → host leaf, plus the negatives.
 
 The leaf has the clientAuth EKU and the configured SAN dnsName, and chains to the intermediate the target is
 configured to trust. Negatives: a leaf with a wrong SAN (same intermediate) and a leaf from a foreign CA (right
@@ -162,7 +162,7 @@ def make_mtls_material(directory: Path | str, dns_name: str, *, wrong_dns_name: 
     intermediate_file.write_bytes(pem(intermediate.cert))
     ca_bundle = out / "mtls-ca-bundle.pem"
     ca_bundle.write_bytes(pem(root.cert) + pem(intermediate.cert))
-    # Nearly-right leaves of the trusted intermediate (AUTH-MTLS-01's attack table): the configured name extended
+    # Nearly-right leaves of the trusted intermediate (the mutual-TLS rule's attack table): the configured name extended
     # (a prefix match accepts it), and the right SAN without the clientAuth EKU.
     extended = make_client_leaf(intermediate, f"{dns_name}.conformance.invalid")
     _write_client(out, "mtls-client-san-extended", extended, [intermediate.cert])

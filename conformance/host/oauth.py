@@ -74,7 +74,7 @@ def new_pkce(length: int = 64) -> PkcePair:
 def random_text(length: int, alphabet: str) -> str:
     """``length`` characters drawn uniformly and independently from ``alphabet`` (at most 256 characters), like
     ``secrets.choice`` for each, from a few reads of the OS's random source instead of one per character (a
-    system call each: ~10 ms of an auth run's CPU). A byte at or above the largest multiple of the alphabet's
+    system call each, which adds up over an auth run). A byte at or above the largest multiple of the alphabet's
     size is dropped, so that no character is likelier than another."""
     usable = 256 - 256 % len(alphabet)
     drawn: list[str] = []
@@ -532,7 +532,7 @@ def identify_client(
     client_secret: str | None = None,
     client_auth_method: str | None = None,
 ) -> OAuthClient:
-    """How the host identifies itself (AUTH-ASM-05). ``auto``: a configured predefined client (the user asked for
+    """How the host identifies itself. ``auto``: a configured predefined client (the user asked for
     it), else CIMD when advertised (the contract's preference), else DCR. Raises :class:`InvalidResponse` naming what
     each way lacked."""
     orders: dict[str, tuple[str, ...]] = {
@@ -723,7 +723,7 @@ class RejectReason(StrEnum):
 
 
 class AuthorizationResponseRejected(InvalidResponse):
-    """The host refuses an authorization response; ``reason`` says exactly why (AUTH-ISS-03)."""
+    """The host refuses an authorization response; ``reason`` says exactly why (RFC 9207 §2.4)."""
 
     def __init__(self, reason: RejectReason, message: str, callback: CallbackParams) -> None:
         super().__init__(message)

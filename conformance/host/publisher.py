@@ -1,7 +1,7 @@
 """The HTTPS server the harness runs to publish its CIMD documents and JWKS, and to receive login callbacks.
 
 Every fetch is recorded (client address, time, path, which document) so that checks can prove the authorization
-server fetched the document (AUTH-CIMD-01) and the JWKS (AUTH-CIMD-02); each is also added to the running check's
+server fetched the document and the JWKS; each is also added to the running check's
 evidence as an inbound exchange. A stdlib ``ThreadingHTTPServer`` in a daemon thread: no event loop to share with
 the checks, and start/stop are synchronous.
 
@@ -322,7 +322,7 @@ def _handler_for(publisher: Publisher) -> Callable[..., BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         timeout = 10  # a stalled client must not hold a thread forever
         # Keep-alive, and an answer's head and body are two writes: with Nagle's algorithm on, the body waited for
-        # the client's delayed ACK of the head (~40 ms per document an authorization server fetched).
+        # the client's delayed ACK of the head, a stall on every document an authorization server fetched.
         disable_nagle_algorithm = True
 
         def setup(self) -> None:

@@ -104,8 +104,8 @@ def _targets_to_share(config: Any) -> int:
         return 0
 
 
-# A worker mostly waits on its target (its own CPU is about 40 % of a run's wall time): on 2 cores, 3
-# targets on 3 workers finished 1.73x faster than serial, on 2 workers 1.38x (benchmarks/xdist_scaling.py).
+# A worker mostly waits on its target (its own CPU is a minor part of a run's wall time), so more workers than
+# cores still finish sooner: benchmarks/xdist_scaling.py measures it (docs/performance.md).
 WORKERS_PER_CORE = 2
 
 

@@ -21,7 +21,7 @@ from conformance.config import Settings, Target, all_options, check_report_dir
 from conformance.core import _budget, _context, _gc, _httpx_cli  # noqa: F401 - _httpx_cli: before httpx
 from conformance.core._exceptions import ConfigError
 from conformance.core.rules import RULES, SUITE_TARGET, SUITES, rules_of
-from conformance.core.targets import API_KEY_OPTION, TARGET_OPTION
+from conformance.core.targets import TARGETS, TargetKind
 from conformance.host import mcp_era, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.pytest import _outcomes
@@ -102,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as exc:
         raise pytest.UsageError(f"conformance: {exc}") from None
     strict = bool(settings.get("strict"))
+    _context.set_body_budget()  # this process's budget of the run's exchange details, whole at the start
     explicit_args = config.args_source == pytest.Config.ArgsSource.ARGS
     active = bool(settings.targets()) or any(in_suites(Path(a.split("::")[0])) for a in config.args if explicit_args)
     if active and not hasattr(config, "workerinput"):
@@ -180,10 +181,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.user_properties.append(("conformance.level", RULES[rule_id].level.value))
         if fleet_name := _outcomes.fleet_target_of(item):
             item.user_properties.append(("conformance.target", fleet_name))
-        target_name = SUITE_TARGET[suite]
-        if state.settings_of(_outcomes.fleet_target_of(item)).target(target_name) is None:
-            flag, env = TARGET_OPTION[target_name]
-            need = f"a {target_name.replace('_', ' ')} to certify"
+        kind = TARGETS[SUITE_TARGET[suite]]
+        if state.settings_of(_outcomes.fleet_target_of(item)).target(kind.name) is None:
+            flag, env, need = kind.flag, kind.env, kind.need
             item.stash[NEED_KEY] = (need, f"{flag} or {env}")
             item.add_marker(pytest.mark.skip(reason=f"needs {need} (supply with {flag} or {env})"))
         keep.append(item)
@@ -353,16 +353,19 @@ def host_http(pytestconfig: pytest.Config, conformance_settings: Settings) -> It
         client.close()
 
 
-def _target_fixture(name: str) -> Any:
-    @pytest.fixture(scope="session", name=f"{name}_target")
+def _target_fixture(kind: TargetKind) -> Any:
+    """The fixture ``<name>_target`` of a target kind of the table (``platform_target``): its ``Target``."""
+    name = kind.name
+
+    @pytest.fixture(scope="session", name=kind.fixture)
     def fixture(conformance_settings: Settings, host_http: HostHTTP) -> Target:
         target = conformance_settings.target(name)
-        flag, env = TARGET_OPTION[name]
+        flag, env = kind.flag, kind.env
         if target is None:
-            raise NeedsUnmet(f"a {name.replace('_', ' ')} to certify", f"{flag} or {env}")
-        if name in API_KEY_OPTION and not target.api_key:
+            raise NeedsUnmet(kind.need, f"{flag} or {env}")
+        if kind.api_key_env and not target.api_key:
             # Without its key every call is refused: that is the configuration's gap, never the target's failure.
-            variable = API_KEY_OPTION[name].replace("CONFORMANCE_", conformance_settings.env_prefix, 1)  # a fleet's
+            variable = kind.api_key_env.replace("CONFORMANCE_", conformance_settings.env_prefix, 1)  # a fleet's
             raise NeedsUnmet(f"the {name} API key", variable, incomplete=True)
         # Nothing answering at the URL (refused, unresolvable, a failed TLS handshake) is the configuration's gap
         # (a wrong URL, a server not started, a private CA), never the target failing every rule: one need.
@@ -375,9 +378,9 @@ def _target_fixture(name: str) -> Any:
     return fixture
 
 
-tool_server_target = _target_fixture("tool_server")
-platform_target = _target_fixture("platform")
-compression_target = _target_fixture("compression")
+# One fixture a row of the table (tool_server_target, platform_target, compression_target): pytest finds them as
+# this plugin module's attributes.
+globals().update({kind.fixture: _target_fixture(kind) for kind in TARGETS.values()})
 
 
 # -- the end of the run ----------------------------------------------------------------------------------------

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 import pytest
 import pytest_asyncio
 
-from conformance.core._catalog import CATALOG
 from conformance.core._exceptions import UnknownRuleError
 from conformance.core._shortcuts import set_ini_default
+from conformance.core.rules import catalog
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from conformance.host.http import HostHTTP
 
 EXTENSION_ID = re.compile(r"^X-[A-Z]+-[0-9]+$")  # the report schema's rule pattern, with the extension prefix
-BUILT_IN = frozenset(str(entry["id"]) for entry in CATALOG)
+BUILT_IN = frozenset(rule.id for rule in catalog())
 LOOP_SCOPE_INI = "asyncio_default_fixture_loop_scope"
 KEEP_FIXTURE_SCOPE = "fixture-scope"  # pytest-asyncio's value for "each fixture's loop is its own scope" (today's)
 
@@ -47,7 +47,6 @@ def register_rule(
     """Register a vendor extension rule. ``suite`` names the built-in suite (and so the target) it extends.
     Registering the same rule again with the same definition is a no-op (a module imported twice)."""
     from conformance.core.rules import RULES, SUITES, Level, Rule
-    from conformance.validate._core import EXTRA_LEVELS
 
     if rule_id in BUILT_IN:
         raise UnknownRuleError(f"{rule_id} is a built-in rule: the catalog is closed, extension rules are X-...")
@@ -67,7 +66,6 @@ def register_rule(
     if existing is not None and existing != rule:
         raise UnknownRuleError(f"{rule_id} is already registered differently: {existing}")
     RULES[rule_id] = rule
-    EXTRA_LEVELS[rule_id] = rule.level.value
 
 
 # -- pytest plugin --------------------------------------------------------------------------------------------

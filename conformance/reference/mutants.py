@@ -19,9 +19,9 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from conformance.core.targets import SERVICE_PACKAGES as SERVICE_PACKAGES  # re-exported: the stack's services
 from conformance.reference._service import present_module
 
-SERVICE_PACKAGES = ("platform", "compression", "toolserver", "idp", "proxy")
 # The shape of a rule ID (AUTH-FLOW-04, TOK-01, IMG-SHRINK-03). Whether the rule exists is the matrix's check
 # (tests/matrix/plan.py): the reference stack does not import the rule catalogue.
 RULE_ID = re.compile(r"[A-Z]+(?:-[A-Z]+)*-\d{2}")

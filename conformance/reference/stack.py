@@ -29,11 +29,10 @@ from typing import Protocol, runtime_checkable
 import httpx
 
 from conformance.core._exceptions import ConfigError, ConformanceError
+from conformance.core.targets import SERVICE_PACKAGES, SERVICE_REQUIRES
 from conformance.reference._service import ServiceSpec, StackContext, present_module
-from conformance.reference.mutants import SERVICE_PACKAGES, all_mutants
+from conformance.reference.mutants import all_mutants
 
-# A selected package brings the packages it cannot work without.
-REQUIRES = {"toolserver": ("idp",), "proxy": ("idp",)}
 # Any setting whose name says it holds a credential (e.g. ..._SECRET_ACCESS_KEY, ..._PASSWORD_2).
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|API_KEY|ADMIN_KEY|TOKEN|ACCESS_KEY")
 STOP_GRACE_S = 5.0
@@ -193,7 +192,7 @@ def _select_packages(services: Iterable[str] | None) -> list[str]:
     if unknown:
         raise ValueError(f"unknown service(s) {sorted(unknown)}; known: {', '.join(SERVICE_PACKAGES)}")
     for name in list(wanted):
-        wanted.update(REQUIRES.get(name, ()))
+        wanted.update(SERVICE_REQUIRES[name])
     return [p for p in SERVICE_PACKAGES if p in wanted]
 
 
@@ -381,8 +380,8 @@ def running_stack(
     ``launcher`` starts each service process (default :func:`popen_service`: ``spec.argv``); e.g. a test suite
     that starts many stacks may fork its Python services from a process that has already imported them.
     ``idp_signing_key`` (a PEM file of an RSA key) is what the IdP signs with instead of a key of its own made at
-    start (~40 ms of its ~0.25 s start-up): for a test suite that starts many stacks, none of which ever sees
-    another's tokens (each checks its own issuer).
+    start (a good part of its start-up, benchmarks/idp_start.py): for a test suite that starts many stacks, none of
+    which ever sees another's tokens (each checks its own issuer).
     ``certificates`` (CA bundle, server certificate chain, server key, as :func:`make_certificates` writes them) is
     the CA every service uses instead of one made for this stack: for a test suite whose stacks share a process that
     trusts one CA for good (its IdPs in one Node process, which reads NODE_EXTRA_CA_CERTS once).

@@ -2,11 +2,12 @@
 
 Reviewers decide from this file, and everything in evidence comes from targets, so it is hostile: jinja2
 autoescapes every value, control and bidi-override characters are shown as escapes (they could reorder what a
-reviewer reads), bodies and exchange lists are capped, and a Content-Security-Policy carrying the hashes of the
-inline CSS and JS stops anything that might slip through from running or fetching. The only external links are RFCs
-on rfc-editor.org. Content is plain HTML (readable without JavaScript); the script only adds filters, search,
-pagination of long runs and copy buttons.
-"""
+reviewer reads), bodies are capped, and a Content-Security-Policy carrying the hashes of the inline CSS and JS stops
+anything that might slip through from running or fetching. The only external links are RFCs on rfc-editor.org.
+Every exchange of the report is in the file: a line each, the first and last ones (and those of failed cases) with
+their details in the page, the others' details in an embedded JSON data block the script renders, as text, when a
+line or a case row is opened. Content is plain HTML (readable without JavaScript; the data block is in the page
+source); the script adds filters, search, pagination of long runs, copy buttons and those lazy details."""
 
 from __future__ import annotations
 
@@ -28,9 +29,17 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from conformance.core.rules import DOCUMENTS
 from conformance.core.targets import suite_rank
 from conformance.host import parse_json
-from conformance.report.model import ExchangeJSON, RuleResult, RunReport, Throttle
+from conformance.report.model import (
+    REPORT_BODY_BYTES,
+    ExchangeJSON,
+    RuleResult,
+    RunReport,
+    Throttle,
+    within_budget,
+)
 from conformance.report.placeholders import REDACTION
 from conformance.report.placeholders import placeholder as _placeholder
 
@@ -71,29 +80,27 @@ AUTH_STAGES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("linked", "Linked", ("AUTH-TOK-", "AUTH-TOOL-05", "AUTH-TOOL-07", "AUTH-REAUTH-", "AUTH-WS-")),
 )
 
-# Source documents named by the catalog's `source` letters (shared/spec/).
-DOCUMENTS = {
-    "A": "Tool-Server Authorization Contract",
-    "P": "Platform API",
-    "C": "Image Compression API",
-}
 _SECTION_NAMES = {"Auth": "Authentication", "PRM table": "Protected resource metadata", "AS table": "AS metadata"}
 _RFC = re.compile(r"^RFC\s*(\d{3,5})(?:\s*§\s*([0-9][0-9.]*[0-9]|[0-9]))?")
 
-# Caps that keep a full run's file small and a fleet's page responsive; everything is in report.json anyway.
+# Every exchange of the report is in the file: a line each, and its headers, bodies and reproducer either in the
+# page (the first and last ones, those of failed cases: BODY_CHARS of each body) or, past the page's budget, in the
+# file's embedded exchange data, which the script renders when the line is opened. The bodies of every exchange
+# together are bounded by the report's own budget (``model.REPORT_BODY_BYTES``, applied again here to a report
+# of another version): the file grows with the count of exchanges by their lines, not by their bodies
+# (tests/report/test_html.py).
 BODY_CHARS = {True: 4096, False: 1024}  # failing result → generous; passing → an excerpt
-EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges in full; the middle one line each
-# Bytes of exchange details (headers, bodies, reproducers) in the page; beyond it (fleets, or a run whose every
-# check made dozens of large requests) exchanges keep their summary line only. With the caps above it keeps a full
-# run's file under 2 MB whatever the evidence (tests/report/test_html.py holds a worst case).
-EVIDENCE_BUDGET_BYTES = 1_000_000
+EXCHANGES_HEAD_TAIL = {True: (5, 15), False: (2, 4)}  # first and last exchanges opened in the page
+EVIDENCE_BUDGET_BYTES = 400_000  # details rendered in the page, most severe results first; the rest as data
 URL_CHARS = 200  # in an exchange's summary line; the reproducer has the whole URL
+OUTSIDE_BUDGET = "left out of this file, over its size budget (report.json holds it)"
 
 _BINARY_BODY = re.compile(r"^<binary body: (\d+) bytes, (.*)>$", re.S)
 _TRUNCATED_BODY = re.compile(r"… \[(\d+) more characters\]$")
 # C0/C1 controls (not \t \n), DEL, bidi marks, overrides and isolates, lone surrogates (possible in JSON strings).
 _UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _ANCHOR_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SCRIPT_UNSAFE = re.compile(r"<(?=[/!sS])")  # what could end or re-enter a script element's data
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 
 _TEMPLATES = Path(__file__).with_name("templates")
@@ -166,7 +173,7 @@ def parse_source(source: str | None) -> list[SourceRef]:
             continue
         letter, _, rest = part.partition(" ")
         if letter in DOCUMENTS and rest:
-            document, part = DOCUMENTS[letter], rest
+            document, part = DOCUMENTS[letter].title, rest
         elif part.startswith(("OAuth", "MCP", "Field")):
             document = None
         for short, long in _SECTION_NAMES.items():
@@ -197,9 +204,11 @@ class Exchange:
     curl: str
     origin: str = ""  # who made the exchange when not the harness's own HTTP client ("inbound from ...", "via boto3")
     inbound: bool = False
-    compact: bool = False
+    compact: bool = False  # its details are in the file's exchange data (rendered when opened), not in the page
     open: bool = False
     case: str = ""  # the case of the rule's table it was made for
+    omitted: str = ""  # why the report keeps its metadata only, with what stays of its bodies
+    omitted_line: str = ""  # the same, short, for its line
 
     @property
     def status_class(self) -> str:
@@ -244,30 +253,16 @@ class ResultView:
     duration: str
     exchanges: list[Exchange] = field(default_factory=list)
     total_exchanges: int = 0
-    dropped: int = 0  # exchanges the recorder itself did not keep (evidence_dropped)
+    dropped: int = 0  # a report of an older version: exchanges its recorder did not keep (evidence_dropped)
     change: str = ""  # with --compare: regression, fix, changed or new (see conformance.report.diff)
     previous: str = ""  # with --compare: the status in the compared run
     cases: list[CaseView] = field(default_factory=list)  # failed first
-    counted: list[int] = field(default_factory=list)  # exchanges past the page's budget: counted, not listed
-
-    @property
-    def counted_line(self) -> str:
-        """The exchanges past the budget, as ranges of their numbers ("6–25, 31")."""
-        ranges: list[list[int]] = []
-        for n in self.counted:
-            if ranges and n == ranges[-1][1] + 1:
-                ranges[-1][1] = n
-            else:
-                ranges.append([n, n])
-        return ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in ranges)
+    target_name: str = ""  # the named target of a fleet run (the replay command names it)
+    data: dict[str, dict[str, Any]] = field(default_factory=dict)  # number -> details rendered by the script
 
     @property
     def cases_failed(self) -> int:
         return sum(c.outcome == "failed" for c in self.cases)
-
-    @property
-    def compact(self) -> int:
-        return sum(e.compact for e in self.exchanges)
 
 
 @dataclass
@@ -284,7 +279,7 @@ class RuleView:
     counts: list[tuple[str, int]] = field(default_factory=list)
     stage: str | None = None
     change: str = ""  # with --compare: the most notable change among its results
-    example: Any = None  # a failed rule's passing corpus document (conformance.validate.examples.Example)
+    example: Any = None  # a failed rule's passing corpus document (conformance.judges.examples.Example)
 
 
 @dataclass
@@ -488,9 +483,32 @@ def _origin(raw: dict[str, Any]) -> str:
     return f"via {client}" if client else ""
 
 
-def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) -> Exchange:
+def _omitted(raw: dict[str, Any]) -> tuple[str, str]:
+    """What the report says of an exchange it keeps the metadata of only: (the line's note, what stays of its
+    bodies and headers)."""
+    omitted = raw.get("omitted")
+    if not isinstance(omitted, dict):
+        return "", ""
+    parts = []
+    for side in ("request", "response"):
+        body = omitted.get(f"{side}_body")
+        if isinstance(body, dict):
+            parts.append(f"{side} body {clean(body.get('chars'))} characters, sha256 {clean(body.get('sha256'))[:16]}…")
+        headers = omitted.get(f"{side}_headers")
+        if isinstance(headers, int) and not isinstance(headers, bool) and headers:
+            parts.append(f"{headers} {side} header{'s' if headers != 1 else ''}")
+    note = f"body omitted: {clean(omitted.get('reason')) or 'omitted'}"
+    return "details omitted", f"{note} ({'; '.join(parts)})" if parts else note
+
+
+def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget, inline: bool) -> Exchange:
+    """The exchange's line and its details: in the page when ``inline`` and the page's budget allows, else kept
+    for the file's exchange data (``compact``)."""
     status = raw.get("status")
     url = clean(raw.get("url"))
+    cap = BODY_CHARS[failing]
+    request_body = _body(raw.get("request_body"), cap)
+    response_body = _body(raw.get("response_body"), cap)
     view = Exchange(
         number=number,
         method=clean(raw.get("method") or "?"),
@@ -499,30 +517,46 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget) 
         elapsed=_format_duration(raw.get("elapsed_s")),
         started_at=clean(raw.get("started_at")),
         error=clean(raw.get("error")),
-        request_headers="",
-        request_body=None,
-        response_headers="",
-        response_body=None,
-        curl="",
+        request_headers=_header_lines(raw.get("request_headers")),
+        request_body=request_body,
+        response_headers=_header_lines(raw.get("response_headers")),
+        response_body=response_body,
+        curl="" if "omitted" in raw else curl_command(raw),  # no body to send: its line says what it was
         origin=_origin(raw),
         inbound=raw.get("direction") == "inbound",
-        compact=True,
         case=clean(raw.get("case")),
     )
-    if budget.left <= 0:  # a fleet past its budget: skip the work of formatting what will not be shown
-        return view
-    cap = BODY_CHARS[failing]
-    request_headers = _header_lines(raw.get("request_headers"))
-    response_headers = _header_lines(raw.get("response_headers"))
-    request_body = _body(raw.get("request_body"), cap)
-    response_body = _body(raw.get("response_body"), cap)
-    curl = curl_command(raw)
+    view.omitted_line, view.omitted = _omitted(raw)
     bodies = [b.text for b in (request_body, response_body) if b]
-    if budget.take(_page_bytes(request_headers, response_headers, curl, *bodies) + 400):  # + markup
-        view.request_headers, view.request_body = request_headers, request_body
-        view.response_headers, view.response_body = response_headers, response_body
-        view.curl, view.compact = curl, False
+    size = _page_bytes(view.request_headers, view.response_headers, view.curl, view.omitted, *bodies) + 400
+    view.compact = not (inline and budget.take(size))  # + markup
     return view
+
+
+def _data(view: Exchange) -> dict[str, Any]:
+    """An exchange's details as the script renders them (plain text only: it sets them as text, never as markup);
+    one whose details the report omitted has no reproducer (its line and key headers say all there is)."""
+    data: dict[str, Any] = {} if view.omitted else {"curl": view.curl}
+    for key in ("error", "request_headers", "response_headers", "started_at", "omitted"):
+        if getattr(view, key):
+            data[key] = getattr(view, key)
+    for key in ("request_body", "response_body"):
+        body = getattr(view, key)
+        if body is not None:
+            data[key] = [body.text, body.hidden_chars]
+    if view.status is not None:
+        data["status"] = view.status
+    if view.inbound:
+        data["inbound"] = True
+    return data
+
+
+def exchange_data(views: Sequence[ResultView]) -> str:
+    """The file's exchange data: the details of every exchange not rendered in the page, by result anchor and
+    number, as JSON safe inside a ``<script type="application/json">``: no ``</``, ``<!--`` nor ``<script`` in it
+    (each such ``<`` is written ``\\u003c``; other characters as they are, so that a body stays its size)."""
+    data = {view.anchor: view.data for view in views if view.data}
+    return _SCRIPT_UNSAFE.sub(r"\\u003c", json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
 def _result(raw: RuleResult, targets: Mapping[str, str], rule_anchor: str) -> ResultView:
@@ -543,6 +577,7 @@ def _result(raw: RuleResult, targets: Mapping[str, str], rule_anchor: str) -> Re
         total_exchanges=len(raw.evidence),
         dropped=raw.evidence_dropped,
         cases=_cases(raw.cases),
+        target_name=clean(raw.target_name),
     )
 
 
@@ -563,22 +598,20 @@ def _cases(raw: Sequence[Mapping[str, Any]]) -> list[CaseView]:
 
 
 def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget: _Budget) -> None:
-    """Every exchange the report holds is in the file while the page's budget lasts: the first and last ones (they
-    set the scene and usually decide) and those of failed cases in full, the others one line each. Past the
-    budget (thousands of exchanges), the middle ones a line could not be spent on are counted in one line."""
+    """Every exchange the report holds is in the file, a line each: the first and last ones (they set the scene
+    and usually decide) and those of failed cases with their details in the page while its budget lasts, the
+    others' details in the file's exchange data (rendered when opened)."""
     failing = view.status in FAILING
     head, tail = EXCHANGES_HEAD_TAIL[failing]
     count = len(evidence)
     of_failed_cases = {n for c in view.cases if c.outcome == "failed" for n in c.exchanges}
-    one_line = _Budget(0)
     for number, raw in enumerate(evidence, 1):
-        if number <= head or number > count - tail or number in of_failed_cases:
-            view.exchanges.append(_exchange(raw, number, failing, budget))
-        elif budget.take(len(str(raw.get("url") or "")[:URL_CHARS]) + 160):  # the line's markup
-            view.exchanges.append(_exchange(raw, number, failing, one_line))
-        else:
-            view.counted.append(number)
-    if failing and view.exchanges:
+        inline = number <= head or number > count - tail or number in of_failed_cases
+        exchange = _exchange(raw, number, failing, budget, inline)
+        view.exchanges.append(exchange)
+        if exchange.compact:
+            view.data[str(number)] = _data(exchange)
+    if failing and view.exchanges and not view.exchanges[-1].compact:
         view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
 
 
@@ -688,7 +721,7 @@ def _order(groups: dict[str, RuleView], config_suites: Sequence[Any]) -> tuple[l
         rule.counts = _counts(statuses)
         rule.change = next((k for k in CHANGE_ORDER if any(v.change == k for v in rule.results)), "")
         if rule.status in FAILING:
-            from conformance.validate.examples import passing_example
+            from conformance.judges.examples import passing_example
 
             rule.example = passing_example(rule.id)
         for view in rule.results:
@@ -701,7 +734,10 @@ def build_view(report: RunReport, compare: RunReport | None = None) -> dict[str,
     ``compare`` (an earlier report) the changes since that run, marked on each rule. Every value is cleaned
     (controls, bidi overrides); the template escapes. The report's shape is trusted: ``RunReport.from_json``
     checked it against the schema."""
-    groups, pairs = _group(report.results, report.targets)
+    # A run's report is within this budget already (its margin covers the redaction markers the report was scrubbed
+    # with after its budget was spent); a report of another version, or edited, is brought within it.
+    results = within_budget(report.results, REPORT_BODY_BYTES + REPORT_BODY_BYTES // 4, OUTSIDE_BUDGET)
+    groups, pairs = _group(results, report.targets)
     budget = _Budget(EVIDENCE_BUDGET_BYTES)  # spent on the most severe results first
     for view, raw in sorted(pairs, key=lambda p: STATUSES.index(p[0].status)):
         _attach_evidence(view, raw.evidence, budget)
@@ -734,6 +770,7 @@ def build_view(report: RunReport, compare: RunReport | None = None) -> dict[str,
         + sorted({r.level for r in rules} - set(LEVELS)),
         "suite_counts": Counter(r.suite for r in rules for _ in r.results),
         "compare": comparison,
+        "exchange_data": Markup(exchange_data([v for v, _ in pairs])),
     }
 
 
@@ -820,7 +857,7 @@ class _QuietBytecodeCache(jinja2.FileSystemBytecodeCache):
 
 
 def _bytecode_cache(options: str) -> jinja2.BytecodeCache | None:
-    """The templates compiled once per user, not in every run (compiling them was ~40 ms of each run's CPU).
+    """The templates compiled once per user, not in every run (compiling them costs more than rendering a run).
 
     In the per-user cache directory, one subdirectory per jinja2 version and environment options (the compiled code
     depends on both; jinja2 checks the Python version and each template's source itself)."""

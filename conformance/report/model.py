@@ -7,30 +7,27 @@ report's JSON exchange dicts (:data:`ExchangeJSON`). No pytest here: ``conforman
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from enum import StrEnum
 from importlib import resources
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from conformance.core.rules import HARNESS_RULES, RULES, SUITE_TARGET, Level
+from conformance.core.rules import HARNESS_RULES, RULES, SUITE_TARGET
+from conformance.core.rules import Status as Status  # re-exported: the report's words, defined beside Level
+from conformance.core.rules import level_status as level_status
 
 if TYPE_CHECKING:
     from conformance.report.baseline import Baseline
 
 ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
 
-MAX_EVIDENCE_PER_RULE = 40
-
-
-class Status(StrEnum):
-    PASSED = "passed"
-    FAILED = "failed"  # a MUST rule failed
-    WARNING = "warning"  # a SHOULD rule failed
-    SKIPPED = "skipped"  # could not run: a need is missing
-    BLOCKED = "blocked"  # a prerequisite rule failed
-    ERROR = "error"  # the harness itself failed
+# Bytes (UTF-8, as JSON) of exchange bodies report.json holds, spent on the most severe results first: every exchange
+# of the run is in the report, and past this budget an exchange keeps its metadata only (``omitted``: its key
+# headers, its bodies' length and digest). A normal run's evidence fits whole (docs/performance.md: every suite
+# against the reference stack); a hostile target's is bounded.
+REPORT_BODY_BYTES = 1_600_000
 
 
 # When several checks decide one rule, the first status here that occurs wins.
@@ -42,17 +39,6 @@ STATUS_PRECEDENCE = (
     Status.PASSED,
     Status.SKIPPED,
 )
-
-
-def level_status(failed_status: Status, level: Level, strict: bool = False) -> Status:
-    """What a failure of a rule at ``level`` becomes: failed (MUST), warning (SHOULD), passed (INFO)."""
-    if failed_status is not Status.FAILED:
-        return failed_status
-    if level is Level.SHOULD:
-        return Status.FAILED if strict else Status.WARNING
-    if level is Level.INFO:
-        return Status.PASSED
-    return Status.FAILED
 
 
 @dataclass(frozen=True)
@@ -114,7 +100,7 @@ class RuleResult:
     checks: tuple[str, ...] = ()
     duration_s: float = 0.0
     evidence: tuple[ExchangeJSON, ...] = ()
-    evidence_dropped: int = 0
+    evidence_dropped: int = 0  # in reports of older versions only, which kept a bounded count of exchanges per rule
     target_name: str | None = None  # the named target of a fleet run; report.json has the key only then
     # The cases the rule's table tried, each with the numbers (1-based) of its exchanges in ``evidence``;
     # report.json has the key only for a rule with a table.
@@ -142,7 +128,8 @@ class RuleResult:
         return f"{self.target_name}/{self.target}" if self.target_name else self.target
 
     def to_json(self) -> dict[str, Any]:
-        optional = {"target_name": self.target_name, "cases": self.cases}  # written only when there are some
+        # written only when there are some
+        optional = {"target_name": self.target_name, "cases": self.cases, "evidence_dropped": self.evidence_dropped}
         data = {name: getattr(self, name) for name in self._ORDER if optional.get(name, True)}
         if self.cases:
             data["cases"] = [dict(case) for case in self.cases]
@@ -200,7 +187,6 @@ def _rule_result(rule_id: str, mine: list[CheckOutcome], targets: Mapping[str, s
     status = next(s for s in STATUS_PRECEDENCE if any(o.status is s for o in mine))
     deciding = [o for o in mine if o.status is status]
     evidence = [e for o in mine for e in o.evidence]
-    kept = _keep_ends(evidence, MAX_EVIDENCE_PER_RULE)
     target, name = SUITE_TARGET[RULES[rule_id].suite], mine[0].target_name
     return RuleResult.for_rule(
         rule_id,
@@ -214,9 +200,8 @@ def _rule_result(rule_id: str, mine: list[CheckOutcome], targets: Mapping[str, s
         incomplete=status is Status.SKIPPED and any(o.incomplete for o in deciding),
         checks=tuple(sorted({o.nodeid for o in mine if o.nodeid})),
         duration_s=round(sum(o.duration_s for o in mine), 4),
-        evidence=tuple(kept),
-        evidence_dropped=max(0, len(evidence) - MAX_EVIDENCE_PER_RULE),
-        cases=_cases_of(rule_id, mine, kept),
+        evidence=tuple(evidence),
+        cases=_cases_of(rule_id, mine, evidence),
     )
 
 
@@ -229,12 +214,39 @@ def _cases_of(rule_id: str, mine: list[CheckOutcome], evidence: list[dict[str, A
     return tuple(cases)
 
 
-def _keep_ends(evidence: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """The first exchanges set the scene, the last ones usually decide the verdict: keep both ends."""
-    if len(evidence) <= limit:
-        return evidence
-    head = limit // 4
-    return evidence[:head] + evidence[len(evidence) - (limit - head) :]
+def within_budget(
+    results: Sequence[RuleResult], budget: int = REPORT_BODY_BYTES, reason: str | None = None
+) -> list[RuleResult]:
+    """``results`` with their exchanges' bodies spent from ``budget`` (bytes), the most severe results first and
+    each result's exchanges in order: past it, an exchange keeps its metadata only (``omitted``, with ``reason``).
+    Every exchange stays; an exchange without bodies costs nothing."""
+    from conformance.host.exchange import BUDGET_SPENT, body_size, without_details
+
+    left = budget
+    changed: dict[int, RuleResult] = {}
+    for index in sorted(range(len(results)), key=lambda i: STATUS_PRECEDENCE.index(results[i].status)):
+        result = results[index]
+        evidence = list(result.evidence)
+        slimmed = False
+        for n, exchange in enumerate(evidence):
+            if "omitted" in exchange:
+                continue
+            size = _body_bytes(exchange) if left or not body_size(exchange) else 1  # (spent: no need to weigh)
+            if size <= left:
+                left -= size
+            else:
+                left = 0  # spent: later (less severe) exchanges keep their metadata only
+                evidence[n], slimmed = without_details(exchange, reason or BUDGET_SPENT), True
+        if slimmed:
+            changed[index] = dataclasses.replace(result, evidence=tuple(evidence))
+    return [changed.get(i, r) for i, r in enumerate(results)]
+
+
+def _body_bytes(exchange: Mapping[str, Any]) -> int:
+    bodies = [exchange.get("request_body"), exchange.get("response_body")]
+    if bodies == [None, None]:
+        return 0
+    return len(json.dumps(bodies, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 def summarize(results: Sequence[RuleResult]) -> dict[str, Any]:
@@ -428,6 +440,7 @@ class RunReport:
         verdict reached. ``config`` holds the run's public settings (allow_insecure_loopback, allow_incomplete...)."""
         config = dict(config or {})
         results = aggregate(outcomes, unimplemented_suites=sorted(suites_run), implemented=implemented, targets=targets)
+        results = within_budget(results)
         if baseline is not None:
             results = baseline.apply(results)
         decided = verdict(

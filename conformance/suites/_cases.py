@@ -7,13 +7,14 @@ lists them either way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from conformance import expect, needs, observe
 from conformance.core import _context
 from conformance.core._exceptions import TargetUnreachable
+from conformance.host import fanout
 from conformance.verdict._verdicts import Failure
 
 
@@ -160,6 +161,34 @@ class AttackRun:
             self.tried_case(case, str(exc))
         else:
             self.tried_case(case)
+
+    def each(self, cases: Iterable[str], send: Callable[[str], str | None], *, limit: int) -> None:
+        """Run independent cases at most ``limit`` at a time (``HostHTTP.concurrency``), then judge them in the
+        order given, as a loop of :meth:`attempt` and :meth:`judged` would: ``send(case)`` makes the case's
+        exchanges and returns its problem (None: met; :class:`Unreached`: not tried); a ``Failure`` it raises is the
+        case's problem, a transport failure leaves the case not tried. Each case's exchanges are filed under it and
+        read in the cases' order (see :mod:`conformance.host.fanout`). Any other exception is raised once the
+        cases before it are judged. A case whose exchanges depend on another's answer belongs in one ``send``."""
+
+        def one(case: str) -> tuple[bool, str | None]:
+            try:
+                return True, send(case)
+            except TargetUnreachable as exc:
+                return False, str(exc)
+            except Failure as exc:
+                return True, str(exc)
+
+        order = list(cases)
+        results = fanout.outcomes(order, one, limit=limit, case=lambda case: case)
+        self.after = _context.recorded()  # the cases' exchanges are filed already
+        for case, outcome in zip(order, results, strict=True):
+            if outcome is None:
+                continue  # not started: an earlier case raised
+            reached, problem = outcome.get()
+            if reached:
+                self.judged(case, problem)
+            else:
+                self.unreached(case, problem or TRANSPORT)
 
     def inapplicable(self, case: str, why: str) -> None:
         """The case has no meaning for this target (e.g. signature cases for an opaque token): noted, never a gap."""

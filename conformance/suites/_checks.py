@@ -59,6 +59,7 @@ def catalog_rows() -> list[dict[str, Any]]:
             "source": r.source,
             "document": r.document,
             "needs": r.needs,
+            "offline": r.offline,
             "implemented": r.id in IMPLEMENTED,
             "checks": sorted(set(IMPLEMENTED.get(r.id, []))),
             "mutants": proving.get(r.id, []),

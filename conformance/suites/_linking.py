@@ -66,6 +66,7 @@ from conformance.host.oauth import (
     validate_callback,
 )
 from conformance.host.publisher import Publisher
+from conformance.judges.auth import endpoint_https_problems
 from conformance.suites._transport import loopback_run
 from conformance.verdict._verdicts import NeedsUnmet
 
@@ -194,8 +195,8 @@ def host_refusal(
         return "AUTH-ASM-02", f"metadata issuer {meta.issuer!r} differs from {meta.expected_issuer!r}"
     if not meta.supports_s256:
         return "AUTH-ASM-03", f"code_challenge_methods_supported is {meta.code_challenge_methods!r}: no S256"
-    if meta.https_problems(judged):
-        return "AUTH-ASM-04", "; ".join(meta.https_problems(judged))
+    if endpoint_https_problems(meta.document, judged):
+        return "AUTH-ASM-04", "; ".join(endpoint_https_problems(meta.document, judged))
     return None
 
 
@@ -495,6 +496,12 @@ class Linker:
             return None
         needs("a second test account", "CONFORMANCE_TEST_USER_2 and CONFORMANCE_TEST_PASSWORD_2")
 
+    @property
+    def concurrency(self) -> int:
+        """How many authorizations may run at once: the form driver's logins are separate browsers (a cookie jar
+        each, ``conformance.host._cookies``); a real browser or a person logs in one flow at a time."""
+        return self.http.concurrency if self.settings.get("login_driver", "form") == "form" else 1
+
     def driver(self, account: int) -> LoginDriver:
         try:
             driver = make_driver(
@@ -566,7 +573,8 @@ class Linker:
         result = self.login(request, account=account, decision=decision)
         callback = parse_callback(result.callback_url) if result.callback_url else None
         if callback is not None:
-            self.responses.append(ObtainedResponse(request, callback, _context.current_rules_text()))
+            obtained = ObtainedResponse(request, callback, _context.current_rules_text())
+            _context.in_order(lambda: self.responses.append(obtained))  # in the cases' order
         return result, callback
 
     def decline(self) -> tuple[AuthorizationRequest, LoginResult, CallbackParams]:
@@ -760,6 +768,29 @@ def first_attempt(linker: Linker) -> FlowAttempt | NeedsUnmet:
     return attempt
 
 
+def fresh_access_token(http: HostHTTP, settings: Settings) -> str:
+    """An access token of test account 1 for the configured tool server, obtained outside a run (``conformance
+    replay``) the way a run's first link obtains one: discovery, the host's client (CIMD through the publisher when
+    one is configured, DCR, or the predefined client), the login. Raises ``NeedsUnmet`` for what the configuration
+    lacks and ``Blocked`` for the rule the target broke on the way; the redactor learns every secret of it."""
+    import contextlib
+
+    from conformance.host.oauth import ClientRegistry
+
+    target = settings.target("tool_server")
+    if target is None:
+        needs("the tool server's URL", "--target-url")
+    prm = host_discovery(http, target.base_url)
+    meta = first_as_metadata(http, prm)
+    with contextlib.ExitStack() as cleanup:
+        publisher = None
+        if settings.get("publisher_certfile") and settings.get("publisher_keyfile"):
+            publisher = cleanup.enter_context(Publisher.from_settings(settings, http.redactor))
+        identity = host_identity_for(publisher, settings, lambda: meta)
+        host = make_host_client(http, settings, target, prm, meta, identity, ClientRegistry())
+        return Linker(http, settings, host, publisher).link(account=1).access_token
+
+
 __all__ = [
     "FlowAttempt",
     "HostClient",
@@ -769,6 +800,7 @@ __all__ = [
     "challenge_probe",
     "first_as_metadata",
     "first_attempt",
+    "fresh_access_token",
     "host_discovery",
     "host_identity_for",
     "host_refusal",

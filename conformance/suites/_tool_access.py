@@ -22,7 +22,10 @@ from conformance import Blocked, TargetError, needs
 from conformance.config import Settings
 from conformance.core import _context
 from conformance.host import InvalidResponse, TargetThrottled
-from conformance.host.declarations import (
+from conformance.host.forge import HarnessIssuer
+from conformance.host.http import HostHTTP
+from conformance.host.mcp import McpSessionError, RawResult, raw_call
+from conformance.judges.declarations import (
     CHALLENGE_META_KEY,
     DEFAULT_VENDOR,
     DeclarationChecker,
@@ -31,9 +34,6 @@ from conformance.host.declarations import (
     security_scheme_problems,
     security_schemes_of,
 )
-from conformance.host.forge import HarnessIssuer
-from conformance.host.http import HostHTTP
-from conformance.host.mcp import McpSessionError, RawResult, raw_call
 from conformance.suites._cases import unreached_text
 
 PROBE_TEXT = "conformance"
@@ -334,9 +334,10 @@ def mcp_probe(
     if raw.status == 401:
         what = f"{method} {params.get('name')!r}" if params and isinstance(params.get("name"), str) else method
         step = "" if raw.step == "call" else f" (at {raw.step})"
-        _UNAUTHORIZED.setdefault(http, []).append(
-            Unauthorized(what + step, tuple(raw.headers.get_list("www-authenticate")), _context.current_rules_text())
+        found = Unauthorized(
+            what + step, tuple(raw.headers.get_list("www-authenticate")), _context.current_rules_text()
         )
+        _context.in_order(lambda: _UNAUTHORIZED.setdefault(http, []).append(found))  # in the cases' order
     return raw
 
 

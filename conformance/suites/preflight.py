@@ -5,9 +5,10 @@ Per target of a selected suite:
 
 - tool server: it answers an MCP initialize; its protected-resource metadata is found and parses; the authorization
   server it names serves metadata; the test account's credential variables (named by the login steps) are set;
-- platform, compression: the API key is set; on a cheap request (``GET /v1/campaigns?limit=1``; ``POST /shrink``
-  with no image, which a sandbox refuses with 400) the service answers, neither rejecting the key (401/403) nor
-  throttled or failing (429, 5xx);
+- a target with an API key (platform, compression): the key is set; on the cheap request its row of
+  ``conformance/core/targets.py`` names (``probe``: ``GET /v1/campaigns?limit=1``; ``POST /shrink`` with no image,
+  which a sandbox refuses with 400) the service answers, neither rejecting the key (401/403) nor throttled or
+  failing (429, 5xx);
 - CIMD: when the host will identify itself by a client metadata document and the harness publishes it (a publisher
   certificate is configured), the publisher serves a probe document and an authorization request names it as the
   client: the authorization server must fetch it (else it cannot reach the publisher, and every CIMD link fails).
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.core._exceptions import ConfigError, InvalidResponse, TargetError
-from conformance.core.rules import SUITE_TARGET
+from conformance.core.targets import SUITE_TARGET, TARGETS, TargetKind
 
 PROBE_WAIT_S = 3.0
 TIMEOUTS = {"connect_timeout": 3.0, "read_timeout": 5.0, "total_timeout": 8.0}  # seconds, not minutes
@@ -217,15 +218,14 @@ def _with_query(url: str, params: dict[str, str]) -> str:
     return url + ("&" if "?" in url else "?") + urlencode(params)
 
 
-def _keyed(http: Any, target: Any, option: str, prefix: str = "CONFORMANCE_") -> list[Finding]:
+def _keyed(http: Any, target: Any, kind: TargetKind, prefix: str = "CONFORMANCE_") -> list[Finding]:
     name = target.name
     if not target.api_key:
-        return [Finding(name, False, f"no API key: set {prefix}{option.upper()}")]
+        return [Finding(name, False, f"no API key: set {prefix}{str(kind.api_key_setting).upper()}")]
+    method, path = str(kind.probe).split(" ", 1)
     try:
-        if name == "platform":
-            response = http.get(target.url("/v1/campaigns"), params={"limit": 1}, headers=target.auth)
-        else:
-            response = http.post(target.url("/shrink"), content=b"", headers=target.auth)
+        body = None if method in ("GET", "HEAD") else b""
+        response = http.request(method, target.url(path), content=body, headers=target.auth)
     except TargetError as exc:
         return [Finding(name, False, f"unreachable: {exc}")]
     status = response.status_code
@@ -263,13 +263,15 @@ def preflight(settings: Any, http: Any = None) -> list[Finding]:
     try:
         targets = _targets_in_play(settings)
         if not targets:
-            return [Finding("run", False, "no target set for the selected suites (--target-url, --platform-url, ...)")]
+            flags = ", ".join(kind.flag for kind in TARGETS.values())
+            return [Finding("run", False, f"no target set for the selected suites ({flags})")]
         for name, target in targets.items():
+            kind = TARGETS[name]
             try:
-                if name == "tool_server":
+                if kind.probe is None:
                     findings += _tool_server(http, settings, target.base_url)
                 else:
-                    findings += _keyed(http, target, f"{name}_api_key", settings.env_prefix)
+                    findings += _keyed(http, target, kind, settings.env_prefix)
             except Exception as exc:  # a broken target's answer must not crash the preflight
                 findings.append(Finding(name, False, f"could not be checked: {type(exc).__name__}: {exc}"))
     finally:

@@ -1,5 +1,5 @@
-"""The ``conformance`` Hypothesis profile, registered on first use (importing Hypothesis costs every run ~0.2-2 s,
-and only property-based checks need it), and what Hypothesis' flaky errors mean for a verdict on a live target."""
+"""The ``conformance`` Hypothesis profile, registered on first use (importing Hypothesis is costly, and only
+property-based checks need it), and what Hypothesis' flaky errors mean for a verdict on a live target."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def hypothesis_profile() -> Any:
 
 
 def _use_cache_dir() -> None:
-    """Hypothesis' storage (its Unicode tables: ~1.3 s and ~190 MiB to rebuild) goes to the per-user cache, not to
+    """Hypothesis' storage (its Unicode tables, costly in time and memory to rebuild) goes to the per-user cache, not to
     a ``.hypothesis`` directory in whatever directory the run starts from; rebuilt only when Python's Unicode
     version changes. Must run before Hypothesis first touches storage; an explicit HYPOTHESIS_STORAGE_DIRECTORY wins.
     """

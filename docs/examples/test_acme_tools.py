@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp.client.session import ClientSession
 
-from conformance import expect, observe, rule, validate
+from conformance import expect, judges, observe, rule
 from conformance.config import Target
 from conformance.host.async_http import AsyncHostHTTP
 from conformance.host.discovery import prm_urls
@@ -41,7 +41,7 @@ async def test_orders_as_the_linked_account(host_mcp_session: ClientSession) -> 
     result = await host_mcp_session.call_tool("list_orders", {})
     expect(not result.is_error, f"list_orders failed for the linked account: {wire(result)}")
     # The same validator the built-in AUTH-TOOL-05 check uses, offline, on what the session returned.
-    verdicts = validate.tool_result({"tool": wire(tools["list_orders"]), "result": wire(result)})
+    verdicts = judges.tool_result({"tool": wire(tools["list_orders"]), "result": wire(result)})
     broken = [f"{v.rule}: {v.message}" for v in verdicts if v.status != "passed"]
     expect(not broken, "; ".join(broken))
     observe(f"{len((result.structured_content or {}).get('orders', []))} orders")
@@ -51,5 +51,5 @@ async def test_orders_as_the_linked_account(host_mcp_session: ClientSession) -> 
 async def test_metadata_names_the_endpoint(async_host_http: AsyncHostHTTP, tool_server_target: Target) -> None:
     response = await async_host_http.get(prm_urls(tool_server_target.base_url)[0])
     expect(response.status_code == 200, f"the metadata answered {response.status_code}")
-    verdicts = {v.rule: v for v in validate.prm(response.json(), resource=tool_server_target.base_url)}
+    verdicts = {v.rule: v for v in judges.prm(response.json(), resource=tool_server_target.base_url)}
     expect(verdicts["AUTH-PRM-02"].status == "passed", verdicts["AUTH-PRM-02"].message)

@@ -2,7 +2,9 @@
 
 End to end: a run against a platform sandbox with a mutant fails TOK-07's "unknown content part type" case; its
 replay against the same mutant reproduces the failure (exit 0), against a sandbox without the mutant the answer
-differs and the case now passes (exit 1). The filling of redaction markers is proven on recorded exchanges.
+differs and the case now passes (exit 1). The same against a tool server with a mutant and a reference one, the
+replay linking an account for its own access token. The filling of redaction markers is proven on recorded
+exchanges.
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def test_the_curl_reproducer_names_a_crafted_credential_as_such() -> None:
         ({"client": "raw socket"}, None, "another client (raw socket)"),
         ({}, "<binary body: 2048 bytes, image/png>", "binary"),
         ({}, '{"a": "xxx… [12 more characters]', "cut in the report"),
+        ({"omitted": {"reason": "run body budget spent"}}, None, "the report keeps its metadata only"),
     ],
 )
 def test_what_the_report_cannot_send_again_is_refused(extra: dict[str, Any], body: str | None, why: str) -> None:
@@ -247,3 +250,61 @@ def test_replay_reproduces_a_mutants_failed_case_and_a_fixed_servers_pass(
     assert code == 2 and "has no case 'no such case'" in out
     code, out = _replay(capsys, str(report), "CAMP-99")
     assert code == 2 and "no result for rule CAMP-99" in out
+
+
+TOOL_CASE = "the real token under another scheme (Token)"
+TOOL_MUTANT = "ts-any-auth-scheme"
+
+
+def _use_only(env: pytest.MonkeyPatch, settings: dict[str, str]) -> None:
+    for name in list(os.environ):
+        if name.startswith("CONFORMANCE_"):
+            env.delenv(name)
+    for name, value in settings.items():
+        env.setenv(name, value)
+
+
+def test_replay_of_a_tool_server_case_links_an_account_for_its_token(
+    tmp_path: Path, clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No hand-set token: the replay links test account 1 as a run does, with the settings the environment gives
+    (the test account, the host's client), and says what is missing when linking cannot. Against the mutant the
+    failed case is reproduced; against a reference tool server it now passes."""
+    from conformance.reference.stack import running_stack
+
+    report = tmp_path / "out" / "report.json"
+    report.parent.mkdir()
+    with running_stack(services=["toolserver"], data_dir=tmp_path / "mutant", mutants=[TOOL_MUTANT]) as mutant:
+        args = ["--suite", "auth", "-k", "test_missing_or_malformed_authorization", "-q", "-p", "no:xdist"]
+        run = run_harness([*args, "--report-formats", "json"], report.parent, env=mutant.settings)
+        tok02 = next(r for r in run.report["results"] if r["rule"] == "AUTH-TOK-02")
+        case = next(c for c in tok02["cases"] if c["case"] == TOOL_CASE)
+        assert (tok02["status"], case["outcome"]) == ("failed", "failed"), tok02["message"]
+        recorded = tok02["evidence"][case["exchanges"][-1] - 1]
+        assert recorded["request_headers"]["authorization"] == "Token [REDACTED]"  # the run's token, not crafted
+
+        # The stack's trust and network only: linking needs the test account or the host's client, and says so.
+        trust = ("CONFORMANCE_CA_BUNDLE", "CONFORMANCE_ALLOW_PRIVATE_NETWORK")
+        _use_only(clean_env, {name: mutant.settings[name] for name in trust})
+        code, out = _replay(capsys, str(report), "AUTH-TOK-02", TOOL_CASE)
+        assert code == 3, out
+        assert f"needs {ACCESS_TOKEN_ENV}: set it in the environment, or supply what linking an account needs" in out
+        assert "(needs " in out, out
+
+        _use_only(clean_env, mutant.settings)
+        code, out = _replay(capsys, str(report), "AUTH-TOK-02", TOOL_CASE)
+        assert code == 0, out
+        assert f"case '{TOOL_CASE}' (expected: refused): recorded failed, now failed" in out
+        assert "[filled from a fresh access token (test account 1 linked)]" in out
+        assert mutant.settings["CONFORMANCE_TEST_PASSWORD"] not in out
+
+    with running_stack(services=["toolserver"], data_dir=tmp_path / "fixed") as fixed:
+        _use_only(clean_env, fixed.settings)
+        url = fixed.settings["CONFORMANCE_TARGET_URL"]
+        code, out = _replay(capsys, str(report), "AUTH-TOK-02", TOOL_CASE, "--target-url", url, "--json")
+        assert code == 1, out
+        replayed = json.loads(out)
+        assert replayed["cases"] == [{"case": TOOL_CASE, "expected": "refused", "recorded": "failed", "now": "passed"}]
+        [exchange] = replayed["exchanges"]
+        now = exchange["now"]
+        assert (now["status"], now["request_headers"]["authorization"]) == (401, "Token [REDACTED]")

@@ -9,6 +9,8 @@ import gc
 
 import pytest
 
+from tests._checks_run import run_checks
+
 DEAD = "https://127.0.0.1:1/mcp"
 CHECK = """
 import gc
@@ -42,7 +44,7 @@ def counts(pytester: pytest.Pytester, *names: str) -> list[int]:
 def test_what_the_run_built_is_frozen_once_the_reports_are_written(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(PROBE)
     pytester.makepyfile(test_gc=CHECK)
-    pytester.runpytest("-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "test_gc.py")
+    run_checks(pytester, "--target-url", DEAD, "test_gc.py")
     during, after = counts(pytester, "during", "after")
     assert after > during  # the evidence and the reports, made after any earlier freeze
     assert gc.get_freeze_count() == 0  # the in-process caller's cycles are collected again
@@ -58,8 +60,6 @@ def test_a_run_that_certifies_nothing_leaves_the_collector_alone(pytester: pytes
 def test_the_exit_does_not_walk_the_heap(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(AT_EXIT)  # a subprocess only: the handler must not outlive the run
     pytester.makepyfile(test_gc=CHECK)
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "test_gc.py"
-    )
+    result = run_checks(pytester, "--target-url", DEAD, "test_gc.py", how="subprocess")
     assert (pytester.path / "exit.txt").exists(), result.stdout.str()[-2000:]
     assert counts(pytester, "exit") != [0]

@@ -79,3 +79,33 @@ def test_suites_of_and_rank_read_the_table() -> None:
         "compression",
         "zzz",
     ]
+
+
+def test_every_reader_is_generated_from_the_table() -> None:
+    """The plugin's fixtures, the CLI's URL flags, the preflight's probes and the reference stack's services are the
+    table's rows, not lists of their own."""
+    import conformance.pytest.plugin as plugin
+    from conformance.cli._main import build_parser
+    from conformance.reference import mutants, stack
+
+    for kind in TARGETS.values():
+        assert getattr(plugin, kind.fixture, None) is not None
+        assert (kind.probe is None) == (kind.api_key_setting is None)  # keyed targets are probed with their key
+        for command in ("init", "doctor"):
+            args = build_parser(validate_arguments=False).parse_args([command, kind.flag, "https://t.example"])
+            assert getattr(args, kind.url_setting) == "https://t.example"
+    assert mutants.SERVICE_PACKAGES == targets.SERVICE_PACKAGES
+    assert {kind.service for kind in TARGETS.values()} <= set(targets.SERVICE_PACKAGES)
+    assert stack._select_packages(["toolserver"]) == ["toolserver", "idp"]
+
+
+def test_a_new_row_of_the_table_reaches_every_reader() -> None:
+    """In a fresh interpreter the table gains a target kind, its suite and its reference service; the settings, the
+    plugin, the CLI, `conformance init`, the preflight and the reference stack all show it."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).with_name("_with_a_new_target.py")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "the new row reached every reader" in done.stdout

@@ -178,7 +178,6 @@ def test_metadata_accessors_read_only_well_typed_values() -> None:
     assert not found.iss_parameter_supported and found.cimd_supported
     assert found.auth_methods_supported == ["none", "private_key_jwt"]
     assert not found.supports_s256 and found.scopes_supported is None
-    assert found.https_problems() == ["token_endpoint: 'http://as.example/token' is not an absolute https URL"]
     assert 'scopes_supported: expected array, got string "openid"' in found.problems
     assert any(p.startswith("authorization_response_iss_parameter_supported: expected boolean") for p in found.problems)
 

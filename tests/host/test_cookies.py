@@ -1,5 +1,6 @@
-"""HostHTTP's cookie jar (shortcut ``cookies`` of conformance.core._shortcuts): httpx's behaviour, without its
-per-request jar work; and the same behaviour from httpx's own client when the shortcut is off or cannot be taken."""
+"""HostHTTP's cookie jar (conformance.host._cookies, made lean by shortcut ``cookies`` of conformance.core._shortcuts):
+httpx's behaviour, without its per-request jar work; and the same behaviour when the shortcut is off or cannot be
+taken."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import httpx
 import pytest
 
 from conformance.core import _shortcuts
+from conformance.host._cookies import CookieClient as PlainClient
 from conformance.host.http import HostHTTP
 
-CookieClient: Any = _shortcuts._lean_client_class()
+CookieClient: Any = _shortcuts.lean_client(PlainClient)
 
 
 def _server(request: httpx.Request) -> httpx.Response:
@@ -99,21 +101,21 @@ def test_the_stdlib_jar_runs_only_when_it_has_something_to_do(monkeypatch: pytes
 
 
 def test_the_lean_client_is_there_for_this_httpx() -> None:
-    assert CookieClient is not None and issubclass(CookieClient, httpx.Client)
+    assert CookieClient is not None and issubclass(CookieClient, PlainClient)
 
 
 @pytest.fixture(params=["shortcut", "switched off", "httpx without the internals"])
 def client_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[type]:
-    """The client HostHTTP gets: the lean one; httpx's own with the kill switch on; httpx's own when the httpx
-    client lacks a method the lean one overrides (simulated: one more name it would need)."""
+    """The client HostHTTP gets: the lean one; the plain one (public overrides only) with the kill switch on, and
+    when httpx's client lacks a method the lean one overrides (simulated: one more name it would need)."""
     monkeypatch.delenv(_shortcuts.ENV, raising=False)
     if request.param == "switched off":
         monkeypatch.setenv(_shortcuts.ENV, "1")
     if request.param == "httpx without the internals":
         monkeypatch.setattr(_shortcuts, "_CLIENT_INTERNALS", (*_shortcuts._CLIENT_INTERNALS, "_a_renamed_step"))
-        _shortcuts._lean_client_class.cache_clear()
-    yield CookieClient if request.param == "shortcut" else httpx.Client
-    _shortcuts._lean_client_class.cache_clear()
+        _shortcuts.lean_client.cache_clear()
+    yield CookieClient if request.param == "shortcut" else PlainClient
+    _shortcuts.lean_client.cache_clear()
 
 
 def test_host_http_keeps_a_login_session_in_the_browsers_jar_only(client_kind: type) -> None:

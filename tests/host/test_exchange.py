@@ -116,3 +116,38 @@ def test_nothing_is_captured_outside_a_check() -> None:
     assert record_exchange(Redactor(), method="GET", url="https://t.example/") is None
     response = mock(lambda r: httpx.Response(200)).get("https://t.example/")
     assert exchange_of(response) is None
+
+
+def test_a_check_keeps_every_exchange_and_the_run_bounds_their_details(check: _context.CheckRecord) -> None:
+    """No count of exchanges is dropped; once the run's budget of details is spent, an exchange keeps its metadata,
+    its key headers and what stays of its bodies (length, digest), and says why."""
+    body = b"x" * 3000
+    headers = {"content-type": "text/plain", "x-trace": "t" * 500}
+    try:
+        _context.set_body_budget(10_000)
+        for n in range(200):
+            record_exchange(
+                Redactor(),
+                method="POST",
+                url=f"https://t.example/{n}",
+                request_headers={"authorization": "Bearer [REDACTED]", "x-trace": "abc"},
+                request_body=body,
+                status=200,
+                response_headers=headers,
+                response_body=body,
+            )
+    finally:
+        _context.set_body_budget()
+    assert [e["url"] for e in check.exchanges] == [f"https://t.example/{n}" for n in range(200)]
+    whole = [e for e in check.exchanges if "omitted" not in e]
+    assert 0 < len(whole) < 5 and check.exchanges[: len(whole)] == whole  # the first ones, until it is spent
+    later = check.exchanges[-1]
+    assert later["request_body"] is None and later["response_body"] is None
+    assert later["request_headers"] == {"authorization": "Bearer [REDACTED]"}
+    assert later["response_headers"] == {"content-type": "text/plain"}
+    assert later["omitted"]["reason"] == "run body budget spent"
+    assert later["omitted"]["response_body"]["chars"] == 3000
+    assert later["omitted"]["response_headers"] == 1 and later["omitted"]["request_headers"] == 1
+    assert len(json.dumps(later)) < 1000
+    schema = json.loads(resources.files("conformance").joinpath("schemas", "report.schema.json").read_text())
+    jsonschema.Draft202012Validator({**schema["$defs"]["exchange"], "$defs": schema["$defs"]}).validate(later)

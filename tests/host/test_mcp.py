@@ -28,10 +28,10 @@ from conformance.core import _context
 from conformance.host import mcp as host_mcp  # McpSession is named when a test opens one: it loads the SDK
 from conformance.host import mcp_era
 from conformance.host._guard import UrlGuard
-from conformance.host.declarations import DeclarationChecker, check_challenge_result
 from conformance.host.http import HostHTTP
 from conformance.host.mcp import McpSessionError, jsonrpc_messages, raw_call, sse_data
 from conformance.host.mtls import make_mtls_material
+from conformance.judges.declarations import DeclarationChecker, check_challenge_result
 
 if TYPE_CHECKING:  # the server's libraries (the `mcp` SDK above all) are imported when the server is built, not
     # when the tests are collected

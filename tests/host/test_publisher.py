@@ -87,8 +87,8 @@ def test_every_fetch_is_recorded_with_who_and_what(publisher: Publisher, fetch: 
 
 def test_answers_leave_without_waiting_for_the_clients_ack(publisher: Publisher, fetch: httpx.Client) -> None:
     """The answer's head and body are two writes: with Nagle's algorithm on, the body waits for the ACK of the
-    head, which an authorization server delays (~40 ms on Linux) while it waits for the body: every token request
-    that makes the AS fetch the client document stalled so (29 of an auth run's 40 ms requests)."""
+    head, which an authorization server delays (TCP's delayed ACK) while it waits for the body: every token request
+    that makes the AS fetch the client document would stall so."""
     identity = publisher.identity
     assert identity is not None
     assert fetch.get(identity.stable_document_url).status_code == 200  # the connection stays open (keep-alive)

@@ -1,6 +1,6 @@
 """The harness's own servers (CIMD publisher, JWKS forge, compression image server) never wake on a timer: their
-serve loop sleeps until a connection or stop() arrives, so stop() does not wait for a poll interval to pass.
-``serve_forever(poll_interval=0.1)`` woke every 0.1 s, and each stop waited for the next wake-up."""
+serve loop sleeps until a connection or stop() arrives, so stop() does not wait for a poll interval to pass, as
+with ``serve_forever(poll_interval=...)``, whose every stop waits for the loop's next wake-up."""
 
 from __future__ import annotations
 

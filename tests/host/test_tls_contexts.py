@@ -1,5 +1,5 @@
-"""One SSL context per trust setting, shared by every host client of a run (building them cost ~1.35 s
-of CPU per auth+profile run)."""
+"""One SSL context per trust setting, shared by every host client of a run (building one per client would be a
+large share of an auth+profile run's CPU)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_clients_with_the_same_trust_setting_share_one_context(tmp_path: Path) -
     assert ssl_context(ca_file, verify=False) is not shared
     insecure = ssl_context(ca_file, verify=False)
     assert insecure.verify_mode == ssl.CERT_NONE and not insecure.check_hostname
-    # Nothing is verified with it: the system trust store is not loaded (only the CA bundle, as before).
+    # Nothing is verified with it: the system trust store is not loaded (only the CA bundle).
     assert len(insecure.get_ca_certs()) == 1 and len(shared.get_ca_certs()) > 1
     assert insecure.minimum_version == shared.minimum_version and insecure.options == shared.options
     assert ssl_context(None) is not shared  # another CA bundle, another context

@@ -10,10 +10,10 @@ the environment and the working directory when called, not when imported (the ru
 Hypothesis' profile is registered on first use. Assertion rewriting was already off (``--assert=plain``).
 
 Then ``warm()``: work every run does once, the same in each, done here so that the forked runs inherit its result
-(measured per forked run by profiling two runs in one process): inspect's table of module files (~0.08 s
-in each run where a check fails: pytest's traceback walks every module once), the compression suites' test images
-(~0.1-0.3 s) and rich's first render of a table. Not Hypothesis' pool of constants (~0.1 s in each run with a
-property check): filled here, between importing Hypothesis and loading its pytest plugin, it makes every forked run
+(found by profiling two runs in one process, ``benchmarks/matrix_run_cost.py``): inspect's table of module files
+(in each run where a check fails: pytest's traceback walks every module once), the compression suites' test images
+and rich's first render of a table. Not Hypothesis' pool of constants (built in each run with a property check):
+filled here, between importing Hypothesis and loading its pytest plugin, it makes every forked run
 warn (HypothesisSideeffectWarning) where a real run does not. Each is a memo of a pure function of what is already
 loaded or of its arguments: a run computes exactly the same values itself (inspect checks each module's file again
 before trusting its entry).
@@ -49,7 +49,7 @@ def import_tree(package: ModuleType) -> None:
 
 def warm() -> None:
     """The memos above. Each step is only worth its time: one that fails (a private API moved, an image renamed)
-    leaves the runs to do that work themselves, as before, instead of stopping the fork server."""
+    leaves the runs to do that work themselves instead of stopping the fork server."""
     for step in (_inspect_table, _test_images, _rich_table):
         with contextlib.suppress(Exception):
             step()

@@ -54,7 +54,7 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
     """Start the case's stack, run its suites once; a second try only when the stack itself could not start.
 
     An IdP or proxy mutant's stack also serves tests/reference/auth_probe.observe(), once, BEFORE the harness run
-    (its footprint used to start the same stack again). Neither disturbs the other: observe() uses fresh
+    (so that its footprint does not start the same stack again). Neither disturbs the other: observe() uses fresh
     ScriptedClients, each registering a client of its own at the IdP (its own login session, codes, tokens, assertion
     jtis) and CIMD documents on a loopback origin of its own, and never calls the tool server; the harness run
     registers its own clients and identities. Every reference and mutant behaviour keeps its state per client, code,
@@ -88,8 +88,9 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
 def run_settings(started: Started) -> dict[str, str]:
     """The harness run's environment: the stack's settings and, for a stack served over TLS, OpenSSL's default trust
     store narrowed to the stack's own CA (SSL_CERT_FILE). A run only ever talks to its loopback stack, which that CA
-    signs and which it trusts anyway (CONFORMANCE_CA_BUNDLE); the system store would cost every TLS context the run
-    builds ~17 ms of CPU parsing some 150 certificates it never uses (2 per auth run, 1 per profile run).
+    signs and which it trusts anyway (CONFORMANCE_CA_BUNDLE); the system store would make every TLS context the run
+    builds parse every certificate of the system store, none of which it uses (two contexts per auth run, one per
+    profile run).
     ``MATRIX_MCP_ERA`` (auto, legacy, modern) is the run's ``--mcp-era``: the reference tool server speaks both eras,
     so by default its cases run in the modern one, and ``MATRIX_MCP_ERA=legacy`` runs them in the legacy one."""
     settings = dict(started.settings)

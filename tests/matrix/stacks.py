@@ -81,12 +81,14 @@ STACKS: dict[str, Starter] = {
 
 class SharedServices:
     """Services several cases share, started on first use and stopped by :meth:`close`; and the key every case's IdP
-    signs with (made once: a key of its own would cost each IdP ~40 ms of its ~0.25 s start). Sharing it keeps the
-    cases apart: a stack's tool server trusts only its own IdP's issuer, and no run ever holds another's tokens.
-    The tool-server stacks' IdPs are Provider instances of one Node process (Node's start and a cold JIT
-    cost each IdP ~0.3 s of CPU more than a warm process does); each is still an IdP of its own (own store, clients,
-    codes, caches, mutants, port: tests/reference/idp/test_host.py), and every stack uses one CA (made once), the
-    one that process trusts. Sharing the CA keeps the cases apart as the key does: each talks to its own ports.
+    signs with (made once: a key of its own is a good part of each IdP's start, benchmarks/idp_start.py). Sharing it
+    keeps the cases apart: a stack's tool server trusts only its own IdP's issuer, and no run ever holds another's
+    tokens.
+    The tool-server stacks' IdPs are Provider instances of one Node process (Node's start and a cold JIT cost each
+    IdP CPU a warm process does not spend, benchmarks/idp_host.py); each is still an IdP of its own (own store,
+    clients, codes, caches, mutants, port: tests/reference/idp/test_host.py), and every stack uses one CA (made
+    once), the one that process trusts. Sharing the CA keeps the cases apart as the key does: each talks to its own
+    ports.
 
     ``prepare`` must run in the thread that will call ``close`` (the children die with the thread that started
     them), so the matrix prepares before handing cases to its worker threads."""

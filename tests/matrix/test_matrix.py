@@ -4,7 +4,7 @@ each mutant fails all its rules and nothing outside its rules and dependents (pl
 The reference's half is proven on the report of the `conformance demo` run the session makes anyway
 (tests/matrix/test_reference.py: test_reference_passes_every_rule, test_probes_outside_the_host_client_are_evidence).
 The stack of each IdP or proxy mutant also shows that the mutant differs from the reference IdP in exactly its
-defect (test_mutant_differs_in_exactly_its_defect, formerly in tests/reference/test_auth_mutants.py)."""
+defect (test_mutant_differs_in_exactly_its_defect)."""
 
 from __future__ import annotations
 

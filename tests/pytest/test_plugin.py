@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conformance.report.json_writer import validate_report
-from tests._forked import runpytest_forked
+from tests._checks_run import run_checks
 from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 
 DEAD = "https://127.0.0.1:1/mcp"
@@ -46,25 +43,11 @@ def test_harness_bug():
 """
 
 
-def report_of(pytester: pytest.Pytester) -> dict[str, Any]:
-    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())
-    validate_report(report)
-    return report
-
-
-def statuses(report: dict[str, Any]) -> dict[str, str]:
-    return {r["rule"]: r["status"] for r in report["results"]}
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", "--report-dir", "out", *args)
-
-
 def test_every_status_reaches_every_writer(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_checks=EVERY_STATUS)
-    result = run(pytester, "--target-url", DEAD, "test_checks.py")
+    result = run_checks(pytester, "--target-url", DEAD, "test_checks.py")
     assert result.ret == 1
-    report = report_of(pytester)
+    report = result.report
     expected = {
         "AUTH-PRM-01": "passed",
         "AUTH-PRM-02": "failed",
@@ -73,9 +56,9 @@ def test_every_status_reaches_every_writer(pytester: pytest.Pytester) -> None:
         "AUTH-TOK-03": "blocked",
         "AUTH-TOK-04": "error",
     }
-    got = statuses(report)
+    got = result.statuses()
     assert {k: got[k] for k in expected} == expected
-    by_rule = {r["rule"]: r for r in report["results"]}
+    by_rule = result.by_rule
     assert by_rule["AUTH-TOK-06"]["need"] == "a second resource"
     assert by_rule["AUTH-TOK-06"]["option"] == "--alt-resource"
     assert by_rule["AUTH-TOK-03"]["blocked_by"] == "AUTH-TOK-01"
@@ -115,10 +98,10 @@ def test_should():
     fail("no scope")
 """
     )
-    assert run(pytester, "--target-url", DEAD, "test_should.py").ret == 0
-    assert statuses(report_of(pytester))["AUTH-PRM-06"] == "warning"
-    assert run(pytester, "--target-url", DEAD, "--strict", "test_should.py").ret == 1
-    assert statuses(report_of(pytester))["AUTH-PRM-06"] == "failed"
+    lenient = run_checks(pytester, "--target-url", DEAD, "test_should.py")
+    assert lenient.ret == 0 and lenient.statuses()["AUTH-PRM-06"] == "warning"
+    strict = run_checks(pytester, "--target-url", DEAD, "--strict", "test_should.py")
+    assert strict.ret == 1 and strict.statuses()["AUTH-PRM-06"] == "failed"
 
 
 BASELINE_CHECKS = """
@@ -151,16 +134,16 @@ def test_bad():
 def test_baseline(pytester: pytest.Pytester, baseline: str, exit_code: int, marks: dict[str, str]) -> None:
     pytester.makepyfile(test_base=BASELINE_CHECKS)
     pytester.path.joinpath("baseline.toml").write_text(baseline)
-    result = run(pytester, "--target-url", DEAD, "--expected-failures", "baseline.toml", "test_base.py")
+    result = run_checks(pytester, "--target-url", DEAD, "--expected-failures", "baseline.toml", "test_base.py")
     assert result.ret == exit_code
-    report = report_of(pytester)
+    report = result.report
     assert report["verdict"]["exit_code"] == exit_code
     assert {r["rule"]: r["baseline"] for r in report["results"] if r["baseline"]} == marks
 
 
 def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("baseline.toml").write_text('expected_failures = ["NOPE-1"]')
-    result = run(pytester, "--target-url", DEAD, "--expected-failures", "baseline.toml")
+    result = run_checks(pytester, "--target-url", DEAD, "--expected-failures", "baseline.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown rule ID" in result.stderr.str()
 
@@ -169,10 +152,10 @@ def test_bad_baseline_is_a_usage_error(pytester: pytest.Pytester) -> None:
 def test_bundled_suites_are_collected_and_a_dead_target_is_incomplete(pytester: pytest.Pytester) -> None:
     """Nothing listens at the target: the run never reached it (INCOMPLETE, one line naming the URL and the error),
     no rule is failed or blocked for it."""
-    result = run(pytester, "--target-url", DEAD, "--allow-insecure-loopback", "--suite", "auth")
+    result = run_checks(pytester, "--target-url", DEAD, "--allow-insecure-loopback", "--suite", "auth")
     assert result.ret == 1
-    report = report_of(pytester)
-    assert set(statuses(report).values()) == {"skipped"}
+    report = result.report
+    assert set(result.statuses().values()) == {"skipped"}
     verdict = report["verdict"]
     assert verdict["status"] == "INCOMPLETE" and len(verdict["missing"]) == 1, verdict
     assert DEAD in verdict["missing"][0] and "connection refused" in verdict["missing"][0], verdict
@@ -194,8 +177,8 @@ def test_auth():
     pass
 """
     )
-    run(pytester, "--target-url", DEAD, "test_platform.py")
-    by_rule = {r["rule"]: r for r in report_of(pytester)["results"]}
+    run = run_checks(pytester, "--target-url", DEAD, "test_platform.py")
+    by_rule = run.by_rule
     assert by_rule["TOK-01"]["status"] == "skipped"
     assert "--platform-url" in by_rule["TOK-01"]["option"]
     assert by_rule["AUTH-PRM-01"]["status"] == "passed"
@@ -203,17 +186,17 @@ def test_auth():
 
 def test_selection_by_rule_id_marker_and_suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_sel=EVERY_STATUS)
-    result = run(pytester, "--target-url", DEAD, "-k", "AUTH-PRM-01", "test_sel.py")
+    result = run_checks(pytester, "--target-url", DEAD, "-k", "AUTH-PRM-01", "test_sel.py")
     result.assert_outcomes(passed=1, deselected=5)
-    result = run(pytester, "--target-url", DEAD, "-m", "auth and not auth", "test_sel.py")
+    result = run_checks(pytester, "--target-url", DEAD, "-m", "auth and not auth", "test_sel.py")
     result.assert_outcomes(deselected=6)
-    result = run(pytester, "--target-url", DEAD, "--suite", "platform", "test_sel.py")
+    result = run_checks(pytester, "--target-url", DEAD, "--suite", "platform", "test_sel.py")
     result.assert_outcomes(deselected=6)
 
 
 def test_report_header_shows_targets(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_h="from conformance import rule\n@rule('AUTH-PRM-01')\ndef test_x(): pass\n")
-    result = run(pytester, "--target-url", DEAD, "test_h.py")
+    result = run_checks(pytester, "--target-url", DEAD, "test_h.py")
     result.stdout.fnmatch_lines(["conformance: tool_server = https://127.0.0.1:1/mcp"])
 
 
@@ -222,11 +205,9 @@ def test_xdist_keeps_every_result(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_par=EVERY_STATUS + '\n@rule("RL-02")\ndef test_platform():\n    pass\n')
     # A run of its own (forked: tests/_forked.py), as the controller must not find state an earlier in-process run
     # of this session left in the plugin's modules.
-    result = runpytest_forked(
-        pytester, "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "-n", "2", "test_par.py"
-    )
+    result = run_checks(pytester, "--target-url", DEAD, "-n", "2", "test_par.py", how="forked")
     assert result.ret == 1
-    got = statuses(report_of(pytester))
+    got = result.statuses()
     assert {k: got[k] for k in ("AUTH-PRM-01", "AUTH-PRM-02", "AUTH-PRM-06", "AUTH-TOK-06", "AUTH-TOK-03")} == {
         "AUTH-PRM-01": "passed",
         "AUTH-PRM-02": "failed",
@@ -237,31 +218,31 @@ def test_xdist_keeps_every_result(pytester: pytest.Pytester) -> None:
     assert got["AUTH-TOK-04"] == "error"
     # Nothing is lost against a serial run (in this process, as the other tests here run): the rules with no check
     # are reported by the controller too.
-    serial = run(pytester, "--target-url", DEAD, "test_par.py")
+    serial = run_checks(pytester, "--target-url", DEAD, "test_par.py")
     assert serial.ret == 1
-    assert statuses(report_of(pytester)) == got
+    assert serial.statuses() == got
     assert got["RL-06"] == "skipped"
 
 
 def test_plain_tests_are_left_alone(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_plain="def test_x():\n    assert 1\n")
-    result = run(pytester, "test_plain.py")
+    result = run_checks(pytester, "test_plain.py")
     assert result.ret == 0
-    assert not (pytester.path / "out" / "report.json").exists()
+    assert not result.report_path.exists()
 
 
 def test_env_supplies_target(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONFORMANCE_TARGET_URL", DEAD)
     pytester.makepyfile(test_e="from conformance import rule\n@rule('AUTH-PRM-01')\ndef test_x(): pass\n")
-    run(pytester, "test_e.py")
-    assert report_of(pytester)["targets"] == {"tool_server": {"url": DEAD}}
+    run = run_checks(pytester, "test_e.py")
+    assert run.report["targets"] == {"tool_server": {"url": DEAD}}
 
 
 def test_config_file_supplies_target(pytester: pytest.Pytester) -> None:
     pytester.path.joinpath("conformance.toml").write_text(f'target_url = "{DEAD}"\n')
     pytester.makepyfile(test_c="from conformance import rule\n@rule('AUTH-PRM-01')\ndef test_x(): pass\n")
-    run(pytester, "test_c.py")
-    assert report_of(pytester)["targets"]["tool_server"]["url"] == DEAD
+    run = run_checks(pytester, "test_c.py")
+    assert run.report["targets"]["tool_server"]["url"] == DEAD
 
 
 def test_secret_in_failure_message_is_redacted(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -276,8 +257,8 @@ def test_leaky(platform_target):
     fail("server echoed " + os.environ["CONFORMANCE_PLATFORM_API_KEY"])
 """
     )
-    result = run(pytester, "--platform-url", "https://127.0.0.1:1", "test_s.py")
-    text = Path(pytester.path / "out" / "report.json").read_text()
+    result = run_checks(pytester, "--platform-url", "https://127.0.0.1:1", "test_s.py")
+    text = result.report_path.read_text()
     assert "sk-live-abcdef123456" not in text
     assert "sk-live-abcdef123456" not in result.stdout.str()
 
@@ -318,13 +299,13 @@ def test_d(prerequisite):
 
 def test_fixture_failures_become_verdicts_not_crashes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_setup=SETUP_FAILURES)
-    result = run(pytester, "--target-url", DEAD, "test_setup.py")
-    got = statuses(report_of(pytester))
+    result = run_checks(pytester, "--target-url", DEAD, "test_setup.py")
+    got = result.statuses()
     assert got["AUTH-PRM-02"] == "error"
     assert got["AUTH-PRM-04"] == "failed"
     assert got["AUTH-PRM-05"] == "blocked"
     # A shared fixture judging the check's own rule: that rule failed, it is not blocked by itself.
-    own = next(r for r in report_of(pytester)["results"] if r["rule"] == "AUTH-PRM-01")
+    own = result.by_rule["AUTH-PRM-01"]
     assert (own["status"], own["message"], own["blocked_by"]) == ("failed", "no metadata", None)
     # pytest's tally: the target's failures are failures even when a fixture decided them; the fixture bug errs.
     outcomes = result.parseoutcomes()
@@ -334,11 +315,11 @@ def test_fixture_failures_become_verdicts_not_crashes(pytester: pytest.Pytester)
 
 def test_exitfirst_and_last_failed(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_lf=BASELINE_CHECKS)
-    first = pytester.runpytest("--report-dir", "out", "--target-url", DEAD, "-x", "test_lf.py")
+    first = run_checks(pytester, "--target-url", DEAD, "-x", "test_lf.py", cache=True)
     assert first.ret == 1
-    again = pytester.runpytest("--report-dir", "out", "--target-url", DEAD, "--lf", "test_lf.py")
+    again = run_checks(pytester, "--target-url", DEAD, "--lf", "test_lf.py", cache=True)
     again.assert_outcomes(failed=1, deselected=1)
-    got = statuses(report_of(pytester))
+    got = again.statuses()
     assert got["AUTH-PRM-02"] == "failed" and "AUTH-PRM-01" not in got
 
 
@@ -354,8 +335,8 @@ def test_token(host_http):
     fail("the server echoed the access token " + token)
 """
     )
-    result = run(pytester, "--target-url", DEAD, "test_learnt.py")
-    assert "at-0123456789abcdef" not in (pytester.path / "out" / "report.json").read_text()
+    result = run_checks(pytester, "--target-url", DEAD, "test_learnt.py")
+    assert "at-0123456789abcdef" not in result.report_path.read_text()
     assert "at-0123456789abcdef" not in result.stdout.str()
 
 
@@ -373,8 +354,8 @@ def test_group_with_a_bug():
     raise ExceptionGroup("mixed", [Failure("a verdict"), KeyError("harness bug")])
 """
     )
-    run(pytester, "--target-url", DEAD, "test_groups.py")
-    by_rule = {r["rule"]: r for r in report_of(pytester)["results"]}
+    run = run_checks(pytester, "--target-url", DEAD, "test_groups.py")
+    by_rule = run.by_rule
     assert by_rule["AUTH-PRM-02"]["status"] == "failed" and by_rule["AUTH-PRM-02"]["message"] == "first bug"
     assert by_rule["AUTH-PRM-04"]["status"] == "error"
 
@@ -388,13 +369,13 @@ def test_bundled_node_ids_are_unambiguous_and_collect_only_writes_nothing(pytest
         "--compression-url",
         "https://127.0.0.1:1",
     ]
-    result = run(pytester, *targets, "--collect-only", "-q")
+    result = run_checks(pytester, *targets, "--collect-only", "-q")
     ids = [line for line in result.stdout.lines if "::" in line]
     modules = {node.split("::")[0] for node in ids}
     assert {"auth/test_tokens.py", "platform/test_tokens.py", "compression/test_upload.py"} <= modules, modules
     assert len(ids) == len(set(ids))
-    assert not (pytester.path / "out" / "report.json").exists()  # nothing was decided: no report replaced
-    only = run(pytester, *targets, "--suite", "platform", "--collect-only", "-q")
+    assert not result.report_path.exists()  # nothing was decided: no report replaced
+    only = run_checks(pytester, *targets, "--suite", "platform", "--collect-only", "-q")
     assert {line.split("/")[0] for line in only.stdout.lines if "::" in line} == {"platform"}
 
 
@@ -404,21 +385,21 @@ def test_report_formats_choose_the_reports_besides_report_json(pytester: pytest.
     an unknown format is a usage error."""
     pytester.makepyfile(test_checks=EVERY_STATUS)
     out = pytester.path / "out"
-    run(pytester, "--target-url", DEAD, "test_checks.py")
+    run = run_checks(pytester, "--target-url", DEAD, "test_checks.py")
     assert {p.name for p in out.iterdir()} >= {"report.json", "report.html", "report.har"}
-    run(pytester, "--target-url", DEAD, "--report-formats", "json", "test_checks.py")
-    assert statuses(report_of(pytester))["AUTH-PRM-02"] == "failed"
+    run = run_checks(pytester, "--target-url", DEAD, "--report-formats", "json", "test_checks.py")
+    assert run.statuses()["AUTH-PRM-02"] == "failed"
     assert not (out / "report.html").exists() and not (out / "report.har").exists()
-    run(pytester, "--target-url", DEAD, "--report-formats", "json,har", "test_checks.py")
+    run = run_checks(pytester, "--target-url", DEAD, "--report-formats", "json,har", "test_checks.py")
     assert (out / "report.har").is_file() and not (out / "report.html").exists()
     assert not (out / "report.sarif").exists()  # asked for, never written by default
-    run(pytester, "--target-url", DEAD, "--report-formats", "json,sarif", "test_checks.py")
+    run = run_checks(pytester, "--target-url", DEAD, "--report-formats", "json,sarif", "test_checks.py")
     sarif = json.loads((out / "report.sarif").read_text(encoding="utf-8"))
     assert "AUTH-PRM-02" in {r["ruleId"] for r in sarif["runs"][0]["results"]}
     assert not (out / "report.har").exists()
-    run(pytester, "--target-url", DEAD, "--report-formats", "json", "test_checks.py")
+    run = run_checks(pytester, "--target-url", DEAD, "--report-formats", "json", "test_checks.py")
     assert not (out / "report.sarif").exists()
-    result = run(pytester, "--target-url", DEAD, "--report-formats", "json,pdf", "test_checks.py")
+    result = run_checks(pytester, "--target-url", DEAD, "--report-formats", "json,pdf", "test_checks.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown report format pdf" in result.stderr.str()
 

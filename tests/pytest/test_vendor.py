@@ -14,7 +14,7 @@ import pytest
 from conformance.core._exceptions import UnknownRuleError
 from conformance.core.rules import RULES
 from conformance.pytest.vendor import register_rule
-from tests._forked import runpytest_forked
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "test_acme_tools.py"
 # Any warning pytest reports: the named ones, the summary section, or a count in the final line.
@@ -143,24 +143,10 @@ async def test_needs():
 
 def test_async_checks_and_extension_rules_reach_the_report(pytester: pytest.Pytester) -> None:
     """Unmarked ``async def`` checks run under pytest-asyncio (strict mode) and every verdict kind survives."""
-    import json
-
-    from conformance.report.json_writer import validate_report
 
     pytester.makepyfile(test_vendor=ASYNC_CHECKS)
-    result = runpytest_forked(
-        pytester,
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
-        "--target-url",
-        "https://127.0.0.1:1/mcp",
-        "test_vendor.py",
-    )
-    report = json.loads((pytester.path / "out" / "report.json").read_text())
-    validate_report(report)
-    by_rule = {r["rule"]: r for r in report["results"]}
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_vendor.py", how="forked")
+    by_rule = result.by_rule
     assert {k: by_rule[k]["status"] for k in ("X-ACME-01", "X-ACME-02", "X-ACME-03", "AUTH-TOK-06")} == {
         "X-ACME-01": "passed",
         "X-ACME-02": "failed",
@@ -168,5 +154,5 @@ def test_async_checks_and_extension_rules_reach_the_report(pytester: pytest.Pyte
         "AUTH-TOK-06": "skipped",
     }
     assert by_rule["X-ACME-01"]["message"] == "awaited fine" and by_rule["X-ACME-03"]["level"] == "SHOULD"
-    assert result.ret == 1 and report["verdict"]["accepted"] is False
+    assert result.ret == 1 and result.report["verdict"]["accepted"] is False
     assert not WARNINGS.search(result.stdout.str() + result.stderr.str())

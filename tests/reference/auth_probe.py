@@ -454,7 +454,7 @@ def publish_cimd(stack: Stack, jwk: dict[str, Any]) -> Iterator[tuple[str, str]]
     (JWKS at /oauth/jwks.json) and a callback-specific one using none. Yields the two client ids.
 
     A stdlib server on the harness's own ServingThread (as the harness publishes its documents): it starts and
-    stops at once, where a uvicorn server took ~0.2 s of wall per observe() to notice its stop flag."""
+    stops at once, where a uvicorn server polls its stop flag and would keep every observe() waiting for it."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(str(stack.data_dir / "server.pem"), str(stack.data_dir / "server-key.pem"))
     server = https_server(("127.0.0.1", 0), _CimdHandler, context)

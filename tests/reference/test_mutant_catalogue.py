@@ -1,6 +1,5 @@
-"""The mutant catalogues are data (``reference/<service>/mutants.toml``): the loader refuses what the Python rows
-used to refuse by construction or by ``all_mutants`` (a duplicate name, a malformed row), and every rule a row names
-exists in the rule catalogue."""
+"""The mutant catalogues are data (``reference/<service>/mutants.toml``): the loader (``all_mutants``) refuses a
+duplicate name and a malformed row, and every rule a row names exists in the rule catalogue."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import json
 import random
 from typing import Any
 
-from conformance.core._catalog import CATALOG
+from conformance.core.rules import Rule, catalog
 from conformance.core.targets import SUITE_TARGET
 
 TARGET_URLS = {
@@ -38,12 +38,6 @@ PATHS = {
     "compression": ["/shrink", "/output/2xnsp7jn34e5", "/output/2xnsp7jn34e5/resize"],
 }
 POSTS = {"/token", "/mcp", "/v1/responses/input_tokens", "/shrink", "/output/2xnsp7jn34e5/resize"}
-DOCUMENTS = {
-    "A": "Tool-Server Authorization Contract (000_0337f9e2b7ef4d29.txt)",
-    "P": "Platform API (001_ac3353e89bc660bb.txt)",
-    "C": "Image Compression API (002_62e67b920237d681.txt)",
-}
-MAX_EVIDENCE = 40
 SECRET_IN_TEST = "sk-live-THIS-MUST-NEVER-APPEAR"  # never put in the report: redaction happened at capture
 
 # The demo's defects: rule → (status, message). Everything not listed passes (or is skipped when it has needs).
@@ -101,20 +95,20 @@ def _exchange(
 
 
 def _result(
-    rule: dict[str, Any], kind: str, target: str, target_url: str, rng: random.Random, fleet_index: int
+    rule: Rule, kind: str, target: str, target_url: str, rng: random.Random, fleet_index: int
 ) -> dict[str, Any]:
-    rule_id = str(rule["id"])
+    rule_id = rule.id
     status, message = "passed", ""
     need = option = blocked_by = None
     if rule_id in DEFECTS and fleet_index % 3 == 0:
         status, message = DEFECTS[rule_id]
-        if status == "failed" and rule["level"] == "SHOULD":
+        if status == "failed" and rule.level == "SHOULD":
             status = "warning"
     elif rule_id in BLOCKED and fleet_index % 3 == 0:
         status, blocked_by = "blocked", BLOCKED[rule_id]
         message = f"prerequisite {blocked_by} failed"
-    elif rule.get("needs"):
-        status, need = "skipped", str(rule["needs"]).strip("`")
+    elif rule.needs:
+        status, need = "skipped", rule.needs.strip("`")
         option = "--" + rule_id.lower().replace("-", "-opt-", 1)
         message = f"needs {need}"
     count = {"passed": 2, "failed": 4, "warning": 2, "error": 1}.get(status, 0)
@@ -140,29 +134,25 @@ def _result(
         evidence[-1]["status"] = 302
         evidence[-1]["response_headers"]["location"] = "https://host.example/callback?code=[REDACTED]&state=abc"
         evidence.append({**evidence[-1], "status": None, "error": "ReadTimeout: " + HOSTILE_STRINGS[2]})
-    dropped = 0
-    if len(evidence) > MAX_EVIDENCE:  # as the result model does: a bounded number of exchanges per rule
-        evidence, dropped = evidence[:MAX_EVIDENCE], len(evidence) - MAX_EVIDENCE
     return {
         "rule": rule_id,
         "target": target,
         "target_url": target_url,
-        "suite": rule["suite"],
-        "level": rule["level"],
+        "suite": rule.suite,
+        "level": rule.level.value,
         "status": status,
-        "title": rule["title"],
-        "text": rule["text"],
-        "source": rule["source"],
-        "document": DOCUMENTS.get(str(rule["source"])[:2].strip()),
+        "title": rule.title,
+        "text": rule.text,
+        "source": rule.source,
+        "document": rule.document,
         "message": message,
         "need": need,
         "option": option,
         "blocked_by": blocked_by,
         "baseline": BASELINE.get(rule_id) if fleet_index == 0 else None,
-        "checks": [f"conformance/suites/{rule['suite']}/test_{rule_id.lower().replace('-', '_')}.py::test_check"],
+        "checks": [f"conformance/suites/{rule.suite}/test_{rule_id.lower().replace('-', '_')}.py::test_check"],
         "duration_s": round(rng.uniform(0.001, 2.5), 3),
         "evidence": evidence,
-        "evidence_dropped": dropped,
     }
 
 
@@ -170,13 +160,13 @@ def build_report(results: int | None = None, *, seed: int = 7) -> dict[str, Any]
     """A full run (one target per kind, every catalog rule) or, with `results`, a fleet of targets cut at that many."""
     rng = random.Random(seed)
     fleet = results is not None
-    wanted = results if results is not None else len(CATALOG)
+    wanted = results if results is not None else len(catalog())
     out: list[dict[str, Any]] = []
     targets: dict[str, dict[str, str]] = {}
     index = 0
     while len(out) < wanted:
-        for rule in CATALOG:
-            kind = SUITE_TARGET[str(rule["suite"])]
+        for rule in catalog():
+            kind = SUITE_TARGET[rule.suite]
             name = f"{kind}-{index:03d}" if fleet else kind
             url = f"https://vendor-{index:03d}.example.test/{kind}" if fleet else TARGET_URLS[kind]
             targets[name] = {"url": url}

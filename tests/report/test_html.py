@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.core._catalog import CATALOG
+from conformance.core.rules import catalog
 from conformance.core.targets import SUITE_NAMES
 from conformance.report import html as writer
 from conformance.report.html import auth_stage, curl_command, parse_source
@@ -142,7 +142,7 @@ def test_failed_rules_come_first(full_html: str) -> None:
 
 def test_hostile_strings_never_become_markup(full_html: str) -> None:
     tags = parse(full_html)
-    assert len(tags.named("script")) == 1  # ours only
+    assert tags.named("script") == [{"type": "application/json", "id": "exchange-data"}, {}]  # ours only
     assert tags.named("img") == []
     assert [t for t in tags.named("h1")] == [{}]  # no injected "FAKE VERDICT" heading
     assert not any(k.startswith("on") for _, attrs in tags.tags for k in attrs)
@@ -165,6 +165,12 @@ def test_controls_bidi_and_surrogates_are_shown_as_escapes(full_html: str, tmp_p
     assert "bad \ufffd surrogate" in (tmp_path / "sub" / "report.html").read_text(encoding="utf-8")
 
 
+def exchange_data_of(document: str) -> str:
+    start = document.index('<script type="application/json" id="exchange-data">')
+    start = document.index(">", start) + 1
+    return document[start : document.index("</script>", start)]
+
+
 def test_long_bodies_are_capped_and_every_exchange_is_in_the_file(full_report: dict[str, Any], full_html: str) -> None:
     camp02 = next(r for r in full_report["results"] if r["rule"] == "CAMP-02")
     assert len(camp02["evidence"][-1]["response_body"]) > writer.BODY_CHARS[True]
@@ -175,10 +181,44 @@ def test_long_bodies_are_capped_and_every_exchange_is_in_the_file(full_report: d
     assert [e.number for e in result.exchanges] == list(range(1, len(many["evidence"]) + 1))
     head, tail = writer.EXCHANGES_HEAD_TAIL[False]
     middle = result.exchanges[head : len(result.exchanges) - tail]
-    assert middle and all(e.compact for e in middle)  # one line each: the file stays small
+    assert middle and all(e.compact for e in middle)  # one line each in the page, their details as data
+    assert sorted(result.data, key=int) == [str(e.number) for e in middle]
+    data = json.loads(exchange_data_of(full_html))
+    assert data[result.anchor][str(middle[0].number)]["curl"] == middle[0].curl
     assert f'id="{result.anchor}-x{len(many["evidence"])}"' in full_html
-    assert "exchanges not shown" not in full_html
-    assert f"… and {many['evidence_dropped']} more exchanges not kept in report.json" in full_html
+    lines = sum(len(r["evidence"]) for r in full_report["results"])
+    assert len(re.findall(r'<li value="\d+" (?:class="cx" )?id="', full_html)) == lines  # every exchange
+    assert "exchanges not shown" not in full_html and "not kept" not in full_html
+
+
+def test_an_older_reports_dropped_exchanges_are_counted() -> None:
+    old = _result(status="failed", message="x", evidence=[_plain_exchange(1)])
+    old["evidence_dropped"] = 7
+    document = render_html(_report(old))
+    assert "… and 7 more exchanges that the harness version which wrote this report did not keep." in document
+
+
+def _plain_exchange(n: int, **extra: Any) -> dict[str, Any]:
+    return {"method": "GET", "url": f"https://t.example/{n}", "status": 200, "request_headers": {}} | {
+        "response_headers": {"content-type": "text/plain"},
+        "response_body": f"body {n}",
+        "elapsed_s": 0.01,
+        **extra,
+    }
+
+
+def test_an_exchange_past_the_budget_keeps_its_metadata_and_says_so() -> None:
+    from conformance.host.exchange import without_details
+
+    whole = _plain_exchange(2, request_body="x" * 50 + "… [950 more characters]")
+    whole["request_headers"] = {"authorization": "Bearer [REDACTED]", "x-trace": "abc"}
+    slim = without_details(whole)
+    assert slim["response_body"] is None and slim["request_headers"] == {"authorization": "Bearer [REDACTED]"}
+    assert slim["omitted"]["request_body"]["chars"] == 1000
+    assert slim["omitted"]["request_headers"] == 1
+    document = render_html(_report(_result(status="failed", message="x", evidence=[slim])))
+    assert "body omitted: run body budget spent (request body 1000 characters, sha256 " in document
+    assert "1 request header" in document
 
 
 def test_evidence_budget_keeps_failures_whole(monkeypatch: pytest.MonkeyPatch, full_report: dict[str, Any]) -> None:
@@ -188,8 +228,8 @@ def test_evidence_budget_keeps_failures_whole(monkeypatch: pytest.MonkeyPatch, f
     failed = [e for r in results if r.status == "failed" for e in r.exchanges]
     passed = [e for r in results if r.status == "passed" for e in r.exchanges]
     assert failed and not any(e.compact for e in failed)
-    assert passed and all(e.compact and not e.curl for e in passed[-5:])
-    assert "Headers, bodies and reproducers: in report.json" in render_html(full_report)
+    assert passed and all(e.compact for e in passed[-5:])  # their details are the file's data
+    assert all(str(e.number) in r.data for r in results for e in r.exchanges if e.compact)
 
 
 def test_redaction_markers_survive_and_become_placeholders(full_html: str) -> None:
@@ -296,7 +336,7 @@ def test_sources_are_parsed_into_documents_sections_and_rfc_links() -> None:
 
 
 def test_every_auth_rule_of_the_catalog_has_a_stage() -> None:
-    auth = [str(r["id"]) for r in CATALOG if r["suite"] == "auth"]
+    auth = [r.id for r in catalog() if r.suite == "auth"]
     assert {rid: auth_stage(rid) for rid in auth if auth_stage(rid) is None} == {}
     assert auth_stage("AUTH-PRM-01") == "metadata"
     assert auth_stage("AUTH-DCR-02") == "client-identified"
@@ -417,27 +457,52 @@ def test_any_report_renders_without_markup_injection(
     report = RunReport.from_json(_report(*results, verdict=verdict, targets=targets, config=config))
     document = writer.render_html(report)
     tags = parse(document)
-    assert len(tags.named("script")) == 1 and tags.named("img") == []
+    assert tags.named("script") == [{"type": "application/json", "id": "exchange-data"}, {}]
+    assert tags.named("img") == []
+    json.loads(exchange_data_of(document))  # the data block reads back whatever the strings
     assert not any(k.startswith("on") for _, attrs in tags.tags for k in attrs)
     document.encode("utf-8")  # lone surrogates and controls never reach the output
 
 
-def test_worst_case_full_run_stays_under_2_mb(full_report: dict[str, Any]) -> None:
-    # Every rule at the result model's cap of 40 exchanges, each with 2 KB bodies both ways: the budget holds.
+_HEAVY_EXCHANGE = {
+    "method": "POST",
+    "url": "https://127.0.0.1:8443/mcp?" + "q=1&" * 100,
+    "request_headers": {f"x-header-{i}": "v" * 60 for i in range(12)},
+    "request_body": "<" * 2048 + "… [99999 more characters]",  # escaping makes it 4 bytes a character
+    "status": 200,
+    "response_headers": {f"x-header-{i}": "v" * 60 for i in range(12)},
+    "response_body": "\u65e5" * 2048 + "… [99999 more characters]",  # 3 bytes a character in UTF-8
+    "elapsed_s": 0.01,
+}
+
+
+def test_worst_case_run_stays_bounded(full_report: dict[str, Any]) -> None:
+    """Every rule with 6 exchanges, each with 2 KB bodies both ways (escaping to 4 bytes a character) and 24
+    headers: past the report's budget of bodies the later ones keep their metadata, and the file holds every
+    exchange, the bodies within the budget (in the page, or as data), each other exchange a line."""
     heavy = copy.deepcopy(full_report)
-    exchange = {
-        "method": "POST",
-        "url": "https://127.0.0.1:8443/mcp?" + "q=1&" * 100,
-        "request_headers": {f"x-header-{i}": "v" * 60 for i in range(12)},
-        "request_body": "<" * 2048 + "… [99999 more characters]",  # escaping makes it 4 bytes a character
-        "status": 200,
-        "response_headers": {f"x-header-{i}": "v" * 60 for i in range(12)},
-        "response_body": "\u65e5" * 2048 + "… [99999 more characters]",  # 3 bytes a character in UTF-8
-        "elapsed_s": 0.01,
-    }
     for result in heavy["results"]:
-        result["evidence"] = [exchange] * 40
-    assert len(render_html(heavy).encode()) < 2_000_000
+        result["evidence"] = [_HEAVY_EXCHANGE] * 6
+    document = render_html(heavy)
+    assert len(document.encode()) < 3_500_000
+    assert len(re.findall(r'<li value="\d+" (?:class="cx" )?id="', document)) == 6 * len(heavy["results"])
+    assert OUTSIDE_BUDGET_NOTE in document
+
+
+OUTSIDE_BUDGET_NOTE = "body omitted: " + writer.OUTSIDE_BUDGET
+
+
+def test_any_count_of_exchanges_is_listed_with_details_bounded(full_report: dict[str, Any]) -> None:
+    """A report of thousands of heavy exchanges (an older version's, or edited): a line each, and the details of
+    only as many as the budget holds, so that the file grows by a line per exchange."""
+    heavy = copy.deepcopy(full_report)
+    for result in heavy["results"]:
+        result["evidence"] = [_HEAVY_EXCHANGE] * 40
+    count = 40 * len(heavy["results"])
+    document = render_html(heavy)
+    assert len(re.findall(r'<li value="\d+" (?:class="cx" )?id="', document)) == count
+    budget = writer.REPORT_BODY_BYTES * 5 // 4
+    assert len(document.encode()) < 2 * budget + 1_500 * count  # a 430-character URL: in its line and reproducer
 
 
 def test_inbound_and_foreign_client_exchanges_are_labelled() -> None:
@@ -457,7 +522,17 @@ def test_inbound_and_foreign_client_exchanges_are_labelled() -> None:
     assert '<span class="via in">inbound from 127.0.0.1 · jwks&lt;script&gt;</span>' in document
     assert '<span class="via">via boto3</span>' in document
     assert document.count('class="via') == 2  # the harness's own exchanges carry no label
-    assert document.count("the target sent this request to the harness") == 1
+    assert document.count('<span class="muted">· the target sent this request to the harness') == 1
     schema = json.loads((Path(writer.__file__).parents[1] / "schemas" / "report.schema.json").read_text())
     for exchange in (inbound, boto, plain):
         jsonschema.validate(exchange, {"$defs": schema["$defs"], "$ref": "#/$defs/exchange"})
+
+
+def test_the_replay_line_of_a_fleet_names_the_target() -> None:
+    case = {"case": "alg none", "source": "RFC 8725 §3.1", "expected": "refused", "outcome": "failed"}
+    case |= {"got": "accepted (200)", "exchanges": [1]}
+    common = {"status": "failed", "message": "x", "evidence": [_plain_exchange(1)], "cases": [case]}
+    fleet = render_html(_report(_result(target_name="acme corp", **common)))
+    assert "conformance replay report.json AUTH-PRM-01 &#39;alg none&#39; --target-name &#39;acme corp&#39;" in fleet
+    single = render_html(_report(_result(**common)))
+    assert "conformance replay report.json AUTH-PRM-01 &#39;alg none&#39;</code>" in single

@@ -85,7 +85,7 @@ def load(page: Any, path: Path) -> Any:
 @pytest.fixture(scope="module")
 def report_page(browser: Any) -> Iterator[Any]:
     """One watched page for the tests on a report, each loading its report in it: a new page is a new renderer
-    process (~0.5 s of CPU), a load in this one costs about half."""
+    process (costly to start), a load in this one costs less."""
     page = watched_page(browser)
     yield page
     page.close()
@@ -97,7 +97,8 @@ def page(report_page: Any, report_file: Path) -> Any:
 
 
 def check_report_page(page: Any, report: dict[str, Any]) -> None:
-    """What any run's report must show: verdict, matrix, a failed rule's evidence, a working status filter."""
+    """What any run's report must show: verdict, matrix, a failed rule's evidence, a working status filter, and every
+    exchange report.json holds."""
     verdict = "Accepted" if report["verdict"]["accepted"] else "Not accepted"
     assert page.get_by_role("heading", name=verdict, exact=True).is_visible()
     matrix = page.get_by_role("table", name="Results per suite and status")
@@ -109,6 +110,7 @@ def check_report_page(page: Any, report: dict[str, Any]) -> None:
         article = page.locator(f"article[id='{failed['rule']}']")
         assert article.locator(".msg").first.is_visible()
         assert article.locator("details.ex[open] pre").first.is_visible()
+    assert page.locator("ol.exchanges > li").count() == sum(len(r["evidence"]) for r in report["results"])
     passed = next(r for r in report["results"] if r["status"] == "passed")
     passed_rule = page.locator(f"article[id='{passed['rule']}']")
     assert passed_rule.is_visible()
@@ -200,6 +202,22 @@ def test_search_and_deep_link(page: Any) -> None:
         page.wait_for_timeout(50)
     assert page.evaluate(top) < 200
     page.evaluate("location.hash = '#%E0%A4%A'")  # a malformed link is ignored, without a script error
+    assert page.problems == []
+
+
+def test_every_exchange_of_the_report_is_in_the_page_and_opens(page: Any) -> None:
+    """As many exchanges in the page as in report.json; a line whose details are the file's data opens whole."""
+    report = build_report()
+    assert page.locator("ol.exchanges > li").count() == sum(len(r["evidence"]) for r in report["results"])
+    line = page.locator("article#CAMP-08 ol.exchanges > li.cx").first
+    number = line.get_attribute("value")
+    page.locator("article#CAMP-08 details.evidence > summary").click()
+    line.click()
+    item = page.locator(f"article#CAMP-08 ol.exchanges > li[value='{number}']")
+    details = item.locator("details.ex")
+    assert details.get_attribute("open") is not None
+    assert details.locator("pre.curl").inner_text().startswith(("curl", "# set"))
+    assert details.locator("p.lbl").first.is_visible()
     assert page.problems == []
 
 
@@ -312,6 +330,23 @@ def test_a_failing_rule_shows_its_cases_and_each_case_opens_its_exchanges(report
         page.wait_for_timeout(50)
     assert toolbar <= page.evaluate(top) < toolbar + 200  # below the toolbar, not hidden under it
     assert "alg none" in exchange.inner_text()  # the exchange names its case
+    # Each case row opens its own exchanges below it, whole: "expired"'s are lines of the evidence list whose
+    # details are the file's data, rendered now; the evidence list itself is left as it was.
+    expired = rows.nth(1)
+    assert expired.locator("th").inner_text() == "expired"
+    assert page.locator(f"li[id='{anchor}-x10']").get_attribute("class") == "cx"
+    expired.get_by_role("button", name="Show this case's exchanges").click()
+    opened = table.locator("tr.case-ex").first
+    assert opened.is_visible()
+    cases_exchanges = opened.locator("ol.case-exchanges > li")
+    assert cases_exchanges.count() == 2
+    first = cases_exchanges.first.locator("details.ex")
+    assert first.get_attribute("open") is not None
+    assert first.locator("summary").inner_text().startswith("POST https://127.0.0.1:8443/mcp?n=10 → 401")
+    assert first.locator("pre.curl").inner_text().endswith("'https://127.0.0.1:8443/mcp?n=10'")
+    assert page.locator(f"li[id='{anchor}-x10']").get_attribute("class") == "cx"
+    expired.get_by_role("button", name="Show this case's exchanges").click()
+    assert opened.is_hidden()
     table.screenshot(path=str(REPORTS / "report-screenshot-cases.png"))
     page.goto("about:blank")
     page.goto(f"{path.as_uri()}#{result['rule']}", wait_until="load")

@@ -1,5 +1,5 @@
-"""The platform and compression negative rules that had one probe now iterate cited attack tables, and
-`conformance rules --json` counts their cases. Each table's mutant (passes the old single probe, fails the table)
+"""The platform and compression negative rules iterate cited attack tables rather than one probe, and
+`conformance rules --json` counts their cases. Each table's mutant (passes a single probe, fails the table)
 is proven by the matrix (tests/matrix); this pins the tables' breadth and citations."""
 
 from __future__ import annotations

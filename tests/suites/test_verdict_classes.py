@@ -19,6 +19,7 @@ import pytest
 from conformance.host.oauth import AuthorizationRequest, OAuthClient, TokenResult
 from conformance.suites._linking import FlowAttempt, LinkedAccount
 from conformance.suites.auth.test_reauth import scope_sets
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 from tests._serving import serve_http
 
@@ -155,10 +156,7 @@ def link_account():
 def test_prof_08_is_not_passed_after_two_of_its_three_cases(pytester: pytest.Pytester) -> None:
     makeconftest(pytester, PROF_08_STUBS)
     pytester.makepyfile(test_ids="from conformance.suites.profile.test_ids import test_id_is_stable")
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_ids.py"
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_ids.py").first
     assert result["rule"] == "PROF-08" and result["status"] == "skipped", result
     assert "a token refresh (no refresh token was issued)" in result["message"]
     assert "cases run: a new connection, a scope upgrade" in result["message"]
@@ -174,10 +172,7 @@ def test_prof_08_upgrades_beyond_the_requested_scopes_when_the_tool_needs_them_a
     )
     makeconftest(pytester, stubs)
     pytester.makepyfile(test_ids="from conformance.suites.profile.test_ids import test_id_is_stable")
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_ids.py"
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_ids.py").first
     assert "cases run: a new connection, a scope upgrade" in result["message"], result
     assert "after a scope upgrade (openid profile:read → openid profile:read files:write)" in result["message"]
 
@@ -188,7 +183,7 @@ CHAL_STUBS = """
 import httpx
 import pytest
 from conformance.host.challenge import Challenge
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.host.mcp import RawResult
 from conformance.suites._tool_access import CallOutcome, Listing
 from conformance.suites.auth import test_tools
@@ -237,10 +232,7 @@ def published(monkeypatch):
     monkeypatch.setitem(test_linking_ui_can_appear.__globals__, "discover_prm", lambda *a, **k: None)
 """
     )
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_chal.py"
-    )
-    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_chal.py").by_rule
     assert results["AUTH-CHAL-01"]["status"] == "skipped"
     assert results["AUTH-CHAL-02"]["status"] == status, results["AUTH-CHAL-02"]
     assert "as AUTH-CHAL-01 needs" in results["AUTH-CHAL-02"]["message"]
@@ -313,17 +305,9 @@ def test_endpoint_wide_protection_gets_the_token_checks(pytester: pytest.Pyteste
         test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, "
         "test_valid_token_is_accepted, test_missing_or_malformed_authorization, test_tampered_token_is_refused"
     )
-    pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
-        "--target-url",
-        endpoint_protected,
-        "--allow-insecure-loopback",
-        "test_tok.py",
-    )
-    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    results = run_checks(
+        pytester, "--target-url", endpoint_protected, "--allow-insecure-loopback", "test_tok.py"
+    ).by_rule
     assert results["AUTH-TOK-01"]["status"] == "passed", results["AUTH-TOK-01"]
     # Any bearer value is taken, malformed ones too: AUTH-TOK-02's attack table names them.
     assert results["AUTH-TOK-02"]["status"] == "failed", results["AUTH-TOK-02"]
@@ -383,20 +367,8 @@ def test_a_predefined_client_is_judged_and_nothing_is_registered(pytester: pytes
         test_dcr="from conformance.suites.auth.test_dcr import connection_client, test_registration_returns_a_client, "
         "test_registered_client_stays_valid"
     )
-    pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
-        "--target-url",
-        "https://127.0.0.1:1/mcp",
-        "--client-registration",
-        "predefined",
-        "--client-id",
-        "configured-client",
-        "test_dcr.py",
-    )
-    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    registration = ("--client-registration", "predefined", "--client-id", "configured-client")
+    results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, *registration, "test_dcr.py").by_rule
     assert results["AUTH-DCR-01"]["status"] == "skipped", results["AUTH-DCR-01"]
     assert "--client-registration predefined" in results["AUTH-DCR-01"]["message"]
     # The configured client's first use failed: that is the flow's verdict, not "the client stopped being valid".
@@ -441,9 +413,7 @@ def test_identity(host_identity):
     assert host_identity.callback_redirect_uri("conformance") == {redirect + "/conformance"!r}
 """
     )
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--target-url", "https://127.0.0.1:1/mcp", *flags, "test_identity.py"
-    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--target-url", DEAD_TOOL_SERVER, *flags, "test_identity.py")
     result.assert_outcomes(passed=1)
 
 
@@ -486,10 +456,7 @@ def linked_account():
 def test_flow_06_judges_that_the_code_works_once_not_the_error_code(pytester: pytest.Pytester) -> None:
     makeconftest(pytester, FLOW_06_STUBS)
     pytester.makepyfile(test_flow="from conformance.suites.auth.test_flow import test_code_works_once")
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_flow.py"
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_flow.py").first
     assert result["rule"] == "AUTH-FLOW-06" and result["status"] == "passed", result
     assert "500" in result["message"] and "invalid_grant" in result["message"]
 
@@ -515,17 +482,14 @@ def test_prof_10_compares_the_login_email_and_never_passes_on_nothing(
     monkeypatch.setenv("CONFORMANCE_TEST_USER", login)
     makeconftest(pytester, PROF_10_STUBS)
     pytester.makepyfile(test_result="from conformance.suites.profile.test_result import test_id_encodes_no_identity")
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_result.py"
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_result.py").first
     assert result["rule"] == "PROF-10" and result["status"] == status, result
 
 
 TOOL_05_STUBS = """
 import pytest
 from types import SimpleNamespace
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.suites._tool_access import Listing
 from conformance.suites.auth.test_tools import Anonymous
 
@@ -549,10 +513,7 @@ def test_tool_05_skip_names_what_would_let_it_run(pytester: pytest.Pytester) -> 
     pytester.makepyfile(
         test_tools="from conformance.suites.auth.test_tools import test_structured_content_matches_output_schema"
     )
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_tools.py"
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_tools.py").first
     assert result["status"] == "skipped" and "readOnlyHint" in result["need"], result
 
 
@@ -594,10 +555,7 @@ def connection_client():
 def _dcr_02(pytester: pytest.Pytester, refresh: str) -> dict[str, Any]:
     makeconftest(pytester, DCR_02_STUBS.replace("REFRESH = None", f"REFRESH = {refresh}"))
     pytester.makepyfile(test_dcr="from conformance.suites.auth.test_dcr import test_registered_client_stays_valid")
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_dcr.py"
-    )
-    result: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result: dict[str, Any] = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_dcr.py").first
     assert result["rule"] == "AUTH-DCR-02", result
     return result
 
@@ -628,7 +586,7 @@ def test_no_profile_tool_hint_names_a_remedy_that_can_work(
         pytester,
         f"""
 import pytest
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.suites._tool_access import Listing
 
 @pytest.fixture(scope="session")
@@ -647,10 +605,7 @@ def test_uses_the_profile_tool(profile_tool):
     pass
 """
     )
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_profile.py"
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_profile.py").first
     assert result["status"] == "skipped" and option in result["option"], result
 
 
@@ -681,10 +636,7 @@ test_document_url_is_the_client_id = checks.test_document_url_is_the_client_id
 test_private_key_jwt_is_accepted = checks.test_private_key_jwt_is_accepted
 """
     )
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_cimd.py"
-    )
-    report = json.loads((pytester.path / "out" / "report.json").read_text())
+    report = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_cimd.py").report
     assert {r["rule"] for r in report["results"]} == {"AUTH-CIMD-01", "AUTH-CIMD-02"}
     for result in report["results"]:
         assert result["status"] == "skipped" and not result["incomplete"], result
@@ -731,10 +683,7 @@ def first_link():
 """,
     )
     pytester.makepyfile(test_flow="from conformance.suites.auth.test_flow import test_token_request_returns_bearer")
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_flow.py"
-    )
-    report = json.loads((pytester.path / "out" / "report.json").read_text())
+    report = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_flow.py").report
     result = report["results"][0]
     assert result["rule"] == "AUTH-FLOW-02" and result["status"] == "skipped" and result["incomplete"], result
     assert report["verdict"]["status"] == "INCOMPLETE"
@@ -771,17 +720,7 @@ def harness_issuer_or_none():
         test_tok="from conformance.suites.auth.test_tokens import probe, control, accepted, scope_probe, "
         "test_insufficient_scope"
     )
-    pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
-        "--target-url",
-        endpoint_protected,
-        "--allow-insecure-loopback",
-        "test_tok.py",
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", endpoint_protected, "--allow-insecure-loopback", "test_tok.py").first
     # The endpoint takes any bearer token, one without the scope its challenge requires too.
     assert result["rule"] == "AUTH-TOK-08" and result["status"] == "failed", result
     assert "mcp:tools" in result["message"]
@@ -789,7 +728,7 @@ def harness_issuer_or_none():
 
 READ_ONLY_LISTING = """
 import pytest
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.suites._tool_access import Listing
 from conformance.suites.auth.test_tools import Anonymous
 
@@ -815,10 +754,7 @@ def test_conditional_tool_rules_are_not_passed_on_nothing(pytester: pytest.Pytes
         test_tools="from conformance.suites.auth.test_tools import test_tools_that_write_are_not_anonymous, "
         "test_security_schemes, test_profile_marker_is_boolean"
     )
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_tools.py"
-    )
-    results = {r["rule"]: r for r in json.loads((pytester.path / "out" / "report.json").read_text())["results"]}
+    results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_tools.py").by_rule
     assert set(results) == {"AUTH-TOOL-02", "AUTH-TOOL-04", "AUTH-TOOL-06"}
     for rule, result in results.items():
         assert result["status"] == "skipped" and not result["incomplete"], (rule, result)
@@ -861,10 +797,7 @@ def test_iss_03_is_the_hosts_rule_and_never_charges_the_server_twice(pytester: p
     asks of the host; the server's defect is AUTH-ISS-02's alone, so AUTH-ISS-03 passes and says so."""
     makeconftest(pytester, ISS_03_STUBS)
     pytester.makepyfile(test_iss="from conformance.suites.auth.test_iss import test_host_refuses_what_rfc_9207_refuses")
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_iss.py"
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_iss.py").first
     assert result["rule"] == "AUTH-ISS-03" and result["status"] == "passed", result
     assert "the host refused the error response (iss_missing)" in result["message"], result
     assert "judged under AUTH-ISS-01/02" in result["message"]
@@ -901,11 +834,8 @@ def linker():
         "test_token_for_another_audience_is_refused"
     )
     alt = "https://other.example/mcp"
-    pytester.runpytest(
-        *("-p", "no:cacheprovider", "--report-dir", "out", "--target-url", endpoint_protected),
-        *("--allow-insecure-loopback", "--alt-resource", alt, "test_tok.py"),
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    args = ("--target-url", endpoint_protected, "--allow-insecure-loopback", "--alt-resource", alt, "test_tok.py")
+    result = run_checks(pytester, *args).first
     assert result["rule"] == "AUTH-TOK-06" and result["status"] == "skipped", result
     assert f"--alt-resource was given: no token for {alt}: invalid_target" in result["need"], result
     assert result["option"] and "--alt-resource" not in result["option"], result

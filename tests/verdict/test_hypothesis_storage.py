@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core._cache import cache_dir
+from tests._checks_run import run_checks
 
 PROPERTY = """
 from hypothesis import given, strategies as st
@@ -27,9 +28,7 @@ def test_a_property_check_leaves_no_hypothesis_directory_in_the_cwd(
     monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     pytester.makepyfile(test_prop=PROPERTY)
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_prop.py"
-    )
+    result = run_checks(pytester, "--target-url", "https://127.0.0.1:1/mcp", "test_prop.py", how="subprocess")
     result.assert_outcomes(passed=1)
     assert not (pytester.path / ".hypothesis").exists()
     assert list((tmp_path / "cache" / "conformance" / "hypothesis" / "unicode_data").rglob("charmap.json.gz"))

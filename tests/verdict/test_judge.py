@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from conformance.core._exceptions import InvalidResponse, TargetThrottled, Targe
 from conformance.core.rules import RULES, Level, Rule
 from conformance.report.model import CheckOutcome, RunReport, Status
 from conformance.verdict._verdicts import Blocked, Failure, Judgement, NeedsUnmet, Throttled, judge
+from tests._checks_run import run_checks
 
 MUST, SHOULD, INFO = ["AUTH-PRM-01"], ["AUTH-PRM-06"], ["X-INFO-1"]
 EXCHANGE: dict[str, Any] = {"method": "GET", "url": "https://t/x", "status": 200, "request_headers": {}}
@@ -181,10 +181,10 @@ def test_prerequisite(platform_target):
 
 def test_host_signals_through_a_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makepyfile(test_checks=HOST_SIGNALS)
-    env = ("--platform-url", "https://127.0.0.1:1", "--report-dir", "out", "-p", "no:cacheprovider")
+    env = ("--platform-url", "https://127.0.0.1:1")
     monkeypatch.setenv("CONFORMANCE_PLATFORM_API_KEY", "k")
-    result = pytester.runpytest(*env, "test_checks.py")
-    report = RunReport.from_json(json.loads(Path(pytester.path / "out" / "report.json").read_text()))
+    result = run_checks(pytester, *env, "test_checks.py")
+    report = RunReport.from_json(result.report)
     by_rule = {r.rule: r for r in report.results}
     assert by_rule["TOK-01"].status is Status.BLOCKED and by_rule["TOK-01"].blocked_by is None
     assert by_rule["TOK-01"].message == "target throttled the harness: POST /v1/x -> 429"
@@ -194,9 +194,9 @@ def test_host_signals_through_a_run(pytester: pytest.Pytester, monkeypatch: pyte
     assert report.verdict.status == "NOT ACCEPTED" and result.ret == 1
     assert "1 check blocked: the target throttled" in result.stdout.str()
     # pytest's own outcome agrees, as it did for Blocked and Throttled (skips): junit.xml and -x see no failure.
-    junit = (pytester.path / "out" / "junit.xml").read_text()
+    junit = (result.report_dir / "junit.xml").read_text()
     cases = dict(re.findall(r'<testcase [^>]*name="(\w+)"(?:(?!</testcase>).)*<(skipped|failure|error)\b', junit, re.S))
     assert cases == {"test_throttled": "skipped", "test_invalid": "failure", "test_prerequisite": "skipped"}, junit
     assert "1 failed, 2 blocked" in result.stdout.str()
-    first = pytester.runpytest(*env, "-x", "test_checks.py")  # a throttled check does not stop the run
+    first = run_checks(pytester, *env, "-x", "test_checks.py")  # a throttled check does not stop the run
     assert "1 failed, 1 blocked" in first.stdout.str()

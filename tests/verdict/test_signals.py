@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from conformance.report.json_writer import validate_report
+from tests._checks_run import run_checks
 from tests._hostile import hostile, slow_drip
 
 DEAD = "https://127.0.0.1:1/mcp"
@@ -73,12 +74,9 @@ def test_host_signals_are_verdicts(pytester: pytest.Pytester) -> None:
         test_zz_examples="from test_checks import examples\n\n"
         "def test_one_example():\n    assert len(examples) == 1, examples\n"
     )
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", DEAD, "test_checks.py", "test_zz_examples.py"
-    )
-    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())
-    validate_report(report)
-    by_rule = {r["rule"]: r for r in report["results"]}
+    result = run_checks(pytester, "--target-url", DEAD, "test_checks.py", "test_zz_examples.py")
+    report = result.report
+    by_rule = result.by_rule
     status = {rule: by_rule[rule]["status"] for rule in ("AUTH-PRM-01", "AUTH-PRM-02", "AUTH-PRM-03")}
     assert status == {"AUTH-PRM-01": "failed", "AUTH-PRM-02": "blocked", "AUTH-PRM-03": "failed"}
     assert by_rule["AUTH-PRM-01"]["message"] == "the metadata: 'resource' is missing"

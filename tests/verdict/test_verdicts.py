@@ -7,15 +7,14 @@ is missing; ``--allow-incomplete`` opts out; ``--allow-insecure-loopback`` caps 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import conformance
-from conformance.report.json_writer import validate_report
 from conformance.report.model import CheckOutcome, RuleResult, Status, verdict
+from tests._checks_run import run_checks
 from tests._forked import forked_harness, forked_stack
 
 DEAD = "https://127.0.0.1:1/mcp"
@@ -38,10 +37,8 @@ def test_optional_need():
 
 
 def run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-    result = pytester.runpytest("-p", "no:cacheprovider", "--report-dir", "out", *args)
-    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())
-    validate_report(report)
-    return result, report
+    result = run_checks(pytester, *args)
+    return result.outcome, result.report
 
 
 def verdict_line(result: pytest.RunResult) -> list[str]:
@@ -179,7 +176,7 @@ def test_a_run_stopped_early_is_incomplete_whatever_it_decided() -> None:
 
 
 def test_the_reference_without_test_credentials_is_incomplete(tmp_path: Path) -> None:
-    """The issue's own case: credentials unset, most rules skipped, a few decided — never ACCEPTED, exit non-zero,
+    """A run without its test credentials: most rules skipped, a few decided — never ACCEPTED, exit non-zero,
     one line naming what is missing."""
     with forked_stack(services=["toolserver"], data_dir=tmp_path / "data") as stack:
         env = {k: v for k, v in stack.settings.items() if not k.startswith("CONFORMANCE_TEST_")}

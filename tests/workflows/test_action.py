@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from conformance.cli._main import build_parser
+from conformance.core.targets import TARGETS
 
 ROOT = Path(__file__).parents[2]
 ACTION = ROOT / "action.yml"
@@ -32,8 +33,11 @@ def _steps(action: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_action_is_a_composite_with_the_documented_inputs(action: dict[str, Any]) -> None:
     assert action["runs"]["using"] == "composite"
-    assert {"target-url", "platform-url", "compression-url", "suite", "report-dir"} <= set(action["inputs"])
+    assert {"suite", "report-dir"} <= set(action["inputs"])
     text = ACTION.read_text()
+    for kind in TARGETS.values():  # the table's targets, each URL input handed to the run as the URL's variable
+        assert kind.input in action["inputs"], kind.input
+        assert f"{kind.env}: ${{{{ inputs.{kind.input} }}}}" in text, kind.env
     for name in action["inputs"]:  # each input is used somewhere
         assert f"inputs.{name}" in text, name
     assert "secrets." not in text.split("runs:")[1]  # secrets come from the caller's environment only

@@ -14,6 +14,7 @@ from conformance.cli._main import main
 from conformance.report.diff import classify
 from conformance.report.html import render_html
 from conformance.report.model import RuleResult, RunReport, RunVerdict, Status
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 from tests.report.report_factory import build_report
 
 
@@ -157,11 +158,11 @@ def test_prm2():
     results = (RuleResult.for_rule("AUTH-PRM-01", Status.PASSED), RuleResult.for_rule("AUTH-PRM-02", Status.FAILED))
     old = RunReport(RunVerdict("NOT ACCEPTED", "1 rule(s) failed: AUTH-PRM-02"), results)
     (pytester.path / "old.json").write_text(json.dumps(old.to_json()))
-    args = ("-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp")
-    result = pytester.runpytest(*args, "--compare-report", "old.json", "test_checks.py")
+    args = ("--target-url", DEAD_TOOL_SERVER)
+    result = run_checks(pytester, *args, "--compare-report", "old.json", "test_checks.py")
     assert result.ret == 1
-    html = (pytester.path / "out" / "report.html").read_text()
+    html = (result.report_dir / "report.html").read_text()
     assert "regression: was passed" in html and "fix: was failed" in html
-    bad = pytester.runpytest(*args, "--compare-report", "nope.json", "test_checks.py")
+    bad = run_checks(pytester, *args, "--compare-report", "nope.json", "test_checks.py")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert "cannot read nope.json" in bad.stderr.str()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli._main import main
+from tests._checks_run import run_checks
 from tests._serving import serve_http
 
 PLATFORM_KEY = "pk-test-preflight-0123456789"
@@ -150,18 +151,18 @@ def test_pytest_preflight_stops_before_the_first_check(
     origin: str, pytester: pytest.Pytester, clean_env: pytest.MonkeyPatch
 ) -> None:
     pytester.makepyfile(test_checks=CHECK)
-    args = ("-p", "no:cacheprovider", "--report-dir", "out", "--allow-insecure-loopback", "--platform-url", origin)
+    args = ("--allow-insecure-loopback", "--platform-url", origin)
     clean_env.setenv("CONFORMANCE_PLATFORM_API_KEY", "pk-wrong-key-0000000000")
-    result = pytester.runpytest(*args, "--preflight", "test_checks.py")
+    result = run_checks(pytester, *args, "--preflight", "test_checks.py")
     assert result.ret == 4
     assert "conformance preflight: PROBLEM platform: API key rejected" in result.stderr.str()
-    assert not (pytester.path / "out" / "report.json").exists()  # nothing decided: no report
+    assert not result.report_path.exists()  # nothing decided: no report
     assert "1 passed" not in result.stdout.str()
     clean_env.setenv("CONFORMANCE_PLATFORM_API_KEY", PLATFORM_KEY)
-    result = pytester.runpytest(*args, "--preflight", "test_checks.py")
+    result = run_checks(pytester, *args, "--preflight", "test_checks.py")
     assert "PROBLEM" not in result.stderr.str()
     result.assert_outcomes(passed=1)  # the run went on
-    assert (pytester.path / "out" / "report.json").exists()
+    assert result.report["results"]
 
 
 def test_a_throttling_or_garbled_target_is_a_problem_line_not_a_crash(

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conformance.cli._main import main
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 from tests.report.report_factory import HOSTILE_SCRIPT, build_report
 
 
@@ -114,12 +115,10 @@ def test_harness_bug():
     {}["missing"]
 """
     )
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_checks.py"
-    )
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_checks.py")
     assert result.ret == 1
     capsys.readouterr()  # the inner run's own output
-    report = pytester.path / "out" / "report.json"
+    report = result.report_path
     data = json.loads(_summary(capsys, str(report), "--format", "json"))
     listed = {i["rule"]: i["status"] for i in data["targets"]["tool_server"]["attention"]}
     assert listed == {"AUTH-PRM-02": "failed", "AUTH-TOK-04": "error"}

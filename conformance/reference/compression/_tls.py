@@ -1,8 +1,9 @@
 """The TLS context the sandbox's own clients use (source fetches, objstore_b writes): built once per trust setting.
 
-``ssl.create_default_context()`` loads the system trust store, ~17 ms of CPU each time; the sandbox used to build one
-per source fetch and per write (a third of the sandbox's CPU in the mutant matrix). A context is safe to
-share between threads and connections once configured, and nothing here changes it afterwards.
+``ssl.create_default_context()`` loads the system trust store, which is costly, and the sandbox fetches sources and
+writes objects many times per run: one context per source fetch and per write would be much of the sandbox's CPU in
+the mutant matrix. A context is safe to share between threads and connections once configured, and nothing here
+changes it afterwards.
 """
 
 from __future__ import annotations

@@ -82,8 +82,8 @@ def make_wsgi_server(
 ) -> BaseWSGIServer:
     """werkzeug's threaded server for ``app``, its connections without Nagle's algorithm: it keeps them alive
     (HTTP/1.1) and writes an answer's head and body apart, so with Nagle on the body would wait for the client's
-    delayed ACK of the head (13 ms per request to the S3 store on loopback, against 1.7 ms without). ``latency_s``:
-    see ``conformance.reference._latency``."""
+    delayed ACK of the head, a stall on every request to the S3 store (docs/performance.md). ``latency_s``: see
+    ``conformance.reference._latency``."""
     from werkzeug.serving import WSGIRequestHandler, make_server
 
     class Handler(WSGIRequestHandler):

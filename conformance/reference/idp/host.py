@@ -1,7 +1,7 @@
 """Several reference IdPs in one Node process (``host.js``), for a test suite that starts many stacks.
 
-Starting Node costs an IdP ~0.2 s of CPU and a cold JIT ~0.3 s more over its first flows; a warm process serving
-many stacks pays both once. Every stack still meets an IdP of its own: a fresh Provider instance (own config,
+Starting Node costs an IdP CPU, and a cold JIT more over its first flows (benchmarks/idp_host.py); a warm process
+serving many stacks pays both once. Every stack still meets an IdP of its own: a fresh Provider instance (own config,
 accounts, mutants, store, keys, caches, port, TLS server and log file), closed when its stack stops.
 
 ``IdpHost(ca_file, log_file)`` starts the host; ``host.launcher(fallback)`` is a ``running_stack`` launcher that

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conformance.core._values import is_int
 from conformance.reference.platform import seeds
 from conformance.reference.platform.errors import ApiError, invalid, missing, unknown_parameter, wrong_type
 
@@ -40,10 +41,6 @@ CREATE_FIELDS = {
 UPDATE_FIELDS = CREATE_FIELDS
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def check_name(value: Any, mutants: frozenset[str]) -> str:
     if not isinstance(value, str):
         raise wrong_type("name", "a string")
@@ -60,7 +57,7 @@ def check_time(param: str, value: Any, mutants: frozenset[str] = frozenset()) ->
         return None
     if "time-numeric-string-coerced" in mutants and isinstance(value, str) and value.isdigit():
         value = int(value)  # a lenient parser: "946684800" becomes 946684800
-    if not _is_int(value):
+    if not is_int(value):
         raise wrong_type(param, "an integer Unix timestamp")
     lowest = 0 if "time-lower-bound-unenforced" in mutants else TIME_MIN
     if not lowest <= value <= TIME_MAX:
@@ -79,7 +76,7 @@ def check_budget(value: Any, mutants: frozenset[str]) -> dict[str, int]:
     micros = value["lifetime_spend_limit_micros"]
     if "budget-fraction-truncated" in mutants and isinstance(micros, float):
         micros = int(micros)  # a lenient parser: 1000000.5 becomes 1000000
-    if not _is_int(micros):
+    if not is_int(micros):
         raise wrong_type("budget.lifetime_spend_limit_micros", "an integer")
     minimum = 1 if "budget-minimum-unenforced" in mutants else BUDGET_MIN
     if not minimum <= micros <= INT64_MAX:

@@ -36,7 +36,7 @@ from conformance.reference.platform.errors import ApiError, invalid, unknown_par
 if TYPE_CHECKING:
     import bpe_openai
 
-# The tokenizer is imported on the first count (~0.4 s of CPU), not by every process that imports the sandbox (the
+# The tokenizer is imported on the first count (a costly import), not by every process that imports the sandbox (the
 # stack, the test collection); whether it is installed is still known here, as an import of it would tell.
 if importlib.util.find_spec("bpe_openai") is None:
     raise ModuleNotFoundError("No module named 'bpe_openai'", name="bpe_openai")

@@ -1,5 +1,7 @@
-// Filters, search, pagination, deep links and copy buttons. The content is plain HTML: nothing here is needed to
-// read it. Runs of thousands of results show one page at a time (PAGE results) so the page never freezes.
+// Filters, search, pagination, deep links, copy buttons, and exchanges rendered when opened. The content is plain
+// HTML; only the details of exchanges past the page's budget are data (#exchange-data, JSON), rendered here as text
+// when their line or their case is opened. Runs of thousands of results show one page at a time (PAGE results) so
+// the page never freezes.
 (function () {
   "use strict";
   var PAGE = 200;
@@ -7,6 +9,8 @@
   var list = doc.getElementById("rule-list");
   var form = doc.getElementById("toolbar");
   if (!list || !form) return;
+  var dataBlock = doc.getElementById("exchange-data");
+  var exchangeData = null;  // parsed on first use
   var more = doc.getElementById("more");
   var moreWrap = doc.getElementById("more-wrap");
   var shown = doc.getElementById("shown");
@@ -106,10 +110,113 @@
     }
     var evidence = el.querySelector("details.evidence");
     if (evidence) evidence.open = true;
-    var exchange = el.querySelector(":scope > details.ex");  // a link to one exchange opens it
+    if (el.matches(".exchanges > li.cx")) expand(el);  // a link to one exchange opens it
+    var exchange = el.querySelector(":scope > details.ex");
     if (exchange) exchange.open = true;
     measureToolbar();  // its height changes with the filters' status line
     el.scrollIntoView({ block: "start" });
+  }
+
+  // -- exchanges held as data: rendered as text (never as markup) when opened ----------------------------------
+  function detailsData(resultId, n) {
+    if (exchangeData === null) {
+      try { exchangeData = JSON.parse(dataBlock ? dataBlock.textContent : "{}"); } catch (err) { exchangeData = {}; }
+    }
+    var mine = exchangeData[resultId];
+    return mine ? mine[String(n)] || null : null;
+  }
+  function node(tag, cls, text) {
+    var made = doc.createElement(tag);
+    if (cls) made.className = cls;
+    if (text !== undefined) made.textContent = text;
+    return made;
+  }
+  function part(label, text, preClass, hidden) {
+    var div = node("div", "part");
+    div.appendChild(node("p", "lbl", label));
+    div.appendChild(node("pre", preClass || "", text));
+    if (hidden) div.appendChild(node("p", "note", "… " + hidden + " more characters in report.json"));
+    return div;
+  }
+  function exchangeBody(d) {
+    var body = node("div", "exb");
+    if (d.error) {
+      var err = node("p", "err");
+      err.appendChild(node("b", "", "Error:"));
+      err.appendChild(doc.createTextNode(" " + d.error));
+      body.appendChild(err);
+    }
+    if (d.omitted) body.appendChild(node("p", "note", d.omitted));
+    if (d.request_headers) body.appendChild(part("Request headers", d.request_headers));
+    if (d.request_body) body.appendChild(part("Request body", d.request_body[0], "body", d.request_body[1]));
+    if (d.response_headers) {
+      var status = typeof d.status === "number" ? " · status " + d.status : "";
+      body.appendChild(part("Response headers" + status, d.response_headers));
+    }
+    if (d.response_body) {
+      body.appendChild(part("Response body (excerpt)", d.response_body[0], "body", d.response_body[1]));
+    }
+    var label = "Reproduce" + (d.inbound ? " · the target sent this request to the harness" : "") +
+      (d.started_at ? " · sent " + d.started_at : "");
+    if (d.curl) body.appendChild(part(label, d.curl, "curl"));
+    return body;
+  }
+  // An open <details class="ex"> for the exchange whose item is `item` (its line copied, its details from the
+  // page or from the data); the item itself is left as it is.
+  function exchangeDetails(item) {
+    var inPage = item.querySelector(":scope > details.ex");
+    if (inPage) {
+      var copy = inPage.cloneNode(true);
+      copy.open = true;
+      return copy;
+    }
+    var details = node("details", "ex");
+    var summary = doc.createElement("summary");
+    Array.prototype.forEach.call(item.childNodes, function (child) {
+      if (!(child.classList && child.classList.contains("omit"))) summary.appendChild(child.cloneNode(true));
+    });
+    details.appendChild(summary);
+    var result = item.closest("li.result");
+    var d = result && detailsData(result.id, item.getAttribute("value"));
+    if (d) details.appendChild(exchangeBody(d));
+    details.open = true;
+    return details;
+  }
+  // A line of the evidence list opened in place.
+  function expand(item) {
+    if (!item.classList.contains("cx")) return;
+    var details = exchangeDetails(item);
+    while (item.firstChild) item.removeChild(item.firstChild);
+    item.appendChild(details);
+    item.classList.remove("cx");
+    item.removeAttribute("tabindex");
+    copyButtonsIn(item);
+  }
+  // A case row opens its own exchanges in a row below it (and closes them again).
+  function toggleCase(button) {
+    var row = button.closest("tr");
+    var next = row.nextElementSibling;
+    var opening = button.getAttribute("aria-expanded") !== "true";
+    button.setAttribute("aria-expanded", opening ? "true" : "false");
+    if (next && next.classList.contains("case-ex")) { next.hidden = !opening; return; }
+    if (!opening) return;
+    var result = row.closest("li.result");
+    var cell = node("td");
+    cell.colSpan = row.children.length;
+    var items = node("ol", "case-exchanges");
+    (row.getAttribute("data-exchanges") || "").split(" ").forEach(function (n) {
+      var source = n && result && doc.getElementById(result.id + "-x" + n);
+      if (!source) return;
+      var item = node("li");
+      item.value = Number(n);
+      item.appendChild(exchangeDetails(source));
+      items.appendChild(item);
+    });
+    cell.appendChild(items);
+    var added = node("tr", "case-ex");
+    added.appendChild(cell);
+    row.parentNode.insertBefore(added, row.nextSibling);
+    copyButtonsIn(added);
   }
 
   // The button sits in the label above the command, so the command's text stays exactly what is copied.
@@ -166,6 +273,10 @@
     apply();
   });
   list.addEventListener("click", function (e) {
+    var opener = e.target.closest("button.case-open");
+    if (opener) { toggleCase(opener); return; }
+    var line = e.target.closest(".exchanges > li.cx");
+    if (line && !e.target.closest("a")) { expand(line); return; }
     var button = e.target.closest("button.copy");
     if (!button) return;
     var text = button.parentElement.nextElementSibling.textContent;
@@ -174,6 +285,11 @@
   });
   // `toggle` does not bubble: listen in the capture phase to add copy buttons when evidence is opened.
   list.addEventListener("toggle", function (e) { if (e.target.open) copyButtonsIn(e.target); }, true);
+  list.addEventListener("keydown", function (e) {
+    if ((e.key === "Enter" || e.key === " ") && e.target.matches && e.target.matches(".exchanges > li.cx")) {
+      e.preventDefault(); expand(e.target);
+    }
+  });
   doc.addEventListener("keydown", function (e) {
     if (e.key === "/" && doc.activeElement !== search && !/INPUT|TEXTAREA/.test(doc.activeElement.tagName)) {
       e.preventDefault(); search.focus();
@@ -184,6 +300,9 @@
   // Printing expands everything (all pages, all evidence), then restores the reader's view.
   var printState = null;
   window.addEventListener("beforeprint", function () {
+    var lines = Array.prototype.slice.call(list.querySelectorAll(".exchanges > li.cx"));
+    lines.forEach(expand);  // exchanges held as data are printed whole too (closed again after)
+    lines.forEach(function (item) { var d = item.querySelector("details.ex"); if (d) d.open = false; });
     printState = Array.prototype.filter.call(list.querySelectorAll("details"), function (d) { return !d.open; });
     printState.forEach(function (d) { d.open = true; });
   });
@@ -192,6 +311,7 @@
     printState = null;
   });
 
+  list.querySelectorAll("button.case-open").forEach(function (b) { b.hidden = false; });
   form.hidden = false;
   apply();
   measureToolbar();

@@ -13,17 +13,18 @@ from conformance.host.http import HostHTTP
 from conformance.host.identity import HostIdentity
 from conformance.host.oauth import TokenEndpoint, choose_redirect_mode, negotiate_auth_method
 from conformance.host.publisher import Publisher
-from conformance.suites._cases import Attack, AttackRun, attack_table
-from conformance.suites._linking import FlowAttempt, Linker
-from conformance.suites._transport import loopback_run, transport_not_judged
-from conformance.suites.auth.client import none_only_client
-from conformance.validate.auth import (
+from conformance.judges.auth import (
     auth_method_notes,
     auth_method_problems,
+    endpoint_https_problems,
     identification_problems,
     iss_parameter_problems,
     s256_problems,
 )
+from conformance.suites._cases import Attack, AttackRun, attack_table
+from conformance.suites._linking import FlowAttempt, Linker
+from conformance.suites._transport import loopback_run, transport_not_judged
+from conformance.suites.auth.client import none_only_client
 
 # Every well-known location a host may use for the issuer (RFC 8414 §3.1 path insertion, OpenID discovery with
 # the path inserted or appended) is fetched, and each copy that is served is judged: a host may settle on any.
@@ -132,9 +133,9 @@ def test_s256_is_advertised(as_metadata: AsMetadata) -> None:
 
 @rule("AUTH-ASM-04")
 def test_endpoints_are_https(host_http: HostHTTP, as_metadata: AsMetadata) -> None:
-    problems = as_metadata.https_problems(judged=lambda url: not loopback_run(host_http, url))
+    problems = endpoint_https_problems(as_metadata.document, judged=lambda url: not loopback_run(host_http, url))
     expect(not problems, "; ".join(problems))
-    if as_metadata.https_problems():
+    if endpoint_https_problems(as_metadata.document):
         transport_not_judged("HTTPS of authorization_endpoint and token_endpoint", "both are present and absolute")
     endpoints = {k: as_metadata.document.get(k) for k in ("authorization_endpoint", "token_endpoint")}
     observe("absolute HTTPS URLs: " + ", ".join(f"{k} {v}" for k, v in endpoints.items()))

@@ -18,6 +18,7 @@ import jwt
 from conformance import Blocked, expect, fail, observe, rule
 from conformance.core import _context
 from conformance.core._exceptions import TargetUnreachable
+from conformance.host import fanout
 from conformance.host.discovery import open_endpoint
 from conformance.host.oauth import OAuthClient, TokenEndpoint, TokenResult, new_pkce
 from conformance.suites._cases import Attack, AttackRun, attack_table
@@ -76,7 +77,8 @@ FLOW03 = attack_table(
 @rule("AUTH-FLOW-03")
 def test_wrong_verifier_is_refused(linker: Linker, linked_account: LinkedAccount) -> None:
     run = AttackRun.of("AUTH-FLOW-03")
-    for attack in run.table[:4]:  # the verifier cases under the host's own client authentication
+
+    def attack(case: str) -> str | None:
         request = linker.request()
         accepted = linker.code(request)
         challenge = request.pkce.challenge if request.pkce else ""
@@ -85,19 +87,21 @@ def test_wrong_verifier_is_refused(linker: Linker, linked_account: LinkedAccount
             "no code_verifier for a code issued with a challenge": None,
             "an empty code_verifier": "",
             "the code_challenge itself as the verifier": challenge,
-        }[attack.case]
+        }[case]
         if verifier:
             linker.http.redactor.add_secret(verifier)
         result = linker.host.tokens.exchange_code(accepted.code or "", verifier, request.redirect_uri, request.resource)
-        problem = None
         if result.ok:
-            problem = f"a code was exchanged with {attack.case}"
-        elif not (result.status == 400 and result.error == "invalid_grant"):
-            if attack.case == "a wrong code_verifier":
-                problem = f"{attack.case} was refused with {result.describe()}, not 400 invalid_grant"
-            else:  # a missing or malformed verifier may also be invalid_request (RFC 7636 §4.4.1)
-                observe(f"{attack.case}: refused with {result.describe()}")
-        run.tried_case(attack.case, problem)
+            return f"a code was exchanged with {case}"
+        if not (result.status == 400 and result.error == "invalid_grant"):
+            if case == "a wrong code_verifier":
+                return f"{case} was refused with {result.describe()}, not 400 invalid_grant"
+            # a missing or malformed verifier may also be invalid_request (RFC 7636 §4.4.1)
+            observe(f"{case}: refused with {result.describe()}")
+        return None
+
+    # the verifier cases under the host's own client authentication, each an authorization of its own
+    run.each([a.case for a in run.table[:4]], attack, limit=linker.concurrency)
     _wrong_verifier_per_identity(linker, run)
     run.conclude()
 
@@ -107,18 +111,25 @@ def _wrong_verifier_per_identity(linker: Linker, run: AttackRun) -> None:
     document lists both): an AS that checks PKCE only for public, or only for confidential, clients fails one."""
     client = linker.host.client
     usable = client.decision.intersection if client.decision is not None else (client.auth_method,)
-    for method, how in IDENTITIES.items():
-        case = f"a wrong code_verifier, the client authenticating {how}"
-        if method not in usable:
-            run.inapplicable(case, f"the host's client authenticates only with {list(usable)}")
-            continue
+    cases = {f"a wrong code_verifier, the client authenticating {how}": method for method, how in IDENTITIES.items()}
+
+    def flow(case: str) -> TokenResult:
         request = linker.request()
         accepted = linker.code(request)
         wrong = new_pkce().verifier
         linker.http.redactor.add_secret(wrong)
-        result = linker.host.tokens.exchange_code(
-            accepted.code or "", wrong, request.redirect_uri, request.resource, method=method
+        return linker.host.tokens.exchange_code(
+            accepted.code or "", wrong, request.redirect_uri, request.resource, method=cases[case]
         )
+
+    tried = [case for case, method in cases.items() if method in usable]
+    results = dict(zip(tried, fanout.each(tried, flow, limit=linker.concurrency, case=str), strict=True))
+    for case, method in cases.items():
+        how = case.removeprefix("a wrong code_verifier, the client authenticating ")
+        if method not in usable:
+            run.inapplicable(case, f"the host's client authenticates only with {list(usable)}")
+            continue
+        result = results[case]
         if _client_refused(result):
             run.not_tried(case, f"refused for its client authentication ({result.describe()}), not the verifier")
             continue
@@ -470,6 +481,17 @@ def _redirect_variants(registered: str) -> dict[str, str | None]:
     }
 
 
+def _redirected(linker: Linker, client: OAuthClient, item: tuple[str, str, str]) -> str | None:
+    """One FLOW-07 case: what went wrong when the authorization server redirected to the variant, else None."""
+    _, variant, probe = item
+    login, callback = linker.authorize(linker.request(client=client, redirect_uri=probe))
+    reached = callback is not None
+    if reached and variant == "an added query parameter":
+        # A redirect to the registered URI without the added parameter is not a redirect to the probe.
+        reached = PROBE_PARAM in (urlsplit(login.callback_url or "").query or "")
+    return f"the authorization server redirected to {probe}" if reached else None
+
+
 @rule("AUTH-FLOW-07")
 def test_redirect_uri_must_match_exactly(linker: Linker, linked_account: LinkedAccount) -> None:
     run = AttackRun.of("AUTH-FLOW-07")
@@ -483,17 +505,18 @@ def test_redirect_uri_must_match_exactly(linker: Linker, linked_account: LinkedA
             registered = (
                 client.redirect_uris[0] if client is not linker.host.client else linker.host.redirect.redirect_uri
             )
-            for variant, probe in _redirect_variants(registered).items():
+            variants = _redirect_variants(registered)
+            # Each variant an authorization of its own, at once; judged in the table's order.
+            probed = [(f"{variant}, {how}", variant, probe) for variant, probe in variants.items() if probe]
+            found = fanout.each(
+                probed, partial(_redirected, linker, client), limit=linker.concurrency, case=lambda item: item[0]
+            )
+            problems = {case: problem for (case, _, _), problem in zip(probed, found, strict=True)}
+            for variant, probe in variants.items():
                 case = f"{variant}, {how}"
                 if probe is None:
                     run.inapplicable(case, f"no such variant of {registered} (or a loopback port, RFC 8252 §7.3)")
                     continue
-                request = linker.request(client=client, redirect_uri=probe)
-                login, callback = linker.authorize(request)
-                reached = callback is not None
-                if reached and variant == "an added query parameter":
-                    # A redirect to the registered URI without the added parameter is not a redirect to the probe.
-                    reached = PROBE_PARAM in (urlsplit(login.callback_url or "").query or "")
-                problem = f"{case}: the authorization server redirected to {probe} (registered: {registered})"
-                run.tried_case(case, problem if reached else None)
+                problem = problems[case]
+                run.tried_case(case, f"{case}: {problem} (registered: {registered})" if problem else None)
     run.conclude()

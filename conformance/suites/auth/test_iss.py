@@ -15,10 +15,10 @@ from conformance.host.oauth import (
     parse_callback,
     validate_callback,
 )
+from conformance.judges.auth import response_iss_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites.auth.client import Declined, require_iss_advertised
-from conformance.validate.auth import response_iss_problems
 from conformance.verdict._verdicts import NeedsUnmet
 
 

@@ -53,10 +53,10 @@ OPTION = "--mtls with --mtls-material and --mtls-dns-name"
 
 class _CertContexts:
     """The TLS context each client certificate of the check is presented from: one of the check's own, with each
-    certificate loaded in turn just before its one connection (every context costs the system trust store, ~17 ms
-    of CPU; five of them were ~12 % of the checks' CPU in an auth+profile run). A context holds one certificate per
-    key type, so a certificate of another key type than the first (a material not made by the harness) gets the
-    shared context of its own instead, as before."""
+    certificate loaded in turn just before its one connection (every context costs the system trust store, a
+    costly load; one per certificate would be a visible share of the checks' CPU in an auth+profile run). A context
+    holds one certificate per key type, so a certificate of another key type than the first (a material not made by
+    the harness) gets a shared context of its own instead."""
 
     def __init__(self, ca_bundle: Path | None) -> None:
         self.ca_bundle = ca_bundle

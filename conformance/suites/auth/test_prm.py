@@ -10,7 +10,6 @@ from conformance.config import Target
 from conformance.host import InvalidResponse
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.challenge import first_bearer_challenge
-from conformance.host.declarations import CHALLENGE_META_KEY
 from conformance.host.discovery import (
     PrmDiscovery,
     discover_prm,
@@ -19,11 +18,7 @@ from conformance.host.discovery import (
     unauthenticated_probe,
 )
 from conformance.host.http import HostHTTP
-from conformance.suites._cases import Attack, AttackRun, attack_table
-from conformance.suites._linking import blocked_by, challenge_probe
-from conformance.suites._tool_access import Unauthorized, obtained_results, unauthorized_answers
-from conformance.suites._transport import judge_https
-from conformance.validate.auth import (
+from conformance.judges.auth import (
     challenge_problems,
     prm_optional_field_problems,
     prm_resource_problems,
@@ -31,6 +26,11 @@ from conformance.validate.auth import (
     scope_problems,
     unlisted_scopes,
 )
+from conformance.judges.declarations import CHALLENGE_META_KEY
+from conformance.suites._cases import Attack, AttackRun, attack_table
+from conformance.suites._linking import blocked_by, challenge_probe
+from conformance.suites._tool_access import Unauthorized, obtained_results, unauthorized_answers
+from conformance.suites._transport import judge_https
 
 
 @rule("AUTH-PRM-01")

@@ -21,10 +21,9 @@ import pytest
 from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.core import _budget
-from conformance.host import TargetThrottled
+from conformance.host import TargetThrottled, fanout
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.challenge import Challenge
-from conformance.host.declarations import check_challenge_result
 from conformance.host.fields import json_get
 from conformance.host.forge import (
     CLOCK_MARGIN_S,
@@ -38,6 +37,7 @@ from conformance.host.forge import (
     tamper_signature,
 )
 from conformance.host.http import HostHTTP
+from conformance.judges.declarations import check_challenge_result
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table, unreached_text
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import (
@@ -124,11 +124,14 @@ def note_challenge(outcome: CallOutcome, what: str) -> None:
 def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], **send: Any) -> None:
     """Send each prepared case of ``run`` (case -> token; None: not preparable, already marked untried) and judge
     each refusal whole; then conclude (fail with every wrong case, its citation included)."""
-    for case, token in tokens.items():
-        if token is None:
-            continue
+    prepared = {case: token for case, token in tokens.items() if token is not None}
+    for token in prepared.values():
         probe.http.redactor.add_secret(token, crafted=True)
-        run.judged(case, refusal_problem(probe.send(token, **send), f"{case} on {probe.name}"))
+
+    def attack(case: str) -> str | None:
+        return refusal_problem(probe.send(prepared[case], **send), f"{case} on {probe.name}")
+
+    run.each(prepared, attack, limit=probe.http.concurrency)
 
 
 # -- fixtures ------------------------------------------------------------------------------------------------
@@ -249,21 +252,23 @@ def test_missing_or_malformed_authorization(accepted: Probe, linked_account: Lin
         "'Bearer' with a JWT-shaped value of garbage": {"Authorization": "Bearer eyJhbGciOi.eyJzdWIi.c2ln"},
     }
     run = AttackRun.of("AUTH-TOK-02")
-    for what, headers in cases.items():
-        outcome = accepted.send(None, headers=headers)
-        problem: str | None = None
+
+    def attack(what: str) -> str | None:
+        outcome = accepted.send(None, headers=cases[what])
         if isinstance(outcome, Unreached):
-            problem = outcome  # a transport failure: the case was not tried
-        elif isinstance(outcome, str):
-            problem = f"{what}: the request failed ({outcome})"
-        elif outcome.status == 401:
+            return outcome  # a transport failure: the case was not tried
+        if isinstance(outcome, str):
+            return f"{what}: the request failed ({outcome})"
+        if outcome.status == 401:
             note_challenge(outcome, what)
         elif outcome.is_error_result:
             if not outcome.challenges:
                 observe(f"{what}: an error result without a challenge (AUTH-CHAL-01 judges its shape)")
         else:
-            problem = f"{what} on {accepted.name}: {outcome.describe()}, no auth error"
-        run.judged(what, problem)
+            return f"{what} on {accepted.name}: {outcome.describe()}, no auth error"
+        return None
+
+    run.each(cases, attack, limit=accepted.http.concurrency)
     run.conclude()
 
 
@@ -971,8 +976,10 @@ def test_token_in_query_string_is_not_accepted(accepted: Probe, linked_account: 
         "the token in an access_token cookie (no header)": {"headers": {"Cookie": f"access_token={token}"}},
         "the token in a token cookie (no header)": {"headers": {"Cookie": f"token={token}"}},
     }
-    for case, kwargs in sends.items():
-        outcome = accepted.send(None, **kwargs)
+    outcomes = fanout.each(
+        sends, lambda case: accepted.send(None, **sends[case]), limit=accepted.http.concurrency, case=str
+    )
+    for case, outcome in zip(sends, outcomes, strict=True):
         if isinstance(outcome, str):
             run.judged(case, outcome if isinstance(outcome, Unreached) else f"{case}: the request failed ({outcome})")
             continue

@@ -18,8 +18,10 @@ import pytest
 
 from conformance import Blocked, TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
-from conformance.host import TargetThrottled
-from conformance.host.declarations import (
+from conformance.host import TargetThrottled, fanout
+from conformance.host.discovery import discover_prm
+from conformance.host.http import HostHTTP
+from conformance.judges.declarations import (
     CHALLENGE_META_KEY,
     MARKER_ABSENT,
     check_challenge_result,
@@ -27,8 +29,6 @@ from conformance.host.declarations import (
     profile_marker,
     security_schemes_of,
 )
-from conformance.host.discovery import discover_prm
-from conformance.host.http import HostHTTP
 from conformance.suites._cases import Attack, AttackRun, Unreached, attack_table
 from conformance.suites._credentials import absent_credentials, empty_credential_attacks
 from conformance.suites._era_cases import ROUTED_NAME, routing_attacks, try_routed_name
@@ -76,8 +76,12 @@ def anonymous_candidates(listing: Listing) -> list[Mapping[str, Any]]:
 @pytest.fixture(scope="module")
 def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing) -> Anonymous:
     found = Anonymous()
-    for tool in anonymous_candidates(listing):
-        found.outcomes[str(tool["name"])] = safe_call(host_http, tool_server_target.base_url, tool)
+    tools = anonymous_candidates(listing)
+    calls = fanout.each(
+        tools, lambda tool: safe_call(host_http, tool_server_target.base_url, tool), limit=host_http.concurrency
+    )
+    for tool, outcome in zip(tools, calls, strict=True):
+        found.outcomes[str(tool["name"])] = outcome
     return found
 
 
@@ -109,15 +113,19 @@ def _empty_credentials_targets(tool: Mapping[str, Any]) -> bool:
 def empty_credentials(
     host_http: HostHTTP, tool_server_target: Target, listing: Listing
 ) -> dict[str, dict[str, CallOutcome | str]]:
-    """case -> tool -> its call with that empty credential (the tables of TOOL-03/04 past their first case)."""
-    return {
-        case: {
-            str(t["name"]): safe_call(host_http, tool_server_target.base_url, t, **send)
-            for t in listing.named()
-            if _empty_credentials_targets(t)
-        }
-        for case, send in EMPTY_CREDENTIALS.items()
-    }
+    """case -> tool -> its call with that empty credential (the tables of TOOL-03/04 past their first case); the
+    calls at once, their evidence in this order."""
+    pairs = [(case, t) for case in EMPTY_CREDENTIALS for t in listing.named() if _empty_credentials_targets(t)]
+
+    def call(pair: tuple[str, Mapping[str, Any]]) -> CallOutcome | str:
+        case, tool = pair
+        return safe_call(host_http, tool_server_target.base_url, tool, **EMPTY_CREDENTIALS[case])
+
+    outcomes = fanout.each(pairs, call, limit=host_http.concurrency)
+    found: dict[str, dict[str, CallOutcome | str]] = {case: {} for case in EMPTY_CREDENTIALS}
+    for (case, tool), outcome in zip(pairs, outcomes, strict=True):
+        found[case][str(tool["name"])] = outcome
+    return found
 
 
 def _judge_empty_credentials(

@@ -13,9 +13,9 @@ from conformance import expect, fail
 from conformance.config import Target
 from conformance.host.fields import json_field
 from conformance.host.http import HostHTTP
+from conformance.judges.platform import campaign_shape_problems as shape_problems
+from conformance.judges.platform import list_page_problems
 from conformance.suites.platform.client import describe, json_body, ledger_of
-from conformance.validate.platform import campaign_shape_problems as shape_problems
-from conformance.validate.platform import list_page_problems
 
 # Fields compared between a model and the target's answers (ids, timestamps and targeting are checked apart).
 COMPARED = (

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from conformance import expect, fail, hypothesis_profile, needs, observe, rule
 from conformance.config import Settings
 from conformance.host.fields import json_field, json_get
+from conformance.judges.platform import list_page_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table, cited
 from conformance.suites.campaigns.client import (
     COMPARED,
@@ -39,7 +40,6 @@ from conformance.suites.platform.client import (
     run_property,
     target_settings,
 )
-from conformance.validate.platform import list_page_problems
 
 TIME_MIN, TIME_MAX = 946_684_800, 4_102_444_800
 BUDGET_MIN = 1_000_000

@@ -13,6 +13,7 @@ from conformance import Blocked, Failure, NeedsUnmet, TargetUnreachable, UrlRefu
 from conformance.config import Settings, Target
 from conformance.host import parse_json
 from conformance.host.http import HostHTTP
+from conformance.judges.compression import count_of
 from conformance.suites.compression import images
 
 
@@ -29,11 +30,6 @@ def json_body(response: httpx.Response) -> Any:
         return parse_json(response.content)
     except ValueError:
         return None
-
-
-def count_of(response: httpx.Response) -> int | None:
-    value = response.headers.get("compression-count", "").strip()
-    return int(value) if value.isdigit() else None
 
 
 class Api:
@@ -109,37 +105,6 @@ def expect_json_error(response: httpx.Response, what: str) -> None:
         raise Failure(f"{what}: the {response.status_code} answer is not a JSON object")
 
 
-IMAGE_HEADERS = ("Content-Type", "Content-Length", "Image-Width", "Image-Height", "Compression-Count")
-
-
-def image_header_problems(response: httpx.Response, decoded: images.Decoded, *, required: bool = True) -> list[str]:
-    """What the headers of an answer carrying an image get wrong about it: Content-Type (against the magic bytes),
-    Content-Length (against the body), Image-Width/Image-Height (against the decoded size), Compression-Count (an
-    integer). ``required=False``: an absent header is no problem (the caller reports it), a present one must agree.
-    """
-    headers = response.headers
-    checks = {
-        "Content-Type": (
-            headers.get("content-type", "").split(";")[0].strip().lower() == decoded.mime,
-            f"the bytes are {decoded.mime}",
-        ),
-        "Content-Length": (
-            headers.get("content-length") == str(len(response.content)),
-            f"the body has {len(response.content)} bytes",
-        ),
-        "Image-Width": (headers.get("image-width") == str(decoded.width), f"the image is {decoded.width} wide"),
-        "Image-Height": (headers.get("image-height") == str(decoded.height), f"the image is {decoded.height} high"),
-        "Compression-Count": (count_of(response) is not None, "an integer is expected"),
-    }
-    problems = []
-    for name, (agrees, truth) in checks.items():
-        if agrees or (not required and name not in headers):
-            continue
-        shown = repr(headers[name]) if name in headers else "missing"
-        problems.append(f"{name} {shown} ({truth})")
-    return problems
-
-
 def decoded_or_fail(response: httpx.Response, what: str) -> images.Decoded:
     if response.status_code != 200:
         raise Failure(f"{what}: expected 200 with an image, got {response.status_code}")
@@ -156,7 +121,7 @@ class ImageServer:
     """Plain HTTP on 127.0.0.1 for loopback targets: serves generated images and records what was fetched."""
 
     def __init__(self, files: dict[str, tuple[bytes, str]], token: str = "") -> None:
-        from http import server  # only loopback targets get one: a remote target's run never loads it (~5 ms)
+        from http import server  # only loopback targets get one: a remote target's run never loads it
 
         from conformance.host._serving import ServingThread
 

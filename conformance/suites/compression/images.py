@@ -1,4 +1,5 @@
-"""Test images, generated (nothing is downloaded), and the decoders the checks trust instead of headers.
+"""Test images, generated (nothing is downloaded); the decoders the checks trust instead of headers are the
+judges' (:mod:`conformance.judges.images`, re-exported here).
 
 Every image is deterministic. Metadata values are distinctive strings so that "gone" can be checked by searching
 the output bytes as well as by parsing EXIF/XMP.
@@ -9,77 +10,37 @@ from __future__ import annotations
 import io
 import math
 import random
-import re
-from dataclasses import dataclass
 from functools import cache
 
 from PIL import Image, ImageChops, ImageDraw, PngImagePlugin
 from PIL.TiffImagePlugin import IFDRational
 
-JPEG = "image/jpeg"
-PNG = "image/png"
+from conformance.judges.images import COPYRIGHT as COPYRIGHT
+from conformance.judges.images import CREATED_EXIF as CREATED_EXIF
+from conformance.judges.images import CREATED_ISO as CREATED_ISO
+from conformance.judges.images import EXIF_COPYRIGHT as EXIF_COPYRIGHT
+from conformance.judges.images import EXIF_DATETIME_ORIGINAL as EXIF_DATETIME_ORIGINAL
+from conformance.judges.images import EXIF_IFD as EXIF_IFD
+from conformance.judges.images import GPS_IFD as GPS_IFD
+from conformance.judges.images import JPEG as JPEG
+from conformance.judges.images import PNG as PNG
+from conformance.judges.images import Decoded as Decoded
+from conformance.judges.images import FoundMetadata as FoundMetadata
+from conformance.judges.images import decode as decode
+from conformance.judges.images import find_metadata as find_metadata
+from conformance.judges.images import metadata_fields as metadata_fields
+from conformance.judges.images import sniff as sniff
+from conformance.judges.images import truncated as truncated
+from conformance.judges.images import xmp_text as xmp_text
 
-COPYRIGHT = "(c) Conformance Photographer 7f3a91"
-CREATED_EXIF = "2019:07:14 09:26:53"
-CREATED_ISO = "2019-07-14T09:26:53"
 GPS_LAT = (52.0, 22.0, 12.34)
 GPS_LON = (4.0, 53.0, 5.0)
 
-_EXIF_COPYRIGHT = 0x8298
-_EXIF_IFD = 0x8769
-_EXIF_DATETIME_ORIGINAL = 0x9003
-_GPS_IFD = 0x8825
 
 # Salient subject for cover/thumb: a saturated red disc, off-centre on a flat white background.
 SUBJECT_SIZE = (400, 200)
 SUBJECT_CENTRE = (70, 100)
 SUBJECT_RADIUS = 45
-
-
-def sniff(data: bytes) -> str | None:
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return PNG
-    if data.startswith(b"\xff\xd8\xff"):
-        return JPEG
-    return None
-
-
-@dataclass(frozen=True)
-class Decoded:
-    mime: str
-    width: int
-    height: int
-    image: Image.Image
-
-
-def decode(data: bytes) -> Decoded | None:
-    """Fully decode with Pillow; None when the bytes are not a complete PNG or JPEG."""
-    mime = sniff(data)
-    if mime is None:
-        return None
-    try:
-        with Image.open(io.BytesIO(data)) as probe:
-            probe.verify()
-        image = Image.open(io.BytesIO(data))
-        image.load()
-    except Exception:
-        return None
-    if (image.format, mime) not in (("PNG", PNG), ("JPEG", JPEG)):
-        return None
-    return Decoded(mime, image.width, image.height, image)
-
-
-def truncated(data: bytes) -> bool:
-    """A PNG or JPEG whose header Pillow reads (format and size) but whose pixels do not all decode: an image cut
-    short, as opposed to bytes that only start with a signature."""
-    mime = sniff(data)
-    if mime is None or decode(data) is not None:
-        return False
-    try:
-        with Image.open(io.BytesIO(data)) as probe:
-            return (probe.format, mime) in (("PNG", PNG), ("JPEG", JPEG)) and probe.width > 0 and probe.height > 0
-    except Exception:
-        return False
 
 
 def _save(image: Image.Image, mime: str, **kwargs: object) -> bytes:
@@ -148,11 +109,11 @@ def subject_pixels() -> Image.Image:
 def _exif(copyright_: bool = True, created: bool = True, gps: bool = True) -> bytes:
     exif = Image.Exif()
     if copyright_:
-        exif[_EXIF_COPYRIGHT] = COPYRIGHT
+        exif[EXIF_COPYRIGHT] = COPYRIGHT
     if created:
-        exif.get_ifd(_EXIF_IFD)[_EXIF_DATETIME_ORIGINAL] = CREATED_EXIF
+        exif.get_ifd(EXIF_IFD)[EXIF_DATETIME_ORIGINAL] = CREATED_EXIF
     if gps:
-        ifd = exif.get_ifd(_GPS_IFD)
+        ifd = exif.get_ifd(GPS_IFD)
         ifd[1] = "N"
         ifd[2] = tuple(IFDRational(int(v * 100), 100) for v in GPS_LAT)
         ifd[3] = "E"
@@ -208,68 +169,6 @@ def image(name: str) -> bytes:
     if name == "text.txt":
         return b"Hello, I am plain text pretending to be an upload.\n" * 10
     raise KeyError(name)
-
-
-# --- metadata as the checks see it ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FoundMetadata:
-    copyright: bool
-    created: bool
-    gps: bool
-    gps_value: tuple[tuple[float, ...], tuple[float, ...]] | None
-    xmp: str
-
-    @property
-    def any(self) -> bool:
-        return self.copyright or self.created or self.gps
-
-
-def _xmp_text(image: Image.Image) -> str:
-    raw = image.info.get("xmp") or image.info.get("XML:com.adobe.xmp") or ""
-    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-
-
-def find_metadata(data: bytes) -> FoundMetadata:
-    """Copyright / creation / GPS present in EXIF, XMP, or anywhere in the bytes (for "gone" checks)."""
-    decoded = decode(data)
-    exif_copyright = exif_created = False
-    gps_value = None
-    xmp = ""
-    if decoded is not None:
-        exif = decoded.image.getexif()
-        exif_copyright = COPYRIGHT in str(exif.get(_EXIF_COPYRIGHT, ""))
-        exif_created = CREATED_EXIF in str(exif.get_ifd(_EXIF_IFD).get(_EXIF_DATETIME_ORIGINAL, ""))
-        gps = exif.get_ifd(_GPS_IFD)
-        if 2 in gps and 4 in gps:
-            gps_value = (tuple(float(v) for v in gps[2]), tuple(float(v) for v in gps[4]))
-        xmp = _xmp_text(decoded.image)
-    text = data.decode("latin-1")
-    copyright_ = exif_copyright or COPYRIGHT in xmp or COPYRIGHT in text
-    created = exif_created or CREATED_ISO in xmp or CREATED_EXIF in text or CREATED_ISO in text
-    gps_found = gps_value is not None or bool(re.search(r"GPSLatitude|GPSLongitude", xmp + text))
-    return FoundMetadata(copyright_, created, gps_found, gps_value, xmp)
-
-
-def metadata_fields(data: bytes) -> set[str]:
-    """Which copyright / creation / GPS fields the image carries, whatever their values."""
-    decoded = decode(data)
-    if decoded is None:
-        return set()
-    exif = decoded.image.getexif()
-    fields = set()
-    if _EXIF_COPYRIGHT in exif:
-        fields.add("EXIF Copyright")
-    if _EXIF_DATETIME_ORIGINAL in exif.get_ifd(_EXIF_IFD):
-        fields.add("EXIF DateTimeOriginal")
-    if {2, 4} & set(exif.get_ifd(_GPS_IFD)):
-        fields.add("EXIF GPS")
-    xmp = _xmp_text(decoded.image)
-    for name in ("dc:rights", "xmpRights:", "xmp:CreateDate", "photoshop:DateCreated", "exif:GPSLatitude"):
-        if name in xmp:
-            fields.add(f"XMP {name.rstrip(':')}")
-    return fields
 
 
 def red_fraction(img: Image.Image) -> tuple[float, int]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from conformance import expect, observe, rule
-from conformance.suites.compression.client import Api, count_of
+from conformance.judges.compression import count_of
+from conformance.suites.compression.client import Api
 
 
 @rule("IMG-CNT-01")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from conformance import fail, observe, rule
+from conformance.judges.compression import gone_problems, kept_problems
 from conformance.suites.compression import images
 from conformance.suites.compression.client import Api, decoded_or_fail
-from conformance.validate.compression import gone_problems, kept_problems
 
 
 def _preserved(api: Api, name: str, keep: list[str]) -> bytes:

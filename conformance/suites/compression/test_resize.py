@@ -9,15 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from conformance import expect, fail, observe, rule
+from conformance.judges.compression import IMAGE_HEADERS, image_header_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.compression import images
-from conformance.suites.compression.client import (
-    IMAGE_HEADERS,
-    Api,
-    decoded_or_fail,
-    expect_json_error,
-    image_header_problems,
-)
+from conformance.suites.compression.client import Api, decoded_or_fail, expect_json_error
 from conformance.verdict._verdicts import Failure
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from conformance import TargetUnreachable, expect, fail, needs, observe, rule
+from conformance.judges.compression import count_of
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.compression import images
 from conformance.suites.compression.client import (
@@ -15,7 +16,6 @@ from conformance.suites.compression.client import (
     GcsStore,
     S3Store,
     StoreUnreadable,
-    count_of,
     expect_json_error,
 )
 

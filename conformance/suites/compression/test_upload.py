@@ -20,16 +20,15 @@ from conformance.config import Settings
 from conformance.core import _budget
 from conformance.host import Redactor, is_loopback_host
 from conformance.host.http import HostHTTP, record_exchange
+from conformance.judges.compression import count_of, image_header_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites._transport import loopback_run, transport_not_judged
 from conformance.suites.compression import images
 from conformance.suites.compression.client import (
     Api,
     ImageServer,
-    count_of,
     decoded_or_fail,
     expect_json_error,
-    image_header_problems,
     json_body,
 )
 

@@ -1,13 +1,12 @@
 """The platform suite's client: the calls its checks make (:class:`PlatformApi`), and what the platform and campaigns
-suites share: JSON error bodies, Go durations, rate-limit headers and their ledger, Hypothesis settings for checks
-that talk to a target."""
+suites share: JSON error bodies, the ledger of every answer's rate-limit headers (judged by
+:mod:`conformance.judges.platform`), Hypothesis settings for checks that talk to a target."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,34 +19,14 @@ from conformance.core import _context
 from conformance.core._exceptions import InvalidResponse
 from conformance.host import parse_json
 from conformance.host.http import HostHTTP
+from conformance.judges.platform import PROJECT, header_values, project_header_problems, rate_limit_problems
 from conformance.verdict._signals import host_verdicts, with_host_verdicts
 from conformance.verdict._verdicts import Throttled
 
-# Go's time.Duration.String(): "0s", "20ms", "1.5s", "6m0s", "2m59.56s", "1h0m0s", "1.2µs" ...
-_GO_DURATION = re.compile(r"^(?:0|(?:\d+(?:\.\d+)?(?:h|m|s|ms|us|µs|μs|ns))+)$")
-_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|μs|ns)")
-
-PAIRS = (
-    ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
-    ("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
-)
 # RL-07: what every token-count answer carries.
 TOKEN_COUNT_HEADERS = tuple(
     f"x-ratelimit-{what}-{unit}" for unit in ("requests", "tokens") for what in ("limit", "remaining", "reset")
 )
-PROJECT = (
-    "x-ratelimit-limit-project-tokens",
-    "x-ratelimit-remaining-project-tokens",
-    "x-ratelimit-reset-project-tokens",
-)
-
-
-def parse_go_duration(text: str) -> float | None:
-    """Seconds of a Go duration string, or None when it is not one."""
-    if not _GO_DURATION.match(text):
-        return None
-    return sum(float(n) * _UNIT_S[u] for n, u in _PART.findall(text))
 
 
 def parse_retry_after(text: str | None) -> float | None:
@@ -100,47 +79,6 @@ def _show(statuses: range | tuple[int, ...]) -> str:
 
 
 CLIENT_ERROR = range(400, 500)
-
-
-def header_values(response: httpx.Response) -> dict[str, str]:
-    """The response's headers by lower-case name, a repeated one joined by ", " as ``Headers.get`` answers it. Read
-    once per response: each lookup in httpx's ``Headers`` scans and decodes every header, and the ledger looks up a
-    dozen names in every answer of a run."""
-    return dict(response.headers.items())
-
-
-def rate_limit_problems(response: httpx.Response | Mapping[str, str]) -> list[str]:
-    """RL-01 on one response (or its :func:`header_values`): integers, remaining ≤ limit, reset values are Go
-    durations."""
-    problems: list[str] = []
-    headers = header_values(response) if isinstance(response, httpx.Response) else response
-    for group in (*PAIRS, PROJECT):
-        limit_name, remaining_name, reset_name = group
-        values: dict[str, int] = {}
-        for name in (limit_name, remaining_name):
-            raw = headers.get(name)
-            if raw is None:
-                continue
-            if not raw.strip().isdigit():
-                problems.append(f"{name}: {raw!r} is not a non-negative integer")
-            else:
-                values[name] = int(raw)
-        if limit_name in values and remaining_name in values and values[remaining_name] > values[limit_name]:
-            problems.append(f"{remaining_name} {values[remaining_name]} exceeds {limit_name} {values[limit_name]}")
-        reset = headers.get(reset_name)
-        if reset is not None and parse_go_duration(reset.strip()) is None:
-            problems.append(f"{reset_name}: {reset!r} is not duration text like 1s, 6m0s, 20ms")
-    return problems
-
-
-def project_header_problems(response: httpx.Response | Mapping[str, str]) -> list[str]:
-    """RL-05's reported form on one response (or its :func:`header_values`): the three project-token headers
-    appear together or not at all."""
-    headers = header_values(response) if isinstance(response, httpx.Response) else response
-    present = [name for name in PROJECT if name in headers]
-    if present and len(present) != len(PROJECT):
-        return [f"project-token headers without {', '.join(sorted(set(PROJECT) - set(present)))}"]
-    return []
 
 
 def key_fingerprint(authorization: str | None) -> str:

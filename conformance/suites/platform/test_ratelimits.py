@@ -10,7 +10,7 @@ import httpx
 
 from conformance import Blocked, expect, fail, needs, observe, rule
 from conformance.config import Settings
-from conformance.host import USER_ACTION_CODES
+from conformance.host import USER_ACTION_CODES, parse_duration
 from conformance.suites.platform.client import (
     TOKEN_COUNT_HEADERS,
     PlatformApi,
@@ -19,7 +19,6 @@ from conformance.suites.platform.client import (
     expect_json_error,
     key_fingerprint,
     ledger_of,
-    parse_go_duration,
     parse_retry_after,
 )
 from conformance.verdict._verdicts import Throttled
@@ -34,7 +33,7 @@ def _sample(api: PlatformApi, settings: Settings) -> None:
     """Add responses of every kind to the ledger: success, validation error, unknown id, the other keys. Once per
     target and run (``api`` is the run's, one per target): RL-01, RL-05 and RL-07 judge the same ledger, and a
     second round spent the throttle key's small window down to the host's reserve, so that the host waited for its
-    reset (0.2-0.5 s a run against the reference sandbox)."""
+    reset (a short wait against the reference sandbox, whose throttle key's window is small)."""
     if api.sampled:
         return
     api.count_raw(api.body(input="rate limit headers"))
@@ -68,7 +67,7 @@ def _remaining(response: httpx.Response) -> int | None:
 def _reset_s(response: httpx.Response) -> float | None:
     """Seconds until the window resets, as the answer announced it (Retry-After first on a 429)."""
     retry_after = parse_retry_after(response.headers.get("retry-after")) if response.status_code == 429 else None
-    reset = parse_go_duration(response.headers.get("x-ratelimit-reset-requests", "").strip())
+    reset = parse_duration(response.headers.get("x-ratelimit-reset-requests"))
     return retry_after if retry_after is not None else reset
 
 
@@ -157,7 +156,7 @@ def _wait_for(response: httpx.Response, settings: Settings) -> float:
         if seconds > longest:
             needs(f"a Retry-After of at most {longest:.0f}s (got {seconds:.0f}s)", "--platform-max-retry-after")
         return seconds
-    reset = parse_go_duration(response.headers.get("x-ratelimit-reset-requests", "").strip())
+    reset = parse_duration(response.headers.get("x-ratelimit-reset-requests"))
     return min(reset, longest) if reset is not None else 1.0
 
 

@@ -12,6 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import expect, fail, observe, rule
+from conformance.judges.platform import count_answer_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.platform._keys import BAD_KEYS, NAMED_KEY_CASES, key_headers
 from conformance.suites.platform.client import (
@@ -22,7 +23,6 @@ from conformance.suites.platform.client import (
     run_property,
     target_settings,
 )
-from conformance.validate.platform import count_answer_problems
 
 # Text that any tokenizer splits into a few tokens; printable, no control characters.
 TEXT = st.text(st.characters(codec="utf-8", categories=("L", "N", "P", "Zs")), min_size=1, max_size=80)
@@ -56,8 +56,8 @@ def count(api: PlatformApi, body: dict[str, Any], what: str) -> int:
     return value
 
 
-# Solid red (200, 30, 30) RGB PNGs, as Pillow encodes them: shipped, not encoded on every run (the large one costs
-# ~25 ms of CPU to compress); tests/suites/platform/test_images.py pins their pixels.
+# Solid red (200, 30, 30) RGB PNGs, as Pillow encodes them: shipped, not encoded on every run (compressing the large
+# one is costly); tests/suites/platform/test_images.py pins their pixels.
 IMAGES = Path(__file__).with_name("images")
 
 

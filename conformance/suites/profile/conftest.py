@@ -14,9 +14,9 @@ import pytest
 from conformance import Blocked, NeedsUnmet, needs, observe
 from conformance.config import Settings, Target
 from conformance.host import TargetThrottled
-from conformance.host.declarations import MARKER_INVALID, profile_marker
 from conformance.host.http import HostHTTP
-from conformance.host.profile import ProfileToolSearch, find_profile_tool
+from conformance.judges.declarations import MARKER_INVALID, profile_marker
+from conformance.judges.profile import ProfileToolSearch, find_profile_tool
 from conformance.suites._linking import LinkedAccount
 from conformance.suites._tool_access import Listing, vendor_of
 from conformance.suites.profile.client import AccountProfile, ProfileCaller, account_profile

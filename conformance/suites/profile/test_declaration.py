@@ -8,7 +8,7 @@ from typing import Any
 
 from conformance import expect, observe, rule
 from conformance.config import Settings
-from conformance.host.profile import ProfileToolSearch, declaration_problems
+from conformance.judges.profile import ProfileToolSearch, declaration_problems
 from conformance.suites._tool_access import vendor_of
 
 

@@ -9,7 +9,7 @@ from conformance.config import Settings
 from conformance.host.fields import json_get
 from conformance.host.forge import ForgeError, HarnessIssuer, tamper_signature
 from conformance.host.http import HostHTTP
-from conformance.host.profile import (
+from conformance.judges.profile import (
     BLANK_EMPTY,
     BLANK_FORMS,
     BLANK_INVISIBLE,
@@ -81,7 +81,7 @@ PROF10 = attack_table(
     Attack("a name-based UUID (v3/v5) of the value", f"{PROF10_CONTRACT}; RFC 9562 §5.3, §5.5"),
 )
 if [a.case for a in PROF10] != list(ID_DERIVATIONS):  # the table is the derivations the detector runs
-    raise RuntimeError("PROF-10's attack table and conformance.host.profile.ID_DERIVATIONS disagree")
+    raise RuntimeError("PROF-10's attack table and conformance.judges.profile.ID_DERIVATIONS disagree")
 
 
 @rule("PROF-10")
@@ -130,7 +130,7 @@ PROF14 = attack_table(
     Attack(PH_URL, f"{PROFILE_RULE_8}; RFC 2606 §3; RFC 6694 (about:blank)", expected="omitted"),
 )
 if [a.case for a in PROF12] != list(BLANK_FORMS) or [a.case for a in PROF14] != list(PLACEHOLDER_FORMS):
-    raise RuntimeError("PROF-12/14's attack tables and conformance.host.profile's forms disagree")
+    raise RuntimeError("PROF-12/14's attack tables and conformance.judges.profile's forms disagree")
 
 
 def _judge_forms(rule_id: str, findings: list[tuple[str, str]]) -> AttackRun:
@@ -231,19 +231,20 @@ def test_no_placeholder_without_credentials(
         issuer = None
         observe(f"no harness issuer: {exc}")
     cases = _credentials_cases(profile_caller, linked_account, issuer, run)
-    for case, headers in cases.items():
-        outcome = safe_call(profile_caller.http, profile_caller.url, profile_caller.tool, headers=headers, arguments={})
-        problem: str | None = None
+
+    def attack(case: str) -> str | None:
+        http = profile_caller.http
+        outcome = safe_call(http, profile_caller.url, profile_caller.tool, headers=cases[case], arguments={})
         if isinstance(outcome, Unreached):
-            problem = outcome  # a transport failure: the case was not tried
-        elif isinstance(outcome, str):
-            problem = f"{case}: the request failed ({outcome})"
-        elif outcome.status == 401 or outcome.auth_error_result:
-            problem = None
-        elif outcome.returned_data:
+            return outcome  # a transport failure: the case was not tried
+        if isinstance(outcome, str):
+            return f"{case}: the request failed ({outcome})"
+        if outcome.status == 401 or outcome.auth_error_result:
+            return None
+        if outcome.returned_data:
             record = json_get(outcome.result, "structuredContent")
-            problem = f"{case}: {profile_caller.name!r} returned a profile instead of an auth error ({record!r})"
-        else:
-            problem = f"{case}: {outcome.describe()}, not an auth error (401 or a result with a challenge)"
-        run.judged(case, problem)
+            return f"{case}: {profile_caller.name!r} returned a profile instead of an auth error ({record!r})"
+        return f"{case}: {outcome.describe()}, not an auth error (401 or a result with a challenge)"
+
+    run.each(cases, attack, limit=profile_caller.http.concurrency)
     run.conclude()

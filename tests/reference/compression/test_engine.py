@@ -89,7 +89,7 @@ def test_metadata_is_kept_selectively() -> None:
     [
         (b"", 400, "InputMissing"),
         (b"GIF89a" + b"\0" * 64, 415, "UnsupportedMediaType"),
-        # Named, and made when the test runs: making them draws the photo (~0.25 s), which collection need not pay.
+        # Named, and made when the test runs: making them draws the photo (costly), which collection need not pay.
         ("truncated.jpg", 400, "DecodeError"),
         ("truncated.png", 400, "DecodeError"),
         ("fake.png", 400, "DecodeError"),

@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from conformance.judges.platform import campaign_shape_problems as shape_problems
 from conformance.reference.platform import create_app
 from conformance.reference.platform.campaigns import CREATE_FIELDS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
 from conformance.reference.platform.settings import SandboxSettings
-from conformance.validate.platform import campaign_shape_problems as shape_problems
 from tests.reference.platform.conftest import AUTH, campaign_body
 
 
@@ -315,7 +315,7 @@ def test_campaign_mutants_break_outcomes(tmp_path: Path) -> None:
 
 
 def test_both_sides_and_patch_are_refused(client: TestClient) -> None:
-    """What the rules now report, the sandbox still does as documented: one audience on both sides is refused,
+    """What the rules report, the sandbox does as documented: one audience on both sides is refused,
     PATCH and PUT answer 405."""
     cid = create(client)["id"]
     both = {"custom_audiences": {"ids": ["aud_ready_large"]}, "excluded_custom_audiences": {"ids": ["aud_ready_large"]}}

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from conformance.host import parse_duration
 from conformance.reference.platform import create_app
 from conformance.reference.platform.errors import ApiError
 from conformance.reference.platform.limits import Limiter, estimate_tokens, go_duration
@@ -17,7 +18,6 @@ from conformance.reference.platform.settings import (
     SandboxSettings,
     load_settings,
 )
-from conformance.suites.platform.client import parse_go_duration
 
 
 class Clock:
@@ -43,7 +43,7 @@ class Clock:
 )
 def test_go_durations(seconds: float, text: str) -> None:
     assert go_duration(seconds) == text
-    assert parse_go_duration(text) == pytest.approx(seconds)
+    assert parse_duration(text) == pytest.approx(seconds)
 
 
 def test_window_counts_requests_and_tokens_then_throttles_and_resets() -> None:

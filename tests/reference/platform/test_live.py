@@ -88,7 +88,7 @@ def test_concurrent_token_counts_add_up_in_tracked_spend(sandbox: LiveSandbox) -
 
 
 def test_openai_client_counts_input_tokens(sandbox: LiveSandbox) -> None:
-    import openai  # here, not at collection: it costs every process that collects the suite ~0.4 s
+    import openai  # here, not at collection: a costly import for every process that collects the suite
 
     client = openai.OpenAI(api_key=MAIN_KEY, base_url=sandbox.base_url + "/v1", max_retries=0)
     result = client.responses.input_tokens.count(

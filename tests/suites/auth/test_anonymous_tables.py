@@ -1,6 +1,6 @@
 """AUTH-TOOL-03/04, PROF-11 and AUTH-FLOW-06 iterate cited attack tables.
 
-The reference mutants prove each table catches what the old single probe missed (tests/matrix: the mutants
+The reference mutants prove each table catches what a single probe misses (tests/matrix: the mutants
 ``ts-empty-query-token-as-user``, ``ts-profile-guest-on-expired``, ``idp-code-consume-race``); here, the tables'
 shape and how an empty-credential case is judged over every tool: data back fails the case, a case whose every call
 failed in transport is not tried, never failed.

@@ -1,7 +1,7 @@
 """Negative token rules iterate cited attack tables, judge each refusal whole, and show the cases tried.
 
 Each check runs (pytester) against a stub probe that refuses everything but one attack: the rule fails naming that
-case and its citation, where the old single probe passed. A stub that refuses every case passes with the cases
+case and its citation, where a single probe passes. A stub that refuses every case passes with the cases
 tried listed; a bare 401 (no Bearer challenge) is a refusal too (its challenge is AUTH-PRM-05's to judge).
 """
 
@@ -13,7 +13,7 @@ import pytest
 
 from conformance.suites._cases import ATTACK_TABLES, Attack, AttackRun, attack_table, unreached_text
 from conformance.suites._checks import catalog_rows
-from tests._forked import run_checks_forked
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 
 STUBS = """
 import json, time
@@ -112,7 +112,7 @@ def run(pytester: pytest.Pytester, rule: str, accept: str | None, bare: bool = F
     pytester.makeconftest(STUBS.format(ACCEPT=accept, BARE=bare))
     pytester.makepyfile(test_t=f"from conformance.suites.auth.test_tokens import {CHECKS[rule]}")
     # A subprocess: cryptography's EC bindings do not survive pytester's in-process module snapshot.
-    results = run_checks_forked(pytester, "test_t.py")["results"]
+    results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_t.py", how="forked").results
     (result,) = [r for r in results if r["rule"] == rule]
     return dict(result)
 

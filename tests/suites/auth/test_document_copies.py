@@ -3,7 +3,6 @@ AUTH-ASM-02 the issuer of each), and AUTH-CHAL-02 tells the tools that need a li
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
@@ -17,6 +16,7 @@ from conformance.suites._cases import case_count
 from conformance.suites._tool_access import CallOutcome
 from conformance.suites.auth import test_asmeta, test_prm, test_tools
 from conformance.suites.profile import test_result
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 from tests.suites.test_verdict_classes import makeconftest
 
 ISSUER = "https://as.example/tenant"
@@ -97,7 +97,7 @@ def test_the_tables_are_in_the_rules_listing() -> None:
 CHAL_STUBS = """
 import httpx
 import pytest
-from conformance.host.declarations import DeclarationChecker
+from conformance.judges.declarations import DeclarationChecker
 from conformance.host.mcp import RawResult
 from conformance.suites._tool_access import CallOutcome, Listing
 from conformance.suites.auth import test_tools
@@ -143,10 +143,7 @@ def published(monkeypatch):
     monkeypatch.setitem(test_linking_ui_can_appear.__globals__, "discover_prm", lambda *a, **k: None)
 """
     )
-    pytester.runpytest(
-        "-p", "no:cacheprovider", "--report-dir", "out", "--target-url", "https://127.0.0.1:1/mcp", "test_chal.py"
-    )
-    result = json.loads((pytester.path / "out" / "report.json").read_text())["results"][0]
+    result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_chal.py").first
     assert result["status"] == status, result
     if status == "failed":
         assert "the linking UI would not appear for 'notes': the tool declares no securitySchemes" in result["message"]

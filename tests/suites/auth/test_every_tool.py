@@ -1,9 +1,9 @@
 """Where a rule says "every tool" or "each response", the verdict names every offending tool, not the
-first twenty problems' tools (the old message cut the list at 20 and named only the tools in it)."""
+first twenty problems' tools (a message cut at a fixed count would hide the others)."""
 
 from __future__ import annotations
 
-from conformance.host.declarations import Problem, tool_label
+from conformance.judges.declarations import Problem, tool_label
 from conformance.suites.auth.test_tools import every_offender
 
 

@@ -14,8 +14,8 @@ import pytest
 from conformance.config import Target
 from conformance.host.asmeta import AsMetadata
 from conformance.host.discovery import PrmDiscovery
-from conformance.report.json_writer import validate_report
 from conformance.suites._linking import host_refusal
+from tests._checks_run import run_checks
 from tests._serving import serve_http
 
 
@@ -57,20 +57,8 @@ from conformance.suites.auth.test_asmeta import test_endpoints_are_https, test_s
 
 def run(pytester: pytest.Pytester, url: str, *flags: str) -> tuple[int, dict[str, Any], str]:
     pytester.makepyfile(test_local=CHECKS)
-    result = pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
-        "--target-url",
-        url,
-        "--allow-private-network",
-        *flags,
-        "test_local.py",
-    )
-    report: dict[str, Any] = json.loads((pytester.path / "out" / "report.json").read_text())
-    validate_report(report)
-    return int(result.ret), report, result.stdout.str()
+    result = run_checks(pytester, "--target-url", url, "--allow-private-network", *flags, "test_local.py")
+    return result.ret, result.report, result.stdout.str()
 
 
 def test_loopback_run_skips_transport_and_passes_locally(pytester: pytest.Pytester, plain_http_server: str) -> None:
@@ -108,18 +96,10 @@ def tool_server_target(conformance_settings):
 """
     )
     pytester.makepyfile(test_local="from conformance.suites.auth.test_prm import test_resource_is_canonical")
-    result = pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--report-dir",
-        "out",
-        "--target-url",
-        "http://127.0.0.1:9/mcp",
-        "--allow-insecure-loopback",
-        "test_local.py",
+    result = run_checks(
+        pytester, "--target-url", "http://127.0.0.1:9/mcp", "--allow-insecure-loopback", "test_local.py"
     )
-    report = json.loads((pytester.path / "out" / "report.json").read_text())
-    assert {r["rule"]: r["status"] for r in report["results"]}["AUTH-PRM-02"] == "failed"
+    assert result.statuses()["AUTH-PRM-02"] == "failed"
     assert result.ret == 1
 
 
@@ -143,11 +123,6 @@ def test_a_host_does_not_refuse_plain_http_endpoints_on_a_loopback_run() -> None
     assert host_refusal(prm, meta, target, judged=lambda url: False) is None
 
 
-def tls_result(pytester: pytest.Pytester) -> dict[str, Any]:
-    results = json.loads((pytester.path / "out" / "report.json").read_text())["results"]
-    return next(r for r in results if r["rule"] == "IMG-TLS-01")
-
-
 def test_img_tls_is_not_judged_on_a_loopback_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONFORMANCE_COMPRESSION_API_KEY", "conformance-test-key")
     pytester.makeconftest(
@@ -166,10 +141,8 @@ def api(host_http, compression_target):
     )
     pytester.makepyfile(test_tls="from conformance.suites.compression.test_upload import test_plain_http_refused")
     url = "http://127.0.0.1:9/"
-    args = ["-p", "no:cacheprovider", "--report-dir", "out", "--compression-url", url, "test_tls.py"]
-    pytester.runpytest(*args, "--allow-insecure-loopback")
-    result = tls_result(pytester)
+    args = ["--compression-url", url, "test_tls.py"]
+    result = run_checks(pytester, *args, "--allow-insecure-loopback").by_rule["IMG-TLS-01"]
     assert result["status"] == "skipped" and result["message"].startswith("transport not judged"), result
-    pytester.runpytest(*args)
-    result = tls_result(pytester)
+    result = run_checks(pytester, *args).by_rule["IMG-TLS-01"]
     assert result["status"] == "failed", result  # MUST: judged (and broken) without the flag

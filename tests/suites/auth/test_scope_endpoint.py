@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests._forked import run_checks_forked
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 
 STUBS = """
 from types import SimpleNamespace
@@ -93,7 +93,7 @@ def run(pytester: pytest.Pytester, match: str, rule: str = "AUTH-TOK-08", error:
     pytester.makeconftest(STUBS.format(MATCH=match, ERROR=error))
     check = {"AUTH-TOK-08": "test_insufficient_scope", "AUTH-TOK-10": "test_insufficient_scope_is_named"}[rule]
     pytester.makepyfile(test_t=f"from conformance.suites.auth.test_tokens import {check}, scope_probe")
-    results = run_checks_forked(pytester, "test_t.py")["results"]
+    results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_t.py", how="forked").results
     (result,) = [r for r in results if r["rule"] == rule]
     return dict(result)
 

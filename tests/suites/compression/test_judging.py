@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from conformance import Failure
+from conformance.judges.compression import image_header_problems
 from conformance.suites.compression import images
-from conformance.suites.compression.client import image_header_problems
 from conformance.suites.compression.test_upload import PlainAnswer, _check_upload, _plain_refused
 
 PHOTO = images.image("photo.jpg")

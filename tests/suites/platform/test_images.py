@@ -1,5 +1,5 @@
-"""TOK-06's images are shipped PNG files (encoding the large one cost every run ~25 ms): each is the solid red RGB
-image of its size the check means to send."""
+"""TOK-06's images are shipped PNG files (encoding the large one in every run would be costly): each is the solid
+red RGB image of its size the check means to send."""
 
 from __future__ import annotations
 

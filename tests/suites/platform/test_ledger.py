@@ -6,14 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from conformance.suites.platform.client import (
-    TOKEN_COUNT_HEADERS,
-    RateLimitLedger,
-    header_values,
-    key_fingerprint,
-    project_header_problems,
-    rate_limit_problems,
-)
+from conformance.judges.platform import header_values, project_header_problems, rate_limit_problems
+from conformance.suites.platform.client import TOKEN_COUNT_HEADERS, RateLimitLedger, key_fingerprint
 
 URL = "https://platform.example/v1/campaigns"
 

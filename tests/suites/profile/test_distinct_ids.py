@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests._forked import run_checks_forked
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
 
 STUBS = """
 import time
@@ -92,7 +92,7 @@ def host_http():
 def run(pytester: pytest.Pytester, *, by_subject: bool = False, second: bool = True, issuer: bool = True) -> Any:
     pytester.makeconftest(STUBS.format(BY_SUBJECT=by_subject, SECOND=second, ISSUER=issuer))
     pytester.makepyfile(test_t="from conformance.suites.profile.test_ids import test_distinct_profiles_distinct_ids")
-    results = run_checks_forked(pytester, "test_t.py")["results"]
+    results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_t.py", how="forked").results
     (result,) = [r for r in results if r["rule"] == "PROF-09"]
     return result
 

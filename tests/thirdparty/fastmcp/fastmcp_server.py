@@ -6,7 +6,7 @@ Runs in the target's own virtualenv (``.venv-thirdparty``): fastmcp 2.x needs mc
 
 ``--serve PORT ISSUER [AUDIENCE]`` (repeatable) serves several such servers from one process instead, each its own
 app, verifier and port, each uvicorn server on its own thread (with its own event loop): the tests' three
-configurations pay for one interpreter importing fastmcp (~2.3 s of CPU without bytecode) instead of three. SIGTERM
+configurations pay for one interpreter importing fastmcp (a costly import) instead of three. SIGTERM
 ends the process (the threads install no signal handler).
 """
 

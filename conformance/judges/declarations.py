@@ -1,4 +1,4 @@
-"""Checks over tool declarations and tool results (AUTH-TOOL-01/02/05/06, AUTH-CHAL-01/02).
+"""Judging tool declarations and tool results (AUTH-TOOL-01/02/05/06, AUTH-CHAL-01/02).
 
 Every check returns a list of :class:`Problem` (empty = conforming) instead of raising, so that a check can report
 all defects of a target at once and say exactly where each one is. Inputs are untrusted JSON from the target:
@@ -23,6 +23,8 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from conformance.host.challenge import Challenge, ChallengeParseError, parse_www_authenticate
+from conformance.judges._core import Problem as Problem  # re-exported: the checks' and tests' name for it
+from conformance.judges._core import describe as describe
 
 DEFAULT_VENDOR = "openai"
 CHALLENGE_META_KEY = "mcp/www_authenticate"
@@ -30,29 +32,6 @@ HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 SCHEME_TYPES = ("noauth", "oauth2")
 _EMPTY_REGISTRY: Registry[Any] = Registry()
 _MESSAGE_CHARS = 300
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One defect: the rule it breaks, where it is, and what is wrong."""
-
-    rule: str
-    where: str  # e.g. "tool 'search' (tools[0]).inputSchema"
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
-
-
-def describe(problems: Iterable[Problem], limit: int = 20) -> str:
-    """A one-line verdict text for ``fail()``; long lists are cut with a count of the rest."""
-    items = [str(p) for p in problems]
-    text = "; ".join(items[:limit])
-    return text + (f"; … and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def is_json_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def short_json(value: Any) -> str:

@@ -1,13 +1,19 @@
-"""Offline judging of compression outputs: an output image against its upload and the ``preserve`` asked
-(IMG-SHRINK-04, IMG-PRS-01, IMG-PRS-02), with the decoders and metadata readers the live checks trust."""
+"""Judging compression outputs: an upload (IMG-SHRINK-03), an output image against its upload and the ``preserve``
+asked (IMG-SHRINK-04, IMG-PRS-01, IMG-PRS-02), and the headers of an answer carrying an image, with the decoders and
+metadata readers the live checks trust (:mod:`conformance.judges.images`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from conformance.validate._core import Verdict, judged, skipped
+import httpx
+
+from conformance.judges._core import Verdict, judged, noted, skipped
+
+if TYPE_CHECKING:
+    from conformance.judges import images
 
 PRESERVABLE = ("copyright", "creation", "location")
 
@@ -33,7 +39,7 @@ class ImageFacts:
 
 
 def facts(data: bytes) -> ImageFacts:
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     decoded = images.decode(data)
     found = images.find_metadata(data)
@@ -52,7 +58,7 @@ def facts(data: bytes) -> ImageFacts:
 def upload_problems(data: bytes) -> list[str]:
     """What makes bytes an upload a server must refuse (IMG-SHRINK-03): empty, not PNG/JPEG, or not an image behind
     its signature. A truncated image is none of these: a server may refuse it or return a valid output."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     if not data:
         return ["the body is empty"]
@@ -91,7 +97,7 @@ def same_gps(got: tuple[tuple[float, ...], ...], want: tuple[tuple[float, ...], 
 def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
     """IMG-PRS-01: each asked-for item the upload has is in the output (location: EXIF GPS, JPEG only, same
     coordinates)."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     source, result = facts(upload), facts(output)
     problems = []
@@ -114,7 +120,7 @@ def kept_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list
 def gone_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> list[str]:
     """IMG-PRS-02: what was not asked for is gone from the output, and metadata absent from the upload is never
     written (any such field, whatever its value)."""
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     source, result = facts(upload), facts(output)
     problems = [
@@ -146,11 +152,6 @@ def output_problems(upload: bytes, output: bytes, preserve: Sequence[str]) -> di
     }
 
 
-def _noted(verdict: Verdict, note: str) -> Verdict:
-    """A passing verdict with what the rule says is reported (a failing one keeps its own message)."""
-    return Verdict(verdict.rule, verdict.status, note) if verdict.status == "passed" and note else verdict
-
-
 def image_output(document: Any, *, files: dict[str, bytes] | None = None) -> list[Verdict]:
     """A manifest ``{"input": FILE, "output": FILE, "preserve": [...]}``; ``files`` maps its names to bytes (the
     CLI reads them beside the manifest)."""
@@ -167,7 +168,7 @@ def image_output(document: Any, *, files: dict[str, bytes] | None = None) -> lis
     # An output larger than its upload passes IMG-SHRINK-04 and is reported as a warning.
     larger = LARGER_NOTE.format(output=len(output), upload=len(upload)) if len(output) > len(upload) else ""
     return [
-        _noted(judged(rule, problems), larger if rule == "IMG-SHRINK-04" and not preserve else "")
+        noted(judged(rule, problems), larger if rule == "IMG-SHRINK-04" and not preserve else "")
         for rule, problems in found.items()
     ]
 
@@ -177,7 +178,47 @@ def image(data: Any) -> list[Verdict]:
     file is one a conforming server refuses, not that the file breaks a rule by itself."""
     if not isinstance(data, bytes):
         return [judged("IMG-SHRINK-03", ["an image is bytes"])]
-    from conformance.suites.compression import images  # Pillow: loaded when an image is judged
+    from conformance.judges import images  # Pillow: loaded when an image is judged
 
     verdict = judged("IMG-SHRINK-03", upload_problems(data))
-    return [_noted(verdict, TRUNCATED_NOTE if images.truncated(data) else "")]
+    return [noted(verdict, TRUNCATED_NOTE if images.truncated(data) else "")]
+
+
+# ---------------------------------------------------------------------------------------- image answers
+
+
+def count_of(response: httpx.Response) -> int | None:
+    """The ``Compression-Count`` header as an integer, or None when it is absent or not one."""
+    value = response.headers.get("compression-count", "").strip()
+    return int(value) if value.isdigit() else None
+
+
+IMAGE_HEADERS = ("Content-Type", "Content-Length", "Image-Width", "Image-Height", "Compression-Count")
+
+
+def image_header_problems(response: httpx.Response, decoded: images.Decoded, *, required: bool = True) -> list[str]:
+    """What the headers of an answer carrying an image get wrong about it: Content-Type (against the magic bytes),
+    Content-Length (against the body), Image-Width/Image-Height (against the decoded size), Compression-Count (an
+    integer). ``required=False``: an absent header is no problem (the caller reports it), a present one must agree.
+    """
+    headers = response.headers
+    checks = {
+        "Content-Type": (
+            headers.get("content-type", "").split(";")[0].strip().lower() == decoded.mime,
+            f"the bytes are {decoded.mime}",
+        ),
+        "Content-Length": (
+            headers.get("content-length") == str(len(response.content)),
+            f"the body has {len(response.content)} bytes",
+        ),
+        "Image-Width": (headers.get("image-width") == str(decoded.width), f"the image is {decoded.width} wide"),
+        "Image-Height": (headers.get("image-height") == str(decoded.height), f"the image is {decoded.height} high"),
+        "Compression-Count": (count_of(response) is not None, "an integer is expected"),
+    }
+    problems = []
+    for name, (agrees, truth) in checks.items():
+        if agrees or (not required and name not in headers):
+            continue
+        shown = repr(headers[name]) if name in headers else "missing"
+        problems.append(f"{name} {shown} ({truth})")
+    return problems

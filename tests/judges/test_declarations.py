@@ -17,7 +17,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 
 from conformance.host.challenge import ChallengeParseError, parse_www_authenticate
-from conformance.host.declarations import (
+from conformance.judges.declarations import (
     DeclarationChecker,
     Problem,
     SchemaChecker,

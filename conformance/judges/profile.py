@@ -24,12 +24,13 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
+from conformance.core._values import is_number
 from conformance.host import _json as target_json
-from conformance.host.declarations import (
+from conformance.judges._core import Verdict, judged, skipped
+from conformance.judges.declarations import (
     DEFAULT_VENDOR,
     MARKER_TRUE,
     SchemaChecker,
-    is_json_number,
     profile_marker,
     security_scheme_problems,
     security_schemes_of,
@@ -273,7 +274,7 @@ def json_equal(a: Any, b: Any) -> bool:
     """JSON value equality: unlike Python's ``==``, true is not 1 and 1.0 is 1 only as numbers."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a is b
-    if is_json_number(a) and is_json_number(b):
+    if is_number(a) and is_number(b):
         return bool(a == b)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
@@ -338,7 +339,7 @@ def id_problems(record: Any) -> list[str]:
         return ["the profile has no id"]
     pid = record["id"]
     if not isinstance(pid, str):
-        hint = " (serialize numeric provider ids as strings)" if is_json_number(pid) else ""
+        hint = " (serialize numeric provider ids as strings)" if is_number(pid) else ""
         return [f"id must be a string, got {short_json(pid)}{hint}"]
     if not pid.strip():
         return [f"id must contain a non-whitespace character, got {pid!r}"]
@@ -634,3 +635,40 @@ def judge_result(result: Any, *, known: Mapping[str, str] | None = None) -> Prof
             "PROF-14": placeholder_problems(record),
         },
     )
+
+
+# ------------------------------------------------------------------------------------ as document judges
+
+DECLARATION_RULES = ("PROF-02", "PROF-03", "PROF-04", "PROF-05")
+
+
+def declaration(tools: Sequence[Any], *, vendor: str = "openai") -> list[Verdict]:
+    """PROF-01 over a listing, and PROF-02 … 05 over the one tool marked ``_meta["<vendor>/profile"]: true``."""
+    search = find_profile_tool(tools, vendor)
+    verdicts = [judged("PROF-01", search.problems())]
+    if search.tool is None:
+        why = "several tools carry the profile marker" if search.marked else "no tool is marked as the profile tool"
+        return verdicts + [skipped(rule, why) for rule in DECLARATION_RULES]
+    problems = declaration_problems(search.tool)
+    name = search.tool.get("name")
+    return verdicts + [
+        judged(rule, [f"{name!r}: " + "; ".join(problems[rule])] if problems[rule] else [])
+        for rule in DECLARATION_RULES
+    ]
+
+
+def profile_result(document: Any, *, known: Mapping[str, str] | None = None) -> list[Verdict]:
+    """A tools/call result of the profile tool. ``known``: the account's email and display name, when known
+    (``{"email": ..., "name": ...}``), for PROF-10."""
+    verdicts = judge_result(document, known=known)
+    return [judged(rule, problems) for rule, problems in verdicts.problems.items()]
+
+
+def profile_record(document: Any, *, known: Mapping[str, str] | None = None) -> list[Verdict]:
+    """A bare profile record (``structuredContent`` of the result): PROF-07, 10, 12, 14."""
+    return [
+        judged("PROF-07", id_problems(document)),
+        judged("PROF-10", id_encoding_problems(document, known=known)),
+        judged("PROF-12", invented_field_problems(document)),
+        judged("PROF-14", placeholder_problems(document)),
+    ]

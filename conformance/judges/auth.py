@@ -8,16 +8,17 @@ of the rule that needs it is ``skipped``, never passed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from conformance.core.rules import Status
 from conformance.host.asmeta import NAMED_AUTH_METHODS, AsMetadata, schema_problems
 from conformance.host.challenge import Challenge, ChallengeParseError, bearer_challenges
-from conformance.host.declarations import DeclarationChecker, check_challenge_result, describe
 from conformance.host.identity import HOST_AUTH_METHODS
 from conformance.host.oauth import CallbackParams, issuer_identification_met, negotiate_auth_method, parse_callback
-from conformance.validate._core import Verdict, judged, skipped
+from conformance.judges._core import Verdict, judged, noted, skipped
+from conformance.judges.declarations import DeclarationChecker, check_challenge_result, describe
 
 # ---------------------------------------------------------------------------------------------------- PRM
 
@@ -123,6 +124,22 @@ def auth_method_notes(document: Mapping[str, Any]) -> list[str]:
     return [f"token_endpoint_auth_methods_supported also lists {beyond}, beyond the named {list(NAMED_AUTH_METHODS)}"]
 
 
+def endpoint_https_problems(document: Mapping[str, Any], judged: Callable[[str], bool] | None = None) -> list[str]:
+    """AUTH-ASM-04: the endpoints the contract wants as absolute HTTPS URLs that are not. ``judged(url)`` False
+    leaves the scheme of that URL unjudged (a loopback run); presence and absoluteness are always judged."""
+    problems = []
+    for name in ("authorization_endpoint", "token_endpoint"):
+        value = document.get(name)
+        if not isinstance(value, str):
+            problems.append(f"{name}: missing")
+        else:
+            absolute = bool(urlsplit(value).netloc) and urlsplit(value).scheme in ("https", "http")
+            unjudged = judged is not None and not judged(value)
+            if not absolute or not (value.startswith("https://") or unjudged):
+                problems.append(f"{name}: {value!r} is not an absolute https URL")
+    return problems
+
+
 def identification_problems(document: Mapping[str, Any], *, client_id: str | None = None) -> list[str]:
     """AUTH-ASM-05: CIMD, DCR or a predefined client."""
     if document.get("client_id_metadata_document_supported") is True:
@@ -156,14 +173,14 @@ def as_metadata(document: Any, *, issuer: str | None = None, client_id: str | No
     verdicts = [
         judged("AUTH-ASM-02", issuer_problems, unjudged=needs_issuer),
         judged("AUTH-ASM-03", s256_problems(document)),
-        judged("AUTH-ASM-04", meta.https_problems()),
+        judged("AUTH-ASM-04", endpoint_https_problems(document)),
         judged("AUTH-ASM-05", identification_problems(document, client_id=client_id)),
         judged("AUTH-ASM-06", auth_method_problems(document)),
         judged("AUTH-ASM-08", iss_parameter_problems(meta)),
     ]
-    if verdicts[4].status == "passed" and (notes := auth_method_notes(document)):
-        verdicts[4] = Verdict("AUTH-ASM-06", "passed", "reported: " + "; ".join(notes))
-    if issuer is None and verdicts[-1].status == "passed":
+    if notes := auth_method_notes(document):
+        verdicts[4] = noted(verdicts[4], "reported: " + "; ".join(notes))
+    if issuer is None and verdicts[-1].status is Status.PASSED:
         verdicts[-1] = skipped("AUTH-ASM-08", f"needs {needs_issuer} (issuer identification)")
     return verdicts
 
@@ -286,7 +303,7 @@ def _tools_of(document: Any) -> Any:
 def tools_list(document: Any, *, vendor: str = "openai") -> list[Verdict]:
     """A tools/list result: AUTH-TOOL-01, 02, 06 (the declaration rules; 03/04/05 need calls) and the profile
     tool's declaration rules PROF-01 … 05."""
-    from conformance.validate.profile import declaration
+    from conformance.judges.profile import declaration
 
     checker = DeclarationChecker(vendor=vendor)
     problems = checker.check_tools(_tools_of(document))
@@ -297,8 +314,8 @@ def tools_list(document: Any, *, vendor: str = "openai") -> list[Verdict]:
     tools = _tools_of(document)
     listed = tools if isinstance(tools, list) else []
     undescribed = [str(t.get("name")) for t in listed if isinstance(t, Mapping) and "description" not in t]
-    if undescribed and verdicts[0].status == "passed":
-        verdicts[0] = Verdict("AUTH-TOOL-01", "passed", f"tools without a description (reported): {undescribed}")
+    if undescribed:
+        verdicts[0] = noted(verdicts[0], f"tools without a description (reported): {undescribed}")
     return verdicts + declaration(listed, vendor=vendor)
 
 

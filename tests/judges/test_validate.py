@@ -1,4 +1,4 @@
-"""``conformance validate`` and the ``conformance.validate`` API: the exit codes of a live run, JSON output, kind
+"""``conformance validate`` and the ``conformance.judges`` API: the exit codes of a live run, JSON output, kind
 sniffing, and the live checks' own messages."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import validate
+from conformance import judges
 from conformance.cli._main import main
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def test_conforming_document_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
@@ -85,8 +85,8 @@ def test_text_and_bytes_of_no_kind_are_not_judged(tmp_path: Path, capsys: pytest
     noise = tmp_path / "noise.bin"
     noise.write_bytes(bytes(range(7, 250)))
     challenge = str(FIXTURES / "auth/challenge/no-scope.txt")
-    assert validate.sniff("hello world") is None and validate.sniff(bytes(range(7, 250))) is None
-    assert validate.sniff('Bearer resource_metadata="https://x"') == "challenge"
+    assert judges.sniff("hello world") is None and judges.sniff(bytes(range(7, 250))) is None
+    assert judges.sniff('Bearer resource_metadata="https://x"') == "challenge"
     assert main(["validate", str(prose), str(noise), challenge]) == 2
     captured = capsys.readouterr()
     assert "note.txt: cannot tell" in captured.err and "noise.bin: cannot tell" in captured.err
@@ -109,25 +109,25 @@ def test_kind_can_be_forced(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_python_api_tools_list() -> None:
     doc = json.loads((FIXTURES / "auth/tools/hint-not-boolean.json").read_text())
-    verdicts = {v.rule: v for v in validate.tools_list(doc)}
+    verdicts = {v.rule: v for v in judges.tools_list(doc)}
     assert verdicts["AUTH-TOOL-01"].status == "failed"
     assert "readOnlyHint" in verdicts["AUTH-TOOL-01"].message
     assert verdicts["AUTH-TOOL-02"].status == "passed"
-    assert validate.exit_code(verdicts.values()) == 1
+    assert judges.exit_code(verdicts.values()) == 1
 
 
 def test_image_upload_kind() -> None:
-    assert validate.sniff((FIXTURES / "compression/truncated.jpg").read_bytes()) == "image"
-    (verdict,) = validate.image((FIXTURES / "compression/fake.png").read_bytes())
+    assert judges.sniff((FIXTURES / "compression/truncated.jpg").read_bytes()) == "image"
+    (verdict,) = judges.image((FIXTURES / "compression/fake.png").read_bytes())
     assert verdict.rule == "IMG-SHRINK-03" and verdict.status == "failed"
     # a truncated image may be refused or compressed: it passes, and says so
-    (verdict,) = validate.image((FIXTURES / "compression/truncated.jpg").read_bytes())
+    (verdict,) = judges.image((FIXTURES / "compression/truncated.jpg").read_bytes())
     assert verdict.status == "passed" and "truncated" in verdict.message
 
 
 def test_a_larger_output_passes_with_a_warning_note() -> None:
     manifest = FIXTURES / "compression/photo-inflated.output.json"
-    kind, verdicts = validate.judge_file(manifest)
+    kind, verdicts = judges.judge_file(manifest)
     shrink = next(v for v in verdicts if v.rule == "IMG-SHRINK-04")
     assert kind == "image-output" and shrink.status == "passed" and shrink.message.startswith("warning:")
 
@@ -163,8 +163,32 @@ def test_authorization_response_options(capsys: pytest.CaptureFixture[str]) -> N
 def test_an_unparseable_challenge_is_not_called_absent() -> None:
     """A Bearer challenge that is there but does not parse: both rules say so, neither says "no Bearer challenge"."""
     value = (FIXTURES / "auth/challenge/unterminated-quote.txt").read_text(encoding="utf-8")
-    from conformance.validate.auth import challenge_problems
+    from conformance.judges.auth import challenge_problems
 
     prm05, prm06 = challenge_problems(value.strip())
     assert prm05 and prm05[0].startswith("no parseable Bearer challenge (")
     assert prm06[0].startswith("the Bearer challenge does not parse ("), prm06
+
+
+def test_verdicts_speak_the_verdict_layer_s_words() -> None:
+    """A document verdict's status is the report's ``Status`` and its level the catalog's ``Level``: no second
+    vocabulary. An unknown rule (a vendor's, before it is registered) is judged at MUST."""
+    from conformance.core.rules import Level, Status
+    from conformance.judges._core import judged, level_of
+
+    verdicts = judges.challenge('Bearer resource_metadata="https://t.example/.well-known/oauth-protected-resource"')
+    assert {v.rule: (v.status, v.level) for v in verdicts} == {
+        "AUTH-PRM-05": (Status.PASSED, Level.MUST),
+        "AUTH-PRM-06": (Status.WARNING, Level.SHOULD),
+    }
+    assert all(type(v.status) is Status and type(v.level) is Level for v in verdicts)
+    assert level_of("X-ACME-01") is Level.MUST and judged("X-ACME-01", ["broken"]).status is Status.FAILED
+
+
+def test_problems_carry_the_rule_they_break() -> None:
+    document = {"resource": "https://t.example/mcp", "authorization_servers": [], "scopes_supported": "a b"}
+    found = judges.problems("prm", document, resource="https://t.example/mcp")
+    assert [(p.rule, str(p)) for p in found] == [
+        ("AUTH-PRM-03", "`authorization_servers` must be a non-empty array of strings, got []"),
+        ("AUTH-PRM-04", "`scopes_supported` must be an array of strings, got 'a b'"),
+    ]

@@ -8,15 +8,24 @@ from typing import Any
 
 import httpx
 
-from conformance.validate._core import Verdict, judged
+from conformance.core._values import is_int
+from conformance.host import parse_duration
+from conformance.judges._core import Verdict, judged, noted
+
+PAIRS = (
+    ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+    ("x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+)
+PROJECT = (
+    "x-ratelimit-limit-project-tokens",
+    "x-ratelimit-remaining-project-tokens",
+    "x-ratelimit-reset-project-tokens",
+)
+
 
 NAME_CHARS = (3, 1000)
 MIN_BUDGET_MICROS = 1_000_000
 TIME_RANGE = (946_684_800, 4_102_444_800)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def count_answer_problems(body: Any) -> list[str]:
@@ -27,7 +36,7 @@ def count_answer_problems(body: Any) -> list[str]:
     if body.get("object") != "response.input_tokens":
         problems.append(f"object is {body.get('object')!r}, expected 'response.input_tokens'")
     value = body.get("input_tokens")
-    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+    if not (is_int(value) and value >= 0):
         problems.append(f"input_tokens is {value!r}, expected an integer ≥ 0")
     return problems
 
@@ -59,12 +68,51 @@ def platform_error(document: Any, *, status: int | None = None) -> list[Verdict]
     return [judged("CAMP-15", listed_code_problems(status, document))]
 
 
+def header_values(response: httpx.Response) -> dict[str, str]:
+    """The response's headers by lower-case name, a repeated one joined by ", " as ``Headers.get`` answers it. Read
+    once per response: each lookup in httpx's ``Headers`` scans and decodes every header, and the ledger looks up a
+    dozen names in every answer of a run."""
+    return dict(response.headers.items())
+
+
+def rate_limit_problems(response: httpx.Response | Mapping[str, str]) -> list[str]:
+    """RL-01 on one response (or its :func:`header_values`): integers, remaining ≤ limit, reset values are Go
+    durations."""
+    problems: list[str] = []
+    headers = header_values(response) if isinstance(response, httpx.Response) else response
+    for group in (*PAIRS, PROJECT):
+        limit_name, remaining_name, reset_name = group
+        values: dict[str, int] = {}
+        for name in (limit_name, remaining_name):
+            raw = headers.get(name)
+            if raw is None:
+                continue
+            if not raw.strip().isdigit():
+                problems.append(f"{name}: {raw!r} is not a non-negative integer")
+            else:
+                values[name] = int(raw)
+        if limit_name in values and remaining_name in values and values[remaining_name] > values[limit_name]:
+            problems.append(f"{remaining_name} {values[remaining_name]} exceeds {limit_name} {values[limit_name]}")
+        reset = headers.get(reset_name)
+        if reset is not None and parse_duration(reset) is None:
+            problems.append(f"{reset_name}: {reset!r} is not duration text like 1s, 6m0s, 20ms")
+    return problems
+
+
+def project_header_problems(response: httpx.Response | Mapping[str, str]) -> list[str]:
+    """RL-05's reported form on one response (or its :func:`header_values`): the three project-token headers
+    appear together or not at all."""
+    headers = header_values(response) if isinstance(response, httpx.Response) else response
+    present = [name for name in PROJECT if name in headers]
+    if present and len(present) != len(PROJECT):
+        return [f"project-token headers without {', '.join(sorted(set(PROJECT) - set(present)))}"]
+    return []
+
+
 def ratelimit_headers(document: Any, *, project_token_limit: bool | None = None) -> list[Verdict]:
     """One response's headers (a JSON object name → value): RL-01, and RL-05 given ``project_token_limit`` (whether
     a project-scoped token limit applies to the key that got them); the project headers not appearing together is
     reported in RL-05's message, not judged."""
-    from conformance.suites.platform.client import PROJECT, project_header_problems, rate_limit_problems
-
     if not isinstance(document, Mapping) or not all(isinstance(v, str) for v in document.values()):
         bad = ["a header set must be a JSON object of string values"]
         return [judged("RL-01", bad), judged("RL-05", bad)]
@@ -80,8 +128,8 @@ def ratelimit_headers(document: Any, *, project_token_limit: bool | None = None)
         else "whether a project-scoped token limit applies (context project_token_limit)",
     )
     apart = project_header_problems(response)
-    if apart and rl05.status == "passed":
-        rl05 = Verdict("RL-05", "passed", f"reported: {'; '.join(apart)}")
+    if apart:
+        rl05 = noted(rl05, f"reported: {'; '.join(apart)}")
     return [judged("RL-01", rate_limit_problems(response)), rl05]
 
 
@@ -107,17 +155,17 @@ def campaign_shape_problems(campaign: Any, *, listed: bool = False) -> list[str]
 
     value = campaign.get
     check("id", isinstance(value("id"), str) and bool(value("id")), "a non-empty string")
-    check("created_at", _is_int(value("created_at")), "an integer Unix timestamp")
-    check("updated_at", _is_int(value("updated_at")), "an integer Unix timestamp")
+    check("created_at", is_int(value("created_at")), "an integer Unix timestamp")
+    check("updated_at", is_int(value("updated_at")), "an integer Unix timestamp")
     check("name", isinstance(value("name"), str), "a string")
     check("description", value("description") is None or isinstance(value("description"), str), "a string or null")
     check("status", value("status") in STATUSES, " / ".join(STATUSES))
     for name in ("start_time", "end_time"):
-        check(name, value(name) is None or _is_int(value(name)), "an integer or null")
+        check(name, value(name) is None or is_int(value(name)), "an integer or null")
     budget = value("budget")
     check(
         "budget",
-        isinstance(budget, dict) and _is_int(budget.get("lifetime_spend_limit_micros")),
+        isinstance(budget, dict) and is_int(budget.get("lifetime_spend_limit_micros")),
         "an object with integer lifetime_spend_limit_micros",
     )
     check("bidding_type", value("bidding_type") in BIDDING_TYPES, " / ".join(BIDDING_TYPES))
@@ -145,11 +193,11 @@ def campaign_bounds(campaign: Mapping[str, Any]) -> dict[str, list[str]]:
         found["CAMP-03"].append(f"status {campaign.get('status')!r} is not active, paused or archived")
     budget = campaign.get("budget")
     micros = budget.get("lifetime_spend_limit_micros") if isinstance(budget, Mapping) else None
-    if isinstance(micros, int) and not isinstance(micros, bool) and micros < MIN_BUDGET_MICROS:
+    if is_int(micros) and micros < MIN_BUDGET_MICROS:
         found["CAMP-04"].append(f"budget.lifetime_spend_limit_micros {micros} is below 1000000")
     for key in ("start_time", "end_time"):
         value = campaign.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
+        if is_int(value) and not TIME_RANGE[0] <= value <= TIME_RANGE[1]:
             found["CAMP-05"].append(f"{key} {value} is outside 946684800…4102444800")
     ids = campaign.get("conversion_event_setting_ids")
     if campaign.get("bidding_type") == "conversions" and not (isinstance(ids, list) and len(ids) == 1):

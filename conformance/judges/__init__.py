@@ -1,12 +1,16 @@
-"""Offline validation: judge one document without a server, with the rule IDs and messages of a live run.
+"""The judges: a document (and the context a live run learns elsewhere) in, each rule's verdict out, in the verdict
+layer's words (the report's ``Status`` at the catalog's ``Level``), with the rule IDs and messages of a live run.
 
-    >>> from conformance import validate
-    >>> [v.status for v in validate.tools_list({"tools": []})][:1]
+    >>> from conformance import judges
+    >>> [str(v.status) for v in judges.tools_list({"tools": []})][:1]
     ['passed']
 
-Every function takes the document (parsed JSON, header text, or bytes for images) and optional context a live run
-learns elsewhere, and returns :class:`Verdict` s. :func:`judge` dispatches on a kind name (``KINDS``), and
-:func:`sniff` guesses the kind of a document. ``conformance validate FILE`` is the command-line form.
+Each kind of document has a judge (``KINDS``): it takes the document (parsed JSON, header text, or bytes for
+images) and keyword context, and returns one :class:`Verdict` per rule it judges. The pure ``*_problems`` functions
+beside them (a document in, one rule's problems out) are what the live checks call, so an offline verdict and a
+live one say the same thing. :func:`judge` dispatches on a kind name, :func:`sniff` guesses the kind of a document,
+and ``RULE_JUDGES`` says which kinds judge each rule (every rule a document alone can show).
+``conformance validate FILE`` (``conformance.cli.validate``) is the command-line form.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.validate._core import Verdict, exit_code, level_of
+from conformance.judges._core import Problem, Verdict, exit_code, level_of
 
 if TYPE_CHECKING:
-    from conformance.validate.auth import (
+    from conformance.judges.auth import (
         as_metadata,
         authorization_response,
         challenge,
@@ -31,32 +35,49 @@ if TYPE_CHECKING:
         tool_result,
         tools_list,
     )
-    from conformance.validate.compression import image, image_output
-    from conformance.validate.platform import campaign, campaign_list, platform_error, ratelimit_headers, token_count
-    from conformance.validate.profile import profile_record, profile_result
+    from conformance.judges.compression import image, image_output
+    from conformance.judges.platform import campaign, campaign_list, platform_error, ratelimit_headers, token_count
+    from conformance.judges.profile import profile_record, profile_result
 
     KINDS: dict[str, Callable[..., list[Verdict]]]  # built by __getattr__ on first use
 
-# Each kind's function, by module: imported on first use (PEP 562), so that a check importing one validator module
-# (``conformance.validate.platform``) does not load every other's dependencies (jsonschema, PyJWT, cryptography).
-_KIND_FUNCTIONS: dict[str, tuple[str, str]] = {
-    "prm": ("auth", "prm"),
-    "as-metadata": ("auth", "as_metadata"),
-    "cimd": ("auth", "cimd"),
-    "jwks": ("auth", "jwks"),
-    "challenge": ("auth", "challenge"),
-    "authorization-response": ("auth", "authorization_response"),
-    "tools": ("auth", "tools_list"),
-    "tool-result": ("auth", "tool_result"),
-    "profile": ("profile", "profile_result"),
-    "profile-record": ("profile", "profile_record"),
-    "token-count": ("platform", "token_count"),
-    "ratelimit-headers": ("platform", "ratelimit_headers"),
-    "platform-error": ("platform", "platform_error"),
-    "campaign": ("platform", "campaign"),
-    "campaign-list": ("platform", "campaign_list"),
-    "image": ("compression", "image"),
-    "image-output": ("compression", "image_output"),
+# Each kind's judge, by module, and the rules it judges: imported on first use (PEP 562), so that a check importing
+# one judge module (``conformance.judges.platform``) does not load every other's dependencies (jsonschema, PyJWT,
+# cryptography, Pillow).
+_JUDGES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "prm": ("auth", "prm", ("AUTH-PRM-02", "AUTH-PRM-03", "AUTH-PRM-04")),
+    "as-metadata": (
+        "auth",
+        "as_metadata",
+        ("AUTH-ASM-02", "AUTH-ASM-03", "AUTH-ASM-04", "AUTH-ASM-05", "AUTH-ASM-06", "AUTH-ASM-08"),
+    ),
+    "cimd": ("auth", "cimd", ("AUTH-CIMD-01", "AUTH-CIMD-02")),
+    "jwks": ("auth", "jwks", ("AUTH-CIMD-02",)),
+    "challenge": ("auth", "challenge", ("AUTH-PRM-05", "AUTH-PRM-06")),
+    "authorization-response": ("auth", "authorization_response", ("AUTH-ISS-01", "AUTH-ISS-02")),
+    "tools": (
+        "auth",
+        "tools_list",
+        ("AUTH-TOOL-01", "AUTH-TOOL-02", "AUTH-TOOL-06", "PROF-01", "PROF-02", "PROF-03", "PROF-04", "PROF-05"),
+    ),
+    "tool-result": ("auth", "tool_result", ("AUTH-CHAL-01", "AUTH-TOOL-05")),
+    "profile": ("profile", "profile_result", ("PROF-06", "PROF-07", "PROF-10", "PROF-12", "PROF-14")),
+    "profile-record": ("profile", "profile_record", ("PROF-07", "PROF-10", "PROF-12", "PROF-14")),
+    "token-count": ("platform", "token_count", ("TOK-01",)),
+    "ratelimit-headers": ("platform", "ratelimit_headers", ("RL-01", "RL-05")),
+    "platform-error": ("platform", "platform_error", ("CAMP-15",)),
+    "campaign": ("platform", "campaign", ("CAMP-01", "CAMP-02", "CAMP-03", "CAMP-04", "CAMP-05", "CAMP-12")),
+    "campaign-list": ("platform", "campaign_list", ("CAMP-07", "CAMP-01")),
+    "image": ("compression", "image", ("IMG-SHRINK-03",)),
+    "image-output": ("compression", "image_output", ("IMG-SHRINK-04", "IMG-PRS-01", "IMG-PRS-02")),
+}
+_KIND_FUNCTIONS: dict[str, tuple[str, str]] = {kind: (module, name) for kind, (module, name, _) in _JUDGES.items()}
+# The rules each kind's judge says a verdict on, and the registry the catalog's "judged from a document alone" is
+# checked against: rule ID -> the kinds of document that judge it.
+KIND_RULES: dict[str, tuple[str, ...]] = {kind: rules for kind, (_, _, rules) in _JUDGES.items()}
+RULE_JUDGES: dict[str, tuple[str, ...]] = {
+    rule: tuple(kind for kind, rules in KIND_RULES.items() if rule in rules)
+    for rule in dict.fromkeys(rule for rules in KIND_RULES.values() for rule in rules)
 }
 _FUNCTION_MODULES = {function: module for module, function in _KIND_FUNCTIONS.values()}
 
@@ -162,11 +183,21 @@ def load(path: Path) -> Any:
         return text.strip()
 
 
+def judges_of(rule: str) -> tuple[Callable[..., list[Verdict]], ...]:
+    """The document judges that say a verdict on ``rule`` (none: a live exchange alone can show it)."""
+    return tuple(_function(*_KIND_FUNCTIONS[kind]) for kind in RULE_JUDGES.get(rule, ()))
+
+
 def judge(kind: str, document: Any, **context: Any) -> list[Verdict]:
     """The verdicts of one document of ``kind``; ``context`` goes to that kind's function."""
     if kind not in _KIND_FUNCTIONS:
         raise DocumentError(f"unknown kind {kind!r}; known: {', '.join(_KIND_FUNCTIONS)}")
     return _function(*_KIND_FUNCTIONS[kind])(document, **context)
+
+
+def problems(kind: str, document: Any, **context: Any) -> list[Problem]:
+    """What a document of ``kind`` gets wrong: one :class:`Problem` per rule it breaks, carrying the rule ID."""
+    return [problem for verdict in judge(kind, document, **context) if (problem := verdict.problem()) is not None]
 
 
 def judge_file(path: Path, kind: str | None = None, **context: Any) -> tuple[str, list[Verdict]]:
@@ -185,7 +216,10 @@ def judge_file(path: Path, kind: str | None = None, **context: Any) -> tuple[str
 
 __all__ = [
     "KINDS",
+    "KIND_RULES",
+    "RULE_JUDGES",
     "DocumentError",
+    "Problem",
     "Verdict",
     "as_metadata",
     "authorization_response",
@@ -198,11 +232,13 @@ __all__ = [
     "image_output",
     "judge",
     "judge_file",
+    "judges_of",
     "jwks",
     "level_of",
     "load",
     "platform_error",
     "prm",
+    "problems",
     "profile_record",
     "profile_result",
     "ratelimit_headers",

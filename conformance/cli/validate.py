@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.validate import KINDS, DocumentError, Verdict, exit_code, judge_file, load, sniff
+from conformance.core.rules import Status
+from conformance.judges import KINDS, DocumentError, Verdict, exit_code, judge_file, load, sniff
 
 OPTIONS = ("resource", "issuer", "client_id", "url", "vendor", "limit", "iss_advertised")
 
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def verdicts_of(result: dict[str, Any]) -> list[Verdict]:
-    return [Verdict(v["rule"], v["status"], v["message"]) for v in result["verdicts"]]
+    return [Verdict(v["rule"], Status(v["status"]), v["message"]) for v in result["verdicts"]]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

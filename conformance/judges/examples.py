@@ -1,7 +1,7 @@
 """A passing example from the corpus for each rule, shipped as a small index so that an installed harness can show a
 vendor what "right" looks like beside a failed rule (the report stays self-contained: the excerpt is embedded).
 
-The index (``examples.json``) is generated from ``fixtures/`` (``python -m conformance.validate.examples
+The index (``examples.json``) is generated from ``fixtures/`` (``python -m conformance.judges.examples
 fixtures``); ``tests/test_corpus.py`` fails when it is out of date.
 """
 
@@ -53,7 +53,7 @@ def build_index(fixtures: Path) -> dict[str, dict[str, str]]:
 @cache
 def _index() -> dict[str, Any]:
     try:
-        text = resources.files("conformance.validate").joinpath("examples.json").read_text("utf-8")
+        text = resources.files("conformance.judges").joinpath("examples.json").read_text("utf-8")
     except OSError:
         return {}
     loaded: dict[str, Any] = json.loads(text)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from conformance.host.profile import (
+from conformance.judges.profile import (
     BLANK_EMPTY,
     BLANK_INVISIBLE,
     BLANK_NULL,
@@ -316,13 +316,13 @@ def _derived_ids(email: str) -> dict[str, str]:
 
 def test_id_derivations_of_the_email_are_found() -> None:
     """PROF-10: every derivation family a careless vendor uses is caught, none by a substring match."""
-    from conformance.host.profile import ID_DERIVATIONS
+    from conformance.judges.profile import ID_DERIVATIONS
 
     email = "Alice.Liddell@Example.test"
     derived = _derived_ids(email)
     assert set(derived) < set(ID_DERIVATIONS)
     for how, pid in derived.items():
-        assert email.split("@")[0].casefold() not in pid.casefold()  # the old substring check misses it
+        assert email.split("@")[0].casefold() not in pid.casefold()  # a substring check misses it
         problems = id_encoding_problems({"id": pid}, known={"email": email})
         assert problems[0] == f"id {pid!r} encodes the email {email!r} ({how})"
 
