@@ -20,10 +20,6 @@ outside this module):
   ``mcp-inits``
       the MCP SDK's client modules imported without the ``mcp`` and ``mcp.client`` package ``__init__`` modules,
       which re-export the server side too.
-  ``cookies``
-      the host's httpx client consults its cookie jar without copying it into every request, parses each URL
-      string once, and does not build the next request of a redirect it does not follow (httpx's
-      ``Client._merge_url``, ``_merge_cookies``, ``_send_handling_redirects``, ``_send_single_request``).
 
   ``CONFORMANCE_NO_SHORTCUTS=1`` turns all of them off (the kill switch: a new version of pytest, httpx or the MCP
   SDK that the detection below does not catch); a comma-separated list of names turns off those only. What each
@@ -47,7 +43,6 @@ is marked by name as a ``pytest_plugins`` entry).
 from __future__ import annotations
 
 import ast
-import functools
 import importlib.util
 import os
 import sys
@@ -64,7 +59,6 @@ SHORTCUTS: dict[str, str] = {
     "hypothesis-rewrite": "pytest's assertion rewriter kept off Hypothesis",
     "hypothesis-summary": "Hypothesis' pytest plugin unregistered when it has nothing to say",
     "mcp-inits": "the MCP SDK's client modules without its package __init__ modules",
-    "cookies": "the host's httpx client without its per-request cookie-jar copies and URL parsing",
 }
 
 
@@ -251,76 +245,6 @@ def import_mcp_client(modules: tuple[str, ...]) -> None:
                 importlib.import_module(module)
 
 
-# -- cookies ------------------------------------------------------------------------------------------------------
-
-_CLIENT_INTERNALS = ("_merge_url", "_merge_cookies", "_send_handling_redirects", "_send_single_request")
-
-
-@functools.cache
-def lean_client(base: type) -> type | None:
-    """A subclass of ``base`` (an ``httpx.Client`` whose ``cookies`` is a jar with ``httpx.Cookies``' methods) that
-    consults that jar once per request without copying it (its ``set_cookie_header`` adds the header), parses each
-    URL string once per base URL, and leaves ``response.next_request`` unset when it does not follow redirects;
-    None when httpx's client lacks one of the methods this overrides (then ``base`` itself is used)."""
-    import httpx
-
-    if not all(callable(getattr(base, name, None)) for name in _CLIENT_INTERNALS):
-        return None
-
-    class LeanClient(base):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self._urls: dict[str, tuple[Any, httpx.URL]] = {}  # URL string -> (base URL then, parsed URL)
-
-        def _merge_url(self, url: Any) -> httpx.URL:
-            # A run requests the same URLs again and again: each string is parsed once per base URL (httpx.URL is
-            # immutable, so one parsed URL can serve every request to it).
-            if type(url) is not str:
-                return super()._merge_url(url)
-            base_url = self.base_url
-            known = self._urls.get(url)
-            if known is not None and known[0] is base_url:
-                return known[1]
-            merged: httpx.URL = super()._merge_url(url)
-            if len(self._urls) >= 1024:
-                self._urls.clear()
-            self._urls[url] = (base_url, merged)
-            return merged
-
-        def _merge_cookies(self, cookies: Any = None) -> Any:
-            # None: build_request adds the jar's header itself (httpx would copy the whole jar into every request).
-            return None if cookies is None else super()._merge_cookies(cookies)
-
-        def _send_handling_redirects(
-            self, request: httpx.Request, follow_redirects: bool, history: list[httpx.Response]
-        ) -> httpx.Response:
-            if follow_redirects:
-                return super()._send_handling_redirects(request, follow_redirects, history)
-            # Not following: httpx would still build the next request of every redirect for
-            # ``response.next_request``, which the host never reads. The same steps otherwise: hooks, one request,
-            # its history.
-            for hook in self.event_hooks["request"]:
-                hook(request)
-            response: httpx.Response = self._send_single_request(request)
-            try:
-                for hook in self.event_hooks["response"]:
-                    hook(response)
-                response.history = list(history)
-            except BaseException:
-                response.close()
-                raise
-            return response
-
-        def build_request(self, method: str, url: Any, **kwargs: Any) -> httpx.Request:
-            request: httpx.Request = super().build_request(method, url, **kwargs)
-            if kwargs.get("cookies") is None:
-                self.cookies.set_cookie_header(request)
-            return request
-
-    LeanClient.__name__ = LeanClient.__qualname__ = f"Lean{base.__name__}"
-    return LeanClient
-
-
 # -- extension points (not shortcuts: the kill switch leaves them on) ---------------------------------------------
 
 
@@ -367,7 +291,6 @@ __all__ = [
     "import_mcp_client",
     "keep_hypothesis_compiled",
     "keep_package_compiled",
-    "lean_client",
     "scope_scheduling",
     "set_ini_default",
     "ssl_extension_file",

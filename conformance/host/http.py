@@ -23,7 +23,7 @@ import httpx
 from conformance.core import _budget, _context
 from conformance.core._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
 from conformance.core.targets import TIMEOUTS
-from conformance.host._cookies import cookie_client
+from conformance.host._cookies import CookieClient
 from conformance.host._decode import ACCEPT_ENCODING, BoundedBody
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
@@ -386,7 +386,7 @@ class HostHTTP:
             insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False, client_cert=client_cert))
             for host in ("127.0.0.1", "localhost", "[::1]"):
                 mounts[f"all://{host}"] = insecure
-        self._client = cookie_client(
+        self._client = CookieClient(
             timeout=self.timeout,
             verify=context,
             transport=transport,
