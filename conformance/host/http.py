@@ -300,13 +300,19 @@ def _stamp(path: str | Path | None) -> tuple[int, int] | None:
     return (info.st_mtime_ns, info.st_size) if info is not None else None
 
 
+def _unverified_context() -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 @functools.lru_cache(maxsize=32)
 def _build_context(
     ca_bundle: Path | None, verify: bool, client_cert: tuple[str, str] | None, stamps: tuple[Any, ...]
 ) -> ssl.SSLContext:
-    # Unverified: the standard library's own unverified context (PEP 476), which does not load the system trust
-    # store it would never read (the costly part); the same context as create_default_context's otherwise.
-    context = ssl.create_default_context() if verify else ssl._create_unverified_context()
+    # Unverified: a client context that verifies nothing, and so loads no system trust store it would never read.
+    context = ssl.create_default_context() if verify else _unverified_context()
     if ca_bundle is not None:
         context.load_verify_locations(cafile=str(ca_bundle))
     if client_cert is not None:

@@ -32,14 +32,20 @@ class ScrubbingStream:
 
 
 def scrub_console(config: pytest.Config, redactor: Redactor) -> Callable[[], None]:
-    """Wrap the terminal's stream (and, with ``-s``, ``sys.stdout`` and ``sys.stderr``); returns the undo."""
+    """Scrub what the terminal writer writes (and, with ``-s``, ``sys.stdout`` and ``sys.stderr``); returns the
+    undo. Every write of pytest's terminal writer ends in its ``write_raw`` (the already marked-up text), which is
+    wrapped on the writer instance: public names only."""
     undo: list[Callable[[], None]] = []
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    writer = getattr(reporter, "_tw", None)
-    if writer is not None and not isinstance(writer._file, ScrubbingStream):
-        inner = writer._file
-        writer._file = ScrubbingStream(inner, redactor)
-        undo.append(lambda: setattr(writer, "_file", inner))
+    writer = config.get_terminal_writer() if config.pluginmanager.has_plugin("terminalreporter") else None
+    method = next((m for m in ("write_raw", "write") if callable(getattr(writer, m, None))), None)
+    if writer is not None and method is not None and method not in vars(writer):
+        inner = getattr(writer, method)
+
+        def scrubbed(msg: Any, *args: Any, **kwargs: Any) -> Any:
+            return inner(redactor.scrub(msg) if isinstance(msg, str) else msg, *args, **kwargs)
+
+        setattr(writer, method, scrubbed)
+        undo.append(lambda: vars(writer).pop(method, None))
     if getattr(config.option, "capture", None) == "no":
         out, err = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = ScrubbingStream(out, redactor), ScrubbingStream(err, redactor)

@@ -17,6 +17,7 @@ from xdist.scheduler import LoadScopeScheduling
 
 from conformance.config import Settings
 from conformance.core._exceptions import ConfigError
+from conformance.core._shortcuts import scope_scheduling
 from conformance.core.rules import SUITE_TARGET
 from conformance.pytest._session import SESSION_KEY, SUITES_DIR, build_settings, in_suites
 
@@ -47,7 +48,8 @@ def target_scope(nodeid: str, bases: Iterable[Path], fleet: Collection[str] = ()
 
 
 class TargetScheduling(LoadScopeScheduling):
-    """``loadscope`` with the scope of :func:`target_scope` (the extension point xdist documents)."""
+    """``loadscope`` with the scope of :func:`target_scope` as each check's work unit (through
+    ``conformance.core._shortcuts.scope_scheduling``)."""
 
     def __init__(self, config: Any, log: Any = None) -> None:
         super().__init__(config, log)
@@ -57,16 +59,20 @@ class TargetScheduling(LoadScopeScheduling):
         state = config.stash.get(SESSION_KEY, None)
         self._fleet = list(state.settings.fleet) if state is not None else []
 
-    def _split_scope(self, nodeid: str) -> str:
+    def scope(self, nodeid: str) -> str:
         if nodeid not in self._scopes:
             self._scopes[nodeid] = target_scope(nodeid, self._bases, self._fleet)
         return self._scopes[nodeid]
 
 
+_SCHEDULING = scope_scheduling(TargetScheduling)  # None: this xdist offers no scope to set (its default then)
+
+
 def make_scheduler(config: Any, log: Any) -> TargetScheduling | None:
-    if config.getvalue("dist") != "load":
+    if config.getvalue("dist") != "load" or _SCHEDULING is None:
         return None
-    return TargetScheduling(config, log)
+    scheduler: TargetScheduling = _SCHEDULING(config, log)
+    return scheduler
 
 
 # -- how many workers ------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import time
 import traceback
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 import pytest
 
@@ -429,10 +429,30 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_sep("=", "conformance")
     render_summary(
         state.report,
-        terminalreporter._tw._file,
+        cast(TextIO, _ReporterStream(terminalreporter)),
         files=state.files,
         color=terminalreporter.hasmarkup,
     )
+
+
+class _ReporterStream:
+    """The terminal reporter as a text stream (what rich's console writes to): its writes go through the
+    terminal writer, scrubbed as all of the console is."""
+
+    encoding = "utf-8"
+
+    def __init__(self, reporter: Any) -> None:
+        self._reporter = reporter
+
+    def write(self, text: str) -> int:
+        self._reporter.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._reporter.flush()
+
+    def isatty(self) -> bool:
+        return False
 
 
 def _say_how_to_start(terminalreporter: Any, config: pytest.Config) -> None:

@@ -25,6 +25,7 @@ import pytest
 import pytest_asyncio
 
 from conformance.core._exceptions import UnknownRuleError
+from conformance.core._shortcuts import set_ini_default
 from conformance.core.rules import catalog
 
 if TYPE_CHECKING:
@@ -81,9 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if not configured:
         # No public API sets another plugin's ini default; getini's cache is what pytest-asyncio reads next.
-        cache = getattr(config, "_inicache", None)
-        if isinstance(cache, dict):
-            cache[LOOP_SCOPE_INI] = KEEP_FIXTURE_SCOPE
+        set_ini_default(config, LOOP_SCOPE_INI, KEEP_FIXTURE_SCOPE)
 
 
 @pytest.fixture(scope="session")

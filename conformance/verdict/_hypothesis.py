@@ -4,11 +4,10 @@ property-based checks need it), and what Hypothesis' flaky errors mean for a ver
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from conformance.core._cache import cache_dir
-from conformance.core._rewrite import unmark
+from conformance.core._shortcuts import drop_idle_hypothesis_summary, keep_hypothesis_compiled
 
 PROFILE = "conformance"
 
@@ -53,38 +52,22 @@ def _use_cache_dir() -> None:
 
 
 def skip_assertion_rewriting(config: Any) -> None:
-    """Import Hypothesis as compiled, not through pytest's assertion rewriter.
+    """Import Hypothesis as compiled, not through pytest's assertion rewriter (shortcut ``hypothesis-rewrite``).
 
     pytest marks every module of a distribution that declares a pytest plugin for assertion rewriting, so the whole
-    ``hypothesis`` package (about 75 modules) is parsed, rewritten and compiled from source when a property-based
-    check imports it: a large CPU cost in every run where bytecode is not cached (``PYTHONDONTWRITEBYTECODE``,
-    as CI often sets). Rewriting only improves the messages of Hypothesis' own internal asserts; its pytest plugin
-    (``_hypothesis_pytestplugin``, loaded before this runs) and every check's asserts are untouched. Must run
-    before the suites import Hypothesis (``pytest_configure``); a no-op if pytest's rewrite hook is not active.
+    ``hypothesis`` package is parsed, rewritten and compiled from source when a property-based check imports it,
+    every run where bytecode is not cached (``PYTHONDONTWRITEBYTECODE``, as CI often sets). Rewriting only improves
+    the messages of Hypothesis' own internal asserts; its pytest plugin (loaded before this runs) and every check's
+    asserts are untouched. Must run before the suites import Hypothesis (``pytest_configure``).
     """
-    if "hypothesis" not in sys.modules:
-        unmark(config.pluginmanager.rewrite_hook, "hypothesis")
+    keep_hypothesis_compiled(config)
 
 
 def drop_idle_summary_hook(config: Any) -> None:
-    """Unregister Hypothesis' pytest plugin before the terminal summary when it has nothing to say.
-
-    Its ``pytest_terminal_summary`` imports ``hypothesis.internal.observability``, that is all of Hypothesis (a
-    costly import, more so without bytecode caches), on every run, even one that never imported Hypothesis. With
-    Hypothesis not imported in this process, no statistics asked for and no report carrying failing examples (an
-    xdist controller receives them from its workers), that hook prints nothing, so leaving it out changes no output.
-    Called from ``pytest_sessionfinish``, which runs before the terminal reporter writes the summary.
-    """
-    plugin = config.pluginmanager.get_plugin("hypothesispytest")
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    key = getattr(plugin, "FAILING_EXAMPLES_KEY", None)
-    if plugin is None or reporter is None or key is None or "hypothesis" in sys.modules:
-        return
-    if config.getoption("hypothesis_show_statistics", default=False):
-        return
-    if any(key in getattr(r, "__dict__", {}) for reports in reporter.stats.values() for r in reports):
-        return
-    config.pluginmanager.unregister(plugin)
+    """Unregister Hypothesis' pytest plugin before the terminal summary when it has nothing to say (shortcut
+    ``hypothesis-summary``): its ``pytest_terminal_summary`` imports all of Hypothesis on every run, even one that
+    never imported it. Called from ``pytest_sessionfinish``, before the terminal reporter writes the summary."""
+    drop_idle_hypothesis_summary(config)
 
 
 def is_flaky(exc: BaseException) -> bool:

@@ -82,8 +82,10 @@ def test_a_vendor_run_shows_no_asyncio_warning(tmp_path: Path) -> None:
     output = _run(tmp_path)
     assert not WARNINGS.search(output), output
     assert "LOOP_SCOPE=fixture-scope" in output  # pytest-asyncio's current behaviour, said explicitly
-    # Without the harness's setting, pytest-asyncio warns in that same run: the check above can fail.
-    assert WARNINGS.search(_run(tmp_path, "-p", "no:conformance-vendor"))
+    # Without the harness's setting, pytest-asyncio warns in that same run: the check above can fail (pytest 8 does
+    # not show a warning raised while the plugins configure).
+    if pytest.version_tuple >= (9,):
+        assert WARNINGS.search(_run(tmp_path, "-p", "no:conformance-vendor"))
 
 
 def test_the_vendors_own_asyncio_settings_are_kept(tmp_path: Path) -> None:

@@ -96,11 +96,14 @@ class MtlsFront:
 def _accept_any_purpose(context: ssl.SSLContext) -> None:
     """Verify client certificates for any purpose (OpenSSL's ``SSL_CTX_set_purpose``), so that a leaf without the
     clientAuth EKU passes. Python's ssl module has no API for it: the function is called through the libssl the
-    ``_ssl`` module itself uses, on the ``SSL_CTX`` the context object holds first after its object header (checked
+    ``_ssl`` extension itself uses, on the ``SSL_CTX`` the context object holds first after its object header (checked
     by reading its verify mode back before anything is changed)."""
-    import _ssl
+    from conformance.core._shortcuts import ssl_extension_file
 
-    library = ctypes.CDLL(_ssl.__file__)
+    extension = ssl_extension_file()
+    if extension is None:
+        raise RuntimeError("this Python's ssl module has no extension file to reach OpenSSL through")
+    library = ctypes.CDLL(extension)
     try:
         get_mode, set_purpose = library.SSL_CTX_get_verify_mode, library.SSL_CTX_set_purpose
     except AttributeError:

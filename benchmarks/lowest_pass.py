@@ -1,0 +1,63 @@
+"""Wall and CPU time of the lowest-versions pass that ``python3 run.py test`` adds after the whole suite: building
+.venv-lowest (uv's ``--resolution lowest-direct``; with ``--fresh`` from nothing, else only when pyproject.toml
+changed) and running run.py's LOWEST_TESTS in it as run.py does.
+
+    python3 benchmarks/lowest_pass.py [--fresh]
+
+The CPU is that of the whole process tree (user + system of the reaped children); the load average before and
+after is printed, since other jobs on the same cores slow the pass down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import resource
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_run_py() -> Any:
+    spec = importlib.util.spec_from_file_location("run_py", ROOT / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def timed(what: str, step: Any) -> Any:
+    before, load = resource.getrusage(resource.RUSAGE_CHILDREN), os.getloadavg()[0]
+    started = time.perf_counter()
+    result = step()
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(f"{what}: wall {wall:.1f} s, CPU {cpu:.1f} s (load {load:.1f} -> {os.getloadavg()[0]:.1f})", flush=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fresh", action="store_true", help="build .venv-lowest from nothing (uv's cache kept)")
+    args = parser.parse_args()
+    run_py = load_run_py()
+    if args.fresh:
+        shutil.rmtree(run_py.LOWEST, ignore_errors=True)
+    wanted = run_py.lowest_is_current()
+    if wanted is not None:
+        installer = run_py.Installer.start()
+        print(timed(".venv-lowest", lambda: run_py.ensure_lowest(installer, wanted)))
+    workers = str((os.cpu_count() or 1) + 1)
+    command = [*run_py.lowest_pass(workers), "-q"]
+    code = timed("the pass", lambda: subprocess.call(command, cwd=ROOT, env=run_py.writing_bytecode()))
+    print(f"exit code {code}")
+
+
+if __name__ == "__main__":
+    main()
