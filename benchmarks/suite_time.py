@@ -14,9 +14,11 @@ Extra arguments go to pytest, e.g. ``-- tests/matrix`` or ``-- -n 0``.
 ``--slices`` times parts of the suite instead, one pytest session each, invoked as run.py invokes it (``-p
 no:cacheprovider -p no:anyio -n <cores + 1>``; ``--workers`` overrides): the mutant matrix per service (its cases'
 tests, footprints included, named by node id from tests/matrix/plan.py), the modules sharing the demo run, and the
-rest of the suite by directory; a NAME that is a test path (``tests/test_fleet.py``) is a slice of its own. It prints a table (wall, CPU of the process tree, tests, exit, load average before
-and after) and the sums: the sum of the slices' CPU over the cores is a floor for the whole suite's wall time, since
-each slice also pays its own start-up (workers, the fork server, the demo).
+rest of the suite by directory; a NAME that is a test path (``tests/test_fleet.py``) is a slice of its own. With
+``--record`` the units the slices timed replace theirs in tests/durations.json. It prints a table (wall, CPU of the
+process tree, tests, exit, load average before and after) and the sums: the slices' CPU over the cores estimates the
+whole suite's wall time when the cores are its own (high by each slice's own start-up: workers, fork server; low by
+the end of a run, where cores idle).
 """
 
 from __future__ import annotations
@@ -136,7 +138,23 @@ def time_slice(name: str, tests: list[str], workers: int, extra: list[str], log:
     }  # fmt: skip
 
 
-def run_slices(names: list[str], workers: int, extra: list[str]) -> int:
+def record(junits: list[Path], merge: bool) -> None:
+    """tests/durations.json from these JUnit reports (``merge``: over the recorded file, the units timed here
+    replaced). The scopes come from tests/conftest.py, which imports the test dependencies: read them in .venv."""
+    target = ROOT / "tests" / "durations.json"
+    python = ROOT / ".venv" / "bin" / "python"
+    recorded: dict[str, float] = json.loads(target.read_text(encoding="utf-8")) if merge and target.is_file() else {}
+    for junit in junits:
+        if junit.is_file():
+            scopes = subprocess.run(
+                [str(python), __file__, "--scopes-from", str(junit)], check=True, capture_output=True, text=True
+            ).stdout
+            recorded.update(json.loads(scopes))
+    target.write_text(json.dumps(dict(sorted(recorded.items())), indent=1), encoding="utf-8")
+    print(f"wrote {target}")
+
+
+def run_slices(names: list[str], workers: int, extra: list[str], recording: bool) -> int:
     python = ROOT / ".venv" / "bin" / "python"
     listed = subprocess.run([str(python), __file__, "--slice-args"], check=True, capture_output=True, text=True)
     slices: dict[str, list[str]] = json.loads(listed.stdout)
@@ -156,7 +174,8 @@ def run_slices(names: list[str], workers: int, extra: list[str]) -> int:
     rows, worst = [], 0
     for name in chosen:
         log = logs / (re.sub(r"[^\w.-]+", "_", name).strip("_") + ".txt")
-        row = time_slice(name, slices[name], workers, extra, log)
+        junit = log.with_suffix(".xml")
+        row = time_slice(name, slices[name], workers, [*extra, f"--junitxml={junit}"] if recording else extra, log)
         rows.append(row)
         worst = worst or int(str(row["exit"]))
         print(
@@ -167,6 +186,8 @@ def run_slices(names: list[str], workers: int, extra: list[str]) -> int:
     cpu = sum(float(str(r["cpu_s"])) for r in rows)
     cores = len(os.sched_getaffinity(0))
     print(f"{'sum':50} {wall:>7.1f} {cpu:>7.1f}  (CPU / {cores} cores = {cpu / cores:.1f} s)")
+    if recording:
+        record(sorted(logs.glob("*.xml")), merge=True)
     return worst
 
 
@@ -187,7 +208,7 @@ def main() -> int:
         print(json.dumps(slice_args()))
         return 0
     if args.slices is not None:
-        return run_slices(args.slices, args.workers, args.extra)
+        return run_slices(args.slices, args.workers, args.extra, args.record)
     counted = "whole tree" if become_subreaper() else "waited-for children only"
     walls: list[float] = []
     worst = 0
@@ -204,15 +225,8 @@ def main() -> int:
             flush=True,
         )
     print(f"median {statistics.median(walls):.1f} s over {len(walls)} run(s); goal: 240 s on 2 cores")
-    if args.record and junit.is_file():
-        target = ROOT / "tests" / "durations.json"
-        # The scopes come from tests/conftest.py, which imports the test dependencies: read them in .venv.
-        python = ROOT / ".venv" / "bin" / "python"
-        scopes = subprocess.run(
-            [str(python), __file__, "--scopes-from", str(junit)], check=True, capture_output=True, text=True
-        ).stdout
-        target.write_text(scopes, encoding="utf-8")
-        print(f"wrote {target}")
+    if args.record:
+        record([junit], merge=False)
     return worst
 
 
