@@ -181,10 +181,10 @@ def test_doctor_checks_every_named_target_with_its_own_secrets(
 
 
 def test_a_named_target_without_its_key_is_incomplete_naming_its_variable(tmp_path: Path) -> None:
-    from conformance.testing import run_harness
+    from tests._forked import forked_harness
 
     targets = _targets(tmp_path, '[[target]]\nname = "nokey"\nplatform_url = "https://127.0.0.1:1/v1"\n')
-    result = run_harness(["--suite", "platform", "--targets-file", str(targets)], tmp_path / "out", cwd=tmp_path)
+    result = forked_harness(["--suite", "platform", "--targets-file", str(targets)], tmp_path / "out", cwd=tmp_path)
     assert result.exit_code == 1, result.stdout[-2000:]
     row = result.report["fleet"][0]
     assert row["name"] == "nokey" and row["verdict"]["status"] == "INCOMPLETE", row

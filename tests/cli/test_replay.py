@@ -22,6 +22,7 @@ from conformance.cli._main import main
 from conformance.cli.replay import ACCESS_TOKEN_ENV, Credentials, Request, _request
 from conformance.config import resolve
 from conformance.testing import run_harness
+from tests._forked import forked_harness
 from tests.reference.platform.live import serving
 
 CASE = "unknown content part type"
@@ -197,7 +198,7 @@ def test_replay_reproduces_a_mutants_failed_case_and_a_fixed_servers_pass(
     report = tmp_path / "out" / "report.json"
     report.parent.mkdir()
     with serving(tmp_path / "mutant", mutants=frozenset({MUTANT})) as mutant:
-        run = run_harness(
+        run = forked_harness(
             ["--suite", "platform", "-k", "TOK-07", "-q", "-p", "no:xdist"], report.parent, env=mutant.settings
         )
         tok07 = next(r for r in run.report["results"] if r["rule"] == "TOK-07")

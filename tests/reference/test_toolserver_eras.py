@@ -1,32 +1,85 @@
 """The tool server's two MCP eras, end to end: the reference tool server served dual-era (the SDK's default),
 modern-only and legacy-only is certified with the same verdicts whichever era the host speaks, and the evidence of a
-dual-era run shows the modern side (server/discover, requests at 2026-07-28, no session)."""
+dual-era run shows the modern side (server/discover, requests at 2026-07-28, no session).
+
+The module's certifications are independent (a stack of its own each): the first test that asks for one starts them
+all, two at a time (``RUNS``), each forked with its stack's Python services from the matrix's fork server
+(tests/_forked.py: how a stack or a run starts is not what this module is about)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.reference.stack import running_stack
-from conformance.testing import RunResult, run_harness
+from conformance.testing import RunResult
+from tests._forked import forked_harness, forked_stack
 
 SUITES = "auth,profile"
+IN_FLIGHT = 2
+# name: (the eras the tool server serves, the harness's arguments, mutants, suites)
+RUNS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], str]] = {
+    "legacy": ("both", ("--mcp-era", "legacy"), (), SUITES),
+    "dual": ("both", (), (), SUITES),
+    "modern": ("modern", (), (), SUITES),
+    "legacy-only": ("legacy", (), (), SUITES),
+    "both": ("both", ("--mcp-era", "both"), (), SUITES),
+    # both modern-only defects
+    "mutant": (
+        "both",
+        ("--mcp-era", "both"),
+        ("ts-token-checked-at-initialize-only", "ts-authorizes-by-mcp-name"),
+        "auth",
+    ),
+}
 
 
 def _run(
     tmp_path: Path, name: str, served: str, *args: str, mutants: tuple[str, ...] = (), suites: str = SUITES
 ) -> RunResult:
     data_dir = tmp_path / f"stack-{name}"
-    with running_stack(services=["toolserver"], data_dir=data_dir, mcp_era=served, mutants=mutants) as stack:
+    with forked_stack(services=["toolserver"], data_dir=data_dir, mcp_era=served, mutants=mutants) as stack:
         ca_bundle = stack.settings["CONFORMANCE_CA_BUNDLE"]
         env = {**stack.settings, "SSL_CERT_FILE": ca_bundle}
         report_dir = tmp_path / f"report-{name}"
         report_dir.mkdir()
         argv = ["--suite", suites, "-q", "--report-formats", "json", *args]
-        return run_harness(argv, report_dir, env=env, timeout=600)
+        return forked_harness(argv, report_dir, env=env, timeout=600)
+
+
+# The runs each test reads (besides "legacy", which most compare with).
+TEST_RUNS = {
+    "test_a_dual_era_server_is_certified_on_its_modern_side": ("legacy", "dual"),
+    "test_the_legacy_choice_speaks_initialize": ("legacy",),
+    "test_a_single_era_server_gets_the_same_verdicts": ("legacy", "modern", "legacy-only"),
+    "test_both_eras_certify_the_tool_server_once_per_era": ("legacy", "both"),
+    "test_a_rule_broken_in_one_era_only_fails_the_run": ("mutant",),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Future[RunResult]]]:
+    """The certifications the selected tests of this module read, started at once (IN_FLIGHT at a time): name -> its
+    future result."""
+    root = tmp_path_factory.mktemp("eras")
+    mine = [item for item in request.session.items if getattr(item, "module", None) is request.module]
+    selected = {getattr(item, "originalname", item.name) for item in mine}
+    wanted = {run for test in selected for run in TEST_RUNS.get(test, RUNS)}
+    with ThreadPoolExecutor(IN_FLIGHT, thread_name_prefix="eras") as pool:
+        futures = {
+            name: pool.submit(_run, root, name, served, *args, mutants=mutants, suites=suites)
+            for name, (served, args, mutants, suites) in RUNS.items()
+            if name in wanted
+        }
+        yield futures
+        for future in futures.values():
+            future.cancel()
 
 
 def _exchanges(result: RunResult) -> list[dict[str, Any]]:
@@ -51,16 +104,18 @@ def _mcp_posts(result: RunResult) -> list[tuple[dict[str, str], dict[str, Any], 
 
 
 @pytest.fixture(scope="module")
-def legacy_run(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
-    return _run(tmp_path_factory.mktemp("eras"), "legacy", "both", "--mcp-era", "legacy")
+def legacy_run(runs: dict[str, Future[RunResult]]) -> RunResult:
+    return runs["legacy"].result()
 
 
 def _statuses(result: RunResult) -> dict[str, str]:
     return {r["rule"]: r["status"] for r in result.report["results"]}
 
 
-def test_a_dual_era_server_is_certified_on_its_modern_side(tmp_path: Path, legacy_run: RunResult) -> None:
-    result = _run(tmp_path, "dual", "both")
+def test_a_dual_era_server_is_certified_on_its_modern_side(
+    runs: dict[str, Future[RunResult]], legacy_run: RunResult
+) -> None:
+    result = runs["dual"].result()
     assert result.report["config"]["mcp_era"] == "auto"
     assert result.report["config"]["mcp_era_spoken"] == ["modern (2026-07-28)"], result.report["config"]
     assert "MCP era: modern (2026-07-28)" in result.stdout
@@ -84,15 +139,19 @@ def test_the_legacy_choice_speaks_initialize(legacy_run: RunResult) -> None:
 
 
 @pytest.mark.parametrize("served", ["modern", "legacy"])
-def test_a_single_era_server_gets_the_same_verdicts(tmp_path: Path, served: str, legacy_run: RunResult) -> None:
-    result = _run(tmp_path, served, served)
+def test_a_single_era_server_gets_the_same_verdicts(
+    runs: dict[str, Future[RunResult]], served: str, legacy_run: RunResult
+) -> None:
+    result = runs["modern" if served == "modern" else "legacy-only"].result()
     spoken = "modern (2026-07-28)" if served == "modern" else "legacy (2025-06-18)"
     assert result.report["config"]["mcp_era_spoken"] == [spoken]
     assert _statuses(result) == _statuses(legacy_run)
 
 
-def test_both_eras_certify_the_tool_server_once_per_era(tmp_path: Path, legacy_run: RunResult) -> None:
-    result = _run(tmp_path, "both", "both", "--mcp-era", "both")
+def test_both_eras_certify_the_tool_server_once_per_era(
+    runs: dict[str, Future[RunResult]], legacy_run: RunResult
+) -> None:
+    result = runs["both"].result()
     assert result.report["config"]["mcp_era"] == "both"
     assert result.report["config"]["mcp_era_spoken"] == ["legacy (2025-06-18)", "modern (2026-07-28)"]
     rows = {row["name"]: row["verdict"]["status"] for row in result.report["fleet"]}
@@ -103,9 +162,8 @@ def test_both_eras_certify_the_tool_server_once_per_era(tmp_path: Path, legacy_r
         assert {rule: status for (target, rule), status in per_era.items() if target == era} == expected
 
 
-def test_a_rule_broken_in_one_era_only_fails_the_run(tmp_path: Path) -> None:
-    mutants = ("ts-token-checked-at-initialize-only", "ts-authorizes-by-mcp-name")  # both modern-only defects
-    result = _run(tmp_path, "mutant", "both", "--mcp-era", "both", mutants=mutants, suites="auth")
+def test_a_rule_broken_in_one_era_only_fails_the_run(runs: dict[str, Future[RunResult]]) -> None:
+    result = runs["mutant"].result()
     rows = {row["name"]: row["verdict"]["status"] for row in result.report["fleet"]}
     assert rows == {"legacy": "ACCEPTED", "modern": "NOT ACCEPTED"}, result.stdout[-3000:]
     assert result.report["verdict"]["status"] == "NOT ACCEPTED" and result.exit_code == 1
