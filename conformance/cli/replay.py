@@ -18,7 +18,8 @@ printed: the new exchanges are redacted as a run's are, with every value filled 
 
 Outcome. Each replayed exchange is compared with the recorded one by status class (2xx, 3xx, 4xx, 5xx, or no
 answer): "same" or "differs". A case is also judged as its rule's table judges it when its record says what a
-conforming target does (``expected``: "refused" means the case's last request gets no 2xx answer): the output
+conforming target does (``expected``: "refused" means the case's last request gets no 2xx answer, or a 2xx that
+refuses in band, a tool server's JSON-RPC error or error result): the output
 shows the recorded outcome and the outcome now. The replay *reproduces* the report when every replayed exchange
 answered in its recorded status class.
 
@@ -490,9 +491,26 @@ def _judge_cases(result: Any, chosen: dict[str, Any] | None, done: Sequence[Repl
             now = "not tried"
         else:
             last = answered[-1].now or {}
-            now = "failed" if status_class(last.get("status")) == "2xx" else "passed"
+            now = "failed" if status_class(last.get("status")) == "2xx" and not _refused_in_band(last) else "passed"
         verdicts.append(CaseVerdict(name, expected if isinstance(expected, str) else None, recorded, now))
     return verdicts
+
+
+def _refused_in_band(exchange: Mapping[str, Any]) -> bool:
+    """A 2xx answer that still refuses: a tool server's JSON-RPC error, or an error result (``isError``), which the
+    contract accepts beside a 401 ("401 or an error result carrying a challenge"); the tool did not run for the
+    caller. A body that is no JSON-RPC (a platform's JSON) is an answer with data, as its 2xx says."""
+    from conformance.host.jsonrpc import jsonrpc_messages
+
+    headers = {str(k).lower(): str(v) for k, v in (exchange.get("response_headers") or {}).items()}
+    body = exchange.get("response_body")
+    if not isinstance(body, str):
+        return False
+    messages = [m for m in jsonrpc_messages(headers.get("content-type"), body.encode()) if isinstance(m, dict)]
+    answers = [m for m in messages if m.get("jsonrpc") == "2.0" and ("result" in m or "error" in m)]
+    return bool(answers) and all(
+        "error" in m or (isinstance(m.get("result"), dict) and m["result"].get("isError") is True) for m in answers
+    )
 
 
 # -- output ---------------------------------------------------------------------------------------------------------
@@ -521,7 +539,7 @@ def render(replay: Replay, out: TextIO) -> None:
     out.write(f"target: {replay.target} {_line(replay.url)}{moved}\n")
     out.write(
         "compared: each answer's status class with the recorded one; a case expected to be refused is judged on "
-        "its last request (a 2xx answer fails it)\n\n"
+        "its last request (a 2xx answer with data fails it)\n\n"
     )
     for item in replay.exchanges:
         recorded = item.recorded

@@ -309,3 +309,31 @@ def test_replay_of_a_tool_server_case_links_an_account_for_its_token(
         [exchange] = replayed["exchanges"]
         now = exchange["now"]
         assert (now["status"], now["request_headers"]["authorization"]) == (401, "Token [REDACTED]")
+
+
+def _judged_now(status: int, body: str, content_type: str = "application/json") -> str:
+    from types import SimpleNamespace
+
+    from conformance.cli.replay import Replayed, _judge_cases
+
+    record = {"case": "a forged token", "expected": "refused", "outcome": "failed", "exchanges": [1]}
+    now = {"status": status, "response_headers": {"Content-Type": content_type}, "response_body": body}
+    done = [Replayed(number=1, recorded={}, case="a forged token", now=now)]
+    (verdict,) = _judge_cases(SimpleNamespace(cases=[record]), record, done)
+    return verdict.now
+
+
+def test_an_error_result_in_a_2xx_answer_is_a_refusal() -> None:
+    """A tool server may refuse in band: a JSON-RPC error, or an isError result (with its challenge), under 200."""
+    error_result = {"jsonrpc": "2.0", "id": 1, "result": {"isError": True, "content": [], "_meta": {}}}
+    assert _judged_now(200, json.dumps(error_result)) == "passed"
+    assert _judged_now(200, json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001}})) == "passed"
+    sse = "event: message\ndata: " + json.dumps(error_result) + "\n\n"
+    assert _judged_now(200, sse, "text/event-stream") == "passed"
+
+
+def test_a_2xx_answer_with_data_is_not_a_refusal() -> None:
+    data = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hello"}]}}
+    assert _judged_now(200, json.dumps(data)) == "failed"
+    assert _judged_now(200, json.dumps({"id": "cmp_1", "status": "active"})) == "failed"  # a platform's JSON
+    assert _judged_now(401, "") == "passed"
