@@ -42,6 +42,7 @@ from typing import Any, TextIO
 
 from conformance.core import _context
 from conformance.core._exceptions import ConformanceError, TargetError
+from conformance.core._values import is_int
 from conformance.core.targets import TARGETS
 from conformance.report.placeholders import CRAFTED, REDACTION, placeholder
 
@@ -131,7 +132,7 @@ class Replay:
 
 
 def status_class(status: Any) -> str:
-    if isinstance(status, int) and not isinstance(status, bool) and 100 <= status <= 599:
+    if is_int(status) and 100 <= status <= 599:
         return f"{status // 100}xx"
     return "no answer"
 

@@ -29,6 +29,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from conformance.core._values import is_int
 from conformance.core.rules import DOCUMENTS
 from conformance.core.targets import suite_rank
 from conformance.host import parse_json
@@ -495,7 +496,7 @@ def _omitted(raw: dict[str, Any]) -> tuple[str, str]:
         if isinstance(body, dict):
             parts.append(f"{side} body {clean(body.get('chars'))} characters, sha256 {clean(body.get('sha256'))[:16]}…")
         headers = omitted.get(f"{side}_headers")
-        if isinstance(headers, int) and not isinstance(headers, bool) and headers:
+        if is_int(headers) and headers:
             parts.append(f"{headers} {side} header{'s' if headers != 1 else ''}")
     note = f"body omitted: {clean(omitted.get('reason')) or 'omitted'}"
     return "details omitted", f"{note} ({'; '.join(parts)})" if parts else note
@@ -513,7 +514,7 @@ def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget, 
         number=number,
         method=clean(raw.get("method") or "?"),
         url=url if len(url) <= URL_CHARS else url[:URL_CHARS] + "…",
-        status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        status=status if is_int(status) else None,
         elapsed=_format_duration(raw.get("elapsed_s")),
         started_at=clean(raw.get("started_at")),
         error=clean(raw.get("error")),

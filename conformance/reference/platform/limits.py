@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from conformance.core._values import is_int
 from conformance.reference.platform.errors import ApiError
 from conformance.reference.platform.settings import KeySpec
 
@@ -143,5 +144,5 @@ def _fault_due(n: int, rate: float) -> bool:
 def estimate_tokens(body_text: str, max_tokens: object) -> int:
     """The token-rate estimate: the larger of ``max_tokens`` (or ``max_output_tokens``) and characters / 4."""
     by_chars = math.ceil(len(body_text) / 4)
-    cap = max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0 else 0
+    cap = max_tokens if is_int(max_tokens) and max_tokens > 0 else 0
     return max(by_chars, cap)

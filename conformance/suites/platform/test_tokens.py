@@ -12,6 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import expect, fail, observe, rule
+from conformance.core._values import is_int
 from conformance.judges.platform import count_answer_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.platform._keys import BAD_KEYS, NAMED_KEY_CASES, key_headers
@@ -249,7 +250,7 @@ def test_images_are_counted(platform_api: PlatformApi) -> None:
     # A remote URL needs the target to fetch it; not every target can from here: counted, it must add to the count.
     remote = platform_api.count_raw(platform_api.body(input=image_message("https://example.com/cat.png", "low")))
     value = json_body(remote).get("input_tokens") if succeeded(remote) and isinstance(json_body(remote), dict) else None
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_int(value):
         expect(value > text_only, f"an image by URL added nothing ({text_only} → {value})")
         observe(f"an image by URL: counted {value}")
     else:
