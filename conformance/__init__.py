@@ -23,7 +23,7 @@ from conformance.core._exceptions import (
 )
 
 if TYPE_CHECKING:
-    from conformance.core.rules import RULES, Level, Rule, get_rule, rule
+    from conformance.core.rules import RULES, Level, Rule, alone, get_rule, rule
     from conformance.report.model import Status
     from conformance.verdict._hypothesis import hypothesis_profile
     from conformance.verdict._verdicts import Blocked, Failure, NeedsUnmet, expect, fail, needs, observe
@@ -38,7 +38,7 @@ _LAZY = {
         ("Blocked", "Failure", "NeedsUnmet", "expect", "fail", "needs", "observe"), "conformance.verdict._verdicts"
     ),
     "Status": "conformance.report.model",
-    **dict.fromkeys(("RULES", "Level", "Rule", "get_rule", "rule"), "conformance.core.rules"),
+    **dict.fromkeys(("RULES", "Level", "Rule", "alone", "get_rule", "rule"), "conformance.core.rules"),
 }
 
 
@@ -66,6 +66,7 @@ __all__ = [
     "UnknownRuleError",
     "UrlRefused",
     "__version__",
+    "alone",
     "expect",
     "fail",
     "get_rule",

@@ -207,6 +207,14 @@ def enter_lane(lane: CheckRecord | None) -> contextvars.Token[CheckRecord | None
     return _lane.set(lane)
 
 
+def lane_context(lane: CheckRecord) -> contextvars.Context:
+    """A copy of this thread's context that records into ``lane``: run a whole check's body in it on a thread of
+    its own (``context.run(body)``)."""
+    context = contextvars.copy_context()
+    context.run(_lane.set, lane)
+    return context
+
+
 def leave_lane(token: contextvars.Token[CheckRecord | None]) -> None:
     _lane.reset(token)
 

@@ -220,6 +220,27 @@ def rule(*rule_ids: str) -> Callable[[F], F]:
     return decorate
 
 
+ALONE_MARK = "conformance_alone"
+
+
+def alone(reason: str, *, among: str | None = None) -> Callable[[F], F]:
+    """Declare that a check runs with no other check in flight (``conformance/pytest/_overlap.py``): it changes
+    what other checks rely on (tokens, grants, a test account's stored data) or reads what they recorded.
+    ``reason`` says which, for the reader. With ``among``, only checks marked with the same name keep out of each
+    other's way (they share something no other check touches, such as one grant) and run beside the rest."""
+    if not reason:
+        raise ValueError("@alone needs a reason")
+
+    def decorate(func: F) -> F:
+        import pytest
+
+        mark = getattr(pytest.mark, ALONE_MARK)
+        marked: F = (mark(reason, among=among) if among else mark(reason))(func)
+        return marked
+
+    return decorate
+
+
 def rules_of(item: Any) -> list[str]:
     """The rule IDs a collected check (a pytest item) decides: those its :func:`rule` markers name."""
     return [rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args]

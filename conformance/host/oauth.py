@@ -23,6 +23,7 @@ import hashlib
 import json
 import secrets
 import string
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
@@ -483,11 +484,23 @@ class ClientRegistry:
         self._clients: dict[tuple[str, tuple[str, ...]], OAuthClient] = {}
         self._evidence: dict[int, list[dict[str, Any]]] = {}
         self.registrations = 0
+        self._registering = threading.Lock()  # checks running at once register a connection once
 
     def get_or_register(
         self, http: HostHTTP, as_meta: AsMetadata, redirect_uris: Sequence[str], **kwargs: Any
     ) -> OAuthClient:
         key = (as_meta.registration_endpoint or "", tuple(redirect_uris))
+        with self._registering:
+            return self._registered(key, http, as_meta, redirect_uris, **kwargs)
+
+    def _registered(
+        self,
+        key: tuple[str, tuple[str, ...]],
+        http: HostHTTP,
+        as_meta: AsMetadata,
+        redirect_uris: Sequence[str],
+        **kwargs: Any,
+    ) -> OAuthClient:
         if key not in self._clients:
             start = _context.mark()
             try:

@@ -20,11 +20,11 @@ import pytest
 from conformance.config import Settings, Target, all_options, check_report_dir
 from conformance.core import _budget, _context, _gc, _httpx_cli  # noqa: F401 - _httpx_cli: before httpx
 from conformance.core._exceptions import ConfigError
-from conformance.core.rules import RULES, SUITE_TARGET, SUITES, rules_of
+from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, rules_of
 from conformance.core.targets import TARGETS, TargetKind
 from conformance.host import mcp_era, scrub_log_records
 from conformance.host.http import HostHTTP
-from conformance.pytest import _outcomes
+from conformance.pytest import _outcomes, _overlap
 from conformance.pytest._outcomes import NEED_KEY, suite_of
 from conformance.pytest._session import (
     SESSION_KEY,
@@ -92,6 +92,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance_rule(*ids): the rule IDs a conformance check decides")
+    config.addinivalue_line("markers", f"{ALONE_MARK}(reason): a conformance check no other check overlaps")
     for suite in SUITES:
         config.addinivalue_line("markers", f"{suite}: conformance suite {suite}")
     try:
@@ -223,13 +224,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 # -- running checks --------------------------------------------------------------------------------------------
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """With ``--concurrency`` above 1 the bodies of independent checks overlap (``conformance/pytest/_overlap.py``)."""
+    return _overlap.run_loop(session)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> None:
+    _overlap.refuse_fixture_in_body(fixturedef.argname)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     if rules_of(item) and suite_of(item):
-        record = _context.begin(rules_of(item))
-        budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
-        _budget.start_check(record, float(budget) if budget is not None else None)
-        item.stash[_outcomes.STARTED] = time.monotonic()
+        _overlap.begin_check(item)
         try:
             yield
         finally:

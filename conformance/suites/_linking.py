@@ -14,6 +14,7 @@ for a fresh accepted code, and use ``host.tokens`` (the ``TokenEndpoint``) direc
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -369,6 +370,9 @@ class LinkedAccount:
     relink: Callable[[], FlowAttempt] | None = None
     obtained_at: float = dataclasses.field(default_factory=time.time)
     renewals: list[str] = dataclasses.field(default_factory=list)  # how the token was renewed, for the report
+    # Checks running at once share the account: one renewal at a time, or two refreshes would send the same
+    # refresh token twice (a reuse, which revokes the whole grant at an AS that rotates them).
+    _renewing: threading.RLock = dataclasses.field(default_factory=threading.RLock, repr=False, compare=False)
 
     @classmethod
     def from_attempt(
@@ -413,10 +417,11 @@ class LinkedAccount:
     @property
     def access_token(self) -> str:
         """The account's access token, renewed first when it is (about to be) expired."""
-        expires_at = self.expires_at
-        if expires_at is not None and expires_at - time.time() < RENEW_MARGIN_S:
-            self.renew()
-        return self.current_token
+        with self._renewing:
+            expires_at = self.expires_at
+            if expires_at is not None and expires_at - time.time() < RENEW_MARGIN_S:
+                self.renew()
+            return self.current_token
 
     @property
     def auth_header(self) -> dict[str, str]:
@@ -442,12 +447,13 @@ class LinkedAccount:
 
     def refresh(self, *, scope: str | None = None) -> TokenResult:
         """A refresh-token grant for the same resource; on success the account holds the new (rotated) tokens."""
-        if not self.refresh_token:
-            raise Blocked("AUTH-FLOW-02", "the token response carried no refresh_token")
-        result = self.tokens.refresh(self.refresh_token, resource=self.resource, scope=scope)
-        if result.ok and result.access_token:
-            self._take(result)
-        return result
+        with self._renewing:
+            if not self.refresh_token:
+                raise Blocked("AUTH-FLOW-02", "the token response carried no refresh_token")
+            result = self.tokens.refresh(self.refresh_token, resource=self.resource, scope=scope)
+            if result.ok and result.access_token:
+                self._take(result)
+            return result
 
     def _take(self, result: TokenResult) -> None:
         assert result.access_token is not None
@@ -481,6 +487,8 @@ class Linker:
         self.host = host
         self.publisher = publisher
         self.responses: list[ObtainedResponse] = []  # every authorization response of the run (AUTH-ISS-01)
+        # A real browser or a person logs in one flow at a time, whichever checks ask (see ``concurrency``).
+        self._one_login = threading.Lock()
         steps_file = settings.get("login_steps")
         self.steps = LoginSteps.load(steps_file) if steps_file else LoginSteps.default()
 
@@ -550,7 +558,11 @@ class Linker:
         """Run the login driver; MissingCredentials becomes a need."""
         driver = self.driver(account)
         try:
-            result = driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
+            if self.concurrency > 1:
+                result = driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
+            else:
+                with self._one_login:
+                    result = driver.login(request.url, request.redirect_uri, decision=decision, state=request.state)
         except MissingCredentials as exc:
             needs(
                 f"test account credentials ({exc.variable})",

@@ -289,7 +289,8 @@ def call(
     outcome = CallOutcome(raw)
     if outcome.result is not None:
         during = _context.current_rules_text()
-        _OBTAINED.setdefault(http, []).append(ObtainedResult(name, args, token is not None, outcome.result, during))
+        obtained = ObtainedResult(name, args, token is not None, outcome.result, during)
+        _context.in_order(lambda: _OBTAINED.setdefault(http, []).append(obtained))  # in the checks' order
     return outcome
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import jwt
 import pytest
 
-from conformance import Blocked, expect, fail, needs, observe, rule
+from conformance import Blocked, alone, expect, fail, needs, observe, rule
 from conformance.config import Settings
 from conformance.host.forge import alg_none, hmac_with_public_key, strip_signature, tamper_payload
 from conformance.host.http import HostHTTP
@@ -58,6 +58,7 @@ class AssertionProbe:
         self.linker = linker
         self.account = account
         self.tokens: TokenEndpoint = account.tokens
+        self.sent: str | None = None  # the valid assertion last sent (what a replay reuses)
 
     def send(self, assertion: str) -> TokenResult:
         if self.account.refresh_token:
@@ -83,7 +84,8 @@ class AssertionProbe:
     def valid(self) -> TokenResult:
         identity = self.tokens.client.identity
         assert identity is not None
-        return self.send(identity.client_assertion(self.tokens.client.client_id, self.tokens.url))
+        self.sent = identity.client_assertion(self.tokens.client.client_id, self.tokens.url)
+        return self.send(self.sent)
 
     def control(self) -> None:
         """A valid assertion still works: the refusals before were about the assertions."""
@@ -99,7 +101,7 @@ class AssertionProbe:
         )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def assertion_probe(linker: Linker, first_link: FlowAttempt) -> AssertionProbe:
     client = require_cimd(linker.host)
     if client.auth_method != "private_key_jwt":
@@ -110,7 +112,7 @@ def assertion_probe(linker: Linker, first_link: FlowAttempt) -> AssertionProbe:
     return AssertionProbe(linker, linker.link())
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cimd_publisher(linker: Linker, request: pytest.FixtureRequest) -> Publisher:
     """The publisher, asked for only once the host identifies by CIMD: a DCR-only or predefined host needs none
     (its CIMD rules skip with the CIMD need, and the run is not incomplete for want of a certificate)."""
@@ -119,7 +121,7 @@ def cimd_publisher(linker: Linker, request: pytest.FixtureRequest) -> Publisher:
     return publisher
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # torn down at the end: a check's own fixture would go while its body runs
 def second_publisher(
     conformance_settings: Settings, host_http: HostHTTP, cimd_publisher: Publisher
 ) -> Iterator[Publisher]:
@@ -246,6 +248,7 @@ def _not_refused(what: str, result: TokenResult) -> str | None:
     return None
 
 
+@alone("rotates the refresh token of the grant the assertion probes share", among="assertion probe")
 @rule("AUTH-CIMD-03")
 def test_foreign_key_assertion_is_refused(assertion_probe: AssertionProbe) -> None:
     run = AttackRun.of("AUTH-CIMD-03")
@@ -300,6 +303,7 @@ def _claim_cases(probe: AssertionProbe) -> dict[str, str]:
     return cases
 
 
+@alone("rotates the refresh token of the grant the assertion probes share", among="assertion probe")
 @rule("AUTH-CIMD-04")
 def test_bad_assertions_are_refused(assertion_probe: AssertionProbe) -> None:
     run = AttackRun.of("AUTH-CIMD-04")
@@ -312,13 +316,14 @@ def test_bad_assertions_are_refused(assertion_probe: AssertionProbe) -> None:
     run.conclude()
 
 
+@alone("rotates the refresh token of the grant the assertion probes share", among="assertion probe")
 @rule("AUTH-CIMD-07")
 def test_replayed_assertion_is_refused(assertion_probe: AssertionProbe) -> None:
     """RFC 7523 §3 item 7 makes replay protection a MAY; the row asks it as a SHOULD."""
     first = assertion_probe.valid()
     if not first.ok:
         raise Blocked("AUTH-CIMD-02", f"a valid assertion was refused: {first.describe()}")
-    replay = assertion_probe.broken(BrokenAssertion.REPLAYED_JTI, replay_of=assertion_probe.tokens.last_assertion)
+    replay = assertion_probe.broken(BrokenAssertion.REPLAYED_JTI, replay_of=assertion_probe.sent)
     problem = _not_refused("with a jti already used (a fresh assertion reusing it)", replay)
     expect(problem is None, problem or "")
     observe(f"a replayed assertion was refused: {replay.describe()}")

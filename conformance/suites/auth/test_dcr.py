@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Blocked, expect, needs, observe, rule
+from conformance import Blocked, alone, expect, needs, observe, rule
 from conformance.config import Settings
 from conformance.host.asmeta import AsMetadata
 from conformance.host.http import HostHTTP
@@ -31,6 +31,7 @@ def registration_refused(settings: Settings, linker: Linker) -> str | None:
     return None
 
 
+@alone("counts the registrations before and after its own")
 @rule("AUTH-DCR-01")
 def test_registration_returns_a_client(
     host_http: HostHTTP,
@@ -55,7 +56,7 @@ def test_registration_returns_a_client(
     observe(f"registered {client.client_id} ({client.auth_method}); reused for the connection")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def connection_client(
     host_http: HostHTTP,
     as_metadata: AsMetadata,

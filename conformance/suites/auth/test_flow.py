@@ -6,6 +6,7 @@ tokens of its first exchange.
 
 from __future__ import annotations
 
+import contextvars
 import json
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -408,7 +409,9 @@ def _concurrent_exchanges(linker: Linker, run: AttackRun) -> None:
     request = linker.request()
     accepted = linker.code(request)
     with run.attempt(CONCURRENT_CASE), ThreadPoolExecutor(max_workers=2) as pool:
-        answers = list(pool.map(lambda _: linker.host.tokens.exchange(request, accepted), range(2)))
+        # Each exchange in a copy of this thread's context: both record into this check, whatever else runs.
+        contexts = [contextvars.copy_context() for _ in range(2)]
+        answers = list(pool.map(lambda c: c.run(linker.host.tokens.exchange, request, accepted), contexts))
         granted = [a for a in answers if a.ok or a.access_token]
         observe(f"{CONCURRENT_CASE}: " + ", ".join(a.describe() for a in answers))
         if len(granted) > 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Blocked, expect, observe, rule
+from conformance import Blocked, alone, expect, observe, rule
 from conformance.host.asmeta import AsMetadata
 from conformance.host.oauth import (
     AuthorizationRequest,
@@ -66,6 +66,7 @@ def response_problem(case: str, request: AuthorizationRequest, callback: Callbac
     return "; ".join(problems) or None
 
 
+@alone("its body sets up a fixture only when it needs it (request.getfixturevalue)")
 @rule("AUTH-ISS-02")
 def test_error_response_carries_iss(as_metadata: AsMetadata, linker: Linker, request: pytest.FixtureRequest) -> None:
     require_iss_advertised(as_metadata)

@@ -137,7 +137,7 @@ def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], 
 # -- fixtures ------------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def probe(
     host_http: HostHTTP,
     tool_server_target: Target,
@@ -158,13 +158,13 @@ def probe(
     return Probe(host_http, tool_server_target.base_url, tool, linked_account.resource, scopes)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def control(probe: Probe, linked_account: LinkedAccount) -> CallOutcome | str:
     """The positive control: the linked account's valid token on the probe tool."""
     return probe.send(fresh_token(linked_account))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def accepted(control: CallOutcome | str, probe: Probe) -> Probe:
     """The probe, once the control passed; else every negative check is blocked by AUTH-TOK-01."""
     if isinstance(control, str) or control.refused_http or control.auth_error_result:
@@ -173,7 +173,7 @@ def accepted(control: CallOutcome | str, probe: Probe) -> Probe:
     return probe
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def harness_issuer(conformance_settings: Settings, host_http: HostHTTP, accepted: Probe) -> HarnessIssuer | None:
     """The test issuer the target trusts, proven by a valid harness-issued token; None when not configured."""
     issuer = load_issuer(conformance_settings, host_http)
@@ -189,7 +189,7 @@ def harness_issuer(conformance_settings: Settings, host_http: HostHTTP, accepted
     return issuer
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def harness_issuer_or_none(request: pytest.FixtureRequest) -> HarnessIssuer | None:
     """The trusted test issuer when configured and trusted; None otherwise (cases needing it are not tried)."""
     try:
@@ -718,7 +718,7 @@ def token_without(
     return issuer.missing_scope(probe.resource, probe.scopes, scope), "a harness-issued token without it"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def scope_probe(
     accepted: Probe,
     listing: Listing,
@@ -791,9 +791,11 @@ def scope_refusal(outcome: CallOutcome | str, what: str) -> str | None:
 
 
 @rule("AUTH-TOK-08")
-def test_insufficient_scope(accepted: Probe, scope_probe: ScopeProbe, request: pytest.FixtureRequest) -> None:
+def test_insufficient_scope(
+    accepted: Probe, scope_probe: ScopeProbe, harness_issuer_or_none: HarnessIssuer | None
+) -> None:
     probe = scope_probe
-    run = nearly_right_scopes(accepted, probe.scope, request, probe.send, probe.what)
+    run = nearly_right_scopes(accepted, probe.scope, harness_issuer_or_none, probe.send, probe.what)
     problem = scope_refusal(probe.outcome, f"{probe.what} with {probe.how}, which lacks {probe.scope}")
     run.judged("a token lacking the tool's scope", problem)
     if problem is None and isinstance(probe.outcome, CallOutcome):
@@ -802,12 +804,15 @@ def test_insufficient_scope(accepted: Probe, scope_probe: ScopeProbe, request: p
 
 
 def nearly_right_scopes(
-    probe: Probe, scope: str, request: pytest.FixtureRequest, send: Callable[[str], CallOutcome | str], name: str
+    probe: Probe,
+    scope: str,
+    issuer: HarnessIssuer | None,
+    send: Callable[[str], CallOutcome | str],
+    name: str,
 ) -> AttackRun:
     """AUTH-TOK-08's derived cases: harness-issued tokens whose scope claim nearly holds ``scope``, sent with
     ``send``; each must be refused like a token without it. Returns the run (the caller judges the named case)."""
     run = AttackRun.of("AUTH-TOK-08")
-    issuer = request.getfixturevalue("harness_issuer_or_none")
     others = [s for s in probe.scopes if s != scope]
     variants = {
         "the scope with a suffix (substring match)": [*others, scope + "x"],
@@ -874,7 +879,7 @@ def test_tool_with_both_schemes(
     linker: Linker,
     link_account: Callable[..., LinkedAccount],
     conformance_settings: Settings,
-    request: pytest.FixtureRequest,
+    harness_issuer_or_none: HarnessIssuer | None,
 ) -> None:
     mixed = [t for t in listing.named() if is_mixed(t)]
     if not mixed:
@@ -900,7 +905,7 @@ def test_tool_with_both_schemes(
     else:
         run.tried_case("an anonymous call", "; ".join(a for a in anonymous if a not in unreached) or None)
     token = fresh_token(linked_account)
-    issuer: HarnessIssuer | None = request.getfixturevalue("harness_issuer_or_none")
+    issuer = harness_issuer_or_none
     resource = linked_account.resource
     tokens: dict[str, str | None] = {"an invalid token (its signature changed)": invalid_variant(token)}
     scopes = distinct([*linked_account.scopes, *(s for t in tools for s in oauth_scopes(t))])

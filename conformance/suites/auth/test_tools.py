@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, TargetError, expect, needs, observe, rule
+from conformance import Blocked, TargetError, alone, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.host import TargetThrottled, fanout
 from conformance.host.discovery import discover_prm
@@ -73,7 +73,7 @@ def anonymous_candidates(listing: Listing) -> list[Mapping[str, Any]]:
     ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing) -> Anonymous:
     found = Anonymous()
     tools = anonymous_candidates(listing)
@@ -109,7 +109,7 @@ def _empty_credentials_targets(tool: Mapping[str, Any]) -> bool:
     return is_oauth_only(tool) or (declared_writing(tool) and not (kinds is not None and "noauth" in kinds))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def empty_credentials(
     host_http: HostHTTP, tool_server_target: Target, listing: Listing
 ) -> dict[str, dict[str, CallOutcome | str]]:
@@ -238,7 +238,7 @@ def test_anonymous_access_follows_declarations(
 
 @rule("AUTH-TOOL-04")
 def test_tools_that_write_are_not_anonymous(
-    listing: Listing, anonymous: Anonymous, request: pytest.FixtureRequest
+    listing: Listing, anonymous: Anonymous, empty_credentials: dict[str, dict[str, CallOutcome | str]]
 ) -> None:
     problems = []
     writers = [t for t in listing.named() if declared_writing(t)]
@@ -269,8 +269,7 @@ def test_tools_that_write_are_not_anonymous(
         run.tried_case("no Authorization header", "; ".join(wrong) or None)
     else:
         run.not_tried("no Authorization header", "no anonymous call of a tool declared as writing was answered")
-    # Requested only now: with no writer there is nothing to call (skipped above).
-    _judge_empty_credentials(run, request.getfixturevalue("empty_credentials"), called)
+    _judge_empty_credentials(run, empty_credentials, called)
     observe(f"{len(writers)} tool(s) declared as writing: {sorted(str(t['name']) for t in writers)}")
     run.conclude()
 
@@ -278,6 +277,7 @@ def test_tools_that_write_are_not_anonymous(
 # -- results -------------------------------------------------------------------------------------------------
 
 
+@alone("its body sets up a fixture only when it needs it (request.getfixturevalue)")
 @rule("AUTH-TOOL-05")
 def test_structured_content_matches_output_schema(
     host_http: HostHTTP,
@@ -379,6 +379,7 @@ def demands_authorization(outcome: CallOutcome | str | None) -> bool:
     return isinstance(outcome, CallOutcome) and (outcome.refused_http or outcome.auth_error_result)
 
 
+@alone("judged over the tool results the checks before it obtained")
 @rule("AUTH-CHAL-02")
 def test_linking_ui_can_appear(
     host_http: HostHTTP,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, expect, observe, rule
+from conformance import Blocked, alone, expect, observe, rule
 from conformance.config import Settings
 from conformance.core._exceptions import TargetUnreachable
 from conformance.host.http import HostHTTP
@@ -96,6 +96,7 @@ PROF09 = attack_table(
 )
 
 
+@alone("its body sets up a fixture only when it needs it (request.getfixturevalue)")
 @rule("PROF-09")
 def test_distinct_profiles_distinct_ids(
     profile_1: AccountProfile,

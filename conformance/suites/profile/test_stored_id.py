@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, NeedsUnmet, expect, fail, needs, observe, rule
+from conformance import Blocked, NeedsUnmet, alone, expect, fail, needs, observe, rule
 from conformance.config import Settings
 from conformance.host import TargetThrottled
 from conformance.host.fields import json_get
@@ -80,6 +80,7 @@ def _hook(http: HostHTTP, settings: Settings, action: str, body: dict[str, Any],
     return changed
 
 
+@alone("writes the stored profile of a test account other checks read")
 @rule("PROF-13")
 def test_blank_stored_id_is_an_error(
     conformance_settings: Settings,
@@ -122,6 +123,7 @@ def _display_of(result: Mapping[str, Any]) -> dict[str, str]:
     return {k: v for k, v in fields.items() if k in DISPLAY and isinstance(v, str)}
 
 
+@alone("writes the stored profile of a test account other checks read")
 @rule("PROF-15")
 def test_id_survives_display_changes(
     conformance_settings: Settings,

@@ -1,0 +1,259 @@
+"""Checks of one target at once: the bodies of independent checks overlap, their fixtures are set up in turn.
+
+pytest runs a check's set-up, its body and its tear-down, then the next check's. Against a distant target that makes
+a run the sum of every check's chain of round trips, when most checks are independent of each other once the
+session's fixtures exist (discovery, a linked account, the tool listing). With ``--concurrency N`` above 1 this loop
+replaces pytest's for the bundled checks:
+
+- on the main thread, in collection order, each check's set-up runs as pytest would run it: its fixtures, each set
+  up once by the first check that needs it, as before; then its body starts on a thread of its own and the next
+  check's set-up begins; at most N bodies are in flight;
+- a body records into its own record (:func:`conformance.core._context.enter_lane`): its exchanges, notes, cases,
+  waits and budget are its own, and what it appends to run-wide lists (:func:`~conformance.core._context.in_order`)
+  is appended once it has ended, in the checks' order;
+- pytest hears of each check (log start, the reports of its set-up, body and tear-down, log finish) on the main
+  thread, in collection order, once its body has ended: the console, junit.xml and the report read as if the checks
+  had run one after another.
+
+A check runs with nothing else in flight (every earlier body has ended and been reported, as in pytest's loop) when:
+
+- it is marked :func:`conformance.core.rules.alone`: it changes what other checks rely on, reads what they
+  recorded, or holds a fixture torn down after it;
+- its suite is not one of :data:`OVERLAPPING_SUITES`: the platform, campaigns and compression checks read usage
+  counters, rate-limit windows or lists before and after an operation, which another check's calls would move;
+- it is async (its event loop is a fixture of its own) or no bundled check at all.
+
+A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client with them),
+also wait for every body in flight. Under xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import pytest
+
+from conformance.core import _budget, _context
+from conformance.core.rules import ALONE_MARK, rules_of
+from conformance.pytest._outcomes import STARTED, fleet_target_of, suite_of
+from conformance.pytest._session import SESSION_KEY
+
+# The tool server's suites: once discovery, linking and the listing are set up, each check probes with its own
+# requests and tokens; those that change or read what others rely on are marked alone.
+OVERLAPPING_SUITES = frozenset({"auth", "profile"})
+
+
+_body = threading.local()  # on a body's thread: the check it runs
+
+
+def refuse_fixture_in_body(fixture: str) -> None:
+    """A fixture set up from a body running beside others would race the main thread's set-ups (pytest's fixtures
+    are set up one check at a time): a harness error naming the check to mark alone."""
+    item = getattr(_body, "item", None)
+    if item is not None:
+        raise RuntimeError(
+            f"{item.nodeid} set up the fixture {fixture!r} from its body while other checks ran: "
+            "a check that does so must be marked alone (conformance.alone)"
+        )
+
+
+def begin_check(item: pytest.Item) -> _context.CheckRecord:
+    """Open the record of a check about to start (the main thread records into it) and start its time budget."""
+    record = _context.begin(rules_of(item))
+    budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
+    _budget.start_check(record, float(budget) if budget is not None else None)
+    item.stash[STARTED] = time.monotonic()
+    return record
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The name of the checks ``item`` runs alone among (``alone(..., among=...)``), if any."""
+    mark = item.get_closest_marker(ALONE_MARK)
+    return mark.kwargs.get("among") if mark is not None else None
+
+
+def may_overlap(item: pytest.Item) -> bool:
+    """Whether the body of ``item`` may run while other checks' bodies do (see the module's docstring)."""
+    mark = item.get_closest_marker(ALONE_MARK)
+    if suite_of(item) not in OVERLAPPING_SUITES or (mark is not None and not mark.kwargs.get("among")):
+        return False
+    function = getattr(item, "obj", None)
+    return function is not None and not inspect.iscoroutinefunction(function)
+
+
+def overlapping_limit(config: pytest.Config) -> int:
+    """How many bodies this run overlaps: 0 when pytest's own loop runs (see the module's docstring)."""
+    state = config.stash.get(SESSION_KEY, None)
+    if state is None or not state.active or hasattr(config, "workerinput"):
+        return 0
+    if config.pluginmanager.has_plugin("dsession"):  # the xdist controller: workers run the checks
+        return 0
+    option = config.option
+    if getattr(option, "usepdb", False) or getattr(option, "trace", False) or getattr(option, "setuponly", False):
+        return 0
+    if getattr(option, "setupplan", False) or option.collectonly:
+        return 0
+    limit = int(state.settings.get("concurrency", 1) or 1)
+    return limit if limit > 1 else 0
+
+
+@dataclass
+class _Check:
+    """A check whose body runs (or ran) on a thread; reported once it has ended and every earlier one is."""
+
+    item: pytest.Item
+    record: _context.CheckRecord
+    setup: pytest.TestReport
+    teardown: pytest.CallInfo[None] | None = None
+    call: pytest.CallInfo[None] | None = None
+    ended: threading.Event = field(default_factory=threading.Event)
+    group: str | None = None
+
+
+class OverlappingLoop:
+    """pytest's run loop with the bodies of independent checks overlapping (see the module's docstring)."""
+
+    def __init__(self, session: pytest.Session, limit: int) -> None:
+        self.session = session
+        self.limit = limit
+        self.checks: deque[_Check] = deque()  # started, not yet reported, in collection order
+        self.in_flight = 0
+        self.groups: list[str] = []  # the groups of the bodies in flight (alone among each other)
+        self.changed = threading.Condition()
+        self.fleet_target: str | None = None
+
+    # -- the loop ------------------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        items = self.session.items
+        try:
+            for index, item in enumerate(items):
+                nextitem = items[index + 1] if index + 1 < len(items) else None
+                if fleet_target_of(item) != self.fleet_target:
+                    self.drain()  # the session's fixtures of the previous named target are torn down next
+                    self.fleet_target = fleet_target_of(item)
+                if may_overlap(item):
+                    self.wait_for_room(group_of(item))
+                    self.start(item, nextitem)
+                else:
+                    self.drain()
+                    item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                self.report_ended()
+                self.raise_if_stopping()
+            self.drain()
+        finally:
+            self.report_ended()  # interrupted: what has ended is still reported
+            _context.end()
+
+    def raise_if_stopping(self) -> None:
+        session = self.session
+        if session.shouldfail or session.shouldstop:
+            self.drain()
+            if session.shouldfail:
+                raise session.Failed(session.shouldfail)
+            raise session.Interrupted(session.shouldstop)
+
+    # -- one check -----------------------------------------------------------------------------------------------
+
+    def start(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """Set ``item`` up on this thread, start its body on a thread of its own, and tear it down as far as the
+        next check allows (its function-scoped fixtures; a module's when the next check is in another one)."""
+        record = begin_check(item)
+        ihook = item.ihook
+        setup_call = pytest.CallInfo.from_call(lambda: ihook.pytest_runtest_setup(item=item), when="setup")
+        check = _Check(item, record, ihook.pytest_runtest_makereport(item=item, call=setup_call), group=group_of(item))
+        self.checks.append(check)
+        if check.setup.passed:
+            with self.changed:
+                self.in_flight += 1
+                if check.group is not None:
+                    self.groups.append(check.group)
+            context = _context.lane_context(record)
+            thread = threading.Thread(
+                target=context.run, args=(self.body, check), name=f"conformance-check-{item.name}", daemon=True
+            )
+            thread.start()
+        else:
+            check.ended.set()
+        if nextitem is None or self.session.shouldfail or self.session.shouldstop:
+            self.drain(but=check)  # the session's fixtures are torn down now: nothing may still use them
+            check.ended.wait()
+            nextitem = None
+        check.teardown = pytest.CallInfo.from_call(
+            lambda: ihook.pytest_runtest_teardown(item=item, nextitem=nextitem), when="teardown"
+        )
+        self.reraise(setup_call, check.teardown)
+
+    def body(self, check: _Check) -> None:
+        _body.item = check.item
+        try:
+            check.call = pytest.CallInfo.from_call(check.item.runtest, when="call", reraise=())
+        finally:
+            with self.changed:
+                self.in_flight -= 1
+                if check.group is not None:
+                    self.groups.remove(check.group)
+                check.ended.set()
+                self.changed.notify_all()
+
+    @staticmethod
+    def reraise(*calls: pytest.CallInfo[None] | None) -> None:
+        """pytest.exit() and an interruption in a set-up or tear-down stop the run, as in pytest's loop."""
+        for call in calls:
+            stop = call.excinfo.value if call is not None and call.excinfo is not None else None
+            if isinstance(stop, (pytest.exit.Exception, KeyboardInterrupt)):
+                raise stop
+
+    # -- waiting and reporting -----------------------------------------------------------------------------------
+
+    def wait_for_room(self, group: str | None) -> None:
+        with self.changed:
+            self.changed.wait_for(lambda: self.in_flight < self.limit and (group is None or group not in self.groups))
+
+    def drain(self, but: _Check | None = None) -> None:
+        """Wait until every body in flight (``but`` that one) has ended, and report them."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.in_flight == (0 if but is None or but.ended.is_set() else 1))
+        if but is None:
+            self.report_ended()
+
+    def report_ended(self) -> None:
+        """Report, in collection order, every check whose body has ended and whose predecessors are reported."""
+        while self.checks and self.checks[0].ended.is_set() and self.checks[0].teardown is not None:
+            self.report(self.checks.popleft())
+
+    def report(self, check: _Check) -> None:
+        item, ihook = check.item, check.item.ihook
+        reports = [check.setup]
+        token = _context.enter_lane(check.record)  # the reports are judged from the check's own record
+        try:
+            for step in check.record.in_order:  # what the body appended to run-wide lists, in the checks' order
+                step()
+            check.record.in_order.clear()
+            if check.call is not None:
+                reports.append(ihook.pytest_runtest_makereport(item=item, call=check.call))
+            assert check.teardown is not None
+            reports.append(ihook.pytest_runtest_makereport(item=item, call=check.teardown))
+        finally:
+            _context.leave_lane(token)
+        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        for report in reports:
+            ihook.pytest_runtest_logreport(report=report)
+        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        if check.call is not None:
+            self.reraise(check.call)
+
+
+def run_loop(session: pytest.Session) -> bool | None:
+    """The plugin's ``pytest_runtestloop``: this loop when the run overlaps checks, else None (pytest's own)."""
+    limit = overlapping_limit(session.config)
+    if not limit or (session.testsfailed and not session.config.option.continue_on_collection_errors):
+        return None
+    if sum(1 for item in session.items if may_overlap(item)) < 2:
+        return None
+    OverlappingLoop(session, limit).run()
+    return True
