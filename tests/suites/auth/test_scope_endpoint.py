@@ -55,35 +55,35 @@ class Issuer:
     def missing_scope(self, audience, scopes, missing, **kw):
         return token([s for s in scopes if s != missing])
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def accepted():
     return Probe()
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def listing():
     return SimpleNamespace(named=lambda: [])
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def linked_account():
     return SimpleNamespace(scopes=["files.read", "files.write"], access_token=token(["files.read", "files.write"]))
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def linker():
     return SimpleNamespace(host=SimpleNamespace(scopes=SimpleNamespace(scopes=["files.read", "files.write"])))
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def link_account():
     return lambda scopes: SimpleNamespace(scopes=list(scopes), current_token=token(scopes))
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prm_discovery():
     return SimpleNamespace(challenge={{"scope": "files.write"}})
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def harness_issuer():
     return Issuer()
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def harness_issuer_or_none():
     return Issuer()
 """
