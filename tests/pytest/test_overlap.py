@@ -1,0 +1,312 @@
+"""The loop that overlaps the bodies of independent tool-server checks (conformance/pytest/_overlap.py).
+
+The checks below decide auth rules (so they belong to a suite whose checks may overlap) and need no target: each
+body meets the others at a barrier, or counts the bodies in flight, so the tests prove overlap (or its absence) by
+what the bodies saw, never by timing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests._checks_run import DEAD_TOOL_SERVER, run_checks
+
+COMMON = """
+import threading, time
+import pytest
+from conformance import alone, observe, rule
+from conformance.core import _context
+
+MEET = threading.Barrier(3, timeout=10)
+LOCK = threading.Lock()
+IN_FLIGHT = {"now": 0, "most": 0}
+ORDER = []
+
+
+def enter():
+    with LOCK:
+        IN_FLIGHT["now"] += 1
+        IN_FLIGHT["most"] = max(IN_FLIGHT["most"], IN_FLIGHT["now"])
+
+
+def leave():
+    with LOCK:
+        IN_FLIGHT["now"] -= 1
+"""
+
+
+def run(pytester: pytest.Pytester, body: str, *args: str) -> tuple[dict[str, dict[str, object]], object]:
+    pytester.makepyfile(test_overlap=COMMON + body)
+    checks = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_overlap.py", *args, how="subprocess")
+    return {str(r["rule"]): r for r in checks.results}, checks
+
+
+MEETING = """
+@rule("AUTH-ASM-01")
+def test_a():
+    MEET.wait()
+    observe("a met the others")
+
+@rule("AUTH-ASM-02")
+def test_b():
+    MEET.wait()
+    observe("b met the others")
+
+@rule("AUTH-ASM-03")
+def test_c():
+    MEET.wait()
+    observe("c met the others")
+"""
+
+
+def test_bodies_of_independent_checks_overlap(pytester: pytest.Pytester) -> None:
+    results, _ = run(pytester, MEETING, "--concurrency", "3")
+    assert {rule: r["status"] for rule, r in results.items()} == dict.fromkeys(
+        ("AUTH-ASM-01", "AUTH-ASM-02", "AUTH-ASM-03"), "passed"
+    )
+    # Each check's record is its own: its notes, not the others'.
+    assert "a met the others" in str(results["AUTH-ASM-01"]["message"])
+    assert "b met" not in str(results["AUTH-ASM-01"]["message"])
+
+
+def test_with_concurrency_1_checks_run_one_after_another(pytester: pytest.Pytester) -> None:
+    results, _ = run(pytester, MEETING.replace("timeout=10", "timeout=0.5"), "--concurrency", "1")
+    assert {r["status"] for r in results.values()} == {"error"}  # the barrier broke: nobody else was running
+
+
+def test_reports_come_in_collection_order_and_run_wide_steps_in_the_checks_order(pytester: pytest.Pytester) -> None:
+    body = """
+@rule("AUTH-ASM-01")
+def test_slow():
+    MEET.wait()
+    time.sleep(0.2)  # ends last of the three
+    _context.in_order(lambda: ORDER.append("slow"))
+
+@rule("AUTH-ASM-02")
+def test_quick():
+    MEET.wait()
+    _context.in_order(lambda: ORDER.append("quick"))
+
+@rule("AUTH-ASM-03")
+def test_quicker():
+    MEET.wait()
+    _context.in_order(lambda: ORDER.append("quicker"))
+
+@alone("reads what the others appended")
+@rule("AUTH-ASM-04")
+def test_reader():
+    assert ORDER == ["slow", "quick", "quicker"], ORDER
+"""
+    results, checks = run(pytester, body, "--concurrency", "4", "-v")
+    assert results["AUTH-ASM-04"]["status"] == "passed", results["AUTH-ASM-04"]
+    lines = [line for line in checks.outlines if "::test_" in line and "PASSED" in line]
+    assert [line.split("::")[1].split()[0] for line in lines] == [
+        "test_slow",
+        "test_quick",
+        "test_quicker",
+        "test_reader",
+    ]
+
+
+def test_a_check_marked_alone_runs_with_nothing_in_flight(pytester: pytest.Pytester) -> None:
+    body = """
+def busy(name):
+    enter()
+    try:
+        time.sleep(0.05)
+    finally:
+        leave()
+
+@rule("AUTH-ASM-01")
+def test_a():
+    busy("a")
+
+@rule("AUTH-ASM-02")
+def test_b():
+    busy("b")
+
+@alone("changes what the others rely on")
+@rule("AUTH-ASM-03")
+def test_alone():
+    assert IN_FLIGHT["now"] == 0, IN_FLIGHT
+
+@rule("AUTH-ASM-04")
+def test_c():
+    busy("c")
+
+@rule("AUTH-ASM-05")
+def test_most():
+    assert IN_FLIGHT["most"] >= 2, IN_FLIGHT  # the others did overlap
+"""
+    results, _ = run(pytester, body, "--concurrency", "4")
+    assert results["AUTH-ASM-03"]["status"] == "passed", results["AUTH-ASM-03"]
+
+
+def test_checks_alone_among_a_group_never_meet_but_run_beside_others(pytester: pytest.Pytester) -> None:
+    body = """
+GROUP = {"now": 0, "most": 0}
+
+def in_group():
+    with LOCK:
+        GROUP["now"] += 1
+        GROUP["most"] = max(GROUP["most"], GROUP["now"])
+    time.sleep(0.1)
+    with LOCK:
+        GROUP["now"] -= 1
+
+@alone("shares one grant with the other", among="grant")
+@rule("AUTH-ASM-01")
+def test_first():
+    MEET.wait()  # with the free check and one of the group
+    in_group()
+
+@rule("AUTH-ASM-02")
+def test_free():
+    MEET.wait()
+
+@rule("AUTH-ASM-04")
+def test_third():
+    MEET.wait()
+
+@alone("shares one grant with the other", among="grant")
+@rule("AUTH-ASM-03")
+def test_second():
+    in_group()
+
+@alone("reads what the group saw")
+@rule("AUTH-ASM-05")
+def test_group_never_met():
+    assert GROUP["most"] == 1, GROUP
+"""
+    results, _ = run(pytester, body, "--concurrency", "4")
+    assert {rule: r["status"] for rule, r in results.items()} == {
+        "AUTH-ASM-01": "passed",
+        "AUTH-ASM-02": "passed",
+        "AUTH-ASM-03": "passed",
+        "AUTH-ASM-04": "passed",
+        "AUTH-ASM-05": "passed",
+    }
+
+
+def test_a_fixture_set_up_from_a_body_is_a_harness_error_naming_alone(pytester: pytest.Pytester) -> None:
+    body = """
+@pytest.fixture(scope="session")
+def lazily():
+    return 1
+
+@rule("AUTH-ASM-01")
+def test_lazy(request):
+    MEET.wait()
+    request.getfixturevalue("lazily")
+
+@rule("AUTH-ASM-02")
+def test_b():
+    MEET.wait()
+
+@rule("AUTH-ASM-03")
+def test_c():
+    MEET.wait()
+"""
+    results, _ = run(pytester, body, "--concurrency", "3")
+    assert results["AUTH-ASM-01"]["status"] == "error"
+    assert "marked alone" in str(results["AUTH-ASM-01"]["message"])
+
+
+def test_the_session_fixtures_close_after_the_last_body(pytester: pytest.Pytester) -> None:
+    body = """
+CLOSED = []
+
+@pytest.fixture(scope="session")
+def client():
+    yield "open"
+    CLOSED.append(True)
+
+@rule("AUTH-ASM-01")
+def test_long(client):
+    time.sleep(0.3)
+    assert not CLOSED  # still open: the last check's tear-down waited for this body
+    with open("long-ended", "w"):
+        pass
+
+@rule("AUTH-ASM-02")
+def test_last(client):
+    pass
+"""
+    results, _ = run(pytester, body, "--concurrency", "4")
+    assert results["AUTH-ASM-01"]["status"] == "passed", results["AUTH-ASM-01"]
+    assert (pytester.path / "long-ended").exists()
+
+
+def test_stop_at_the_first_failure_still_reports_what_ran(pytester: pytest.Pytester) -> None:
+    body = """
+from conformance import fail
+
+@rule("AUTH-ASM-01")
+def test_fails():
+    fail("the target broke the rule")
+
+@rule("AUTH-ASM-02")
+def test_after():
+    time.sleep(0.1)
+
+@rule("AUTH-ASM-03")
+def test_never():
+    time.sleep(0.1)
+
+@rule("AUTH-ASM-04")
+def test_never_either():
+    time.sleep(0.1)
+
+@rule("AUTH-ASM-05")
+def test_nor_this():
+    time.sleep(0.1)
+
+@rule("AUTH-ASM-06")
+def test_nor_that():
+    time.sleep(0.1)
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-x")
+    assert results["AUTH-ASM-01"]["status"] == "failed"
+    assert "AUTH-ASM-06" not in results or results["AUTH-ASM-06"]["status"] != "passed"
+    assert checks.ret == 1
+    report = json.loads(checks.report_path.read_text())
+    assert report["results"], "the report was written"
+
+
+def test_checks_of_other_suites_never_overlap(pytester: pytest.Pytester) -> None:
+    body = """
+def busy():
+    enter()
+    try:
+        time.sleep(0.05)
+    finally:
+        leave()
+
+@rule("TOK-01")
+def test_a():
+    busy()
+
+@rule("TOK-02")
+def test_b():
+    busy()
+
+@rule("TOK-03")
+def test_c():
+    busy()
+    assert IN_FLIGHT["most"] == 1, IN_FLIGHT
+"""
+    pytester.makepyfile(test_overlap=COMMON + body)
+    checks = run_checks(
+        pytester,
+        "--platform-url",
+        "https://127.0.0.1:1",
+        "test_overlap.py",
+        "--concurrency",
+        "4",
+        how="subprocess",
+    )
+    statuses = {r["rule"]: r["status"] for r in checks.results}
+    assert statuses.get("TOK-03") != "failed", statuses
+    assert "error" not in statuses.values(), statuses
