@@ -254,8 +254,9 @@ CORE_OPTIONS: list[OptionSpec] = [
     ),
     OptionSpec(
         "concurrency",
-        "how many independent cases of a check (attacks of a table, probes, documents) the host sends at once; "
-        "1: one after another. Evidence reads in the cases' order whatever the setting",
+        "how many independent checks of the tool server, and cases of a check (attacks of a table, probes, "
+        "documents), the host runs at once; 1: one after another. Reports and evidence read in the checks' and "
+        "cases' order whatever the setting",
         kind="int",
         default=DEFAULT_CONCURRENCY,
         check=in_range(1, MAX_CONCURRENCY),
