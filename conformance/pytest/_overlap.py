@@ -30,10 +30,12 @@ also wait for every body in flight. Under xdist, ``--pdb``, ``--trace`` or ``--s
 from __future__ import annotations
 
 import inspect
+import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -47,7 +49,50 @@ from conformance.pytest._session import SESSION_KEY
 OVERLAPPING_SUITES = frozenset({"auth", "profile"})
 
 
-_body = threading.local()  # on a body's thread: the check it runs
+_body = threading.local()  # on a body's thread: the check it runs, and what it printed
+
+
+class BodyOutput:
+    """``sys.stdout`` or ``sys.stderr`` while bodies overlap: what a body prints is kept for its check (shown as
+    pytest shows a check's captured output, scrubbed like it), anything else goes to the stream this one replaced.
+    Installed before pytest starts capturing (the plugin's ``pytest_load_initial_conftests``), it is the stream
+    pytest's capture saves and puts back between the steps it captures: a body printing at any moment is kept."""
+
+    def __init__(self, inner: Any, name: str) -> None:
+        self._inner = inner
+        self._name = name
+
+    def write(self, text: str) -> int:
+        kept = getattr(_body, self._name, None)
+        if kept is None:
+            return int(self._inner.write(text) or 0)
+        kept.append(text)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if getattr(_body, self._name, None) is None:
+            self._inner.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    @staticmethod
+    def install() -> None:
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name)
+            if not isinstance(stream, BodyOutput):
+                setattr(sys, name, BodyOutput(stream, name))
+
+    @staticmethod
+    def remove() -> None:
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name)
+            if isinstance(stream, BodyOutput):
+                setattr(sys, name, stream._inner)
 
 
 def refuse_fixture_in_body(fixture: str) -> None:
@@ -112,6 +157,7 @@ class _Check:
     call: pytest.CallInfo[None] | None = None
     ended: threading.Event = field(default_factory=threading.Event)
     group: str | None = None
+    printed: dict[str, list[str]] = field(default_factory=lambda: {"stdout": [], "stderr": []})
 
 
 class OverlappingLoop:
@@ -190,6 +236,7 @@ class OverlappingLoop:
 
     def body(self, check: _Check) -> None:
         _body.item = check.item
+        _body.stdout, _body.stderr = check.printed["stdout"], check.printed["stderr"]
         try:
             check.call = pytest.CallInfo.from_call(check.item.runtest, when="call", reraise=())
         finally:
@@ -226,6 +273,19 @@ class OverlappingLoop:
         while self.checks and self.checks[0].ended.is_set() and self.checks[0].teardown is not None:
             self.report(self.checks.popleft())
 
+    @staticmethod
+    def hand_over_output(check: _Check) -> None:
+        """What the body printed: a section of its report, as pytest captures it (``-s``: printed now, through the
+        console's scrubbing)."""
+        for name, parts in check.printed.items():
+            text = "".join(parts)
+            if not text:
+                continue
+            if check.item.config.getoption("capture", None) == "no":
+                getattr(sys, name).write(text)
+            else:
+                check.item.add_report_section("call", name, text)
+
     def report(self, check: _Check) -> None:
         item, ihook = check.item, check.item.ihook
         reports = [check.setup]
@@ -235,6 +295,7 @@ class OverlappingLoop:
                 step()
             check.record.in_order.clear()
             if check.call is not None:
+                self.hand_over_output(check)
                 reports.append(ihook.pytest_runtest_makereport(item=item, call=check.call))
             assert check.teardown is not None
             reports.append(ihook.pytest_runtest_makereport(item=item, call=check.teardown))

@@ -89,6 +89,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # -- configuration ---------------------------------------------------------------------------------------------
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
+    """Before pytest captures anything: what the bodies of checks running at once print stays theirs."""
+    _overlap.BodyOutput.install()
+    early_config.add_cleanup(_overlap.BodyOutput.remove)
+    return (yield)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance_rule(*ids): the rule IDs a conformance check decides")

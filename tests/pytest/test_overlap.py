@@ -310,3 +310,29 @@ def test_c():
     statuses = {r["rule"]: r["status"] for r in checks.results}
     assert statuses.get("TOK-03") != "failed", statuses
     assert "error" not in statuses.values(), statuses
+
+
+def test_what_a_body_prints_is_its_checks_captured_output(pytester: pytest.Pytester) -> None:
+    body = """
+@rule("AUTH-ASM-01")
+def test_a():
+    MEET.wait()
+    print("said by a")
+    assert False
+
+@rule("AUTH-ASM-02")
+def test_b():
+    MEET.wait()
+    print("said by b")
+
+@rule("AUTH-ASM-03")
+def test_c():
+    MEET.wait()
+"""
+    _, checks = run(pytester, body, "--concurrency", "3", "-rA")
+    sections = checks.output.split("Captured stdout call")
+    assert len(sections) == 3, checks.output  # one section per check that printed
+    assert "said by a" in checks.output and "said by b" in checks.output
+    # Nothing printed raw between the progress lines: each text is in its check's section only.
+    progress = checks.output.split("Captured stdout call")[0]
+    assert "said by" not in progress.split("=====")[0], progress
