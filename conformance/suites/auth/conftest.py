@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Blocked
+from conformance import Blocked, NeedsUnmet
 from conformance.core.rules import ALONE_MARK, RULES, rules_of
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites.auth.client import Declined
@@ -29,6 +29,16 @@ def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
     if first_link.callback is None:
         raise Blocked(first_link.rule or "AUTH-FLOW-01", first_link.problem or "no authorization response")
     return Declined(*linker.decline())
+
+
+@pytest.fixture(scope="session")
+def declined_or_need(request: pytest.FixtureRequest) -> Declined | NeedsUnmet:
+    """The declined consent, or what it needs (a check with other cases tries those without it)."""
+    try:
+        found: Declined = request.getfixturevalue("declined")
+    except NeedsUnmet as exc:
+        return exc
+    return found
 
 
 # Rules judged over everything the run obtained (every successful authorization response, every tool result, every

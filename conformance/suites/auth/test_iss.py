@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from conformance import Blocked, alone, expect, observe, rule
+from conformance import Blocked, expect, observe, rule
 from conformance.host.asmeta import AsMetadata
 from conformance.host.oauth import (
     AuthorizationRequest,
@@ -66,17 +64,18 @@ def response_problem(case: str, request: AuthorizationRequest, callback: Callbac
     return "; ".join(problems) or None
 
 
-@alone("its body sets up a fixture only when it needs it (request.getfixturevalue)")
 @rule("AUTH-ISS-02")
-def test_error_response_carries_iss(as_metadata: AsMetadata, linker: Linker, request: pytest.FixtureRequest) -> None:
+def test_error_response_carries_iss(
+    as_metadata: AsMetadata, linker: Linker, declined_or_need: Declined | NeedsUnmet
+) -> None:
     require_iss_advertised(as_metadata)
     run = AttackRun.of("AUTH-ISS-02")
     declined = "the user declines consent (access_denied)"
-    try:
-        found: Declined = request.getfixturevalue("declined")
+    if isinstance(declined_or_need, NeedsUnmet):
+        run.not_tried(declined, str(declined_or_need))
+    else:
+        found = declined_or_need
         run.tried_case(declined, response_problem(declined, found.request, found.callback))
-    except NeedsUnmet as exc:
-        run.not_tried(declined, str(exc))
     probes: dict[str, dict[str, str | None]] = {
         "an unknown scope (invalid_scope)": {"scope": UNKNOWN_SCOPE},
         "no code_challenge (invalid_request)": {"code_challenge": None, "code_challenge_method": None},

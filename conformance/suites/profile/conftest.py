@@ -75,6 +75,16 @@ def profile_2(
 
 
 @pytest.fixture(scope="session")
+def profile_2_or_need(request: pytest.FixtureRequest) -> AccountProfile | NeedsUnmet:
+    """Account 2's profile, or what it needs (a check with other cases tries those without it)."""
+    try:
+        found: AccountProfile = request.getfixturevalue("profile_2")
+    except NeedsUnmet as exc:
+        return exc
+    return found
+
+
+@pytest.fixture(scope="session")
 def profiles(profile_1: AccountProfile, request: pytest.FixtureRequest) -> list[AccountProfile]:
     """Account 1's profile, and account 2's when a second account is configured (more fields get judged)."""
     try:

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import pytest
-
-from conformance import Blocked, alone, expect, observe, rule
+from conformance import Blocked, expect, observe, rule
 from conformance.config import Settings
 from conformance.core._exceptions import TargetUnreachable
 from conformance.host.http import HostHTTP
@@ -96,7 +94,6 @@ PROF09 = attack_table(
 )
 
 
-@alone("its body sets up a fixture only when it needs it (request.getfixturevalue)")
 @rule("PROF-09")
 def test_distinct_profiles_distinct_ids(
     profile_1: AccountProfile,
@@ -104,18 +101,17 @@ def test_distinct_profiles_distinct_ids(
     profile_tool: Mapping[str, Any],
     conformance_settings: Settings,
     host_http: HostHTTP,
-    request: pytest.FixtureRequest,
+    profile_2_or_need: AccountProfile | NeedsUnmet,
 ) -> None:
     if profile_1.id is None:
         raise Blocked("PROF-07", "account 1's profile has no id")
     run = AttackRun.of("PROF-09")
     option: str | None = None
-    try:
-        profile_2: AccountProfile = request.getfixturevalue("profile_2")
-    except NeedsUnmet as exc:
-        run.not_tried(TWO_ACCOUNTS, exc.need)
-        option = exc.option
+    if isinstance(profile_2_or_need, NeedsUnmet):
+        run.not_tried(TWO_ACCOUNTS, profile_2_or_need.need)
+        option = profile_2_or_need.option
     else:
+        profile_2 = profile_2_or_need
         if profile_2.id is None:
             raise Blocked("PROF-07", "account 2's profile has no id")
         with run.attempt(TWO_ACCOUNTS):
