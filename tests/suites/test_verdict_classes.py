@@ -191,11 +191,11 @@ from conformance.suites.auth import test_tools
 TOOL = {"name": "files", "inputSchema": {"type": "object"},
         "securitySchemes": [{"type": "oauth2", "scopes": ["files:read"]}]}
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def listing():
     return Listing([TOOL], [], [], DeclarationChecker(vendor="openai"), False)
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def anonymous():
     raw = RawResult(status=401, headers=httpx.Headers(), message=None, messages=[],
                     challenge=Challenge("Bearer", PARAMS), step="initialize", session_id=None,
@@ -493,12 +493,12 @@ from conformance.judges.declarations import DeclarationChecker
 from conformance.suites._tool_access import Listing
 from conformance.suites.auth.test_tools import Anonymous
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def listing():
     return Listing([{"name": "search", "inputSchema": {"type": "object"}}], [], [], DeclarationChecker(vendor="openai"),
                    True)
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def anonymous():
     return Anonymous()
 
@@ -546,7 +546,7 @@ def linker():
 def first_link():
     return ok()
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def connection_client():
     return CLIENT
 """
@@ -735,12 +735,12 @@ from conformance.suites.auth.test_tools import Anonymous
 TOOLS = [{"name": "search", "description": "d", "inputSchema": {"type": "object"},
           "annotations": {"readOnlyHint": True}}]
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def listing():
     checker = DeclarationChecker(vendor="openai")
     return Listing(TOOLS, checker.check_tools(TOOLS), [], checker, False)
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def anonymous():
     return Anonymous()
 """
@@ -752,7 +752,7 @@ def test_conditional_tool_rules_are_not_passed_on_nothing(pytester: pytest.Pytes
     makeconftest(pytester, READ_ONLY_LISTING)
     pytester.makepyfile(
         test_tools="from conformance.suites.auth.test_tools import test_tools_that_write_are_not_anonymous, "
-        "test_security_schemes, test_profile_marker_is_boolean"
+        "test_security_schemes, test_profile_marker_is_boolean, empty_credentials, empty_credentials_or_need"
     )
     results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_tools.py").by_rule
     assert set(results) == {"AUTH-TOOL-02", "AUTH-TOOL-04", "AUTH-TOOL-06"}

@@ -60,30 +60,30 @@ def profile(sub):
     acct = account(sub)
     return AccountProfile(acct, {{"structuredContent": {{"id": profile_id(acct.access_token)}}}}, {{}})
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def profile_1():
     return profile("alice")
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def profile_2():
     if not SECOND:
         needs("a second test account", "CONFORMANCE_TEST_USER_2 and CONFORMANCE_TEST_PASSWORD_2")
     return profile("bob")
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def profile_caller():
     return Caller()
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def profile_tool():
     return {{"name": "get_profile", "securitySchemes": [{{"type": "oauth2", "scopes": ["tools.read"]}}]}}
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def conformance_settings():
     values = {{"test_issuer": "https://test-issuer.test", "test_issuer_key_file": str(KEY_FILE.resolve())}}
     return SimpleNamespace(get=lambda name, default=None: values.get(name, default) if ISSUER else default)
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def host_http():
     return SimpleNamespace(redactor=Redactor())
 """
@@ -91,7 +91,10 @@ def host_http():
 
 def run(pytester: pytest.Pytester, *, by_subject: bool = False, second: bool = True, issuer: bool = True) -> Any:
     pytester.makeconftest(STUBS.format(BY_SUBJECT=by_subject, SECOND=second, ISSUER=issuer))
-    pytester.makepyfile(test_t="from conformance.suites.profile.test_ids import test_distinct_profiles_distinct_ids")
+    pytester.makepyfile(
+        test_t="from conformance.suites.profile.test_ids import test_distinct_profiles_distinct_ids\n"
+        "from conformance.suites.profile.conftest import profile_2_or_need\n"
+    )
     results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_t.py", how="forked").results
     (result,) = [r for r in results if r["rule"] == "PROF-09"]
     return result
