@@ -502,7 +502,8 @@ class Linker:
         self._identities: dict[str, OAuthClient | str] = {}  # other_identity(): per method, the client or why not
         self._identity_lock = threading.Lock()
         self._accounts: dict[AccountKey, LinkedAccount] = {}  # shared(): the host's tokens, per user and grant
-        self._account_locks: dict[AccountKey, threading.Lock] = {}
+        self._upgrades: dict[tuple[AccountKey, frozenset[str]], FlowAttempt] = {}  # upgrade(): per grant and scopes
+        self._account_locks: dict[object, threading.Lock] = {}
         self._accounts_lock = threading.Lock()
         steps_file = settings.get("login_steps")
         self.steps = LoginSteps.load(steps_file) if steps_file else LoginSteps.default()
@@ -673,6 +674,43 @@ class Linker:
                 with self._accounts_lock:
                     self._accounts[key] = found
             return found
+
+    def upgrade(
+        self,
+        before: ScopeChoice | str | Sequence[str],
+        after: ScopeChoice | str | Sequence[str],
+        *,
+        account: int = 1,
+    ) -> FlowAttempt:
+        """The authorization of ``account`` for ``after`` (no ``id_token_hint``) once it holds a grant for
+        ``before`` (the caller obtained it): a scope upgrade, made once per run and read by the checks that judge
+        it or the token it gave (with its exchanges as their evidence). Never raises for the target's faults (see
+        ``attempt``)."""
+        key = (self.account_key(account, before), self.account_key(account, after).scopes)
+        with self._accounts_lock:
+            lock = self._account_locks.setdefault(key, threading.Lock())
+        with lock:
+            found = self._upgrades.get(key)
+            if found is None:
+                start = _context.mark()
+                found = self.attempt(account=account, scopes=after)
+                found.exchanges = _context.since(start)
+                self._upgrades[key] = found
+        _context.attach(found.exchanges)
+        return found
+
+    def upgraded(
+        self,
+        before: ScopeChoice | str | Sequence[str],
+        after: ScopeChoice | str | Sequence[str],
+        *,
+        account: int = 1,
+    ) -> LinkedAccount:
+        """The token of ``upgrade``, raising ``Blocked`` like ``link`` when the flow broke a rule."""
+        attempt = self.upgrade(before, after, account=account)
+        return LinkedAccount.from_attempt(
+            account, self.host.resource, self.host.tokens, attempt, relink=self.relinker(account, attempt)
+        )
 
     # -- whole flows ---------------------------------------------------------------------------------------
 

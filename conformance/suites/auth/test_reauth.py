@@ -36,7 +36,7 @@ def test_reauthorization_with_more_scopes(linker: Linker, linked_account: Linked
     # reauthorizations below are the rule's own flows.
     first = linker.shared(scopes=fewer)
     problems = []
-    plain = linker.attempt(scopes=full)
+    plain = linker.upgrade(fewer, full)  # PROF-08 reads the same upgrade
     if not plain.ok:
         problems.append(f"requesting {' '.join(full)} without id_token_hint: {plain.problem}")
     cases = ["without id_token_hint"]
