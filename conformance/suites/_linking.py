@@ -644,9 +644,12 @@ class Linker:
         """The key of ``account``'s token for ``scopes`` (the host's default when None) with the host's client."""
         if scopes is None:
             scopes = self.host.scopes
-        value = (
-            scopes.value if isinstance(scopes, ScopeChoice) else scopes if isinstance(scopes, str) else " ".join(scopes)
-        )
+        if isinstance(scopes, ScopeChoice):
+            value = scopes.value
+        elif isinstance(scopes, str):
+            value = scopes
+        else:
+            value = " ".join(scopes)
         return AccountKey(account, frozenset(value.split()), self.host.resource, self.host.client.client_id)
 
     def keep(self, linked: LinkedAccount) -> LinkedAccount:
