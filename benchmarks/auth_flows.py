@@ -1,15 +1,19 @@
 """How many authorization flows a certification of the reference tool server starts, which checks and fixtures start
 them, and what one run costs in harness CPU.
 
-    .venv/bin/python benchmarks/auth_flows.py [--runs 3] [--suites auth,profile] [--detail]
+    .venv/bin/python benchmarks/auth_flows.py [--runs 3] [--suites auth,profile] [--detail] [--keys]
+        [--verdicts FILE]
 
 Starts the tool server and its IdP (as the matrix does), then forks runs of ``--suite auth,profile`` from this
 process (the matrix's fork server preloads the same modules first). In each forked run ``Linker.login`` (an
 authorization request and a login: one flow at the IdP, approved or declined), ``TokenEndpoint.exchange`` (a code
 exchanged) and ``TokenEndpoint.refresh`` (a refresh-token grant) are counted by the check that was running
 (``PYTEST_CURRENT_TEST``) and the function of the suites that asked (the innermost frame under
-``conformance/suites/`` outside the linking client). Prints the totals, the CPU of the run (``pytest.main`` inside the
-fork, user + system; median of ``--runs``) and, with ``--detail``, the flows of each check.
+``conformance/suites/`` outside the linking client). A login whose callback carried a code is a whole flow (login,
+consent, code); the others stopped at the authorization server's refusal or error response. Prints the totals,
+the CPU of a run (``pytest.main`` inside the fork, user + system; median of ``--runs``), the verdicts; with
+``--detail`` the flows of each check (and the CPU inside those calls: threads of a fan-out count together), with
+``--keys`` each flow's scopes, resource and client; ``--verdicts`` writes the last run's (rule, status) pairs.
 """
 
 from __future__ import annotations
@@ -66,10 +70,14 @@ def counted(counts: list[dict[str, Any]], module: Any, owner: Any, name: str, ki
         check = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0].rsplit("/", 1)[-1]
         what = kind if kind != "login" else f"login ({kwargs.get('decision', 'approve')})"
         began = time.process_time()
+        result = None
         try:
-            return original(*args, **kwargs)
+            result = original(*args, **kwargs)
+            return result
         finally:
             spent = time.process_time() - began
+            if kind == "login" and "code=" in str(getattr(result, "callback_url", None) or ""):
+                what += ", code issued"
             request = args[1] if len(args) > 1 and kind in ("login", "exchange") else None
             key = f"{request.scope} {request.resource} {request.client_id[-24:]}" if request is not None else ""
             counts.append({"kind": what, "check": check, "asker": asker(), "cpu": spent, "key": key})
