@@ -2,7 +2,7 @@
 them, and what one run costs in harness CPU.
 
     .venv/bin/python benchmarks/auth_flows.py [--runs 3] [--suites auth,profile] [--detail] [--keys]
-        [--verdicts FILE]
+        [--verdicts FILE] [--mutant NAME]
 
 Starts the tool server and its IdP (as the matrix does), then forks runs of ``--suite auth,profile`` from this
 process (the matrix's fork server preloads the same modules first). In each forked run ``Linker.login`` (an
@@ -13,7 +13,8 @@ exchanged) and ``TokenEndpoint.refresh`` (a refresh-token grant) are counted by 
 consent, code); the others stopped at the authorization server's refusal or error response. Prints the totals,
 the CPU of a run (``pytest.main`` inside the fork, user + system; median of ``--runs``), the verdicts; with
 ``--detail`` the flows of each check (and the CPU inside those calls: threads of a fan-out count together), with
-``--keys`` each flow's scopes, resource and client; ``--verdicts`` writes the last run's (rule, status) pairs.
+``--keys`` each flow's scopes, resource and client; ``--verdicts`` writes the last run's (rule, status) pairs;
+``--mutant NAME`` starts the stack with that mutant (A/B of a mutant's verdicts).
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--suites", default="auth,profile")
     parser.add_argument("--detail", action="store_true", help="the flows of each check")
+    parser.add_argument("--mutant", action="append", default=[], help="start the stack with this mutant")
     parser.add_argument("--keys", action="store_true", help="each flow's scopes, resource and client")
     parser.add_argument("--verdicts", type=Path, help="write the rules' verdicts of the last run to this file")
     options = parser.parse_args()
@@ -138,7 +140,10 @@ def main() -> int:
     preload()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     runs: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp, running_stack(services=["toolserver"], data_dir=Path(tmp) / "s") as st:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_stack(mutants=options.mutant, services=["toolserver"], data_dir=Path(tmp) / "s") as st,
+    ):
         env = {**base, **st.settings}
         for run in range(options.runs):
             directory = Path(tmp) / f"run-{run}"
