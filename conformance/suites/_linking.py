@@ -349,6 +349,16 @@ class FlowAttempt:
 RENEW_MARGIN_S = 15.0  # a shared token this close to its expiry is renewed before use
 
 
+@dataclass(frozen=True)
+class AccountKey:
+    """What a host keeps one token for: the user, the scopes requested (as a set), the resource, the client."""
+
+    account: int
+    scopes: frozenset[str]
+    resource: str
+    client_id: str
+
+
 @dataclass
 class LinkedAccount:
     """A completed authorization for one test account, shared by the checks of a session.
@@ -417,11 +427,15 @@ class LinkedAccount:
     @property
     def access_token(self) -> str:
         """The account's access token, renewed first when it is (about to be) expired."""
-        with self._renewing:
-            expires_at = self.expires_at
-            if expires_at is not None and expires_at - time.time() < RENEW_MARGIN_S:
-                self.renew()
-            return self.current_token
+        if self._expiring():
+            with self._renewing:
+                if self._expiring():  # not renewed meanwhile by another asker
+                    self.renew()
+        return self.current_token
+
+    def _expiring(self) -> bool:
+        expires_at = self.expires_at
+        return expires_at is not None and expires_at - time.time() < RENEW_MARGIN_S
 
     @property
     def auth_header(self) -> dict[str, str]:
@@ -489,6 +503,12 @@ class Linker:
         self.responses: list[ObtainedResponse] = []  # every authorization response of the run (AUTH-ISS-01)
         # A real browser or a person logs in one flow at a time, whichever checks ask (see ``concurrency``).
         self._one_login = threading.Lock()
+        self._identities: dict[str, OAuthClient | str] = {}  # other_identity(): per method, the client or why not
+        self._identity_lock = threading.Lock()
+        self._accounts: dict[AccountKey, LinkedAccount] = {}  # shared(): the host's tokens, per user and grant
+        self._upgrades: dict[tuple[AccountKey, frozenset[str]], FlowAttempt] = {}  # upgrade(): per grant and scopes
+        self._account_locks: dict[object, threading.Lock] = {}
+        self._accounts_lock = threading.Lock()
         steps_file = settings.get("login_steps")
         self.steps = LoginSteps.load(steps_file) if steps_file else LoginSteps.default()
 
@@ -626,6 +646,83 @@ class Linker:
             raise Blocked(attempt.rule or "AUTH-FLOW-01", attempt.problem or "no code")
         return attempt.accepted
 
+    # -- the host's tokens ---------------------------------------------------------------------------------
+
+    def account_key(self, account: int, scopes: ScopeChoice | str | Sequence[str] | None = None) -> AccountKey:
+        """The key of ``account``'s token for ``scopes`` (the host's default when None) with the host's client."""
+        if scopes is None:
+            scopes = self.host.scopes
+        if isinstance(scopes, ScopeChoice):
+            value = scopes.value
+        elif isinstance(scopes, str):
+            value = scopes
+        else:
+            value = " ".join(scopes)
+        return AccountKey(account, frozenset(value.split()), self.host.resource, self.host.client.client_id)
+
+    def keep(self, linked: LinkedAccount) -> LinkedAccount:
+        """Keep ``linked`` (an authorization of the host's client) as the token of its account and requested scopes,
+        which ``shared`` then returns."""
+        key = self.account_key(linked.account, linked.attempt.request.scope)
+        with self._accounts_lock:
+            self._accounts.setdefault(key, linked)
+        return linked
+
+    def shared(self, account: int = 1, scopes: ScopeChoice | str | Sequence[str] | None = None) -> LinkedAccount:
+        """The host's token for ``account`` and ``scopes`` at this server, as a host keeps one per user and server
+        until it expires: the one already obtained (``access_token`` renews it when about to expire), else a new
+        authorization, kept for the next asker. For checks that only present the token or read what came with it;
+        a check whose flow the rule is about, or that spends, revokes or rotates a token, takes its own
+        (``link``)."""
+        key = self.account_key(account, scopes)
+        with self._accounts_lock:
+            lock = self._account_locks.setdefault(key, threading.Lock())
+        with lock:  # one authorization per key, also when checks ask at once
+            with self._accounts_lock:
+                found = self._accounts.get(key)
+            if found is None:
+                found = self.link(account=account, scopes=scopes)
+                with self._accounts_lock:
+                    self._accounts[key] = found
+            return found
+
+    def upgrade(
+        self,
+        before: ScopeChoice | str | Sequence[str],
+        after: ScopeChoice | str | Sequence[str],
+        *,
+        account: int = 1,
+    ) -> FlowAttempt:
+        """The authorization of ``account`` for ``after`` (no ``id_token_hint``) once it holds a grant for
+        ``before`` (the caller obtained it): a scope upgrade, made once per run and read by the checks that judge
+        it or the token it gave (with its exchanges as their evidence). Never raises for the target's faults (see
+        ``attempt``)."""
+        key = (self.account_key(account, before), self.account_key(account, after).scopes)
+        with self._accounts_lock:
+            lock = self._account_locks.setdefault(key, threading.Lock())
+        with lock:
+            found = self._upgrades.get(key)
+            if found is None:
+                start = _context.mark()
+                found = self.attempt(account=account, scopes=after)
+                found.exchanges = _context.since(start)
+                self._upgrades[key] = found
+        _context.attach(found.exchanges)
+        return found
+
+    def upgraded(
+        self,
+        before: ScopeChoice | str | Sequence[str],
+        after: ScopeChoice | str | Sequence[str],
+        *,
+        account: int = 1,
+    ) -> LinkedAccount:
+        """The token of ``upgrade``, raising ``Blocked`` like ``link`` when the flow broke a rule."""
+        attempt = self.upgrade(before, after, account=account)
+        return LinkedAccount.from_attempt(
+            account, self.host.resource, self.host.tokens, attempt, relink=self.relinker(account, attempt)
+        )
+
     # -- whole flows ---------------------------------------------------------------------------------------
 
     def attempt(
@@ -702,21 +799,29 @@ class Linker:
             account, self.host.resource, self.host.tokens, attempt, relink=self.relinker(account, attempt)
         )
 
-    @contextmanager
-    def other_identity(self, method: str) -> Iterator[OAuthClient | str]:
+    def other_identity(self, method: str) -> OAuthClient | str:
         """A CIMD client of the other kind than the host's own, whose document lists only ``method``: published by
         the host's publisher under the origin configured for the host's own documents (``--client-metadata-url``,
         the publisher certificate), which the authorization server already fetches, at a path of its own (a new
         client id, not a document the server may have cached). The server must accept it first (a control
-        authorization); otherwise, or without a publisher, the reason its cases could not be tried."""
+        authorization); otherwise, or without a publisher, the reason its cases could not be tried.
+
+        One such client per method and run, as a host keeps a client it registered: the checks that authorize with
+        it share its document (published until the run ends) and its control authorization, whose result they only
+        read."""
+        with self._identity_lock:
+            if method not in self._identities:
+                self._identities[method] = self._publish_identity(method)
+            return self._identities[method]
+
+    def _publish_identity(self, method: str) -> OAuthClient | str:
         publisher = self.publisher
         if publisher is None or publisher.identity is None:
-            yield (
+            return (
                 "the host's documents are published elsewhere (--client-metadata-url without the publisher), so a "
                 f"second client identity listing only {method} cannot be published under that origin (supply with "
                 "--publisher-certfile and --publisher-keyfile)"
             )
-            return
         identity = publisher.identity
         callback_id = f"{method.replace('_', '-')}-{new_callback_id()}"
         client_id = identity.callback_document_url(callback_id)
@@ -730,20 +835,21 @@ class Linker:
                 document.pop(name)
         path = urlsplit(client_id).path
         publisher.override(path, 200, document)
+        probe = OAuthClient(
+            "cimd", client_id, method, (identity.callback_redirect_uri(callback_id),), identity=identity
+        )
         try:
-            probe = OAuthClient(
-                "cimd", client_id, method, (identity.callback_redirect_uri(callback_id),), identity=identity
-            )
             control = self.attempt(client=probe, exchange=False)
-            if control.accepted is not None and control.accepted.code:
-                yield probe
-            else:
-                yield (
-                    f"the authorization server refused a CIMD client listing only {method}, published at "
-                    f"{client_id}: {control.problem}"
-                )
-        finally:
+        except BaseException:
             publisher.drop_override(path)
+            raise
+        if control.accepted is not None and control.accepted.code:
+            return probe
+        publisher.drop_override(path)
+        return (
+            f"the authorization server refused a CIMD client listing only {method}, published at {client_id}: "
+            f"{control.problem}"
+        )
 
     def relinker(self, account: int, attempt: FlowAttempt) -> Callable[[], FlowAttempt]:
         """Link ``account`` again with the scopes of ``attempt`` (the renewal of a token that cannot be refreshed)."""
@@ -804,6 +910,7 @@ def fresh_access_token(http: HostHTTP, settings: Settings) -> str:
 
 
 __all__ = [
+    "AccountKey",
     "FlowAttempt",
     "HostClient",
     "LinkedAccount",

@@ -32,7 +32,10 @@ Fixtures (session scope):
     default scopes and a :class:`~conformance.host.oauth.TokenEndpoint`. Blocked by AUTH-PRM-02 (resource not
     canonical), AUTH-ASM-02/03/04/05/06 (what makes a host refuse the server) or AUTH-DCR-01.
 ``linker`` → ``Linker``
-    Runs authorizations (see ``suites/_linking.py``).
+    Runs authorizations (see ``suites/_linking.py``). ``linker.shared(account, scopes)`` is the host's token for
+    that account and those scopes, as a host keeps one per user and server until it expires: ``linked_account``
+    and ``linked_account_2`` are kept there, another scope set is authorized once and shared by the checks that
+    only present the token or read what came with it.
 ``first_link`` → ``FlowAttempt``
     The first authorization of test account 1 with the default scopes (AUTH-FLOW-01/02 judge it).
 ``linked_account`` → ``LinkedAccount``
@@ -44,7 +47,8 @@ Fixtures (session scope):
 ``link_account`` → ``Callable[..., LinkedAccount]``
     ``link_account(account=1, scopes=None, id_token_hint=None)``: a fresh authorization (a new code and tokens,
     never shared), raising ``Blocked`` like ``linked_account``. Use it when a probe spoils a token (code reuse
-    revokes the first exchange's tokens; refresh tokens rotate).
+    revokes the first exchange's tokens; refresh tokens rotate) or when the new authorization is what the rule is
+    about; otherwise ``linker.shared(...)``.
 ``listing`` → ``Listing``
     The tool server's ``tools/list``: anonymous, or with the linked account's token when the server refuses
     anonymous sessions; a failed listing blocks its users (AUTH-TOOL-01 judges declarations).
@@ -183,8 +187,10 @@ def first_link(first_link_outcome: FlowAttempt | NeedsUnmet) -> FlowAttempt:
 def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
     from conformance.suites._linking import LinkedAccount
 
-    return LinkedAccount.from_attempt(
-        1, linker.host.resource, linker.host.tokens, first_link, relink=linker.relinker(1, first_link)
+    return linker.keep(
+        LinkedAccount.from_attempt(
+            1, linker.host.resource, linker.host.tokens, first_link, relink=linker.relinker(1, first_link)
+        )
     )
 
 
@@ -192,7 +198,7 @@ def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
 def linked_account_2(linker: Linker, linked_account: LinkedAccount) -> LinkedAccount:
     # Account 2 only once account 1 linked: a broken flow blocks both by the same rule.
     linker.credentials(2)
-    return linker.link(account=2)
+    return linker.keep(linker.link(account=2))
 
 
 @pytest.fixture(scope="session")

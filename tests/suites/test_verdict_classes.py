@@ -144,7 +144,10 @@ def profile_tool():
 
 @pytest.fixture(scope="session")
 def linker():
-    return SimpleNamespace(host=SimpleNamespace(scopes=SimpleNamespace(scopes=("openid", "profile:read", "files"))))
+    return SimpleNamespace(
+        host=SimpleNamespace(scopes=SimpleNamespace(scopes=("openid", "profile:read", "files"))),
+        upgraded=lambda before, after: SimpleNamespace(access_token="at", refresh_token=None),
+    )
 
 @pytest.fixture(scope="session")
 def link_account():

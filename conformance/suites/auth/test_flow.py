@@ -179,9 +179,9 @@ def _client_identities(linker: Linker) -> Iterator[dict[str, OAuthClient | str]]
         found[other] = f"the authorization server does not support {other} ({list(decision.as_methods)})"
         yield found
         return
-    with linker.other_identity(other) as second:
-        found[other] = second if isinstance(second, OAuthClient) else UNTRIED + second
-        yield found
+    second = linker.other_identity(other)  # one per run: AUTH-FLOW-04 and AUTH-FLOW-07 share it
+    found[other] = second if isinstance(second, OAuthClient) else UNTRIED + second
+    yield found
 
 
 UNTRIED = "not tried: "

@@ -32,9 +32,11 @@ def test_reauthorization_with_more_scopes(linker: Linker, linked_account: Linked
             "authorization server advertises no other scope: a reauthorization would ask for nothing more)"
         )
     fewer, full = sets
-    first = linker.link(scopes=fewer)  # Blocked by the flow's rule if the plain flow is broken
+    # The earlier, narrower grant the host holds (Blocked by the flow's rule if the plain flow is broken); the
+    # reauthorizations below are the rule's own flows.
+    first = linker.shared(scopes=fewer)
     problems = []
-    plain = linker.attempt(scopes=full)
+    plain = linker.upgrade(fewer, full)  # PROF-08 reads the same upgrade
     if not plain.ok:
         problems.append(f"requesting {' '.join(full)} without id_token_hint: {plain.problem}")
     cases = ["without id_token_hint"]

@@ -698,17 +698,17 @@ def token_without(
     probe: Probe,
     linked_account: LinkedAccount,
     linker: Linker,
-    link_account: Callable[..., LinkedAccount],
     request: pytest.FixtureRequest,
 ) -> tuple[str, str]:
     """(token, how): an access token that does not carry ``scope``: the linked account's when it was not granted
-    it, else a second link asking for every other scope, else (the AS granted it anyway) a harness-issued one."""
+    it, else the host's token for every other scope (``Linker.shared``), else (the AS granted it anyway) a
+    harness-issued one."""
     token = fresh_token(linked_account)
     if scope not in linked_account.scopes and scope not in str(unverified_claims(token).get("scope", "")).split():
         return token, f"the linked account's token (granted {' '.join(linked_account.scopes) or 'no scope'})"
     fewer = [s for s in linker.host.scopes.scopes if s != scope]
-    account = link_account(scopes=fewer)
-    token = account.current_token
+    account = linker.shared(scopes=fewer)  # only presented: the host's token for those scopes, when it has one
+    token = account.access_token
     if scope not in account.scopes and scope not in str(unverified_claims(token).get("scope", "")).split():
         return token, f"a second link asking for {' '.join(fewer) or 'no scope'}"
     issuer = request.getfixturevalue("harness_issuer_or_none")
@@ -724,7 +724,6 @@ def scope_probe(
     listing: Listing,
     linked_account: LinkedAccount,
     linker: Linker,
-    link_account: Callable[..., LinkedAccount],
     request: pytest.FixtureRequest,
 ) -> ScopeProbe:
     """A tool needing a scope, called with a token lacking it; at an endpoint protected as a whole (no tool names
@@ -742,11 +741,11 @@ def scope_probe(
                 "endpoint's 401 challenge"
             )
         scope = required[0]
-        token, how = token_without(scope, accepted, linked_account, linker, link_account, request)
+        token, how = token_without(scope, accepted, linked_account, linker, request)
         what = f"{ENDPOINT} (its challenge requires {scope})"
         return ScopeProbe(what, scope, how, accepted.send(token), accepted.send)
     tool, scope = found
-    token, how = token_without(scope, accepted, linked_account, linker, link_account, request)
+    token, how = token_without(scope, accepted, linked_account, linker, request)
 
     def send(t: str) -> CallOutcome | str:
         return safe_call(accepted.http, accepted.url, tool, token=t)

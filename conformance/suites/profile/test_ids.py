@@ -62,7 +62,8 @@ def test_id_is_stable(
         beyond = [s for s in linker.host.as_metadata.scopes_supported or [] if s not in full]
         after = full + beyond[:1]
     if after != before:
-        upgraded = link_account(scopes=after)
+        # The host's upgrade from the narrower grant, the one AUTH-REAUTH-01 judges when it asks for the same scopes.
+        upgraded = linker.upgraded(before, after)
         seen[f"after a scope upgrade ({' '.join(before)} → {' '.join(after)})"] = _id_of(
             profile_caller, upgraded, "an upgraded authorization"
         )

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import ssl
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import httpx
+import jwt
 import pytest
 import trustme
 
+from conformance import Blocked
 from conformance.config import Target, resolve
 from conformance.host._guard import UrlGuard
 from conformance.host.asmeta import AsMetadata
@@ -22,7 +27,7 @@ from conformance.host.identity import HostIdentity
 from conformance.host.oauth import ClientRegistry, OAuthClient, RedirectChoice, ScopeChoice, TokenEndpoint, TokenResult
 from conformance.host.publisher import Publisher
 from conformance.suites._cases import AttackRun
-from conformance.suites._linking import HostClient, Linker, host_refusal, register_connection_client
+from conformance.suites._linking import HostClient, LinkedAccount, Linker, host_refusal, register_connection_client
 from conformance.verdict._verdicts import NeedsUnmet
 from tests.host.test_login import PASSWORD, REDIRECT, USER, FakeAS
 
@@ -164,19 +169,21 @@ def test_the_other_identity_is_published_under_the_configured_origin(tls: dict[s
         httpx.Client(verify=ssl.create_default_context(cafile=str(tls["ca"]))) as fetch,
     ):
         linker.publisher = publisher
-        with linker.other_identity("private_key_jwt") as other:
-            assert isinstance(other, OAuthClient), other
-            assert other.client_id.startswith(f"{origin}/oauth/") and other.client_id.endswith("/client.json")
-            assert other.auth_method == "private_key_jwt" and other.redirect_uris[0].startswith(f"{origin}/oauth/")
-            local = f"https://127.0.0.1:{publisher.port}{urlsplit(other.client_id).path}"
-            served = fetch.get(local).json()
-            assert served["client_id"] == other.client_id
-            assert served["token_endpoint_auth_methods_supported"] == ["private_key_jwt"]
+        other = linker.other_identity("private_key_jwt")
+        assert isinstance(other, OAuthClient), other
+        assert other.client_id.startswith(f"{origin}/oauth/") and other.client_id.endswith("/client.json")
+        assert other.auth_method == "private_key_jwt" and other.redirect_uris[0].startswith(f"{origin}/oauth/")
+        local = f"https://127.0.0.1:{publisher.port}{urlsplit(other.client_id).path}"
+        served = fetch.get(local).json()
+        assert served["client_id"] == other.client_id
+        assert served["token_endpoint_auth_methods_supported"] == ["private_key_jwt"]
+        # One per run: the next check that asks gets the same client, still published, without a second control.
+        assert linker.other_identity("private_key_jwt") is other
+        assert fetch.get(local).json()["token_endpoint_auth_methods_supported"] == ["private_key_jwt"]
         assert fake.prompts == [None]  # the control authorization, by the published client
-        assert fetch.get(local).json().get("token_endpoint_auth_methods_supported") != ["private_key_jwt"]
     linker.publisher = None
-    with linker.other_identity("none") as elsewhere:  # documents published elsewhere: the cases are not tried
-        assert isinstance(elsewhere, str) and "--publisher-certfile" in elsewhere
+    elsewhere = linker.other_identity("none")  # documents published elsewhere: the cases are not tried
+    assert isinstance(elsewhere, str) and "--publisher-certfile" in elsewhere
 
 
 # -- a case refused for another reason proves nothing (AUTH-FLOW-06) -------------------------------------------
@@ -197,3 +204,102 @@ def test_a_replay_refused_for_its_client_authentication_is_not_tried() -> None:
     run = AttackRun.of("AUTH-FLOW-06")
     _judge_replay(run, case, lambda: granted, "{}", lambda: refused_code)
     assert [a.case for a in run.tried] == [case] and not run.problems
+
+
+# -- the host's tokens: one per account and scope set, shared by the checks that only read them -----------------
+
+
+def counting_linker() -> tuple[Linker, list[tuple[int, str]]]:
+    """A linker whose authorizations are counted (account, scopes asked) instead of run."""
+    linker = consent_linker(RememberingAS(), None)
+    made: list[tuple[int, str]] = []
+
+    def link(account: int = 1, scopes: Any = None, id_token_hint: str | None = None) -> Any:
+        made.append((account, scopes if isinstance(scopes, str) else " ".join(scopes or ())))
+        return SimpleNamespace(account=account, made=len(made))
+
+    linker.link = link  # type: ignore[method-assign]
+    return linker, made
+
+
+def test_the_host_keeps_one_token_per_account_and_scope_set() -> None:
+    linker, made = counting_linker()
+    first = linker.shared(scopes=["files.read", "openid"])
+    assert linker.shared(scopes="openid files.read") is first  # the same set, in another order
+    other = linker.shared(scopes=["files.read"])
+    second_user = linker.shared(account=2, scopes=["files.read", "openid"])
+    assert len({id(first), id(other), id(second_user)}) == 3
+    assert made == [(1, "files.read openid"), (1, "files.read"), (2, "files.read openid")]
+
+
+def test_a_kept_authorization_is_the_shared_one() -> None:
+    linker, made = counting_linker()
+    linked = SimpleNamespace(account=1, attempt=SimpleNamespace(request=SimpleNamespace(scope="")))
+    assert linker.keep(linked) is linked  # type: ignore[arg-type]
+    assert linker.shared() is linked and not made  # the host's default scopes (none here): no new authorization
+
+
+def test_checks_asking_at_once_share_one_authorization() -> None:
+    linker, made = counting_linker()
+    counted = linker.link
+
+    def slow_link(**kwargs: Any) -> Any:
+        time.sleep(0.05)
+        return counted(**kwargs)
+
+    linker.link = slow_link  # type: ignore[method-assign]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = list(pool.map(lambda _: linker.shared(scopes=["files.read"]), range(4)))
+    assert len(made) == 1 and all(f is found[0] for f in found)
+
+
+def test_a_failed_authorization_is_not_kept() -> None:
+    linker, made = counting_linker()
+    counted = linker.link
+
+    def failing_once(**kwargs: Any) -> Any:
+        counted(**kwargs)
+        if len(made) == 1:
+            raise Blocked("AUTH-FLOW-01", "the login failed")
+        return SimpleNamespace(made=len(made))
+
+    linker.link = failing_once  # type: ignore[method-assign]
+    with pytest.raises(Blocked):
+        linker.shared(scopes=["files.read"])
+    assert linker.shared(scopes=["files.read"]).made == 2  # the next asker authorizes again
+
+
+def test_a_scope_upgrade_is_made_once_and_read_by_each_asker() -> None:
+    linker = consent_linker(RememberingAS(), None)
+    asked: list[str] = []
+
+    def attempt(**kwargs: Any) -> Any:
+        asked.append(" ".join(kwargs["scopes"]))
+        return SimpleNamespace(ok=True, exchanges=[])
+
+    linker.attempt = attempt  # type: ignore[method-assign]
+    upgrade = linker.upgrade(["openid"], ["openid", "files.read"])
+    assert linker.upgrade(["openid"], ["files.read", "openid"]) is upgrade
+    linker.upgrade(["openid", "email"], ["openid", "files.read"])  # from another grant: an upgrade of its own
+    assert asked == ["openid files.read", "openid files.read"]
+
+
+def test_an_expiring_shared_token_is_renewed_once_when_asked_at_once() -> None:
+    def token(lifetime: int) -> str:
+        return jwt.encode({"exp": int(time.time()) + lifetime}, "k" * 32, algorithm="HS256")
+
+    first = token(5)  # within the renewal margin
+    result = TokenResult(httpx.Response(200), {"access_token": first, "token_type": "Bearer"}, "none")
+    attempt = SimpleNamespace(request=SimpleNamespace(scope=""))
+    account = LinkedAccount(1, RESOURCE, result, None, attempt, first, None, None, ())  # type: ignore[arg-type]
+    renewed: list[str] = []
+
+    def renew() -> None:
+        time.sleep(0.05)
+        renewed.append("renewed")
+        account.current_token = token(3600)
+
+    account.renew = renew  # type: ignore[method-assign]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        tokens = list(pool.map(lambda _: account.access_token, range(4)))
+    assert renewed == ["renewed"] and len(set(tokens)) == 1 and tokens[0] != first

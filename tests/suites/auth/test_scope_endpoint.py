@@ -69,11 +69,10 @@ def linked_account():
 
 @pytest.fixture(scope="session")
 def linker():
-    return SimpleNamespace(host=SimpleNamespace(scopes=SimpleNamespace(scopes=["files.read", "files.write"])))
-
-@pytest.fixture(scope="session")
-def link_account():
-    return lambda scopes: SimpleNamespace(scopes=list(scopes), current_token=token(scopes))
+    return SimpleNamespace(
+        host=SimpleNamespace(scopes=SimpleNamespace(scopes=["files.read", "files.write"])),
+        shared=lambda scopes: SimpleNamespace(scopes=list(scopes), access_token=token(scopes)),
+    )
 
 @pytest.fixture(scope="session")
 def prm_discovery():

@@ -1,5 +1,6 @@
 """AUTH-TOK-08 calls a scoped tool with a token that lacks its scope, whatever the first link was granted: a scope
-the linked account lacks makes its own token the probe; otherwise a second link asks for every other scope."""
+the linked account lacks makes its own token the probe; otherwise the host's token for every other scope
+(``Linker.shared``: a link of its own unless a check already obtained one)."""
 
 from __future__ import annotations
 
@@ -33,18 +34,20 @@ def test_with_every_scope_granted_the_destructive_tool_comes_first() -> None:
 def test_the_linked_token_serves_when_it_lacks_the_scope() -> None:
     account = SimpleNamespace(access_token="opaque-read-only", scopes=("files.read",))
     linked: list[Any] = []
-    token, how = token_without("files.write", None, account, None, linked.append, None)  # type: ignore[arg-type]
+    linker = SimpleNamespace(shared=linked.append)
+    token, how = token_without("files.write", None, account, linker, None)  # type: ignore[arg-type]
     assert token == "opaque-read-only" and "linked account" in how and not linked
 
 
 def test_a_second_link_asks_for_every_other_scope() -> None:
     account = SimpleNamespace(access_token="opaque-all", scopes=("files.read", "files.write"))
-    linker = SimpleNamespace(host=SimpleNamespace(scopes=SimpleNamespace(scopes=["files.read", "files.write"])))
     asked: list[list[str]] = []
 
-    def link(scopes: list[str]) -> SimpleNamespace:
+    def shared(scopes: list[str]) -> SimpleNamespace:
         asked.append(scopes)
-        return SimpleNamespace(scopes=tuple(scopes), current_token="opaque-second")
+        return SimpleNamespace(scopes=tuple(scopes), access_token="opaque-second")
 
-    token, how = token_without("files.write", None, account, linker, link, None)  # type: ignore[arg-type]
+    scopes = SimpleNamespace(scopes=["files.read", "files.write"])
+    linker = SimpleNamespace(host=SimpleNamespace(scopes=scopes), shared=shared)
+    token, how = token_without("files.write", None, account, linker, None)  # type: ignore[arg-type]
     assert token == "opaque-second" and asked == [["files.read"]] and "second link" in how
