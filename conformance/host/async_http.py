@@ -25,6 +25,7 @@ from conformance.host.http import (
     RequestOptions,
     Send,
     Transfer,
+    environment_proxies,
     request_steps,
     ssl_context,
 )
@@ -44,9 +45,12 @@ class AsyncHostHTTP:
         settings = host.httpx_client_kwargs()
         verify = ssl_context(host.ca_bundle, client_cert=settings.get("client_cert"))  # shared, never mutated
         mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
+        if transport is None:
+            for pattern, proxy in environment_proxies():
+                mounts[pattern] = None if proxy is None else httpx.AsyncHTTPTransport(proxy=proxy, verify=verify)
         if transport is None and settings.get("insecure_loopback"):
             insecure = ssl_context(host.ca_bundle, verify=False, client_cert=settings.get("client_cert"))
-            mounts = {f"all://{h}": httpx.AsyncHTTPTransport(verify=insecure) for h in _LOOPBACK}
+            mounts.update({f"all://{h}": httpx.AsyncHTTPTransport(verify=insecure) for h in _LOOPBACK})
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(**settings["timeout"]),
             verify=verify,
@@ -54,6 +58,7 @@ class AsyncHostHTTP:
             mounts=mounts or None,
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
+            trust_env=False,  # the environment's proxies are read once (environment_proxies)
         )
 
     async def __aenter__(self) -> AsyncHostHTTP:

@@ -8,10 +8,12 @@ attaches each request and response, redacted at capture, to the running check.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
 import socket
 import ssl
 import time
+import urllib.request
 import zlib
 from collections.abc import Generator, Mapping
 from pathlib import Path
@@ -270,6 +272,40 @@ def note(text: str) -> None:
         record.notes.append(text)
 
 
+@functools.cache
+def environment_proxies() -> tuple[tuple[str, str | None], ...]:
+    """The proxies the environment names (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) as httpx
+    mounts (URL pattern, proxy URL or None: no proxy), read once per process: the host's clients are made while
+    checks run at once, and reading the environment while pytest changes it (it sets and removes a variable around
+    each check) can fail. The same mapping httpx makes of them."""
+    found = urllib.request.getproxies()
+    mounts: list[tuple[str, str | None]] = []
+    for scheme in ("http", "https", "all"):
+        if found.get(scheme):
+            url = found[scheme]
+            mounts.append((f"{scheme}://", url if "://" in url else f"http://{url}"))
+    for host in (h.strip() for h in found.get("no", "").split(",")):
+        if host == "*":
+            return ()
+        if not host:
+            continue
+        if "://" in host:
+            mounts.append((host, None))
+        elif _is_ip(host) or host.lower() == "localhost":
+            mounts.append((f"all://[{host}]" if ":" in host else f"all://{host}", None))
+        else:
+            mounts.append((f"all://*{host}", None))
+    return tuple(mounts)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def ssl_context(
     ca_bundle: Path | None = None, *, verify: bool = True, client_cert: tuple[str, str] | None = None
 ) -> ssl.SSLContext:
@@ -380,6 +416,9 @@ class HostHTTP:
         # ``tls_context``: the verified context to use instead of the shared one (see own_ssl_context).
         context = tls_context or ssl_context(ca_bundle, client_cert=client_cert)
         mounts: dict[str, httpx.BaseTransport | None] = {}
+        if transport is None:
+            for pattern, proxy in environment_proxies():
+                mounts[pattern] = None if proxy is None else httpx.HTTPTransport(proxy=proxy, verify=context)
         if transport is None and self.guard.allow_insecure_loopback:
             # Self-signed TLS is tolerated on loopback only; everything else is verified. The client certificate
             # is presented there too: an mTLS check against a loopback target must send the one it names.
@@ -394,6 +433,7 @@ class HostHTTP:
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             keep_cookies=user_agent,
+            trust_env=False,  # the environment's proxies are read once (environment_proxies), nothing else of it
         )
 
     @property
