@@ -378,6 +378,10 @@ def _header_lines(headers: Any) -> str:
         pairs = [tuple(p) for p in headers if isinstance(p, list | tuple) and len(p) == 2]
     else:
         pairs = []
+    if all(type(k) is str and type(v) is str for k, v in pairs):
+        text = "\n".join(f"{k}: {v}" for k, v in pairs)
+        if "\r" not in text:  # the lines cleaned at once: clean() works character by character but for CR LF
+            return clean(text)
     return "\n".join(f"{clean(k)}: {clean(v)}" for k, v in pairs)
 
 
@@ -469,8 +473,9 @@ class _Budget:
 
 
 def _page_bytes(*texts: str) -> int:
-    """What texts weigh in the file: UTF-8, after escaping."""
-    return sum(len(str(pre_text(t)).encode("utf-8", "replace")) for t in texts)
+    """What texts weigh in the file: UTF-8, after escaping (texts already through clean(), as ``pre_text`` has
+    them: & becomes 5 characters, < and > 4)."""
+    return sum(len(t.encode("utf-8", "replace")) + 4 * t.count("&") + 3 * (t.count("<") + t.count(">")) for t in texts)
 
 
 def _origin(raw: dict[str, Any]) -> str:
