@@ -183,7 +183,7 @@ def parse_source(source: str | None) -> list[SourceRef]:
     return refs
 
 
-@dataclass
+@dataclass(frozen=True)
 class Body:
     text: str
     hidden_chars: int = 0  # cut here, beyond the excerpt report.json already holds
@@ -388,7 +388,13 @@ def _header_lines(headers: Any) -> str:
 def _body(value: Any, cap: int) -> Body | None:
     if value is None or value == "":
         return None
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return _text_body(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), cap)
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_body(text: str, cap: int) -> Body:
+    """A body as the page shows it. A run's evidence repeats most of its bodies (the same document fetched again,
+    the same error, an exchange that is evidence for several rules): each is laid out once."""
     try:  # compact JSON from the recorder reads better indented; excerpts cut mid-way stay as they are
         parsed = parse_json(text)
         if isinstance(parsed, dict | list):
