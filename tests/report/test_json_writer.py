@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from conformance.report.json_writer import dumps
+from conformance.report.json_writer import dumps, read_report, write_json
+from conformance.report.model import RunReport
+from tests.report.report_factory import build_report
 
 EXCHANGE = {"method": "GET", "url": "https://t/x", "status": 200, "response_body": "é \ud800"}
 DOCUMENT: dict[str, Any] = {
@@ -36,3 +39,11 @@ def test_each_member_result_and_exchange_is_a_line_of_its_own() -> None:
 
 def test_non_ascii_text_stays_as_it_is() -> None:
     assert '"é \ud800"' in dumps({"results": [{"evidence": [EXCHANGE]}]})
+
+
+def test_a_written_report_reads_back_the_same_from_valid_utf8(tmp_path: Path) -> None:
+    report = RunReport.from_json(build_report(40))  # hostile bodies among them: a lone surrogate, controls
+    path = tmp_path / "report.json"
+    write_json(report, path)
+    path.read_bytes().decode("utf-8")  # strict: every byte is UTF-8
+    assert read_report(path).to_json() == report.to_json()
