@@ -165,7 +165,7 @@ class Transfer:
     def __init__(self, client: _Client, http: httpx.Client | httpx.AsyncClient, step: Send) -> None:
         self.client, self.started = client, step.started
         kwargs = {k: v for k, v in step.kwargs.items() if k != "timeout"}
-        self.request = http.build_request(step.method, step.url, **kwargs)
+        self.request = http.build_request(step.method, _parsed_url(step.url), **kwargs)
         if "timeout" in step.kwargs:
             self.request.extensions["timeout"] = httpx.Timeout(step.kwargs["timeout"]).as_dict()
         self.method, self.url = step.method, step.url
@@ -250,6 +250,13 @@ class Transfer:
         return record_httpx_exchange(
             redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_url(url: str) -> httpx.URL:
+    """``httpx.URL(url)``, parsed once per URL: httpx parses and checks a URL character by character in Python, and a
+    run sends to the same URLs again and again (a URL is immutable: each request wraps its own)."""
+    return httpx.URL(url)
 
 
 def _release(response: httpx.Response) -> None:

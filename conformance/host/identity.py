@@ -14,6 +14,7 @@ the newer guidance prefers and node-oidc-provider also accepts.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -91,14 +92,19 @@ class HostKey:
         return "ES256" if self.kind == "ec" else "RS256"
 
     def _public_jwk_members(self) -> dict[str, Any]:
+        return dict(self._public_jwk)
+
+    @functools.cached_property
+    def _public_jwk(self) -> dict[str, Any]:
+        # Derived once per key: every client assertion names the key's ``kid``.
         public = self.private_key.public_key()
         if isinstance(public, ec.EllipticCurvePublicKey):
             return jwt.algorithms.ECAlgorithm.to_jwk(public, as_dict=True)
         return jwt.algorithms.RSAAlgorithm.to_jwk(public, as_dict=True)
 
-    @property
+    @functools.cached_property
     def kid(self) -> str:
-        return jwk_thumbprint(self._public_jwk_members())
+        return jwk_thumbprint(self._public_jwk)
 
     def public_jwk(self) -> dict[str, Any]:
         jwk = self._public_jwk_members()

@@ -25,17 +25,21 @@ UNKNOWN_START = "1970-01-01T00:00:00.000Z"  # HAR requires a start time; an exch
 
 def har_log(report: RunReport) -> dict[str, Any]:
     """The HAR document (``{"log": ...}``) of ``report``'s evidence."""
-    entries: dict[str, dict[str, Any]] = {}
+    entries: list[dict[str, Any]] = []
+    # An exchange that is evidence for several rules (one check deciding many) is one entry: found among those of
+    # the same start and URL, compared whole.
+    seen: dict[tuple[str, str], list[tuple[Mapping[str, Any], dict[str, Any]]]] = {}
     for result in report.results:
         for exchange in result.evidence:
-            # An exchange that is evidence for several rules (one check deciding many) is one entry.
-            key = json.dumps(exchange, sort_keys=True, default=str)
-            entry = entries.get(key)
+            same = seen.setdefault((str(exchange.get("started_at")), str(exchange.get("url"))), [])
+            entry = next((entry for other, entry in same if other == exchange), None)
             if entry is None:
-                entry = entries[key] = _entry(exchange, report.started_at, result.where)
+                entry = _entry(exchange, report.started_at, result.where)
+                same.append((exchange, entry))
+                entries.append(entry)
             if result.rule not in entry["_rules"]:
                 entry["_rules"].append(result.rule)
-    ordered = sorted(entries.values(), key=lambda e: e["startedDateTime"])  # stable: recording order within a stamp
+    ordered = sorted(entries, key=lambda e: e["startedDateTime"])  # stable: recording order within a stamp
     for entry in ordered:
         entry["comment"] = "evidence for " + ", ".join(entry["_rules"])
     return {

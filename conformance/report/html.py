@@ -183,7 +183,7 @@ def parse_source(source: str | None) -> list[SourceRef]:
     return refs
 
 
-@dataclass
+@dataclass(frozen=True)
 class Body:
     text: str
     hidden_chars: int = 0  # cut here, beyond the excerpt report.json already holds
@@ -378,13 +378,23 @@ def _header_lines(headers: Any) -> str:
         pairs = [tuple(p) for p in headers if isinstance(p, list | tuple) and len(p) == 2]
     else:
         pairs = []
+    if all(type(k) is str and type(v) is str for k, v in pairs):
+        text = "\n".join(f"{k}: {v}" for k, v in pairs)
+        if "\r" not in text:  # the lines cleaned at once: clean() works character by character but for CR LF
+            return clean(text)
     return "\n".join(f"{clean(k)}: {clean(v)}" for k, v in pairs)
 
 
 def _body(value: Any, cap: int) -> Body | None:
     if value is None or value == "":
         return None
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return _text_body(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), cap)
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_body(text: str, cap: int) -> Body:
+    """A body as the page shows it. A run's evidence repeats most of its bodies (the same document fetched again,
+    the same error, an exchange that is evidence for several rules): each is laid out once."""
     try:  # compact JSON from the recorder reads better indented; excerpts cut mid-way stay as they are
         parsed = parse_json(text)
         if isinstance(parsed, dict | list):
@@ -469,8 +479,9 @@ class _Budget:
 
 
 def _page_bytes(*texts: str) -> int:
-    """What texts weigh in the file: UTF-8, after escaping."""
-    return sum(len(str(pre_text(t)).encode("utf-8", "replace")) for t in texts)
+    """What texts weigh in the file: UTF-8, after escaping (texts already through clean(), as ``pre_text`` has
+    them: & becomes 5 characters, < and > 4)."""
+    return sum(len(t.encode("utf-8", "replace")) + 4 * t.count("&") + 3 * (t.count("<") + t.count(">")) for t in texts)
 
 
 def _origin(raw: dict[str, Any]) -> str:
