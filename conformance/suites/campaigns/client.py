@@ -4,6 +4,7 @@ page."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,12 +40,11 @@ class CampaignsApi:
     target: Target
     run_id: str
     created: list[str] = field(default_factory=list)
-    _serial: int = 0
+    _serial: itertools.count[int] = field(default_factory=lambda: itertools.count(1))  # safe across threads
 
     def name(self, label: str) -> str:
         """A name carrying the run prefix (so a person can find and clean up what a run made)."""
-        self._serial += 1
-        return f"{self.run_id}-{label}-{self._serial}"
+        return f"{self.run_id}-{label}-{next(self._serial)}"
 
     def body(self, **fields: Any) -> dict[str, Any]:
         """A valid create body; ``fields`` override or add (a value of ``...`` removes the field)."""

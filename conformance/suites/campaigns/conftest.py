@@ -9,7 +9,13 @@ import pytest
 
 from conformance.config import Settings, Target
 from conformance.host.http import HostHTTP
+from conformance.suites._order import alone_after_the_rest
 from conformance.suites.campaigns.client import CampaignsApi
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The checks that run alone after the others (``conformance.suites._order``)."""
+    alone_after_the_rest(items)
 
 
 @pytest.fixture(scope="session")

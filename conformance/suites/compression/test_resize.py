@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance import expect, fail, observe, rule
+from conformance import alone, expect, fail, observe, rule
 from conformance.judges.compression import IMAGE_HEADERS, image_header_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.compression import images
@@ -193,6 +193,7 @@ RSZ06 = attack_table(
 )
 
 
+@alone("reads the account's Compression-Count before and after its operations, which any other check's moves")
 @rule("IMG-RSZ-06")
 def test_bad_resize_options(api: Api) -> None:
     location = api.upload("photo.jpg").location
