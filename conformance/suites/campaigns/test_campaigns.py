@@ -128,9 +128,18 @@ def _wrong_type_value(kind: str, valid: Any) -> Any:
 
 
 def _reject_all(api: CampaignsApi, run: AttackRun, bodies: dict[str, dict[str, Any]], refusals: Refusals) -> None:
-    """Create each body of the run's cases; every one must be refused (a non-2xx answer)."""
-    for case, body in bodies.items():
-        run.tried_case(case, refusals.refused(api.create(body), case))
+    """Create each body of the run's cases, at once (``--concurrency``); every one must be refused (a non-2xx
+    answer). The refusals' forms are noted in the cases' order."""
+    answers: dict[str, httpx.Response] = {}
+
+    def send(case: str) -> str | None:
+        answers[case] = response = api.create(bodies[case])
+        return f"{case} was accepted ({describe(response)})" if _ok(response) else None
+
+    run.each(bodies, send, limit=api.http.concurrency)
+    for case in bodies:
+        if case in answers and not _ok(answers[case]):
+            refusals.note(case, answers[case])
 
 
 def _field_type_bodies(api: CampaignsApi, run: AttackRun, build: Any, valid: dict[str, Any]) -> dict[str, Any]:

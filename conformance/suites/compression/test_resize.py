@@ -69,11 +69,14 @@ def _expect_refused(api: Api, rule_id: str, options_by_case: dict[str, dict[str,
     run = AttackRun.of(rule_id)
     location = api.upload("photo.jpg").location
     statuses: set[int] = set()
-    for case, options in options_by_case.items():
-        with run.attempt(case):
-            response = api.command(location, {"resize": options})
-            statuses.add(response.status_code)
-            expect_json_error(response, f"resize {options} ({case})")
+
+    def send(case: str) -> None:
+        options = options_by_case[case]
+        response = api.command(location, {"resize": options})
+        statuses.add(response.status_code)
+        expect_json_error(response, f"resize {options} ({case})")
+
+    run.each(options_by_case, send, limit=api.http.concurrency)  # the cases at once (--concurrency)
     observe(f"refusals answered {', '.join(map(str, sorted(statuses)))}")
     run.conclude()
 
