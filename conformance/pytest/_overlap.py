@@ -19,9 +19,8 @@ A check runs with nothing else in flight (every earlier body has ended and been 
 
 - it is marked :func:`conformance.core.rules.alone`: it changes what other checks rely on, reads what they
   recorded, or holds a fixture torn down after it;
-- its suite is not one of :data:`OVERLAPPING_SUITES`: the platform, campaigns and compression checks read usage
-  counters, rate-limit windows or lists before and after an operation, which another check's calls would move;
-- it is async (its event loop is a fixture of its own) or no bundled check at all.
+- it is async (its event loop is a fixture of its own) or no bundled check at all (it decides no rule of
+  :data:`OVERLAPPING_SUITES`).
 
 A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client with them),
 also wait for every body in flight. Under xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
@@ -44,9 +43,11 @@ from conformance.core.rules import ALONE_MARK, rules_of
 from conformance.pytest._outcomes import STARTED, fleet_target_of, suite_of
 from conformance.pytest._session import SESSION_KEY
 
-# The tool server's suites: once discovery, linking and the listing are set up, each check probes with its own
-# requests and tokens; those that change or read what others rely on are marked alone.
-OVERLAPPING_SUITES = frozenset({"auth", "profile"})
+# The bundled suites. The tool server's: once discovery, linking and the listing are set up, each check probes with
+# its own requests and tokens. The platform's, the campaigns' and the compression's: each check works on objects of
+# its own (campaigns, uploads), its requests passing the run's one pacer. In every suite, the checks that change or
+# read what others rely on (a rate-limit window, a usage counter, a list read before and after) are marked alone.
+OVERLAPPING_SUITES = frozenset({"auth", "profile", "platform", "campaigns", "compression"})
 
 
 _body = threading.local()  # on a body's thread: the check it runs, and what it printed

@@ -1,6 +1,6 @@
-"""The loop that overlaps the bodies of independent tool-server checks (conformance/pytest/_overlap.py).
+"""The loop that overlaps the bodies of independent checks (conformance/pytest/_overlap.py).
 
-The checks below decide auth rules (so they belong to a suite whose checks may overlap) and need no target: each
+The checks below decide auth or platform rules (suites whose checks may overlap) and need no target: each
 body meets the others at a barrier, or counts the bodies in flight, so the tests prove overlap (or its absence) by
 what the bodies saw, never by timing.
 """
@@ -275,7 +275,9 @@ def test_nor_that():
     assert report["results"], "the report was written"
 
 
-def test_checks_of_other_suites_never_overlap(pytester: pytest.Pytester) -> None:
+def test_platform_checks_overlap_and_one_marked_alone_meets_none(pytester: pytest.Pytester) -> None:
+    """The platform's checks overlap as the tool server's do; one marked alone (as the rate-limit checks are) runs
+    with no other body in flight, before and after it the others run at once again."""
     body = """
 def busy():
     enter()
@@ -286,16 +288,33 @@ def busy():
 
 @rule("TOK-01")
 def test_a():
-    busy()
+    MEET.wait()
 
 @rule("TOK-02")
 def test_b():
-    busy()
+    MEET.wait()
 
 @rule("TOK-03")
 def test_c():
+    MEET.wait()
     busy()
-    assert IN_FLIGHT["most"] == 1, IN_FLIGHT
+
+@rule("TOK-04")
+def test_d():
+    busy()
+
+@alone("reads a request window before and after its own requests")
+@rule("RL-02")
+def test_window():
+    assert IN_FLIGHT["now"] == 0, IN_FLIGHT
+
+@rule("TOK-05")
+def test_e():
+    busy()
+
+@rule("TOK-06")
+def test_f():
+    busy()
 """
     pytester.makepyfile(test_overlap=COMMON + body)
     checks = run_checks(
@@ -308,8 +327,8 @@ def test_c():
         how="subprocess",
     )
     statuses = {r["rule"]: r["status"] for r in checks.results}
-    assert statuses.get("TOK-03") != "failed", statuses
-    assert "error" not in statuses.values(), statuses
+    ran = ("TOK-01", "TOK-02", "TOK-03", "TOK-04", "RL-02", "TOK-05", "TOK-06")
+    assert {rule: statuses.get(rule) for rule in ran} == dict.fromkeys(ran, "passed"), statuses
 
 
 def test_what_a_body_prints_is_its_checks_captured_output(pytester: pytest.Pytester) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ class Sandbox:
         self.mutants = mutants
         self.store = Store(data_dir / "platform.sqlite3", campaign_ids=settings.campaign_ids)
         self.limiter = Limiter(mutants)
-        self.calls = 0  # token counts served (drives the nondeterministic mutant)
+        self.calls: Counter[int] = Counter()  # token counts served per body hash (the nondeterministic mutant)
         self.archived_by_action: set[str] = set()  # the archived-by-update-reversible mutant's lock
 
     def lenient_archive(self, campaign_id: str) -> frozenset[str]:
@@ -147,8 +148,9 @@ async def input_tokens(sandbox: Sandbox, request: Request, spec: KeySpec, body_t
     body = _json(body_text)
     count = await run_in_threadpool(count_input_tokens, body, sandbox.mutants)
     if "token-count-nondeterministic" in sandbox.mutants:
-        sandbox.calls += 1
-        count += sandbox.calls % 2
+        key = hash(body_text)  # per body: a repeated request alternates whatever is sent beside it
+        sandbox.calls[key] += 1
+        count += sandbox.calls[key] % 2
     if spec.micros_per_token:
         await run_in_threadpool(sandbox.store.add_spend, spec.project, count * spec.micros_per_token)
     obj = "input_tokens" if "token-count-wrong-object" in sandbox.mutants else "response.input_tokens"

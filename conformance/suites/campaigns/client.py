@@ -4,6 +4,9 @@ page."""
 
 from __future__ import annotations
 
+import functools
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +14,7 @@ import httpx
 
 from conformance import expect, fail
 from conformance.config import Target
+from conformance.host import fanout
 from conformance.host.fields import json_field
 from conformance.host.http import HostHTTP
 from conformance.judges.platform import campaign_shape_problems as shape_problems
@@ -39,12 +43,11 @@ class CampaignsApi:
     target: Target
     run_id: str
     created: list[str] = field(default_factory=list)
-    _serial: int = 0
+    _serial: itertools.count[int] = field(default_factory=lambda: itertools.count(1))  # safe across threads
 
     def name(self, label: str) -> str:
         """A name carrying the run prefix (so a person can find and clean up what a run made)."""
-        self._serial += 1
-        return f"{self.run_id}-{label}-{self._serial}"
+        return f"{self.run_id}-{label}-{next(self._serial)}"
 
     def body(self, **fields: Any) -> dict[str, Any]:
         """A valid create body; ``fields`` override or add (a value of ``...`` removes the field)."""
@@ -241,8 +244,15 @@ def check_walks(api: CampaignsApi, *, anchor: str, ours: list[str], limit: int, 
     has_more exact at both ends. Campaigns created by others meanwhile may interleave; only ours are compared."""
     mine = set(ours)
     label = f"limit {limit}"
+    # Three walks that need no answer of another, at once (``--concurrency``): asc after the anchor to the very end;
+    # desc from the newest down to the anchor with after-cursors; desc before-cursors from the anchor up to the newest.
+    walks: list[Callable[[], list[str]]] = [
+        functools.partial(walk_after, api, order="asc", limit=limit, after=anchor, budget=budget),
+        functools.partial(walk_after, api, order="desc", limit=limit, after=None, budget=budget, stop_at=anchor),
+        functools.partial(walk_before, api, order="desc", limit=limit, before=anchor, stop_at=None, budget=budget),
+    ]
+    forward, newest, up = fanout.each(walks, lambda walk: walk(), limit=api.http.concurrency)
     # asc: after the anchor to the very end (has_more false exactly there) ...
-    forward = walk_after(api, order="asc", limit=limit, after=anchor, budget=budget)
     expect(
         [i for i in forward if i in mine] == ours,
         f"asc after-walk ({label}) from the anchor lists our campaigns as {_short(forward, mine)}, "
@@ -257,7 +267,6 @@ def check_walks(api: CampaignsApi, *, anchor: str, ours: list[str], limit: int, 
             f"{_short(forward[:-1], mine)}",
         )
     # desc: from the newest down to the anchor with after-cursors ...
-    newest = walk_after(api, order="desc", limit=limit, after=None, budget=budget, stop_at=anchor)
     expect(anchor in newest, f"desc after-walk ({label}) never reached the anchor")
     expect(
         newest[: newest.index(anchor)] == forward[::-1] if anchor in newest else False,
@@ -265,7 +274,6 @@ def check_walks(api: CampaignsApi, *, anchor: str, ours: list[str], limit: int, 
         f"reversed {_short(forward[::-1], mine)}",
     )
     # ... and before-cursors from the anchor up to the newest (has_more false exactly at the start).
-    up = walk_before(api, order="desc", limit=limit, before=anchor, stop_at=None, budget=budget)
     expect(
         up == forward[::-1],
         f"desc before-walk ({label}) from the anchor lists {_short(up, mine)}, expected {_short(forward[::-1], mine)}",

@@ -8,8 +8,15 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.config import Settings, Target
+from conformance.host import fanout
 from conformance.host.http import HostHTTP
+from conformance.suites._order import alone_after_the_rest
 from conformance.suites.campaigns.client import CampaignsApi
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The checks that run alone after the others (``conformance.suites._order``)."""
+    alone_after_the_rest(items)
 
 
 @pytest.fixture(scope="session")
@@ -20,10 +27,9 @@ def campaigns_api(
         host_http.redactor.add_secret(platform_target.api_key)
     api = CampaignsApi(host_http, platform_target, str(conformance_settings.get("run_id") or "cf"))
     yield api
+
     # Archive everything this run created (archive is final; the contract has no delete), up to the run's
     # --concurrency at a time: each archive touches one campaign of its own, and every request still passes the pacer.
-    from conformance.host import fanout
-
     def archive(campaign_id: str) -> None:
         try:
             api.action(campaign_id, "archive")

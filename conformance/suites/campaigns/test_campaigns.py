@@ -17,7 +17,7 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import expect, fail, hypothesis_profile, needs, observe, rule
+from conformance import alone, expect, fail, hypothesis_profile, needs, observe, rule
 from conformance.config import Settings
 from conformance.host.fields import json_field, json_get
 from conformance.judges.platform import list_page_problems
@@ -128,9 +128,18 @@ def _wrong_type_value(kind: str, valid: Any) -> Any:
 
 
 def _reject_all(api: CampaignsApi, run: AttackRun, bodies: dict[str, dict[str, Any]], refusals: Refusals) -> None:
-    """Create each body of the run's cases; every one must be refused (a non-2xx answer)."""
-    for case, body in bodies.items():
-        run.tried_case(case, refusals.refused(api.create(body), case))
+    """Create each body of the run's cases, at once (``--concurrency``); every one must be refused (a non-2xx
+    answer). The refusals' forms are noted in the cases' order."""
+    answers: dict[str, httpx.Response] = {}
+
+    def send(case: str) -> str | None:
+        answers[case] = response = api.create(bodies[case])
+        return f"{case} was accepted ({describe(response)})" if _ok(response) else None
+
+    run.each(bodies, send, limit=api.http.concurrency)
+    for case in bodies:
+        if case in answers and not _ok(answers[case]):
+            refusals.note(case, answers[case])
 
 
 def _field_type_bodies(api: CampaignsApi, run: AttackRun, build: Any, valid: dict[str, Any]) -> dict[str, Any]:
@@ -156,6 +165,7 @@ def _bounded(settings: Settings, cap: int) -> Any:
     return target_settings(max_examples=min(hypothesis_profile().max_examples, cap))
 
 
+@alone("finds the campaign it created in list output: other checks' creations move the list")
 @rule("CAMP-01")
 def test_create_returns_the_campaign(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     location = conformance_settings.get("campaigns_location_id")
@@ -222,6 +232,7 @@ def _same_name(stored: Any, sent: str) -> bool:
     return isinstance(stored, str) and (stored == sent or stored.strip(" ") == sent.strip(" "))
 
 
+@alone("lists every campaign created after its marker: another check's creation would count as its own")
 @rule("CAMP-02")
 def test_name_bounds(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     run = AttackRun.of("CAMP-02")
@@ -470,6 +481,7 @@ def _unknown_id_answer(response: httpx.Response, asked: str, case: str) -> str |
     return f"{case} ({asked[:40]}) got {shown}: {describe(response)[:120]}"
 
 
+@alone("asks for ids it saw no campaign under: another check's creation meanwhile could take one of them")
 @rule("CAMP-06")
 def test_get_by_id(campaigns_api: CampaignsApi) -> None:
     created = campaigns_api.create_ok(description="read me back")
@@ -552,6 +564,7 @@ def _limit_answer(response: httpx.Response, case: str, *, more_exist: bool) -> s
     return None
 
 
+@alone("counts campaigns in list pages and creates up to 501 of them, which other checks' list walks see")
 @rule("CAMP-07")
 def test_list_envelope_and_limit(campaigns_api: CampaignsApi) -> None:
     existing = page(campaigns_api, limit=21)

@@ -65,8 +65,8 @@ class Api:
 
     def upload(self, name: str) -> Upload:
         """A cached upload of a test image; a failed upload blocks the checks that need it."""
-        if name not in self._uploads:
-            self._uploads[name] = self.fresh_upload(name)
+        if name not in self._uploads:  # checks running at once may both upload it: all use the first one kept
+            return self._uploads.setdefault(name, self.fresh_upload(name))
         return self._uploads[name]
 
     def cached(self, name: str) -> Upload | None:

@@ -11,8 +11,14 @@ import pytest
 from conformance.config import Settings, Target
 from conformance.host import host_of, is_loopback_host
 from conformance.host.http import HostHTTP
+from conformance.suites._order import alone_after_the_rest
 from conformance.suites.compression import images
 from conformance.suites.compression.client import Api, GcsStore, ImageServer, S3Store
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The checks that run alone after the others (``conformance.suites._order``)."""
+    alone_after_the_rest(items)
 
 
 @pytest.fixture(scope="session")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from conformance import expect, observe, rule
+from conformance import alone, expect, observe, rule
 from conformance.judges.compression import count_of
 from conformance.suites.compression.client import Api
 
 
+@alone("reads the account's Compression-Count before and after its operations, which any other check's moves")
 @rule("IMG-CNT-01")
 def test_counting(api: Api) -> None:
     start = api.count()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance import expect, fail, observe, rule
+from conformance import alone, expect, fail, observe, rule
 from conformance.judges.compression import IMAGE_HEADERS, image_header_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.compression import images
@@ -69,11 +69,14 @@ def _expect_refused(api: Api, rule_id: str, options_by_case: dict[str, dict[str,
     run = AttackRun.of(rule_id)
     location = api.upload("photo.jpg").location
     statuses: set[int] = set()
-    for case, options in options_by_case.items():
-        with run.attempt(case):
-            response = api.command(location, {"resize": options})
-            statuses.add(response.status_code)
-            expect_json_error(response, f"resize {options} ({case})")
+
+    def send(case: str) -> None:
+        options = options_by_case[case]
+        response = api.command(location, {"resize": options})
+        statuses.add(response.status_code)
+        expect_json_error(response, f"resize {options} ({case})")
+
+    run.each(options_by_case, send, limit=api.http.concurrency)  # the cases at once (--concurrency)
     observe(f"refusals answered {', '.join(map(str, sorted(statuses)))}")
     run.conclude()
 
@@ -193,6 +196,7 @@ RSZ06 = attack_table(
 )
 
 
+@alone("reads the account's Compression-Count before and after its operations, which any other check's moves")
 @rule("IMG-RSZ-06")
 def test_bad_resize_options(api: Api) -> None:
     location = api.upload("photo.jpg").location

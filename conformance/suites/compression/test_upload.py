@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from conformance import Failure, expect, fail, needs, observe, rule
+from conformance import Failure, alone, expect, fail, needs, observe, rule
 from conformance.config import Settings
 from conformance.core import _budget
 from conformance.host import Redactor, is_loopback_host
@@ -231,6 +231,7 @@ def _truncated_outcome(api: Api, response: httpx.Response, mime: str, what: str)
     return f"{what}: refused ({response.status_code})", False
 
 
+@alone("reads the account's Compression-Count before and after its operations, which any other check's moves")
 @rule("IMG-SHRINK-03")
 def test_bad_uploads(api: Api, image_server: ImageServer | None) -> None:
     run = AttackRun.of("IMG-SHRINK-03")
@@ -465,6 +466,7 @@ def _plain_listeners(api: Api, settings: Settings) -> list[str]:
     return listeners
 
 
+@alone("reads the account's Compression-Count before and after its operations, which any other check's moves")
 @rule("IMG-TLS-01")
 def test_plain_http_refused(api: Api, conformance_settings: Settings) -> None:
     parts = urlsplit(api.target.base_url)

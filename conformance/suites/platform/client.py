@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,7 +103,7 @@ EXAMPLES = 10  # a few examples say enough
 class RateLimitLedger:
     """Every response the platform and campaigns checks receive from one target passes through its ledger (their
     API wrappers feed it), so RL-01, RL-04, RL-05 and RL-07, which run last, judge all of that target's answers,
-    not only their own requests."""
+    not only their own requests. Checks whose bodies overlap feed it at once: one answer is absorbed at a time."""
 
     responses: int = 0
     with_headers: int = 0
@@ -112,8 +113,14 @@ class RateLimitLedger:
     by_key: dict[str, KeyAnswers] = field(default_factory=dict)  # key_fingerprint -> its answers
     token_counts: int = 0  # 2xx token-count answers (RL-07 judges their headers)
     overloaded: httpx.Response | None = None  # the first 503 seen (RL-04 judges it when no fault switch is set)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def absorb(self, response: httpx.Response) -> httpx.Response:
+        with self.lock:
+            self._absorb(response)
+        return response
+
+    def _absorb(self, response: httpx.Response) -> None:
         headers = header_values(response)
         self.responses += 1
         self.with_headers += any(name.startswith("x-ratelimit-") for name in headers)
@@ -138,7 +145,6 @@ class RateLimitLedger:
             missing = [name for name in TOKEN_COUNT_HEADERS if name not in headers]
             if missing and len(self.problems["RL-07"]) < EXAMPLES:
                 self.problems["RL-07"].append(seen + f"without {', '.join(missing)}")
-        return response
 
 
 LEDGERS: dict[str, RateLimitLedger] = {}  # one per target: a fleet's targets may share a process
@@ -146,7 +152,8 @@ LEDGERS: dict[str, RateLimitLedger] = {}  # one per target: a fleet's targets ma
 
 def ledger_of(target: Target) -> RateLimitLedger:
     """The ledger of every response ``target`` gave this process."""
-    return LEDGERS.setdefault(target.base_url, RateLimitLedger())
+    ledger = LEDGERS.get(target.base_url)
+    return ledger if ledger is not None else LEDGERS.setdefault(target.base_url, RateLimitLedger())
 
 
 def target_settings(**overrides: Any) -> settings:

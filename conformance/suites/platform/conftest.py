@@ -6,20 +6,14 @@ import pytest
 
 from conformance.config import Settings, Target
 from conformance.host.http import HostHTTP
+from conformance.suites._order import alone_after_the_rest
 from conformance.suites.platform.client import PlatformApi
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """RL-01, RL-04, RL-05 and RL-07 judge every response of their target (see ``ledger_of``): run them after all
-    other checks."""
-    last = [item for item in items if _decides_header_rules(item)]
-    if last:
-        items[:] = [item for item in items if item not in last] + last
-
-
-def _decides_header_rules(item: pytest.Item) -> bool:
-    rules = {rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args}
-    return bool(rules & {"RL-01", "RL-04", "RL-05", "RL-07"})
+    """The checks that run alone after the others, RL-01, RL-04, RL-05 and RL-07 (judged over every response of
+    their target, see ``ledger_of``) after all of them."""
+    alone_after_the_rest(items)
 
 
 @pytest.fixture(scope="session")

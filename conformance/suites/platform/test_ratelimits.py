@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from conformance import Blocked, expect, fail, needs, observe, rule
+from conformance import Blocked, alone, expect, fail, needs, observe, rule
 from conformance.config import Settings
 from conformance.host import USER_ACTION_CODES, parse_duration
 from conformance.suites.platform.client import (
@@ -47,6 +47,7 @@ def _sample(api: PlatformApi, settings: Settings) -> None:
     api.sampled = True
 
 
+@alone("judged over every answer of its target the other checks received (the rate-limit ledger)")
 @rule("RL-01")
 def test_headers_are_consistent(platform_api: PlatformApi, conformance_settings: Settings) -> None:
     # Runs after every other check: the ledger holds every response the platform and campaigns checks saw.
@@ -102,6 +103,7 @@ def _window_with_room(api: PlatformApi, steps: int) -> None:
     _window_wait(api, wait + 0.1, f"RL-02 needs {ROOM} requests in one window, {left} left")
 
 
+@alone("reads x-ratelimit-remaining-requests before and after its own requests, which any other request moves")
 @rule("RL-02")
 def test_remaining_requests_decreases(platform_api: PlatformApi) -> None:
     # Successful and failed requests alike must consume the request budget. Unpaced: RL-02 controls its window.
@@ -180,6 +182,7 @@ def _after_the_wait(api: PlatformApi, key: str | None, waited: float) -> str:
     return f"a request after the wait and backoff ({tries} tries, {waited:.1f}s) {outcome}"
 
 
+@alone("spends a key's request window to its last request on purpose: any other request would meet the 429")
 @rule("RL-03")
 def test_throttling_and_retry_after(platform_api: PlatformApi, conformance_settings: Settings) -> None:
     # Unpaced: RL-03 spends its key's window to the last request on purpose, then waits it out (the request after
@@ -216,6 +219,7 @@ def test_throttling_and_retry_after(platform_api: PlatformApi, conformance_setti
     observe(f"reported: {_after_the_wait(platform_api, key, wait + 0.05)}")
 
 
+@alone("judged over every answer of its target the other checks received (the rate-limit ledger)")
 @rule("RL-04")
 def test_overload_answer(platform_api: PlatformApi, conformance_settings: Settings) -> None:
     # Runs after every other check: a 503 any of them met is judged too (see ledger_of).
@@ -240,6 +244,7 @@ def test_overload_answer(platform_api: PlatformApi, conformance_settings: Settin
         expect(parse_retry_after(raw) is not None, f"Retry-After {raw!r} on the 503 does not parse")
 
 
+@alone("judged over every answer of its target the other checks received (the rate-limit ledger)")
 @rule("RL-05")
 def test_project_token_headers_only_with_a_project_limit(
     platform_api: PlatformApi, conformance_settings: Settings
@@ -278,6 +283,7 @@ def test_project_token_headers_only_with_a_project_limit(
     observe(f"no project-token headers on the answers to the {', '.join(judged)} key(s), which have no such limit")
 
 
+@alone("judged over every answer of its target the other checks received (the rate-limit ledger)")
 @rule("RL-07")
 def test_token_counts_carry_rate_limit_headers(platform_api: PlatformApi, conformance_settings: Settings) -> None:
     # Runs after every other check, over every token count of its target (see ledger_of).

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 
 from conformance import expect, fail, observe, rule
 from conformance.core._values import is_int
+from conformance.host import fanout
 from conformance.judges.platform import count_answer_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table
 from conformance.suites.platform._keys import BAD_KEYS, NAMED_KEY_CASES, key_headers
@@ -55,6 +58,12 @@ def count(api: PlatformApi, body: dict[str, Any], what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         fail(f"{what}: input_tokens is not a non-negative integer: {describe(response)}")
     return value
+
+
+def counts(api: PlatformApi, bodies: list[tuple[dict[str, Any], str]]) -> list[int]:
+    """:func:`count` of each (body, what), independent requests sent at once (``--concurrency``); the counts in the
+    bodies' order, the first failure in that order raised once all have ended."""
+    return fanout.each(bodies, lambda pair: count(api, *pair), limit=api.http.concurrency)
 
 
 # Solid red (200, 30, 30) RGB PNGs, as Pillow encodes them: shipped, not encoded on every run (compressing the large
@@ -102,32 +111,36 @@ def test_count_is_deterministic(platform_api: PlatformApi) -> None:
             tools=[WEATHER_TOOL],
         ),
     }
-    for what, body in bodies.items():
-        counts = [count(platform_api, body, what) for _ in range(3)]
-        expect(len(set(counts)) == 1, f"{what}: the same request gave different counts {counts}")
-        observe(f"{what}: {counts[0]} tokens, three times")
+    found = counts(platform_api, [(body, what) for what, body in bodies.items() for _ in range(3)])
+    for index, what in enumerate(bodies):
+        three = found[3 * index : 3 * index + 3]
+        expect(len(set(three)) == 1, f"{what}: the same request gave different counts {three}")
+        observe(f"{what}: {three[0]} tokens, three times")
 
 
 @rule("TOK-03")
 def test_message_items_cost_at_least_the_text(platform_api: PlatformApi) -> None:
     text = "Which planets have rings?"
-    bare = count(platform_api, platform_api.body(input=text), "string input")
-    as_message = count(platform_api, platform_api.body(input=[{"role": "user", "content": text}]), "message item")
-    as_parts = count(
+    # Two messages carry one more set of role and boundary tokens than their text joined into one string.
+    first, second = "Which planets have rings?", "Saturn, Jupiter, Uranus and Neptune."
+    bare, as_message, as_parts, joined, two = counts(
         platform_api,
-        platform_api.body(input=[{"role": "user", "content": [{"type": "input_text", "text": text}]}]),
-        "input_text part",
+        [
+            (platform_api.body(input=text), "string input"),
+            (platform_api.body(input=[{"role": "user", "content": text}]), "message item"),
+            (
+                platform_api.body(input=[{"role": "user", "content": [{"type": "input_text", "text": text}]}]),
+                "input_text part",
+            ),
+            (platform_api.body(input=f"{first}\n{second}"), "joined text"),
+            (
+                platform_api.body(input=[{"role": "user", "content": first}, {"role": "assistant", "content": second}]),
+                "two message items",
+            ),
+        ],
     )
     expect(as_message >= bare, f"a message item ({as_message}) costs less than its bare text ({bare})")
     expect(as_parts >= bare, f"an input_text part ({as_parts}) costs less than its bare text ({bare})")
-    # Two messages carry one more set of role and boundary tokens than their text joined into one string.
-    first, second = "Which planets have rings?", "Saturn, Jupiter, Uranus and Neptune."
-    joined = count(platform_api, platform_api.body(input=f"{first}\n{second}"), "joined text")
-    two = count(
-        platform_api,
-        platform_api.body(input=[{"role": "user", "content": first}, {"role": "assistant", "content": second}]),
-        "two message items",
-    )
     expect(two > joined, f"two messages ({two}) cost no more than their text in one string ({joined}): no role tokens")
     observe(
         f"bare text {bare}, a message item {as_message}, an input_text part {as_parts}; joined {joined} < two {two}"
@@ -136,17 +149,20 @@ def test_message_items_cost_at_least_the_text(platform_api: PlatformApi) -> None
     @target_settings()
     @given(first=TEXT, second=TEXT, role=st.sampled_from(["user", "assistant", "developer"]))
     def prop(first: str, second: str, role: str) -> None:
-        bare = count(platform_api, platform_api.body(input=first), "string input")
-        alone = count(platform_api, platform_api.body(input=[{"role": role, "content": first}]), f"a {role} item")
-        expect(alone >= bare, f"a {role} message ({alone}) costs less than its bare text {first!r} ({bare})")
         parts = [{"role": "user", "content": [{"type": "input_text", "text": first}]}]
-        expect(
-            count(platform_api, platform_api.body(input=parts), "input_text part") >= bare,
-            f"an input_text part costs less than its bare text {first!r}",
-        )
         pair = [{"role": "user", "content": first}, {"role": role, "content": second}]
-        both = count(platform_api, platform_api.body(input=pair), "two message items")
-        joined = count(platform_api, platform_api.body(input=f"{first}\n{second}"), "joined text")
+        bare, alone, as_parts, both, joined = counts(
+            platform_api,
+            [
+                (platform_api.body(input=first), "string input"),
+                (platform_api.body(input=[{"role": role, "content": first}]), f"a {role} item"),
+                (platform_api.body(input=parts), "input_text part"),
+                (platform_api.body(input=pair), "two message items"),
+                (platform_api.body(input=f"{first}\n{second}"), "joined text"),
+            ],
+        )
+        expect(alone >= bare, f"a {role} message ({alone}) costs less than its bare text {first!r} ({bare})")
+        expect(as_parts >= bare, f"an input_text part costs less than its bare text {first!r}")
         expect(both > joined, f"a second {role} message added no role or boundary tokens ({both} ≤ {joined})")
 
     run_property(prop)
@@ -157,19 +173,22 @@ def test_instructions_and_tools_add(platform_api: PlatformApi) -> None:
     @target_settings()
     @given(text=TEXT, instructions=TEXT, description=TEXT)
     def prop(text: str, instructions: str, description: str) -> None:
-        base = count(platform_api, platform_api.body(input=text), "input")
-        with_instructions = count(
-            platform_api, platform_api.body(input=text, instructions=instructions), "input + instructions"
+        tool = {**WEATHER_TOOL, "description": description}
+        second = {**WEATHER_TOOL, "name": "get_forecast"}
+        base, with_instructions, with_tool, with_two = counts(
+            platform_api,
+            [
+                (platform_api.body(input=text), "input"),
+                (platform_api.body(input=text, instructions=instructions), "input + instructions"),
+                (platform_api.body(input=text, tools=[tool]), "input + tool"),
+                (platform_api.body(input=text, tools=[tool, second]), "input + two tools"),
+            ],
         )
         expect(
             with_instructions > base,
             f"instructions {instructions!r} added nothing ({base} → {with_instructions})",
         )
-        tool = {**WEATHER_TOOL, "description": description}
-        with_tool = count(platform_api, platform_api.body(input=text, tools=[tool]), "input + tool")
         expect(with_tool > base, f"a function tool added nothing ({base} → {with_tool})")
-        second = {**WEATHER_TOOL, "name": "get_forecast"}
-        with_two = count(platform_api, platform_api.body(input=text, tools=[tool, second]), "input + two tools")
         expect(with_two > with_tool, f"a second function tool added nothing ({with_tool} → {with_two})")
 
     run_property(prop)
@@ -200,16 +219,19 @@ def test_appending_never_lowers_the_count(platform_api: PlatformApi) -> None:
     @example(head=["Here is a long first message with quite a few words in it."], role="assistant", suffix="ok")
     def prop(head: list[str], role: str, suffix: str) -> None:
         text = " ".join(head)
-        shorter = count(platform_api, platform_api.body(input=text), "input")
+        items = [{"role": "user", "content": part} for part in head]
         # Appended as a new line: byte-pair encoding may legitimately merge text glued onto a word into fewer
         # tokens ("ab" can cost 2 and "abc" 1), but a line break keeps the earlier words' tokens intact.
-        longer = count(platform_api, platform_api.body(input=f"{text}\n{suffix}"), "input with a line appended")
-        not_lowered(shorter, longer, f"appending the line {suffix!r}", merges)
-        items = [{"role": "user", "content": part} for part in head]
-        before = count(platform_api, platform_api.body(input=items), "message items")
-        after = count(
-            platform_api, platform_api.body(input=[*items, {"role": role, "content": suffix}]), "an item appended"
+        shorter, longer, before, after = counts(
+            platform_api,
+            [
+                (platform_api.body(input=text), "input"),
+                (platform_api.body(input=f"{text}\n{suffix}"), "input with a line appended"),
+                (platform_api.body(input=items), "message items"),
+                (platform_api.body(input=[*items, {"role": role, "content": suffix}]), "an item appended"),
+            ],
         )
+        not_lowered(shorter, longer, f"appending the line {suffix!r}", merges)
         not_lowered(before, after, f"appending a {role} message {suffix!r}", merges)
 
     run_property(prop)
@@ -221,30 +243,40 @@ def test_appending_never_lowers_the_count(platform_api: PlatformApi) -> None:
 
 @rule("TOK-06")
 def test_images_are_counted(platform_api: PlatformApi) -> None:
-    text_only = count(
-        platform_api,
-        platform_api.body(
-            input=[{"role": "user", "content": [{"type": "input_text", "text": "What is in this picture?"}]}]
-        ),
-        "text only",
-    )
     small, large = png_data_url(64, 32), png_data_url(2048, 1024)
-    counts: dict[tuple[str, str], int] = {}
-    for size, url in (("64x32", small), ("2048x1024", large)):
-        for detail in ("low", "high"):
-            counts[(size, detail)] = count(
-                platform_api, platform_api.body(input=image_message(url, detail)), f"{size} image, detail={detail}"
-            )
-    added = [f"{size} detail={detail}: {n}" for (size, detail), n in counts.items() if n <= text_only]
+    images = [
+        (size, url, detail) for size, url in (("64x32", small), ("2048x1024", large)) for detail in ("low", "high")
+    ]
+    text_only, *with_images = counts(
+        platform_api,
+        [
+            (
+                platform_api.body(
+                    input=[{"role": "user", "content": [{"type": "input_text", "text": "What is in this picture?"}]}]
+                ),
+                "text only",
+            ),
+            *(
+                (platform_api.body(input=image_message(url, detail)), f"{size} image, detail={detail}")
+                for size, url, detail in images
+            ),
+        ],
+    )
+    counted = {(size, detail): n for (size, _, detail), n in zip(images, with_images, strict=True)}
+    added = [f"{size} detail={detail}: {n}" for (size, detail), n in counted.items() if n <= text_only]
     expect(not added, f"an image added nothing to the text's {text_only} tokens: {'; '.join(added)}")
-    observe(f"text only {text_only}; with a base64 data URL image: {counts}")
+    observe(f"text only {text_only}; with a base64 data URL image: {counted}")
     # Reported, not judged: a larger image or a higher detail costing fewer tokens.
     odd = []
-    if counts[("2048x1024", "high")] < counts[("64x32", "high")]:
-        odd.append(f"a larger image costs fewer tokens ({counts[('2048x1024', 'high')]} < {counts[('64x32', 'high')]})")
+    if counted[("2048x1024", "high")] < counted[("64x32", "high")]:
+        odd.append(
+            f"a larger image costs fewer tokens ({counted[('2048x1024', 'high')]} < {counted[('64x32', 'high')]})"
+        )
     for size in ("64x32", "2048x1024"):
-        if counts[(size, "high")] < counts[(size, "low")]:
-            odd.append(f"{size}: detail=high costs fewer than low ({counts[(size, 'high')]} < {counts[(size, 'low')]})")
+        if counted[(size, "high")] < counted[(size, "low")]:
+            odd.append(
+                f"{size}: detail=high costs fewer than low ({counted[(size, 'high')]} < {counted[(size, 'low')]})"
+            )
     if odd:
         observe("reported: " + "; ".join(odd))
     # A remote URL needs the target to fetch it; not every target can from here: counted, it must add to the count.
@@ -334,6 +366,9 @@ class Refusals:
     def refused(self, case: str, response: httpx.Response) -> None:
         """Fails the case when it was counted (a 2xx); otherwise notes the refusal's form."""
         expect(not succeeded(response), f"{case}: counted instead of refused ({describe(response)[:160]})")
+        self.note(case, response)
+
+    def note(self, case: str, response: httpx.Response) -> None:
         self.statuses.setdefault(response.status_code, []).append(case)
         if response.status_code >= 500:
             self.server_errors.append(f"{case} ({response.status_code})")
@@ -353,20 +388,28 @@ class Refusals:
 def test_bad_bodies_and_keys_get_no_count(platform_api: PlatformApi) -> None:
     run = AttackRun.of("TOK-07")
     refusals = Refusals()
-    for case, (_, fields) in BAD_BODIES.items():
-        with run.attempt(case):
-            refusals.refused(case, platform_api.count_raw(platform_api.body(**fields)))
-    for case, raw in RAW_BODIES.items():
-        with run.attempt(case):
-            refusals.refused(case, platform_api.post_content("/v1/responses/input_tokens", raw))
     body = platform_api.body(input="hi")
+    sends: dict[str, Callable[[], httpx.Response]] = {}  # case -> its one request
+    for case, (_, fields) in BAD_BODIES.items():
+        sends[case] = functools.partial(platform_api.count_raw, platform_api.body(**fields))
+    for case, raw in RAW_BODIES.items():
+        sends[case] = functools.partial(platform_api.post_content, "/v1/responses/input_tokens", raw)
     for case in BAD_KEYS:
         headers = key_headers(case, platform_api.target.api_key, platform_api.http.redactor.add_secret)
         if headers is None:
             run.not_tried(case, "no platform API key configured to alter")
             continue
-        with run.attempt(case):
-            refusals.refused(case, platform_api.count_raw(body, headers=headers))
+        sends[case] = functools.partial(platform_api.count_raw, body, headers=headers)
+    answers: dict[str, httpx.Response] = {}
+
+    def send(case: str) -> str | None:
+        answers[case] = response = sends[case]()
+        return None if not succeeded(response) else f"{case}: counted instead of refused ({describe(response)[:160]})"
+
+    run.each(sends, send, limit=platform_api.http.concurrency)
+    for case in sends:  # the refusals' forms in the cases' order
+        if case in answers and not succeeded(answers[case]):
+            refusals.note(case, answers[case])
     fuzzed: list[str] = []
 
     @target_settings()
