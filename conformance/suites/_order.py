@@ -1,11 +1,11 @@
-"""The order of the platform's and compression's checks when their bodies overlap (``--concurrency``): those that
-may run beside others first, then those marked :func:`conformance.alone`, then the rate-limit checks judged over
-every answer of their target. A check that must run alone waits for every body in flight to end; grouped at the end,
-the others wait once rather than before each of them. The order is the same whatever the setting, so the verdicts
-are too.
+"""The order of a target's checks when their bodies overlap (``--concurrency``): those that may run beside others
+first, then those marked :func:`conformance.alone`, then those judged over everything the run obtained from the
+target. A check that must run alone waits for every body in flight to end; grouped at the end, the others wait once
+rather than before each of them. The order is the same whatever the setting, so the verdicts are too.
 
-Called from the platform's, the campaigns' and the compression suite's conftest (a run loads only the selected
-suites' conftests): every call gives the same order, whichever runs first."""
+Called from each suite's conftest with its target's suites (a run loads only the selected suites' conftests):
+every call gives the same order, whichever runs first. A module whose checks land in two groups is set up once: the
+test modules' fixtures are session-scoped."""
 
 from __future__ import annotations
 
@@ -13,9 +13,13 @@ import pytest
 
 from conformance.core.rules import ALONE_MARK, RULES, rules_of
 
-SUITES = frozenset({"platform", "campaigns", "compression"})
+TOOL_SERVER_SUITES = frozenset({"auth", "profile"})
+# Judged over every authorization response, tool result, 401 and in-call auth error the run obtained.
+TOOL_SERVER_JUDGED_LAST = frozenset({"AUTH-CHAL-01", "AUTH-ISS-01", "AUTH-PRM-05", "AUTH-TOOL-05"})
+PLATFORM_SUITES = frozenset({"platform", "campaigns", "compression"})
 # Judged over every answer of their target the platform and campaigns checks received (the rate-limit ledger).
-JUDGED_LAST = frozenset({"RL-01", "RL-04", "RL-05", "RL-07"})
+PLATFORM_JUDGED_LAST = frozenset({"RL-01", "RL-04", "RL-05", "RL-07"})
+JUDGED_LAST_REASON = "judged over everything the run obtained"
 
 
 def _suite(item: pytest.Item) -> str | None:
@@ -28,10 +32,16 @@ def _alone(item: pytest.Item) -> bool:
     return mark is not None and not mark.kwargs.get("among")
 
 
-def alone_after_the_rest(items: list[pytest.Item]) -> None:
-    """Reorder ``items`` in place (see the module's docstring); other suites' checks keep their places."""
-    last = [item for item in items if JUDGED_LAST.intersection(rules_of(item))]
-    alone = [item for item in items if item not in last and _suite(item) in SUITES and _alone(item)]
-    if last or alone:
-        moved = {id(item) for item in (*alone, *last)}
-        items[:] = [item for item in items if id(item) not in moved] + alone + last
+def alone_after_the_rest(
+    items: list[pytest.Item], suites: frozenset[str] = PLATFORM_SUITES, last: frozenset[str] = PLATFORM_JUDGED_LAST
+) -> None:
+    """Reorder ``items`` in place (see the module's docstring); other suites' checks keep their places. The checks
+    of ``last`` are marked alone: every other check has ended, and appended what it obtained, before one starts."""
+    judged_last = [item for item in items if last.intersection(rules_of(item))]
+    for item in judged_last:
+        if not _alone(item):
+            item.add_marker(getattr(pytest.mark, ALONE_MARK)(JUDGED_LAST_REASON))
+    alone = [item for item in items if item not in judged_last and _suite(item) in suites and _alone(item)]
+    if judged_last or alone:
+        moved = {id(item) for item in (*alone, *judged_last)}
+        items[:] = [item for item in items if id(item) not in moved] + alone + judged_last

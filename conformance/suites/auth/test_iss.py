@@ -23,7 +23,7 @@ from conformance.verdict._verdicts import NeedsUnmet
 @rule("AUTH-ISS-01")
 def test_success_response_carries_iss(as_metadata: AsMetadata, first_link: FlowAttempt, linker: Linker) -> None:
     """Every successful authorization response of the run, not only the first link's: this check runs after the
-    others (suites/auth/conftest.py), so every login, client and probe that got a code is judged."""
+    others (suites/_order.py), so every login, client and probe that got a code is judged."""
     require_iss_advertised(as_metadata)
     callback = first_link.callback
     if callback is None or callback.is_error:

@@ -112,7 +112,7 @@ def test_401_challenge_points_to_metadata(
     host_http: HostHTTP, tool_server_target: Target, prm_discovery: PrmDiscovery
 ) -> None:
     """The 401 a host meets first, then every 401 the run's tool calls met, then every in-call challenge of the
-    run (this check runs after the others, suites/auth/conftest.py): each names a resource_metadata URL serving
+    run (this check runs after the others, suites/_order.py): each names a resource_metadata URL serving
     this resource's metadata (the 401s carry the Bearer challenge; an in-call challenge's form is AUTH-CHAL-01's)."""
     response = unauthenticated_probe(host_http, tool_server_target.base_url)
     what = f"an unauthenticated {opening_method(response)}"

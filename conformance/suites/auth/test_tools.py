@@ -302,7 +302,7 @@ def test_structured_content_matches_output_schema(
 ) -> None:
     # Its own calls first (every read-only tool with the linked account; the anonymous calls are the fixture's),
     # then every result the run obtained through call(): profile calls, scope and token attacks, other checks.
-    # The check runs after the others (suites/auth/conftest.py), so their results are in.
+    # The check runs after the others (suites/_order.py), so their results are in.
     try:
         token = fresh_token(request.getfixturevalue("linked_account"))
     except (Blocked, TargetThrottled) as exc:
@@ -360,7 +360,7 @@ def challenged_results(host_http: HostHTTP, anonymous: Anonymous) -> dict[str, d
 @rule("AUTH-CHAL-01")
 def test_in_call_auth_errors_carry_challenges(host_http: HostHTTP, listing: Listing, anonymous: Anonymous) -> None:
     """The anonymous calls of oauth2-only tools that failed inside the call, and every result of the run carrying a
-    challenge (this check runs after the others, suites/auth/conftest.py)."""
+    challenge (this check runs after the others, suites/_order.py)."""
     failures = {repr(name): result for name, result in in_call_failures(listing, anonymous).items()}
     failures.update(challenged_results(host_http, anonymous))
     if not failures:

@@ -18,6 +18,7 @@ from conformance.host.http import HostHTTP
 from conformance.judges.declarations import MARKER_INVALID, profile_marker
 from conformance.judges.profile import ProfileToolSearch, find_profile_tool
 from conformance.suites._linking import LinkedAccount
+from conformance.suites._order import TOOL_SERVER_JUDGED_LAST, TOOL_SERVER_SUITES, alone_after_the_rest
 from conformance.suites._tool_access import Listing, vendor_of
 from conformance.suites.profile.client import AccountProfile, ProfileCaller, account_profile
 
@@ -92,3 +93,9 @@ def profiles(profile_1: AccountProfile, request: pytest.FixtureRequest) -> list[
     except (NeedsUnmet, Blocked, TargetThrottled) as exc:  # account 1 alone still decides these rules
         observe(f"account 2 not judged: {exc}")
         return [profile_1]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tool server's checks in their order (``suites/_order.py``), also when the profile suite runs alone."""
+    alone_after_the_rest(items, TOOL_SERVER_SUITES, TOOL_SERVER_JUDGED_LAST)
