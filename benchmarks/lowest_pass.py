@@ -2,7 +2,10 @@
 .venv-lowest (uv's ``--resolution lowest-direct``; with ``--fresh`` from nothing, else only when pyproject.toml
 changed) and running run.py's LOWEST_TESTS in it as run.py does.
 
-    python3 benchmarks/lowest_pass.py [--fresh]
+    python3 benchmarks/lowest_pass.py [--fresh] [--workers N]
+
+The pass runs on run.py's LOWEST_WORKERS (as ``run.py test`` runs it, beside the whole suite) unless ``--workers``
+says otherwise (``--workers 3``: as it ran after the suite, on one worker per core and one more).
 
 The CPU is that of the whole process tree (user + system of the reaped children); the load average before and
 after is printed, since other jobs on the same cores slow the pass down.
@@ -45,6 +48,7 @@ def timed(what: str, step: Any) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fresh", action="store_true", help="build .venv-lowest from nothing (uv's cache kept)")
+    parser.add_argument("--workers", help="-n of the pass (default: run.py's LOWEST_WORKERS)")
     args = parser.parse_args()
     run_py = load_run_py()
     if args.fresh:
@@ -53,8 +57,7 @@ def main() -> None:
     if wanted is not None:
         installer = run_py.Installer.start()
         print(timed(".venv-lowest", lambda: run_py.ensure_lowest(installer, wanted)))
-    workers = str((os.cpu_count() or 1) + 1)
-    command = [*run_py.lowest_pass(workers), "-q"]
+    command = [*run_py.lowest_pass(args.workers or run_py.LOWEST_WORKERS), "-q"]
     code = timed("the pass", lambda: subprocess.call(command, cwd=ROOT, env=run_py.writing_bytecode()))
     print(f"exit code {code}")
 
