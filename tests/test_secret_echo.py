@@ -377,7 +377,7 @@ OUTPUT_MODES = {
 def test_no_secret_in_any_pytest_output_mode(pytester: pytest.Pytester, mode: str) -> None:
     pytester.makepyfile(test_checks=MODES_CHECKS)
     target = "http://urluser:url-pw-3e7a@127.0.0.1:1/mcp"
-    result = run_checks(pytester, "--target-url", target, *OUTPUT_MODES[mode], "test_checks.py", how="subprocess")
+    result = run_checks(pytester, "--target-url", target, *OUTPUT_MODES[mode], "test_checks.py", how="forked")
     written = {"console": "\n".join(result.outlines + result.errlines)}
     for name in ("out/report.json", "out/junit.xml", "user-junit.xml"):
         if (pytester.path / name).is_file():

@@ -21,8 +21,7 @@ import pytest
 from conformance.cli._main import main
 from conformance.cli.replay import ACCESS_TOKEN_ENV, Credentials, Request, _request
 from conformance.config import resolve
-from conformance.testing import run_harness
-from tests._forked import forked_harness
+from tests._forked import forked_harness, forked_stack
 from tests.reference.platform.live import serving
 
 CASE = "unknown content part type"
@@ -270,14 +269,13 @@ def test_replay_of_a_tool_server_case_links_an_account_for_its_token(
 ) -> None:
     """No hand-set token: the replay links test account 1 as a run does, with the settings the environment gives
     (the test account, the host's client), and says what is missing when linking cannot. Against the mutant the
-    failed case is reproduced; against a reference tool server it now passes."""
-    from conformance.reference.stack import running_stack
-
+    failed case is reproduced; against a reference tool server it now passes. The stacks' Python services and the
+    run are forked from the fork server (tests/_forked.py): how they start is not what is judged here."""
     report = tmp_path / "out" / "report.json"
     report.parent.mkdir()
-    with running_stack(services=["toolserver"], data_dir=tmp_path / "mutant", mutants=[TOOL_MUTANT]) as mutant:
+    with forked_stack(services=["toolserver"], data_dir=tmp_path / "mutant", mutants=[TOOL_MUTANT]) as mutant:
         args = ["--suite", "auth", "-k", "test_missing_or_malformed_authorization", "-q", "-p", "no:xdist"]
-        run = run_harness([*args, "--report-formats", "json"], report.parent, env=mutant.settings)
+        run = forked_harness([*args, "--report-formats", "json"], report.parent, env=mutant.settings)
         tok02 = next(r for r in run.report["results"] if r["rule"] == "AUTH-TOK-02")
         case = next(c for c in tok02["cases"] if c["case"] == TOOL_CASE)
         assert (tok02["status"], case["outcome"]) == ("failed", "failed"), tok02["message"]
@@ -299,7 +297,7 @@ def test_replay_of_a_tool_server_case_links_an_account_for_its_token(
         assert "[filled from a fresh access token (test account 1 linked)]" in out
         assert mutant.settings["CONFORMANCE_TEST_PASSWORD"] not in out
 
-    with running_stack(services=["toolserver"], data_dir=tmp_path / "fixed") as fixed:
+    with forked_stack(services=["toolserver"], data_dir=tmp_path / "fixed") as fixed:
         _use_only(clean_env, fixed.settings)
         url = fixed.settings["CONFORMANCE_TARGET_URL"]
         code, out = _replay(capsys, str(report), "AUTH-TOK-02", TOOL_CASE, "--target-url", url, "--json")

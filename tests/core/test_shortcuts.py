@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -159,20 +160,29 @@ _shortcuts._only_reexports = lambda source: False  # an MCP SDK whose package __
 """
 
 
+@pytest.fixture(scope="module")
+def stack_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The reference tool server and its IdP, for the module's runs: each run certifies it from its own directory
+    (what the runs differ in is the harness's shortcuts, not the target)."""
+    with running_stack(services=["toolserver"], data_dir=tmp_path_factory.mktemp("stack")) as stack:
+        yield dict(stack.settings)
+
+
 @pytest.mark.parametrize("simulated", ["every shortcut off", "internals missing"])
-def test_an_auth_and_profile_run_works_without_the_shortcuts(simulated: str, tmp_path: Path) -> None:
+def test_an_auth_and_profile_run_works_without_the_shortcuts(
+    simulated: str, stack_settings: dict[str, str], tmp_path: Path
+) -> None:
     report_dir = tmp_path / "report"
     report_dir.mkdir()
     (tmp_path / "_missing_internals.py").write_text(MISSING_INTERNALS)
     args = ["--suite", "auth,profile"]
-    with running_stack(services=["toolserver"], data_dir=tmp_path / "stack") as stack:
-        env = dict(stack.settings)
-        if simulated == "every shortcut off":
-            env[ENV] = "1"
-        else:
-            env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
-            args = ["-p", "_missing_internals", *args]
-        result = run_harness(args, report_dir, env=env)
+    env = dict(stack_settings)
+    if simulated == "every shortcut off":
+        env[ENV] = "1"
+    else:
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
+        args = ["-p", "_missing_internals", *args]
+    result = run_harness(args, report_dir, env=env)
     assert result.exit_code == 0, result.stdout[-3000:]
     statuses = set(result.statuses().values())
     assert statuses <= {"passed", "skipped"} and "passed" in statuses

@@ -16,7 +16,7 @@ import pytest
 
 from conformance.cli._main import main
 from conformance.reference._latency import delayed_handler, parse_latency
-from conformance.reference.stack import running_stack
+from tests._forked import forked_stack
 from tests.reference.conftest import https_client
 
 LATENCY_S = 0.1
@@ -29,7 +29,8 @@ def _timed_get(client: httpx.Client, url: str) -> float:
 
 
 def test_every_service_of_the_stack_answers_no_sooner_than_its_latency(tmp_path: Path) -> None:
-    with running_stack(data_dir=tmp_path, latency_s=LATENCY_S) as stack:
+    # The stack's Python services forked from the fork server (tests/_forked.py): how they start is not judged here.
+    with forked_stack(data_dir=tmp_path, latency_s=LATENCY_S) as stack:
         names = {spec.name for spec in stack.services}
         assert {"idp", "toolserver", "platform", "compression"} <= names
         for spec in stack.services:
