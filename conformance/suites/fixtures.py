@@ -57,7 +57,7 @@ Fixtures (session scope):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -239,6 +239,16 @@ def listing(
 # The session fixtures whose documents checks judge: a check that uses one (itself, or through another fixture:
 # ``profile_tool`` comes from ``listing``) holds the exchanges that fetched it as evidence, whichever check's fixture
 # fetched them first.
+def value_or_need(request: pytest.FixtureRequest, name: str) -> Any:
+    """The fixture ``name``'s value, or the :class:`NeedsUnmet` it raised: for a fixture whose lack a check reports
+    as a case not tried. Asked for by another fixture, so that it is set up with the check's other fixtures, never
+    from a body running beside other checks (``conformance/pytest/_overlap.py``)."""
+    try:
+        return request.getfixturevalue(name)
+    except NeedsUnmet as exc:
+        return exc
+
+
 _EVIDENCE_FIXTURES = ("prm_discovery", "as_metadata", "listing", "profile_1", "profile_2")
 
 

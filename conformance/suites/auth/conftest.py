@@ -9,6 +9,7 @@ from conformance import Blocked, NeedsUnmet
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites._order import TOOL_SERVER_JUDGED_LAST, TOOL_SERVER_SUITES, alone_after_the_rest
 from conformance.suites.auth.client import Declined
+from conformance.suites.fixtures import value_or_need
 
 
 @pytest.fixture(scope="session")
@@ -22,10 +23,7 @@ def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
 @pytest.fixture(scope="session")
 def declined_or_need(request: pytest.FixtureRequest) -> Declined | NeedsUnmet:
     """The declined consent, or what it needs (a check with other cases tries those without it)."""
-    try:
-        found: Declined = request.getfixturevalue("declined")
-    except NeedsUnmet as exc:
-        return exc
+    found: Declined | NeedsUnmet = value_or_need(request, "declined")
     return found
 
 

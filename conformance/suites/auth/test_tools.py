@@ -48,6 +48,7 @@ from conformance.suites._tool_access import (
     scheme_kinds,
     vendor_of,
 )
+from conformance.suites.fixtures import value_or_need
 
 
 @dataclass
@@ -131,10 +132,7 @@ def empty_credentials(
 @pytest.fixture(scope="session")
 def empty_credentials_or_need(request: pytest.FixtureRequest) -> dict[str, dict[str, CallOutcome | str]] | NeedsUnmet:
     """The empty-credential calls, or what they need (with no tool to judge, a check skips for that instead)."""
-    try:
-        found: dict[str, dict[str, CallOutcome | str]] = request.getfixturevalue("empty_credentials")
-    except NeedsUnmet as exc:
-        return exc
+    found: dict[str, dict[str, CallOutcome | str]] | NeedsUnmet = value_or_need(request, "empty_credentials")
     return found
 
 

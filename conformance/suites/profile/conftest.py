@@ -20,6 +20,7 @@ from conformance.judges.profile import ProfileToolSearch, find_profile_tool
 from conformance.suites._linking import LinkedAccount
 from conformance.suites._order import TOOL_SERVER_JUDGED_LAST, TOOL_SERVER_SUITES, alone_after_the_rest
 from conformance.suites._tool_access import Listing, vendor_of
+from conformance.suites.fixtures import value_or_need
 from conformance.suites.profile.client import AccountProfile, ProfileCaller, account_profile
 
 
@@ -78,10 +79,7 @@ def profile_2(
 @pytest.fixture(scope="session")
 def profile_2_or_need(request: pytest.FixtureRequest) -> AccountProfile | NeedsUnmet:
     """Account 2's profile, or what it needs (a check with other cases tries those without it)."""
-    try:
-        found: AccountProfile = request.getfixturevalue("profile_2")
-    except NeedsUnmet as exc:
-        return exc
+    found: AccountProfile | NeedsUnmet = value_or_need(request, "profile_2")
     return found
 
 
