@@ -28,11 +28,15 @@ also wait for every body in flight. Under xdist, ``--pdb``, ``--trace`` or ``--s
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import functools
 import inspect
 import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +111,27 @@ def refuse_fixture_in_body(fixture: str) -> None:
         )
 
 
+@contextlib.contextmanager
+def one_parse_at_a_time() -> Iterator[None]:
+    """``ast.parse`` under a lock while bodies overlap: CPython's conversion of a parsed tree keeps one recursion
+    counter per interpreter, which two threads parsing at once corrupt ("SystemError: AST constructor recursion
+    depth mismatch", python/cpython#106905). pytest parses source to lay out a failure's traceback on the main
+    thread while bodies run, and Hypothesis parses the source of a strategy's lambdas in them."""
+    original = ast.parse
+    lock = threading.RLock()
+
+    @functools.wraps(original)
+    def parse(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return original(*args, **kwargs)
+
+    ast.parse = parse
+    try:
+        yield
+    finally:
+        ast.parse = original
+
+
 def begin_check(item: pytest.Item) -> _context.CheckRecord:
     """Open the record of a check about to start (the main thread records into it) and start its time budget."""
     record = _context.begin(rules_of(item))
@@ -176,7 +201,10 @@ class OverlappingLoop:
     # -- the loop ------------------------------------------------------------------------------------------------
 
     def run(self) -> None:
-        items = self.session.items
+        with one_parse_at_a_time():
+            self.run_items(self.session.items)
+
+    def run_items(self, items: list[pytest.Item]) -> None:
         try:
             for index, item in enumerate(items):
                 nextitem = items[index + 1] if index + 1 < len(items) else None

@@ -355,3 +355,26 @@ def test_c():
     # Nothing printed raw between the progress lines: each text is in its check's section only.
     progress = checks.output.split("Captured stdout call")[0]
     assert "said by" not in progress.split("=====")[0], progress
+
+
+def test_source_is_parsed_one_thread_at_a_time_while_bodies_overlap(pytester: pytest.Pytester) -> None:
+    """CPython's parser keeps one recursion counter for every thread (python/cpython#106905): pytest laying out a
+    failure and a body's Hypothesis parsing at once raise SystemError, so parsing is serialised during the loop."""
+    body = """
+import ast
+
+@rule("AUTH-ASM-01")
+def test_a():
+    MEET.wait()
+    assert hasattr(ast.parse, "__wrapped__"), "ast.parse is not serialised while bodies overlap"
+
+@rule("AUTH-ASM-02")
+def test_b():
+    MEET.wait()
+
+@rule("AUTH-ASM-03")
+def test_c():
+    MEET.wait()
+"""
+    results, _ = run(pytester, body, "--concurrency", "3")
+    assert results["AUTH-ASM-01"]["status"] == "passed", results["AUTH-ASM-01"]
