@@ -17,13 +17,15 @@ replaces pytest's for the bundled checks:
 
 A check runs with nothing else in flight (every earlier body has ended and been reported, as in pytest's loop) when:
 
-- it is marked :func:`conformance.core.rules.alone`: it changes what other checks rely on, reads what they
-  recorded, or holds a fixture torn down after it;
+- it is marked :func:`conformance.core.rules.alone`: it changes what other checks rely on or reads what they
+  recorded (``alone(..., among=name)``: only the checks of that name keep out of each other's way);
 - it is async (its event loop is a fixture of its own) or no bundled check at all (it decides no rule of
   :data:`OVERLAPPING_SUITES`).
 
 A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client with them),
-also wait for every body in flight. Under xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
+also wait for every body in flight. A body never sets up a fixture (a harness error says to mark the check alone);
+what it prints is its check's captured output; source is parsed one thread at a time while bodies overlap. Under
+xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
 """
 
 from __future__ import annotations
