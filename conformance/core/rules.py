@@ -244,3 +244,21 @@ def alone(reason: str, *, among: str | None = None) -> Callable[[F], F]:
 def rules_of(item: Any) -> list[str]:
     """The rule IDs a collected check (a pytest item) decides: those its :func:`rule` markers name."""
     return [rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args]
+
+
+def suite_of(item: Any) -> str | None:
+    """A check's suite: the suite of the first rule it decides (so checks may live anywhere); None for a test that
+    decides no catalogued rule."""
+    rules = rules_of(item)
+    return RULES[rules[0]].suite if rules and rules[0] in RULES else None
+
+
+def alone_group(item: Any) -> str | None:
+    """The name a check marked ``alone(..., among=name)`` keeps out of the way of; None otherwise."""
+    mark = item.get_closest_marker(ALONE_MARK)
+    return mark.kwargs.get("among") if mark is not None else None
+
+
+def runs_alone(item: Any) -> bool:
+    """Whether a check is marked to run with nothing else in flight (``alone`` without ``among``)."""
+    return item.get_closest_marker(ALONE_MARK) is not None and alone_group(item) is None

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conformance.core import _context
-from conformance.core.rules import RULES, SUITE_TARGET, rules_of
+from conformance.core.rules import RULES, SUITE_TARGET
 from conformance.pytest._session import SESSION_KEY, ConformanceSession
 from conformance.report.model import CheckOutcome, Status
 from conformance.verdict._verdicts import judge
@@ -25,12 +25,6 @@ def fleet_target_of(item: pytest.Item) -> str | None:
     """The named target a check certifies in a fleet run (None outside fleets)."""
     callspec = getattr(item, "callspec", None)
     return callspec.params.get(FLEET_FIXTURE) if callspec is not None else None
-
-
-def suite_of(item: pytest.Item) -> str | None:
-    """A check's suite is the suite of the rules it decides (so checks may live anywhere)."""
-    rules = rules_of(item)
-    return RULES[rules[0]].suite if rules and rules[0] in RULES else None
 
 
 def decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport, rules: list[str]) -> None:

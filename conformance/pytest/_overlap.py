@@ -45,8 +45,8 @@ from typing import Any
 import pytest
 
 from conformance.core import _budget, _context
-from conformance.core.rules import ALONE_MARK, rules_of
-from conformance.pytest._outcomes import STARTED, fleet_target_of, suite_of
+from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of
+from conformance.pytest._outcomes import STARTED, fleet_target_of
 from conformance.pytest._session import SESSION_KEY
 
 # The bundled suites. The tool server's: once discovery, linking and the listing are set up, each check probes with
@@ -143,16 +143,9 @@ def begin_check(item: pytest.Item) -> _context.CheckRecord:
     return record
 
 
-def group_of(item: pytest.Item) -> str | None:
-    """The name of the checks ``item`` runs alone among (``alone(..., among=...)``), if any."""
-    mark = item.get_closest_marker(ALONE_MARK)
-    return mark.kwargs.get("among") if mark is not None else None
-
-
 def may_overlap(item: pytest.Item) -> bool:
     """Whether the body of ``item`` may run while other checks' bodies do (see the module's docstring)."""
-    mark = item.get_closest_marker(ALONE_MARK)
-    if suite_of(item) not in OVERLAPPING_SUITES or (mark is not None and not mark.kwargs.get("among")):
+    if suite_of(item) not in OVERLAPPING_SUITES or runs_alone(item):
         return False
     function = getattr(item, "obj", None)
     return function is not None and not inspect.iscoroutinefunction(function)
@@ -214,7 +207,7 @@ class OverlappingLoop:
                     self.drain()  # the session's fixtures of the previous named target are torn down next
                     self.fleet_target = fleet_target_of(item)
                 if may_overlap(item):
-                    self.wait_for_room(group_of(item))
+                    self.wait_for_room(alone_group(item))
                     self.start(item, nextitem)
                 else:
                     self.drain()
@@ -242,7 +235,9 @@ class OverlappingLoop:
         record = begin_check(item)
         ihook = item.ihook
         setup_call = pytest.CallInfo.from_call(lambda: ihook.pytest_runtest_setup(item=item), when="setup")
-        check = _Check(item, record, ihook.pytest_runtest_makereport(item=item, call=setup_call), group=group_of(item))
+        check = _Check(
+            item, record, ihook.pytest_runtest_makereport(item=item, call=setup_call), group=alone_group(item)
+        )
         self.checks.append(check)
         if check.setup.passed:
             with self.changed:

@@ -20,12 +20,12 @@ import pytest
 from conformance.config import Settings, Target, all_options, check_report_dir
 from conformance.core import _budget, _context, _gc, _httpx_cli  # noqa: F401 - _httpx_cli: before httpx
 from conformance.core._exceptions import ConfigError
-from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, rules_of
+from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, rules_of, suite_of
 from conformance.core.targets import TARGETS, TargetKind
 from conformance.host import mcp_era, scrub_log_records
 from conformance.host.http import HostHTTP
 from conformance.pytest import _outcomes, _overlap
-from conformance.pytest._outcomes import NEED_KEY, suite_of
+from conformance.pytest._outcomes import NEED_KEY
 from conformance.pytest._session import (
     SESSION_KEY,
     SUITES_DIR,

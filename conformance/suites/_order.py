@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.core.rules import ALONE_MARK, RULES, rules_of
+from conformance.core.rules import ALONE_MARK, rules_of, runs_alone, suite_of
 
 TOOL_SERVER_SUITES = frozenset({"auth", "profile"})
 # Judged over every authorization response, tool result, 401 and in-call auth error the run obtained.
@@ -22,16 +22,6 @@ PLATFORM_JUDGED_LAST = frozenset({"RL-01", "RL-04", "RL-05", "RL-07"})
 JUDGED_LAST_REASON = "judged over everything the run obtained"
 
 
-def _suite(item: pytest.Item) -> str | None:
-    rules = rules_of(item)
-    return RULES[rules[0]].suite if rules and rules[0] in RULES else None
-
-
-def _alone(item: pytest.Item) -> bool:
-    mark = item.get_closest_marker(ALONE_MARK)
-    return mark is not None and not mark.kwargs.get("among")
-
-
 def alone_after_the_rest(
     items: list[pytest.Item], suites: frozenset[str] = PLATFORM_SUITES, last: frozenset[str] = PLATFORM_JUDGED_LAST
 ) -> None:
@@ -39,9 +29,9 @@ def alone_after_the_rest(
     of ``last`` are marked alone: every other check has ended, and appended what it obtained, before one starts."""
     judged_last = [item for item in items if last.intersection(rules_of(item))]
     for item in judged_last:
-        if not _alone(item):
+        if not runs_alone(item):
             item.add_marker(getattr(pytest.mark, ALONE_MARK)(JUDGED_LAST_REASON))
-    alone = [item for item in items if item not in judged_last and _suite(item) in suites and _alone(item)]
+    alone = [item for item in items if item not in judged_last and suite_of(item) in suites and runs_alone(item)]
     if judged_last or alone:
         moved = {id(item) for item in (*alone, *judged_last)}
         items[:] = [item for item in items if id(item) not in moved] + alone + judged_last

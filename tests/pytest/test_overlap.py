@@ -37,6 +37,18 @@ def leave():
 """
 
 
+# Two checks that meet a third at the barrier: what the first check of a body proves happens while others run.
+COMPANIONS = """
+@rule("AUTH-ASM-02")
+def test_b():
+    MEET.wait()
+
+@rule("AUTH-ASM-03")
+def test_c():
+    MEET.wait()
+"""
+
+
 def run(pytester: pytest.Pytester, body: str, *args: str) -> tuple[dict[str, dict[str, object]], object]:
     pytester.makepyfile(test_overlap=COMMON + body)
     checks = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_overlap.py", *args, how="subprocess")
@@ -191,7 +203,8 @@ def test_group_never_met():
 
 
 def test_a_fixture_set_up_from_a_body_is_a_harness_error_naming_alone(pytester: pytest.Pytester) -> None:
-    body = """
+    body = (
+        """
 @pytest.fixture(scope="session")
 def lazily():
     return 1
@@ -201,14 +214,9 @@ def test_lazy(request):
     MEET.wait()
     request.getfixturevalue("lazily")
 
-@rule("AUTH-ASM-02")
-def test_b():
-    MEET.wait()
-
-@rule("AUTH-ASM-03")
-def test_c():
-    MEET.wait()
 """
+        + COMPANIONS
+    )
     results, _ = run(pytester, body, "--concurrency", "3")
     assert results["AUTH-ASM-01"]["status"] == "error"
     assert "marked alone" in str(results["AUTH-ASM-01"]["message"])
@@ -360,7 +368,8 @@ def test_c():
 def test_source_is_parsed_one_thread_at_a_time_while_bodies_overlap(pytester: pytest.Pytester) -> None:
     """CPython's parser keeps one recursion counter for every thread (python/cpython#106905): pytest laying out a
     failure and a body's Hypothesis parsing at once raise SystemError, so parsing is serialised during the loop."""
-    body = """
+    body = (
+        """
 import ast
 
 @rule("AUTH-ASM-01")
@@ -368,13 +377,8 @@ def test_a():
     MEET.wait()
     assert hasattr(ast.parse, "__wrapped__"), "ast.parse is not serialised while bodies overlap"
 
-@rule("AUTH-ASM-02")
-def test_b():
-    MEET.wait()
-
-@rule("AUTH-ASM-03")
-def test_c():
-    MEET.wait()
 """
+        + COMPANIONS
+    )
     results, _ = run(pytester, body, "--concurrency", "3")
     assert results["AUTH-ASM-01"]["status"] == "passed", results["AUTH-ASM-01"]
