@@ -21,6 +21,11 @@ outside this module):
       the MCP SDK's client modules imported without the ``mcp`` and ``mcp.client`` package ``__init__`` modules,
       which re-export the server side too.
 
+  ``tokenizer-backend``
+      the reference platform sandbox's tokenizer, bpe-openai's Rust tokenizer (``bpe_openai._bindings``), loaded
+      without the ``bpe_openai`` package ``__init__``, which builds every encoding's rank table in Python (a second
+      copy the counts never read).
+
   ``CONFORMANCE_NO_SHORTCUTS=1`` turns all of them off (the kill switch: a new version of pytest, httpx or the MCP
   SDK that the detection below does not catch); a comma-separated list of names turns off those only. What each
   saves is measured by ``benchmarks/startup.py`` (docs/performance.md).
@@ -59,6 +64,7 @@ SHORTCUTS: dict[str, str] = {
     "hypothesis-rewrite": "pytest's assertion rewriter kept off Hypothesis",
     "hypothesis-summary": "Hypothesis' pytest plugin unregistered when it has nothing to say",
     "mcp-inits": "the MCP SDK's client modules without its package __init__ modules",
+    "tokenizer-backend": "bpe-openai's Rust tokenizer without the package __init__, which loads every encoding",
 }
 
 
@@ -245,6 +251,57 @@ def import_mcp_client(modules: tuple[str, ...]) -> None:
                 importlib.import_module(module)
 
 
+# -- tokenizer-backend --------------------------------------------------------------------------------------------
+
+_BPE_PACKAGE, _BPE_BACKEND = "bpe_openai", "bpe_openai._bindings"
+_bpe_lock = threading.Lock()
+
+
+def _bpe_backend() -> ModuleType | None:
+    """``bpe_openai._bindings`` (an extension module), imported without running ``bpe_openai/__init__.py`` unless
+    that package is imported already; None when it is not where and what it is expected to be."""
+    module = sys.modules.get(_BPE_BACKEND)
+    if module is not None:
+        return module
+    if _BPE_PACKAGE in sys.modules:
+        import importlib
+
+        return importlib.import_module(_BPE_BACKEND)
+    import importlib.machinery
+
+    package = importlib.util.find_spec(_BPE_PACKAGE)  # a top-level package: found, not run
+    locations = package.submodule_search_locations if package is not None else None
+    if not locations:
+        return None
+    spec = importlib.machinery.PathFinder.find_spec(_BPE_BACKEND, list(locations))
+    if spec is None or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader):
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # Under its own name: the package, once imported, finds it there (an extension initializes once per process).
+    sys.modules[_BPE_BACKEND] = module
+    return module
+
+
+def bpe_tokenizer(encoding: str) -> Any | None:
+    """bpe-openai's Rust tokenizer of ``encoding`` (``o200k_base``, ``cl100k_base``; what the package's
+    ``Encoding.encode_ordinary`` encodes with), loaded without the ``bpe_openai`` package ``__init__``, whose
+    import builds every encoding's rank table in Python; None when the shortcut is off or the package is not shaped
+    as expected (then ``bpe_openai.get_encoding(encoding)``, the public way)."""
+    if not enabled("tokenizer-backend"):
+        return None
+    with _bpe_lock:
+        try:
+            module = _bpe_backend()
+        except ImportError:
+            return None
+        factory = getattr(module, "tokenizer_for_encoding", None)
+        if not callable(factory):
+            return None
+        tokenizer = factory(encoding)
+    return tokenizer if callable(getattr(tokenizer, "encode", None)) else None
+
+
 # -- extension points (not shortcuts: the kill switch leaves them on) ---------------------------------------------
 
 
@@ -285,6 +342,7 @@ keep_package_compiled("conformance")
 __all__ = [
     "ENV",
     "SHORTCUTS",
+    "bpe_tokenizer",
     "drop_idle_hypothesis_summary",
     "enabled",
     "import_httpx",

@@ -2,7 +2,7 @@
 
 Every read-modify-write runs in one ``BEGIN IMMEDIATE`` transaction, so two concurrent updates of one campaign
 serialize instead of overwriting each other; ``revision`` counts the writes (the concurrency test checks it).
-Each thread has its own connection (handlers run store calls in Starlette's thread pool).
+Each thread has its own connection (the app calls the store on its event loop; a test may call it from threads).
 """
 
 from __future__ import annotations

@@ -33,11 +33,15 @@ from PIL import Image, UnidentifiedImageError
 
 from conformance.reference.platform.errors import ApiError, invalid, unknown_parameter, wrong_type
 
+from conformance.core._shortcuts import bpe_tokenizer
+
 if TYPE_CHECKING:
     import bpe_openai
 
-# The tokenizer is imported on the first count (a costly import), not by every process that imports the sandbox (the
-# stack, the test collection); whether it is installed is still known here, as an import of it would tell.
+# The tokenizer is loaded on the first count (a costly import), not by every process that imports the sandbox (the
+# stack, the test collection); whether it is installed is still known here, as an import of it would tell. The
+# count is the Rust tokenizer's alone (shortcut ``tokenizer-backend``): the package's ``__init__`` builds every
+# encoding's rank table in Python, which only its decoding reads; the package itself refuses what is too long.
 if importlib.util.find_spec("bpe_openai") is None:
     raise ModuleNotFoundError("No module named 'bpe_openai'", name="bpe_openai")
 
@@ -49,6 +53,7 @@ IMAGE_BASE = 85
 IMAGE_TILE = 170
 REMOTE_IMAGE_SIZE = (1024, 1024)
 MAX_TEXT_CHARS = 900_000  # the tokenizer refuses a single text of 1,000,000 characters or more
+CHUNK_LIMIT = 200_000  # bpe-openai's limit on the tokens of one text of these encodings (TokenLimitError above)
 
 _O200K_PREFIXES = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-oss", "o1", "o3", "o4")
 _CL100K_PREFIXES = ("gpt-4", "gpt-3.5", "gpt-35")
@@ -81,8 +86,42 @@ _TOOL_TYPES = {
     "image_generation",
 }
 
+class Encoding:
+    """One encoding's count of a text, as ``len(bpe_openai.get_encoding(name).encode_ordinary(text))``: bpe-openai's
+    Rust tokenizer when the package hands it out alone; the package's ``Encoding`` for what it refuses (a text too
+    long, too many tokens) and when the Rust tokenizer is not to be had alone."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.tokenizer = bpe_tokenizer(name)
+        self.whole: bpe_openai.Encoding | None = None
+
+    def count(self, text: str) -> int:
+        """The number of tokens; raises ``ValueError`` or ``bpe_openai.TokenizerError`` as the package does."""
+        if self.tokenizer is not None:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates, replaced as the package's Encoding does
+                text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            if not text:
+                return 0
+            if len(text) < 1_000_000:
+                tokens = len(self.tokenizer.encode(text))
+                if tokens <= CHUNK_LIMIT:
+                    return tokens
+        return len(self.package_encoding().encode_ordinary(text))
+
+    def package_encoding(self) -> bpe_openai.Encoding:
+        with _lock:
+            if self.whole is None:
+                import bpe_openai
+
+                self.whole = bpe_openai.get_encoding(self.name)
+            return self.whole
+
+
 _lock = threading.Lock()
-_encodings: dict[str, bpe_openai.Encoding] = {}
+_encodings: dict[str, Encoding] = {}
 
 
 def encoding_name_for(model: str) -> str:
@@ -99,12 +138,15 @@ def encoding_name_for(model: str) -> str:
     )
 
 
-def get_encoding(name: str) -> bpe_openai.Encoding:
+def loaded() -> bool:
+    """Whether a count has loaded the tokenizer (the next counts are cheap)."""
+    return bool(_encodings)
+
+
+def get_encoding(name: str) -> Encoding:
     with _lock:
         if name not in _encodings:
-            import bpe_openai
-
-            _encodings[name] = bpe_openai.get_encoding(name)
+            _encodings[name] = Encoding(name)
         return _encodings[name]
 
 
@@ -137,11 +179,15 @@ class Counter:
     def text(self, value: str, param: str) -> int:
         if len(value) > MAX_TEXT_CHARS:
             raise invalid(param, f"'{param}' is longer than {MAX_TEXT_CHARS} characters", "string_above_max_length")
-        import bpe_openai  # already imported by get_encoding: a lookup
-
         try:
-            return len(self.encoding.encode_ordinary(value))
-        except (ValueError, bpe_openai.TokenizerError) as exc:
+            return int(self.encoding.count(value))
+        except ValueError as exc:
+            raise invalid(param, f"'{param}' cannot be tokenized: {exc}") from None
+        except Exception as exc:
+            import bpe_openai  # its own errors (an error path: the cost of its import does not matter)
+
+            if not isinstance(exc, bpe_openai.TokenizerError):
+                raise
             raise invalid(param, f"'{param}' cannot be tokenized: {exc}") from None
 
     def message(self, role: str, content_tokens: int) -> int:

@@ -13,7 +13,13 @@ from PIL import Image
 from starlette.testclient import TestClient
 
 from conformance.reference.platform.errors import ApiError
-from conformance.reference.platform.tokens import count_input_tokens, encoding_name_for, get_encoding, image_tokens
+from conformance.reference.platform.tokens import (
+    Encoding,
+    count_input_tokens,
+    encoding_name_for,
+    get_encoding,
+    image_tokens,
+)
 from tests.reference.platform.conftest import AUTH
 
 TOKENS = "/v1/responses/input_tokens"
@@ -26,13 +32,30 @@ def png(width: int, height: int) -> str:
 
 
 def test_string_input_is_one_user_message_plus_reply_priming() -> None:
-    text_tokens = len(get_encoding("o200k_base").encode_ordinary("hello world"))
-    role_tokens = len(get_encoding("o200k_base").encode_ordinary("user"))
+    text_tokens = get_encoding("o200k_base").count("hello world")
+    role_tokens = get_encoding("o200k_base").count("user")
     # 3 boundary tokens for the message, its role, its text, 3 tokens priming the reply.
     assert count_input_tokens({"model": "gpt-4o", "input": "hello world"}) == 3 + role_tokens + text_tokens + 3
     assert count_input_tokens({"model": "gpt-4o", "input": [{"role": "user", "content": "hello world"}]}) == (
         count_input_tokens({"model": "gpt-4o", "input": "hello world"})
     )
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("shortcut", ["on", "off"])
+def test_a_count_is_the_packages_own(name: str, shortcut: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The count is bpe-openai's Encoding.encode_ordinary's length, with the Rust tokenizer loaded alone or not;
+    # what the package refuses (a text too long) is refused with the package's error.
+    import bpe_openai
+
+    if shortcut == "off":
+        monkeypatch.setenv("CONFORMANCE_NO_SHORTCUTS", "tokenizer-backend")
+    ours, package = Encoding(name), bpe_openai.get_encoding(name)
+    assert (ours.tokenizer is None) == (shortcut == "off")
+    for text in ["hello world", "", "  \n\n  a", "héllo wörld 😀 中文", "lone \ud800 surrogate", "word " * 5000]:
+        assert ours.count(text) == len(package.encode_ordinary(text)), text
+    with pytest.raises(ValueError, match="too long"):
+        ours.count("a" * 1_000_000)
 
 
 def test_encoding_follows_the_model() -> None:
