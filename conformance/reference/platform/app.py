@@ -21,12 +21,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from conformance.reference.platform import campaigns as camp
-from conformance.reference.platform import seeds
+from conformance.reference.platform import seeds, tokens
 from conformance.reference.platform.errors import ApiError, invalid, not_found, wrong_type
 from conformance.reference.platform.limits import Limiter, estimate_tokens
 from conformance.reference.platform.settings import KeySpec, SandboxSettings
 from conformance.reference.platform.store import Store
-from conformance.reference.platform import tokens
 from conformance.reference.platform.tokens import count_input_tokens
 
 log = logging.getLogger("conformance.reference.platform")

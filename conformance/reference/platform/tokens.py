@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image, UnidentifiedImageError
 
-from conformance.reference.platform.errors import ApiError, invalid, unknown_parameter, wrong_type
-
 from conformance.core._shortcuts import bpe_tokenizer
+from conformance.reference.platform.errors import ApiError, invalid, unknown_parameter, wrong_type
 
 if TYPE_CHECKING:
     import bpe_openai
@@ -85,6 +84,7 @@ _TOOL_TYPES = {
     "code_interpreter",
     "image_generation",
 }
+
 
 class Encoding:
     """One encoding's count of a text, as ``len(bpe_openai.get_encoding(name).encode_ordinary(text))``: bpe-openai's
