@@ -26,8 +26,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Protocol, runtime_checkable
 
-import httpx
-
+# Imports httpx without its command-line client (click, rich's progress and syntax modules) before any module does.
+from conformance.core import _httpx_cli  # noqa: F401
 from conformance.core._exceptions import ConfigError, ConformanceError
 from conformance.core.targets import SERVICE_PACKAGES, SERVICE_REQUIRES
 from conformance.reference._service import ServiceSpec, StackContext, present_module
@@ -270,6 +270,8 @@ def stop_processes(processes: Iterable[ServiceProcess], grace_s: float = STOP_GR
 def wait_healthy(processes: list[ServiceProcess], ca_file: Path, latency_s: float = 0.0) -> None:
     """Poll every health URL until each answers 2xx; fail fast when a process exits; bounded per service. A stack
     served with a round-trip time (``latency_s``) answers a new connection's first request twice that late."""
+    import httpx  # imported by _httpx_cli: a lookup
+
     pending = {p.spec.name: p for p in processes}
     started = time.monotonic()
     timeout = 1.0 + 2 * latency_s

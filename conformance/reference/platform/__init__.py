@@ -7,13 +7,33 @@ start it and which settings a conformance run needs.
 
 from __future__ import annotations
 
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
 from conformance.reference._service import ServiceSpec, StackContext, service_argv
-from conformance.reference.platform.app import create_app
 from conformance.reference.platform.mutants import MUTANTS
 from conformance.reference.platform.seeds import CONFLICT_AUDIENCE_ID
 from conformance.reference.platform.settings import FAULT_KEY, MAIN_KEY, THROTTLE_KEY
 
+if TYPE_CHECKING:
+    from conformance.reference.platform.app import create_app
+
 __all__ = ["create_app", "run_settings", "services"]
+
+# What the sandbox's process imports. The stack, which imports this package for its specs, starts the sandbox
+# without importing them (its process would only wait on them); a missing one still fails here, as its import would.
+REQUIRES = ("starlette", "uvicorn", "PIL", "bpe_openai")
+for _name in REQUIRES:
+    if importlib.util.find_spec(_name) is None:
+        raise ModuleNotFoundError(f"No module named '{_name}'", name=_name)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "create_app":
+        from conformance.reference.platform.app import create_app
+
+        return create_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_settings(base_url: str) -> dict[str, str]:
