@@ -13,6 +13,8 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
+# Before any module of the service imports httpx: httpx without its command-line client.
+from conformance.core import _httpx_cli  # noqa: F401
 from conformance.reference._service import ServiceSpec, StackContext, service_argv
 from conformance.reference.compression.mutants import MUTANTS
 

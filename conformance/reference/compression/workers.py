@@ -3,8 +3,10 @@
 A request whose client went away must stop costing CPU at once. A thread cannot be stopped, and libvips' kill flag
 is checked only while pixels are generated: libimagequant and zlib then run for seconds without a check. A process
 can be killed, so every compression runs in one of a few persistent worker processes; a job whose client vanished
-kills its worker (a new one is started when needed). Workers are started lazily with ``spawn`` (safe from a
-threaded server) and die with the server (daemon processes, and the stack stops the whole process group).
+kills its worker (a new one is started when needed). Workers are started lazily and die with the server (daemon
+processes, and the stack stops the whole process group). They are forked by multiprocessing's ``forkserver``
+(safe from a threaded server: the fork server is a single-threaded process of its own), which imports the engine
+once (libvips loaded, no thread of its started yet), so that a new worker starts without importing it again.
 """
 
 from __future__ import annotations
@@ -54,13 +56,22 @@ class _Worker:
         self.conn.close()
 
 
+def _context() -> Any:
+    """``forkserver`` with the engine imported before any fork where the platform has it, else ``spawn``."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])  # this module, and the engine it imports
+    return context
+
+
 class EnginePool:
     """At most ``size`` idle workers are kept; callers bound concurrency themselves (the app's limiter)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.killed = 0  # workers killed because their client went away (tests and benchmarks read it)
-        self._context = multiprocessing.get_context("spawn")
+        self._context = _context()
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
 

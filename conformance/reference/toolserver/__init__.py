@@ -11,6 +11,8 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+# Before any module of the service imports httpx: httpx without its command-line client.
+from conformance.core import _httpx_cli  # noqa: F401
 from conformance.reference._service import ServiceSpec, StackContext, service_argv
 from conformance.reference.idp.layout import TEST_ISSUER, auth_layout, write_private
 
