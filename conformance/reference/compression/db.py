@@ -54,6 +54,7 @@ class Database:
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # a commit is written, not waited for on the disk (WAL: still atomic)
         conn.execute("PRAGMA busy_timeout=30000")
         return conn
 
