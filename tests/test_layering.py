@@ -176,6 +176,7 @@ def test_rules_imports_only_the_cache_the_exceptions_and_the_targets() -> None:
 def test_reference_imports_only_host_mtls_host_addresses_the_exceptions_the_targets_and_the_cache() -> None:
     allowed = (
         "conformance.core._cache",
+        "conformance.core._httpx_cli",
         "conformance.core._shortcuts",
         "conformance.core._values",
         "conformance.host.mtls",

@@ -19,7 +19,8 @@ outside this module):
       ``pytest_terminal_summary`` imports all of Hypothesis on every run, even one that never used it.
   ``mcp-inits``
       the MCP SDK's client modules imported without the ``mcp`` and ``mcp.client`` package ``__init__`` modules,
-      which re-export the server side too.
+      which re-export the server side too; the reference tool server's server modules without the ``mcp`` and
+      ``mcp.server`` ones, which import the client and the high-level server.
 
   ``tokenizer-backend``
       the reference platform sandbox's tokenizer, bpe-openai's Rust tokenizer (``bpe_openai._bindings``), loaded
@@ -63,7 +64,7 @@ SHORTCUTS: dict[str, str] = {
     "rewrite": "pytest's assertion rewriter kept off the harness's own modules",
     "hypothesis-rewrite": "pytest's assertion rewriter kept off Hypothesis",
     "hypothesis-summary": "Hypothesis' pytest plugin unregistered when it has nothing to say",
-    "mcp-inits": "the MCP SDK's client modules without its package __init__ modules",
+    "mcp-inits": "the MCP SDK's client or server modules without its package __init__ modules",
     "tokenizer-backend": "bpe-openai's Rust tokenizer without the package __init__, which loads every encoding",
 }
 
@@ -165,6 +166,7 @@ def drop_idle_hypothesis_summary(config: Any) -> None:
 # -- mcp-inits ----------------------------------------------------------------------------------------------------
 
 _DEFERRED = ("mcp", "mcp.client")  # parents first
+_DEFERRED_SERVER = ("mcp", "mcp.server")
 _mcp_lock = threading.RLock()
 
 
@@ -194,13 +196,13 @@ def _completes(module: ModuleType, spec: Any) -> Callable[[str], Any]:
     return __getattr__
 
 
-def _defer_package_inits() -> list[str]:
+def _defer_package_inits(packages: tuple[str, ...] = _DEFERRED) -> list[str]:
     """Enter the packages in ``sys.modules`` unexecuted; the names entered (none when the guard says no)."""
-    if not enabled("mcp-inits") or any(name in sys.modules for name in _DEFERRED):
+    if not enabled("mcp-inits") or any(name in sys.modules for name in packages):
         return []
     entered: list[str] = []
     try:
-        for name in _DEFERRED:
+        for name in packages:
             spec = importlib.util.find_spec(name)
             loader = spec.loader if spec is not None else None
             if spec is None or spec.submodule_search_locations is None or not hasattr(loader, "get_source"):
@@ -230,16 +232,16 @@ def _undo(entered: list[str]) -> None:
         sys.modules.pop(name, None)
 
 
-def import_mcp_client(modules: tuple[str, ...]) -> None:
+def import_mcp_client(modules: tuple[str, ...], packages: tuple[str, ...] = _DEFERRED) -> None:
     """Import the MCP SDK's ``modules`` (its client side) with the ``mcp`` and ``mcp.client`` package ``__init__``
     modules deferred: entered in ``sys.modules`` unexecuted, each runs (once, completely) the first time anything
     asks it for a name it does not hold yet (PEP 562 module ``__getattr__``). Done only when neither package is
     imported yet and each ``__init__`` is nothing but imports, a docstring and ``__all__``; undone for the plain
-    import if anything fails."""
+    import if anything fails. ``packages``: the package ``__init__`` modules deferred, parents first."""
     import importlib
 
     with _mcp_lock:
-        entered = _defer_package_inits()
+        entered = _defer_package_inits(packages)
         try:
             for module in modules:
                 importlib.import_module(module)
@@ -249,6 +251,13 @@ def import_mcp_client(modules: tuple[str, ...]) -> None:
             _undo(entered)  # the plain import, from the packages down
             for module in modules:
                 importlib.import_module(module)
+
+
+def import_mcp_server(modules: tuple[str, ...]) -> None:
+    """Import the MCP SDK's ``modules`` (its server side, e.g. ``mcp.server.lowlevel``) as
+    :func:`import_mcp_client` does its client's, with the ``mcp`` and ``mcp.server`` package ``__init__`` modules
+    deferred: they import the client and the high-level server too."""
+    import_mcp_client(modules, _DEFERRED_SERVER)
 
 
 # -- tokenizer-backend --------------------------------------------------------------------------------------------
@@ -347,6 +356,7 @@ __all__ = [
     "enabled",
     "import_httpx",
     "import_mcp_client",
+    "import_mcp_server",
     "keep_hypothesis_compiled",
     "keep_package_compiled",
     "scope_scheduling",

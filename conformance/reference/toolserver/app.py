@@ -22,16 +22,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import mcp.types as mt
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from conformance.reference.toolserver._mcp_sdk import (
+    Server,
+    StreamableHTTPASGIApp,
+    StreamableHTTPSessionManager,
+    TransportSecuritySettings,
+    mt,
+)
 from conformance.reference.toolserver.profiles import Profile, ProfileStore
 from conformance.reference.toolserver.verifier import JwtVerifier, Principal, TokenError
 
