@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from types import FrameType
 from typing import Any
 
 import uvicorn
@@ -20,6 +21,19 @@ from conformance.reference._latency import with_latency
 from conformance.reference._service import free_port
 
 TLS_HANDSHAKE = b"\x16"
+
+
+class _Server(uvicorn.Server):
+    """One of the sandbox's listeners: a signal that stops one stops them all at once (each would otherwise
+    notice it only after the one before had shut down, one shutdown after the other)."""
+
+    def __init__(self, config: uvicorn.Config, sandbox: SandboxServer) -> None:
+        super().__init__(config)
+        self.sandbox = sandbox
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        self.sandbox.stop()
 
 
 class SandboxServer:
@@ -47,17 +61,18 @@ class SandboxServer:
             "server_header": False,
             "timeout_graceful_shutdown": 1,
         }
-        self.tls = uvicorn.Server(
-            uvicorn.Config(app, port=tls_port, ssl_certfile=certfile, ssl_keyfile=keyfile, **common)
+        self.tls = _Server(
+            uvicorn.Config(app, port=tls_port, ssl_certfile=certfile, ssl_keyfile=keyfile, **common), self
         )
         plain_app = _upgrade_uploads(app, port) if plain_output_only else app
-        self.plain = uvicorn.Server(uvicorn.Config(plain_app, port=free_port(host), **common)) if plain_http else None
+        self.plain = _Server(uvicorn.Config(plain_app, port=free_port(host), **common), self) if plain_http else None
         self._front: asyncio.Server | None = None
         self.redirect = (
-            uvicorn.Server(
+            _Server(
                 uvicorn.Config(
                     with_latency(_to_https(host, port), latency_s), port=plain_port, lifespan="off", **common
-                )
+                ),
+                self,
             )
             if plain_port is not None
             else None
