@@ -97,6 +97,20 @@ COSTS: list[tuple[str, str, str, str, bool]] = [
     ("hypothesis-cold", "Hypothesis, no bytecode", "import conformance.pytest.plugin", "import hypothesis", True),
     ("tokenizer", "the platform sandbox's tokenizer (bpe_openai)", "import json", "import bpe_openai", False),
     (
+        "tokenizer-count",
+        "a first count by the package's Encoding (its import, the encoding's rank tables)",
+        "import json",
+        "import bpe_openai; bpe_openai.get_encoding('o200k_base').encode_ordinary('hi')",
+        False,
+    ),
+    (
+        "tokenizer-backend",
+        "the same count by the Rust tokenizer alone (shortcut tokenizer-backend)",
+        "import conformance.core._shortcuts as s",
+        "s.bpe_tokenizer('o200k_base').encode('hi')",
+        False,
+    ),
+    (
         "boto3-s3-client",
         "a boto3 S3 client (its session and S3's service model)",
         "import boto3",

@@ -15,9 +15,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from conformance.reference._latency import format_latency, parse_latency
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -136,6 +139,7 @@ def uvicorn_options(args: argparse.Namespace) -> dict[str, Any]:
         "ssl_keyfile": str(args.keyfile),
         "log_level": "warning",
         "timeout_graceful_shutdown": 2,
+        "http": http_protocol(),
     }
 
 
@@ -148,3 +152,61 @@ def present_module(name: str) -> ModuleType | None:
         if exc.name and exc.name.startswith("conformance.reference"):
             return None
         raise
+
+
+ONE_WRITE_MAX = 64 * 1024  # bytes of a response held back to leave in one write at the end of the loop's turn
+
+
+class _OneWritePerTurn:
+    """An asyncio transport whose writes of one event-loop turn leave as one: uvicorn writes a response's head and
+    its body apart, which over TLS are two records and two sends (and two wake-ups of the client) for one small
+    answer. Anything else is the transport's own."""
+
+    def __init__(self, transport: Any, loop: Any) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes] = []
+        self._size = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._pending:
+            self._loop.call_soon(self._flush)
+        chunk = bytes(data)
+        self._pending.append(chunk)
+        self._size += len(chunk)
+        if self._size >= ONE_WRITE_MAX:  # a large body: no need to wait, nor to hold it twice
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            self._size = 0
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._pending.clear()
+        self._size = 0
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def http_protocol() -> type[Any] | str:
+    """uvicorn's ``http`` option: its httptools protocol writing each response at once (see
+    :class:`_OneWritePerTurn`); ``"auto"`` (uvicorn's choice) when httptools is not installed."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:
+        return "auto"
+
+    class Protocol(HttpToolsProtocol):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(cast("asyncio.Transport", _OneWritePerTurn(transport, self.loop)))
+
+    return Protocol
