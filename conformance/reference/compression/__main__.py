@@ -16,6 +16,7 @@ from .fetch import SourcePolicy
 from .mutants import MUTANTS
 from .serve import SandboxServer
 from .store import StoreConfig
+from .workers import use_fork_server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir is required")
+    use_fork_server()  # this process is the sandbox: its engine workers are forked, the engine imported once
     keys = args.api_key + api_keys_from_env()
     if not keys:
         parser.error("give at least one API key (--api-key or COMPRESSION_API_KEYS)")

@@ -4,9 +4,13 @@ A request whose client went away must stop costing CPU at once. A thread cannot 
 is checked only while pixels are generated: libimagequant and zlib then run for seconds without a check. A process
 can be killed, so every compression runs in one of a few persistent worker processes; a job whose client vanished
 kills its worker (a new one is started when needed). Workers are started lazily and die with the server (daemon
-processes, and the stack stops the whole process group). They are forked by multiprocessing's ``forkserver``
-(safe from a threaded server: the fork server is a single-threaded process of its own), which imports the engine
-once (libvips loaded, no thread of its started yet), so that a new worker starts without importing it again.
+processes, and the stack stops the whole process group). In the sandbox's own process (``python -m
+conformance.reference.compression``, see :func:`use_fork_server`) they are forked by multiprocessing's
+``forkserver`` (safe from a threaded server: the fork server is a single-threaded process of its own), which
+imports the engine once (libvips loaded, no thread of its started yet), so that a new worker starts without
+importing it again. Elsewhere (an app served inside another program, e.g. a test) they are started with ``spawn``:
+a process has one fork server, and an idle worker keeps it alive, which would hold up whoever else in that process
+stops it and waits.
 """
 
 from __future__ import annotations
@@ -56,9 +60,19 @@ class _Worker:
         self.conn.close()
 
 
+_fork_server: list[bool] = []
+
+
+def use_fork_server() -> None:
+    """Pools made from now on in this process fork their workers from the fork server (the platform permitting).
+    For a process that is the sandbox and nothing else: the fork server is the process's only one."""
+    _fork_server.append(True)
+
+
 def _context() -> Any:
-    """``forkserver`` with the engine imported before any fork where the platform has it, else ``spawn``."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
+    """``forkserver`` with the engine imported before any fork when :func:`use_fork_server` said so and the
+    platform has it, else ``spawn``."""
+    if not _fork_server or "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])  # this module, and the engine it imports
