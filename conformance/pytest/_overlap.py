@@ -44,7 +44,7 @@ from typing import Any
 
 import pytest
 
-from conformance.core import _budget, _context
+from conformance.core import _budget, _context, _early
 from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of
 from conformance.pytest._outcomes import STARTED, fleet_target_of
 from conformance.pytest._session import SESSION_KEY
@@ -167,6 +167,75 @@ def overlapping_limit(config: pytest.Config) -> int:
     return limit if limit > 1 else 0
 
 
+class EarlyStarts:
+    """The fixtures marked :func:`conformance.early` that checks not yet set up use: each is started on its own
+    thread once every fixture it takes (and those its ``after`` names) is set up, if no check has set it up yet."""
+
+    def __init__(self, items: list[pytest.Item]) -> None:
+        self.waiting: dict[Any, tuple[int, pytest.Item]] = {}  # FixtureDef -> its first user (index, item)
+        for index, item in enumerate(items):
+            definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+            for name in getattr(item, "fixturenames", ()):
+                found = definitions.get(name)
+                if found and found[-1].scope == "session" and _early.after_of(found[-1].func) is not None:
+                    self.waiting.setdefault(found[-1], (index, item))
+
+    def start_ready(self, done: int) -> None:
+        """Start what is ready, once the checks up to index ``done`` are set up."""
+        for definition, (first, item) in list(self.waiting.items()):
+            if first <= done or definition.cached_result is not None:
+                del self.waiting[definition]  # set up the usual way already
+                continue
+            arguments = self.arguments(definition, item)
+            if arguments is None:
+                continue
+            del self.waiting[definition]
+            budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
+            _early.start(
+                definition.func,
+                arguments,
+                rules=tuple(rules_of(item)),
+                budget_s=float(budget) if budget is not None else None,
+            )
+
+    @staticmethod
+    def arguments(definition: Any, item: pytest.Item) -> dict[str, Any] | None:
+        """The fixture's arguments from the fixtures already set up; None while one is not, or raised (pytest
+        then raises it where the fixture is set up)."""
+        definitions = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+
+        def cached(name: str) -> tuple[Any, BaseException | None] | None:
+            found = definitions.get(name)
+            result = found[-1].cached_result if found and found[-1].scope == "session" else None
+            if result is None:
+                return None
+            return result[0], (result[2][0] if result[2] is not None else None)
+
+        arguments: dict[str, Any] = {}
+        for name in definition.argnames:
+            if name == "request":
+                continue
+            found = cached(name)
+            if found is None or found[1] is not None:
+                return None
+            arguments[name] = found[0]
+        later: dict[str, Any] = {}
+        for name in _early.after_of(definition.func) or ():
+            found = cached(name)
+            if found is None:
+                return None
+            later[name] = found
+        if "request" in definition.argnames:
+            arguments["request"] = _early.SetUp({name: functools.partial(_value, *got) for name, got in later.items()})
+        return arguments
+
+
+def _value(value: Any, error: BaseException | None) -> Any:
+    if error is not None:
+        raise error
+    return value
+
+
 @dataclass
 class _Check:
     """A check whose body runs (or ran) on a thread; reported once it has ended and every earlier one is."""
@@ -188,8 +257,10 @@ class OverlappingLoop:
         self.session = session
         self.limit = limit
         self.checks: deque[_Check] = deque()  # started, not yet reported, in collection order
-        self.in_flight = 0
-        self.groups: list[str] = []  # the groups of the bodies in flight (alone among each other)
+        self.in_flight = 0  # bodies running
+        self.unfinished = 0  # bodies started and not ended: running, or waiting for their group
+        self.groups: list[str] = []  # the groups of the bodies running (alone among each other)
+        self.queued: dict[str, deque[_Check]] = {}  # per group, its bodies waiting for it, in collection order
         self.changed = threading.Condition()
         self.fleet_target: str | None = None
 
@@ -200,29 +271,34 @@ class OverlappingLoop:
             self.run_items(self.session.items)
 
     def run_items(self, items: list[pytest.Item]) -> None:
+        early = EarlyStarts(items)
         try:
             for index, item in enumerate(items):
                 nextitem = items[index + 1] if index + 1 < len(items) else None
                 if fleet_target_of(item) != self.fleet_target:
-                    self.drain()  # the session's fixtures of the previous named target are torn down next
+                    self.drain(settle=True)  # the previous named target's session fixtures are torn down next
                     self.fleet_target = fleet_target_of(item)
                 if may_overlap(item):
-                    self.wait_for_room(alone_group(item))
+                    if alone_group(item) is None:  # a body alone among a group waits on its own thread
+                        self.wait_for_room()
                     self.start(item, nextitem)
                 else:
                     self.drain()
+                    _early.wait_all()  # nothing else in flight: early fixture work included
                     item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                early.start_ready(index)
                 self.report_ended()
                 self.raise_if_stopping()
-            self.drain()
+            self.drain(settle=True)
         finally:
+            _early.settle()
             self.report_ended()  # interrupted: what has ended is still reported
             _context.end()
 
     def raise_if_stopping(self) -> None:
         session = self.session
         if session.shouldfail or session.shouldstop:
-            self.drain()
+            self.drain(settle=True)
             if session.shouldfail:
                 raise session.Failed(session.shouldfail)
             raise session.Interrupted(session.shouldstop)
@@ -241,9 +317,11 @@ class OverlappingLoop:
         self.checks.append(check)
         if check.setup.passed:
             with self.changed:
-                self.in_flight += 1
-                if check.group is not None:
-                    self.groups.append(check.group)
+                self.unfinished += 1
+                if check.group is None:
+                    self.in_flight += 1
+                else:
+                    self.queued.setdefault(check.group, deque()).append(check)
             context = _context.lane_context(record)
             thread = threading.Thread(
                 target=context.run, args=(self.body, check), name=f"conformance-check-{item.name}", daemon=True
@@ -252,7 +330,7 @@ class OverlappingLoop:
         else:
             check.ended.set()
         if nextitem is None or self.session.shouldfail or self.session.shouldstop:
-            self.drain(but=check)  # the session's fixtures are torn down now: nothing may still use them
+            self.drain(but=check, settle=True)  # the session's fixtures are torn down now: nothing may use them
             check.ended.wait()
             nextitem = None
         check.teardown = pytest.CallInfo.from_call(
@@ -264,14 +342,32 @@ class OverlappingLoop:
         _body.item = check.item
         _body.stdout, _body.stderr = check.printed["stdout"], check.printed["stderr"]
         try:
+            if check.group is not None:
+                self.join_group(check, check.group)
             check.call = pytest.CallInfo.from_call(check.item.runtest, when="call", reraise=())
         finally:
             with self.changed:
                 self.in_flight -= 1
+                self.unfinished -= 1
                 if check.group is not None:
                     self.groups.remove(check.group)
                 check.ended.set()
                 self.changed.notify_all()
+
+    def join_group(self, check: _Check, group: str) -> None:
+        """Wait, on the body's own thread, until no body of its group runs, the earlier ones of the group have
+        started, and there is room: the main thread goes on setting up the next checks meanwhile."""
+        queue, began = self.queued[group], time.monotonic()
+        with self.changed:
+            self.changed.wait_for(
+                lambda: queue[0] is check and group not in self.groups and self.in_flight < self.limit
+            )
+            queue.popleft()
+            self.groups.append(group)
+            self.in_flight += 1
+            self.changed.notify_all()
+        if check.record.deadline is not None:  # its time budget is for its own work, not for its turn
+            check.record.deadline += time.monotonic() - began
 
     @staticmethod
     def reraise(*calls: pytest.CallInfo[None] | None) -> None:
@@ -283,14 +379,17 @@ class OverlappingLoop:
 
     # -- waiting and reporting -----------------------------------------------------------------------------------
 
-    def wait_for_room(self, group: str | None) -> None:
+    def wait_for_room(self) -> None:
         with self.changed:
-            self.changed.wait_for(lambda: self.in_flight < self.limit and (group is None or group not in self.groups))
+            self.changed.wait_for(lambda: self.in_flight < self.limit)
 
-    def drain(self, but: _Check | None = None) -> None:
-        """Wait until every body in flight (``but`` that one) has ended, and report them."""
+    def drain(self, but: _Check | None = None, *, settle: bool = False) -> None:
+        """Wait until every body in flight (``but`` that one) has ended, and report them; ``settle``: and every early
+        fixture work, whose fixtures are torn down next."""
         with self.changed:
-            self.changed.wait_for(lambda: self.in_flight == (0 if but is None or but.ended.is_set() else 1))
+            self.changed.wait_for(lambda: self.unfinished == (0 if but is None or but.ended.is_set() else 1))
+        if settle:
+            _early.settle()
         if but is None:
             self.report_ended()
 

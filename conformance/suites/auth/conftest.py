@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Blocked, NeedsUnmet
+from conformance import Blocked, NeedsUnmet, early
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites._order import TOOL_SERVER_JUDGED_LAST, TOOL_SERVER_SUITES, alone_after_the_rest
 from conformance.suites.auth.client import Declined
@@ -13,6 +13,7 @@ from conformance.suites.fixtures import value_or_need
 
 
 @pytest.fixture(scope="session")
+@early()
 def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
     """The user declines consent (AUTH-ISS-02/03): the error response, parsed."""
     if first_link.callback is None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
+from conformance import Blocked, TargetError, early, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.core import _budget
 from conformance.host import TargetThrottled, fanout
@@ -159,6 +159,7 @@ def probe(
 
 
 @pytest.fixture(scope="session")
+@early()
 def control(probe: Probe, linked_account: LinkedAccount) -> CallOutcome | str:
     """The positive control: the linked account's valid token on the probe tool."""
     return probe.send(fresh_token(linked_account))
@@ -174,6 +175,7 @@ def accepted(control: CallOutcome | str, probe: Probe) -> Probe:
 
 
 @pytest.fixture(scope="session")
+@early()
 def harness_issuer(conformance_settings: Settings, host_http: HostHTTP, accepted: Probe) -> HarnessIssuer | None:
     """The test issuer the target trusts, proven by a valid harness-issued token; None when not configured."""
     issuer = load_issuer(conformance_settings, host_http)
