@@ -382,3 +382,92 @@ def test_a():
     )
     results, _ = run(pytester, body, "--concurrency", "3")
     assert results["AUTH-ASM-01"]["status"] == "passed", results["AUTH-ASM-01"]
+
+
+def test_a_body_waiting_for_its_group_lets_the_next_checks_start(pytester: pytest.Pytester) -> None:
+    """The second of a group waits for the first on its own thread: the main thread sets up the check after it,
+    whose body the first one waits for."""
+    body = """
+FREE = threading.Event()
+
+@alone("shares one grant with the other", among="grant")
+@rule("AUTH-ASM-01")
+def test_first():
+    assert FREE.wait(timeout=10), "the check after the group never started"
+
+@alone("shares one grant with the other", among="grant")
+@rule("AUTH-ASM-02")
+def test_second():
+    pass
+
+@rule("AUTH-ASM-03")
+def test_free():
+    FREE.set()
+"""
+    results, _ = run(pytester, body, "--concurrency", "4")
+    assert {rule: r["status"] for rule, r in results.items()} == dict.fromkeys(
+        ("AUTH-ASM-01", "AUTH-ASM-02", "AUTH-ASM-03"), "passed"
+    )
+
+
+EARLY = """
+from conformance import early, needs
+
+STARTED = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def slow(base):
+    STARTED.set()
+    observe("the early work ran")
+    return base + "+slow"
+
+@pytest.fixture(scope="session")
+@early()
+def lacking(base):
+    observe("the lacking work ran")
+    needs("a thing the target lacks", "--thing")
+
+@rule("AUTH-ASM-01")
+def test_first(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-02")
+def test_second(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-03")
+def test_user(slow):
+    assert slow == "base+slow"
+
+@rule("AUTH-ASM-04")
+def test_lacking(lacking):
+    pass
+"""
+
+
+def test_an_early_fixture_starts_once_what_it_takes_is_set_up(pytester: pytest.Pytester) -> None:
+    """With two bodies in flight (the limit) waiting for it, only work started before its user's set-up lets them
+    end; its user holds its evidence, and what it raised is its users' outcome."""
+    results, _ = run(pytester, EARLY, "--concurrency", "2")
+    assert {rule: r["status"] for rule, r in results.items()} == {
+        "AUTH-ASM-01": "passed",
+        "AUTH-ASM-02": "passed",
+        "AUTH-ASM-03": "passed",
+        "AUTH-ASM-04": "skipped",
+    }
+    assert "the early work ran" in str(results["AUTH-ASM-03"]["message"])
+    assert "the early work ran" not in str(results["AUTH-ASM-01"]["message"])
+    assert "a thing the target lacks" in str(results["AUTH-ASM-04"]["message"])
+
+
+def test_pytests_own_loop_sets_an_early_fixture_up_as_any_other(pytester: pytest.Pytester) -> None:
+    results, _ = run(pytester, EARLY.replace("timeout=10", "timeout=0.5"), "--concurrency", "1")
+    assert results["AUTH-ASM-01"]["status"] == "failed"  # nothing started it before its user
+    assert results["AUTH-ASM-03"]["status"] == "passed"
+    assert "the early work ran" in str(results["AUTH-ASM-03"]["message"])
+    assert results["AUTH-ASM-04"]["status"] == "skipped"
