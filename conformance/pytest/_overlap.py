@@ -22,10 +22,14 @@ A check runs with nothing else in flight (every earlier body has ended and been 
 - it is async (its event loop is a fixture of its own) or no bundled check at all (it decides no rule of
   :data:`OVERLAPPING_SUITES`).
 
-A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client with them),
-also wait for every body in flight. A body never sets up a fixture (a harness error says to mark the check alone);
-what it prints is its check's captured output; source is parsed one thread at a time while bodies overlap. Under
-xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
+A check alone among a group waits for its turn on its own thread, so the main thread goes on setting up the checks
+after it. A session fixture marked :func:`conformance.early` that a check not yet set up uses is started on a thread
+of its own as soon as every fixture it takes is set up (:class:`EarlyStarts`); its first user's set-up takes its
+outcome and its evidence (``conformance/core/_early.py``); nothing else runs beside a check marked alone, early work
+included. A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client
+with them), also wait for every body in flight and every early work. A body never sets up a fixture (a harness
+error says to mark the check alone); what it prints is its check's captured output; source is parsed one thread at
+a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
 """
 
 from __future__ import annotations
