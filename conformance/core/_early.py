@@ -31,6 +31,7 @@ from conformance.core import _context
 F = TypeVar("F", bound=Callable[..., Any])
 
 EARLY_ATTRIBUTE = "conformance_early_after"
+ASKS_ATTRIBUTE = "conformance_asks"
 
 
 def early(*, after: tuple[str, ...] = ()) -> Callable[[F], F]:
@@ -53,6 +54,22 @@ def early(*, after: tuple[str, ...] = ()) -> Callable[[F], F]:
 def after_of(function: object) -> tuple[str, ...] | None:
     """The ``after`` names of a function marked :func:`early`, None for any other."""
     return getattr(function, EARLY_ATTRIBUTE, None)
+
+
+def asks(*names: str) -> Callable[[F], F]:
+    """Mark a fixture's function that sets up the fixtures ``names`` from its body (``request.getfixturevalue``,
+    e.g. to take the need one raises as its value): the run loop then knows that its users use them, and may start
+    those marked :func:`early` ahead."""
+
+    def decorate(function: F) -> F:
+        setattr(function, ASKS_ATTRIBUTE, names)
+        return function
+
+    return decorate
+
+
+def asks_of(function: object) -> tuple[str, ...]:
+    return tuple(getattr(function, ASKS_ATTRIBUTE, ()))
 
 
 class SetUp:

@@ -20,6 +20,11 @@ outside this module):
   ``mcp-inits``
       the MCP SDK's client modules imported without the ``mcp`` and ``mcp.client`` package ``__init__`` modules,
       which re-export the server side too.
+  ``early-fixtures``
+      the fixture definitions pytest resolved for each check (``item._fixtureinfo``, and the fixture manager's
+      lookup for a fixture asked for from another's body), from which the run loop starts the work of fixtures
+      marked ``conformance.early`` ahead of their first user (``conformance/core/_early.py``); off, every fixture
+      is set up by its first user, as pytest does.
 
   ``CONFORMANCE_NO_SHORTCUTS=1`` turns all of them off (the kill switch: a new version of pytest, httpx or the MCP
   SDK that the detection below does not catch); a comma-separated list of names turns off those only. What each
@@ -47,7 +52,7 @@ import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -59,6 +64,7 @@ SHORTCUTS: dict[str, str] = {
     "hypothesis-rewrite": "pytest's assertion rewriter kept off Hypothesis",
     "hypothesis-summary": "Hypothesis' pytest plugin unregistered when it has nothing to say",
     "mcp-inits": "the MCP SDK's client modules without its package __init__ modules",
+    "early-fixtures": "session fixtures marked early started ahead of their first user",
 }
 
 
@@ -245,6 +251,33 @@ def import_mcp_client(modules: tuple[str, ...]) -> None:
                 importlib.import_module(module)
 
 
+# -- early-fixtures -----------------------------------------------------------------------------------------------
+
+
+def fixture_definitions(item: Any) -> Mapping[str, Sequence[Any]]:
+    """The fixture definitions pytest resolved for a collected check, by name (each name's definitions, the one
+    that applies last); empty when the shortcut is off or pytest keeps them otherwise."""
+    if not enabled("early-fixtures"):
+        return {}
+    found = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", None)
+    return found if isinstance(found, Mapping) else {}
+
+
+def fixture_definition(item: Any, name: str) -> Any | None:
+    """The definition of fixture ``name`` that applies to a check which asks for it only from another fixture's
+    body (``request.getfixturevalue``); None when the shortcut is off or pytest has no such lookup."""
+    if not enabled("early-fixtures"):
+        return None
+    lookup = getattr(getattr(getattr(item, "session", None), "_fixturemanager", None), "getfixturedefs", None)
+    if not callable(lookup):
+        return None
+    try:
+        found = lookup(name, item)
+    except Exception:  # another shape of the lookup: no early start, never a crash
+        return None
+    return found[-1] if isinstance(found, Sequence) and found else None
+
+
 # -- extension points (not shortcuts: the kill switch leaves them on) ---------------------------------------------
 
 
@@ -287,6 +320,8 @@ __all__ = [
     "SHORTCUTS",
     "drop_idle_hypothesis_summary",
     "enabled",
+    "fixture_definition",
+    "fixture_definitions",
     "import_httpx",
     "import_mcp_client",
     "keep_hypothesis_compiled",

@@ -49,6 +49,7 @@ from typing import Any
 import pytest
 
 from conformance.core import _budget, _context, _early
+from conformance.core._shortcuts import fixture_definition, fixture_definitions
 from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of
 from conformance.pytest._outcomes import STARTED, fleet_target_of
 from conformance.pytest._session import SESSION_KEY
@@ -177,12 +178,28 @@ class EarlyStarts:
 
     def __init__(self, items: list[pytest.Item]) -> None:
         self.waiting: dict[Any, tuple[int, pytest.Item]] = {}  # FixtureDef -> its first user (index, item)
+        self.definitions: dict[int, dict[str, Any]] = {}  # per check (by id): the definitions of what it uses
         for index, item in enumerate(items):
-            definitions = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-            for name in getattr(item, "fixturenames", ()):
-                found = definitions.get(name)
-                if found and found[-1].scope == "session" and _early.after_of(found[-1].func) is not None:
-                    self.waiting.setdefault(found[-1], (index, item))
+            definitions = self.definitions[id(item)] = self.used_by(item)
+            for definition in definitions.values():
+                if definition.scope == "session" and _early.after_of(definition.func) is not None:
+                    self.waiting.setdefault(definition, (index, item))
+
+    @staticmethod
+    def used_by(item: pytest.Item) -> dict[str, Any]:
+        """The definitions of the fixtures ``item`` uses, by name: those it takes, and those its fixtures ask for
+        from their bodies (:func:`conformance.core._early.asks`) with what they take in turn."""
+        used = {name: found[-1] for name, found in fixture_definitions(item).items() if found}
+        pending = list(used.values())
+        while pending:
+            definition = pending.pop()
+            for name in (*_early.asks_of(definition.func), *definition.argnames):
+                if name not in used and name != "request":
+                    found = fixture_definition(item, name)
+                    if found is not None:
+                        used[name] = found
+                        pending.append(found)
+        return used
 
     def start_ready(self, done: int) -> None:
         """Start what is ready, once the checks up to index ``done`` are set up."""
@@ -190,7 +207,7 @@ class EarlyStarts:
             if first <= done or definition.cached_result is not None:
                 del self.waiting[definition]  # set up the usual way already
                 continue
-            arguments = self.arguments(definition, item)
+            arguments = self.arguments(definition, self.definitions[id(item)])
             if arguments is None:
                 continue
             del self.waiting[definition]
@@ -203,14 +220,13 @@ class EarlyStarts:
             )
 
     @staticmethod
-    def arguments(definition: Any, item: pytest.Item) -> dict[str, Any] | None:
+    def arguments(definition: Any, definitions: dict[str, Any]) -> dict[str, Any] | None:
         """The fixture's arguments from the fixtures already set up; None while one is not, or raised (pytest
         then raises it where the fixture is set up)."""
-        definitions = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
 
         def cached(name: str) -> tuple[Any, BaseException | None] | None:
             found = definitions.get(name)
-            result = found[-1].cached_result if found and found[-1].scope == "session" else None
+            result = found.cached_result if found is not None and found.scope == "session" else None
             if result is None:
                 return None
             return result[0], (result[2][0] if result[2] is not None else None)

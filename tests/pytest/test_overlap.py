@@ -471,3 +471,52 @@ def test_pytests_own_loop_sets_an_early_fixture_up_as_any_other(pytester: pytest
     assert results["AUTH-ASM-03"]["status"] == "passed"
     assert "the early work ran" in str(results["AUTH-ASM-03"]["message"])
     assert results["AUTH-ASM-04"]["status"] == "skipped"
+
+
+ASKED = """
+from conformance import early
+from conformance.core._early import asks
+
+STARTED = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def hidden(base):
+    STARTED.set()
+    return "hidden"
+
+@pytest.fixture(scope="session")
+@asks("hidden")
+def hidden_or_none(request):
+    return request.getfixturevalue("hidden")
+
+@rule("AUTH-ASM-01")
+def test_first(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-02")
+def test_second(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-03")
+def test_user(hidden_or_none):
+    assert hidden_or_none == "hidden"
+"""
+
+
+def test_an_early_fixture_asked_for_from_another_fixtures_body_starts_early(pytester: pytest.Pytester) -> None:
+    results, _ = run(pytester, ASKED, "--concurrency", "2")
+    assert {r["status"] for r in results.values()} == {"passed"}
+
+
+def test_without_the_shortcut_early_fixtures_wait_for_their_users(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONFORMANCE_NO_SHORTCUTS", "early-fixtures")
+    results, _ = run(pytester, ASKED.replace("timeout=10", "timeout=0.5"), "--concurrency", "2")
+    assert results["AUTH-ASM-01"]["status"] == "failed"  # nothing started it ahead
+    assert results["AUTH-ASM-03"]["status"] == "passed"

@@ -21,6 +21,7 @@ import pytest
 from conformance import Blocked, TargetError, early, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.core import _budget
+from conformance.core._early import asks
 from conformance.host import TargetThrottled, fanout
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.challenge import Challenge
@@ -192,6 +193,7 @@ def harness_issuer(conformance_settings: Settings, host_http: HostHTTP, accepted
 
 
 @pytest.fixture(scope="session")
+@asks("harness_issuer")
 def harness_issuer_or_none(request: pytest.FixtureRequest) -> HarnessIssuer | None:
     """The trusted test issuer when configured and trusted; None otherwise (cases needing it are not tried)."""
     try:
