@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import functools
 import inspect
+import logging
 import sys
 import threading
 import time
@@ -61,9 +63,6 @@ from conformance.pytest._session import SESSION_KEY
 OVERLAPPING_SUITES = frozenset({"auth", "profile", "platform", "campaigns", "compression"})
 
 
-_body = threading.local()  # on a body's thread: the check it runs, and what it printed
-
-
 class BodyOutput:
     """``sys.stdout`` or ``sys.stderr`` while bodies overlap: what a body prints is kept for its check (shown as
     pytest shows a check's captured output, scrubbed like it), anything else goes to the stream this one replaced.
@@ -75,10 +74,10 @@ class BodyOutput:
         self._name = name
 
     def write(self, text: str) -> int:
-        kept = getattr(_body, self._name, None)
-        if kept is None:
+        check = _running.get()
+        if check is None:
             return int(self._inner.write(text) or 0)
-        kept.append(text)
+        check.printed[self._name].append(text)
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -86,7 +85,7 @@ class BodyOutput:
             self.write(line)
 
     def flush(self) -> None:
-        if getattr(_body, self._name, None) is None:
+        if _running.get() is None:
             self._inner.flush()
 
     def __getattr__(self, name: str) -> Any:
@@ -107,11 +106,50 @@ class BodyOutput:
                 setattr(sys, name, stream._inner)
 
 
+class BodyLogs(logging.Handler):
+    """The log records of a body while bodies overlap: kept for its check (the "log" section of its call, formatted
+    and levelled as pytest captures a check's), and kept out of what pytest captures meanwhile for the check the main
+    thread sets up. pytest captures a phase's records with handlers on the root logger, which see every thread's."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        plugin = config.pluginmanager.get_plugin("logging-plugin")
+        level = getattr(plugin, "log_level", None)
+        super().__init__(level if isinstance(level, int) else logging.NOTSET)
+        formatter = getattr(plugin, "formatter", None)
+        if isinstance(formatter, logging.Formatter):
+            self.setFormatter(formatter)
+        found = (getattr(plugin, "report_handler", None), getattr(plugin, "caplog_handler", None))
+        self.phase_handlers = [handler for handler in found if isinstance(handler, logging.Handler)]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        check = _running.get()
+        if check is not None:
+            check.logged.append(self.format(record))
+
+    @staticmethod
+    def not_from_a_body(record: logging.LogRecord) -> bool:
+        return _running.get() is None
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        root = logging.getLogger()
+        root.addHandler(self)
+        for handler in self.phase_handlers:
+            handler.addFilter(self.not_from_a_body)
+        try:
+            yield
+        finally:
+            root.removeHandler(self)
+            for handler in self.phase_handlers:
+                handler.removeFilter(self.not_from_a_body)
+
+
 def refuse_fixture_in_body(fixture: str) -> None:
     """A fixture set up from a body running beside others would race the main thread's set-ups (pytest's fixtures
     are set up one check at a time): a harness error naming the check to mark alone."""
-    item = getattr(_body, "item", None)
-    if item is not None:
+    check = _running.get()
+    if check is not None:
+        item = check.item
         raise RuntimeError(
             f"{item.nodeid} set up the fixture {fixture!r} from its body while other checks ran: "
             "a check that does so must be marked alone (conformance.alone)"
@@ -268,6 +306,13 @@ class _Check:
     ended: threading.Event = field(default_factory=threading.Event)
     group: str | None = None
     printed: dict[str, list[str]] = field(default_factory=lambda: {"stdout": [], "stderr": []})
+    logged: list[str] = field(default_factory=list)
+
+
+# The check whose body this thread or task runs (None on the main thread and the harness's servers): what it prints
+# and logs is kept for that check. A context variable, so that a body's cases run at once (conformance.host.fanout)
+# are the body's too.
+_running: contextvars.ContextVar[_Check | None] = contextvars.ContextVar("conformance_body", default=None)
 
 
 class OverlappingLoop:
@@ -287,7 +332,7 @@ class OverlappingLoop:
     # -- the loop ------------------------------------------------------------------------------------------------
 
     def run(self) -> None:
-        with one_parse_at_a_time():
+        with one_parse_at_a_time(), BodyLogs(self.session.config).installed():
             self.run_items(self.session.items)
 
     def run_items(self, items: list[pytest.Item]) -> None:
@@ -359,8 +404,7 @@ class OverlappingLoop:
         self.reraise(setup_call, check.teardown)
 
     def body(self, check: _Check) -> None:
-        _body.item = check.item
-        _body.stdout, _body.stderr = check.printed["stdout"], check.printed["stderr"]
+        _running.set(check)  # in the body's own context: its fan-out's threads and tasks inherit it
         try:
             if check.group is not None:
                 self.join_group(check, check.group)
@@ -430,6 +474,8 @@ class OverlappingLoop:
                 getattr(sys, name).write(text)
             else:
                 check.item.add_report_section("call", name, text)
+        if check.logged:
+            check.item.add_report_section("call", "log", "\n".join(check.logged))
 
     def report(self, check: _Check) -> None:
         item, ihook = check.item, check.item.ihook

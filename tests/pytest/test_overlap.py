@@ -520,3 +520,39 @@ def test_without_the_shortcut_early_fixtures_wait_for_their_users(
     results, _ = run(pytester, ASKED.replace("timeout=10", "timeout=0.5"), "--concurrency", "2")
     assert results["AUTH-ASM-01"]["status"] == "failed"  # nothing started it ahead
     assert results["AUTH-ASM-03"]["status"] == "passed"
+
+
+def test_a_body_logs_into_its_own_checks_capture(pytester: pytest.Pytester) -> None:
+    """A body's log records (its fan-out's included) are its check's captured log, never that of the check whose
+    set-up the main thread runs meanwhile (pytest captures a phase's records with handlers that see every thread)."""
+    body = """
+import logging
+from conformance import fail
+from conformance.host import fanout
+
+LOGGED = threading.Event()
+
+@pytest.fixture(scope="session")
+def waits_for_the_log():
+    assert LOGGED.wait(timeout=10)
+
+@rule("AUTH-ASM-01")
+def test_logs():
+    logging.getLogger("target").warning("record-of-the-body")
+    fanout.each([1, 2], lambda n: logging.getLogger("target").warning("record-of-case-%d", n), limit=2)
+    LOGGED.set()
+    fail("see the captured log")
+
+@rule("AUTH-ASM-02")
+def test_set_up_meanwhile(waits_for_the_log):
+    fail("nothing logged here")
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA", "--log-level", "INFO")
+    assert {r["status"] for r in results.values()} == {"failed"}
+    output = "\n".join(checks.outlines)
+    sections = output.split("_ test_set_up_meanwhile _")
+    assert len(sections) == 2, output
+    logs, meanwhile = sections[0].split("_ test_logs _")[-1], sections[1].split("short test summary")[0]
+    for record in ("record-of-the-body", "record-of-case-1", "record-of-case-2"):
+        assert record in logs, output
+        assert record not in meanwhile, output
