@@ -140,13 +140,13 @@ def _take(function: object) -> Started | None:
         return _started.pop(function, None)
 
 
-def settle() -> None:
+def settle(*, wait: bool = True) -> None:
     """Wait for every started work that no fixture took (a run that stops early, a change of fleet target) and
-    forget it: the fixtures of what comes next start afresh."""
+    forget it: the fixtures of what comes next start afresh. ``wait=False`` (an interrupted run): forget only."""
     with _lock:
         left = list(_started.values())
         _started.clear()
-    for started in left:
+    for started in left if wait else ():
         started.wait()
 
 

@@ -28,7 +28,8 @@ of its own as soon as every fixture it takes is set up (:class:`EarlyStarts`); i
 outcome and its evidence (``conformance/core/_early.py``); nothing else runs beside a check marked alone, early work
 included. A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client
 with them), also wait for every body in flight and every early work. A body never sets up a fixture (a harness
-error says to mark the check alone); what it prints is its check's captured output; source is parsed one thread at
+error says to mark the check alone); what it prints or logs (its cases' threads included) is its check's captured
+output; source is parsed one thread at
 a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
 """
 
@@ -356,7 +357,7 @@ class OverlappingLoop:
                 self.raise_if_stopping()
             self.drain(settle=True)
         finally:
-            _early.settle()
+            _early.settle(wait=False)  # what ended normally has settled already; an interrupted run waits no more
             self.report_ended()  # interrupted: what has ended is still reported
             _context.end()
 
