@@ -110,6 +110,14 @@ class Started:
     def wait(self) -> None:
         self._thread.join()
 
+    def value(self) -> Any:
+        """The work's value or its exception, once it has ended, for other early work that takes it: its record
+        stays for the fixture's first user."""
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
     def outcome(self) -> Any:
         """The work's value or its exception, once it has ended; its record merged into the running check's."""
         self.wait()
@@ -126,9 +134,14 @@ _lock = threading.Lock()
 
 
 def start(function: object, arguments: Mapping[str, Any], *, rules: tuple[str, ...], budget_s: float | None) -> Started:
-    """Start the work of ``function`` (marked :func:`early`) with its fixtures' values: its fixture takes the outcome
-    when it is next set up."""
-    work = functools.partial(function.__dict__["conformance_work"], **arguments)
+    """Start the work of ``function`` (marked :func:`early`) with its fixtures' values (a :class:`Started` one: the
+    value of early work started before, waited for on the new work's thread): its fixture takes the outcome when it
+    is next set up."""
+    body = function.__dict__["conformance_work"]
+
+    def work() -> Any:
+        return body(**{name: v.value() if isinstance(v, Started) else v for name, v in arguments.items()})
+
     started = Started(work, rules, budget_s)
     with _lock:
         _started[function] = started

@@ -45,7 +45,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,6 +217,7 @@ class EarlyStarts:
 
     def __init__(self, items: list[pytest.Item]) -> None:
         self.waiting: dict[Any, tuple[int, pytest.Item]] = {}  # FixtureDef -> its first user (index, item)
+        self.started: dict[Any, _early.Started] = {}  # FixtureDef -> its work, started ahead of its first user
         self.definitions: dict[int, dict[str, Any]] = {}  # per check (by id): the definitions of what it uses
         for index, item in enumerate(items):
             definitions = self.definitions[id(item)] = self.used_by(item)
@@ -246,12 +247,12 @@ class EarlyStarts:
             if first <= done or definition.cached_result is not None:
                 del self.waiting[definition]  # set up the usual way already
                 continue
-            arguments = self.arguments(definition, self.definitions[id(item)])
+            arguments = self.arguments(definition, self.definitions[id(item)], self.started)
             if arguments is None:
                 continue
             del self.waiting[definition]
             budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
-            _early.start(
+            self.started[definition] = _early.start(
                 definition.func,
                 arguments,
                 rules=tuple(rules_of(item)),
@@ -259,40 +260,50 @@ class EarlyStarts:
             )
 
     @staticmethod
-    def arguments(definition: Any, definitions: dict[str, Any]) -> dict[str, Any] | None:
-        """The fixture's arguments from the fixtures already set up; None while one is not, or raised (pytest
-        then raises it where the fixture is set up)."""
+    def arguments(
+        definition: Any, definitions: dict[str, Any], started: dict[Any, _early.Started]
+    ) -> dict[str, Any] | None:
+        """The fixture's arguments: the values of fixtures already set up, and early work already started (whose
+        value the new work waits for); None while one is neither, or one raised (pytest then raises it where the
+        fixture is set up)."""
 
-        def cached(name: str) -> tuple[Any, BaseException | None] | None:
+        def available(name: str) -> Callable[[], Any] | _early.Started | None:
             found = definitions.get(name)
-            result = found.cached_result if found is not None and found.scope == "session" else None
-            if result is None:
+            if found is None or found.scope != "session":
                 return None
-            return result[0], (result[2][0] if result[2] is not None else None)
+            result = found.cached_result
+            if result is None:
+                return started.get(found)
+            if result[2] is not None:
+                error: BaseException = result[2][0]
+                return functools.partial(_raise, error)
+            return functools.partial(_return, result[0])
 
         arguments: dict[str, Any] = {}
         for name in definition.argnames:
             if name == "request":
                 continue
-            found = cached(name)
-            if found is None or found[1] is not None:
+            found = available(name)
+            if found is None or (isinstance(found, functools.partial) and found.func is _raise):
                 return None
-            arguments[name] = found[0]
-        later: dict[str, Any] = {}
+            arguments[name] = found if isinstance(found, _early.Started) else found()
+        later: dict[str, Callable[[], Any]] = {}
         for name in _early.after_of(definition.func) or ():
-            found = cached(name)
+            found = available(name)
             if found is None:
                 return None
-            later[name] = found
+            later[name] = found.value if isinstance(found, _early.Started) else found
         if "request" in definition.argnames:
-            arguments["request"] = _early.SetUp({name: functools.partial(_value, *got) for name, got in later.items()})
+            arguments["request"] = _early.SetUp(later)
         return arguments
 
 
-def _value(value: Any, error: BaseException | None) -> Any:
-    if error is not None:
-        raise error
+def _return(value: Any) -> Any:
     return value
+
+
+def _raise(error: BaseException) -> Any:
+    raise error
 
 
 @dataclass

@@ -556,3 +556,50 @@ def test_set_up_meanwhile(waits_for_the_log):
     for record in ("record-of-the-body", "record-of-case-1", "record-of-case-2"):
         assert record in logs, output
         assert record not in meanwhile, output
+
+
+def test_early_work_may_take_the_value_of_early_work_started_before(pytester: pytest.Pytester) -> None:
+    """A chain of early fixtures starts ahead of all their users; each user holds only its own fixture's evidence."""
+    body = """
+from conformance import early
+
+STARTED = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def first(base):
+    observe("first's work")
+    return base + "+first"
+
+@pytest.fixture(scope="session")
+@early()
+def second(first):
+    STARTED.set()
+    observe("second's work")
+    return first + "+second"
+
+@rule("AUTH-ASM-01")
+def test_a(base):
+    assert STARTED.wait(timeout=10), "the chain waited for its users' set-ups"
+
+@rule("AUTH-ASM-02")
+def test_b(base):
+    assert STARTED.wait(timeout=10), "the chain waited for its users' set-ups"
+
+@rule("AUTH-ASM-03")
+def test_first_user(first):
+    assert first == "base+first"
+
+@rule("AUTH-ASM-04")
+def test_second_user(second):
+    assert second == "base+first+second"
+"""
+    results, _ = run(pytester, body, "--concurrency", "2")
+    assert {r["status"] for r in results.values()} == {"passed"}
+    assert "first's work" in str(results["AUTH-ASM-03"]["message"])
+    assert "second's work" not in str(results["AUTH-ASM-03"]["message"])
+    assert "second's work" in str(results["AUTH-ASM-04"]["message"])

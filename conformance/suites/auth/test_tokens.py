@@ -139,6 +139,7 @@ def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], 
 
 
 @pytest.fixture(scope="session")
+@early()
 def probe(
     host_http: HostHTTP,
     tool_server_target: Target,
@@ -167,6 +168,7 @@ def control(probe: Probe, linked_account: LinkedAccount) -> CallOutcome | str:
 
 
 @pytest.fixture(scope="session")
+@early()
 def accepted(control: CallOutcome | str, probe: Probe) -> Probe:
     """The probe, once the control passed; else every negative check is blocked by AUTH-TOK-01."""
     if isinstance(control, str) or control.refused_http or control.auth_error_result:
