@@ -3,7 +3,7 @@ both read against the embedded reference stack served with a set round-trip time
 what ``conformance up --latency 50ms`` starts), and the verdicts at each latency against those at 0 ms.
 
     .venv/bin/python benchmarks/latency.py [--latencies 0 50 150] [--suites auth,profile platform,campaigns compression]
-        [--concurrency N]
+        [--concurrency N] [--no-marginal]
 
 Each run is a fresh ``python -m pytest --suite ...`` process (as ``conformance demo`` starts it for one target
 kind) against one stack per latency. Printed per run: wall time of the pytest process; ``net``, the sum of the
@@ -44,7 +44,16 @@ The harness CPU per exchange is printed twice: gross (the run's CPU over its exc
 costs, which are the CPU of the same command with every check deselected (``-k`` matching none: interpreter,
 plugin, collection, writing an empty report), measured once per suite group. First-use imports (the MCP SDK's
 types, for a tool-server run) stay in the second figure; ``benchmarks/host_request.py
---stack`` gives the request path's own CPU per exchange over TLS. ``--cprofile DIR``
+--stack`` gives the request path's own CPU per exchange over TLS.
+
+The third figure, ``marginal``, is the honest per-exchange cost: it leaves out every cost that does not grow with
+the number of exchanges (interpreter, plugin, collection, first-use imports such as the MCP SDK's, jinja2 or
+botocore, the report writers' imports). At 0 ms the suites are certified twice more in one pytest process each,
+through a targets file (docs/ci.md, "Fleets"): a fleet of one named target, then a fleet of two named targets,
+both pointing at the same reference services (the URLs in the file, each target's secrets in the environment under
+its own prefix, every other setting the run's). The marginal CPU per exchange is the difference of the two runs'
+CPU over the exchanges the second target's certification made (report.json's results carry ``target_name``). Both
+targets' (rule, status) pairs are printed against those of the plain run. ``--cprofile DIR``
 also writes a cProfile of each 0 ms run's pytest process there, on the process's CPU clock (``DIR/<suites>.prof``,
 through ``_cpu_profile.py``; read it with ``python -m pstats``); a profiled run's wall and CPU figures include the
 profiler's overhead. Figures depend on the machine's load.
@@ -56,6 +65,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,6 +76,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.config import all_options, secret_env
+from conformance.core.targets import TARGETS
 from conformance.reference.stack import running_stack
 
 Exchange = dict[str, Any]
@@ -187,16 +199,107 @@ def certify(suites: str, env: dict[str, str], report_dir: Path, profile: Path | 
     return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()))
 
 
+def fleet_env(settings: dict[str, str], names: list[str], directory: Path) -> dict[str, str]:
+    """The settings of a fleet of ``names`` named targets, each the same services of ``settings`` (a stack's): a
+    targets file with every target's URLs, every target's secrets under its prefix, the other settings the run's."""
+    urls = {kind.url_setting for kind in TARGETS.values()}
+    secrets = {spec.name for spec in all_options() if spec.secret}
+    env = {k: v for k, v in settings.items() if k.removeprefix("CONFORMANCE_").lower() not in urls | secrets}
+    lines: list[str] = []
+    for name in names:
+        lines += ["[[target]]", f'name = "{name}"']
+        for key, value in settings.items():
+            setting = key.removeprefix("CONFORMANCE_").lower()
+            if setting in urls:
+                lines.append(f"{setting} = {json.dumps(value)}")
+            elif setting in secrets:
+                env[secret_env(name.upper() + "_", setting)] = value
+        lines.append("")
+    targets = directory / "targets.toml"
+    targets.write_text("\n".join(lines))
+    return {**env, "CONFORMANCE_TARGETS_FILE": str(targets)}
+
+
+def certify_fleet(suites: str, base: dict[str, str], settings: dict[str, str], directory: Path, size: int) -> Run:
+    """The suites certified against a fleet of ``size`` named targets, all the same services (``fleet_env``)."""
+    directory.mkdir(parents=True)
+    env = {**base, **fleet_env(settings, [f"copy{n}" for n in range(1, size + 1)], directory)}
+    report_dir = directory / "report"
+    report_dir.mkdir()
+    return certify(suites, env, report_dir, None)
+
+
+def marginal_row(suites: str, plain: set[tuple[str, str]], once: Run, twice: Run) -> tuple[str, bool, float]:
+    """The marginal CPU per exchange (the module's docstring) as a line and in ms, and whether every target decided
+    as the plain run."""
+    second = [r for r in twice.report["results"] if r.get("target_name") == "copy2"]
+    exchanges = unique_exchanges({"results": second})
+    per_target = {
+        name: {(r["rule"], r["status"]) for r in twice.report["results"] if r.get("target_name") == name}
+        for name in ("copy1", "copy2")
+    }
+    per_target["once"] = verdict_pairs(once.report)
+    same = all(pairs == plain for pairs in per_target.values())
+    decided = (
+        "each target the same (rule, status) pairs as the plain run"
+        if same
+        else "DIFFERENT from the plain run: "
+        + "; ".join(f"{n}: {sorted(p ^ plain)}" for n, p in per_target.items() if p != plain)
+    )
+    slope = (twice.cpu - once.cpu) / len(exchanges) * 1000 if exchanges else 0.0
+    row = (
+        f"{suites:<19}    0 ms: marginal {slope:4.2f} ms/exchange: one target {once.cpu:5.2f} s,"
+        f" two targets {twice.cpu:5.2f} s CPU, the second's {len(exchanges)} exchanges | {decided}"
+    )
+    return row, same, slope
+
+
+def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
+    """``--ab BASE``: the marginal CPU per exchange of this checkout and of ``BASE``, alternated on one stack."""
+    trees = {"base": args.ab.resolve(), "this": HERE.parent}
+    differs = False
+    with tempfile.TemporaryDirectory() as tmp, running_stack() as stack:
+        for suites in args.suites:
+            slopes: dict[str, list[float]] = {name: [] for name in trees}
+            for round_ in range(args.rounds):
+                order = list(trees.items()) if round_ % 2 == 0 else list(reversed(trees.items()))
+                for name, tree in order:
+                    env = {**base, "PYTHONPATH": str(tree)}
+                    fleet_dir = Path(tmp) / f"{suites}-{name}-{round_}"
+                    once = certify_fleet(suites, env, stack.settings, fleet_dir / "one", 1)
+                    twice = certify_fleet(suites, env, stack.settings, fleet_dir / "two", 2)
+                    row, same, slope = marginal_row(suites, verdict_pairs(once.report), once, twice)
+                    differs = differs or not same
+                    slopes[name].append(slope)
+                    print(f"{name} round {round_ + 1}: {row}", flush=True)
+            for name, figures in slopes.items():
+                shown = ", ".join(f"{f:.2f}" for f in figures)
+                print(
+                    f"== {suites} {name} ({trees[name]}): marginal {statistics.median(figures):.2f} ms/exchange"
+                    f" (median; rounds {shown})",
+                    flush=True,
+                )
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 1 if differs else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latencies", nargs="*", type=float, default=[0.0, 50.0, 150.0], help="milliseconds")
     parser.add_argument("--suites", nargs="*", default=["auth,profile", "platform,campaigns", "compression"])
     parser.add_argument("--cprofile", type=Path, help="write a cProfile of each 0 ms run into this directory")
     parser.add_argument("--concurrency", type=int, help="the runs' --concurrency (default: the harness's default)")
+    parser.add_argument(
+        "--no-marginal", action="store_true", help="leave out the fleet runs of the marginal CPU per exchange"
+    )
+    parser.add_argument("--ab", type=Path, help="compare the marginal figure with this checkout's (see the docstring)")
+    parser.add_argument("--rounds", type=int, default=3, help="--ab: rounds, each checkout once per round")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     if args.concurrency is not None:
         base["CONFORMANCE_CONCURRENCY"] = str(args.concurrency)
+    if args.ab is not None:
+        return marginal_ab(args, base)
     reference: dict[str, set[tuple[str, str]]] = {}
     fixed: dict[str, float] = {}
     rows: list[str] = []
@@ -247,6 +350,14 @@ def main() -> int:
                     )
                     rows.append(row)
                     print(row, flush=True)
+                    if latency == 0 and not args.no_marginal:
+                        fleet_dir = Path(tmp) / f"{suites}-fleet"
+                        once = certify_fleet(suites, base, stack.settings, fleet_dir / "one", 1)
+                        twice = certify_fleet(suites, base, stack.settings, fleet_dir / "two", 2)
+                        row, same, _ = marginal_row(suites, pairs, once, twice)
+                        differs = differs or not same
+                        rows.append(row)
+                        print(row, flush=True)
                     if latency > 0:
                         floors = ", ".join(f"{n}: {concurrent_floor(run.report, n):.2f} s" for n in CONCURRENCY)
                         print(f"{'':<19} {'':>7}  network floor with N checks at a time: {floors}", flush=True)

@@ -89,21 +89,30 @@ def _canonical(node: dict[str, Any]) -> dict[str, Any]:
     return canonical
 
 
+# The metaschema verdicts of nodes, shared by every checker of the process: a run judges the same listing once per
+# account, era and named target, and a node's verdict depends on its dialect and content only. Bounded: nodes past
+# the size below are judged each time, and the memo stops growing at its count.
+_NODE_VERDICTS: dict[tuple[type[Validator], str], str | None] = {}
+_MEMO_ENTRIES = 20_000
+_MEMO_KEY_CHARS = 4_096
+_METASCHEMAS: dict[type[Validator], Validator] = {}  # a dialect's metaschema validator, built once
+
+
 class SchemaChecker:
     """Validity of JSON Schema documents, honouring ``$schema`` (Draft 2020-12 when absent).
 
     Checking a whole schema against the 2020-12 metaschema is slow (``$dynamicRef`` across vocabularies), and a
     target may declare thousands of tools whose schemas share most of their parts. So a schema is checked node by
     node: each object node is validated *shallowly* (its subschemas replaced by ``{}``, which every draft accepts
-    as a schema) and the verdict is memoized by the node's canonical JSON; then each subschema is checked the
-    same way. Metaschema keywords constrain a node and the shape of its containers, never the content of a
-    subschema from outside, so the verdict equals a whole-document check (the tests compare both).
+    as a schema) and the verdict is memoized by the node's canonical JSON (for the whole process); then each
+    subschema is checked the same way. Metaschema keywords constrain a node and the shape of its containers, never
+    the content of a subschema from outside, so the verdict equals a whole-document check (the tests compare both).
     """
 
     def __init__(self, default: type[Validator] = Draft202012Validator) -> None:
         self.default = default
-        self._meta: dict[type[Validator], Validator] = {}
-        self._verdicts: dict[tuple[type[Validator], str], str | None] = {}
+        self._meta = _METASCHEMAS
+        self._verdicts = _NODE_VERDICTS
 
     def dialect(self, schema: Mapping[str, Any]) -> type[Validator] | str:
         """The validator class for ``schema``, or a message when ``$schema`` names no known dialect."""
@@ -138,7 +147,7 @@ class SchemaChecker:
         if error is not None:
             at = "/".join(str(p) for p in error.absolute_path)
             verdict = f"{at}\0{error.message[:_MESSAGE_CHARS]}"
-        if key is not None:
+        if key is not None and len(key) <= _MEMO_KEY_CHARS and len(self._verdicts) < _MEMO_ENTRIES:
             self._verdicts[(cls, key)] = verdict
         return verdict
 
