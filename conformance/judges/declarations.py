@@ -90,12 +90,19 @@ def _canonical(node: dict[str, Any]) -> dict[str, Any]:
 
 
 # The metaschema verdicts of nodes, shared by every checker of the process: a run judges the same listing once per
-# account, era and named target, and a node's verdict depends on its dialect and content only. Bounded: nodes past
-# the size below are judged each time, and the memo stops growing at its count.
-_NODE_VERDICTS: dict[tuple[type[Validator], str], str | None] = {}
-_MEMO_ENTRIES = 20_000
-_MEMO_KEY_CHARS = 4_096
+# account, MCP era and named target, and a node's verdict depends on its dialect and content only. Bounded by the
+# characters of its keys; past that, each checker's own memo still spares its listing a second check of a node.
+_SHARED_VERDICTS: dict[tuple[type[Validator], str], str | None] = {}
+_SHARED_CHARS = 2_000_000
+_shared_chars = 0
 _METASCHEMAS: dict[type[Validator], Validator] = {}  # a dialect's metaschema validator, built once
+
+
+def _share(cls: type[Validator], key: str, verdict: str | None) -> None:
+    global _shared_chars
+    if _shared_chars + len(key) <= _SHARED_CHARS:  # (racing threads may add a key twice: the bound stays near)
+        _shared_chars += len(key)
+        _SHARED_VERDICTS[(cls, key)] = verdict
 
 
 class SchemaChecker:
@@ -112,7 +119,7 @@ class SchemaChecker:
     def __init__(self, default: type[Validator] = Draft202012Validator) -> None:
         self.default = default
         self._meta = _METASCHEMAS
-        self._verdicts = _NODE_VERDICTS
+        self._verdicts: dict[tuple[type[Validator], str], str | None] = {}
 
     def dialect(self, schema: Mapping[str, Any]) -> type[Validator] | str:
         """The validator class for ``schema``, or a message when ``$schema`` names no known dialect."""
@@ -140,15 +147,18 @@ class SchemaChecker:
             key: str | None = json.dumps(node, sort_keys=True, separators=(",", ":"))
         except (TypeError, ValueError):
             key = None
-        if key is not None and (cls, key) in self._verdicts:
-            return self._verdicts[(cls, key)]
+        if key is not None:
+            for memo in (self._verdicts, _SHARED_VERDICTS):
+                if (cls, key) in memo:
+                    return memo[(cls, key)]
         error = best_match(self._metaschema(cls).iter_errors(node))
         verdict = None
         if error is not None:
             at = "/".join(str(p) for p in error.absolute_path)
             verdict = f"{at}\0{error.message[:_MESSAGE_CHARS]}"
-        if key is not None and len(key) <= _MEMO_KEY_CHARS and len(self._verdicts) < _MEMO_ENTRIES:
+        if key is not None:
             self._verdicts[(cls, key)] = verdict
+            _share(cls, key, verdict)
         return verdict
 
     def _first_error(self, cls: type[Validator], node: Any, path: str) -> str | None:
