@@ -3,7 +3,7 @@ both read against the embedded reference stack served with a set round-trip time
 what ``conformance up --latency 50ms`` starts), and the verdicts at each latency against those at 0 ms.
 
     .venv/bin/python benchmarks/latency.py [--latencies 0 50 150] [--suites auth,profile platform,campaigns compression]
-        [--concurrency N]
+        [--concurrency N] [--no-marginal]
 
 Each run is a fresh ``python -m pytest --suite ...`` process (as ``conformance demo`` starts it for one target
 kind) against one stack per latency. Printed per run: wall time of the pytest process; ``net``, the sum of the
@@ -44,10 +44,30 @@ The harness CPU per exchange is printed twice: gross (the run's CPU over its exc
 costs, which are the CPU of the same command with every check deselected (``-k`` matching none: interpreter,
 plugin, collection, writing an empty report), measured once per suite group. First-use imports (the MCP SDK's
 types, for a tool-server run) stay in the second figure; ``benchmarks/host_request.py
---stack`` gives the request path's own CPU per exchange over TLS. ``--cprofile DIR``
-also writes a cProfile of each 0 ms run's pytest process there, on the process's CPU clock (``DIR/<suites>.prof``,
-through ``_cpu_profile.py``; read it with ``python -m pstats``); a profiled run's wall and CPU figures include the
-profiler's overhead. Figures depend on the machine's load.
+--stack`` gives the request path's own CPU per exchange over TLS.
+
+The third figure, ``marginal``, is the honest per-exchange cost: it leaves out every cost that does not grow with
+the number of exchanges (interpreter, plugin, collection, first-use imports such as the MCP SDK's, jinja2 or
+botocore, the report writers' imports). At 0 ms the suites are certified twice more in one pytest process each,
+through a targets file (docs/ci.md, "Fleets"): a fleet of one named target, then a fleet of ``--copies`` (2) named
+targets, all pointing at the same reference services (the URLs in the file, each target's secrets in the environment
+under its own prefix, every other setting the run's). The marginal CPU per exchange is the difference of the two
+runs' CPU over the exchanges the further targets' certifications made (report.json's results carry ``target_name``).
+Every target's (rule, status) pairs are compared with the fleet of one's. The named targets share the services'
+state (test accounts, registrations, campaigns, rate-limit windows) and, for the platform's rules judged over every
+answer (RL-01/04/05/07), one ledger (the process keeps one per target URL); the reference decides the same for each.
+The figure is a difference of two runs' CPU, each of which the machine's load moves by up to a second: compare it
+over several rounds (``--ab``), not from one run.
+
+``--ab BASE`` measures the marginal figure only, at 0 ms, for this checkout and for another one (``git worktree
+add /tmp/base <commit>``; its package is put first on the runs' ``PYTHONPATH``), alternated ``--rounds`` times on
+one stack, and prints the median of each, and the figure from the lowest CPU of each fleet size over the rounds
+(the machine's load only ever adds CPU): a change's effect on the per-exchange CPU, the same services and
+moment for both.
+
+``--cprofile DIR`` also writes a cProfile of each 0 ms run's pytest process there, on the process's CPU clock
+(``DIR/<suites>.prof``, through ``_cpu_profile.py``; read it with ``python -m pstats``); a profiled run's wall and
+CPU figures include the profiler's overhead. Figures depend on the machine's load.
 """
 
 from __future__ import annotations
@@ -56,6 +76,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,6 +87,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.config import all_options, secret_env
+from conformance.core.targets import TARGETS
 from conformance.reference.stack import running_stack
 
 Exchange = dict[str, Any]
@@ -187,16 +210,130 @@ def certify(suites: str, env: dict[str, str], report_dir: Path, profile: Path | 
     return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()))
 
 
+def fleet_env(settings: dict[str, str], names: list[str], directory: Path) -> dict[str, str]:
+    """The settings of a fleet of ``names`` named targets, each the same services of ``settings`` (a stack's): a
+    targets file with every target's URLs, every target's secrets under its prefix, the other settings the run's."""
+    urls = {kind.url_setting for kind in TARGETS.values()}
+    secrets = {spec.name for spec in all_options() if spec.secret}
+    env = {k: v for k, v in settings.items() if k.removeprefix("CONFORMANCE_").lower() not in urls | secrets}
+    lines: list[str] = []
+    for name in names:
+        lines += ["[[target]]", f'name = "{name}"']
+        for key, value in settings.items():
+            setting = key.removeprefix("CONFORMANCE_").lower()
+            if setting in urls:
+                lines.append(f"{setting} = {json.dumps(value)}")
+            elif setting in secrets:
+                env[secret_env(name.upper() + "_", setting)] = value
+        lines.append("")
+    targets = directory / "targets.toml"
+    targets.write_text("\n".join(lines))
+    return {**env, "CONFORMANCE_TARGETS_FILE": str(targets)}
+
+
+def certify_fleet(suites: str, base: dict[str, str], settings: dict[str, str], directory: Path, size: int) -> Run:
+    """The suites certified against a fleet of ``size`` named targets, all the same services (``fleet_env``)."""
+    directory.mkdir(parents=True)
+    env = {**base, **fleet_env(settings, [f"copy{n}" for n in range(1, size + 1)], directory)}
+    report_dir = directory / "report"
+    report_dir.mkdir()
+    return certify(suites, env, report_dir, None)
+
+
+@dataclass
+class Marginal:
+    """A fleet of one against a fleet of ``copies``: both runs' CPU and the exchanges of the copies past the first."""
+
+    one: float
+    many: float
+    copies: int
+    exchanges: int
+    same: bool
+    decided: str
+    pairs: set[tuple[str, str]]  # the fleet of one's (rule, status) pairs
+
+    @property
+    def slope(self) -> float:
+        """ms of CPU per exchange of the further certifications."""
+        return (self.many - self.one) / self.exchanges * 1000 if self.exchanges else 0.0
+
+    def row(self, suites: str) -> str:
+        return (
+            f"{suites:<19}    0 ms: marginal {self.slope:4.2f} ms/exchange: one target {self.one:5.2f} s,"
+            f" {self.copies} targets {self.many:5.2f} s CPU, {self.exchanges} exchanges past the first target's"
+            f" | {self.decided}"
+        )
+
+
+def marginal(suites: str, env: dict[str, str], settings: dict[str, str], directory: Path, copies: int) -> Marginal:
+    """The suites certified against a fleet of one and of ``copies`` named targets on the same services, and
+    whether every target decided as the fleet of one."""
+    once = certify_fleet(suites, env, settings, directory / "one", 1)
+    many = certify_fleet(suites, env, settings, directory / "many", copies)
+    plain = verdict_pairs(once.report)
+    names = [f"copy{n}" for n in range(1, copies + 1)]
+    per_target = {
+        name: {(r["rule"], r["status"]) for r in many.report["results"] if r.get("target_name") == name}
+        for name in names
+    }
+    same = all(pairs == plain for pairs in per_target.values())
+    decided = (
+        f"each target the same {len(plain)} (rule, status) pairs"
+        if same
+        else "DIFFERENT: " + "; ".join(f"{n}: {sorted(p ^ plain)}" for n, p in per_target.items() if p != plain)
+    )
+    further = [r for r in many.report["results"] if r.get("target_name") in names[1:]]
+    exchanges = len(unique_exchanges({"results": further}))
+    return Marginal(once.cpu, many.cpu, copies, exchanges, same, decided, plain)
+
+
+def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
+    """``--ab BASE``: the marginal CPU per exchange of this checkout and of ``BASE``, alternated on one stack."""
+    trees = {"base": args.ab.resolve(), "this": HERE.parent}
+    differs = False
+    with tempfile.TemporaryDirectory() as tmp, running_stack() as stack:
+        for suites in args.suites:
+            runs: dict[str, list[Marginal]] = {name: [] for name in trees}
+            for round_ in range(args.rounds):
+                order = list(trees.items()) if round_ % 2 == 0 else list(reversed(trees.items()))
+                for name, tree in order:
+                    env = {**base, "PYTHONPATH": str(tree)}
+                    found = marginal(suites, env, stack.settings, Path(tmp) / f"{suites}-{name}-{round_}", args.copies)
+                    differs = differs or not found.same
+                    runs[name].append(found)
+                    print(f"{name} round {round_ + 1}: {found.row(suites)}", flush=True)
+            for name, found_runs in runs.items():
+                shown = ", ".join(f"{m.slope:.2f}" for m in found_runs)
+                exchanges = statistics.median(m.exchanges for m in found_runs)
+                lowest = (min(m.many for m in found_runs) - min(m.one for m in found_runs)) / exchanges * 1000
+                print(
+                    f"== {suites} {name} ({trees[name]}): marginal"
+                    f" {statistics.median(m.slope for m in found_runs):.2f} ms/exchange (median; rounds {shown});"
+                    f" {lowest:.2f} from the lowest CPU of each fleet size",
+                    flush=True,
+                )
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 1 if differs else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latencies", nargs="*", type=float, default=[0.0, 50.0, 150.0], help="milliseconds")
     parser.add_argument("--suites", nargs="*", default=["auth,profile", "platform,campaigns", "compression"])
     parser.add_argument("--cprofile", type=Path, help="write a cProfile of each 0 ms run into this directory")
     parser.add_argument("--concurrency", type=int, help="the runs' --concurrency (default: the harness's default)")
+    parser.add_argument(
+        "--no-marginal", action="store_true", help="leave out the fleet runs of the marginal CPU per exchange"
+    )
+    parser.add_argument("--ab", type=Path, help="compare the marginal figure with this checkout's (see the docstring)")
+    parser.add_argument("--rounds", type=int, default=3, help="--ab: rounds, each checkout once per round")
+    parser.add_argument("--copies", type=int, default=2, help="the marginal's larger fleet (named targets)")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     if args.concurrency is not None:
         base["CONFORMANCE_CONCURRENCY"] = str(args.concurrency)
+    if args.ab is not None:
+        return marginal_ab(args, base)
     reference: dict[str, set[tuple[str, str]]] = {}
     fixed: dict[str, float] = {}
     rows: list[str] = []
@@ -236,17 +373,24 @@ def main() -> int:
                     cp = max(paths.values(), key=lambda c: c.seconds, default=Chain(0.0, 0))
                     waited = float((run.report.get("throttle") or {}).get("waited_s") or 0.0)
                     per_exchange = run.cpu / len(exchanges) * 1000 if exchanges else 0.0
-                    marginal = (run.cpu - fixed[suites]) / len(exchanges) * 1000 if exchanges else 0.0
+                    after_fixed = (run.cpu - fixed[suites]) / len(exchanges) * 1000 if exchanges else 0.0
                     row = (
                         f"{suites:<19} {latency:>4g} ms: wall {run.wall:6.2f} s | cp {cp.seconds:6.2f} s"
                         f" ({cp.exchanges} exchanges, wall/cp {run.wall / cp.seconds if cp.seconds else 0:4.1f})"
                         f" | net {_elapsed(exchanges):6.2f} s over {len(exchanges)} exchanges"
                         f" | harness CPU {run.cpu:5.2f} s = {per_exchange:4.1f} ms/exchange,"
-                        f" {marginal:4.1f} after {fixed[suites]:.2f} s fixed"
+                        f" {after_fixed:4.1f} after {fixed[suites]:.2f} s fixed"
                         f" | paced {waited:.1f} s | {run.report['verdict'].get('reason', '')}; {same}"
                     )
                     rows.append(row)
                     print(row, flush=True)
+                    if latency == 0 and not args.no_marginal:
+                        found = marginal(suites, base, stack.settings, Path(tmp) / f"{suites}-fleet", args.copies)
+                        differs = differs or not found.same or found.pairs != pairs
+                        rows.append(
+                            found.row(suites) + ("" if found.pairs == pairs else ", DIFFERENT from the plain run")
+                        )
+                        print(rows[-1], flush=True)
                     if latency > 0:
                         floors = ", ".join(f"{n}: {concurrent_floor(run.report, n):.2f} s" for n in CONCURRENCY)
                         print(f"{'':<19} {'':>7}  network floor with N checks at a time: {floors}", flush=True)

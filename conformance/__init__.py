@@ -23,6 +23,7 @@ from conformance.core._exceptions import (
 )
 
 if TYPE_CHECKING:
+    from conformance.core._early import early
     from conformance.core.rules import RULES, Level, Rule, alone, get_rule, rule
     from conformance.report.model import Status
     from conformance.verdict._hypothesis import hypothesis_profile
@@ -38,6 +39,7 @@ _LAZY = {
         ("Blocked", "Failure", "NeedsUnmet", "expect", "fail", "needs", "observe"), "conformance.verdict._verdicts"
     ),
     "Status": "conformance.report.model",
+    "early": "conformance.core._early",
     **dict.fromkeys(("RULES", "Level", "Rule", "alone", "get_rule", "rule"), "conformance.core.rules"),
 }
 
@@ -67,6 +69,7 @@ __all__ = [
     "UrlRefused",
     "__version__",
     "alone",
+    "early",
     "expect",
     "fail",
     "get_rule",

@@ -224,3 +224,22 @@ def test_nothing_narrates_what_it_replaced() -> None:
         for match in NARRATION.finditer(path.read_text(encoding="utf-8", errors="replace"))
     ]
     assert found == []
+
+
+# A merge left half done: git's conflict markers at the start of a line.
+CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)|^={7}$", re.MULTILINE)
+
+
+def test_no_file_holds_a_merge_conflict() -> None:
+    trees = ["conformance", "tests", "docs", "benchmarks", ".ci", ".github"]
+    suffixes = (".py", ".md", ".toml", ".js", ".json", ".yml", ".yaml", ".cfg", ".txt", ".html", "")
+    paths = [p for tree in trees for p in (ROOT / tree).rglob("*") if p.suffix in suffixes]
+    paths += [*ROOT.glob("*.md"), *ROOT.glob("*.toml"), ROOT / "run.py"]
+    found = [
+        f"{path.relative_to(ROOT)}:{source.count(chr(10), 0, match.start()) + 1}"
+        for path in paths
+        if "node_modules" not in path.parts and path.is_file() and path != Path(__file__)
+        for source in [path.read_text(encoding="utf-8", errors="replace")]
+        for match in CONFLICT.finditer(source)
+    ]
+    assert found == []

@@ -31,6 +31,8 @@ EXPECTED_IN_THE_MODULE = {
     "_split_scope",  # xdist's LoadScopeScheduling: a check's work unit
     "_inicache",  # pytest's Config: another plugin's ini default
     "_ssl",  # the ssl module's extension
+    "_fixtureinfo",  # pytest's Item: the fixture definitions resolved for a check (the shortcut "early-fixtures")
+    "_fixturemanager",  # pytest's Session: a fixture asked for from another's body (the same shortcut)
 }
 
 

@@ -21,7 +21,11 @@ outside this module):
       the MCP SDK's client modules imported without the ``mcp`` and ``mcp.client`` package ``__init__`` modules,
       which re-export the server side too; the reference tool server's server modules without the ``mcp`` and
       ``mcp.server`` ones, which import the client and the high-level server.
-
+  ``early-fixtures``
+      the fixture definitions pytest resolved for each check (``item._fixtureinfo``, and the fixture manager's
+      lookup for a fixture asked for from another's body), from which the run loop starts the work of fixtures
+      marked ``conformance.early`` ahead of their first user (``conformance/core/_early.py``); off, every fixture
+      is set up by its first user, as pytest does.
   ``tokenizer-backend``
       the reference platform sandbox's tokenizer, bpe-openai's Rust tokenizer (``bpe_openai._bindings``), loaded
       without the ``bpe_openai`` package ``__init__``, which builds every encoding's rank table in Python (a second
@@ -29,7 +33,8 @@ outside this module):
 
   ``CONFORMANCE_NO_SHORTCUTS=1`` turns all of them off (the kill switch: a new version of pytest, httpx or the MCP
   SDK that the detection below does not catch); a comma-separated list of names turns off those only. What each
-  saves is measured by ``benchmarks/startup.py`` (docs/performance.md).
+  saves is measured by ``benchmarks/startup.py`` (``tokenizer-backend``, a reference service's: by
+  ``benchmarks/named_costs.py``; docs/performance.md).
 
 - **Extension points**, which the harness needs for what it does and which their projects document nowhere
   public: the xdist scheduler's work unit (``LoadScopeScheduling._split_scope``, the hook xdist's own schedulers
@@ -53,7 +58,7 @@ import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -65,6 +70,7 @@ SHORTCUTS: dict[str, str] = {
     "hypothesis-rewrite": "pytest's assertion rewriter kept off Hypothesis",
     "hypothesis-summary": "Hypothesis' pytest plugin unregistered when it has nothing to say",
     "mcp-inits": "the MCP SDK's client or server modules without its package __init__ modules",
+    "early-fixtures": "session fixtures marked early started ahead of their first user",
     "tokenizer-backend": "bpe-openai's Rust tokenizer without the package __init__, which loads every encoding",
 }
 
@@ -311,6 +317,33 @@ def bpe_tokenizer(encoding: str) -> Any | None:
     return tokenizer if callable(getattr(tokenizer, "encode", None)) else None
 
 
+# -- early-fixtures -----------------------------------------------------------------------------------------------
+
+
+def fixture_definitions(item: Any) -> Mapping[str, Sequence[Any]]:
+    """The fixture definitions pytest resolved for a collected check, by name (each name's definitions, the one
+    that applies last); empty when the shortcut is off or pytest keeps them otherwise."""
+    if not enabled("early-fixtures"):
+        return {}
+    found = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", None)
+    return found if isinstance(found, Mapping) else {}
+
+
+def fixture_definition(item: Any, name: str) -> Any | None:
+    """The definition of fixture ``name`` that applies to a check which asks for it only from another fixture's
+    body (``request.getfixturevalue``); None when the shortcut is off or pytest has no such lookup."""
+    if not enabled("early-fixtures"):
+        return None
+    lookup = getattr(getattr(getattr(item, "session", None), "_fixturemanager", None), "getfixturedefs", None)
+    if not callable(lookup):
+        return None
+    try:
+        found = lookup(name, item)
+    except Exception:  # another shape of the lookup: no early start, never a crash
+        return None
+    return found[-1] if isinstance(found, Sequence) and found else None
+
+
 # -- extension points (not shortcuts: the kill switch leaves them on) ---------------------------------------------
 
 
@@ -354,6 +387,8 @@ __all__ = [
     "bpe_tokenizer",
     "drop_idle_hypothesis_summary",
     "enabled",
+    "fixture_definition",
+    "fixture_definitions",
     "import_httpx",
     "import_mcp_client",
     "import_mcp_server",

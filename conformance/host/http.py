@@ -12,6 +12,7 @@ import ipaddress
 import os
 import socket
 import ssl
+import threading
 import time
 import urllib.request
 import zlib
@@ -404,6 +405,7 @@ class HostHTTP:
         # and consent pages, front-channel redirects), with its own cookie jar. ``user_agent``: this is the browser.
         self.is_browser = user_agent
         self._browser: HostHTTP | None = None
+        self._browser_lock = threading.Lock()  # checks running at once may each be first to need the browser
         self._sibling: dict[str, Any] = {
             "connect_timeout": connect_timeout,
             "read_timeout": read_timeout,
@@ -450,7 +452,9 @@ class HostHTTP:
         if self.is_browser:
             return self
         if self._browser is None:
-            self._browser = HostHTTP(**self._sibling, user_agent=True)
+            with self._browser_lock:
+                if self._browser is None:
+                    self._browser = HostHTTP(**self._sibling, user_agent=True)
         return self._browser
 
     @classmethod

@@ -89,20 +89,36 @@ def _canonical(node: dict[str, Any]) -> dict[str, Any]:
     return canonical
 
 
+# The metaschema verdicts of nodes, shared by every checker of the process: a run judges the same listing once per
+# account, MCP era and named target, and a node's verdict depends on its dialect and content only. Bounded by the
+# characters of its keys; past that, each checker's own memo still spares its listing a second check of a node.
+_SHARED_VERDICTS: dict[tuple[type[Validator], str], str | None] = {}
+_SHARED_CHARS = 2_000_000
+_shared_chars = 0
+_METASCHEMAS: dict[type[Validator], Validator] = {}  # a dialect's metaschema validator, built once
+
+
+def _share(cls: type[Validator], key: str, verdict: str | None) -> None:
+    global _shared_chars
+    if _shared_chars + len(key) <= _SHARED_CHARS:  # (racing threads may add a key twice: the bound stays near)
+        _shared_chars += len(key)
+        _SHARED_VERDICTS[(cls, key)] = verdict
+
+
 class SchemaChecker:
     """Validity of JSON Schema documents, honouring ``$schema`` (Draft 2020-12 when absent).
 
     Checking a whole schema against the 2020-12 metaschema is slow (``$dynamicRef`` across vocabularies), and a
     target may declare thousands of tools whose schemas share most of their parts. So a schema is checked node by
     node: each object node is validated *shallowly* (its subschemas replaced by ``{}``, which every draft accepts
-    as a schema) and the verdict is memoized by the node's canonical JSON; then each subschema is checked the
-    same way. Metaschema keywords constrain a node and the shape of its containers, never the content of a
-    subschema from outside, so the verdict equals a whole-document check (the tests compare both).
+    as a schema) and the verdict is memoized by the node's canonical JSON (for the whole process); then each
+    subschema is checked the same way. Metaschema keywords constrain a node and the shape of its containers, never
+    the content of a subschema from outside, so the verdict equals a whole-document check (the tests compare both).
     """
 
     def __init__(self, default: type[Validator] = Draft202012Validator) -> None:
         self.default = default
-        self._meta: dict[type[Validator], Validator] = {}
+        self._meta = _METASCHEMAS
         self._verdicts: dict[tuple[type[Validator], str], str | None] = {}
 
     def dialect(self, schema: Mapping[str, Any]) -> type[Validator] | str:
@@ -131,8 +147,10 @@ class SchemaChecker:
             key: str | None = json.dumps(node, sort_keys=True, separators=(",", ":"))
         except (TypeError, ValueError):
             key = None
-        if key is not None and (cls, key) in self._verdicts:
-            return self._verdicts[(cls, key)]
+        if key is not None:
+            for memo in (self._verdicts, _SHARED_VERDICTS):
+                if (cls, key) in memo:
+                    return memo[(cls, key)]
         error = best_match(self._metaschema(cls).iter_errors(node))
         verdict = None
         if error is not None:
@@ -140,6 +158,7 @@ class SchemaChecker:
             verdict = f"{at}\0{error.message[:_MESSAGE_CHARS]}"
         if key is not None:
             self._verdicts[(cls, key)] = verdict
+            _share(cls, key, verdict)
         return verdict
 
     def _first_error(self, cls: type[Validator], node: Any, path: str) -> str | None:

@@ -22,29 +22,37 @@ A check runs with nothing else in flight (every earlier body has ended and been 
 - it is async (its event loop is a fixture of its own) or no bundled check at all (it decides no rule of
   :data:`OVERLAPPING_SUITES`).
 
-A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client with them),
-also wait for every body in flight. A body never sets up a fixture (a harness error says to mark the check alone);
-what it prints is its check's captured output; source is parsed one thread at a time while bodies overlap. Under
-xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
+A check alone among a group waits for its turn on its own thread, so the main thread goes on setting up the checks
+after it. A session fixture marked :func:`conformance.early` that a check not yet set up uses is started on a thread
+of its own as soon as every fixture it takes is set up (:class:`EarlyStarts`); its first user's set-up takes its
+outcome and its evidence (``conformance/core/_early.py``); nothing else runs beside a check marked alone, early work
+included. A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client
+with them), also wait for every body in flight and every early work. A body never sets up a fixture (a harness
+error says to mark the check alone); what it prints or logs (its cases' threads included) is its check's captured
+output; source is parsed one thread at
+a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import functools
 import inspect
+import logging
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from conformance.core import _budget, _context
+from conformance.core import _budget, _context, _early
+from conformance.core._shortcuts import fixture_definition, fixture_definitions
 from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of
 from conformance.pytest._outcomes import STARTED, fleet_target_of
 from conformance.pytest._session import SESSION_KEY
@@ -54,9 +62,6 @@ from conformance.pytest._session import SESSION_KEY
 # its own (campaigns, uploads), its requests passing the run's one pacer. In every suite, the checks that change or
 # read what others rely on (a rate-limit window, a usage counter, a list read before and after) are marked alone.
 OVERLAPPING_SUITES = frozenset({"auth", "profile", "platform", "campaigns", "compression"})
-
-
-_body = threading.local()  # on a body's thread: the check it runs, and what it printed
 
 
 class BodyOutput:
@@ -70,10 +75,10 @@ class BodyOutput:
         self._name = name
 
     def write(self, text: str) -> int:
-        kept = getattr(_body, self._name, None)
-        if kept is None:
+        check = _running.get()
+        if check is None:
             return int(self._inner.write(text) or 0)
-        kept.append(text)
+        check.printed[self._name].append(text)
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -81,7 +86,7 @@ class BodyOutput:
             self.write(line)
 
     def flush(self) -> None:
-        if getattr(_body, self._name, None) is None:
+        if _running.get() is None:
             self._inner.flush()
 
     def __getattr__(self, name: str) -> Any:
@@ -102,11 +107,50 @@ class BodyOutput:
                 setattr(sys, name, stream._inner)
 
 
+class BodyLogs(logging.Handler):
+    """The log records of a body while bodies overlap: kept for its check (the "log" section of its call, formatted
+    and levelled as pytest captures a check's), and kept out of what pytest captures meanwhile for the check the main
+    thread sets up. pytest captures a phase's records with handlers on the root logger, which see every thread's."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        plugin = config.pluginmanager.get_plugin("logging-plugin")
+        level = getattr(plugin, "log_level", None)
+        super().__init__(level if isinstance(level, int) else logging.NOTSET)
+        formatter = getattr(plugin, "formatter", None)
+        if isinstance(formatter, logging.Formatter):
+            self.setFormatter(formatter)
+        found = (getattr(plugin, "report_handler", None), getattr(plugin, "caplog_handler", None))
+        self.phase_handlers = [handler for handler in found if isinstance(handler, logging.Handler)]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        check = _running.get()
+        if check is not None:
+            check.logged.append(self.format(record))
+
+    @staticmethod
+    def not_from_a_body(record: logging.LogRecord) -> bool:
+        return _running.get() is None
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        root = logging.getLogger()
+        root.addHandler(self)
+        for handler in self.phase_handlers:
+            handler.addFilter(self.not_from_a_body)
+        try:
+            yield
+        finally:
+            root.removeHandler(self)
+            for handler in self.phase_handlers:
+                handler.removeFilter(self.not_from_a_body)
+
+
 def refuse_fixture_in_body(fixture: str) -> None:
     """A fixture set up from a body running beside others would race the main thread's set-ups (pytest's fixtures
     are set up one check at a time): a harness error naming the check to mark alone."""
-    item = getattr(_body, "item", None)
-    if item is not None:
+    check = _running.get()
+    if check is not None:
+        item = check.item
         raise RuntimeError(
             f"{item.nodeid} set up the fixture {fixture!r} from its body while other checks ran: "
             "a check that does so must be marked alone (conformance.alone)"
@@ -167,6 +211,101 @@ def overlapping_limit(config: pytest.Config) -> int:
     return limit if limit > 1 else 0
 
 
+class EarlyStarts:
+    """The fixtures marked :func:`conformance.early` that checks not yet set up use: each is started on its own
+    thread once every fixture it takes (and those its ``after`` names) is set up, if no check has set it up yet."""
+
+    def __init__(self, items: list[pytest.Item]) -> None:
+        self.waiting: dict[Any, tuple[int, pytest.Item]] = {}  # FixtureDef -> its first user (index, item)
+        self.started: dict[Any, _early.Started] = {}  # FixtureDef -> its work, started ahead of its first user
+        self.definitions: dict[int, dict[str, Any]] = {}  # per check (by id): the definitions of what it uses
+        for index, item in enumerate(items):
+            definitions = self.definitions[id(item)] = self.used_by(item)
+            for definition in definitions.values():
+                if definition.scope == "session" and _early.after_of(definition.func) is not None:
+                    self.waiting.setdefault(definition, (index, item))
+
+    @staticmethod
+    def used_by(item: pytest.Item) -> dict[str, Any]:
+        """The definitions of the fixtures ``item`` uses, by name: those it takes, and those its fixtures ask for
+        from their bodies (:func:`conformance.core._early.asks`) with what they take in turn."""
+        used = {name: found[-1] for name, found in fixture_definitions(item).items() if found}
+        pending = list(used.values())
+        while pending:
+            definition = pending.pop()
+            for name in (*_early.asks_of(definition.func), *definition.argnames):
+                if name not in used and name != "request":
+                    found = fixture_definition(item, name)
+                    if found is not None:
+                        used[name] = found
+                        pending.append(found)
+        return used
+
+    def start_ready(self, done: int) -> None:
+        """Start what is ready, once the checks up to index ``done`` are set up."""
+        for definition, (first, item) in list(self.waiting.items()):
+            if first <= done or definition.cached_result is not None:
+                del self.waiting[definition]  # set up the usual way already
+                continue
+            arguments = self.arguments(definition, self.definitions[id(item)], self.started)
+            if arguments is None:
+                continue
+            del self.waiting[definition]
+            budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
+            self.started[definition] = _early.start(
+                definition.func,
+                arguments,
+                rules=tuple(rules_of(item)),
+                budget_s=float(budget) if budget is not None else None,
+            )
+
+    @staticmethod
+    def arguments(
+        definition: Any, definitions: dict[str, Any], started: dict[Any, _early.Started]
+    ) -> dict[str, Any] | None:
+        """The fixture's arguments: the values of fixtures already set up, and early work already started (whose
+        value the new work waits for); None while one is neither, or one raised (pytest then raises it where the
+        fixture is set up)."""
+
+        def available(name: str) -> Callable[[], Any] | _early.Started | None:
+            found = definitions.get(name)
+            if found is None or found.scope != "session":
+                return None
+            result = found.cached_result
+            if result is None:
+                return started.get(found)
+            if result[2] is not None:
+                error: BaseException = result[2][0]
+                return functools.partial(_raise, error)
+            return functools.partial(_return, result[0])
+
+        arguments: dict[str, Any] = {}
+        for name in definition.argnames:
+            if name == "request":
+                continue
+            found = available(name)
+            if found is None or (isinstance(found, functools.partial) and found.func is _raise):
+                return None
+            arguments[name] = found if isinstance(found, _early.Started) else found()
+        later: dict[str, Callable[[], Any]] = {}
+        for name in _early.after_of(definition.func) or ():
+            found = available(name)
+            if found is None:
+                return None
+            later[name] = found.value if isinstance(found, _early.Started) else found
+        if "request" in definition.argnames:
+            arguments["request"] = _early.SetUp(later)
+        return arguments
+
+
+def _return(value: Any) -> Any:
+    return value
+
+
+def _raise(error: BaseException) -> Any:
+    raise error
+
+
 @dataclass
 class _Check:
     """A check whose body runs (or ran) on a thread; reported once it has ended and every earlier one is."""
@@ -179,6 +318,13 @@ class _Check:
     ended: threading.Event = field(default_factory=threading.Event)
     group: str | None = None
     printed: dict[str, list[str]] = field(default_factory=lambda: {"stdout": [], "stderr": []})
+    logged: list[str] = field(default_factory=list)
+
+
+# The check whose body this thread or task runs (None on the main thread and the harness's servers): what it prints
+# and logs is kept for that check. A context variable, so that a body's cases run at once (conformance.host.fanout)
+# are the body's too.
+_running: contextvars.ContextVar[_Check | None] = contextvars.ContextVar("conformance_body", default=None)
 
 
 class OverlappingLoop:
@@ -188,41 +334,48 @@ class OverlappingLoop:
         self.session = session
         self.limit = limit
         self.checks: deque[_Check] = deque()  # started, not yet reported, in collection order
-        self.in_flight = 0
-        self.groups: list[str] = []  # the groups of the bodies in flight (alone among each other)
+        self.in_flight = 0  # bodies running
+        self.unfinished = 0  # bodies started and not ended: running, or waiting for their group
+        self.groups: list[str] = []  # the groups of the bodies running (alone among each other)
+        self.queued: dict[str, deque[_Check]] = {}  # per group, its bodies waiting for it, in collection order
         self.changed = threading.Condition()
         self.fleet_target: str | None = None
 
     # -- the loop ------------------------------------------------------------------------------------------------
 
     def run(self) -> None:
-        with one_parse_at_a_time():
+        with one_parse_at_a_time(), BodyLogs(self.session.config).installed():
             self.run_items(self.session.items)
 
     def run_items(self, items: list[pytest.Item]) -> None:
+        early = EarlyStarts(items)
         try:
             for index, item in enumerate(items):
                 nextitem = items[index + 1] if index + 1 < len(items) else None
                 if fleet_target_of(item) != self.fleet_target:
-                    self.drain()  # the session's fixtures of the previous named target are torn down next
+                    self.drain(settle=True)  # the previous named target's session fixtures are torn down next
                     self.fleet_target = fleet_target_of(item)
                 if may_overlap(item):
-                    self.wait_for_room(alone_group(item))
+                    if alone_group(item) is None:  # a body alone among a group waits on its own thread
+                        self.wait_for_room()
                     self.start(item, nextitem)
                 else:
                     self.drain()
+                    _early.wait_all()  # nothing else in flight: early fixture work included
                     item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                early.start_ready(index)
                 self.report_ended()
                 self.raise_if_stopping()
-            self.drain()
+            self.drain(settle=True)
         finally:
+            _early.settle(wait=False)  # what ended normally has settled already; an interrupted run waits no more
             self.report_ended()  # interrupted: what has ended is still reported
             _context.end()
 
     def raise_if_stopping(self) -> None:
         session = self.session
         if session.shouldfail or session.shouldstop:
-            self.drain()
+            self.drain(settle=True)
             if session.shouldfail:
                 raise session.Failed(session.shouldfail)
             raise session.Interrupted(session.shouldstop)
@@ -241,9 +394,11 @@ class OverlappingLoop:
         self.checks.append(check)
         if check.setup.passed:
             with self.changed:
-                self.in_flight += 1
-                if check.group is not None:
-                    self.groups.append(check.group)
+                self.unfinished += 1
+                if check.group is None:
+                    self.in_flight += 1
+                else:
+                    self.queued.setdefault(check.group, deque()).append(check)
             context = _context.lane_context(record)
             thread = threading.Thread(
                 target=context.run, args=(self.body, check), name=f"conformance-check-{item.name}", daemon=True
@@ -252,7 +407,7 @@ class OverlappingLoop:
         else:
             check.ended.set()
         if nextitem is None or self.session.shouldfail or self.session.shouldstop:
-            self.drain(but=check)  # the session's fixtures are torn down now: nothing may still use them
+            self.drain(but=check, settle=True)  # the session's fixtures are torn down now: nothing may use them
             check.ended.wait()
             nextitem = None
         check.teardown = pytest.CallInfo.from_call(
@@ -261,17 +416,34 @@ class OverlappingLoop:
         self.reraise(setup_call, check.teardown)
 
     def body(self, check: _Check) -> None:
-        _body.item = check.item
-        _body.stdout, _body.stderr = check.printed["stdout"], check.printed["stderr"]
+        _running.set(check)  # in the body's own context: its fan-out's threads and tasks inherit it
         try:
+            if check.group is not None:
+                self.join_group(check, check.group)
             check.call = pytest.CallInfo.from_call(check.item.runtest, when="call", reraise=())
         finally:
             with self.changed:
                 self.in_flight -= 1
+                self.unfinished -= 1
                 if check.group is not None:
                     self.groups.remove(check.group)
                 check.ended.set()
                 self.changed.notify_all()
+
+    def join_group(self, check: _Check, group: str) -> None:
+        """Wait, on the body's own thread, until no body of its group runs, the earlier ones of the group have
+        started, and there is room: the main thread goes on setting up the next checks meanwhile."""
+        queue, began = self.queued[group], time.monotonic()
+        with self.changed:
+            self.changed.wait_for(
+                lambda: queue[0] is check and group not in self.groups and self.in_flight < self.limit
+            )
+            queue.popleft()
+            self.groups.append(group)
+            self.in_flight += 1
+            self.changed.notify_all()
+        if check.record.deadline is not None:  # its time budget is for its own work, not for its turn
+            check.record.deadline += time.monotonic() - began
 
     @staticmethod
     def reraise(*calls: pytest.CallInfo[None] | None) -> None:
@@ -283,14 +455,17 @@ class OverlappingLoop:
 
     # -- waiting and reporting -----------------------------------------------------------------------------------
 
-    def wait_for_room(self, group: str | None) -> None:
+    def wait_for_room(self) -> None:
         with self.changed:
-            self.changed.wait_for(lambda: self.in_flight < self.limit and (group is None or group not in self.groups))
+            self.changed.wait_for(lambda: self.in_flight < self.limit)
 
-    def drain(self, but: _Check | None = None) -> None:
-        """Wait until every body in flight (``but`` that one) has ended, and report them."""
+    def drain(self, but: _Check | None = None, *, settle: bool = False) -> None:
+        """Wait until every body in flight (``but`` that one) has ended, and report them; ``settle``: and every early
+        fixture work, whose fixtures are torn down next."""
         with self.changed:
-            self.changed.wait_for(lambda: self.in_flight == (0 if but is None or but.ended.is_set() else 1))
+            self.changed.wait_for(lambda: self.unfinished == (0 if but is None or but.ended.is_set() else 1))
+        if settle:
+            _early.settle()
         if but is None:
             self.report_ended()
 
@@ -311,6 +486,8 @@ class OverlappingLoop:
                 getattr(sys, name).write(text)
             else:
                 check.item.add_report_section("call", name, text)
+        if check.logged:
+            check.item.add_report_section("call", "log", "\n".join(check.logged))
 
     def report(self, check: _Check) -> None:
         item, ihook = check.item, check.item.ihook

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from conformance import early
 from conformance.config import Settings, Target
 from conformance.verdict._verdicts import NeedsUnmet, needs
 
@@ -195,6 +196,7 @@ def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
 
 
 @pytest.fixture(scope="session")
+@early()
 def linked_account_2(linker: Linker, linked_account: LinkedAccount) -> LinkedAccount:
     # Account 2 only once account 1 linked: a broken flow blocks both by the same rule.
     linker.credentials(2)
@@ -219,6 +221,7 @@ def link_account(linker: Linker, linked_account: LinkedAccount) -> Callable[...,
 
 
 @pytest.fixture(scope="session")
+@early(after=("linked_account",))
 def listing(
     host_http: HostHTTP, tool_server_target: Target, conformance_settings: Settings, request: pytest.FixtureRequest
 ) -> Listing:

@@ -555,3 +555,46 @@ def test_describe_cuts_long_lists() -> None:
     problems = [Problem("AUTH-TOOL-01", f"tools[{i}]", "bad") for i in range(25)]
     text = describe(problems, limit=2)
     assert text == "tools[0]: bad; tools[1]: bad; … and 23 more"
+
+
+def _metaschema_checks(checker: SchemaChecker, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The nodes ``checker`` validates against a metaschema from now on (each one it did not find memoized)."""
+    checked: list[Any] = []
+    real = checker._metaschema
+
+    class Counting:
+        def __init__(self, cls: Any) -> None:
+            self.meta = real(cls)
+
+        def iter_errors(self, node: Any) -> Any:
+            checked.append(node)
+            return self.meta.iter_errors(node)
+
+    monkeypatch.setattr(checker, "_metaschema", Counting)
+    return checked
+
+
+def test_checkers_share_node_verdicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.judges.declarations as declarations
+
+    monkeypatch.setattr(declarations, "_SHARED_VERDICTS", {})
+    monkeypatch.setattr(declarations, "_shared_chars", 0)  # (however much the tests before shared)
+    schema = {"type": "object", "properties": {"q": {"type": "strung"}, "n": {"type": "integer", "minimum": 0}}}
+    first = SchemaChecker().problems(schema)
+    second = SchemaChecker()
+    checked = _metaschema_checks(second, monkeypatch)
+    assert second.problems(schema) == first and first
+    assert checked == []  # every node's verdict came from the first checker's work
+
+
+def test_a_full_shared_memo_still_judges_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.judges.declarations as declarations
+
+    monkeypatch.setattr(declarations, "_SHARED_VERDICTS", {})
+    monkeypatch.setattr(declarations, "_SHARED_CHARS", 0)  # nothing more is shared
+    schema = {"type": "object", "properties": {"a": {"enum": "not-a-list"}}}
+    first = SchemaChecker().problems(schema)
+    second = SchemaChecker()
+    checked = _metaschema_checks(second, monkeypatch)
+    assert second.problems(schema) == first and first
+    assert checked  # judged again, to the same verdict

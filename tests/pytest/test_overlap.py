@@ -382,3 +382,224 @@ def test_a():
     )
     results, _ = run(pytester, body, "--concurrency", "3")
     assert results["AUTH-ASM-01"]["status"] == "passed", results["AUTH-ASM-01"]
+
+
+def test_a_body_waiting_for_its_group_lets_the_next_checks_start(pytester: pytest.Pytester) -> None:
+    """The second of a group waits for the first on its own thread: the main thread sets up the check after it,
+    whose body the first one waits for."""
+    body = """
+FREE = threading.Event()
+
+@alone("shares one grant with the other", among="grant")
+@rule("AUTH-ASM-01")
+def test_first():
+    assert FREE.wait(timeout=10), "the check after the group never started"
+
+@alone("shares one grant with the other", among="grant")
+@rule("AUTH-ASM-02")
+def test_second():
+    pass
+
+@rule("AUTH-ASM-03")
+def test_free():
+    FREE.set()
+"""
+    results, _ = run(pytester, body, "--concurrency", "4")
+    assert {rule: r["status"] for rule, r in results.items()} == dict.fromkeys(
+        ("AUTH-ASM-01", "AUTH-ASM-02", "AUTH-ASM-03"), "passed"
+    )
+
+
+EARLY = """
+from conformance import early, needs
+
+STARTED = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def slow(base):
+    STARTED.set()
+    observe("the early work ran")
+    return base + "+slow"
+
+@pytest.fixture(scope="session")
+@early()
+def lacking(base):
+    observe("the lacking work ran")
+    needs("a thing the target lacks", "--thing")
+
+@rule("AUTH-ASM-01")
+def test_first(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-02")
+def test_second(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-03")
+def test_user(slow):
+    assert slow == "base+slow"
+
+@rule("AUTH-ASM-04")
+def test_lacking(lacking):
+    pass
+"""
+
+
+def test_an_early_fixture_starts_once_what_it_takes_is_set_up(pytester: pytest.Pytester) -> None:
+    """With two bodies in flight (the limit) waiting for it, only work started before its user's set-up lets them
+    end; its user holds its evidence, and what it raised is its users' outcome."""
+    results, _ = run(pytester, EARLY, "--concurrency", "2")
+    assert {rule: r["status"] for rule, r in results.items()} == {
+        "AUTH-ASM-01": "passed",
+        "AUTH-ASM-02": "passed",
+        "AUTH-ASM-03": "passed",
+        "AUTH-ASM-04": "skipped",
+    }
+    assert "the early work ran" in str(results["AUTH-ASM-03"]["message"])
+    assert "the early work ran" not in str(results["AUTH-ASM-01"]["message"])
+    assert "a thing the target lacks" in str(results["AUTH-ASM-04"]["message"])
+
+
+def test_pytests_own_loop_sets_an_early_fixture_up_as_any_other(pytester: pytest.Pytester) -> None:
+    results, _ = run(pytester, EARLY.replace("timeout=10", "timeout=0.5"), "--concurrency", "1")
+    assert results["AUTH-ASM-01"]["status"] == "failed"  # nothing started it before its user
+    assert results["AUTH-ASM-03"]["status"] == "passed"
+    assert "the early work ran" in str(results["AUTH-ASM-03"]["message"])
+    assert results["AUTH-ASM-04"]["status"] == "skipped"
+
+
+ASKED = """
+from conformance import early
+from conformance.core._early import asks
+
+STARTED = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def hidden(base):
+    STARTED.set()
+    return "hidden"
+
+@pytest.fixture(scope="session")
+@asks("hidden")
+def hidden_or_none(request):
+    return request.getfixturevalue("hidden")
+
+@rule("AUTH-ASM-01")
+def test_first(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-02")
+def test_second(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-03")
+def test_user(hidden_or_none):
+    assert hidden_or_none == "hidden"
+"""
+
+
+def test_an_early_fixture_asked_for_from_another_fixtures_body_starts_early(pytester: pytest.Pytester) -> None:
+    results, _ = run(pytester, ASKED, "--concurrency", "2")
+    assert {r["status"] for r in results.values()} == {"passed"}
+
+
+def test_without_the_shortcut_early_fixtures_wait_for_their_users(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONFORMANCE_NO_SHORTCUTS", "early-fixtures")
+    results, _ = run(pytester, ASKED.replace("timeout=10", "timeout=0.5"), "--concurrency", "2")
+    assert results["AUTH-ASM-01"]["status"] == "failed"  # nothing started it ahead
+    assert results["AUTH-ASM-03"]["status"] == "passed"
+
+
+def test_a_body_logs_into_its_own_checks_capture(pytester: pytest.Pytester) -> None:
+    """A body's log records (its fan-out's included) are its check's captured log, never that of the check whose
+    set-up the main thread runs meanwhile (pytest captures a phase's records with handlers that see every thread)."""
+    body = """
+import logging
+from conformance import fail
+from conformance.host import fanout
+
+LOGGED = threading.Event()
+
+@pytest.fixture(scope="session")
+def waits_for_the_log():
+    assert LOGGED.wait(timeout=10)
+
+@rule("AUTH-ASM-01")
+def test_logs():
+    logging.getLogger("target").warning("record-of-the-body")
+    fanout.each([1, 2], lambda n: logging.getLogger("target").warning("record-of-case-%d", n), limit=2)
+    LOGGED.set()
+    fail("see the captured log")
+
+@rule("AUTH-ASM-02")
+def test_set_up_meanwhile(waits_for_the_log):
+    fail("nothing logged here")
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA", "--log-level", "INFO")
+    assert {r["status"] for r in results.values()} == {"failed"}
+    output = "\n".join(checks.outlines)
+    sections = output.split("_ test_set_up_meanwhile _")
+    assert len(sections) == 2, output
+    logs, meanwhile = sections[0].split("_ test_logs _")[-1], sections[1].split("short test summary")[0]
+    for record in ("record-of-the-body", "record-of-case-1", "record-of-case-2"):
+        assert record in logs, output
+        assert record not in meanwhile, output
+
+
+def test_early_work_may_take_the_value_of_early_work_started_before(pytester: pytest.Pytester) -> None:
+    """A chain of early fixtures starts ahead of all their users; each user holds only its own fixture's evidence."""
+    body = """
+from conformance import early
+
+STARTED = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def first(base):
+    observe("first's work")
+    return base + "+first"
+
+@pytest.fixture(scope="session")
+@early()
+def second(first):
+    STARTED.set()
+    observe("second's work")
+    return first + "+second"
+
+@rule("AUTH-ASM-01")
+def test_a(base):
+    assert STARTED.wait(timeout=10), "the chain waited for its users' set-ups"
+
+@rule("AUTH-ASM-02")
+def test_b(base):
+    assert STARTED.wait(timeout=10), "the chain waited for its users' set-ups"
+
+@rule("AUTH-ASM-03")
+def test_first_user(first):
+    assert first == "base+first"
+
+@rule("AUTH-ASM-04")
+def test_second_user(second):
+    assert second == "base+first+second"
+"""
+    results, _ = run(pytester, body, "--concurrency", "2")
+    assert {r["status"] for r in results.values()} == {"passed"}
+    assert "first's work" in str(results["AUTH-ASM-03"]["message"])
+    assert "second's work" not in str(results["AUTH-ASM-03"]["message"])
+    assert "second's work" in str(results["AUTH-ASM-04"]["message"])

@@ -448,6 +448,7 @@ def linker():
         request=lambda: None,
         code=lambda request: Attempt.accepted,
         host=SimpleNamespace(tokens=Tokens(), client=client),
+        concurrency=2,  # its cases at once, as a host's linker runs them
     )
 
 @pytest.fixture(scope="session")

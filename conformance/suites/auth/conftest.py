@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import Blocked, NeedsUnmet
+from conformance import Blocked, NeedsUnmet, early
+from conformance.core._early import asks
 from conformance.suites._linking import FlowAttempt, Linker
 from conformance.suites._order import TOOL_SERVER_JUDGED_LAST, TOOL_SERVER_SUITES, alone_after_the_rest
 from conformance.suites.auth.client import Declined
@@ -13,6 +14,7 @@ from conformance.suites.fixtures import value_or_need
 
 
 @pytest.fixture(scope="session")
+@early()
 def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
     """The user declines consent (AUTH-ISS-02/03): the error response, parsed."""
     if first_link.callback is None:
@@ -21,6 +23,7 @@ def declined(linker: Linker, first_link: FlowAttempt) -> Declined:
 
 
 @pytest.fixture(scope="session")
+@asks("declined")
 def declined_or_need(request: pytest.FixtureRequest) -> Declined | NeedsUnmet:
     """The declined consent, or what it needs (a check with other cases tries those without it)."""
     found: Declined | NeedsUnmet = value_or_need(request, "declined")

@@ -15,7 +15,7 @@ from typing import Any
 import jwt
 import pytest
 
-from conformance import Blocked, alone, expect, fail, needs, observe, rule
+from conformance import Blocked, alone, early, expect, fail, needs, observe, rule
 from conformance.config import Settings
 from conformance.host.forge import alg_none, hmac_with_public_key, strip_signature, tamper_payload
 from conformance.host.http import HostHTTP
@@ -102,6 +102,7 @@ class AssertionProbe:
 
 
 @pytest.fixture(scope="session")
+@early()
 def assertion_probe(linker: Linker, first_link: FlowAttempt) -> AssertionProbe:
     client = require_cimd(linker.host)
     if client.auth_method != "private_key_jwt":

@@ -312,52 +312,85 @@ def _replay_problem(again: TokenResult, how: str) -> str | None:
     return None
 
 
+Judgement = Callable[[], None]  # a case's verdict on the attack run, given once its exchanges are done
+
+
 @rule("AUTH-FLOW-06")
 def test_code_works_once(linker: Linker, linked_account: LinkedAccount) -> None:
     run = AttackRun.of("AUTH-FLOW-06")
-    tokens = linker.host.tokens
-    attempt = linker.attempt()
-    first = attempt.require()
-    assert attempt.accepted is not None
-    with run.attempt(SAME_CASE):
-        problem = _replay_problem(tokens.exchange(attempt.request, attempt.accepted), SAME_CASE)
-        if problem:
-            fail(problem)
-    if first.refresh_token:  # RFC 6749 §4.1.2: SHOULD revoke what the code granted; observed, not judged
-        linker.http.redactor.add_secret(first.refresh_token)
-        after = tokens.refresh(first.refresh_token)
-        observe(
-            "after the replay, the first exchange's refresh token "
-            + ("still works (RFC 6749 §4.1.2: SHOULD be revoked)" if after.ok else f"is refused ({after.describe()})")
-        )
     client = linker.host.client
     usable = client.decision.intersection if client.decision is not None else (client.auth_method,)
+    cases: dict[str, Callable[[], Judgement]] = {SAME_CASE: partial(_same_code_twice, linker, run)}
     for case, (method, replay) in CROSS_AUTH.items():
         if method not in usable or replay not in usable:
             run.inapplicable(case, f"the host's client authenticates only with {list(usable)}")
             continue
-        request = linker.request()
-        accepted = linker.code(request)
-        verifier = request.pkce.verifier if request.pkce else None
-        # If the AS does not take this client authentication for this client, the replay has nothing to replay.
-        exchange = partial(tokens.exchange_code, accepted.code or "", verifier, request.redirect_uri, request.resource)
-        refused = f"the first exchange ({method}) was refused: {{}}"
-        _judge_replay(run, case, partial(exchange, method=method), refused, partial(exchange, method=replay))
-    _replay_after_refresh(linker, run)
-    _concurrent_exchanges(linker, run)
+        cases[case] = partial(_cross_auth_replay, linker, run, case, method, replay)
+    cases[AFTER_REFRESH_CASE] = partial(_replay_after_refresh, linker, run)
+    cases[CONCURRENT_CASE] = partial(_concurrent_exchanges, linker, run)
+    # Each case is an authorization of its own: they run at once, each one's exchanges filed under it, and are
+    # judged in the table's order once all are done.
+    for judge in fanout.each(list(cases), lambda case: cases[case](), limit=linker.concurrency, case=str):
+        judge()
     run.conclude()
 
 
-def _replay_after_refresh(linker: Linker, run: AttackRun) -> None:
+def _same_code_twice(linker: Linker, run: AttackRun) -> Judgement:
+    tokens = linker.host.tokens
+    attempt = linker.attempt()
+    first = attempt.require()
+    assert attempt.accepted is not None
+    try:
+        again: TokenResult | TargetUnreachable = tokens.exchange(attempt.request, attempt.accepted)
+    except TargetUnreachable as exc:
+        again = exc
+    after = None
+    if first.refresh_token and not isinstance(again, TargetUnreachable):
+        # RFC 6749 §4.1.2: the AS SHOULD revoke what the code granted; observed, not judged
+        linker.http.redactor.add_secret(first.refresh_token)
+        after = tokens.refresh(first.refresh_token)
+
+    def judge() -> None:
+        with run.attempt(SAME_CASE):
+            if isinstance(again, TargetUnreachable):
+                raise again
+            problem = _replay_problem(again, SAME_CASE)
+            if problem:
+                fail(problem)
+        if after is not None:
+            observe(
+                "after the replay, the first exchange's refresh token "
+                + (
+                    "still works (RFC 6749 §4.1.2: SHOULD be revoked)"
+                    if after.ok
+                    else f"is refused ({after.describe()})"
+                )
+            )
+
+    return judge
+
+
+def _cross_auth_replay(linker: Linker, run: AttackRun, case: str, method: str, replay: str) -> Judgement:
+    request = linker.request()
+    accepted = linker.code(request)
+    verifier = request.pkce.verifier if request.pkce else None
+    # If the AS does not take this client authentication for this client, the replay has nothing to replay.
+    exchange = partial(
+        linker.host.tokens.exchange_code, accepted.code or "", verifier, request.redirect_uri, request.resource
+    )
+    refused = f"the first exchange ({method}) was refused: {{}}"
+    return _replay(run, case, partial(exchange, method=method), refused, partial(exchange, method=replay))
+
+
+def _replay_after_refresh(linker: Linker, run: AttackRun) -> Judgement:
     attempt = linker.attempt()
     first = attempt.require()
     assert attempt.accepted is not None
     if not first.refresh_token:
-        run.inapplicable(AFTER_REFRESH_CASE, "the token response carries no refresh token")
-        return
+        return partial(run.inapplicable, AFTER_REFRESH_CASE, "the token response carries no refresh token")
     linker.http.redactor.add_secret(first.refresh_token)
     accepted, refresh_token = attempt.accepted, first.refresh_token
-    _judge_replay(
+    return _replay(
         run,
         AFTER_REFRESH_CASE,
         lambda: linker.host.tokens.refresh(refresh_token),
@@ -366,37 +399,38 @@ def _replay_after_refresh(linker: Linker, run: AttackRun) -> None:
     )
 
 
-def _judge_replay(
+def _replay(
     run: AttackRun,
     case: str,
     first: Callable[[], TokenResult],
     first_refused: str,
     replay: Callable[[], TokenResult],
-) -> None:
+) -> Judgement:
     """One replay case: the legitimate ``first`` use must succeed (else the case is not tried, or unreached when the
     AS cannot be reached; ``first_refused`` says why, ``{}`` the refused answer), then ``replay`` of the same code
-    must be refused."""
+    must be refused. The exchanges are made now, the verdict is given when the judgement runs."""
     try:
         used = first()
     except TargetUnreachable as exc:
-        run.unreached(case, str(exc))
-        return
+        return partial(run.unreached, case, str(exc))
     if not used.ok:
-        run.not_tried(case, first_refused.format(used.describe()))
-        return
+        return partial(run.not_tried, case, first_refused.format(used.describe()))
     try:
         again = replay()
     except TargetUnreachable as exc:
-        run.unreached(case, str(exc))
-        return
+        return partial(run.unreached, case, str(exc))
     if _client_refused(again):
         # Refused for how the client authenticated, not for the code's reuse: that proves nothing of single use.
-        run.not_tried(case, f"the replay was refused for its client authentication ({again.describe()}), not the code")
-        return
-    with run.attempt(case):
-        problem = _replay_problem(again, case)
-        if problem:
-            fail(problem)
+        why = f"the replay was refused for its client authentication ({again.describe()}), not the code"
+        return partial(run.not_tried, case, why)
+
+    def judge() -> None:
+        with run.attempt(case):
+            problem = _replay_problem(again, case)
+            if problem:
+                fail(problem)
+
+    return judge
 
 
 def _client_refused(result: TokenResult) -> bool:
@@ -404,18 +438,26 @@ def _client_refused(result: TokenResult) -> bool:
     return not result.ok and not result.access_token and result.error == "invalid_client"
 
 
-def _concurrent_exchanges(linker: Linker, run: AttackRun) -> None:
+def _concurrent_exchanges(linker: Linker, run: AttackRun) -> Judgement:
     """Both exchanges in flight at once: an AS that marks a code used after a slow write redeems it twice."""
     request = linker.request()
     accepted = linker.code(request)
-    with run.attempt(CONCURRENT_CASE), ThreadPoolExecutor(max_workers=2) as pool:
-        # Each exchange in a copy of this thread's context: both record into this check, whatever else runs.
-        contexts = [contextvars.copy_context() for _ in range(2)]
-        answers = list(pool.map(lambda c: c.run(linker.host.tokens.exchange, request, accepted), contexts))
-        granted = [a for a in answers if a.ok or a.access_token]
-        observe(f"{CONCURRENT_CASE}: " + ", ".join(a.describe() for a in answers))
-        if len(granted) > 1:
-            fail(f"{CONCURRENT_CASE}: both exchanges returned an access token")
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            # Each exchange in a copy of this thread's context: both record into this case, whatever else runs.
+            contexts = [contextvars.copy_context() for _ in range(2)]
+            answers = list(pool.map(lambda c: c.run(linker.host.tokens.exchange, request, accepted), contexts))
+    except TargetUnreachable as exc:
+        return partial(run.unreached, CONCURRENT_CASE, str(exc))
+
+    def judge() -> None:
+        with run.attempt(CONCURRENT_CASE):
+            granted = [a for a in answers if a.ok or a.access_token]
+            observe(f"{CONCURRENT_CASE}: " + ", ".join(a.describe() for a in answers))
+            if len(granted) > 1:
+                fail(f"{CONCURRENT_CASE}: both exchanges returned an access token")
+
+    return judge
 
 
 EXACT = "RFC 9700 §2.1, §4.1 (exact string matching); OAuth 2.1"

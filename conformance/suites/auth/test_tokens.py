@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, TargetError, expect, fail, needs, observe, rule
+from conformance import Blocked, TargetError, early, expect, fail, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.core import _budget
+from conformance.core._early import asks
 from conformance.host import TargetThrottled, fanout
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.challenge import Challenge
@@ -138,6 +139,7 @@ def run_attacks(probe: Probe, run: AttackRun, tokens: Mapping[str, str | None], 
 
 
 @pytest.fixture(scope="session")
+@early()
 def probe(
     host_http: HostHTTP,
     tool_server_target: Target,
@@ -159,12 +161,14 @@ def probe(
 
 
 @pytest.fixture(scope="session")
+@early()
 def control(probe: Probe, linked_account: LinkedAccount) -> CallOutcome | str:
     """The positive control: the linked account's valid token on the probe tool."""
     return probe.send(fresh_token(linked_account))
 
 
 @pytest.fixture(scope="session")
+@early()
 def accepted(control: CallOutcome | str, probe: Probe) -> Probe:
     """The probe, once the control passed; else every negative check is blocked by AUTH-TOK-01."""
     if isinstance(control, str) or control.refused_http or control.auth_error_result:
@@ -174,6 +178,7 @@ def accepted(control: CallOutcome | str, probe: Probe) -> Probe:
 
 
 @pytest.fixture(scope="session")
+@early()
 def harness_issuer(conformance_settings: Settings, host_http: HostHTTP, accepted: Probe) -> HarnessIssuer | None:
     """The test issuer the target trusts, proven by a valid harness-issued token; None when not configured."""
     issuer = load_issuer(conformance_settings, host_http)
@@ -190,6 +195,7 @@ def harness_issuer(conformance_settings: Settings, host_http: HostHTTP, accepted
 
 
 @pytest.fixture(scope="session")
+@asks("harness_issuer")
 def harness_issuer_or_none(request: pytest.FixtureRequest) -> HarnessIssuer | None:
     """The trusted test issuer when configured and trusted; None otherwise (cases needing it are not tried)."""
     try:

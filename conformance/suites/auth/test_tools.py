@@ -18,6 +18,7 @@ import pytest
 
 from conformance import Blocked, NeedsUnmet, TargetError, alone, expect, needs, observe, rule
 from conformance.config import Settings, Target
+from conformance.core._early import asks
 from conformance.host import TargetThrottled, fanout
 from conformance.host.discovery import discover_prm
 from conformance.host.http import HostHTTP
@@ -130,6 +131,7 @@ def empty_credentials(
 
 
 @pytest.fixture(scope="session")
+@asks("empty_credentials")
 def empty_credentials_or_need(request: pytest.FixtureRequest) -> dict[str, dict[str, CallOutcome | str]] | NeedsUnmet:
     """The empty-credential calls, or what they need (with no tool to judge, a check skips for that instead)."""
     found: dict[str, dict[str, CallOutcome | str]] | NeedsUnmet = value_or_need(request, "empty_credentials")

@@ -133,18 +133,21 @@ class RateLimitLedger:
             key.example = describe(response)[:70]
         if response.status_code == 503 and self.overloaded is None:
             self.overloaded = response
-        seen = f"{describe(response)[:70]}: "
+
+        def seen() -> str:  # the answer as an example shows it: made only for an example kept
+            return f"{describe(response)[:70]}: "
+
         found = rate_limit_problems(headers)
         if found and len(self.problems["RL-01"]) < EXAMPLES:
-            self.problems["RL-01"].append(seen + "; ".join(found))
+            self.problems["RL-01"].append(seen() + "; ".join(found))
         apart = project_header_problems(headers)
         if apart and len(self.project_apart) < EXAMPLES:
-            self.project_apart.append(seen + "; ".join(apart))
+            self.project_apart.append(seen() + "; ".join(apart))
         if response.request.url.path.endswith(TOKENS_PATH) and 200 <= response.status_code < 300:
             self.token_counts += 1
             missing = [name for name in TOKEN_COUNT_HEADERS if name not in headers]
             if missing and len(self.problems["RL-07"]) < EXAMPLES:
-                self.problems["RL-07"].append(seen + f"without {', '.join(missing)}")
+                self.problems["RL-07"].append(seen() + f"without {', '.join(missing)}")
 
 
 LEDGERS: dict[str, RateLimitLedger] = {}  # one per target: a fleet's targets may share a process

@@ -13,6 +13,7 @@ import pytest
 
 from conformance import Blocked, NeedsUnmet, needs, observe
 from conformance.config import Settings, Target
+from conformance.core._early import asks
 from conformance.host import TargetThrottled
 from conformance.host.http import HostHTTP
 from conformance.judges.declarations import MARKER_INVALID, profile_marker
@@ -77,6 +78,7 @@ def profile_2(
 
 
 @pytest.fixture(scope="session")
+@asks("profile_2")
 def profile_2_or_need(request: pytest.FixtureRequest) -> AccountProfile | NeedsUnmet:
     """Account 2's profile, or what it needs (a check with other cases tries those without it)."""
     found: AccountProfile | NeedsUnmet = value_or_need(request, "profile_2")

@@ -190,7 +190,7 @@ def test_the_other_identity_is_published_under_the_configured_origin(tls: dict[s
 
 
 def test_a_replay_refused_for_its_client_authentication_is_not_tried() -> None:
-    from conformance.suites.auth.test_flow import CROSS_AUTH, _judge_replay
+    from conformance.suites.auth.test_flow import CROSS_AUTH, _replay
 
     def answer(status: int, body: dict[str, Any]) -> TokenResult:
         return TokenResult(httpx.Response(status, json=body), body, "private_key_jwt")
@@ -199,10 +199,10 @@ def test_a_replay_refused_for_its_client_authentication_is_not_tried() -> None:
     case = next(iter(CROSS_AUTH))
     refused_client, refused_code = answer(401, {"error": "invalid_client"}), answer(400, {"error": "invalid_grant"})
     run = AttackRun.of("AUTH-FLOW-06")
-    _judge_replay(run, case, lambda: granted, "{}", lambda: refused_client)  # its authentication, not the reuse
+    _replay(run, case, lambda: granted, "{}", lambda: refused_client)()  # its authentication, not the reuse
     assert not run.tried and "client authentication" in run.untried[case]
     run = AttackRun.of("AUTH-FLOW-06")
-    _judge_replay(run, case, lambda: granted, "{}", lambda: refused_code)
+    _replay(run, case, lambda: granted, "{}", lambda: refused_code)()
     assert [a.case for a in run.tried] == [case] and not run.problems
 
 

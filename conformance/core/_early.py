@@ -1,0 +1,172 @@
+"""Session fixtures whose work may start early, on a thread of its own, while other checks run.
+
+While the bodies of checks overlap (``conformance/pytest/_overlap.py``), their fixtures are still set up one check
+at a time on the main thread: a fixture that waits on the target for seconds (a tool listing, another account's
+authorization) holds every later check's start back. A fixture function marked :func:`early` may instead be started
+by the run loop as soon as every fixture it takes (and those it names in ``after``) has its value, on a thread of
+its own; when pytest later sets it up for the first check that uses it, it takes that work's outcome:
+
+- the work records into a record of its own (a lane, with the rules and the time budget of that first check), and
+  its evidence, notes and run-wide steps are merged into that check's record when the fixture is set up: the same
+  check holds the same evidence as when the fixture ran there;
+- what the work raised (a ``Blocked``, a ``NeedsUnmet``) is raised by the fixture at that moment, and pytest caches
+  it for every later user as before;
+- a fixture nobody started runs as it always did (pytest's own loop never starts one).
+
+The work must be the harness's own: it may not set up other fixtures (``request`` stands for the fixtures already
+set up, see :class:`SetUp`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from conformance.core import _context
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EARLY_ATTRIBUTE = "conformance_early_after"
+ASKS_ATTRIBUTE = "conformance_asks"
+
+
+def early(*, after: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Mark a session fixture's function as work the run loop may start early (see the module's docstring).
+    ``after``: fixtures the work asks ``request`` for, which must be set up before it starts."""
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def fixture(*args: Any, **kwargs: Any) -> Any:
+            started = _take(fixture)
+            return started.outcome() if started is not None else function(*args, **kwargs)
+
+        setattr(fixture, EARLY_ATTRIBUTE, tuple(after))
+        fixture.__dict__["conformance_work"] = function
+        return fixture  # type: ignore[return-value]
+
+    return decorate
+
+
+def after_of(function: object) -> tuple[str, ...] | None:
+    """The ``after`` names of a function marked :func:`early`, None for any other."""
+    return getattr(function, EARLY_ATTRIBUTE, None)
+
+
+def asks(*names: str) -> Callable[[F], F]:
+    """Mark a fixture's function that sets up the fixtures ``names`` from its body (``request.getfixturevalue``,
+    e.g. to take the need one raises as its value): the run loop then knows that its users use them, and may start
+    those marked :func:`early` ahead."""
+
+    def decorate(function: F) -> F:
+        setattr(function, ASKS_ATTRIBUTE, names)
+        return function
+
+    return decorate
+
+
+def asks_of(function: object) -> tuple[str, ...]:
+    return tuple(getattr(function, ASKS_ATTRIBUTE, ()))
+
+
+class SetUp:
+    """``request`` for early work: the values of fixtures already set up (a fixture not among them is a harness
+    error, the work's ``after`` must name it)."""
+
+    def __init__(self, values: Mapping[str, Callable[[], Any]]) -> None:
+        self._values = values
+
+    def getfixturevalue(self, name: str) -> Any:
+        if name not in self._values:
+            raise RuntimeError(f"early fixture work asked for {name!r}, which its after=(...) does not name")
+        return self._values[name]()
+
+
+class Started:
+    """Early work running (or done) on its thread."""
+
+    def __init__(self, work: Callable[[], Any], rules: tuple[str, ...], budget_s: float | None) -> None:
+        self.lane = _context.CheckRecord(rules=rules)
+        if budget_s:
+            self.lane.deadline, self.lane.budget_s = time.monotonic() + budget_s, budget_s
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._merged = False
+        context: contextvars.Context = _context.lane_context(self.lane)
+        self._thread = threading.Thread(
+            target=context.run, args=(self._run, work), name="conformance-early-fixture", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, work: Callable[[], Any]) -> None:
+        try:
+            self._value = work()
+        except BaseException as exc:  # raised again where the fixture is set up
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def value(self) -> Any:
+        """The work's value or its exception, once it has ended, for other early work that takes it: its record
+        stays for the fixture's first user."""
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def outcome(self) -> Any:
+        """The work's value or its exception, once it has ended; its record merged into the running check's."""
+        self.wait()
+        if not self._merged:
+            self._merged = True
+            _context.merge_lane(self.lane)
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+_started: dict[object, Started] = {}
+_lock = threading.Lock()
+
+
+def start(function: object, arguments: Mapping[str, Any], *, rules: tuple[str, ...], budget_s: float | None) -> Started:
+    """Start the work of ``function`` (marked :func:`early`) with its fixtures' values (a :class:`Started` one: the
+    value of early work started before, waited for on the new work's thread): its fixture takes the outcome when it
+    is next set up."""
+    body = function.__dict__["conformance_work"]
+
+    def work() -> Any:
+        return body(**{name: v.value() if isinstance(v, Started) else v for name, v in arguments.items()})
+
+    started = Started(work, rules, budget_s)
+    with _lock:
+        _started[function] = started
+    return started
+
+
+def _take(function: object) -> Started | None:
+    with _lock:
+        return _started.pop(function, None)
+
+
+def settle(*, wait: bool = True) -> None:
+    """Wait for every started work that no fixture took (a run that stops early, a change of fleet target) and
+    forget it: the fixtures of what comes next start afresh. ``wait=False`` (an interrupted run): forget only."""
+    with _lock:
+        left = list(_started.values())
+        _started.clear()
+    for started in left if wait else ():
+        started.wait()
+
+
+def wait_all() -> None:
+    """Wait until every started work has ended (before a check that must run with nothing else in flight); what
+    they got stays for their fixtures to take."""
+    with _lock:
+        running = list(_started.values())
+    for started in running:
+        started.wait()
