@@ -121,3 +121,41 @@ def test_forked_runs_inherit_the_warmed_memos() -> None:
         process.join(10)
         if process.exitcode is None:
             process.kill()
+
+
+def report_preloaded(conn: Connection) -> None:
+    """In a forked process: whether the fork server had preloaded the project (_preload, and with it the package)."""
+    conn.send(
+        sorted(name for name in ("tests.matrix._preload", "conformance.suites.auth.test_tokens") if name in sys.modules)
+    )
+    conn.close()
+
+
+def test_the_fork_server_preloads_the_project_whatever_the_directory_it_is_started_from(tmp_path: Path) -> None:
+    """First used from another working directory (as from a pytester test), the fork server still preloads the
+    project; a fresh interpreter, so that this process's fork server is not the one started."""
+    script = f"""
+        import os, sys
+        from tests.matrix import harness
+        from tests.matrix.test_forked_services import report_preloaded
+        os.chdir({str(tmp_path)!r})
+        context = harness.fork_context()
+        receiver, sender = context.Pipe(duplex=False)
+        process = context.Process(target=report_preloaded, args=(sender,))
+        process.start()
+        sender.close()
+        print(receiver.recv() if receiver.poll(60) else "nothing sent")
+        process.join(10)
+        harness.stop_fork_server()
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "['conformance.suites.auth.test_tokens', 'tests.matrix._preload']", done.stderr[
+        -2000:
+    ]
