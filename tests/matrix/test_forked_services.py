@@ -94,6 +94,7 @@ def report_memos(conn: Connection) -> None:
 
     from hypothesis.internal.conjecture import providers
 
+    from conformance.report import html
     from conformance.suites.compression import images
     from tests.matrix._preload import IMAGES
 
@@ -102,6 +103,7 @@ def report_memos(conn: Connection) -> None:
         # Not warmed: Hypothesis' pool of constants filled before its plugin loads makes a run warn (_preload).
         "hypothesis": id(sys.modules["conformance.pytest.plugin"]) in providers._seen_modules,
         "images": images.image.cache_info().currsize == len(IMAGES),
+        "template": any(key[1] == "report.html.j2" for key, _ in html._environment().cache.items()),  # type: ignore[union-attr]
     }
     conn.send(memos)
     conn.close()
@@ -116,7 +118,7 @@ def test_forked_runs_inherit_the_warmed_memos() -> None:
     sender.close()
     try:
         assert receiver.poll(60), "the forked process sent nothing"
-        assert receiver.recv() == {"inspect": True, "hypothesis": False, "images": True}
+        assert receiver.recv() == {"inspect": True, "hypothesis": False, "images": True, "template": True}
     finally:
         process.join(10)
         if process.exitcode is None:
