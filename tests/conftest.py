@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import multiprocessing.forkserver  # imported with the session, as httpcore below: the fork server (tests/_forked.py)
+import multiprocessing.popen_forkserver
+import multiprocessing.resource_tracker  # noqa: F401
 import os
 import subprocess
 import sys
@@ -12,6 +15,8 @@ import httpcore2  # noqa: F401 - the same for the MCP SDK's httpx2
 import PIL.Image  # noqa: F401 - the same for Pillow's format registry
 import pytest
 
+import tests._forked  # noqa: F401 - the same for the fork server's context (tests/matrix/harness.py)
+
 pytest_plugins = ["pytester"]
 
 # httpx (and httpx2, the MCP SDK's fork) imports httpcore (httpcore2) lazily and caches its exception classes at
@@ -22,6 +27,10 @@ pytest_plugins = ["pytester"]
 # Pillow too:
 # the product loads it only when an image is judged, and a second PIL.Image registers no JPEG decoder
 # when a plugin module of the first copy stayed (a JPEG of tests/test_corpus.py then does not decode).
+# The fork server too: the pytester fixture itself drops, when its test ends, the modules first imported during the
+# test. Were multiprocessing's fork server modules and tests/matrix/harness.py first imported by a pytester test's
+# forked run, the next such test would start a fork server of its own (a new singleton), preloading everything again
+# (seconds of CPU per test) and leaving the previous one idle until the session ends.
 
 
 @pytest.fixture(scope="session")

@@ -11,12 +11,12 @@ Hypothesis' profile is registered on first use. Assertion rewriting was already 
 
 Then ``warm()``: work every run does once, the same in each, done here so that the forked runs inherit its result
 (found by profiling two runs in one process, ``benchmarks/matrix_run_cost.py``): inspect's table of module files
-(in each run where a check fails: pytest's traceback walks every module once), the compression suites' test images
-and rich's first render of a table. Not Hypothesis' pool of constants (built in each run with a property check):
-filled here, between importing Hypothesis and loading its pytest plugin, it makes every forked run
-warn (HypothesisSideeffectWarning) where a real run does not. Each is a memo of a pure function of what is already
-loaded or of its arguments: a run computes exactly the same values itself (inspect checks each module's file again
-before trusting its entry).
+(in each run where a check fails: pytest's traceback walks every module once), the compression suites' test images,
+rich's first render of a table and the HTML report's compiled template. Not Hypothesis' pool of constants (built in
+each run with a property check): filled here, between importing Hypothesis and loading its pytest plugin, it makes
+every forked run warn (HypothesisSideeffectWarning) where a real run does not. Each is a memo of a pure function of
+what is already loaded or of its arguments: a run computes exactly the same values itself (inspect checks each
+module's file again before trusting its entry, jinja2 the template's).
 
 ``gc.freeze()`` moves everything imported so far out of the collector's reach: each run's full collections (pytest
 runs two at exit) would otherwise walk the whole preloaded heap, and their writes to object headers would copy
@@ -50,7 +50,7 @@ def import_tree(package: ModuleType) -> None:
 def warm() -> None:
     """The memos above. Each step is only worth its time: one that fails (a private API moved, an image renamed)
     leaves the runs to do that work themselves instead of stopping the fork server."""
-    for step in (_inspect_table, _test_images, _rich_table):
+    for step in (_inspect_table, _test_images, _rich_table, _html_template):
         with contextlib.suppress(Exception):
             step()
 
@@ -78,6 +78,14 @@ def _rich_table() -> None:
     table = Table("suite", "status")
     table.add_row("auth", "passed ✓")
     Console(file=io.StringIO(), width=100, color_system=None).print(table)
+
+
+def _html_template() -> None:
+    from conformance.report import html
+
+    # The report's template compiled (jinja2 keeps it in its environment and checks the file is unchanged at each
+    # use); a run otherwise compiles it, or loads it from the per-user cache, which a pytester run's fresh HOME lacks.
+    html._environment().get_template("report.html.j2")
 
 
 # Every name images.image() knows (its docstring lists them).

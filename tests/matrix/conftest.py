@@ -118,7 +118,7 @@ class Matrix:
         self._selected = selected
         self._prefetch_all = "PYTEST_XDIST_WORKER" not in os.environ
         self._pool = ThreadPoolExecutor(workers(), thread_name_prefix="matrix")
-        self._shared = SharedServices(root)
+        self._shared = SharedServices(root, in_flight=workers())
         self._futures: dict[str, Future[CaseRun]] = {}
         self._lock = threading.Lock()
 

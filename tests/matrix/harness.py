@@ -88,6 +88,7 @@ PRELOAD = [
     "tests.matrix._preload",  # last: it freezes the collector's view of everything above
 ]
 HARNESS_ARGS = ("-p", "no:cacheprovider", "--assert=plain")
+ROOT = Path(__file__).resolve().parents[2]  # where ``tests`` is importable from
 # Settings of the session running the matrix that a run must not inherit.
 DROPPED_PREFIXES = ("CONFORMANCE_", "PYTEST_XDIST_", "PYTEST_CURRENT_TEST")
 
@@ -101,17 +102,38 @@ def fork_context() -> multiprocessing.context.ForkServerContext:
         if _context is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(PRELOAD)
+            _start_in(ROOT)
             _context = context
         return _context
 
 
+def _start_in(directory: Path) -> None:
+    """Start the fork server with ``directory`` as its working directory. The server imports PRELOAD with the
+    ``sys.path`` of a fresh ``python -c``, whose first entry is its working directory (CPython 3.11's forkserver is
+    handed the parent's ``sys.path`` and does not apply it), and skips a module it cannot import: started from
+    elsewhere (a pytester test's directory) it would preload nothing of ``tests.matrix``, so nothing of the project
+    (``_preload``), and every run would import the project itself. Its children take their parent's ``sys.path``
+    and working directory all the same. The process's working directory is ROOT for the moment the server takes
+    to start (the tests' paths are absolute)."""
+    from multiprocessing import forkserver
+
+    previous = os.getcwd()
+    os.chdir(directory)
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.chdir(previous)
+
+
 def stop_fork_server() -> None:
     """Stop this process's fork server, if it started, and wait for it (its runs' CPU is then accounted to us)."""
+    global _context
     with _lock:
         if _context is not None:
             from multiprocessing import forkserver
 
             forkserver._forkserver._stop()  # the method CPython's own tests use; a no-op when none is running
+            _context = None  # a later run starts it again, from ROOT
 
 
 def run_env(env: Mapping[str, str] | None, drop: tuple[str, ...] = DROPPED_PREFIXES) -> dict[str, str]:

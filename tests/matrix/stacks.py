@@ -11,6 +11,7 @@ compression: the compression sandbox served in this process, wired to object sto
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -90,11 +91,18 @@ class SharedServices:
     once), the one that process trusts. Sharing the CA keeps the cases apart as the key does: each talks to its own
     ports.
 
+    The compression sandboxes of one process share one pool of engine processes (``shared_pool``), which keeps as
+    many idle as one sandbox may use at once; with ``in_flight`` cases at a time, a burst of every case's jobs would
+    start engine processes only to stop them when the burst ends (and start them again at the next), so the pool
+    keeps as many idle as all the cases in flight may use. Each case still gets a sandbox of its own (own database,
+    keys, limiter, mutants); an engine process only ever runs ``engine.optimize`` on what one job sends it.
+
     ``prepare`` must run in the thread that will call ``close`` (the children die with the thread that started
     them), so the matrix prepares before handing cases to its worker threads."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, in_flight: int = 1) -> None:
         self._root = root
+        self._in_flight = in_flight
         self._cleanup = contextlib.ExitStack()
         self._stores: Stores | None = None
         self._lock = threading.Lock()
@@ -133,6 +141,7 @@ class SharedServices:
         with self._lock:
             if self._stores is None and any(case.target == "compression" for case in cases):
                 self._stores = self._cleanup.enter_context(running_stores(self._root / "compression-stores"))
+                keep_engines_for(self._in_flight)
             if self._idp_host is None and certificates is not None:
                 self._idp_host = IdpHost(certificates[0], self._root / "idp-host.log")
                 self._cleanup.callback(self._idp_host.close)
@@ -144,3 +153,13 @@ class SharedServices:
 
     def close(self) -> None:
         self._cleanup.close()
+
+
+def keep_engines_for(sandboxes: int) -> None:
+    """Let this process's pool of compression engines keep idle as many as ``sandboxes`` sandboxes use at once (the
+    jobs one sandbox runs at once: its limiter, create_app's ``workers``)."""
+    # Here, not at import: the sandbox's modules load libvips.
+    from conformance.reference.compression.app import create_app
+    from conformance.reference.compression.workers import shared_pool
+
+    shared_pool(sandboxes * inspect.signature(create_app).parameters["workers"].default)

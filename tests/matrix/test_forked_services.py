@@ -94,6 +94,7 @@ def report_memos(conn: Connection) -> None:
 
     from hypothesis.internal.conjecture import providers
 
+    from conformance.report import html
     from conformance.suites.compression import images
     from tests.matrix._preload import IMAGES
 
@@ -102,6 +103,7 @@ def report_memos(conn: Connection) -> None:
         # Not warmed: Hypothesis' pool of constants filled before its plugin loads makes a run warn (_preload).
         "hypothesis": id(sys.modules["conformance.pytest.plugin"]) in providers._seen_modules,
         "images": images.image.cache_info().currsize == len(IMAGES),
+        "template": any(key[1] == "report.html.j2" for key, _ in html._environment().cache.items()),  # type: ignore[union-attr]
     }
     conn.send(memos)
     conn.close()
@@ -116,8 +118,46 @@ def test_forked_runs_inherit_the_warmed_memos() -> None:
     sender.close()
     try:
         assert receiver.poll(60), "the forked process sent nothing"
-        assert receiver.recv() == {"inspect": True, "hypothesis": False, "images": True}
+        assert receiver.recv() == {"inspect": True, "hypothesis": False, "images": True, "template": True}
     finally:
         process.join(10)
         if process.exitcode is None:
             process.kill()
+
+
+def report_preloaded(conn: Connection) -> None:
+    """In a forked process: whether the fork server had preloaded the project (_preload, and with it the package)."""
+    conn.send(
+        sorted(name for name in ("tests.matrix._preload", "conformance.suites.auth.test_tokens") if name in sys.modules)
+    )
+    conn.close()
+
+
+def test_the_fork_server_preloads_the_project_whatever_the_directory_it_is_started_from(tmp_path: Path) -> None:
+    """First used from another working directory (as from a pytester test), the fork server still preloads the
+    project; a fresh interpreter, so that this process's fork server is not the one started."""
+    script = f"""
+        import os, sys
+        from tests.matrix import harness
+        from tests.matrix.test_forked_services import report_preloaded
+        os.chdir({str(tmp_path)!r})
+        context = harness.fork_context()
+        receiver, sender = context.Pipe(duplex=False)
+        process = context.Process(target=report_preloaded, args=(sender,))
+        process.start()
+        sender.close()
+        print(receiver.recv() if receiver.poll(60) else "nothing sent")
+        process.join(10)
+        harness.stop_fork_server()
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "['conformance.suites.auth.test_tokens', 'tests.matrix._preload']", done.stderr[
+        -2000:
+    ]

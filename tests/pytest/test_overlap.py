@@ -51,7 +51,7 @@ def test_c():
 
 def run(pytester: pytest.Pytester, body: str, *args: str) -> tuple[dict[str, dict[str, object]], object]:
     pytester.makepyfile(test_overlap=COMMON + body)
-    checks = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_overlap.py", *args, how="subprocess")
+    checks = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_overlap.py", *args, how="forked")
     return {str(r["rule"]): r for r in checks.results}, checks
 
 
@@ -332,7 +332,7 @@ def test_f():
         "test_overlap.py",
         "--concurrency",
         "4",
-        how="subprocess",
+        how="forked",
     )
     statuses = {r["rule"]: r["status"] for r in checks.results}
     ran = ("TOK-01", "TOK-02", "TOK-03", "TOK-04", "RL-02", "TOK-05", "TOK-06")
