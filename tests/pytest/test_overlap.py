@@ -516,8 +516,12 @@ def test_an_early_fixture_asked_for_from_another_fixtures_body_starts_early(pyte
 def test_without_the_shortcut_early_fixtures_wait_for_their_users(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CONFORMANCE_NO_SHORTCUTS", "early-fixtures")
-    results, _ = run(pytester, ASKED.replace("timeout=10", "timeout=0.5"), "--concurrency", "2")
+    monkeypatch.setenv("CONFORMANCE_NO_SHORTCUTS", "early-fixtures")  # a fresh interpreter reads it
+    pytester.makepyfile(test_overlap=COMMON + ASKED.replace("timeout=10", "timeout=0.5"))
+    checks = run_checks(
+        pytester, "--target-url", DEAD_TOOL_SERVER, "test_overlap.py", "--concurrency", "2", how="subprocess"
+    )
+    results = {str(r["rule"]): r for r in checks.results}
     assert results["AUTH-ASM-01"]["status"] == "failed"  # nothing started it ahead
     assert results["AUTH-ASM-03"]["status"] == "passed"
 
