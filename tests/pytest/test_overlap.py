@@ -410,14 +410,30 @@ def test_free():
     )
 
 
-EARLY = """
-from conformance import early, needs
+# Two checks in flight (the limit with --concurrency 2) that end only once early work has started: work that waited
+# for its first user's set-up would never start.
+WAITERS = """
+from conformance import early
 
 STARTED = threading.Event()
 
 @pytest.fixture(scope="session")
 def base():
     return "base"
+
+@rule("AUTH-ASM-01")
+def test_first(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+
+@rule("AUTH-ASM-02")
+def test_second(base):
+    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
+"""
+
+EARLY = (
+    WAITERS
+    + """
+from conformance import needs
 
 @pytest.fixture(scope="session")
 @early()
@@ -432,14 +448,6 @@ def lacking(base):
     observe("the lacking work ran")
     needs("a thing the target lacks", "--thing")
 
-@rule("AUTH-ASM-01")
-def test_first(base):
-    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
-
-@rule("AUTH-ASM-02")
-def test_second(base):
-    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
-
 @rule("AUTH-ASM-03")
 def test_user(slow):
     assert slow == "base+slow"
@@ -448,6 +456,7 @@ def test_user(slow):
 def test_lacking(lacking):
     pass
 """
+)
 
 
 def test_an_early_fixture_starts_once_what_it_takes_is_set_up(pytester: pytest.Pytester) -> None:
@@ -473,15 +482,10 @@ def test_pytests_own_loop_sets_an_early_fixture_up_as_any_other(pytester: pytest
     assert results["AUTH-ASM-04"]["status"] == "skipped"
 
 
-ASKED = """
-from conformance import early
+ASKED = (
+    WAITERS
+    + """
 from conformance.core._early import asks
-
-STARTED = threading.Event()
-
-@pytest.fixture(scope="session")
-def base():
-    return "base"
 
 @pytest.fixture(scope="session")
 @early()
@@ -494,18 +498,11 @@ def hidden(base):
 def hidden_or_none(request):
     return request.getfixturevalue("hidden")
 
-@rule("AUTH-ASM-01")
-def test_first(base):
-    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
-
-@rule("AUTH-ASM-02")
-def test_second(base):
-    assert STARTED.wait(timeout=10), "the early fixture waited for its user's set-up"
-
 @rule("AUTH-ASM-03")
 def test_user(hidden_or_none):
     assert hidden_or_none == "hidden"
 """
+)
 
 
 def test_an_early_fixture_asked_for_from_another_fixtures_body_starts_early(pytester: pytest.Pytester) -> None:
@@ -564,14 +561,9 @@ def test_set_up_meanwhile(waits_for_the_log):
 
 def test_early_work_may_take_the_value_of_early_work_started_before(pytester: pytest.Pytester) -> None:
     """A chain of early fixtures starts ahead of all their users; each user holds only its own fixture's evidence."""
-    body = """
-from conformance import early
-
-STARTED = threading.Event()
-
-@pytest.fixture(scope="session")
-def base():
-    return "base"
+    body = (
+        WAITERS
+        + """
 
 @pytest.fixture(scope="session")
 @early()
@@ -586,14 +578,6 @@ def second(first):
     observe("second's work")
     return first + "+second"
 
-@rule("AUTH-ASM-01")
-def test_a(base):
-    assert STARTED.wait(timeout=10), "the chain waited for its users' set-ups"
-
-@rule("AUTH-ASM-02")
-def test_b(base):
-    assert STARTED.wait(timeout=10), "the chain waited for its users' set-ups"
-
 @rule("AUTH-ASM-03")
 def test_first_user(first):
     assert first == "base+first"
@@ -602,6 +586,7 @@ def test_first_user(first):
 def test_second_user(second):
     assert second == "base+first+second"
 """
+    )
     results, _ = run(pytester, body, "--concurrency", "2")
     assert {r["status"] for r in results.values()} == {"passed"}
     assert "first's work" in str(results["AUTH-ASM-03"]["message"])
