@@ -98,6 +98,15 @@ class ScopeChoice:
         return " ".join(self.scopes)
 
 
+def scope_value(scopes: ScopeChoice | str | Iterable[str]) -> str:
+    """The ``scope`` parameter for a choice of scopes, a scope string as is, or scope tokens."""
+    if isinstance(scopes, ScopeChoice):
+        return scopes.value
+    if isinstance(scopes, str):
+        return scopes
+    return " ".join(scopes)
+
+
 def choose_scopes(
     challenge_scope: str | None,
     prm_scopes: Sequence[str] | None,
@@ -654,12 +663,7 @@ def authorization_request(
     endpoint = as_meta.authorization_endpoint
     if not endpoint:
         raise InvalidResponse(f"authorization server metadata {as_meta.url} has no authorization_endpoint")
-    if isinstance(scopes, ScopeChoice):
-        scope = scopes.value
-    elif isinstance(scopes, str):
-        scope = scopes
-    else:
-        scope = " ".join(scopes)
+    scope = scope_value(scopes)
     redirect = redirect_uri or (client.redirect_uris[0] if client.redirect_uris else None)
     if redirect is None:
         raise ConfigError("no redirect_uri for the authorization request")

@@ -64,6 +64,7 @@ from conformance.host.oauth import (
     choose_scopes,
     identify_client,
     parse_callback,
+    scope_value,
     validate_callback,
 )
 from conformance.host.publisher import Publisher
@@ -650,14 +651,7 @@ class Linker:
 
     def account_key(self, account: int, scopes: ScopeChoice | str | Sequence[str] | None = None) -> AccountKey:
         """The key of ``account``'s token for ``scopes`` (the host's default when None) with the host's client."""
-        if scopes is None:
-            scopes = self.host.scopes
-        if isinstance(scopes, ScopeChoice):
-            value = scopes.value
-        elif isinstance(scopes, str):
-            value = scopes
-        else:
-            value = " ".join(scopes)
+        value = scope_value(self.host.scopes if scopes is None else scopes)
         return AccountKey(account, frozenset(value.split()), self.host.resource, self.host.client.client_id)
 
     def keep(self, linked: LinkedAccount) -> LinkedAccount:
