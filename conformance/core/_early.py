@@ -44,8 +44,7 @@ def early(*, after: tuple[str, ...] = ()) -> Callable[[F], F]:
             started = _take(fixture)
             return started.outcome() if started is not None else function(*args, **kwargs)
 
-        setattr(fixture, EARLY_ATTRIBUTE, tuple(after))
-        fixture.__dict__["conformance_work"] = function
+        setattr(fixture, EARLY_ATTRIBUTE, tuple(after))  # the work itself is fixture.__wrapped__
         return fixture  # type: ignore[return-value]
 
     return decorate
@@ -124,9 +123,7 @@ class Started:
         if not self._merged:
             self._merged = True
             _context.merge_lane(self.lane)
-        if self._error is not None:
-            raise self._error
-        return self._value
+        return self.value()
 
 
 _started: dict[object, Started] = {}
@@ -137,7 +134,7 @@ def start(function: object, arguments: Mapping[str, Any], *, rules: tuple[str, .
     """Start the work of ``function`` (marked :func:`early`) with its fixtures' values (a :class:`Started` one: the
     value of early work started before, waited for on the new work's thread): its fixture takes the outcome when it
     is next set up."""
-    body = function.__dict__["conformance_work"]
+    body = getattr(function, "__wrapped__")  # noqa: B009 (set by functools.wraps in early())
 
     def work() -> Any:
         return body(**{name: v.value() if isinstance(v, Started) else v for name, v in arguments.items()})

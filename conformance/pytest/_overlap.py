@@ -29,8 +29,8 @@ outcome and its evidence (``conformance/core/_early.py``); nothing else runs bes
 included. A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client
 with them), also wait for every body in flight and every early work. A body never sets up a fixture (a harness
 error says to mark the check alone); what it prints or logs (its cases' threads included) is its check's captured
-output; source is parsed one thread at
-a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or ``--setup-only`` pytest's own loop runs.
+output; source is parsed one thread at a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or
+``--setup-only`` pytest's own loop runs.
 """
 
 from __future__ import annotations
@@ -267,43 +267,40 @@ class EarlyStarts:
         value the new work waits for); None while one is neither, or one raised (pytest then raises it where the
         fixture is set up)."""
 
-        def available(name: str) -> Callable[[], Any] | _early.Started | None:
+        def available(name: str) -> tuple[Any, BaseException | None] | _early.Started | None:
+            """A session fixture's cached (value, error), the early work started for it, or None."""
             found = definitions.get(name)
             if found is None or found.scope != "session":
                 return None
             result = found.cached_result
             if result is None:
                 return started.get(found)
-            if result[2] is not None:
-                error: BaseException = result[2][0]
-                return functools.partial(_raise, error)
-            return functools.partial(_return, result[0])
+            return result[0], (result[2][0] if result[2] is not None else None)
 
         arguments: dict[str, Any] = {}
         for name in definition.argnames:
             if name == "request":
                 continue
             found = available(name)
-            if found is None or (isinstance(found, functools.partial) and found.func is _raise):
+            if found is None or (isinstance(found, tuple) and found[1] is not None):
                 return None
-            arguments[name] = found if isinstance(found, _early.Started) else found()
+            arguments[name] = found if isinstance(found, _early.Started) else found[0]
         later: dict[str, Callable[[], Any]] = {}
         for name in _early.after_of(definition.func) or ():
             found = available(name)
             if found is None:
                 return None
-            later[name] = found.value if isinstance(found, _early.Started) else found
+            later[name] = found.value if isinstance(found, _early.Started) else functools.partial(_cached, *found)
         if "request" in definition.argnames:
             arguments["request"] = _early.SetUp(later)
         return arguments
 
 
-def _return(value: Any) -> Any:
+def _cached(value: Any, error: BaseException | None) -> Any:
+    """What pytest's request gives for a fixture set up already: its value, or the exception it raised."""
+    if error is not None:
+        raise error
     return value
-
-
-def _raise(error: BaseException) -> Any:
-    raise error
 
 
 @dataclass
@@ -354,6 +351,7 @@ class OverlappingLoop:
                 nextitem = items[index + 1] if index + 1 < len(items) else None
                 if fleet_target_of(item) != self.fleet_target:
                     self.drain(settle=True)  # the previous named target's session fixtures are torn down next
+                    early.started.clear()  # its work is no value for the next target's fixtures
                     self.fleet_target = fleet_target_of(item)
                 if may_overlap(item):
                     if alone_group(item) is None:  # a body alone among a group waits on its own thread
