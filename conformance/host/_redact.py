@@ -222,21 +222,52 @@ class Redactor:
         report, when every secret of the run is known."""
         self._indexed(everything=True)  # one scan per string for a whole report
         # Each distinct string is scrubbed once: a report repeats most of its strings (header names and values,
-        # an exchange that is evidence for several rules): 23 000 strings, 1 700 distinct, on auth+profile.
+        # an exchange that is evidence for several rules): 23 000 strings, 1 700 distinct, on auth+profile. Each
+        # container is copied once too: an exchange that is evidence for several rules is one object in the
+        # document, and one (scrubbed) object in the copy.
         done: dict[str, str] = {}
+        copied: dict[int, Any] = {}  # the document holds every container it has: no id is reused meanwhile
         scrub = self.scrub
 
-        def walk(value: Any) -> Any:  # a closure: a report has ~500 000 values to walk on a long run
+        def text(value: str) -> str:
+            if value not in done:
+                done[value] = scrub(value)
+            return done[value]
+
+        # Closures: a report has ~500 000 values to walk on a long run. The strings and numbers a container holds
+        # (most of its values) are handled in its own loop, with no call but to scrub a string met for the first
+        # time; only what holds more is walked.
+        def walk(value: Any) -> Any:
             if isinstance(value, str):
-                clean = done.get(value)
-                if clean is None:
-                    clean = done[value] = scrub(value)
-                return clean
+                return text(value)
+            if not isinstance(value, dict | list | tuple):
+                return value
+            ident = id(value)
+            if ident in copied:
+                return copied[ident]
             if isinstance(value, dict):
-                return {walk(k) if isinstance(k, str) else k: walk(v) for k, v in value.items()}
-            if isinstance(value, list | tuple):
-                return [walk(v) for v in value]
-            return value
+                copy: Any = {}
+                for key, item in value.items():
+                    if type(key) is str:
+                        key = done[key] if key in done else text(key)
+                    elif isinstance(key, str):
+                        key = text(key)
+                    kind = type(item)
+                    if kind is str:
+                        item = done[item] if item in done else text(item)
+                    elif not (item is None or kind is int or kind is float or kind is bool):
+                        item = walk(item)
+                    copy[key] = item
+            else:
+                copy = list(value)
+                for index, item in enumerate(copy):
+                    kind = type(item)
+                    if kind is str:
+                        copy[index] = done[item] if item in done else text(item)
+                    elif not (item is None or kind is int or kind is float or kind is bool):
+                        copy[index] = walk(item)
+            copied[ident] = copy
+            return copy
 
         return walk(value)
 

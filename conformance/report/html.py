@@ -513,36 +513,55 @@ def _omitted(raw: dict[str, Any]) -> tuple[str, str]:
     return "details omitted", f"{note} ({'; '.join(parts)})" if parts else note
 
 
-def _exchange(raw: dict[str, Any], number: int, failing: bool, budget: _Budget, inline: bool) -> Exchange:
+def _exchange(
+    raw: dict[str, Any], number: int, failing: bool, budget: _Budget, inline: bool, laid_out: _LaidOut
+) -> Exchange:
     """The exchange's line and its details: in the page when ``inline`` and the page's budget allows, else kept
-    for the file's exchange data (``compact``)."""
+    for the file's exchange data (``compact``). ``laid_out``: the exchanges laid out so far in this page, by the
+    identity of their record and ``failing`` (an exchange that is evidence for several rules is one record)."""
+    key = (id(raw), failing)
+    known = laid_out.get(key)
+    if known is None:
+        known = laid_out[key] = (_lay_out(raw, failing), raw)  # the record kept alive: its id stays its own
+    fields, size = known[0]
+    view = Exchange(number=number, **fields)
+    view.compact = not (inline and budget.take(size))
+    return view
+
+
+_LaidOut = dict[tuple[int, bool], tuple[tuple[dict[str, Any], int], dict[str, Any]]]
+
+
+def _lay_out(raw: dict[str, Any], failing: bool) -> tuple[dict[str, Any], int]:
+    """An exchange's fields as the page shows them (all but its number and where its details go), and what its
+    details weigh in the page."""
     status = raw.get("status")
     url = clean(raw.get("url"))
     cap = BODY_CHARS[failing]
     request_body = _body(raw.get("request_body"), cap)
     response_body = _body(raw.get("response_body"), cap)
-    view = Exchange(
-        number=number,
-        method=clean(raw.get("method") or "?"),
-        url=url if len(url) <= URL_CHARS else url[:URL_CHARS] + "…",
-        status=status if is_int(status) else None,
-        elapsed=_format_duration(raw.get("elapsed_s")),
-        started_at=clean(raw.get("started_at")),
-        error=clean(raw.get("error")),
-        request_headers=_header_lines(raw.get("request_headers")),
-        request_body=request_body,
-        response_headers=_header_lines(raw.get("response_headers")),
-        response_body=response_body,
-        curl="" if "omitted" in raw else curl_command(raw),  # no body to send: its line says what it was
-        origin=_origin(raw),
-        inbound=raw.get("direction") == "inbound",
-        case=clean(raw.get("case")),
-    )
-    view.omitted_line, view.omitted = _omitted(raw)
+    omitted_line, omitted = _omitted(raw)
+    fields: dict[str, Any] = {
+        "method": clean(raw.get("method") or "?"),
+        "url": url if len(url) <= URL_CHARS else url[:URL_CHARS] + "…",
+        "status": status if is_int(status) else None,
+        "elapsed": _format_duration(raw.get("elapsed_s")),
+        "started_at": clean(raw.get("started_at")),
+        "error": clean(raw.get("error")),
+        "request_headers": _header_lines(raw.get("request_headers")),
+        "request_body": request_body,
+        "response_headers": _header_lines(raw.get("response_headers")),
+        "response_body": response_body,
+        "curl": "" if "omitted" in raw else curl_command(raw),  # no body to send: its line says what it was
+        "origin": _origin(raw),
+        "inbound": raw.get("direction") == "inbound",
+        "case": clean(raw.get("case")),
+        "omitted_line": omitted_line,
+        "omitted": omitted,
+    }
     bodies = [b.text for b in (request_body, response_body) if b]
-    size = _page_bytes(view.request_headers, view.response_headers, view.curl, view.omitted, *bodies) + 400
-    view.compact = not (inline and budget.take(size))  # + markup
-    return view
+    texts = (fields["request_headers"], fields["response_headers"], fields["curl"], omitted, *bodies)
+    return fields, _page_bytes(*texts) + 400  # + markup
 
 
 def _data(view: Exchange) -> dict[str, Any]:
@@ -609,7 +628,7 @@ def _cases(raw: Sequence[Mapping[str, Any]]) -> list[CaseView]:
     return sorted(views, key=lambda c: order.get(c.outcome, len(order)))  # stable: the table's order within
 
 
-def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget: _Budget) -> None:
+def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget: _Budget, laid_out: _LaidOut) -> None:
     """Every exchange the report holds is in the file, a line each: the first and last ones (they set the scene
     and usually decide) and those of failed cases with their details in the page while its budget lasts, the
     others' details in the file's exchange data (rendered when opened)."""
@@ -619,7 +638,7 @@ def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget:
     of_failed_cases = {n for c in view.cases if c.outcome == "failed" for n in c.exchanges}
     for number, raw in enumerate(evidence, 1):
         inline = number <= head or number > count - tail or number in of_failed_cases
-        exchange = _exchange(raw, number, failing, budget, inline)
+        exchange = _exchange(raw, number, failing, budget, inline, laid_out)
         view.exchanges.append(exchange)
         if exchange.compact:
             view.data[str(number)] = _data(exchange)
@@ -751,8 +770,9 @@ def build_view(report: RunReport, compare: RunReport | None = None) -> dict[str,
     results = within_budget(report.results, REPORT_BODY_BYTES + REPORT_BODY_BYTES // 4, OUTSIDE_BUDGET)
     groups, pairs = _group(results, report.targets)
     budget = _Budget(EVIDENCE_BUDGET_BYTES)  # spent on the most severe results first
+    laid_out: _LaidOut = {}
     for view, raw in sorted(pairs, key=lambda p: STATUSES.index(p[0].status)):
-        _attach_evidence(view, raw.evidence, budget)
+        _attach_evidence(view, raw.evidence, budget, laid_out)
     comparison = _compare(report, compare, pairs)
     config = report.config
     suites, rules = _order(groups, config.get("suites") or [])

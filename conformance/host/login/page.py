@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
@@ -111,6 +112,17 @@ _SIMPLE = re.compile(r"^(?P<tag>[a-zA-Z][a-zA-Z0-9-]*)?(?P<rest>(?:#[\w.:-]+|\.[
 _PART = re.compile(r"#([\w.:-]+)|\.([\w-]+)|\[\s*([\w-]+)\s*(?:([~^$*|]?=)\s*(\"[^\"]*\"|'[^']*'|[^\]]*?))?\s*\]")
 
 
+# An attribute condition's operator: (the element's value, the selector's) -> whether it holds.
+_COMPARE: dict[str, Callable[[str, str], bool]] = {
+    "=": str.__eq__,
+    "~=": lambda actual, value: value in actual.split(),
+    "^=": str.startswith,
+    "$=": str.endswith,
+    "*=": lambda actual, value: value in actual,
+    "|=": lambda actual, value: actual == value or actual.startswith(value + "-"),
+}
+
+
 @dataclass(frozen=True)
 class Selector:
     """A compound CSS selector: ``tag#id.class[attr][attr=value][attr^=v][attr$=v][attr*=v]``, optionally
@@ -149,15 +161,7 @@ class Selector:
                 return False
             if op is None or value is None:
                 continue
-            ok = {
-                "=": actual == value,
-                "~=": value in actual.split(),
-                "^=": actual.startswith(value),
-                "$=": actual.endswith(value),
-                "*=": value in actual,
-                "|=": actual == value or actual.startswith(value + "-"),
-            }[op]
-            if not ok:
+            if not _COMPARE[op](actual, value):
                 return False
         return True
 
@@ -186,12 +190,23 @@ class Selector:
 
 def field_selector(key: str) -> list[Selector]:
     """A fill key: a bare word is a field name, else an id; anything else is a selector."""
+    return list(_field_selectors(key))
+
+
+@functools.lru_cache(maxsize=256)  # a run's steps name a few selectors, applied to every page of every login
+def _field_selectors(key: str) -> tuple[Selector, ...]:
     if re.fullmatch(r"[A-Za-z_][\w.-]*", key):
-        return [Selector(None, (("name", "=", key),)), Selector(None, (("id", "=", key),))]
-    return [Selector.parse(key)]
+        return (Selector(None, (("name", "=", key),)), Selector(None, (("id", "=", key),)))
+    return (_selector(key),)
 
 
-def _first(page: Page, selectors: list[Selector], form: int | None = None) -> Element | None:
+@functools.lru_cache(maxsize=256)
+def _selector(text: str) -> Selector:
+    """:meth:`Selector.parse`, once per selector text (a selector is immutable)."""
+    return Selector.parse(text)
+
+
+def _first(page: Page, selectors: Iterable[Selector], form: int | None = None) -> Element | None:
     for selector in selectors:
         for element in selector.select(page):
             if element.tag != "form" and (form is None or element.form == form):
@@ -225,25 +240,25 @@ def _plan(step: LoginStep, page: Page, decision: Decision) -> _Plan | None:
         return None
     if step.contains is not None and step.contains not in page.text and step.contains not in page.title:
         return None
-    if step.requires is not None and not any(True for _ in Selector.parse(step.requires).select(page)):
+    if step.requires is not None and not any(True for _ in _selector(step.requires).select(page)):
         return None
     form: int | None = None
     if step.form is not None:
-        selector = Selector.parse(step.form)
+        selector = _selector(step.form)
         indices = [i for i, f in enumerate(page.forms) if selector.matches(f)]
         if not indices:
             return None
         form = indices[0]
     fields: dict[str, str] = {}
     for key in step.fill:
-        element = _first(page, field_selector(key), form)
+        element = _first(page, _field_selectors(key), form)
         if element is None or element.form is None:
             return None
         form = element.form if form is None else form
         fields[element.get("name") or key] = step.fill[key]
     clicked: Element | None = None
     if step.click is not None:
-        clicked = _first(page, [Selector.parse(step.click)], form)
+        clicked = _first(page, (_selector(step.click),), form)
         if clicked is None:
             return None
         if clicked.tag != "a":
