@@ -166,8 +166,11 @@ class Redactor:
             while indexes and (everything or len(indexes[-1].forms) <= self.MERGE_RATIO * len(forms)):
                 forms |= indexes.pop().forms
             indexes.append(_Index(frozenset(forms)))
-            # A new cache: what was scrubbed before these forms were indexed may hold them.
-            self._state, self._pending = _State(tuple(indexes), {}), []
+            # A new cache: what was scrubbed before these forms were indexed may hold them. A text of the last
+            # cache that holds none of them is scrubbed as it was (see ``_State``).
+            earlier = self._state
+            self._state = _State(tuple(indexes), {}, earlier.cache, tuple(self._pending))
+            self._pending = []
             return self._state
 
     @property
@@ -199,6 +202,15 @@ class Redactor:
         # The same strings come back all run long (header values, content types, URLs): each is scrubbed once
         # while no new form is indexed. Reads and writes of a dict are atomic; racing threads compute the same value.
         clean = state.cache.get(text)
+        if clean is not None:
+            return clean
+        if state.earlier:  # scrubbed before the last forms were indexed: as it was if it holds none of them
+            clean = state.earlier.get(text)
+            if clean is not None:
+                for form in state.new_forms:
+                    if form in text:
+                        clean = None
+                        break
         if clean is None:
             clean = _replace_forms(text, state.indexes)
             # Each layer runs only where its pattern can match (its literal part is there): most texts have none.
@@ -210,8 +222,8 @@ class Redactor:
                 clean = _PEM_PATTERN.sub(REDACTED, clean)
             if "eyJ" in clean:
                 clean = _JWT_PATTERN.sub(REDACTED, clean)
-            if len(text) <= _CACHED_LENGTH:
-                _remember(state.cache, text, clean)
+        if len(text) <= _CACHED_LENGTH:
+            _remember(state.cache, text, clean)
         return clean
 
     def _current(self) -> _State:
@@ -284,13 +296,22 @@ class Redactor:
         return self.header_items(header_items(headers))
 
     def header_items(self, items: list[tuple[str, str]]) -> dict[str, str]:
-        """:meth:`headers` of what :func:`header_items` read (once: httpx decodes its headers on every read)."""
+        """:meth:`headers` of what :func:`header_items` read (once: httpx decodes its headers on every read; their
+        names lowercased)."""
         redacted: dict[str, str] = {}
         for key, value in items:
             if key == "location":
                 self.learn_from_url(value)
+        # The names are lowercased already; most values were scrubbed before with the same forms (read from the
+        # state's cache here, as :meth:`scrub` would: a run's headers are a few hundred values over and over).
+        cache = self._current().cache
         for key, value in items:
-            clean = self.header(key, value)
+            if key in SECRET_HEADERS:
+                clean = self.header(key, value)
+            elif value in cache:
+                clean = cache[value]
+            else:
+                clean = self.scrub(value)
             # Repeated headers (Set-Cookie, WWW-Authenticate) are joined, as HTTP allows for most.
             redacted[key] = f"{redacted[key]}, {clean}" if key in redacted else clean
         return redacted
@@ -554,6 +575,11 @@ class _State(NamedTuple):
 
     indexes: tuple[_Index, ...]
     cache: dict[Any, str]
+    # The texts' cache of the state before, and the forms indexed since: a text none of these forms is in is
+    # scrubbed as before (the same places match, the same forms are replaced there); the texts only, since a URL's
+    # or a body's redaction also reads what it decodes.
+    earlier: dict[Any, str] | None = None
+    new_forms: tuple[str, ...] = ()
 
 
 def redactor_for(settings: Any) -> Redactor:

@@ -529,3 +529,24 @@ def test_the_names_of_how_a_token_is_presented_are_no_secrets() -> None:
     ).to_json()
     assert "token_type_hint=access_token" in revoked["request_body"] and "abcdef123456" not in revoked["request_body"]
     assert "token_endpoint=https" in revoked["request_body"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    secrets=st.lists(st.text(alphabet="abcdXYZ019-_~%+/ \"<&é", min_size=4, max_size=12), min_size=1, max_size=5),
+    texts=st.lists(st.text(alphabet="abcdXYZ019-_~%+/ \"<&é=?", max_size=40), min_size=1, max_size=6),
+)
+def test_a_text_scrubbed_before_secrets_were_learnt_is_scrubbed_as_a_fresh_redactor_would(
+    secrets: list[str], texts: list[str]
+) -> None:
+    """The cache carried over when new secrets are indexed: after each secret, every text (scrubbed before, some
+    holding the new secret's forms) reads as a redactor that knew every secret from the start scrubs it."""
+    redactor = Redactor()
+    texts = texts + [f"x{s}y" for s in secrets] + [quote(s, safe="") for s in secrets]
+    for learnt, secret in enumerate(secrets, 1):
+        for text in texts:
+            redactor.scrub(text)
+        redactor.add_secret(secret)
+        fresh = Redactor(secrets[:learnt])
+        assert [redactor.scrub(t) for t in texts] == [fresh.scrub(t) for t in texts]
+    assert redactor.scrub_tree({"texts": texts}) == {"texts": [Redactor(secrets).scrub(t) for t in texts]}
