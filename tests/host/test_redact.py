@@ -550,3 +550,16 @@ def test_a_text_scrubbed_before_secrets_were_learnt_is_scrubbed_as_a_fresh_redac
         fresh = Redactor(secrets[:learnt])
         assert [redactor.scrub(t) for t in texts] == [fresh.scrub(t) for t in texts]
     assert redactor.scrub_tree({"texts": texts}) == {"texts": [Redactor(secrets).scrub(t) for t in texts]}
+
+
+def test_the_last_pass_copies_a_shared_exchange_once() -> None:
+    """An exchange that is evidence for several rules is one object in the report's document: one scrubbed object
+    in the copy, equal to what separate copies of it give."""
+    redactor = Redactor(["late-secret-0a1b2c"])
+    exchange = {"url": "https://x/cb?v=late-secret-0a1b2c", "headers": {"a": "late-secret-0a1b2c"}, "n": [1, 2.5]}
+    document = {"results": [{"evidence": [exchange, exchange]}, {"evidence": (exchange,)}]}
+    clean = redactor.scrub_tree(document)
+    first, second, third = (*clean["results"][0]["evidence"], clean["results"][1]["evidence"][0])
+    assert first is second is third
+    assert clean == redactor.scrub_tree(json.loads(json.dumps(document)))
+    assert "late-secret" not in json.dumps(clean)

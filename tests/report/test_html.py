@@ -536,3 +536,21 @@ def test_the_replay_line_of_a_fleet_names_the_target() -> None:
     assert "conformance replay report.json AUTH-PRM-01 &#39;alg none&#39; --target-name &#39;acme corp&#39;" in fleet
     single = render_html(_report(_result(**common)))
     assert "conformance replay report.json AUTH-PRM-01 &#39;alg none&#39;</code>" in single
+
+
+def test_an_exchange_that_is_evidence_for_several_rules_renders_as_separate_copies_do(
+    full_report: dict[str, Any],
+) -> None:
+    """A run's report holds an exchange that several rules' evidence share as one object; the page lays it out
+    once, and reads exactly as the same report with a copy of it in each rule's evidence."""
+    report = copy.deepcopy(full_report)
+    results = report["results"]
+    failing = next(r for r in results if r["status"] == "failed" and r["evidence"])
+    passing = next(r for r in results if r["status"] == "passed" and r["evidence"])
+    shared = failing["evidence"][0]
+    passing["evidence"] = [shared, *passing["evidence"], shared]
+    copied = copy.deepcopy(report)  # every exchange its own object
+    read = RunReport.from_json(report)
+    evidence = read.results[next(i for i, r in enumerate(results) if r is passing)].evidence
+    assert evidence[0] is evidence[-1]  # still one object in the model the writer reads
+    assert writer.render_html(read) == render_html(copied)
