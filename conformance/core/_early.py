@@ -109,6 +109,10 @@ class Started:
     def wait(self) -> None:
         self._thread.join()
 
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
     def value(self) -> Any:
         """The work's value or its exception, once it has ended, for other early work that takes it: its record
         stays for the fixture's first user."""

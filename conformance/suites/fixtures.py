@@ -185,6 +185,7 @@ def first_link(first_link_outcome: FlowAttempt | NeedsUnmet) -> FlowAttempt:
 
 
 @pytest.fixture(scope="session")
+@early()
 def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
     from conformance.suites._linking import LinkedAccount
 

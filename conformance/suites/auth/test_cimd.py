@@ -17,6 +17,7 @@ import pytest
 
 from conformance import Blocked, alone, early, expect, fail, needs, observe, rule
 from conformance.config import Settings
+from conformance.host import fanout
 from conformance.host.forge import alg_none, hmac_with_public_key, strip_signature, tamper_payload
 from conformance.host.http import HostHTTP
 from conformance.host.identity import LEGACY_AUTH_METHOD, BrokenAssertion, HostKey, new_callback_id
@@ -76,9 +77,28 @@ class AssertionProbe:
         return self.tokens.exchange(request, accepted, method="private_key_jwt", assertion=assertion)
 
     def each(self, cases: Mapping[str, str]) -> Iterator[tuple[str, TokenResult]]:
-        """Each case's assertion sent, registered with the redactor first (a nearly-right assertion is a secret)."""
-        for case, assertion in cases.items():
+        """Each case's assertion sent, registered with the redactor first (a nearly-right assertion is a secret).
+
+        On the grant's refresh token, the cases go at once: a refused request leaves the token as it was. One that
+        is accepted (a defect) rotates it, and a case sent beside it may then have been refused for the stale token,
+        or the grant revoked as replayed (RFC 9700 §4.14.2): every case is then sent again, one after another, on a
+        fresh grant, the accepted token kept after each, as a host would."""
+        for assertion in cases.values():
             self.linker.http.redactor.add_secret(assertion)
+        pairs = list(cases.items())
+        if self.account.refresh_token and self.linker.http.concurrency > 1 and len(pairs) > 1:
+            results = fanout.each(
+                pairs, lambda pair: self.send(pair[1]), limit=self.linker.http.concurrency, case=lambda pair: pair[0]
+            )
+            if not any(result.ok for result in results):
+                yield from zip(cases, results, strict=True)
+                return
+            observe(
+                "a case was accepted while the cases went at once: each case is sent again in turn, on a fresh grant"
+            )
+            self.account = self.linker.link()
+            self.tokens = self.account.tokens
+        for case, assertion in pairs:
             yield case, self.send(assertion)
 
     def valid(self) -> TokenResult:
