@@ -226,6 +226,7 @@ class EarlyStarts:
             for definition in definitions.values():
                 if definition.scope == "session" and _early.after_of(definition.func) is not None:
                     self.waiting.setdefault(definition, (index, item))
+        _early.import_ahead(module for definition in self.waiting for module in _early.imports_of(definition.func))
 
     @staticmethod
     def used_by(item: pytest.Item) -> dict[str, Any]:
