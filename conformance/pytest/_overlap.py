@@ -55,6 +55,7 @@ import pytest
 from conformance.core import _budget, _context, _early
 from conformance.core._shortcuts import fixture_definition, fixture_definitions
 from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of
+from conformance.host.fanout import AUTO, AUTO_CHECKS_AT_ONCE, DEFAULT_CONCURRENCY
 from conformance.pytest._outcomes import STARTED, fleet_target_of
 from conformance.pytest._session import SESSION_KEY
 
@@ -63,6 +64,7 @@ from conformance.pytest._session import SESSION_KEY
 # its own (campaigns, uploads), its requests passing the run's one pacer. In every suite, the checks that change or
 # read what others rely on (a rate-limit window, a usage counter, a list read before and after) are marked alone.
 OVERLAPPING_SUITES = frozenset({"auth", "profile", "platform", "campaigns", "compression"})
+ROOM_POLL_S = 0.05  # how often a wait for room reads a limit that rises with the round trips
 
 
 class BodyOutput:
@@ -196,20 +198,41 @@ def may_overlap(item: pytest.Item) -> bool:
     return function is not None and not inspect.iscoroutinefunction(function)
 
 
-def overlapping_limit(config: pytest.Config) -> int:
-    """How many bodies this run overlaps: 0 when pytest's own loop runs (see the module's docstring)."""
+@dataclass(frozen=True)
+class ChecksAtOnce:
+    """How many bodies may be in flight: ``least`` always; up to ``most`` as the exchanges' round trips allow
+    (``--concurrency auto``): ``most`` times the share of an exchange's time that is the network's floor
+    (:class:`conformance.core._context.RoundTrips`). Against a distant target that answers at once the share is
+    near 1, and the host waits for the network; when exchanges queue (for the host's CPU or the target's) it falls,
+    and so does the number of checks at once."""
+
+    least: int
+    most: int
+
+    def now(self) -> int:
+        if self.most <= self.least:
+            return self.least
+        share = _context.ROUND_TRIPS.floor_share()
+        return self.least if share is None else max(self.least, min(self.most, round(self.most * share)))
+
+
+def overlapping_limit(config: pytest.Config) -> ChecksAtOnce | None:
+    """How many bodies this run overlaps: None when pytest's own loop runs (see the module's docstring)."""
     state = config.stash.get(SESSION_KEY, None)
     if state is None or not state.active or hasattr(config, "workerinput"):
-        return 0
+        return None
     if config.pluginmanager.has_plugin("dsession"):  # the xdist controller: workers run the checks
-        return 0
+        return None
     option = config.option
     if getattr(option, "usepdb", False) or getattr(option, "trace", False) or getattr(option, "setuponly", False):
-        return 0
+        return None
     if getattr(option, "setupplan", False) or option.collectonly:
-        return 0
-    limit = int(state.settings.get("concurrency", 1) or 1)
-    return limit if limit > 1 else 0
+        return None
+    setting = state.settings.get("concurrency", AUTO)
+    if setting == AUTO:
+        return ChecksAtOnce(DEFAULT_CONCURRENCY, AUTO_CHECKS_AT_ONCE)
+    limit = int(setting or 1)
+    return ChecksAtOnce(limit, limit) if limit > 1 else None
 
 
 class EarlyStarts:
@@ -375,7 +398,7 @@ _running: contextvars.ContextVar[_Check | None] = contextvars.ContextVar("confor
 class OverlappingLoop:
     """pytest's run loop with the bodies of independent checks overlapping (see the module's docstring)."""
 
-    def __init__(self, session: pytest.Session, limit: int) -> None:
+    def __init__(self, session: pytest.Session, limit: ChecksAtOnce) -> None:
         self.session = session
         self.limit = limit
         self.checks: dict[int, _Check] = {}  # started, not yet reported, by their index in collection order
@@ -396,6 +419,7 @@ class OverlappingLoop:
     def run_items(self, items: list[pytest.Item]) -> None:
         early = EarlyStarts(items)
         remaining = list(range(len(items)))  # not yet set up, in collection order
+        _context.ROUND_TRIPS.reset()
         try:
             index: int | None = early.next_check(items, remaining) if remaining else None
             while index is not None:
@@ -404,6 +428,7 @@ class OverlappingLoop:
                 if fleet_target_of(item) != self.fleet_target:
                     self.drain(settle=True)  # the previous named target's session fixtures are torn down next
                     early.started.clear()  # its work is no value for the next target's fixtures
+                    _context.ROUND_TRIPS.reset()  # nor are its round trips a measure of the next one's
                     self.fleet_target = fleet_target_of(item)
                 if may_overlap(item):
                     if alone_group(item) is None:  # a body alone among a group waits on its own thread
@@ -502,9 +527,8 @@ class OverlappingLoop:
         started, and there is room: the main thread goes on setting up the next checks meanwhile."""
         queue, began = self.queued[group], time.monotonic()
         with self.changed:
-            self.changed.wait_for(
-                lambda: queue[0] is check and group not in self.groups and self.in_flight < self.limit
-            )
+            while not (queue[0] is check and group not in self.groups and self.in_flight < self.limit.now()):
+                self.changed.wait(ROOM_POLL_S)
             queue.popleft()
             self.groups.append(group)
             self.in_flight += 1
@@ -524,7 +548,8 @@ class OverlappingLoop:
 
     def wait_for_room(self) -> None:
         with self.changed:
-            self.changed.wait_for(lambda: self.in_flight < self.limit)
+            while self.in_flight >= self.limit.now():  # the limit may rise while the bodies in flight wait
+                self.changed.wait(ROOM_POLL_S)
 
     def drain(self, but: _Check | None = None, *, settle: bool = False) -> None:
         """Wait until every body in flight (``but`` that one) has ended, and report them; ``settle``: and every early
@@ -589,7 +614,7 @@ class OverlappingLoop:
 def run_loop(session: pytest.Session) -> bool | None:
     """The plugin's ``pytest_runtestloop``: this loop when the run overlaps checks, else None (pytest's own)."""
     limit = overlapping_limit(session.config)
-    if not limit or (session.testsfailed and not session.config.option.continue_on_collection_errors):
+    if limit is None or (session.testsfailed and not session.config.option.continue_on_collection_errors):
         return None
     if sum(1 for item in session.items if may_overlap(item)) < 2:
         return None

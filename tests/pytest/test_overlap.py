@@ -647,3 +647,32 @@ def test_later():
         "test_shares",
         "test_later",
     ]
+
+
+AT_THE_FLOOR = """
+from conformance.core import _context
+
+SIX = threading.Barrier(6, timeout=10)
+
+@pytest.fixture(scope="session")
+def distant():
+    for _ in range(16):  # exchanges that all take the network's round trip: the host waits on the network
+        _context.ROUND_TRIPS.add(0.05)
+
+"""
+AT_THE_FLOOR += "\n".join(
+    f"""
+@rule("AUTH-ASM-0{n}")
+def test_meet_{n}(distant):
+    SIX.wait()
+"""
+    for n in range(1, 7)
+)
+
+
+def test_auto_runs_more_checks_at_once_while_exchanges_take_the_networks_round_trip(pytester: pytest.Pytester) -> None:
+    """Six bodies meet at a barrier: only more than the four checks at once of a fixed default let them."""
+    results, _ = run(pytester, AT_THE_FLOOR)  # --concurrency auto, the default
+    assert {r["status"] for r in results.values()} == {"passed"}, results
+    results, _ = run(pytester, AT_THE_FLOOR.replace("timeout=10", "timeout=1"), "--concurrency", "4")
+    assert not any(r["status"] == "passed" for r in results.values()), results  # the barrier broke
