@@ -378,11 +378,15 @@ def test_method_negotiation(linker: Linker, first_link: FlowAttempt) -> None:
     if not first_link.ok:
         raise Blocked(first_link.rule or "AUTH-FLOW-02", first_link.problem or "no token")
     observe(f"the host's selection {selected} was accepted (the first authorization)")
-    for method in decision.intersection:
-        if method == selected:
-            continue
+
+    def exchanged(method: str) -> TokenResult:
+        """A fresh authorization's code exchanged with ``method``: each one independent of the others."""
         request = linker.request()
-        result = linker.host.tokens.exchange(request, linker.code(request), method=method)
+        return linker.host.tokens.exchange(request, linker.code(request), method=method)
+
+    others = [method for method in decision.intersection if method != selected]
+    tried = fanout.each(others, exchanged, limit=linker.concurrency, case=lambda m: f"{m}, in the intersection")
+    for method, result in zip(others, tried, strict=True):
         if result.ok:
             observe(f"{method}, also in the intersection, was accepted")
         else:
@@ -391,15 +395,18 @@ def test_method_negotiation(linker: Linker, first_link: FlowAttempt) -> None:
                 "local policy (contract, Authentication 4: 'unless local policy forbids it'), reported, not judged"
             )
     run = AttackRun.of("AUTH-CIMD-05")
-    for method in SUPPORTED_METHODS:
-        case = f"{method}, outside the intersection"
+    outside = {f"{method}, outside the intersection": method for method in SUPPORTED_METHODS}
+    for case, method in list(outside.items()):
         if method in decision.intersection:
             run.inapplicable(case, "in the intersection: local policy decides it (reported above)")
-            continue
-        request = linker.request()
-        result = linker.host.tokens.exchange(request, linker.code(request), method=method)
-        outside = f"{method}, outside the intersection {list(decision.intersection)}, was accepted"
-        run.tried_case(case, outside if result.ok else None)
+            del outside[case]
+
+    def refused(case: str) -> str | None:
+        if not exchanged(outside[case]).ok:
+            return None
+        return f"{outside[case]}, outside the intersection {list(decision.intersection)}, was accepted"
+
+    run.each(outside, refused, limit=linker.concurrency)
     run.conclude()
 
 
