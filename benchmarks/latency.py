@@ -13,24 +13,25 @@ in the stack's own processes) in total and per exchange; the rate-limit pacing t
 (``throttle.waited_s``); and whether its (rule, status) pairs are those of the 0 ms run of the same suites. The
 script exits 1 when they are not.
 
-The critical path is computed from the evidence in report.json alone (``started_at``, ``elapsed_s``, ``case``):
+The critical path is computed from the evidence in report.json (``started_at``, ``elapsed_s``, ``case``) and from
+what the run's fixtures take (``_fixture_chains.py``, a plugin loaded into the certifying pytest process: it marks
+each exchange a session fixture made, early work included, ``"fixture": name``, and writes which fixtures each
+fixture and each check takes):
 
 - An exchange is one evidence item; an exchange a shared fixture made appears in the evidence of every check that
   used it, and is counted once per chain it is on.
-- A check's exchanges follow one another in the order they were made, except the cases of an attack table: the
-  exchanges of one case (same ``case``) follow one another, different cases are independent of each other, and all
-  follow the check's exchanges that belong to no case (its set-up). A check's chain is therefore the sum of its
-  case-less exchanges plus the longest of its cases.
-- A target's first check (the one holding its earliest exchange) runs the session's discovery, which every other
-  check of the target needs (the resource's metadata, the authorization server's metadata); once it has run, the
-  checks are independent of each other (each one's further set-up, such as registration, authorization and token
-  for a linked account, is in its own chain, as the evidence attaches it). Critical path of a target = the first
-  check's chain + the longest chain among its other checks: discovery, then e.g. registration, authorization,
-  token and the first call.
-- A chain's length is the sum of its exchanges' ``elapsed_s``: the network and the target, never the harness's CPU
-  between two exchanges, nor a pacing wait. It is the floor of a host that ran every independent chain at once; a
-  check that reuses a session fixture recorded on another check is counted without that fixture's exchanges, so the
-  floor is a lower bound.
+- A chain of exchanges lasts the time at least one of them was in flight (the union of their intervals): the sum
+  of their ``elapsed_s`` when they followed one another, less when some went at once. The exchanges of one case of
+  an attack table (same ``case``) follow one another, different cases are independent of each other, and all follow
+  the exchanges that belong to no case: a chain is its case-less exchanges' time plus its longest case's.
+- A fixture's chain is the longest chain of the fixtures it takes (its arguments, those it asks for, its early
+  work's ``after``), then its own exchanges; a check's is the longest chain of the fixtures it takes, then its own
+  exchanges. Critical path of a target = its longest check chain: discovery, then registration, authorization,
+  token, the tool listing, a probe, the check's own requests. Checks kept out of each other's way (``alone``) are
+  counted as independent: a host could run each on a grant of its own.
+- A chain's length is the network and the target, never the harness's CPU between two exchanges, nor a pacing
+  wait: the floor of a host that ran every independent chain at once. ``checks alone`` is the floor without the
+  fixtures (the first check's chain, then the longest other one's), a lower bound kept for comparison.
 - The evidence is not every exchange: a check keeps at most 60 (its first 15 and its latest) and a rule's row at
   most 40. Against the reference, auth+profile and compression keep nearly all of theirs; platform+campaigns about
   490 of some 1 360 (the long runs of the token and rate-limit checks). ``net`` and ``cp`` are lower bounds there,
@@ -84,6 +85,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +121,29 @@ class Chain:
         return Chain(self.seconds + other.seconds, self.exchanges + other.exchanges)
 
 
+def _busy(exchanges: list[Exchange]) -> Chain:
+    """The time at least one of ``exchanges`` was in flight (the union of their intervals): their sum when they
+    followed one another, less when some were sent at once."""
+    spans = sorted(
+        (start, start + float(e.get("elapsed_s") or 0.0)) for e in exchanges if (start := _started(e)) is not None
+    )
+    total, end = 0.0, float("-inf")
+    for begin, finish in spans:
+        if finish > end:
+            total += finish - max(begin, end)
+            end = finish
+    untimed = [e for e in exchanges if _started(e) is None]
+    return Chain(total + _elapsed(untimed), len(exchanges))
+
+
+def _started(exchange: Exchange) -> float | None:
+    stamp = exchange.get("started_at")
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() if stamp else None
+    except ValueError:
+        return None
+
+
 def check_chain(exchanges: list[Exchange]) -> Chain:
     """A check's chain: its case-less exchanges, then the longest of its cases (see the module's docstring)."""
     plain = [e for e in exchanges if e.get("case") is None]
@@ -126,8 +151,57 @@ def check_chain(exchanges: list[Exchange]) -> Chain:
     for exchange in exchanges:
         if exchange.get("case") is not None:
             cases[str(exchange["case"])].append(exchange)
-    longest = max((Chain(_elapsed(c), len(c)) for c in cases.values()), key=lambda c: c.seconds, default=Chain(0, 0))
-    return Chain(_elapsed(plain), len(plain)) + longest
+    longest = max((_busy(c) for c in cases.values()), key=lambda c: c.seconds, default=Chain(0, 0))
+    return _busy(plain) + longest
+
+
+def dependent_paths(report: dict[str, Any], chains: dict[str, Any]) -> dict[str, Chain]:
+    """Per target, its critical path through the fixtures (``_fixture_chains.py``'s dump): a check's chain is its
+    own exchanges' after the longest chain of the fixtures it takes, a fixture's its own exchanges' after the longest
+    of those it takes in turn (see the module's docstring)."""
+    takes: dict[str, list[str]] = chains["fixtures"]
+    paths: dict[str, Chain] = {}
+    by_target: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for result in report["results"]:
+        by_target[result["target"]].append(result)
+    for target, results in by_target.items():
+        made: dict[str, dict[tuple[Any, ...], Exchange]] = defaultdict(dict)  # fixture -> its exchanges
+        own: dict[str, dict[tuple[Any, ...], Exchange]] = defaultdict(dict)  # check -> its own exchanges
+        for result in results:
+            check = (result.get("checks") or [result["rule"]])[0]
+            own.setdefault(check, {})
+            for exchange in result.get("evidence") or []:
+                if exchange.get("fixture"):
+                    made[str(exchange["fixture"])][_key(exchange)] = exchange
+                else:
+                    own[check][_key(exchange)] = exchange
+        memo: dict[str, Chain] = {}
+        checks = [
+            _longest(_fixture_chain(f, takes, made, memo) for f in chains["checks"].get(check, ()))
+            + check_chain(list(exchanges.values()))
+            for check, exchanges in own.items()
+        ]
+        paths[target] = max(checks, key=_seconds, default=Chain(0.0, 0))
+    return paths
+
+
+def _fixture_chain(
+    name: str, takes: dict[str, list[str]], made: dict[str, dict[tuple[Any, ...], Exchange]], memo: dict[str, Chain]
+) -> Chain:
+    """A fixture's chain: the longest of those it takes, then its own exchanges'."""
+    if name not in memo:
+        memo[name] = Chain(0.0, 0)  # a cycle (none is expected) counts once
+        before = _longest(_fixture_chain(t, takes, made, memo) for t in takes.get(name, ()))
+        memo[name] = before + check_chain(list(made[name].values()))
+    return memo[name]
+
+
+def _longest(chains: Iterable[Chain]) -> Chain:
+    return max(chains, key=_seconds, default=Chain(0.0, 0))
+
+
+def _seconds(chain: Chain) -> float:
+    return chain.seconds
 
 
 def critical_paths(report: dict[str, Any]) -> dict[str, Chain]:
@@ -196,18 +270,29 @@ class Run:
     wall: float
     cpu: float
     report: dict[str, Any]
+    chains: dict[str, Any] | None = None  # _fixture_chains.py's dump
 
 
-def certify(suites: str, env: dict[str, str], report_dir: Path, profile: Path | None, *extra: str) -> Run:
+def certify(
+    suites: str, env: dict[str, str], report_dir: Path, profile: Path | None, *extra: str, chains: bool = False
+) -> Run:
+    """The suites certified by a fresh pytest process; ``chains``: with ``_fixture_chains.py``, whose dump the run's
+    ``chains`` holds (the fixtures' exchanges are marked in the report)."""
     command = [sys.executable]
     if profile is not None:
         command += [str(HERE / "_cpu_profile.py"), str(profile)]
     command += ["-m", "pytest", "-p", "no:cacheprovider", "-p", "no:anyio", "-q"]
     command += ["--suite", suites, "--report-dir", str(report_dir), *extra]
+    dump = report_dir.parent / "fixture-chains.json"
+    if chains:
+        command += ["-p", "_fixture_chains"]
+        path = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), str(HERE)) if p)
+        env = {**env, "PYTHONPATH": path, "CONFORMANCE_FIXTURE_CHAINS": str(dump)}
     cpu0, started = children_cpu(), time.perf_counter()
     subprocess.run(command, env=env, cwd=report_dir.parent, capture_output=True, check=False)
     wall, cpu = time.perf_counter() - started, children_cpu() - cpu0
-    return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()))
+    found = json.loads(dump.read_text()) if chains and dump.exists() else None
+    return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()), found)
 
 
 def fleet_env(settings: dict[str, str], names: list[str], directory: Path) -> dict[str, str]:
@@ -321,7 +406,7 @@ def main() -> int:
     parser.add_argument("--latencies", nargs="*", type=float, default=[0.0, 50.0, 150.0], help="milliseconds")
     parser.add_argument("--suites", nargs="*", default=["auth,profile", "platform,campaigns", "compression"])
     parser.add_argument("--cprofile", type=Path, help="write a cProfile of each 0 ms run into this directory")
-    parser.add_argument("--concurrency", type=int, help="the runs' --concurrency (default: the harness's default)")
+    parser.add_argument("--concurrency", help="the runs' --concurrency, a number or auto (default: the harness's)")
     parser.add_argument(
         "--no-marginal", action="store_true", help="leave out the fleet runs of the marginal CPU per exchange"
     )
@@ -357,7 +442,7 @@ def main() -> int:
                     profile = None
                     if args.cprofile is not None and latency == 0:
                         profile = args.cprofile / f"{suites.replace(',', '+')}.prof"
-                    run = certify(suites, env, report_dir, profile)
+                    run = certify(suites, env, report_dir, profile, chains=True)
                     pairs = verdict_pairs(run.report)
                     if latency == 0:
                         reference[suites] = pairs
@@ -369,14 +454,16 @@ def main() -> int:
                         changed = sorted(pairs ^ reference[suites])
                         same = f"DIFFERENT from 0 ms: {changed}"
                     exchanges = unique_exchanges(run.report)
-                    paths = critical_paths(run.report)
-                    cp = max(paths.values(), key=lambda c: c.seconds, default=Chain(0.0, 0))
+                    alone = max(critical_paths(run.report).values(), key=_seconds, default=Chain(0.0, 0))
+                    paths = dependent_paths(run.report, run.chains) if run.chains else {}
+                    cp = max(paths.values(), key=_seconds, default=alone)
                     waited = float((run.report.get("throttle") or {}).get("waited_s") or 0.0)
                     per_exchange = run.cpu / len(exchanges) * 1000 if exchanges else 0.0
                     after_fixed = (run.cpu - fixed[suites]) / len(exchanges) * 1000 if exchanges else 0.0
                     row = (
                         f"{suites:<19} {latency:>4g} ms: wall {run.wall:6.2f} s | cp {cp.seconds:6.2f} s"
-                        f" ({cp.exchanges} exchanges, wall/cp {run.wall / cp.seconds if cp.seconds else 0:4.1f})"
+                        f" ({cp.exchanges} exchanges, wall/cp {run.wall / cp.seconds if cp.seconds else 0:4.1f};"
+                        f" checks alone {alone.seconds:.2f} s)"
                         f" | net {_elapsed(exchanges):6.2f} s over {len(exchanges)} exchanges"
                         f" | harness CPU {run.cpu:5.2f} s = {per_exchange:4.1f} ms/exchange,"
                         f" {after_fixed:4.1f} after {fixed[suites]:.2f} s fixed"

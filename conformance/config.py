@@ -26,9 +26,9 @@ from conformance.core.targets import SUITE_NAMES as SUITES
 from conformance.core.targets import SUITES as SUITE_TABLE
 from conformance.core.targets import TARGETS, TIMEOUTS
 from conformance.host import shown_url
-from conformance.host.fanout import DEFAULT_CONCURRENCY, MAX_CONCURRENCY
+from conformance.host.fanout import AUTO, AUTO_CHECKS_AT_ONCE, DEFAULT_CONCURRENCY, MAX_CONCURRENCY
 
-Kind = Literal["str", "bool", "int", "float", "path", "list", "url"]
+Kind = Literal["str", "bool", "int", "count", "float", "path", "list", "url"]
 # A validator of a converted value: raises ValueError or ConfigError saying what is wrong with it.
 Check = Callable[[Any], None]
 
@@ -81,6 +81,16 @@ def in_range(low: int, high: int) -> Check:
             raise ValueError(f"{value!r} is not between {low} and {high}")
 
     return check
+
+
+def auto_or(check: Check) -> Check:
+    """``auto``, or a value ``check`` accepts."""
+
+    def checked(value: Any) -> None:
+        if value != AUTO:
+            check(value)
+
+    return checked
 
 
 def one_of(*choices: str) -> Check:
@@ -254,12 +264,14 @@ CORE_OPTIONS: list[OptionSpec] = [
     ),
     OptionSpec(
         "concurrency",
-        "how many independent checks of the tool server, and cases of a check (attacks of a table, probes, "
-        "documents), the host runs at once; 1: one after another. Reports and evidence read in the checks' and "
-        "cases' order whatever the setting",
-        kind="int",
-        default=DEFAULT_CONCURRENCY,
-        check=in_range(1, MAX_CONCURRENCY),
+        "how many independent checks, and cases of a check (attacks of a table, probes, documents), the host runs "
+        f"at once; 1: one after another; auto: {DEFAULT_CONCURRENCY} cases of a check, and {DEFAULT_CONCURRENCY} to "
+        f"{AUTO_CHECKS_AT_ONCE} checks, more while the exchanges take about the network's round trip (the host waits "
+        "for the network, not for its CPU or the target's). Reports and evidence read in the checks' and cases' "
+        "order whatever the setting",
+        kind="count",
+        default=AUTO,
+        check=auto_or(in_range(1, MAX_CONCURRENCY)),
     ),
     OptionSpec("run_id", "prefix for objects a run creates (default: random)"),
     OptionSpec(
@@ -336,6 +348,8 @@ def convert(spec: OptionSpec, value: Any, origin: str) -> Any:
             raise ValueError(f"expected true/false, got {value!r}")
         if spec.kind == "int":
             return int(value)
+        if spec.kind == "count":  # a number, or auto
+            return AUTO if str(value).strip().lower() == AUTO else int(value)
         if spec.kind == "float":
             return float(value)
         if spec.kind == "path":

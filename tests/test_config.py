@@ -136,3 +136,15 @@ def test_a_bad_url_with_credentials_is_reported_without_them() -> None:
     message = str(caught.value)
     assert "target_url" in message and "host.example" in message
     assert "pw-in-url-1234" not in message and "key-in-url-5678" not in message
+
+
+@pytest.mark.parametrize(("given", "read"), [(None, "auto"), ("auto", "auto"), (" AUTO ", "auto"), ("8", 8), (1, 1)])
+def test_concurrency_is_a_number_or_auto(given: object, read: object) -> None:
+    env = {} if given is None else {"CONFORMANCE_CONCURRENCY": str(given)}
+    assert resolve(cli={}, env=env).concurrency == read
+
+
+@pytest.mark.parametrize(("given", "words"), [("0", "between 1 and 32"), ("33", "between 1 and 32"), ("many", "many")])
+def test_a_concurrency_neither_a_number_in_range_nor_auto_is_a_clear_error(given: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=f"concurrency.*{words}"):
+        resolve(cli={}, env={"CONFORMANCE_CONCURRENCY": given})

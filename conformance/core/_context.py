@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,40 @@ class CheckRecord:
             self.numbers[id(exchange)] = self.recorded
             self.last_exchange = exchange
             self.exchanges.append(exchange)
+
+
+class RoundTrips:
+    """How long the run's exchanges take, as the run loop reads it to choose how many checks run at once: the
+    shortest exchange so far (the network's round trip and the target's quickest answer) against the median of the
+    latest ones."""
+
+    def __init__(self, latest: int = 16) -> None:
+        self._lock = threading.Lock()
+        self._latest: deque[float] = deque(maxlen=latest)
+        self._shortest: float | None = None
+
+    def add(self, seconds: float) -> None:
+        with self._lock:
+            self._latest.append(seconds)
+            self._shortest = seconds if self._shortest is None else min(self._shortest, seconds)
+
+    def floor_share(self) -> float | None:
+        """The shortest exchange over the median of the latest (None before four): near 1 while exchanges take
+        about the network's floor (the host waits for the network), near 0 while they take longer (they queue for
+        the host's CPU or the target's)."""
+        with self._lock:
+            if self._shortest is None or len(self._latest) < 4:
+                return None
+            median = sorted(self._latest)[len(self._latest) // 2]
+            return min(1.0, self._shortest / median) if median > 0 else None
+
+    def reset(self) -> None:
+        with self._lock:
+            self._latest.clear()
+            self._shortest = None
+
+
+ROUND_TRIPS = RoundTrips()  # every exchange recorded (conformance.host.exchange.record_exchange) adds to it
 
 
 def recorded() -> int:

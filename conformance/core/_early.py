@@ -19,11 +19,13 @@ set up, see :class:`SetUp`).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
+import importlib
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from conformance.core import _context
@@ -31,12 +33,15 @@ from conformance.core import _context
 F = TypeVar("F", bound=Callable[..., Any])
 
 EARLY_ATTRIBUTE = "conformance_early_after"
+IMPORTS_ATTRIBUTE = "conformance_early_imports"
 ASKS_ATTRIBUTE = "conformance_asks"
 
 
-def early(*, after: tuple[str, ...] = ()) -> Callable[[F], F]:
+def early(*, after: tuple[str, ...] = (), imports: tuple[str, ...] = ()) -> Callable[[F], F]:
     """Mark a session fixture's function as work the run loop may start early (see the module's docstring).
-    ``after``: fixtures the work asks ``request`` for, which must be set up before it starts."""
+    ``after``: fixtures the work asks ``request`` for, which must be set up before it starts. ``imports``: modules
+    the work imports (costly ones), which the loop imports on a thread of their own as the run starts when a check
+    uses the fixture, so that the work does not wait for them when it starts (:func:`import_ahead`)."""
 
     def decorate(function: F) -> F:
         @functools.wraps(function)
@@ -45,6 +50,7 @@ def early(*, after: tuple[str, ...] = ()) -> Callable[[F], F]:
             return started.outcome() if started is not None else function(*args, **kwargs)
 
         setattr(fixture, EARLY_ATTRIBUTE, tuple(after))  # the work itself is fixture.__wrapped__
+        setattr(fixture, IMPORTS_ATTRIBUTE, tuple(imports))
         return fixture  # type: ignore[return-value]
 
     return decorate
@@ -53,6 +59,27 @@ def early(*, after: tuple[str, ...] = ()) -> Callable[[F], F]:
 def after_of(function: object) -> tuple[str, ...] | None:
     """The ``after`` names of a function marked :func:`early`, None for any other."""
     return getattr(function, EARLY_ATTRIBUTE, None)
+
+
+def imports_of(function: object) -> tuple[str, ...]:
+    return tuple(getattr(function, IMPORTS_ATTRIBUTE, ()))
+
+
+def import_ahead(modules: Iterable[str]) -> threading.Thread | None:
+    """Import ``modules`` on a daemon thread (None when there are none). A module that fails to import is left
+    for its user, whose own import then raises as it would have."""
+    names = list(dict.fromkeys(modules))
+    if not names:
+        return None
+
+    def load() -> None:
+        for name in names:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=load, name="conformance-import-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def asks(*names: str) -> Callable[[F], F]:
@@ -108,6 +135,10 @@ class Started:
 
     def wait(self) -> None:
         self._thread.join()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
 
     def value(self) -> Any:
         """The work's value or its exception, once it has ended, for other early work that takes it: its record

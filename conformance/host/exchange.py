@@ -175,6 +175,9 @@ def record_exchange(
     if record is None:
         return None
     exchange = Exchange.capture(redactor, **capture).to_json()
+    elapsed = capture.get("elapsed_s")
+    if elapsed and capture.get("direction") != "inbound" and not capture.get("error"):  # a round trip it made
+        _context.ROUND_TRIPS.add(float(elapsed))
     if not _context.spend_body(body_size(exchange)):  # the bodies of the run are bounded (headers per exchange)
         exchange = without_details(exchange)
     record.add_exchange(exchange)

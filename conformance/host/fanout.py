@@ -31,6 +31,13 @@ T = TypeVar("T")
 R = TypeVar("R")
 DEFAULT_CONCURRENCY = 4
 MAX_CONCURRENCY = 32
+AUTO = "auto"  # --concurrency auto (the default): DEFAULT_CONCURRENCY cases; checks from it to AUTO_CHECKS_AT_ONCE
+AUTO_CHECKS_AT_ONCE = 16
+
+
+def cases_at_once(setting: object) -> int:
+    """The cases of a check run at once for a ``--concurrency`` setting (a number, or auto)."""
+    return DEFAULT_CONCURRENCY if setting in (None, AUTO) else max(1, int(setting))  # type: ignore[call-overload]
 
 
 @dataclass
@@ -151,4 +158,14 @@ async def each_async(
     return [outcome.get() for outcome in run.merged() if outcome is not None]
 
 
-__all__ = ["DEFAULT_CONCURRENCY", "MAX_CONCURRENCY", "Outcome", "each", "each_async", "outcomes"]
+__all__ = [
+    "AUTO",
+    "AUTO_CHECKS_AT_ONCE",
+    "DEFAULT_CONCURRENCY",
+    "MAX_CONCURRENCY",
+    "Outcome",
+    "cases_at_once",
+    "each",
+    "each_async",
+    "outcomes",
+]

@@ -33,7 +33,7 @@ from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
 from conformance.host.exchange import BODY_EXCERPT_CHARS, RESPONSE_EXTENSION, now_stamp, record_exchange
-from conformance.host.fanout import DEFAULT_CONCURRENCY
+from conformance.host.fanout import DEFAULT_CONCURRENCY, cases_at_once
 
 MAX_REDIRECTS = 10
 USER_AGENT = "conformance-host/0.1"
@@ -474,7 +474,7 @@ class HostHTTP:
             "guard": guard,
             "redactor": redactor_for(settings),
             "pacer": Pacer(float(settings.get("max_throttle_wait", 600.0))),
-            "concurrency": int(settings.get("concurrency", DEFAULT_CONCURRENCY)),
+            "concurrency": cases_at_once(settings.get("concurrency")),
         }
         kwargs.update(overrides)
         return cls(**kwargs)

@@ -7,7 +7,8 @@ replaces pytest's for the bundled checks:
 
 - on the main thread, in collection order, each check's set-up runs as pytest would run it: its fixtures, each set
   up once by the first check that needs it, as before; then its body starts on a thread of its own and the next
-  check's set-up begins; at most N bodies are in flight;
+  check's set-up begins; at most N bodies are in flight. A check whose set-up would wait for early fixture work
+  still running (below) lets the checks after it that would not be set up first (:meth:`EarlyStarts.next_check`);
 - a body records into its own record (:func:`conformance.core._context.enter_lane`): its exchanges, notes, cases,
   waits and budget are its own, and what it appends to run-wide lists (:func:`~conformance.core._context.in_order`)
   is appended once it has ended, in the checks' order;
@@ -54,6 +55,7 @@ import pytest
 from conformance.core import _budget, _context, _early
 from conformance.core._shortcuts import fixture_definition, fixture_definitions
 from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of
+from conformance.host.fanout import AUTO, AUTO_CHECKS_AT_ONCE, DEFAULT_CONCURRENCY
 from conformance.pytest._outcomes import STARTED, fleet_target_of
 from conformance.pytest._session import SESSION_KEY
 
@@ -62,6 +64,7 @@ from conformance.pytest._session import SESSION_KEY
 # its own (campaigns, uploads), its requests passing the run's one pacer. In every suite, the checks that change or
 # read what others rely on (a rate-limit window, a usage counter, a list read before and after) are marked alone.
 OVERLAPPING_SUITES = frozenset({"auth", "profile", "platform", "campaigns", "compression"})
+ROOM_POLL_S = 0.05  # how often a wait for room reads a limit that rises with the round trips
 
 
 class BodyOutput:
@@ -195,20 +198,41 @@ def may_overlap(item: pytest.Item) -> bool:
     return function is not None and not inspect.iscoroutinefunction(function)
 
 
-def overlapping_limit(config: pytest.Config) -> int:
-    """How many bodies this run overlaps: 0 when pytest's own loop runs (see the module's docstring)."""
+@dataclass(frozen=True)
+class ChecksAtOnce:
+    """How many bodies may be in flight: ``least`` always; up to ``most`` as the exchanges' round trips allow
+    (``--concurrency auto``): ``most`` times the share of an exchange's time that is the network's floor
+    (:class:`conformance.core._context.RoundTrips`). Against a distant target that answers at once the share is
+    near 1, and the host waits for the network; when exchanges queue (for the host's CPU or the target's) it falls,
+    and so does the number of checks at once."""
+
+    least: int
+    most: int
+
+    def now(self) -> int:
+        if self.most <= self.least:
+            return self.least
+        share = _context.ROUND_TRIPS.floor_share()
+        return self.least if share is None else max(self.least, min(self.most, round(self.most * share)))
+
+
+def overlapping_limit(config: pytest.Config) -> ChecksAtOnce | None:
+    """How many bodies this run overlaps: None when pytest's own loop runs (see the module's docstring)."""
     state = config.stash.get(SESSION_KEY, None)
     if state is None or not state.active or hasattr(config, "workerinput"):
-        return 0
+        return None
     if config.pluginmanager.has_plugin("dsession"):  # the xdist controller: workers run the checks
-        return 0
+        return None
     option = config.option
     if getattr(option, "usepdb", False) or getattr(option, "trace", False) or getattr(option, "setuponly", False):
-        return 0
+        return None
     if getattr(option, "setupplan", False) or option.collectonly:
-        return 0
-    limit = int(state.settings.get("concurrency", 1) or 1)
-    return limit if limit > 1 else 0
+        return None
+    setting = state.settings.get("concurrency", AUTO)
+    if setting == AUTO:
+        return ChecksAtOnce(DEFAULT_CONCURRENCY, AUTO_CHECKS_AT_ONCE)
+    limit = int(setting or 1)
+    return ChecksAtOnce(limit, limit) if limit > 1 else None
 
 
 class EarlyStarts:
@@ -217,6 +241,7 @@ class EarlyStarts:
 
     def __init__(self, items: list[pytest.Item]) -> None:
         self.waiting: dict[Any, tuple[int, pytest.Item]] = {}  # FixtureDef -> its first user (index, item)
+        self.set_up: set[int] = set()  # the checks (by index) whose set-up has run
         self.started: dict[Any, _early.Started] = {}  # FixtureDef -> its work, started ahead of its first user
         self.definitions: dict[int, dict[str, Any]] = {}  # per check (by id): the definitions of what it uses
         for index, item in enumerate(items):
@@ -224,6 +249,7 @@ class EarlyStarts:
             for definition in definitions.values():
                 if definition.scope == "session" and _early.after_of(definition.func) is not None:
                     self.waiting.setdefault(definition, (index, item))
+        _early.import_ahead(module for definition in self.waiting for module in _early.imports_of(definition.func))
 
     @staticmethod
     def used_by(item: pytest.Item) -> dict[str, Any]:
@@ -241,10 +267,54 @@ class EarlyStarts:
                         pending.append(found)
         return used
 
+    def running_for(self, item: pytest.Item) -> bool:
+        """Whether ``item`` uses early work still running (its set-up now would wait for it)."""
+        for definition in self.definitions[id(item)].values():
+            started = self.started.get(definition)
+            if started is not None and started.running and definition.cached_result is None:
+                return True
+        return False
+
+    def reorderable(self, item: pytest.Item) -> bool:
+        """Whether checks may be set up before ``item`` or ``item`` before others: its body overlaps, and it uses no
+        fixture of a scope between the session's and its own (a module's, a class's), which an order changed across
+        modules would set up twice."""
+        return may_overlap(item) and all(
+            d.scope in ("session", "function") for d in self.definitions[id(item)].values()
+        )
+
+    def next_check(self, items: list[pytest.Item], remaining: list[int]) -> int:
+        """The check to set up next, of ``remaining`` (indices in collection order): the first, unless its set-up
+        would wait for early work still running; then the first after it, up to a check that must run with nothing
+        in flight or certifies another named target, that is alone among no group (a group's checks start in
+        their order), whose set-up would not wait, and that sets up no session fixture a check it overtakes uses
+        (each fixture's record still goes to its first user in collection order)."""
+        first = items[remaining[0]]
+        if not self.reorderable(first) or not self.running_for(first):
+            return remaining[0]
+        overtaken = [first]
+        for index in remaining[1:]:
+            item = items[index]
+            if not self.reorderable(item) or fleet_target_of(item) != fleet_target_of(first):
+                break
+            if (
+                alone_group(item) is None
+                and not self.running_for(item)
+                and not self.shares_unset_fixtures(item, overtaken)
+            ):
+                return index
+            overtaken.append(item)
+        return remaining[0]
+
+    def shares_unset_fixtures(self, item: pytest.Item, others: list[pytest.Item]) -> bool:
+        unset = {d for d in self.definitions[id(item)].values() if d.scope == "session" and d.cached_result is None}
+        return any(not unset.isdisjoint(self.definitions[id(other)].values()) for other in others)
+
     def start_ready(self, done: int) -> None:
-        """Start what is ready, once the checks up to index ``done`` are set up."""
+        """Start what is ready, once the check at index ``done`` is set up."""
+        self.set_up.add(done)
         for definition, (first, item) in list(self.waiting.items()):
-            if first <= done or definition.cached_result is not None:
+            if first in self.set_up or definition.cached_result is not None:
                 del self.waiting[definition]  # set up the usual way already
                 continue
             arguments = self.arguments(definition, self.definitions[id(item)], self.started)
@@ -310,6 +380,7 @@ class _Check:
     item: pytest.Item
     record: _context.CheckRecord
     setup: pytest.TestReport
+    setup_call: pytest.CallInfo[None] | None = None
     teardown: pytest.CallInfo[None] | None = None
     call: pytest.CallInfo[None] | None = None
     ended: threading.Event = field(default_factory=threading.Event)
@@ -327,10 +398,11 @@ _running: contextvars.ContextVar[_Check | None] = contextvars.ContextVar("confor
 class OverlappingLoop:
     """pytest's run loop with the bodies of independent checks overlapping (see the module's docstring)."""
 
-    def __init__(self, session: pytest.Session, limit: int) -> None:
+    def __init__(self, session: pytest.Session, limit: ChecksAtOnce) -> None:
         self.session = session
         self.limit = limit
-        self.checks: deque[_Check] = deque()  # started, not yet reported, in collection order
+        self.checks: dict[int, _Check] = {}  # started, not yet reported, by their index in collection order
+        self.reported = 0  # the checks before this index are reported
         self.in_flight = 0  # bodies running
         self.unfinished = 0  # bodies started and not ended: running, or waiting for their group
         self.groups: list[str] = []  # the groups of the bodies running (alone among each other)
@@ -346,28 +418,41 @@ class OverlappingLoop:
 
     def run_items(self, items: list[pytest.Item]) -> None:
         early = EarlyStarts(items)
+        remaining = list(range(len(items)))  # not yet set up, in collection order
+        _context.ROUND_TRIPS.reset()
         try:
-            for index, item in enumerate(items):
-                nextitem = items[index + 1] if index + 1 < len(items) else None
+            index: int | None = early.next_check(items, remaining) if remaining else None
+            while index is not None:
+                item = items[index]
+                remaining.remove(index)
                 if fleet_target_of(item) != self.fleet_target:
                     self.drain(settle=True)  # the previous named target's session fixtures are torn down next
                     early.started.clear()  # its work is no value for the next target's fixtures
+                    _context.ROUND_TRIPS.reset()  # nor are its round trips a measure of the next one's
                     self.fleet_target = fleet_target_of(item)
                 if may_overlap(item):
                     if alone_group(item) is None:  # a body alone among a group waits on its own thread
                         self.wait_for_room()
-                    self.start(item, nextitem)
+                    check = self.start(index, item)
+                    early.start_ready(index)
+                    index = early.next_check(items, remaining) if remaining else None
+                    self.tear_down(check, items[index] if index is not None else None)
                 else:
                     self.drain()
                     _early.wait_all()  # nothing else in flight: early fixture work included
-                    item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                early.start_ready(index)
+                    early.start_ready(index)
+                    following = early.next_check(items, remaining) if remaining else None
+                    item.config.hook.pytest_runtest_protocol(
+                        item=item, nextitem=items[following] if following is not None else None
+                    )
+                    self.reported = index + 1
+                    index = following
                 self.report_ended()
                 self.raise_if_stopping()
             self.drain(settle=True)
         finally:
             _early.settle(wait=False)  # what ended normally has settled already; an interrupted run waits no more
-            self.report_ended()  # interrupted: what has ended is still reported
+            self.report_ended(interrupted=True)  # interrupted: what has ended is still reported
             _context.end()
 
     def raise_if_stopping(self) -> None:
@@ -380,16 +465,19 @@ class OverlappingLoop:
 
     # -- one check -----------------------------------------------------------------------------------------------
 
-    def start(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
-        """Set ``item`` up on this thread, start its body on a thread of its own, and tear it down as far as the
-        next check allows (its function-scoped fixtures; a module's when the next check is in another one)."""
+    def start(self, index: int, item: pytest.Item) -> _Check:
+        """Set ``item`` up on this thread and start its body on a thread of its own."""
         record = begin_check(item)
         ihook = item.ihook
         setup_call = pytest.CallInfo.from_call(lambda: ihook.pytest_runtest_setup(item=item), when="setup")
         check = _Check(
-            item, record, ihook.pytest_runtest_makereport(item=item, call=setup_call), group=alone_group(item)
+            item,
+            record,
+            ihook.pytest_runtest_makereport(item=item, call=setup_call),
+            group=alone_group(item),
+            setup_call=setup_call,
         )
-        self.checks.append(check)
+        self.checks[index] = check
         if check.setup.passed:
             with self.changed:
                 self.unfinished += 1
@@ -404,14 +492,20 @@ class OverlappingLoop:
             thread.start()
         else:
             check.ended.set()
+        return check
+
+    def tear_down(self, check: _Check, nextitem: pytest.Item | None) -> None:
+        """Tear ``check`` down as far as the next check set up allows (its function-scoped fixtures; those of its
+        module when the next check is in another one; the session's after the last)."""
+        item = check.item
         if nextitem is None or self.session.shouldfail or self.session.shouldstop:
             self.drain(but=check, settle=True)  # the session's fixtures are torn down now: nothing may use them
             check.ended.wait()
             nextitem = None
         check.teardown = pytest.CallInfo.from_call(
-            lambda: ihook.pytest_runtest_teardown(item=item, nextitem=nextitem), when="teardown"
+            lambda: item.ihook.pytest_runtest_teardown(item=item, nextitem=nextitem), when="teardown"
         )
-        self.reraise(setup_call, check.teardown)
+        self.reraise(check.setup_call, check.teardown)
 
     def body(self, check: _Check) -> None:
         _running.set(check)  # in the body's own context: its fan-out's threads and tasks inherit it
@@ -433,9 +527,8 @@ class OverlappingLoop:
         started, and there is room: the main thread goes on setting up the next checks meanwhile."""
         queue, began = self.queued[group], time.monotonic()
         with self.changed:
-            self.changed.wait_for(
-                lambda: queue[0] is check and group not in self.groups and self.in_flight < self.limit
-            )
+            while not (queue[0] is check and group not in self.groups and self.in_flight < self.limit.now()):
+                self.changed.wait(ROOM_POLL_S)
             queue.popleft()
             self.groups.append(group)
             self.in_flight += 1
@@ -455,7 +548,8 @@ class OverlappingLoop:
 
     def wait_for_room(self) -> None:
         with self.changed:
-            self.changed.wait_for(lambda: self.in_flight < self.limit)
+            while self.in_flight >= self.limit.now():  # the limit may rise while the bodies in flight wait
+                self.changed.wait(ROOM_POLL_S)
 
     def drain(self, but: _Check | None = None, *, settle: bool = False) -> None:
         """Wait until every body in flight (``but`` that one) has ended, and report them; ``settle``: and every early
@@ -467,10 +561,17 @@ class OverlappingLoop:
         if but is None:
             self.report_ended()
 
-    def report_ended(self) -> None:
-        """Report, in collection order, every check whose body has ended and whose predecessors are reported."""
-        while self.checks and self.checks[0].ended.is_set() and self.checks[0].teardown is not None:
-            self.report(self.checks.popleft())
+    def report_ended(self, *, interrupted: bool = False) -> None:
+        """Report, in collection order, every check whose body has ended and whose predecessors are reported
+        (``interrupted``: or were never set up)."""
+        while self.checks:
+            index = min(self.checks)
+            check = self.checks[index]
+            if (index != self.reported and not interrupted) or not check.ended.is_set() or check.teardown is None:
+                return
+            del self.checks[index]
+            self.reported = index + 1
+            self.report(check)
 
     @staticmethod
     def hand_over_output(check: _Check) -> None:
@@ -513,7 +614,7 @@ class OverlappingLoop:
 def run_loop(session: pytest.Session) -> bool | None:
     """The plugin's ``pytest_runtestloop``: this loop when the run overlaps checks, else None (pytest's own)."""
     limit = overlapping_limit(session.config)
-    if not limit or (session.testsfailed and not session.config.option.continue_on_collection_errors):
+    if limit is None or (session.testsfailed and not session.config.option.continue_on_collection_errors):
         return None
     if sum(1 for item in session.items if may_overlap(item)) < 2:
         return None

@@ -185,6 +185,7 @@ def first_link(first_link_outcome: FlowAttempt | NeedsUnmet) -> FlowAttempt:
 
 
 @pytest.fixture(scope="session")
+@early()
 def linked_account(linker: Linker, first_link: FlowAttempt) -> LinkedAccount:
     from conformance.suites._linking import LinkedAccount
 
@@ -221,7 +222,7 @@ def link_account(linker: Linker, linked_account: LinkedAccount) -> Callable[...,
 
 
 @pytest.fixture(scope="session")
-@early(after=("linked_account",))
+@early(after=("linked_account",), imports=("conformance.host.mcp_session",))
 def listing(
     host_http: HostHTTP, tool_server_target: Target, conformance_settings: Settings, request: pytest.FixtureRequest
 ) -> Listing:

@@ -235,3 +235,8 @@ def test_run_wide_lists_get_the_cases_entries_in_the_cases_order(record: _contex
     assert seen == list(range(count))
     _context.in_order(lambda: seen.append(99))  # outside a case: at once
     assert seen[-1] == 99
+
+
+@pytest.mark.parametrize(("setting", "cases"), [(None, 4), ("auto", 4), (1, 1), (9, 9)])
+def test_a_checks_cases_at_once_follow_the_concurrency_setting(setting: object, cases: int) -> None:
+    assert fanout.cases_at_once(setting) == cases

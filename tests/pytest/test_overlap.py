@@ -592,3 +592,87 @@ def test_second_user(second):
     assert "first's work" in str(results["AUTH-ASM-03"]["message"])
     assert "second's work" not in str(results["AUTH-ASM-03"]["message"])
     assert "second's work" in str(results["AUTH-ASM-04"]["message"])
+
+
+def test_a_check_waiting_for_early_work_lets_the_checks_after_it_be_set_up_first(pytester: pytest.Pytester) -> None:
+    """The early work ends only once a later check's body has run, so that check must be set up before the check
+    that waits for the work; one that would set up a fixture the waiting check uses stays behind it (the fixture's
+    record goes to its first user in collection order), and the checks are reported in collection order."""
+    body = """
+from conformance import early
+
+LATER_RAN = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def slow(base):
+    assert LATER_RAN.wait(timeout=10), "no check was set up while the early work ran"
+    return "slow"
+
+@pytest.fixture(scope="session")
+def shared():
+    observe("shared was set up here")
+    return "shared"
+
+@rule("AUTH-ASM-01")
+def test_starts_it(base):
+    pass
+
+@rule("AUTH-ASM-02")
+def test_waits(slow, shared):
+    assert slow == "slow"
+
+@rule("AUTH-ASM-03")
+def test_shares(shared):
+    pass
+
+@rule("AUTH-ASM-04")
+def test_later():
+    LATER_RAN.set()
+"""
+    results, checks = run(pytester, body, "--concurrency", "4", "-v")
+    assert {rule: r["status"] for rule, r in results.items()} == dict.fromkeys(
+        ("AUTH-ASM-01", "AUTH-ASM-02", "AUTH-ASM-03", "AUTH-ASM-04"), "passed"
+    ), results
+    assert "shared was set up here" in str(results["AUTH-ASM-02"]["message"])
+    assert "shared was set up here" not in str(results["AUTH-ASM-03"]["message"])
+    lines = [line for line in checks.outlines if "::test_" in line and "PASSED" in line]
+    assert [line.split("::")[1].split()[0] for line in lines] == [
+        "test_starts_it",
+        "test_waits",
+        "test_shares",
+        "test_later",
+    ]
+
+
+AT_THE_FLOOR = """
+from conformance.core import _context
+
+SIX = threading.Barrier(6, timeout=10)
+
+@pytest.fixture(scope="session")
+def distant():
+    for _ in range(16):  # exchanges that all take the network's round trip: the host waits on the network
+        _context.ROUND_TRIPS.add(0.05)
+
+"""
+AT_THE_FLOOR += "\n".join(
+    f"""
+@rule("AUTH-ASM-0{n}")
+def test_meet_{n}(distant):
+    SIX.wait()
+"""
+    for n in range(1, 7)
+)
+
+
+def test_auto_runs_more_checks_at_once_while_exchanges_take_the_networks_round_trip(pytester: pytest.Pytester) -> None:
+    """Six bodies meet at a barrier: only more than the four checks at once of a fixed default let them."""
+    results, _ = run(pytester, AT_THE_FLOOR)  # --concurrency auto, the default
+    assert {r["status"] for r in results.values()} == {"passed"}, results
+    results, _ = run(pytester, AT_THE_FLOOR.replace("timeout=10", "timeout=1"), "--concurrency", "4")
+    assert not any(r["status"] == "passed" for r in results.values()), results  # the barrier broke

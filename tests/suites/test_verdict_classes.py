@@ -145,6 +145,7 @@ def profile_tool():
 @pytest.fixture(scope="session")
 def linker():
     return SimpleNamespace(
+        concurrency=2,
         host=SimpleNamespace(scopes=SimpleNamespace(scopes=("openid", "profile:read", "files"))),
         upgraded=lambda before, after: SimpleNamespace(access_token="at", refresh_token=None),
     )

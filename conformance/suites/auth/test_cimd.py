@@ -17,6 +17,7 @@ import pytest
 
 from conformance import Blocked, alone, early, expect, fail, needs, observe, rule
 from conformance.config import Settings
+from conformance.host import fanout
 from conformance.host.forge import alg_none, hmac_with_public_key, strip_signature, tamper_payload
 from conformance.host.http import HostHTTP
 from conformance.host.identity import LEGACY_AUTH_METHOD, BrokenAssertion, HostKey, new_callback_id
@@ -76,9 +77,28 @@ class AssertionProbe:
         return self.tokens.exchange(request, accepted, method="private_key_jwt", assertion=assertion)
 
     def each(self, cases: Mapping[str, str]) -> Iterator[tuple[str, TokenResult]]:
-        """Each case's assertion sent, registered with the redactor first (a nearly-right assertion is a secret)."""
-        for case, assertion in cases.items():
+        """Each case's assertion sent, registered with the redactor first (a nearly-right assertion is a secret).
+
+        On the grant's refresh token, the cases go at once: a refused request leaves the token as it was. One that
+        is accepted (a defect) rotates it, and a case sent beside it may then have been refused for the stale token,
+        or the grant revoked as replayed (RFC 9700 §4.14.2): every case is then sent again, one after another, on a
+        fresh grant, the accepted token kept after each, as a host would."""
+        for assertion in cases.values():
             self.linker.http.redactor.add_secret(assertion)
+        pairs = list(cases.items())
+        if self.account.refresh_token and self.linker.http.concurrency > 1 and len(pairs) > 1:
+            results = fanout.each(
+                pairs, lambda pair: self.send(pair[1]), limit=self.linker.http.concurrency, case=lambda pair: pair[0]
+            )
+            if not any(result.ok for result in results):
+                yield from zip(cases, results, strict=True)
+                return
+            observe(
+                "a case was accepted while the cases went at once: each case is sent again in turn, on a fresh grant"
+            )
+            self.account = self.linker.link()
+            self.tokens = self.account.tokens
+        for case, assertion in pairs:
             yield case, self.send(assertion)
 
     def valid(self) -> TokenResult:
@@ -358,11 +378,15 @@ def test_method_negotiation(linker: Linker, first_link: FlowAttempt) -> None:
     if not first_link.ok:
         raise Blocked(first_link.rule or "AUTH-FLOW-02", first_link.problem or "no token")
     observe(f"the host's selection {selected} was accepted (the first authorization)")
-    for method in decision.intersection:
-        if method == selected:
-            continue
+
+    def exchanged(method: str) -> TokenResult:
+        """A fresh authorization's code exchanged with ``method``: each one independent of the others."""
         request = linker.request()
-        result = linker.host.tokens.exchange(request, linker.code(request), method=method)
+        return linker.host.tokens.exchange(request, linker.code(request), method=method)
+
+    others = [method for method in decision.intersection if method != selected]
+    tried = fanout.each(others, exchanged, limit=linker.concurrency, case=lambda m: f"{m}, in the intersection")
+    for method, result in zip(others, tried, strict=True):
         if result.ok:
             observe(f"{method}, also in the intersection, was accepted")
         else:
@@ -371,15 +395,18 @@ def test_method_negotiation(linker: Linker, first_link: FlowAttempt) -> None:
                 "local policy (contract, Authentication 4: 'unless local policy forbids it'), reported, not judged"
             )
     run = AttackRun.of("AUTH-CIMD-05")
-    for method in SUPPORTED_METHODS:
-        case = f"{method}, outside the intersection"
+    outside = {f"{method}, outside the intersection": method for method in SUPPORTED_METHODS}
+    for case, method in list(outside.items()):
         if method in decision.intersection:
             run.inapplicable(case, "in the intersection: local policy decides it (reported above)")
-            continue
-        request = linker.request()
-        result = linker.host.tokens.exchange(request, linker.code(request), method=method)
-        outside = f"{method}, outside the intersection {list(decision.intersection)}, was accepted"
-        run.tried_case(case, outside if result.ok else None)
+            del outside[case]
+
+    def refused(case: str) -> str | None:
+        if not exchanged(outside[case]).ok:
+            return None
+        return f"{outside[case]}, outside the intersection {list(decision.intersection)}, was accepted"
+
+    run.each(outside, refused, limit=linker.concurrency)
     run.conclude()
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from conformance import expect, needs, observe, rule
+from conformance.host import fanout
 from conformance.host.asmeta import OIDC_SCOPES
-from conformance.suites._linking import LinkedAccount, Linker
+from conformance.suites._linking import FlowAttempt, LinkedAccount, Linker
 
 
 def scope_sets(default: Sequence[str], advertised: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -35,17 +36,21 @@ def test_reauthorization_with_more_scopes(linker: Linker, linked_account: Linked
     # The earlier, narrower grant the host holds (Blocked by the flow's rule if the plain flow is broken); the
     # reauthorizations below are the rule's own flows.
     first = linker.shared(scopes=fewer)
-    problems = []
-    plain = linker.upgrade(fewer, full)  # PROF-08 reads the same upgrade
-    if not plain.ok:
-        problems.append(f"requesting {' '.join(full)} without id_token_hint: {plain.problem}")
-    cases = ["without id_token_hint"]
+    # Both reauthorizations follow the narrower grant, neither the other: they go at once.
+    flows: dict[str, Callable[[], FlowAttempt]] = {
+        "without id_token_hint": lambda: linker.upgrade(fewer, full)  # PROF-08 reads the same upgrade
+    }
     if first.id_token:
-        hinted = linker.attempt(scopes=full, id_token_hint=first.id_token)
-        cases.append("with id_token_hint")
-        if not hinted.ok:
-            problems.append(f"requesting {' '.join(full)} with the earlier ID token as id_token_hint: {hinted.problem}")
+        flows["with id_token_hint"] = lambda: linker.attempt(scopes=full, id_token_hint=first.id_token)
     else:
         observe("no ID token was issued: reauthorization without id_token_hint only (the hint is optional)")
+    attempts = fanout.each(list(flows), lambda case: flows[case](), limit=linker.concurrency, case=str)
+    shown = {"without id_token_hint": "without id_token_hint", "with id_token_hint": "with the earlier ID token"}
+    problems = [
+        f"requesting {' '.join(full)} {shown[case]}{' as id_token_hint' * (case != 'without id_token_hint')}: "
+        f"{attempt.problem}"
+        for case, attempt in zip(flows, attempts, strict=True)
+        if not attempt.ok
+    ]
     expect(not problems, "; ".join(problems))
-    observe(f"first {' '.join(fewer)}, then {' '.join(full)}; cases run: {', '.join(cases)}")
+    observe(f"first {' '.join(fewer)}, then {' '.join(full)}; cases run: {', '.join(flows)}")

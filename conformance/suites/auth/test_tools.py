@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conformance import Blocked, NeedsUnmet, TargetError, alone, expect, needs, observe, rule
+from conformance import Blocked, NeedsUnmet, TargetError, alone, early, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.core._early import asks
 from conformance.host import TargetThrottled, fanout
@@ -76,6 +76,7 @@ def anonymous_candidates(listing: Listing) -> list[Mapping[str, Any]]:
 
 
 @pytest.fixture(scope="session")
+@early()
 def anonymous(host_http: HostHTTP, tool_server_target: Target, listing: Listing) -> Anonymous:
     found = Anonymous()
     tools = anonymous_candidates(listing)
@@ -112,6 +113,7 @@ def _empty_credentials_targets(tool: Mapping[str, Any]) -> bool:
 
 
 @pytest.fixture(scope="session")
+@early()
 def empty_credentials(
     host_http: HostHTTP, tool_server_target: Target, listing: Listing
 ) -> dict[str, dict[str, CallOutcome | str]]:
@@ -309,11 +311,15 @@ def test_structured_content_matches_output_schema(
         observe(f"no authenticated results of its own: {exc}")
         token = None
     if token is not None:
-        for tool in listing.named():
-            if is_read_only(tool) and not is_noauth_only(tool):
-                outcome = call(host_http, tool_server_target.base_url, tool, token=token)
-                if outcome.refused_http or outcome.auth_error_result:
-                    raise Blocked("AUTH-TOK-01", f"the linked account's token was refused on {tool['name']!r}")
+        readable = [tool for tool in listing.named() if is_read_only(tool) and not is_noauth_only(tool)]
+        outcomes = fanout.each(
+            readable,
+            lambda tool: call(host_http, tool_server_target.base_url, tool, token=token),
+            limit=host_http.concurrency,
+        )
+        for tool, outcome in zip(readable, outcomes, strict=True):
+            if outcome.refused_http or outcome.auth_error_result:
+                raise Blocked("AUTH-TOK-01", f"the linked account's token was refused on {tool['name']!r}")
     results = obtained_results(host_http)
     if not results:
         readable = [t for t in listing.named() if is_read_only(t) and not is_noauth_only(t)]

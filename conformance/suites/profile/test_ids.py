@@ -4,17 +4,27 @@ the same subject under another trusted issuer)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from conformance import Blocked, expect, observe, rule
 from conformance.config import Settings
 from conformance.core._exceptions import TargetUnreachable
+from conformance.host import fanout
 from conformance.host.http import HostHTTP
 from conformance.suites._cases import Attack, AttackRun, Cases, attack_table
 from conformance.suites._linking import LinkedAccount, Linker
 from conformance.suites._tool_access import HARNESS_OPTION, distinct, load_issuer, oauth_scopes, unverified_claims
 from conformance.suites.profile.client import AccountProfile, ProfileCaller
 from conformance.verdict._verdicts import NeedsUnmet
+
+NEW_CONNECTION = "a new connection with a new authorization"
+REFRESH = "after a token refresh"
+
+
+@dataclass(frozen=True)
+class Unexercised:
+    why: str
 
 
 def _id_of(caller: ProfileCaller, account: LinkedAccount, who: str) -> Any:
@@ -42,31 +52,43 @@ def test_id_is_stable(
     if not needed:
         fewer = full  # the tool names no scopes: which ones it needs is unknown, so no downscoped authorization
     cases = Cases("PROF-08 (token refresh, a new connection, a scope upgrade)")
-    seen: dict[str, Any] = {}
-    first = link_account(scopes=fewer if fewer != full else None)
-    seen["a new connection with a new authorization"] = _id_of(profile_caller, first, "a new authorization")
-    cases.exercised("a new connection")
-    if first.refresh_token:
-        refreshed = first.refresh()
-        if refreshed.ok:
-            seen["after a token refresh"] = _id_of(profile_caller, first, "a refreshed token")
-            cases.exercised("a token refresh")
-        else:
-            cases.unexercised("a token refresh", f"the refresh failed: {refreshed.describe()}")
-    else:
-        cases.unexercised("a token refresh", "no refresh token was issued")
     # The upgrade: from the downscoped link to every requested scope, or, when the profile tool needs all of them,
     # from those to them plus a scope the authorization server advertises beyond them (as AUTH-REAUTH-01 asks).
     before, after = fewer, full
     if fewer == full:
         beyond = [s for s in linker.host.as_metadata.scopes_supported or [] if s not in full]
         after = full + beyond[:1]
-    if after != before:
+    upgrade = f"after a scope upgrade ({' '.join(before)} → {' '.join(after)})"
+
+    def new_connection() -> dict[str, Any]:
+        """The ids of a new authorization, then of its refreshed token (a refresh that failed: its reason)."""
+        first = link_account(scopes=fewer if fewer != full else None)
+        found = {NEW_CONNECTION: _id_of(profile_caller, first, "a new authorization")}
+        if not first.refresh_token:
+            return {**found, REFRESH: Unexercised("no refresh token was issued")}
+        refreshed = first.refresh()
+        if not refreshed.ok:
+            return {**found, REFRESH: Unexercised(f"the refresh failed: {refreshed.describe()}")}
+        return {**found, REFRESH: _id_of(profile_caller, first, "a refreshed token")}
+
+    def scope_upgrade() -> dict[str, Any]:
         # The host's upgrade from the narrower grant, the one AUTH-REAUTH-01 judges when it asks for the same scopes.
-        upgraded = linker.upgraded(before, after)
-        seen[f"after a scope upgrade ({' '.join(before)} → {' '.join(after)})"] = _id_of(
-            profile_caller, upgraded, "an upgraded authorization"
-        )
+        return {upgrade: _id_of(profile_caller, linker.upgraded(before, after), "an upgraded authorization")}
+
+    # The new connection and the upgrade each start from a grant of their own: they go at once.
+    pieces = [new_connection, scope_upgrade] if after != before else [new_connection]
+    found: dict[str, Any] = {}
+    for ids in fanout.each(pieces, lambda piece: piece(), limit=linker.concurrency):
+        found.update(ids)
+    seen = {NEW_CONNECTION: found[NEW_CONNECTION]}
+    cases.exercised("a new connection")
+    if isinstance(found[REFRESH], Unexercised):
+        cases.unexercised("a token refresh", found[REFRESH].why)
+    else:
+        seen[REFRESH] = found[REFRESH]
+        cases.exercised("a token refresh")
+    if after != before:
+        seen[upgrade] = found[upgrade]
         cases.exercised("a scope upgrade")
     else:
         cases.unexercised(

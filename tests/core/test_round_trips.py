@@ -1,0 +1,58 @@
+"""The exchanges' round trips as the run loop reads them (conformance.core._context.RoundTrips), and the number of
+checks at once it chooses from them (conformance.pytest._overlap.ChecksAtOnce)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.core import _context
+from conformance.core._context import RoundTrips
+from conformance.pytest._overlap import ChecksAtOnce
+
+
+def trips(*seconds: float) -> RoundTrips:
+    found = RoundTrips()
+    for s in seconds:
+        found.add(s)
+    return found
+
+
+def test_no_share_before_four_exchanges() -> None:
+    assert trips(0.05, 0.05, 0.05).floor_share() is None
+
+
+def test_exchanges_at_the_networks_floor_share_near_one_and_queued_ones_near_zero() -> None:
+    assert trips(0.050, 0.052, 0.052, 0.055, 0.060).floor_share() == pytest.approx(0.05 / 0.052)
+    assert trips(0.001, *[0.040] * 8).floor_share() == pytest.approx(0.025)
+
+
+def test_the_median_of_the_latest_follows_the_run_and_reset_forgets_it() -> None:
+    found = trips(0.05, *[0.5] * 16)
+    assert found.floor_share() == pytest.approx(0.1)
+    for _ in range(16):
+        found.add(0.05)
+    assert found.floor_share() == pytest.approx(1.0)
+    found.reset()
+    assert found.floor_share() is None
+
+
+@pytest.mark.parametrize(
+    ("latest", "chosen"),
+    [
+        (None, 4),  # nothing measured yet: the least
+        ([0.05] * 16, 16),  # at the floor: the most
+        ([0.1] * 16, 8),  # twice the floor: half
+        ([1.0] * 16, 4),  # queued: never below the least
+    ],
+)
+def test_checks_at_once_scale_with_the_share_between_least_and_most(
+    monkeypatch: pytest.MonkeyPatch, latest: list[float] | None, chosen: int
+) -> None:
+    found = RoundTrips()
+    if latest is not None:
+        found.add(0.05)
+        for s in latest:
+            found.add(s)
+    monkeypatch.setattr(_context, "ROUND_TRIPS", found)
+    assert ChecksAtOnce(4, 16).now() == chosen
+    assert ChecksAtOnce(6, 6).now() == 6  # a number set: fixed
