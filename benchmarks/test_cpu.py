@@ -36,7 +36,8 @@ def main() -> int:
     args.pytest_args += more
     become_subreaper()
     out = Path(tempfile.mkdtemp(prefix="test-cpu-")) / "tests.jsonl"
-    env = {**os.environ, "BENCH_TEST_CPU": str(out), "PYTHONPATH": str(ROOT / "benchmarks")}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as run.py runs the suite
+    env |= {"BENCH_TEST_CPU": str(out), "PYTHONPATH": str(ROOT / "benchmarks")}
     command = [str(ROOT / args.venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:anyio"]
     command += ["-p", "_test_cpu", "-n", "0", "-q", *args.pytest_args]
     load = os.getloadavg()[0]
