@@ -7,6 +7,7 @@ same; only imports under ``if TYPE_CHECKING:`` are left out, as they never run).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -19,6 +20,12 @@ import conformance
 import conformance.pytest.plugin
 
 PACKAGE = Path(conformance.__file__).parent
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """The module's syntax tree, parsed once for all the tests of this module (they only read it)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _module_name(path: Path) -> str:
@@ -50,7 +57,7 @@ def imports_of(path: Path, module: str | None = None) -> set[str]:
     module = module or _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _runtime_nodes(_tree(path)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -207,7 +214,7 @@ MAX_FUNCTION_LINES = 80  # no function in the product over 80 lines
 def test_no_function_in_the_product_is_over_80_lines() -> None:
     long = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1
                 if lines > MAX_FUNCTION_LINES:
@@ -235,9 +242,10 @@ def test_nothing_narrates_its_history() -> None:
     assert found == []
 
 
+@functools.cache
 def _import_graph() -> dict[str, set[str]]:
     """Module -> the package's modules it imports, at load time or inside functions (``if TYPE_CHECKING:`` blocks
-    left out: they never run)."""
+    left out: they never run). Built once for the tests that read it (none changes it)."""
     root = Path(conformance.__file__).resolve().parent
     modules = {
         ".".join(p.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__"): p
@@ -252,7 +260,7 @@ def _import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _tree(path)
         skipped = {
             id(child)
             for node in ast.walk(tree)

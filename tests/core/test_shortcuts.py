@@ -16,8 +16,8 @@ import pytest
 
 from conformance.core import _shortcuts
 from conformance.core._shortcuts import ENV, SHORTCUTS, enabled
-from conformance.reference.stack import running_stack
 from conformance.testing import run_harness
+from tests._forked import forked_stack
 
 
 @pytest.mark.parametrize(
@@ -163,8 +163,9 @@ _shortcuts._only_reexports = lambda source: False  # an MCP SDK whose package __
 @pytest.fixture(scope="module")
 def stack_settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The reference tool server and its IdP, for the module's runs: each run certifies it from its own directory
-    (what the runs differ in is the harness's shortcuts, not the target)."""
-    with running_stack(services=["toolserver"], data_dir=tmp_path_factory.mktemp("stack")) as stack:
+    (what the runs differ in is the harness's shortcuts, not the target). Its Python services are forked from the
+    fork server (tests/_forked.py): how the target's processes start is not what this module is about."""
+    with forked_stack(services=["toolserver"], data_dir=tmp_path_factory.mktemp("stack")) as stack:
         yield dict(stack.settings)
 
 
