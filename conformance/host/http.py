@@ -26,12 +26,13 @@ import httpx
 from conformance.core import _budget, _context
 from conformance.core._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
 from conformance.core.targets import TIMEOUTS
-from conformance.host._cookies import CookieClient
+from conformance.host._cookies import Jars
 from conformance.host._decode import ACCEPT_ENCODING, BoundedBody
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
+from conformance.host._wire import AsyncWire, Wire, parsed_url
 from conformance.host.exchange import BODY_EXCERPT_CHARS, RESPONSE_EXTENSION, now_stamp, record_exchange
 from conformance.host.fanout import DEFAULT_CONCURRENCY
 
@@ -163,12 +164,9 @@ class Transfer:
     """One request's transfer, for HostHTTP and its async twin (which only read the stream): the request built, the
     body read under the size cap and the total time, and the evidence recorded whatever the outcome."""
 
-    def __init__(self, client: _Client, http: httpx.Client | httpx.AsyncClient, step: Send) -> None:
+    def __init__(self, client: _Client, wire: Wire | AsyncWire, step: Send) -> None:
         self.client, self.started = client, step.started
-        kwargs = {k: v for k, v in step.kwargs.items() if k != "timeout"}
-        self.request = http.build_request(step.method, _parsed_url(step.url), **kwargs)
-        if "timeout" in step.kwargs:
-            self.request.extensions["timeout"] = httpx.Timeout(step.kwargs["timeout"]).as_dict()
+        self.request = wire.build_request(step.method, parsed_url(step.url), **step.kwargs)
         self.method, self.url = step.method, step.url
         self.sent_at, self.stamp = time.monotonic(), now_stamp()
         self.bounded = BoundedBody(None, client.max_response_bytes)
@@ -251,13 +249,6 @@ class Transfer:
         return record_httpx_exchange(
             redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
         )
-
-
-@functools.lru_cache(maxsize=1024)
-def _parsed_url(url: str) -> httpx.URL:
-    """``httpx.URL(url)``, parsed once per URL: httpx parses and checks a URL character by character in Python, and a
-    run sends to the same URLs again and again (a URL is immutable: each request wraps its own)."""
-    return httpx.URL(url)
 
 
 def _release(response: httpx.Response) -> None:
@@ -434,15 +425,13 @@ class HostHTTP:
             insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False, client_cert=client_cert))
             for host in ("127.0.0.1", "localhost", "[::1]"):
                 mounts[f"all://{host}"] = insecure
-        self._client = CookieClient(
-            timeout=self.timeout,
-            verify=context,
-            transport=transport,
-            mounts=mounts or None,
-            follow_redirects=False,
+        # The environment's proxies are read once (environment_proxies), nothing else of it.
+        self._client = Wire(
+            transport or httpx.HTTPTransport(verify=context, trust_env=False),
+            mounts=mounts,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
-            keep_cookies=user_agent,
-            trust_env=False,  # the environment's proxies are read once (environment_proxies), nothing else of it
+            timeout=self.timeout,
+            jars=Jars(keep_cookies=user_agent),
         )
 
     @property
@@ -563,7 +552,7 @@ class HostHTTP:
     def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:
         transfer = Transfer(self, self._client, Send(method, url, kwargs, started))
         try:
-            response = self._client.send(transfer.request, stream=True)
+            response = self._client.send(transfer.request)
             try:
                 predecoded = transfer.begin(response)
                 for chunk in response.iter_bytes() if predecoded else response.iter_raw():
