@@ -59,7 +59,7 @@ def test_the_wire_builds_the_request_httpx_client_builds(method: str, url: str, 
 
 
 def test_answers_carry_their_request_and_teach_the_jar() -> None:
-    client, wire = _pair()
+    wire = _pair()[1]
     request = wire.build_request("GET", httpx.URL("https://h.example/a"))
     response = wire.send(request)
     assert response.request is request and response.json() == {"cookie": None}
