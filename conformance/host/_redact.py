@@ -359,7 +359,7 @@ def header_items(headers: Any) -> list[tuple[str, str]]:
     """(lowercased name, value) of each header of a mapping (or httpx ``Headers``), read once: a repeated header's
     values joined with ", ", as ``httpx.Headers.items`` joins them."""
     if isinstance(headers, httpx.Headers):  # its raw bytes decoded once (items() reads its encoding twice a line)
-        encoding, joined = headers.encoding, {}
+        encoding, joined = headers.encoding, dict[str, str]()
         for key, value in headers.raw:
             name, text = key.decode(encoding).lower(), value.decode(encoding)
             joined[name] = f"{joined[name]}, {text}" if name in joined else text

@@ -81,7 +81,7 @@ class _Plumbing(Generic[T]):
         timeout: httpx.Timeout,
         jars: Jars,
     ) -> None:
-        self._transport = transport
+        self._transport: T = transport
         ordered = sorted(((Mount(p), t) for p, t in (mounts or {}).items()), key=lambda item: item[0].priority)
         self._mounts: list[tuple[Mount, T]] = [(m, transport if t is None else t) for m, t in ordered]
         base = httpx.Headers(_HTTPX_BASE)
@@ -114,16 +114,21 @@ class _Plumbing(Generic[T]):
     ) -> httpx.Request:
         """The request ``httpx.Client.build_request`` builds (no base URL, no per-request cookies): the base headers
         with the caller's over them, the jar's cookies, the timeout (the client's, or this one)."""
+        if params is not None:
+            url = httpx.URL(url, params=params)
+        merged = self.headers
         if headers:
-            merged = httpx.Headers(self.headers)
+            merged = httpx.Headers(merged)
             merged.update(headers)
-        else:
-            merged = self.headers
         jar = self.jars.jar()
+        if jar and "cookie" not in merged:  # (a Cookie header the caller sets is sent as it is)
+            cookie = jar.header_for(url)
+            if cookie is not None:
+                if merged is self.headers:
+                    merged = httpx.Headers(merged)
+                merged["Cookie"] = cookie  # as httpx.Cookies.set_cookie_header adds it
         extensions = {"timeout": self._timeout if timeout is None else httpx.Timeout(timeout).as_dict()}
-        request = httpx.Request(
-            method, url, params=params, headers=merged, cookies=jar or None, extensions=extensions, **body
-        )
+        request = httpx.Request(method, url, headers=merged, extensions=extensions, **body)
         url = request.url
         if url.userinfo and (url.username or url.password):  # httpx.Client makes them Basic credentials
             request = next(httpx.BasicAuth(url.username, url.password).sync_auth_flow(request))
