@@ -7,10 +7,7 @@ cookies go where is decided by ``http.cookiejar``'s policy.
 from __future__ import annotations
 
 import copy
-import http.cookiejar
-import itertools
-import math
-import time
+import email.message
 import urllib.request
 from typing import Any
 
@@ -19,63 +16,43 @@ import httpx
 from conformance.core import _context
 
 
-class _CountingJar(http.cookiejar.CookieJar):
-    """``http.cookiejar.CookieJar`` that numbers its states: every change (a cookie set, cleared or expired) gives it a
-    new ``version``, never given before."""
+class _Answer:
+    """An answer as ``http.cookiejar`` reads one: its header lines (``info()``)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.version = next(_VERSIONS)
+    def __init__(self, info: email.message.Message) -> None:
+        self._info = info
 
-    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
-        super().set_cookie(cookie)
-        self.version = next(_VERSIONS)
-
-    def clear(self, domain: str | None = None, path: str | None = None, name: str | None = None) -> None:
-        super().clear(domain, path, name)
-        self.version = next(_VERSIONS)
-
-
-_VERSIONS = itertools.count()
-_SENT_MEMO = 256  # (jar state, URL) pairs remembered per jar
+    def info(self) -> email.message.Message:
+        return self._info
 
 
 class LeanCookies(httpx.Cookies):
-    """httpx's jar, which reads an answer only when it sets a cookie, and remembers the ``Cookie`` header it chose
-    for a URL until it changes or one of its cookies expires (a login sends many requests to the same pages)."""
+    """httpx's jar, which reads an answer only when it sets a cookie; ``http.cookiejar`` is handed only what its
+    policy reads (the request's URL, the answer's ``Set-Cookie`` lines), not copies of whole requests and answers."""
 
     learns = True  # False: a jar that never learns a cookie (the caller need not hand it any answer)
-
-    def __init__(self, cookies: Any = None) -> None:
-        super().__init__()
-        self.jar = _CountingJar()
-        if cookies is not None:
-            self.update(cookies)
-        self._sent: dict[tuple[int, tuple[Any, ...]], tuple[str | None, float]] = {}
 
     def header_for(self, url: httpx.URL) -> str | None:
         """The ``Cookie`` header ``http.cookiejar`` adds to a request for ``url`` (as ``set_cookie_header`` adds it to
         an httpx request that has none), or None: no cookie of the jar goes there."""
-        jar = self.jar
-        version = getattr(jar, "version", None)  # (a jar handed over from elsewhere is asked every time)
-        key = (version or 0, (url.scheme, url.host, url.port, url.raw_path))
-        found = self._sent.get(key) if version is not None else None
-        if found is not None and int(time.time()) < found[1]:  # http.cookiejar's clock and test (Cookie.is_expired)
-            return found[0]
         probe = urllib.request.Request(str(url))
-        jar.add_cookie_header(probe)
-        value = probe.get_header("Cookie")
-        if version is not None:
-            expires = min((c.expires for c in jar if c.expires is not None), default=math.inf)
-            if len(self._sent) >= _SENT_MEMO:
-                self._sent.clear()
-            self._sent[key] = (value, expires)
-        return value
+        self.jar.add_cookie_header(probe)
+        return probe.get_header("Cookie")
 
     def extract_cookies(self, response: httpx.Response) -> None:
+        """What ``httpx.Cookies.extract_cookies`` learns from an answer: ``http.cookiejar`` reads its ``Set-Cookie`` and
+        ``Set-Cookie2`` headers and, of its request, the URL (the request's other headers and the answer's other
+        lines are no part of its policy, and are not copied for it)."""
         headers = response.headers
-        if "set-cookie" in headers or "set-cookie2" in headers:
-            super().extract_cookies(response)
+        cookies, cookies2 = headers.get_list("set-cookie"), headers.get_list("set-cookie2")
+        if not cookies and not cookies2:
+            return
+        info = email.message.Message()
+        for value in cookies:
+            info["Set-Cookie"] = value  # (an append, as in httpx's compatibility answer)
+        for value in cookies2:
+            info["Set-Cookie2"] = value
+        self.jar.extract_cookies(_Answer(info), urllib.request.Request(str(response.request.url)))  # type: ignore[arg-type]
 
 
 class NoCookies(LeanCookies):
