@@ -237,7 +237,6 @@ class Transfer:
         recorded = self._record(response, error=None, body=decoded)
         if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
             final.extensions[RESPONSE_EXTENSION] = recorded
-        _release(response)
         return final
 
     def _record(
@@ -249,14 +248,6 @@ class Transfer:
         return record_httpx_exchange(
             redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
         )
-
-
-def _release(response: httpx.Response) -> None:
-    """Break the reference cycle of a streamed answer once read, closed and recorded (httpx's stream wrapper holds
-    its response): it is freed at once by reference counting, with its request, headers and transport objects
-    (some tens of objects per request), instead of by the cyclic collector, whose passes every request would pay
-    for."""
-    response.stream = httpx.ByteStream(b"")
 
 
 def _shown(client: _Client, method: str, url: str) -> str:
