@@ -151,11 +151,13 @@ class _Plumbing(Generic[T]):
             jar.extract_cookies(response)
         return response
 
-    def _open(self) -> None:
+    def check_open(self) -> None:
+        """Refuse to send once closed, as httpx.Client does."""
         if self.closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
 
-    def _transports(self) -> list[T]:
+    def transports(self) -> list[T]:
+        """Every transport of the wire, each once (closed with it)."""
         seen = {id(self._transport): self._transport}
         seen.update((id(t), t) for _, t in self._mounts)
         return list(seen.values())
@@ -166,7 +168,7 @@ class Wire(_Plumbing[httpx.BaseTransport]):
 
     def send(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` through its transport; the answer's body is still to be read (then close it)."""
-        self._open()
+        self.check_open()
         try:
             response = self.transport_for(request.url).handle_request(request)
         except httpx.RequestError as exc:  # as httpx.Client says which request failed
@@ -177,7 +179,7 @@ class Wire(_Plumbing[httpx.BaseTransport]):
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            for transport in self._transports():
+            for transport in self.transports():
                 transport.close()
 
 
@@ -186,7 +188,7 @@ class AsyncWire(_Plumbing[httpx.AsyncBaseTransport]):
 
     async def send(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` through its transport; the answer's body is still to be read (then close it)."""
-        self._open()
+        self.check_open()
         try:
             response = await self.transport_for(request.url).handle_async_request(request)
         except httpx.RequestError as exc:
@@ -197,7 +199,7 @@ class AsyncWire(_Plumbing[httpx.AsyncBaseTransport]):
     async def aclose(self) -> None:
         if not self.closed:
             self.closed = True
-            for transport in self._transports():
+            for transport in self.transports():
                 await transport.aclose()
 
 
