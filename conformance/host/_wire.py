@@ -87,7 +87,6 @@ class _Plumbing(Generic[T]):
         base = httpx.Headers(_HTTPX_BASE)
         base.update(headers)
         self.headers = base
-        self.timeout = timeout
         self._timeout = timeout.as_dict()
         self.jars = jars
         self.closed = False

@@ -55,7 +55,7 @@ class AsyncHostHTTP:
             mounts.update({f"all://{h}": httpx.AsyncHTTPTransport(verify=insecure) for h in _LOOPBACK})
         # The environment's proxies are read once (environment_proxies). One jar, as an httpx.AsyncClient has.
         self._client = AsyncWire(
-            transport or httpx.AsyncHTTPTransport(verify=verify, trust_env=False),
+            transport if transport is not None else httpx.AsyncHTTPTransport(verify=verify, trust_env=False),
             mounts=mounts,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             timeout=httpx.Timeout(**settings["timeout"]),

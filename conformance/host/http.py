@@ -418,7 +418,7 @@ class HostHTTP:
                 mounts[f"all://{host}"] = insecure
         # The environment's proxies are read once (environment_proxies), nothing else of it.
         self._client = Wire(
-            transport or httpx.HTTPTransport(verify=context, trust_env=False),
+            transport if transport is not None else httpx.HTTPTransport(verify=context, trust_env=False),
             mounts=mounts,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             timeout=self.timeout,
