@@ -222,10 +222,11 @@ class Transfer:
         """The answer, its body read: the check's evidence for it is on its extensions (``exchange_of``)."""
         decoded = bytes(self.body)
         # A decoded body drops its Content-Encoding so httpx does not decode it twice (one it could not bound stays as
-        # sent, and says so). A copy of the headers as received (their bytes, not decoded and encoded again: half the
-        # cost of building this response).
-        headers = httpx.Headers(response.headers)
+        # sent, and says so). The new answer copies the headers as received (their bytes, not decoded and encoded
+        # again: half the cost of building it); the evidence reads them as received.
+        headers = response.headers
         if self.drop_encoding and "content-encoding" in headers:
+            headers = httpx.Headers(headers)
             del headers["content-encoding"]
         final = httpx.Response(
             status_code=response.status_code,
