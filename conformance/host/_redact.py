@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 import ahocorasick_rs
+import httpx
 
 from conformance.host import _json as target_json
 
@@ -407,7 +408,14 @@ class Redactor:
 
 
 def header_items(headers: Any) -> list[tuple[str, str]]:
-    """(lowercased name, value) of each header of a mapping (or httpx ``Headers``), read once."""
+    """(lowercased name, value) of each header of a mapping (or httpx ``Headers``), read once: a repeated header's
+    values joined with ", ", as ``httpx.Headers.items`` joins them."""
+    if isinstance(headers, httpx.Headers):  # its raw bytes decoded once (items() reads its encoding twice a line)
+        encoding, joined = headers.encoding, dict[str, str]()
+        for key, value in headers.raw:
+            name, text = key.decode(encoding).lower(), value.decode(encoding)
+            joined[name] = f"{joined[name]}, {text}" if name in joined else text
+        return list(joined.items())
     return [(str(name).lower(), str(value)) for name, value in headers.items()]
 
 

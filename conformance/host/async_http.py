@@ -17,7 +17,9 @@ from typing import Any, Unpack
 import httpx
 
 from conformance.core._exceptions import ResponseTooLarge, TargetTooSlow, TargetUnreachable
+from conformance.host._cookies import Jars
 from conformance.host._decode import ACCEPT_ENCODING
+from conformance.host._wire import AsyncWire
 from conformance.host.http import (
     USER_AGENT,
     HostHTTP,
@@ -51,14 +53,13 @@ class AsyncHostHTTP:
         if transport is None and settings.get("insecure_loopback"):
             insecure = ssl_context(host.ca_bundle, verify=False, client_cert=settings.get("client_cert"))
             mounts.update({f"all://{h}": httpx.AsyncHTTPTransport(verify=insecure) for h in _LOOPBACK})
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(**settings["timeout"]),
-            verify=verify,
-            transport=transport,
-            mounts=mounts or None,
-            follow_redirects=False,
+        # The environment's proxies are read once (environment_proxies). One jar, as an httpx.AsyncClient has.
+        self._client = AsyncWire(
+            transport if transport is not None else httpx.AsyncHTTPTransport(verify=verify, trust_env=False),
+            mounts=mounts,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
-            trust_env=False,  # the environment's proxies are read once (environment_proxies)
+            timeout=httpx.Timeout(**settings["timeout"]),
+            jars=Jars(lanes=False),
         )
 
     async def __aenter__(self) -> AsyncHostHTTP:
@@ -88,7 +89,7 @@ class AsyncHostHTTP:
     async def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:
         transfer = Transfer(self.host, self._client, Send(method, url, kwargs, started))
         try:
-            response = await self._client.send(transfer.request, stream=True)
+            response = await self._client.send(transfer.request)
             try:
                 predecoded = transfer.begin(response)
                 async for chunk in response.aiter_bytes() if predecoded else response.aiter_raw():

@@ -26,12 +26,13 @@ import httpx
 from conformance.core import _budget, _context
 from conformance.core._exceptions import ResponseTooLarge, TargetError, TargetTooSlow, TargetUnreachable
 from conformance.core.targets import TIMEOUTS
-from conformance.host._cookies import CookieClient
+from conformance.host._cookies import Jars
 from conformance.host._decode import ACCEPT_ENCODING, BoundedBody
 from conformance.host._guard import UrlGuard, host_of, is_loopback_host
 from conformance.host._pace import Pacer
 from conformance.host._redact import SECRET_HEADERS, Redactor, is_secret_name, redactor_for
 from conformance.host._retry import DEFAULT_RETRY, NO_RETRY, USER_ACTION_CODES, RetryPolicy, parse_retry_after
+from conformance.host._wire import AsyncWire, Wire, parsed_url
 from conformance.host.exchange import BODY_EXCERPT_CHARS, RESPONSE_EXTENSION, now_stamp, record_exchange
 from conformance.host.fanout import DEFAULT_CONCURRENCY, cases_at_once
 
@@ -163,12 +164,9 @@ class Transfer:
     """One request's transfer, for HostHTTP and its async twin (which only read the stream): the request built, the
     body read under the size cap and the total time, and the evidence recorded whatever the outcome."""
 
-    def __init__(self, client: _Client, http: httpx.Client | httpx.AsyncClient, step: Send) -> None:
+    def __init__(self, client: _Client, wire: Wire | AsyncWire, step: Send) -> None:
         self.client, self.started = client, step.started
-        kwargs = {k: v for k, v in step.kwargs.items() if k != "timeout"}
-        self.request = http.build_request(step.method, _parsed_url(step.url), **kwargs)
-        if "timeout" in step.kwargs:
-            self.request.extensions["timeout"] = httpx.Timeout(step.kwargs["timeout"]).as_dict()
+        self.request = wire.build_request(step.method, parsed_url(step.url), **step.kwargs)
         self.method, self.url = step.method, step.url
         self.sent_at, self.stamp = time.monotonic(), now_stamp()
         self.bounded = BoundedBody(None, client.max_response_bytes)
@@ -224,10 +222,11 @@ class Transfer:
         """The answer, its body read: the check's evidence for it is on its extensions (``exchange_of``)."""
         decoded = bytes(self.body)
         # A decoded body drops its Content-Encoding so httpx does not decode it twice (one it could not bound stays as
-        # sent, and says so). A copy of the headers as received (their bytes, not decoded and encoded again: half the
-        # cost of building this response).
-        headers = httpx.Headers(response.headers)
+        # sent, and says so). The new answer copies the headers as received (their bytes, not decoded and encoded
+        # again: half the cost of building it); the evidence reads them as received.
+        headers = response.headers
         if self.drop_encoding and "content-encoding" in headers:
+            headers = httpx.Headers(headers)
             del headers["content-encoding"]
         final = httpx.Response(
             status_code=response.status_code,
@@ -239,7 +238,6 @@ class Transfer:
         recorded = self._record(response, error=None, body=decoded)
         if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
             final.extensions[RESPONSE_EXTENSION] = recorded
-        _release(response)
         return final
 
     def _record(
@@ -251,21 +249,6 @@ class Transfer:
         return record_httpx_exchange(
             redactor, request, response, body, sent_at=self.sent_at, stamp=self.stamp, error=error
         )
-
-
-@functools.lru_cache(maxsize=1024)
-def _parsed_url(url: str) -> httpx.URL:
-    """``httpx.URL(url)``, parsed once per URL: httpx parses and checks a URL character by character in Python, and a
-    run sends to the same URLs again and again (a URL is immutable: each request wraps its own)."""
-    return httpx.URL(url)
-
-
-def _release(response: httpx.Response) -> None:
-    """Break the reference cycle of a streamed answer once read, closed and recorded (httpx's stream wrapper holds
-    its response): it is freed at once by reference counting, with its request, headers and transport objects
-    (some tens of objects per request), instead of by the cyclic collector, whose passes every request would pay
-    for."""
-    response.stream = httpx.ByteStream(b"")
 
 
 def _shown(client: _Client, method: str, url: str) -> str:
@@ -434,15 +417,13 @@ class HostHTTP:
             insecure = httpx.HTTPTransport(verify=ssl_context(ca_bundle, verify=False, client_cert=client_cert))
             for host in ("127.0.0.1", "localhost", "[::1]"):
                 mounts[f"all://{host}"] = insecure
-        self._client = CookieClient(
-            timeout=self.timeout,
-            verify=context,
-            transport=transport,
-            mounts=mounts or None,
-            follow_redirects=False,
+        # The environment's proxies are read once (environment_proxies), nothing else of it.
+        self._client = Wire(
+            transport if transport is not None else httpx.HTTPTransport(verify=context, trust_env=False),
+            mounts=mounts,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
-            keep_cookies=user_agent,
-            trust_env=False,  # the environment's proxies are read once (environment_proxies), nothing else of it
+            timeout=self.timeout,
+            jars=Jars(keep_cookies=user_agent),
         )
 
     @property
@@ -563,7 +544,7 @@ class HostHTTP:
     def _send(self, method: str, url: str, kwargs: dict[str, Any], started: float) -> httpx.Response:
         transfer = Transfer(self, self._client, Send(method, url, kwargs, started))
         try:
-            response = self._client.send(transfer.request, stream=True)
+            response = self._client.send(transfer.request)
             try:
                 predecoded = transfer.begin(response)
                 for chunk in response.iter_bytes() if predecoded else response.iter_raw():

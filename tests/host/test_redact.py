@@ -29,6 +29,7 @@ from conformance.host._redact import (
     _Index,
     _replace_forms,
     encoded_forms,
+    header_items,
     url_credentials,
 )
 from conformance.host.http import HostHTTP
@@ -563,3 +564,10 @@ def test_the_last_pass_copies_a_shared_exchange_once() -> None:
     assert first is second is third
     assert clean == redactor.scrub_tree(json.loads(json.dumps(document)))
     assert "late-secret" not in json.dumps(clean)
+
+
+def test_header_items_of_httpx_headers_are_its_items_lowercased() -> None:
+    raw = [(b"Set-Cookie", b"a=1"), (b"X-Name", b"caf\xc3\xa9"), (b"set-cookie", b"b=2"), (b"Location", b"/x?code=c")]
+    for headers in (httpx.Headers(raw), httpx.Headers([*raw, (b"X-Latin", b"\xe9t\xe9")])):
+        expected = [(name.lower(), value) for name, value in headers.items()]
+        assert header_items(headers) == expected and expected[0] == ("set-cookie", "a=1, b=2")
