@@ -105,6 +105,43 @@ def _share(cls: type[Validator], key: str, verdict: str | None) -> None:
         _SHARED_VERDICTS[(cls, key)] = verdict
 
 
+class SharedMemo:
+    """A process-wide memo of pure judgements keyed by a document's JSON text, bounded by the characters of its
+    keys: past the bound nothing more is kept and every further document is judged afresh (to the same verdict).
+
+    Each named target of a fleet lists, declares and answers alike what the others do as often as not; a key is
+    the document's JSON in its own key order (``json_key``), so documents that differ only in that order, which
+    can change which error is reported first, never share an entry.
+    """
+
+    def __init__(self, chars: int) -> None:
+        self.chars = chars
+        self.used = 0
+        self.entries: dict[Any, Any] = {}
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.entries.get(key, default)
+
+    def put(self, key: Any, value: Any, size: int) -> None:
+        if self.used + size <= self.chars:  # (racing threads may add a key twice: the bound stays near)
+            self.used += size
+            self.entries[key] = value
+
+
+def json_key(document: Any) -> str | None:
+    """``document`` as compact JSON in its own key order, the key of a :class:`SharedMemo`; None when it has no
+    JSON text (nested too deeply, or not JSON)."""
+    try:
+        return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+# The instance validators of output schemas, shared by every checker of the process (a compiled validator holds no
+# state of its own between calls: each validation evolves it into new validators).
+_SHARED_VALIDATORS = SharedMemo(2_000_000)
+
+
 class SchemaChecker:
     """Validity of JSON Schema documents, honouring ``$schema`` (Draft 2020-12 when absent).
 
@@ -380,7 +417,13 @@ class DeclarationChecker:
         except (TypeError, ValueError, RecursionError):
             return None
         if key not in self._compiled:
-            self._compiled[key] = self.schemas.compile(schema)
+            shared = json_key(schema)
+            compiled = _SHARED_VALIDATORS.get((self.schemas.default, shared)) if shared is not None else None
+            if compiled is None:
+                compiled = self.schemas.compile(schema)
+                if shared is not None:
+                    _SHARED_VALIDATORS.put((self.schemas.default, shared), compiled, len(shared))
+            self._compiled[key] = compiled
         return self._compiled[key]
 
     # -- a listing

@@ -16,12 +16,11 @@ import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
 from conformance.core._values import is_number
@@ -31,6 +30,8 @@ from conformance.judges.declarations import (
     DEFAULT_VENDOR,
     MARKER_TRUE,
     SchemaChecker,
+    SharedMemo,
+    json_key,
     profile_marker,
     security_scheme_problems,
     security_schemes_of,
@@ -230,11 +231,27 @@ def _equivalence_probes() -> tuple[list[tuple[Any, str]], list[tuple[Any, str]]]
     return accept, reject
 
 
+# PROF-05's verdicts by the declared outputSchema's JSON: every account, era and named target of a run declares the
+# same profile tool as often as not, and the verdict depends on the schema alone.
+_OUTPUT_SCHEMA_VERDICTS = SharedMemo(1_000_000)
+
+
 def output_schema_problems(tool: Mapping[str, Any]) -> list[str]:
     """PROF-05: outputSchema is equivalent to the profile record schema (decided by probe records)."""
     schema = tool.get("outputSchema")
     if schema is None:
         return ["outputSchema is missing; it must be the profile record schema"]
+    key = json_key(schema)
+    known: tuple[str, ...] | None = _OUTPUT_SCHEMA_VERDICTS.get(key) if key is not None else None
+    if known is not None:
+        return list(known)
+    found = _output_schema_problems(schema)
+    if key is not None:
+        _OUTPUT_SCHEMA_VERDICTS.put(key, tuple(found), len(key))
+    return found
+
+
+def _output_schema_problems(schema: Any) -> list[str]:
     checker = SchemaChecker()
     invalid = checker.problems(schema)
     if invalid:
@@ -245,7 +262,7 @@ def output_schema_problems(tool: Mapping[str, Any]) -> list[str]:
     told: set[str] = set()  # one message per kind of difference
     try:
         for record, what in accept:
-            if what not in told and best_match(validator.iter_errors(record)) is not None:
+            if what not in told and not validator.is_valid(record):
                 found.append(f"outputSchema rejects {what} {short_json(record)} that the record schema allows")
                 told.add(what)
         for record, what in reject:
@@ -388,6 +405,50 @@ def _shares_window(pid: str, encoded: str, casefold: bool) -> bool:
     return any(needle[i : i + MIN_DERIVED_CHARS] in haystack for i in range(len(needle) - MIN_DERIVED_CHARS + 1))
 
 
+def _windows(text: str) -> frozenset[str]:
+    """Every run of MIN_DERIVED_CHARS consecutive characters of ``text``."""
+    return frozenset(text[i : i + MIN_DERIVED_CHARS] for i in range(len(text) - MIN_DERIVED_CHARS + 1))
+
+
+def _carries(pid: str, windows: frozenset[str]) -> bool:
+    """True when the id holds one of ``windows`` (what :func:`_shares_window` decides for each of their sources)."""
+    if len(pid) <= _CACHED_CHARS:
+        return not windows.isdisjoint(_windows(pid))
+    return any(window in pid for window in windows)
+
+
+@dataclass(frozen=True)
+class _Derived:
+    """What a fact value's digests and name-based UUIDs put in an id, computed once per value: the windows of the
+    digests' hex (case-folded) and base64 forms, and the UUIDs' hex."""
+
+    digest_hex: frozenset[str]
+    digest_b64: frozenset[str]
+    uuids: tuple[str, ...]
+
+
+_UUID_NAMESPACES = (uuid.NAMESPACE_DNS, uuid.NAMESPACE_URL, uuid.NAMESPACE_OID, uuid.NAMESPACE_X500)
+_CACHED_CHARS = 4096  # longer values and ids are judged without the per-value cache (bounded memory)
+
+
+def _derive(value: str) -> _Derived:
+    digests = _digests(value)
+    return _Derived(
+        digest_hex=frozenset().union(*(_windows(d.hex().casefold()) for d in digests)),
+        digest_b64=frozenset().union(*(_windows(enc) for d in digests for enc in _b64_forms(d))),
+        uuids=tuple(
+            make(ns, x).hex for x in _variants(value) for ns in _UUID_NAMESPACES for make in (uuid.uuid3, uuid.uuid5)
+        ),
+    )
+
+
+_derive_cached = lru_cache(maxsize=64)(_derive)  # a run judges the same accounts' facts for every id it reads
+
+
+def _derived(value: str) -> _Derived:
+    return _derive_cached(value) if len(value) <= _CACHED_CHARS else _derive(value)
+
+
 # PROF-10's derivation families: each takes (id, fact value) and says whether the id carries the value that way.
 # The check's attack table (conformance/suites/profile/test_result.py) cites them one by one.
 ID_DERIVATIONS: dict[str, Any] = {
@@ -403,18 +464,11 @@ ID_DERIVATIONS: dict[str, Any] = {
     "hex of the value": lambda pid, v: any(
         _shares_window(pid, x.encode().hex(), True) for x in _variants(v) if len(x) * 2 >= MIN_DERIVED_CHARS
     ),
-    "an MD5/SHA-1/SHA-256/SHA-512 digest of the value (hex, whole or truncated)": lambda pid, v: any(
-        _shares_window(pid, d.hex(), True) for d in _digests(v)
+    "an MD5/SHA-1/SHA-256/SHA-512 digest of the value (hex, whole or truncated)": lambda pid, v: _carries(
+        pid.casefold(), _derived(v).digest_hex
     ),
-    "a digest of the value in base64 or base64url": lambda pid, v: any(
-        _shares_window(pid, enc, False) for d in _digests(v) for enc in _b64_forms(d)
-    ),
-    "a name-based UUID (v3/v5) of the value": lambda pid, v: any(
-        make(ns, x).hex in _alnum(pid)
-        for x in _variants(v)
-        for ns in (uuid.NAMESPACE_DNS, uuid.NAMESPACE_URL, uuid.NAMESPACE_OID, uuid.NAMESPACE_X500)
-        for make in (uuid.uuid3, uuid.uuid5)
-    ),
+    "a digest of the value in base64 or base64url": lambda pid, v: _carries(pid, _derived(v).digest_b64),
+    "a name-based UUID (v3/v5) of the value": lambda pid, v: any(u in _alnum(pid) for u in _derived(v).uuids),
 }
 
 
