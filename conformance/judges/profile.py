@@ -445,6 +445,10 @@ def _derive(value: str) -> _Derived:
 _derive_cached = lru_cache(maxsize=64)(_derive)  # a run judges the same accounts' facts for every id it reads
 
 
+def _holds_any(text: str, parts: tuple[str, ...]) -> bool:
+    return any(part in text for part in parts)
+
+
 def _derived(value: str) -> _Derived:
     return _derive_cached(value) if len(value) <= _CACHED_CHARS else _derive(value)
 
@@ -468,7 +472,7 @@ ID_DERIVATIONS: dict[str, Any] = {
         pid.casefold(), _derived(v).digest_hex
     ),
     "a digest of the value in base64 or base64url": lambda pid, v: _carries(pid, _derived(v).digest_b64),
-    "a name-based UUID (v3/v5) of the value": lambda pid, v: any(u in _alnum(pid) for u in _derived(v).uuids),
+    "a name-based UUID (v3/v5) of the value": lambda pid, v: _holds_any(_alnum(pid), _derived(v).uuids),
 }
 
 
