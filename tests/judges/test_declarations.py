@@ -598,3 +598,30 @@ def test_a_full_shared_memo_still_judges_alike(monkeypatch: pytest.MonkeyPatch) 
     checked = _metaschema_checks(second, monkeypatch)
     assert second.problems(schema) == first and first
     assert checked  # judged again, to the same verdict
+
+
+def test_checkers_share_compiled_validators(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second checker of the same listing compiles no output schema again and judges results alike; a schema
+    spelt in another key order is compiled on its own."""
+    from conformance.judges import declarations
+
+    monkeypatch.setattr(declarations, "_SHARED_VALIDATORS", declarations.SharedMemo(10_000_000))
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    tools = [{"name": "t", "description": "", "inputSchema": {"type": "object"}, "outputSchema": schema}]
+    bad = {"content": [], "structuredContent": {"n": "1"}}
+    first = DeclarationChecker()
+    assert first.check_tools(tools) == []
+    compiled: list[Any] = []
+    compile_schema = SchemaChecker.compile
+
+    def counting(self: SchemaChecker, schema: Any) -> Any:
+        compiled.append(schema)
+        return compile_schema(self, schema)
+
+    monkeypatch.setattr(SchemaChecker, "compile", counting)
+    second = DeclarationChecker()
+    assert second.check_tools(json.loads(json.dumps(tools))) == []
+    assert compiled == [] and second.check_result("t", bad) == first.check_result("t", bad) != []
+    reordered = {"required": ["n"], "properties": {"n": {"type": "integer"}}, "type": "object"}
+    DeclarationChecker().check_tools([{**tools[0], "outputSchema": reordered}])
+    assert compiled == [reordered]

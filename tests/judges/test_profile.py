@@ -554,3 +554,80 @@ def test_equivalence_messages_say_which_record_differs() -> None:
     (problem,) = output_schema_problems({"outputSchema": _mutated(["properties", "id", "pattern"], MISSING)})
     assert problem == 'outputSchema accepts a whitespace-only id {"id": " "} that the record schema forbids'
     assert output_schema_problems({}) == ["outputSchema is missing; it must be the profile record schema"]
+
+
+def test_output_schema_verdicts_are_judged_once_per_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PROF-05's verdict is kept per schema text: a second declaration of the same schema is not compiled again and
+    gets the verdict a fresh judgement gives; a full memo judges afresh, alike."""
+    from conformance.judges import profile
+    from conformance.judges.declarations import SchemaChecker, SharedMemo
+
+    schemas = [*EQUIVALENT, *NOT_EQUIVALENT]
+    monkeypatch.setattr(profile, "_OUTPUT_SCHEMA_VERDICTS", SharedMemo(10_000_000))
+    fresh = [output_schema_problems({"outputSchema": s}) for s in schemas]
+
+    def refuse(self: SchemaChecker, schema: Any) -> Any:
+        raise AssertionError("compiled again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SchemaChecker, "compile", refuse)
+        assert [output_schema_problems({"outputSchema": copy.deepcopy(s)}) for s in schemas] == fresh
+    monkeypatch.setattr(profile, "_OUTPUT_SCHEMA_VERDICTS", SharedMemo(0))
+    assert [output_schema_problems({"outputSchema": s}) for s in schemas] == fresh
+    assert any(fresh) and not all(fresh)
+
+
+def _carries_by_scan(pid: str, encoded: str, casefold: bool) -> bool:
+    """The oracle of PROF-10's windows: some MIN_DERIVED_CHARS consecutive characters of ``encoded`` in the id."""
+    from conformance.judges.profile import MIN_DERIVED_CHARS
+
+    haystack, needle = (pid.casefold(), encoded.casefold()) if casefold else (pid, encoded)
+    return any(needle[i : i + MIN_DERIVED_CHARS] in haystack for i in range(len(needle) - MIN_DERIVED_CHARS + 1))
+
+
+def _digest_and_uuid_oracles(value: str) -> dict[str, Any]:
+    import base64
+    import hashlib
+    import uuid
+
+    variants = list(dict.fromkeys([value, value.strip(), value.strip().lower(), value.strip().upper()]))
+    digests = [hashlib.new(n, v.encode()).digest() for v in variants for n in ("md5", "sha1", "sha256", "sha512")]
+    b64 = [f(d).decode().rstrip("=") for d in digests for f in (base64.b64encode, base64.urlsafe_b64encode)]
+    namespaces = (uuid.NAMESPACE_DNS, uuid.NAMESPACE_URL, uuid.NAMESPACE_OID, uuid.NAMESPACE_X500)
+    uuids = [make(ns, v).hex for v in variants for ns in namespaces for make in (uuid.uuid3, uuid.uuid5)]
+    return {
+        "an MD5/SHA-1/SHA-256/SHA-512 digest of the value (hex, whole or truncated)": lambda pid: any(
+            _carries_by_scan(pid, d.hex(), True) for d in digests
+        ),
+        "a digest of the value in base64 or base64url": lambda pid: any(_carries_by_scan(pid, e, False) for e in b64),
+        "a name-based UUID (v3/v5) of the value": lambda pid: any(
+            u in "".join(c for c in pid.casefold() if c.isalnum()) for u in uuids
+        ),
+        "forms": [d.hex() for d in digests] + b64 + uuids,
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    value=st.sampled_from(["alice@example.test", " Alice Liddell ", "ÄÖü ß", "x" * 5000]),
+    pick=st.integers(min_value=0),
+    start=st.integers(min_value=0, max_value=130),
+    length=st.integers(min_value=0, max_value=40),
+    before=st.text(max_size=8),
+    after=st.text(max_size=8),
+    upper=st.booleans(),
+    repeat=st.sampled_from([1, 1, 1, 400]),
+)
+def test_digest_and_uuid_derivations_match_a_plain_scan(
+    value: str, pick: int, start: int, length: int, before: str, after: str, upper: bool, repeat: int
+) -> None:
+    """PROF-10's digest and UUID families (their forms computed once per value, compared as sets of windows)
+    decide as scanning every window of every form does, for ids holding a piece of a form, short or long."""
+    from conformance.judges.profile import ID_DERIVATIONS
+
+    oracles = _digest_and_uuid_oracles(value)
+    form = oracles["forms"][pick % len(oracles["forms"])]
+    piece = form[start : start + length]
+    pid = (before + (piece.upper() if upper else piece) + after) * repeat
+    for how in list(oracles)[:3]:
+        assert ID_DERIVATIONS[how](pid, value) == oracles[how](pid), how
