@@ -67,6 +67,11 @@ class Unreached(str):
     transport layer (connection refused or reset, TLS, timeout): the case was not tried, never failed by the target."""
 
 
+class Untried(str):
+    """What a case's ``send`` (:meth:`AttackRun.each`) gives back when the case could not be judged for a reason of
+    its own (the harness could not read back what it must see): not tried, for that reason."""
+
+
 def unreached_text(exc: BaseException) -> str:
     """The message of a TargetError, as :class:`Unreached` when it is a transport failure."""
     return Unreached(str(exc)) if isinstance(exc, TargetUnreachable) else str(exc)
@@ -142,9 +147,11 @@ class AttackRun:
         self.not_tried(case, f"{TRANSPORT}: {why}")
 
     def judged(self, case: str, problem: str | None) -> None:
-        """``tried_case``, unless ``problem`` is :class:`Unreached` (then the case was not tried)."""
+        """``tried_case``, unless ``problem`` is :class:`Unreached` or :class:`Untried` (the case was not tried)."""
         if isinstance(problem, Unreached):
             self.unreached(case, problem)
+        elif isinstance(problem, Untried):
+            self.not_tried(case, problem)
         else:
             self.tried_case(case, problem)
 
@@ -165,10 +172,11 @@ class AttackRun:
     def each(self, cases: Iterable[str], send: Callable[[str], str | None], *, limit: int) -> None:
         """Run independent cases at most ``limit`` at a time (``HostHTTP.concurrency``), then judge them in the
         order given, as a loop of :meth:`attempt` and :meth:`judged` would: ``send(case)`` makes the case's
-        exchanges and returns its problem (None: met; :class:`Unreached`: not tried); a ``Failure`` it raises is the
-        case's problem, a transport failure leaves the case not tried. Each case's exchanges are filed under it and
-        read in the cases' order (see :mod:`conformance.host.fanout`). Any other exception is raised once the
-        cases before it are judged. A case whose exchanges depend on another's answer belongs in one ``send``."""
+        exchanges and returns its problem (None: met; :class:`Unreached`, :class:`Untried`: not tried); a
+        ``Failure`` it raises is the case's problem, a transport failure leaves the case not tried. Each case's
+        exchanges are filed under it and read in the cases' order (see :mod:`conformance.host.fanout`). Any other
+        exception is raised once the cases before it are judged. A case whose exchanges depend on another's answer
+        belongs in one ``send``."""
 
         def one(case: str) -> tuple[bool, str | None]:
             try:

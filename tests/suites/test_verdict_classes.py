@@ -230,10 +230,9 @@ def test_chal_02_is_never_more_decided_than_chal_01(
 import pytest
 from conformance.suites.auth.test_tools import test_in_call_auth_errors_carry_challenges, test_linking_ui_can_appear
 
-@pytest.fixture(autouse=True)
-def published(monkeypatch):
-    # The metadata is published (what the check's own discovery would find); patched where the check looks it up.
-    monkeypatch.setitem(test_linking_ui_can_appear.__globals__, "discover_prm", lambda *a, **k: None)
+@pytest.fixture(scope="session")
+def metadata_published():
+    return True  # the metadata is published (what the run's discovery finds)
 """
     )
     results = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_chal.py").by_rule

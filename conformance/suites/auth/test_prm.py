@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from conformance import expect, fail, observe, rule
+import httpx
+import pytest
+
+from conformance import TargetError, early, expect, fail, observe, rule
 from conformance.config import Target
 from conformance.host import InvalidResponse
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
@@ -107,20 +110,34 @@ def meta_challenge_urls(host_http: HostHTTP) -> dict[str, str]:
     return urls
 
 
+@pytest.fixture(scope="session")
+@early()
+def first_401(host_http: HostHTTP, tool_server_target: Target) -> tuple[str, httpx.Response] | TargetError:
+    """The 401 a host meets first, fetched as the run starts (AUTH-PRM-05, which judges it, runs after every other
+    check): what was sent and the answer, or the target's failure to answer."""
+    try:
+        response = unauthenticated_probe(host_http, tool_server_target.base_url)
+        what = f"an unauthenticated {opening_method(response)}"
+        if response.status_code != 401:
+            # Anonymous read-only use is allowed: provoke the 401 a host meets with a token the server must refuse.
+            observe(f"{what} answered {response.status_code} (anonymous use allowed); probed with an invalid token")
+            response = challenge_probe(host_http, tool_server_target.base_url)
+            what = f"an {opening_method(response)} with an invalid bearer token"
+    except TargetError as exc:
+        return exc
+    return what, response
+
+
 @rule("AUTH-PRM-05")
 def test_401_challenge_points_to_metadata(
-    host_http: HostHTTP, tool_server_target: Target, prm_discovery: PrmDiscovery
+    host_http: HostHTTP, first_401: tuple[str, httpx.Response] | TargetError, prm_discovery: PrmDiscovery
 ) -> None:
     """The 401 a host meets first, then every 401 the run's tool calls met, then every in-call challenge of the
     run (this check runs after the others, suites/_order.py): each names a resource_metadata URL serving
     this resource's metadata (the 401s carry the Bearer challenge; an in-call challenge's form is AUTH-CHAL-01's)."""
-    response = unauthenticated_probe(host_http, tool_server_target.base_url)
-    what = f"an unauthenticated {opening_method(response)}"
-    if response.status_code != 401:
-        # Anonymous read-only use is allowed: provoke the 401 a host meets with a token the server must refuse.
-        observe(f"{what} answered {response.status_code} (anonymous use allowed); probed with an invalid token")
-        response = challenge_probe(host_http, tool_server_target.base_url)
-        what = f"an {opening_method(response)} with an invalid bearer token"
+    if isinstance(first_401, TargetError):
+        raise first_401
+    what, response = first_401
     expect(response.status_code == 401, f"{what} answered {response.status_code}, not 401")
     first = Unauthorized(what, tuple(response.headers.get_list("www-authenticate")), "AUTH-PRM-05")
     served: dict[str, str | None] = {}  # resource_metadata URL -> what is wrong with what it serves

@@ -399,25 +399,35 @@ def demands_authorization(outcome: CallOutcome | str | None) -> bool:
     return isinstance(outcome, CallOutcome) and (outcome.refused_http or outcome.auth_error_result)
 
 
+@pytest.fixture(scope="session")
+@early()
+def metadata_published(host_http: HostHTTP, tool_server_target: Target) -> bool | TargetThrottled:
+    """Whether the protected resource metadata is discovered (the linking UI needs it), fetched as the run starts:
+    AUTH-CHAL-02, which reads it, is judged after every other check."""
+    try:
+        discover_prm(host_http, tool_server_target.base_url)
+    except TargetThrottled as exc:
+        return exc
+    except TargetError:  # InvalidResponse included
+        return False
+    return True
+
+
 @alone("judged over the tool results the checks before it obtained")
 @rule("AUTH-CHAL-02")
 def test_linking_ui_can_appear(
-    host_http: HostHTTP,
-    tool_server_target: Target,
+    metadata_published: bool | TargetThrottled,
     conformance_settings: Settings,
+    host_http: HostHTTP,
     listing: Listing,
     anonymous: Anonymous,
 ) -> None:
     """Each tool that needs a linked account, judged on its own: one declared oauth2 only, and one that declares
     nothing but whose anonymous call demands authorization. Its challenge is the auth error result of its own
     anonymous call, or (an HTTP 401 being no runtime error result) another in-call auth error of the run."""
-    try:
-        discover_prm(host_http, tool_server_target.base_url)
-        published = True
-    except TargetThrottled:
-        raise
-    except TargetError:  # InvalidResponse included
-        published = False
+    if isinstance(metadata_published, TargetThrottled):
+        raise metadata_published
+    published = metadata_published
     declared = [t for t in listing.named() if is_oauth_only(t)]
     undeclared = [
         t

@@ -91,6 +91,7 @@ def test_basic_auth(api: Api, host_http: HostHTTP) -> None:
     run = AttackRun.of("IMG-AUTH-01")
     key = api.target.api_key or ""
     own = {key, api.target.auth.get("Authorization", "").partition(" ")[2]}  # the key, and the api:KEY pair sent
+    sends: dict[str, tuple[str, str, dict[str, str]]] = {}  # attack -> (case, endpoint, headers)
     for case, make in BAD_CREDENTIALS.items():
         header = make(key) if make is not None and key else None
         if header is not None:
@@ -103,9 +104,14 @@ def test_basic_auth(api: Api, host_http: HostHTTP) -> None:
             if make is not None and not key:
                 run.not_tried(attack, "no API key configured to alter")
                 continue
-            with run.attempt(attack):
-                headers = {"Authorization": header} if header is not None else {}
-                _credentials_message(_send(api, endpoint, output, headers), f"{endpoint} with {case}")
+            sends[attack] = (case, endpoint, {"Authorization": header} if header is not None else {})
+
+    def refused(attack: str) -> None:
+        """One refused request: each attack is a request of its own, so they go at once."""
+        case, endpoint, headers = sends[attack]
+        _credentials_message(_send(api, endpoint, output, headers), f"{endpoint} with {case}")
+
+    run.each(sends, refused, limit=api.http.concurrency)
     accepted = {
         "POST /shrink": (api.shrink(images.image("flat.jpg")), 201),
         "GET /output/<id>": (api.get(output), 200),

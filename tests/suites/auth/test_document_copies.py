@@ -138,9 +138,9 @@ def test_chal_02_judges_every_tool_that_needs_a_linked_account(
 import pytest
 from conformance.suites.auth.test_tools import test_linking_ui_can_appear
 
-@pytest.fixture(autouse=True)
-def published(monkeypatch):
-    monkeypatch.setitem(test_linking_ui_can_appear.__globals__, "discover_prm", lambda *a, **k: None)
+@pytest.fixture(scope="session")
+def metadata_published():
+    return True  # the metadata is published (what the run's discovery finds)
 """
     )
     result = run_checks(pytester, "--target-url", DEAD_TOOL_SERVER, "test_chal.py").first
