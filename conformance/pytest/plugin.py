@@ -18,7 +18,7 @@ from typing import Any, TextIO, cast
 import pytest
 
 from conformance.config import Settings, Target, all_options, check_report_dir
-from conformance.core import _budget, _context, _gc, _httpx_cli  # noqa: F401 - _httpx_cli: before httpx
+from conformance.core import _budget, _context, _gc, _httpx_cli, _stack_gate  # noqa: F401 - _httpx_cli: before httpx
 from conformance.core._exceptions import ConfigError
 from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, rules_of, suite_of
 from conformance.core.targets import TARGETS, TargetKind
@@ -234,7 +234,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool | None:
-    """With ``--concurrency`` above 1 the bodies of independent checks overlap (``conformance/pytest/_overlap.py``)."""
+    """With ``--concurrency`` above 1 the bodies of independent checks overlap (``conformance/pytest/_overlap.py``).
+
+    A run started while its stack still starts (``conformance demo``) holds its first check until the stack is up,
+    in every process that runs checks (not an xdist controller): ``core/_stack_gate.py``."""
+    if session.items and not session.config.pluginmanager.has_plugin("dsession"):
+        reason = _stack_gate.wait()
+        if reason is not None:
+            pytest.exit(f"conformance: {reason}", returncode=pytest.ExitCode.INTERRUPTED)
     return _overlap.run_loop(session)
 
 
@@ -415,6 +422,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         scrub_log(config, state.redactor)
     if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
         return  # nothing was decided: keep the last run's reports
+    if not _stack_gate.opened():
+        sys.stderr.write("conformance: the reference stack never came up: no check ran, no report written\n")
+        return
     if state.interruption.signal_name is not None:
         state.interrupted = f"interrupted ({state.interruption.signal_name})"
     elif int(session.exitstatus) == int(pytest.ExitCode.INTERRUPTED):

@@ -10,6 +10,7 @@ NAME=VALUE settings a conformance run against the stack needs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import signal
@@ -332,9 +333,11 @@ def run_services(
     log_dir: Path,
     launcher: Launcher | None = None,
     latency_s: float = 0.0,
+    launched: Callable[[], None] | None = None,
 ) -> Iterator[list[ServiceProcess]]:
     """Start the specs (through ``launcher``, default :func:`popen_service`), wait for health, yield the processes;
-    stop them all on the way out, whatever happens.
+    stop them all on the way out, whatever happens. ``launched`` is called once every process is started, before
+    the wait for health.
 
     ``specs`` may be a generator: each spec starts as soon as it is produced (and a failure while producing the
     next one still stops those already started)."""
@@ -343,6 +346,8 @@ def run_services(
         try:
             for spec in specs:
                 processes.append(start_process(spec, log_dir, launcher))
+            if launched is not None:
+                launched()
             wait_healthy(processes, ca_file, latency_s)
             yield processes
         finally:
@@ -372,6 +377,7 @@ def running_stack(
     certificates: tuple[Path, Path, Path] | None = None,
     mcp_era: str = "both",
     latency_s: float = 0.0,
+    launched: Callable[[dict[str, str]], None] | None = None,
 ) -> Iterator[Stack]:
     """Start the reference stack (optionally with mutants); stop every process on exit.
 
@@ -389,6 +395,9 @@ def running_stack(
     trusts one CA for good (its IdPs in one Node process, which reads NODE_EXTRA_CA_CERTS once).
     ``mcp_era`` is what the tool server serves: ``both`` MCP eras (default), ``legacy`` or ``modern`` only.
     ``latency_s``: each service answers that much later, a new connection's first request twice (``_latency``).
+    ``launched`` is given the stack's settings as soon as its processes are started, before they are healthy (a
+    run can start meanwhile, holding its first request until the stack is up); when a service loses the race for
+    its port the stack starts again on fresh ports, and ``launched`` is called again with the new settings.
     The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
     ``with`` block in the thread that entered it.
     """
@@ -415,23 +424,26 @@ def running_stack(
         )
         for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
             specs = collect_specs(ctx, packages)
+            settings: dict[str, str] = {
+                "CONFORMANCE_CA_BUNDLE": str(ca_file),
+                # Everything lives on loopback: let metadata-driven fetches go there.
+                "CONFORMANCE_ALLOW_PRIVATE_NETWORK": "true",
+                # The host's CIMD publisher serves with the stack's certificate, which the IdP trusts.
+                "CONFORMANCE_PUBLISHER_CERTFILE": str(cert_file),
+                "CONFORMANCE_PUBLISHER_KEYFILE": str(key_file),
+            }
+            for spec in specs:
+                settings.update(spec.settings)
+            announce = None if launched is None else functools.partial(launched, dict(settings))
             try:
-                processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs", launcher, latency_s))
+                processes = cleanup.enter_context(
+                    run_services(specs, ca_file, data_dir / "logs", launcher, latency_s, announce)
+                )
                 break
             except StackError as exc:
                 # A free port is only free until someone else binds it: start again on fresh ports.
                 if attempt == PORT_RACE_ATTEMPTS or not exc.port_taken:
                     raise
-        settings: dict[str, str] = {
-            "CONFORMANCE_CA_BUNDLE": str(ca_file),
-            # Everything lives on loopback: let metadata-driven fetches go there.
-            "CONFORMANCE_ALLOW_PRIVATE_NETWORK": "true",
-            # The host's CIMD publisher serves with the stack's certificate, which the IdP trusts.
-            "CONFORMANCE_PUBLISHER_CERTFILE": str(cert_file),
-            "CONFORMANCE_PUBLISHER_KEYFILE": str(key_file),
-        }
-        for spec in specs:
-            settings.update(spec.settings)
         yield Stack(
             settings=settings,
             ca_file=ca_file,
