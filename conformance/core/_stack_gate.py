@@ -5,8 +5,8 @@ included, are known then), so that pytest's start (imports, collection, its xdis
 The run must not send a request before the stack is healthy: the demo names a gate file in the run's environment
 (``GATE_ENV``: the demo's process id and the file's path) and writes it once, atomically, when the stack is up
 (``READY``) or will not come up (``failed: ...``). A process that runs checks waits at the gate before its first
-one (:func:`wait`); the controller writes no report unless the gate opened (:func:`opened`): a run whose stack never
-came up never ran. A run without the variable has no gate.
+one (:func:`wait`); the controller writes no report unless the gate opened (:func:`shut_reason`): a run whose stack
+never came up never ran. A run without the variable has no gate.
 """
 
 from __future__ import annotations
@@ -76,10 +76,15 @@ def wait(limit_s: float = 600.0, poll_s: float = POLL_S) -> str | None:
     return None if state == READY else f"the reference stack did not come up ({state})"
 
 
-def opened() -> bool:
-    """Whether this run may report: it has no gate, or its gate opened."""
+def shut_reason() -> str | None:
+    """Why this run must not report: None when it has no gate or its gate opened, else what the gate says."""
     value = os.environ.get(GATE_ENV)
     if not value:
-        return True
+        return None
     parsed = _parse(value)
-    return parsed is not None and _state(parsed[1]) == READY
+    if parsed is None:
+        return f"{GATE_ENV} is not PID:PATH"
+    state = _state(parsed[1])
+    if state == READY:
+        return None
+    return "the reference stack never came up" + (f" ({state})" if state else "")

@@ -8,6 +8,7 @@ written as report.json, report.html and junit.xml; the exit code is the run's ve
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -140,6 +141,10 @@ def pytest_configure(config: pytest.Config) -> None:
         skip_assertion_rewriting(config)
         _gc.govern(config)  # fewer collections over a run's long-lived heap, none of it walked at exit
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
+    if active and _stack_gate.GATE_ENV in os.environ:  # started before its stack was up (conformance demo)
+        from conformance.pytest._gate import StackGate
+
+        config.pluginmanager.register(StackGate(config), "conformance-stack-gate")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
         config.add_cleanup(session.interruption.install())  # SIGTERM, SIGINT: reports written all the same
@@ -234,14 +239,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool | None:
-    """With ``--concurrency`` above 1 the bodies of independent checks overlap (``conformance/pytest/_overlap.py``).
-
-    A run started while its stack still starts (``conformance demo``) holds its first check until the stack is up,
-    in every process that runs checks (not an xdist controller): ``core/_stack_gate.py``."""
-    if session.items and not session.config.pluginmanager.has_plugin("dsession"):
-        reason = _stack_gate.wait()
-        if reason is not None:
-            pytest.exit(f"conformance: {reason}", returncode=pytest.ExitCode.INTERRUPTED)
+    """With ``--concurrency`` above 1 the bodies of independent checks overlap (``conformance/pytest/_overlap.py``)."""
     return _overlap.run_loop(session)
 
 
@@ -422,8 +420,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         scrub_log(config, state.redactor)
     if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
         return  # nothing was decided: keep the last run's reports
-    if not _stack_gate.opened():
-        sys.stderr.write("conformance: the reference stack never came up: no check ran, no report written\n")
+    shut = _stack_gate.shut_reason()
+    if shut is not None:
+        sys.stderr.write(f"conformance: {shut}: no check ran, no report written\n")
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
         return
     if state.interruption.signal_name is not None:
         state.interrupted = f"interrupted ({state.interruption.signal_name})"
