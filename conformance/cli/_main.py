@@ -265,10 +265,12 @@ class _DemoRun:
         in the foreground, and given time to write the report of what it decided."""
         assert self.process is not None
         try:
-            return self.process.wait()
+            code = self.process.wait()
         except BaseException as exc:
             self.interrupt(signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM)
             raise
+        self.kill()  # whatever of its group outlived it (a worker of a controller that crashed)
+        return code
 
     def interrupt(self, signum: signal.Signals) -> None:
         if self.process is None or self.process.poll() is not None:
