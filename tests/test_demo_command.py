@@ -25,11 +25,9 @@ def commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     seen: list[list[str]] = []
 
     @contextlib.contextmanager
-    def stack(
-        mutants: list[str], suites: str | None = None, latency_s: float = 0.0, launched: Any = None
-    ) -> Iterator[Any]:
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
         settings = {"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"}
-        launched(settings)
+        callbacks["launched"](settings)
         yield SimpleNamespace(settings=settings, startup_s=0.0)
 
     real_popen = subprocess.Popen
@@ -72,11 +70,9 @@ def test_the_demo_serves_the_stack_at_the_latency_asked_for(monkeypatch: pytest.
     asked: list[float] = []
 
     @contextlib.contextmanager
-    def stack(
-        mutants: list[str], suites: str | None = None, latency_s: float = 0.0, launched: Any = None
-    ) -> Iterator[Any]:
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
         asked.append(latency_s)
-        launched({})
+        callbacks["launched"]({})
         yield SimpleNamespace(settings={}, startup_s=0.0)
 
     real_popen = subprocess.Popen
@@ -146,10 +142,8 @@ def test_a_stack_that_never_comes_up_is_a_clear_error_and_stops_the_run_started_
     report_dir = tmp_path / "reports"
 
     @contextlib.contextmanager
-    def stack(
-        mutants: list[str], suites: str | None = None, latency_s: float = 0.0, launched: Any = None
-    ) -> Iterator[Any]:
-        launched({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"})
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
+        callbacks["launched"]({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"})
         _stand_in_runs(ids_file, 1)  # the run is up (a worker of its own too) while the services still start
         raise StackError("service toolserver not healthy at https://127.0.0.1:2/healthz after 60 s", tmp_path / "log")
         yield  # never reached: the generator must be one
@@ -178,12 +172,10 @@ def test_a_stack_started_again_on_fresh_ports_starts_the_run_again_on_them(
     ids_file = tmp_path / "ids"
 
     @contextlib.contextmanager
-    def stack(
-        mutants: list[str], suites: str | None = None, latency_s: float = 0.0, launched: Any = None
-    ) -> Iterator[Any]:
-        launched({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"})
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
+        callbacks["launched"]({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"})
         _stand_in_runs(ids_file, 1)
-        launched({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:2"})
+        callbacks["launched"]({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:2"})
         (first, second) = _stand_in_runs(ids_file, 2)
         assert _gone([int(first[0]), int(first[1])])
         os.kill(int(second[0]), signal.SIGTERM)  # the second run ends (its exit code is the demo's)

@@ -150,6 +150,7 @@ def _stack(
     suites: str | None = None,
     latency_s: float = 0.0,
     launched: Callable[[dict[str, str]], None] | None = None,
+    packages_up: Callable[[frozenset[str]], None] | None = None,
 ) -> Any:
     try:
         from conformance.reference.stack import running_stack
@@ -161,7 +162,9 @@ def _stack(
 
     wanted = [s for s in suites.split(",") if s in SUITE_SERVICES] if suites else None
     services = sorted({service for s in wanted for service in SUITE_SERVICES[s]}) if wanted is not None else None
-    return running_stack(mutants=mutants, services=services, latency_s=latency_s, launched=launched)
+    return running_stack(
+        mutants=mutants, services=services, latency_s=latency_s, launched=launched, packages_up=packages_up
+    )
 
 
 def _check_env_file(path: Path) -> None:
@@ -226,7 +229,7 @@ class _DemoRun:
     starting) so that pytest's own start overlaps theirs; it holds its first check at the stack's gate
     (``core/_stack_gate.py``) until the stack is up. Its processes (the controller and its xdist workers) are one
     process group: a run whose stack never came up, or whose settings a restart of the stack replaced, is killed
-    whole before it writes anything."""
+    whole before it writes anything. A suite whose services are up starts before the rest of the stack is."""
 
     def __init__(self, command: list[str], gate_dir: Path) -> None:
         self.command = command
@@ -243,6 +246,13 @@ class _DemoRun:
         env[_stack_gate.GATE_ENV] = _stack_gate.gate_value(os.getpid(), self.gate)
         print("$ " + " ".join(self.command), flush=True)
         self.process = subprocess.Popen(self.command, env=env, process_group=0)
+
+    def up(self, packages: frozenset[str]) -> None:
+        """Some of the stack is up: the suites that need only that may start."""
+        from conformance.core import _stack_gate
+
+        if self.process is not None:
+            _stack_gate.write(self.gate, _stack_gate.up(packages))
 
     def open(self, startup_s: float) -> None:
         from conformance.core import _stack_gate
@@ -302,7 +312,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="conformance-demo-") as gate_dir:
         run = _DemoRun(command, Path(gate_dir))
         try:
-            with _stack(args.mutant, args.suite, latency_s=args.latency, launched=run.start) as stack:
+            with _stack(
+                args.mutant, args.suite, latency_s=args.latency, launched=run.start, packages_up=run.up
+            ) as stack:
                 run.open(stack.startup_s)
                 return run.wait()
         except BaseException as exc:

@@ -57,3 +57,24 @@ def test_a_malformed_gate_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(_stack_gate.GATE_ENV, "stack-ready")
     assert _stack_gate.wait(limit_s=0.0) == f"{_stack_gate.GATE_ENV} is not PID:PATH"
     assert _stack_gate.shut_reason() == f"{_stack_gate.GATE_ENV} is not PID:PATH"
+
+
+def test_a_suite_waits_only_for_the_services_it_needs(gate: Path) -> None:
+    """The platform's checks start once the platform sandbox is up, while the tool server still imports."""
+    _stack_gate.write(gate, _stack_gate.up(frozenset({"platform", "idp"})))
+    assert _stack_gate.wait("platform", limit_s=0.0) is None
+    assert _stack_gate.wait("campaigns", limit_s=0.0) is None
+    assert _stack_gate.wait("auth", limit_s=0.0, poll_s=0.001) == "the reference stack was not up within 0 s"
+    assert _stack_gate.wait(None, limit_s=0.0, poll_s=0.001) == "the reference stack was not up within 0 s"
+    # Some of the stack up is not the stack up: a run whose stack stopped there has nothing to report.
+    assert _stack_gate.shut_reason() == "the reference stack never came up"
+    _stack_gate.write(gate, _stack_gate.READY)
+    assert _stack_gate.wait("auth", limit_s=0.0) is None
+
+
+def test_what_each_suite_needs() -> None:
+    assert _stack_gate.needs("platform") == _stack_gate.needs("campaigns") == {"platform"}
+    assert _stack_gate.needs("compression") == {"compression"}
+    # The tool server's suites: the IdP it requires and the proxy a mutant puts in front of that IdP.
+    assert _stack_gate.needs("auth") == _stack_gate.needs("profile") == {"toolserver", "idp", "proxy"}
+    assert _stack_gate.needs(None) is None and _stack_gate.needs("not-a-suite") is None

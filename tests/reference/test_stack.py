@@ -32,9 +32,11 @@ def _wait_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
 
 
 def test_stack_is_healthy_and_stops_every_process(tmp_path: Path) -> None:
-    with running_stack(services=["toolserver"], data_dir=tmp_path) as stack:
+    up: list[frozenset[str]] = []  # the packages up, told as each service becomes healthy
+    with running_stack(services=["toolserver"], data_dir=tmp_path, packages_up=up.append) as stack:
         pids = [p.pid for p in stack.processes]
         assert {s.name for s in stack.services} == {"idp", "toolserver"}
+        assert len(up) == 2 and up[0] < up[1] == {"idp", "toolserver"}
         with https_client(stack) as client:
             for spec in stack.services:
                 assert client.get(spec.health_url).status_code == 200, spec.name
