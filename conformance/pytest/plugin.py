@@ -271,6 +271,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """An xdist worker is done: the controller prepares the report while the others finish."""
+    state = node.config.stash.get(SESSION_KEY, None)
+    if state is not None and state.active:
+        state.prepare_report()
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """An xdist worker shares the run's time budget: it gets what is left of it."""
     left = _budget.run_left()  # as a wall-clock deadline: the worker starts up within the budget
