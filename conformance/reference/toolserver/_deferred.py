@@ -4,15 +4,18 @@ Building the app imports the ``mcp`` SDK (both eras' pydantic models): most of t
 longest of the stack's. :class:`DeferredApp` is the ASGI app uvicorn serves from the start: it answers
 ``GET /healthz`` at once, builds the real app in a thread as the server starts (``build``), runs the real app's
 lifespan once it is built, and serves every other request with it, each waiting until it is ready. A build that
-fails is logged and stops the server (a request that waited for it gets a 503).
+fails is logged and stops the server (a request that waited for it gets a 503); a server stopped while the app is
+still being built stops at once (the build's thread is a daemon).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -57,14 +60,18 @@ class DeferredApp:
         message = await receive()
         assert message["type"] == "lifespan.shutdown"
         self._shutdown.set()
-        await self._inner
+        if self._app is None:
+            self._inner.cancel()  # stopped while still being built: the build's daemon thread is left to the exit
+            self._ready.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._inner
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _start(self) -> None:
         """Build the app in a thread, then run its lifespan until the server shuts down."""
         assert self._ready is not None and self._shutdown is not None
         try:
-            app = await asyncio.to_thread(self._build)
+            app = await _in_daemon_thread(self._build)
         except Exception:
             LOG.exception("the tool server's app could not be built")
             self._fail()
@@ -109,3 +116,31 @@ class DeferredApp:
         assert self._ready is not None
         self._ready.set()
         os.kill(os.getpid(), signal.SIGTERM)  # uvicorn's own shutdown: the stack sees the service gone
+
+
+def _in_daemon_thread(build: Callable[[], ASGIApp]) -> asyncio.Future[ASGIApp]:
+    """``build()`` in a daemon thread (a server stopped meanwhile exits without waiting for it), as a future of
+    the running loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[ASGIApp] = loop.create_future()
+
+    def built(result: ASGIApp) -> None:
+        if not future.done():  # not cancelled meanwhile
+            future.set_result(result)
+
+    def failed(error: BaseException) -> None:
+        if not future.done():
+            future.set_exception(error)
+
+    def run() -> None:
+        try:
+            result = build()
+        except BaseException as exc:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(failed, exc)
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(built, result)
+
+    threading.Thread(target=run, name="toolserver-app-build", daemon=True).start()
+    return future
