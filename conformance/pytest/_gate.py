@@ -5,14 +5,13 @@ Registered by the plugin when the run has a gate. Every process that runs checks
 each xdist worker; not an xdist controller, which runs none) waits at the gate before its first check of each
 suite, until the services that suite needs are up: its imports and collection overlap the stack's start, and a
 suite whose services are up starts while the others' still start. When the gate shuts instead, each check is
-skipped at once (no fixture set up, no request sent) and the controller writes no report (not junit.xml either)
-and exits as interrupted.
+skipped at once (no fixture set up, no request sent) and the controller writes no report (and removes the junit.xml
+pytest wrote) and exits as interrupted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import Any
+from pathlib import Path
 
 import pytest
 
@@ -26,14 +25,6 @@ class StackGate:
         self.passed: set[str | None] = set()  # the suites whose needs were up
         self.shut: str | None = None
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:
-        try:
-            return (yield)
-        finally:
-            if not hasattr(self.config, "workerinput") and _stack_gate.shut_reason() is not None:
-                self._drop_junit()
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         suite = suite_of(item) if rules_of(item) else None
@@ -44,11 +35,12 @@ class StackGate:
         if self.shut is not None:
             pytest.skip(f"conformance: {self.shut}")
 
-    def _drop_junit(self) -> None:
-        """junit.xml is written by pytest's own plugin at the session's end: it is unregistered before then."""
-        from _pytest.junitxml import xml_key
-
-        xml = self.config.stash.get(xml_key, None)
-        if xml is not None:
-            del self.config.stash[xml_key]
-            self.config.pluginmanager.unregister(xml)
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """The controller of a run whose stack never came up: pytest's own junit.xml, just written, is removed
+        (the plugin writes no other report then)."""
+        if hasattr(self.config, "workerinput") or _stack_gate.shut_reason() is None:
+            return
+        xmlpath = getattr(self.config.option, "xmlpath", None)
+        if xmlpath:
+            Path(xmlpath).unlink(missing_ok=True)
