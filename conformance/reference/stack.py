@@ -10,7 +10,6 @@ NAME=VALUE settings a conformance run against the stack needs.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import re
 import signal
@@ -371,18 +370,29 @@ def _start(
     launched: Callable[[dict[str, str]], None] | None,
     packages_up: Callable[[frozenset[str]], None] | None,
 ) -> tuple[list[ServiceSpec], dict[str, str], list[ServiceProcess]]:
-    """The packages' services started and healthy (stopped by ``cleanup``): their specs, settings and processes."""
+    """The packages' services started and healthy (stopped by ``cleanup``): their specs, settings and processes.
+    Each package's services start as soon as they are specified (a package's specs may take a while: the tool
+    server's test PKI); the run is told the settings once all are started."""
     for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
-        owned = {package: collect_specs(ctx, [package]) for package in packages}
-        specs = [spec for package_specs in owned.values() for spec in package_specs]
-        settings = _settings(ctx, specs)
-        announce = None if launched is None else functools.partial(launched, dict(settings))
+        owned: dict[str, list[ServiceSpec]] = {}
+
+        def specified(owned: dict[str, list[ServiceSpec]] = owned) -> Iterator[ServiceSpec]:
+            for package in packages:
+                owned[package] = collect_specs(ctx, [package])
+                yield from owned[package]
+
+        def announce(owned: dict[str, list[ServiceSpec]] = owned) -> None:
+            if launched is not None:
+                launched(_settings(ctx, [spec for specs in owned.values() for spec in specs]))
+
         healthy = None if packages_up is None else _PackagesUp(owned, packages_up)
         try:
             services = run_services(
-                specs, ctx.ca_file, ctx.data_dir / "logs", launcher, ctx.latency_s, announce, healthy
+                specified(), ctx.ca_file, ctx.data_dir / "logs", launcher, ctx.latency_s, announce, healthy
             )
-            return specs, settings, cleanup.enter_context(services)
+            processes = cleanup.enter_context(services)
+            specs = [spec for package_specs in owned.values() for spec in package_specs]
+            return specs, _settings(ctx, specs), processes
         except StackError as exc:
             # A free port is only free until someone else binds it: start again on fresh ports.
             if attempt == PORT_RACE_ATTEMPTS or not exc.port_taken:
@@ -410,10 +420,13 @@ class _PackagesUp:
     with no service at all, e.g. the proxy without its mutants, is up at once)."""
 
     def __init__(self, owned: dict[str, list[ServiceSpec]], packages_up: Callable[[frozenset[str]], None]) -> None:
-        self.waiting = {package: {spec.name for spec in specs} for package, specs in owned.items()}
+        self.owned = owned  # filled as the packages are specified, whole before the first service is healthy
+        self.waiting: dict[str, set[str]] | None = None
         self.packages_up = packages_up
 
     def __call__(self, proc: ServiceProcess) -> None:
+        if self.waiting is None:
+            self.waiting = {package: {spec.name for spec in specs} for package, specs in self.owned.items()}
         for names in self.waiting.values():
             names.discard(proc.spec.name)
         self.packages_up(frozenset(package for package, names in self.waiting.items() if not names))
