@@ -65,3 +65,40 @@ def test_demo_under_xdist_keeps_each_target_on_one_worker(demo_run: tuple[int, P
 
 def _message(report: dict[str, Any], rule_id: str) -> str:
     return next(r["message"] for r in report["results"] if r["rule"] == rule_id)
+
+
+def test_a_stack_that_never_comes_up_fails_the_demo_cleanly(tmp_path: Path) -> None:
+    """The IdP cannot start (Node is told to load a module that is not there): the demo, whose pytest run started
+    while the services did, says which service and where its log is in one line, exits 2, writes no report and
+    leaves no process of the run or of the stack behind."""
+    import os
+    import subprocess
+    import sys
+
+    report_dir = tmp_path / "reports"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+    env["NODE_OPTIONS"] = f"--require={tmp_path / 'missing.js'}"
+    completed = subprocess.run(
+        [sys.executable, "-m", "conformance", "demo", "--suite", "auth", "--report-dir", str(report_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    assert re.fullmatch(r"conformance: service idp exited with \d+ while starting; its log: \S+\n", completed.stderr), (
+        completed.stderr
+    )
+    assert completed.stdout.startswith("$ ")  # the run had started: it was stopped before any check
+    assert not report_dir.exists() or list(report_dir.iterdir()) == []
+    # The run's controller named the report directory on its command line.
+    left = [p.name for p in Path("/proc").iterdir() if p.name.isdigit() and str(tmp_path).encode() in _cmdline(p)]
+    assert left == []
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:  # gone meanwhile
+        return b""

@@ -6,6 +6,8 @@ need the stack cannot meet, each target's checks on one worker)."""
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,19 +21,23 @@ from conformance.cli import _main as cli
 
 @pytest.fixture
 def commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every command the demo runs, with a stand-in stack (no services) and no process started."""
+    """Every command the demo runs, with a stand-in stack (no services) and a stand-in run (``true``)."""
     seen: list[list[str]] = []
 
     @contextlib.contextmanager
-    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0) -> Iterator[Any]:
-        yield SimpleNamespace(settings={"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"})
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
+        settings = {"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"}
+        callbacks["launched"](settings)
+        yield SimpleNamespace(settings=settings, startup_s=0.0)
 
-    def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    real_popen = subprocess.Popen
+
+    def popen(command: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
         seen.append(command)
-        return subprocess.CompletedProcess(command, 0)
+        return real_popen(["true"], **kwargs)
 
     monkeypatch.setattr(cli, "_stack", stack)
-    monkeypatch.setattr(cli.subprocess, "run", run)
+    monkeypatch.setattr(cli.subprocess, "Popen", popen)
     return seen
 
 
@@ -64,12 +70,121 @@ def test_the_demo_serves_the_stack_at_the_latency_asked_for(monkeypatch: pytest.
     asked: list[float] = []
 
     @contextlib.contextmanager
-    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0) -> Iterator[Any]:
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
         asked.append(latency_s)
-        yield SimpleNamespace(settings={})
+        callbacks["launched"]({})
+        yield SimpleNamespace(settings={}, startup_s=0.0)
 
+    real_popen = subprocess.Popen
     monkeypatch.setattr(cli, "_stack", stack)
-    monkeypatch.setattr(cli.subprocess, "run", lambda command, **_: subprocess.CompletedProcess(command, 0))
+    monkeypatch.setattr(cli.subprocess, "Popen", lambda command, **kwargs: real_popen(["true"], **kwargs))
     assert cli.main(["demo", "--latency", "50ms", "--report-dir", str(tmp_path)]) == 0
     assert cli.main(["demo", "--report-dir", str(tmp_path)]) == 0
     assert asked == [pytest.approx(0.05), 0.0]
+
+
+# A stand-in for the demo's pytest run: a controller that starts a worker (its own child, as xdist's are), says
+# both process ids and its gate, and waits.
+STAND_IN_RUN = """
+import os, subprocess, sys, time
+worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+with open(sys.argv[1], "a") as out:
+    out.write(f"{os.getpid()} {worker.pid} {os.environ['CONFORMANCE_STACK_GATE']} "
+              f"{os.environ['CONFORMANCE_PLATFORM_URL']}\\n")
+time.sleep(120)
+"""
+
+
+def _stand_in_runs(ids_file: Path, count: int, timeout_s: float = 30.0) -> list[list[str]]:
+    """The lines the stand-in runs wrote, once ``count`` of them have."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        lines = ids_file.read_text().splitlines() if ids_file.exists() else []
+        if len(lines) >= count:
+            return [line.split() for line in lines]
+        time.sleep(0.02)
+    raise AssertionError(f"the stand-in run did not start ({ids_file})")
+
+
+def _gone(pids: list[int]) -> bool:
+    """Every process gone (a zombie whose parent has not reaped it yet counts as gone)."""
+    import time
+
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != "Z":
+                alive.append(pid)
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_stack_that_never_comes_up_is_a_clear_error_and_stops_the_run_started_meanwhile(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest starts while the stack's services start; when they never come up the demo says why (one line, the
+    service's log), exits 2, and the run (its controller and its workers) is killed before it ran a check or wrote a
+    report."""
+    import sys
+
+    from conformance.reference.stack import StackError
+
+    ids_file = tmp_path / "ids"
+    report_dir = tmp_path / "reports"
+
+    @contextlib.contextmanager
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
+        callbacks["launched"]({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"})
+        _stand_in_runs(ids_file, 1)  # the run is up (a worker of its own too) while the services still start
+        raise StackError("service toolserver not healthy at https://127.0.0.1:2/healthz after 60 s", tmp_path / "log")
+        yield  # never reached: the generator must be one
+
+    monkeypatch.setattr(cli, "_stack", stack)
+    monkeypatch.setattr(cli, "_demo_command", lambda *_: [sys.executable, "-c", STAND_IN_RUN, str(ids_file)])
+    assert cli.main(["demo", "--report-dir", str(report_dir)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        f"conformance: service toolserver not healthy at https://127.0.0.1:2/healthz after 60 s; its log: "
+        f"{tmp_path / 'log'}"
+    ]
+    ((controller, worker, gate, _),) = _stand_in_runs(ids_file, 1)
+    assert _gone([int(controller), int(worker)])
+    assert not report_dir.exists() or list(report_dir.iterdir()) == []
+    assert not Path(gate.partition(":")[2]).parent.exists()  # the gate's directory is removed with the demo
+
+
+def test_a_stack_started_again_on_fresh_ports_starts_the_run_again_on_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A service lost the race for its port: the stack starts again on fresh ports, so the run started on the old
+    settings is killed (workers too) and a new one started on the new settings, the one whose exit code counts."""
+    import sys
+
+    ids_file = tmp_path / "ids"
+
+    @contextlib.contextmanager
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
+        callbacks["launched"]({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:1"})
+        _stand_in_runs(ids_file, 1)
+        callbacks["launched"]({"CONFORMANCE_PLATFORM_URL": "https://127.0.0.1:2"})
+        (first, second) = _stand_in_runs(ids_file, 2)
+        assert _gone([int(first[0]), int(first[1])])
+        os.kill(int(second[0]), signal.SIGTERM)  # the second run ends (its exit code is the demo's)
+        yield SimpleNamespace(settings={}, startup_s=0.0)
+
+    monkeypatch.setattr(cli, "_stack", stack)
+    monkeypatch.setattr(cli, "_demo_command", lambda *_: [sys.executable, "-c", STAND_IN_RUN, str(ids_file)])
+    assert cli.main(["demo", "--report-dir", str(tmp_path / "reports")]) == -signal.SIGTERM
+    first, second = _stand_in_runs(ids_file, 2)
+    assert [first[3], second[3]] == ["https://127.0.0.1:1", "https://127.0.0.1:2"]
+    assert first[2] == second[2]  # the same gate: the second run waits for the same stack
+    assert _gone([int(second[1])])  # the worker its controller left behind, stopped with the run's group

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +45,19 @@ class ConformanceSession:
         self.redactor = redactor_for(settings)
         self.interruption = Interruption()  # SIGTERM, SIGINT: the run ends in order (conformance.core._interrupt)
         self.interrupted: str | None = None  # why the run ended early ("interrupted (SIGTERM)"), when it did
+        self.report_preparation: threading.Thread | None = None  # see prepare_report
+
+    def prepare_report(self) -> None:
+        """Import what building and writing the report needs (every selected suite's checks, the writers) in the
+        background, once: called by an xdist controller when its first worker is done, a core idle while the
+        others finish, so that the serial tail after the last worker is shorter. Importing more suites than ran
+        changes no report: only the rules of the suites that ran are read from what the imports register."""
+        if self.report_preparation is None:
+            suites = list(self.settings.selected_suites)
+            self.report_preparation = threading.Thread(
+                target=_prepare_report, args=(suites,), name="conformance-report-preparation", daemon=True
+            )
+            self.report_preparation.start()
 
     def settings_of(self, fleet_target: str | None) -> Settings:
         """The settings a check works with: the run's, or in a fleet run its named target's."""
@@ -83,10 +97,26 @@ def in_suites(path: Path) -> bool:
     return True
 
 
+def _prepare_report(suites: list[str]) -> None:
+    try:
+        from conformance.suites._checks import load_all_checks
+
+        load_all_checks(suites)
+        import conformance.report.har
+        import conformance.report.html
+        import conformance.report.json_writer
+        import conformance.report.junit  # noqa: F401 - imported ahead of the writing
+    except Exception:  # only ahead of time: the report's own imports say what is wrong
+        pass
+
+
 def build_report(state: ConformanceSession) -> RunReport:
     from conformance import __version__
     from conformance.core.rules import IMPLEMENTED
     from conformance.suites._checks import load_all_checks
+
+    if state.report_preparation is not None:
+        state.report_preparation.join()
 
     load_all_checks(state.suites_run)  # so that "no check in this version" is only said of rules that truly have none
     # Credentials in a target URL (user:password@, ?api_key=) are shown redacted.

@@ -8,6 +8,7 @@ written as report.json, report.html and junit.xml; the exit code is the run's ve
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -18,7 +19,7 @@ from typing import Any, TextIO, cast
 import pytest
 
 from conformance.config import Settings, Target, all_options, check_report_dir
-from conformance.core import _budget, _context, _gc, _httpx_cli  # noqa: F401 - _httpx_cli: before httpx
+from conformance.core import _budget, _context, _gc, _httpx_cli, _stack_gate  # noqa: F401 - _httpx_cli: before httpx
 from conformance.core._exceptions import ConfigError
 from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, rules_of, suite_of
 from conformance.core.targets import TARGETS, TargetKind
@@ -140,6 +141,10 @@ def pytest_configure(config: pytest.Config) -> None:
         skip_assertion_rewriting(config)
         _gc.govern(config)  # fewer collections over a run's long-lived heap, none of it walked at exit
     config.pluginmanager.register(_outcomes.OutcomeCollector(session), "conformance-collector")
+    if active and _stack_gate.GATE_ENV in os.environ:  # started before its stack was up (conformance demo)
+        from conformance.pytest._gate import StackGate
+
+        config.pluginmanager.register(StackGate(config), "conformance-stack-gate")
     if active:  # log records (httpx logs every URL it requests) are scrubbed like everything else
         config.add_cleanup(scrub_log_records(session.redactor))
         config.add_cleanup(session.interruption.install())  # SIGTERM, SIGINT: reports written all the same
@@ -263,6 +268,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Once the run's time budget is spent no further check starts (its fixtures are not set up either)."""
     if rules_of(item) and suite_of(item) and _budget.run_spent():
         raise NeedsUnmet(RUN_BUDGET_NEED, "--max-run-time", incomplete=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """An xdist worker is done: the controller prepares the report while the others finish."""
+    state = node.config.stash.get(SESSION_KEY, None)
+    if state is not None and state.active:
+        state.prepare_report()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -415,6 +428,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         scrub_log(config, state.redactor)
     if state is None or not state.active or hasattr(config, "workerinput") or config.option.collectonly:
         return  # nothing was decided: keep the last run's reports
+    shut = _stack_gate.shut_reason()
+    if shut is not None:
+        sys.stderr.write(f"conformance: {shut}: no check ran, no report written\n")
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
+        return
     if state.interruption.signal_name is not None:
         state.interrupted = f"interrupted ({state.interruption.signal_name})"
     elif int(session.exitstatus) == int(pytest.ExitCode.INTERRUPTED):

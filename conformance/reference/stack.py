@@ -267,9 +267,15 @@ def stop_processes(processes: Iterable[ServiceProcess], grace_s: float = STOP_GR
             proc.process.wait(timeout=2.0)
 
 
-def wait_healthy(processes: list[ServiceProcess], ca_file: Path, latency_s: float = 0.0) -> None:
+def wait_healthy(
+    processes: list[ServiceProcess],
+    ca_file: Path,
+    latency_s: float = 0.0,
+    healthy: Callable[[ServiceProcess], None] | None = None,
+) -> None:
     """Poll every health URL until each answers 2xx; fail fast when a process exits; bounded per service. A stack
-    served with a round-trip time (``latency_s``) answers a new connection's first request twice that late."""
+    served with a round-trip time (``latency_s``) answers a new connection's first request twice that late.
+    ``healthy`` is told of each service as soon as it is."""
     import httpx  # imported by _httpx_cli: a lookup
 
     pending = {p.spec.name: p for p in processes}
@@ -289,6 +295,8 @@ def wait_healthy(processes: list[ServiceProcess], ca_file: Path, latency_s: floa
                     if client.get(proc.spec.health_url).is_success:
                         proc.ready_s = time.monotonic() - started
                         del pending[name]
+                        if healthy is not None:
+                            healthy(proc)
                         continue
                 except httpx.HTTPError:
                     pass
@@ -332,9 +340,12 @@ def run_services(
     log_dir: Path,
     launcher: Launcher | None = None,
     latency_s: float = 0.0,
+    launched: Callable[[], None] | None = None,
+    healthy: Callable[[ServiceProcess], None] | None = None,
 ) -> Iterator[list[ServiceProcess]]:
     """Start the specs (through ``launcher``, default :func:`popen_service`), wait for health, yield the processes;
-    stop them all on the way out, whatever happens.
+    stop them all on the way out, whatever happens. ``launched`` is called once every process is started, before
+    the wait for health; ``healthy`` with each service as soon as it is healthy.
 
     ``specs`` may be a generator: each spec starts as soon as it is produced (and a failure while producing the
     next one still stops those already started)."""
@@ -343,10 +354,82 @@ def run_services(
         try:
             for spec in specs:
                 processes.append(start_process(spec, log_dir, launcher))
-            wait_healthy(processes, ca_file, latency_s)
+            if launched is not None:
+                launched()
+            wait_healthy(processes, ca_file, latency_s, healthy)
             yield processes
         finally:
             stop_processes(processes)
+
+
+def _start(
+    cleanup: contextlib.ExitStack,
+    ctx: StackContext,
+    packages: list[str],
+    launcher: Launcher | None,
+    launched: Callable[[dict[str, str]], None] | None,
+    packages_up: Callable[[frozenset[str]], None] | None,
+) -> tuple[list[ServiceSpec], dict[str, str], list[ServiceProcess]]:
+    """The packages' services started and healthy (stopped by ``cleanup``): their specs, settings and processes.
+    Each package's services start as soon as they are specified (a package's specs may take a while: the tool
+    server's test PKI); the run is told the settings once all are started."""
+    for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
+        owned: dict[str, list[ServiceSpec]] = {}
+
+        def specified(owned: dict[str, list[ServiceSpec]] = owned) -> Iterator[ServiceSpec]:
+            for package in packages:
+                owned[package] = collect_specs(ctx, [package])
+                yield from owned[package]
+
+        def announce(owned: dict[str, list[ServiceSpec]] = owned) -> None:
+            if launched is not None:
+                launched(_settings(ctx, [spec for specs in owned.values() for spec in specs]))
+
+        healthy = None if packages_up is None else _PackagesUp(owned, packages_up)
+        try:
+            services = run_services(
+                specified(), ctx.ca_file, ctx.data_dir / "logs", launcher, ctx.latency_s, announce, healthy
+            )
+            processes = cleanup.enter_context(services)
+            specs = [spec for package_specs in owned.values() for spec in package_specs]
+            return specs, _settings(ctx, specs), processes
+        except StackError as exc:
+            # A free port is only free until someone else binds it: start again on fresh ports.
+            if attempt == PORT_RACE_ATTEMPTS or not exc.port_taken:
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _settings(ctx: StackContext, specs: Iterable[ServiceSpec]) -> dict[str, str]:
+    """What a run against the stack needs, known as soon as its services are chosen (before they are healthy)."""
+    settings = {
+        "CONFORMANCE_CA_BUNDLE": str(ctx.ca_file),
+        # Everything lives on loopback: let metadata-driven fetches go there.
+        "CONFORMANCE_ALLOW_PRIVATE_NETWORK": "true",
+        # The host's CIMD publisher serves with the stack's certificate, which the IdP trusts.
+        "CONFORMANCE_PUBLISHER_CERTFILE": str(ctx.cert_file),
+        "CONFORMANCE_PUBLISHER_KEYFILE": str(ctx.key_file),
+    }
+    for spec in specs:
+        settings.update(spec.settings)
+    return settings
+
+
+class _PackagesUp:
+    """Told of each healthy service, tells ``packages_up`` the packages whose every service is healthy (a package
+    with no service at all, e.g. the proxy without its mutants, is up at once)."""
+
+    def __init__(self, owned: dict[str, list[ServiceSpec]], packages_up: Callable[[frozenset[str]], None]) -> None:
+        self.owned = owned  # filled as the packages are specified, whole before the first service is healthy
+        self.waiting: dict[str, set[str]] | None = None
+        self.packages_up = packages_up
+
+    def __call__(self, proc: ServiceProcess) -> None:
+        if self.waiting is None:
+            self.waiting = {package: {spec.name for spec in specs} for package, specs in self.owned.items()}
+        for names in self.waiting.values():
+            names.discard(proc.spec.name)
+        self.packages_up(frozenset(package for package, names in self.waiting.items() if not names))
 
 
 def _validate_mutants(mutants: Iterable[str]) -> frozenset[str]:
@@ -372,6 +455,8 @@ def running_stack(
     certificates: tuple[Path, Path, Path] | None = None,
     mcp_era: str = "both",
     latency_s: float = 0.0,
+    launched: Callable[[dict[str, str]], None] | None = None,
+    packages_up: Callable[[frozenset[str]], None] | None = None,
 ) -> Iterator[Stack]:
     """Start the reference stack (optionally with mutants); stop every process on exit.
 
@@ -389,6 +474,10 @@ def running_stack(
     trusts one CA for good (its IdPs in one Node process, which reads NODE_EXTRA_CA_CERTS once).
     ``mcp_era`` is what the tool server serves: ``both`` MCP eras (default), ``legacy`` or ``modern`` only.
     ``latency_s``: each service answers that much later, a new connection's first request twice (``_latency``).
+    ``launched`` is given the stack's settings as soon as its processes are started, before they are healthy (a
+    run can start meanwhile, holding its first request until the stack is up); when a service loses the race for
+    its port the stack starts again on fresh ports, and ``launched`` is called again with the new settings.
+    ``packages_up`` is given the service packages whose every service is healthy, each time one more is.
     The children get SIGTERM when the thread that started them ends (Linux parent-death signal): keep the
     ``with`` block in the thread that entered it.
     """
@@ -413,25 +502,7 @@ def running_stack(
             mcp_era=mcp_era,
             latency_s=latency_s,
         )
-        for attempt in range(1, PORT_RACE_ATTEMPTS + 1):
-            specs = collect_specs(ctx, packages)
-            try:
-                processes = cleanup.enter_context(run_services(specs, ca_file, data_dir / "logs", launcher, latency_s))
-                break
-            except StackError as exc:
-                # A free port is only free until someone else binds it: start again on fresh ports.
-                if attempt == PORT_RACE_ATTEMPTS or not exc.port_taken:
-                    raise
-        settings: dict[str, str] = {
-            "CONFORMANCE_CA_BUNDLE": str(ca_file),
-            # Everything lives on loopback: let metadata-driven fetches go there.
-            "CONFORMANCE_ALLOW_PRIVATE_NETWORK": "true",
-            # The host's CIMD publisher serves with the stack's certificate, which the IdP trusts.
-            "CONFORMANCE_PUBLISHER_CERTFILE": str(cert_file),
-            "CONFORMANCE_PUBLISHER_KEYFILE": str(key_file),
-        }
-        for spec in specs:
-            settings.update(spec.settings)
+        specs, settings, processes = _start(cleanup, ctx, packages, launcher, launched, packages_up)
         yield Stack(
             settings=settings,
             ca_file=ca_file,

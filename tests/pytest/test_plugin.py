@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
-from tests._checks_run import run_checks
+from tests._checks_run import CheckRun, run_checks
 from tests._preloaded import mcp_sdk  # noqa: F401 - a fixture
 
 DEAD = "https://127.0.0.1:1/mcp"
@@ -413,3 +414,70 @@ def test_a_bare_run_with_nothing_to_collect_names_the_target_options(pytester: p
     pytester.makepyfile(test_own="def test_own():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert result.ret == 0 and "no target given" not in result.stdout.str()
+
+
+HELD = """
+import time
+from pathlib import Path
+from conformance import observe, rule
+
+@rule("AUTH-PRM-01")
+def test_first():
+    Path("first-check-at").write_text(repr(time.time()))
+    observe("ran")
+"""
+
+
+def _gated_run(pytester: pytest.Pytester, gate: Path, workers: list[str]) -> CheckRun:
+    """The checks above, run with a stack gate (``core/_stack_gate.py``) whose opener is this process."""
+    import os
+
+    from conformance.core import _stack_gate
+    from tests._checks_run import REPORT_DIR
+    from tests._forked import runpytest_forked
+
+    pytester.makepyfile(test_held=HELD)
+    env = {_stack_gate.GATE_ENV: _stack_gate.gate_value(os.getpid(), gate)}
+    args = ("-p", "no:cacheprovider", "--report-dir", REPORT_DIR, "--target-url", DEAD, *workers, "test_held.py")
+    return CheckRun(runpytest_forked(pytester, *args, env=env), pytester.path / REPORT_DIR)
+
+
+@pytest.mark.parametrize("workers", [["-n", "0"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_run_started_before_its_stack_holds_its_first_check_until_the_gate_opens(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    """``conformance demo`` starts pytest while the stack still starts: no check runs before the stack is up."""
+    import threading
+    import time
+
+    from conformance.core import _stack_gate
+
+    gate = pytester.path / "stack-ready"
+    opened_at: list[float] = []
+
+    def open_gate() -> None:
+        time.sleep(0.5)
+        opened_at.append(time.time())
+        _stack_gate.write(gate, _stack_gate.READY)
+
+    opener = threading.Thread(target=open_gate)
+    opener.start()
+    result = _gated_run(pytester, gate, workers)
+    opener.join()
+    assert result.ret == 0 and result.statuses()["AUTH-PRM-01"] == "passed", result.output
+    assert float((pytester.path / "first-check-at").read_text()) >= opened_at[0]
+
+
+@pytest.mark.parametrize("workers", [["-n", "0"], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_run_whose_stack_never_came_up_runs_no_check_and_writes_no_report(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    from conformance.core import _stack_gate
+
+    gate = pytester.path / "stack-ready"
+    _stack_gate.write(gate, "failed: service toolserver exited with 1 while starting")
+    result = _gated_run(pytester, gate, workers)
+    assert result.ret != 0
+    assert "the reference stack never came up (failed: service toolserver exited with 1" in result.output
+    assert not (pytester.path / "first-check-at").exists()
+    assert not result.report_dir.exists() or list(result.report_dir.iterdir()) == []

@@ -32,9 +32,11 @@ def _wait_gone(pids: list[int], timeout_s: float = 10.0) -> list[int]:
 
 
 def test_stack_is_healthy_and_stops_every_process(tmp_path: Path) -> None:
-    with running_stack(services=["toolserver"], data_dir=tmp_path) as stack:
+    up: list[frozenset[str]] = []  # the packages up, told as each service becomes healthy
+    with running_stack(services=["toolserver"], data_dir=tmp_path, packages_up=up.append) as stack:
         pids = [p.pid for p in stack.processes]
         assert {s.name for s in stack.services} == {"idp", "toolserver"}
+        assert len(up) == 2 and up[0] < up[1] == {"idp", "toolserver"}
         with https_client(stack) as client:
             for spec in stack.services:
                 assert client.get(spec.health_url).status_code == 200, spec.name
@@ -140,10 +142,14 @@ def test_a_port_taken_between_choice_and_bind_is_retried_on_fresh_ports(
         return handed[-1]
 
     monkeypatch.setattr(_service, "free_port", racy_free_port)
+    announced: list[dict[str, str]] = []  # a run started on the stack's settings as soon as its processes are
     try:
-        with running_stack(services=["platform"], data_dir=tmp_path) as stack:
+        with running_stack(services=["platform"], data_dir=tmp_path, launched=announced.append) as stack:
             url = stack.settings["CONFORMANCE_PLATFORM_URL"]
             assert str(taken) not in url
+            # Told the settings of each start, before its health: the lost race's, then the fresh ports'.
+            assert [s["CONFORMANCE_PLATFORM_URL"] for s in announced] == [f"https://127.0.0.1:{taken}", url]
+            assert announced[-1] == stack.settings
             with https_client(stack) as client:
                 assert client.get(stack.services[0].health_url).is_success
     finally:

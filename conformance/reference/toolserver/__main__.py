@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
+from typing import Any
 
 import uvicorn
 
 from conformance.reference._latency import with_latency
 from conformance.reference._service import service_parser, uvicorn_options
-from conformance.reference.toolserver.app import ToolServerConfig, create_app
+from conformance.reference.toolserver._deferred import DeferredApp
 from conformance.reference.toolserver.mtls_front import MtlsFront
 from conformance.reference.toolserver.mutants import MUTANTS
 
@@ -39,18 +41,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.data_dir is None:
         parser.error("--data-dir is required")
     extra = dict(item.split("=", 1) for item in args.trusted_issuer)
-    config = ToolServerConfig(
-        resource=args.resource,
-        issuer=args.issuer,
-        data_dir=args.data_dir,
-        ca_file=args.ca_file,
-        extra_issuers=extra,
-        vendor=args.vendor,
-        admin_key=os.environ.get("CONFORMANCE_REFERENCE_ADMIN_KEY") or None,
-        defects=frozenset(args.mutant),
-        mcp_era=args.mcp_era,
-    )
-    server = uvicorn.Server(uvicorn.Config(with_latency(create_app(config), args.latency), **uvicorn_options(args)))
+    # The app (its module imports the mcp SDK, most of the start) is built in a thread while the server already
+    # answers its health check: conformance/reference/toolserver/_deferred.py.
+    app = DeferredApp(lambda: _build(args, extra))
+    server = uvicorn.Server(uvicorn.Config(with_latency(app, args.latency), **uvicorn_options(args)))
     if not args.mtls_port:
         server.run()
         return
@@ -76,6 +70,23 @@ def main(argv: list[str] | None = None) -> None:
             listener.close()
 
     asyncio.run(serve())
+
+
+def _build(args: argparse.Namespace, extra: dict[str, str]) -> Any:
+    from conformance.reference.toolserver.app import ToolServerConfig, create_app
+
+    config = ToolServerConfig(
+        resource=args.resource,
+        issuer=args.issuer,
+        data_dir=args.data_dir,
+        ca_file=args.ca_file,
+        extra_issuers=extra,
+        vendor=args.vendor,
+        admin_key=os.environ.get("CONFORMANCE_REFERENCE_ADMIN_KEY") or None,
+        defects=frozenset(args.mutant),
+        mcp_era=args.mcp_era,
+    )
+    return create_app(config)
 
 
 if __name__ == "__main__":
