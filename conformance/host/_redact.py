@@ -19,6 +19,7 @@ import html
 import json
 import logging
 import re
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable
@@ -26,7 +27,6 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
 import ahocorasick_rs
-import httpx
 
 from conformance.host import _json as target_json
 
@@ -410,7 +410,10 @@ class Redactor:
 def header_items(headers: Any) -> list[tuple[str, str]]:
     """(lowercased name, value) of each header of a mapping (or httpx ``Headers``), read once: a repeated header's
     values joined with ", ", as ``httpx.Headers.items`` joins them."""
-    if isinstance(headers, httpx.Headers):  # its raw bytes decoded once (items() reads its encoding twice a line)
+    # httpx's Headers: their raw bytes decoded once (items() reads the encoding twice a line). Looked up, not
+    # imported: this module loads before the plugin imports httpx without its command-line client.
+    httpx = sys.modules.get("httpx")
+    if httpx is not None and isinstance(headers, httpx.Headers):
         encoding, joined = headers.encoding, dict[str, str]()
         for key, value in headers.raw:
             name, text = key.decode(encoding).lower(), value.decode(encoding)
