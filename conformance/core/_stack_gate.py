@@ -87,17 +87,23 @@ def _state(path: Path) -> str | None:
         return None
 
 
+def _gate() -> tuple[int, Path] | str | None:
+    """This run's gate (the pid of whoever starts the stack, the file it writes), None when it has none, or what is
+    wrong with the variable that names it."""
+    value = os.environ.get(GATE_ENV)
+    if not value:
+        return None
+    return _parse(value) or f"{GATE_ENV} is not PID:PATH"
+
+
 def wait(suite: str | None = None, limit_s: float = 600.0, poll_s: float = POLL_S) -> str | None:
     """Wait at the gate of this run's stack, if it has one: None once what ``suite`` needs is up (no suite: the
     whole stack; no gate: at once), else why the run must not go on (the stack failed, whoever starts it is gone,
     or it did not come up within ``limit_s``)."""
-    value = os.environ.get(GATE_ENV)
-    if not value:
-        return None
-    parsed = _parse(value)
-    if parsed is None:
-        return f"{GATE_ENV} is not PID:PATH"
-    pid, path = parsed
+    gate = _gate()
+    if gate is None or isinstance(gate, str):
+        return gate
+    pid, path = gate
     deadline = time.monotonic() + limit_s
     while (state := _state(path)) is None or state.startswith(UP):
         if state is not None and _opens_for(state, suite):
@@ -112,13 +118,10 @@ def wait(suite: str | None = None, limit_s: float = 600.0, poll_s: float = POLL_
 
 def shut_reason() -> str | None:
     """Why this run must not report: None when it has no gate or its gate opened, else what the gate says."""
-    value = os.environ.get(GATE_ENV)
-    if not value:
-        return None
-    parsed = _parse(value)
-    if parsed is None:
-        return f"{GATE_ENV} is not PID:PATH"
-    state = _state(parsed[1])
+    gate = _gate()
+    if gate is None or isinstance(gate, str):
+        return gate
+    state = _state(gate[1])
     if state == READY:
         return None
     return "the reference stack never came up" + (f" ({state})" if state and not state.startswith(UP) else "")
