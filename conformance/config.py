@@ -267,8 +267,8 @@ CORE_OPTIONS: list[OptionSpec] = [
         "how many independent checks, and cases of a check (attacks of a table, probes, documents), the host runs "
         f"at once; 1: one after another; auto: {DEFAULT_CONCURRENCY} cases of a check, and {DEFAULT_CONCURRENCY} to "
         f"{AUTO_CHECKS_AT_ONCE} checks, more while the exchanges take about the network's round trip (the host waits "
-        "for the network, not for its CPU or the target's). Reports and evidence read in the checks' and cases' "
-        "order whatever the setting",
+        "for the network, not for its CPU or the target's) and the machine has a core to spare. Reports and "
+        "evidence read in the checks' and cases' order whatever the setting",
         kind="count",
         default=AUTO,
         check=auto_or(in_range(1, MAX_CONCURRENCY)),

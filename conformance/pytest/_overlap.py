@@ -42,6 +42,7 @@ import contextvars
 import functools
 import inspect
 import logging
+import os
 import sys
 import threading
 import time
@@ -204,16 +205,28 @@ class ChecksAtOnce:
     (``--concurrency auto``): ``most`` times the share of an exchange's time that is the network's floor
     (:class:`conformance.core._context.RoundTrips`). Against a distant target that answers at once the share is
     near 1, and the host waits for the network; when exchanges queue (for the host's CPU or the target's) it falls,
-    and so does the number of checks at once."""
+    and so does the number of checks at once. A machine whose cores are all busy (its load average at least its
+    cores) runs ``least``: there, exchanges that all take long are waiting for a core, not for the network, and
+    their share says nothing."""
 
     least: int
     most: int
 
     def now(self) -> int:
-        if self.most <= self.least:
+        if self.most <= self.least or cores_busy():
             return self.least
         share = _context.ROUND_TRIPS.floor_share()
         return self.least if share is None else max(self.least, min(self.most, round(self.most * share)))
+
+
+def cores_busy() -> bool:
+    """Whether the machine's 1-minute load average is at least the cores this process may run on."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average here: the round trips alone decide
+        return False
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return load >= cores
 
 
 def overlapping_limit(config: pytest.Config) -> ChecksAtOnce | None:

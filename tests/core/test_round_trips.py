@@ -7,6 +7,7 @@ import pytest
 
 from conformance.core import _context
 from conformance.core._context import RoundTrips
+from conformance.pytest import _overlap
 from conformance.pytest._overlap import ChecksAtOnce
 
 
@@ -54,5 +55,19 @@ def test_checks_at_once_scale_with_the_share_between_least_and_most(
         for s in latest:
             found.add(s)
     monkeypatch.setattr(_context, "ROUND_TRIPS", found)
+    monkeypatch.setattr(_overlap.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert ChecksAtOnce(4, 16).now() == chosen
     assert ChecksAtOnce(6, 6).now() == 6  # a number set: fixed
+
+
+def test_a_machine_whose_cores_are_all_busy_runs_the_least(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exchanges that all take long on a loaded machine wait for a core, not for the network: no more at once."""
+    found = RoundTrips()
+    for _ in range(16):
+        found.add(0.05)
+    monkeypatch.setattr(_context, "ROUND_TRIPS", found)
+    cores = len(_overlap.os.sched_getaffinity(0))
+    monkeypatch.setattr(_overlap.os, "getloadavg", lambda: (float(cores), 0.0, 0.0))
+    assert _overlap.cores_busy() and ChecksAtOnce(4, 16).now() == 4
+    monkeypatch.setattr(_overlap.os, "getloadavg", lambda: (cores - 0.5, 0.0, 0.0))
+    assert not _overlap.cores_busy() and ChecksAtOnce(4, 16).now() == 16
