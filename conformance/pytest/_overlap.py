@@ -66,6 +66,8 @@ from conformance.pytest._session import SESSION_KEY
 # read what others rely on (a rate-limit window, a usage counter, a list read before and after) are marked alone.
 OVERLAPPING_SUITES = frozenset({"auth", "profile", "platform", "campaigns", "compression"})
 ROOM_POLL_S = 0.05  # how often a wait for room reads a limit that rises with the round trips
+CPU_PRESSURE = "/proc/pressure/cpu"
+BUSY_PRESSURE = 0.4  # tasks waited for a core this much of the time: more checks at once would only wait longer
 
 
 class BodyOutput:
@@ -205,9 +207,9 @@ class ChecksAtOnce:
     (``--concurrency auto``): ``most`` times the share of an exchange's time that is the network's floor
     (:class:`conformance.core._context.RoundTrips`). Against a distant target that answers at once the share is
     near 1, and the host waits for the network; when exchanges queue (for the host's CPU or the target's) it falls,
-    and so does the number of checks at once. A machine whose cores are all busy (its load average at least its
-    cores) runs ``least``: there, exchanges that all take long are waiting for a core, not for the network, and
-    their share says nothing."""
+    and so does the number of checks at once. A machine whose cores are all busy (:func:`cores_busy`) runs
+    ``least``: there, exchanges that all take long are waiting for a core, not for the network, and their share
+    says nothing."""
 
     least: int
     most: int
@@ -220,13 +222,28 @@ class ChecksAtOnce:
 
 
 def cores_busy() -> bool:
-    """Whether the machine's 1-minute load average is at least the cores this process may run on."""
+    """Whether this machine's tasks wait for a core: for at least ``BUSY_PRESSURE`` of the last ten seconds (Linux's
+    CPU pressure, ``some avg10``), or, where that is not told, a 1-minute load average of at least its cores."""
+    pressure = cpu_pressure()
+    if pressure is not None:
+        return pressure >= BUSY_PRESSURE
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average here: the round trips alone decide
         return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return load >= cores
+
+
+def cpu_pressure() -> float | None:
+    """The share of the last ten seconds some task of this machine waited for a core (``/proc/pressure/cpu``), or
+    None where the kernel does not tell it."""
+    try:
+        with open(CPU_PRESSURE, encoding="ascii") as told:
+            fields = dict(part.partition("=")[::2] for part in told.readline().split()[1:])
+        return float(fields["avg10"]) / 100
+    except (OSError, KeyError, ValueError):
+        return None
 
 
 def overlapping_limit(config: pytest.Config) -> ChecksAtOnce | None:

@@ -3,6 +3,8 @@ checks at once it chooses from them (conformance.pytest._overlap.ChecksAtOnce)."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conformance.core import _context
@@ -55,7 +57,7 @@ def test_checks_at_once_scale_with_the_share_between_least_and_most(
         for s in latest:
             found.add(s)
     monkeypatch.setattr(_context, "ROUND_TRIPS", found)
-    monkeypatch.setattr(_overlap.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(_overlap, "cores_busy", lambda: False)
     assert ChecksAtOnce(4, 16).now() == chosen
     assert ChecksAtOnce(6, 6).now() == 6  # a number set: fixed
 
@@ -66,8 +68,27 @@ def test_a_machine_whose_cores_are_all_busy_runs_the_least(monkeypatch: pytest.M
     for _ in range(16):
         found.add(0.05)
     monkeypatch.setattr(_context, "ROUND_TRIPS", found)
+    monkeypatch.setattr(_overlap, "cpu_pressure", lambda: 0.6)
+    assert _overlap.cores_busy() and ChecksAtOnce(4, 16).now() == 4
+    monkeypatch.setattr(_overlap, "cpu_pressure", lambda: 0.1)
+    assert not _overlap.cores_busy() and ChecksAtOnce(4, 16).now() == 16
+
+
+def test_without_cpu_pressure_the_load_average_tells(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_overlap, "cpu_pressure", lambda: None)
     cores = len(_overlap.os.sched_getaffinity(0))
     monkeypatch.setattr(_overlap.os, "getloadavg", lambda: (float(cores), 0.0, 0.0))
-    assert _overlap.cores_busy() and ChecksAtOnce(4, 16).now() == 4
+    assert _overlap.cores_busy()
     monkeypatch.setattr(_overlap.os, "getloadavg", lambda: (cores - 0.5, 0.0, 0.0))
-    assert not _overlap.cores_busy() and ChecksAtOnce(4, 16).now() == 16
+    assert not _overlap.cores_busy()
+
+
+def test_cpu_pressure_is_read_from_the_kernels_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    told = tmp_path / "cpu"
+    told.write_text("some avg10=42.50 avg60=20.00 avg300=10.00 total=123\nfull avg10=0.00 avg60=0.00\n")
+    monkeypatch.setattr(_overlap, "CPU_PRESSURE", str(told))
+    assert _overlap.cpu_pressure() == pytest.approx(0.425)
+    told.write_text("not what the kernel writes\n")
+    assert _overlap.cpu_pressure() is None
+    monkeypatch.setattr(_overlap, "CPU_PRESSURE", str(tmp_path / "absent"))
+    assert _overlap.cpu_pressure() is None
