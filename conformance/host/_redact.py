@@ -632,6 +632,10 @@ def url_credentials(url: str) -> list[tuple[str, str | None]]:
     return found
 
 
+# Libraries whose logged exceptions are the ones they raise to the harness: their records keep a one-line summary.
+QUIET_TRACEBACKS = frozenset({"mcp"})
+
+
 class _ScrubbingRecords:
     """A log record factory whose records carry their message already scrubbed (and their traceback text)."""
 
@@ -644,6 +648,14 @@ class _ScrubbingRecords:
             record.msg, record.args = self.redactor.scrub(record.getMessage()), None
         except Exception:  # a record whose arguments do not format: logging reports it, we only scrub
             return record
+        if record.exc_info and record.name.partition(".")[0] in QUIET_TRACEBACKS:
+            # A library logging the exception it then raises: the check reports that exception as the target's
+            # failure; the library's traceback (its own frames) would read as the harness crashing.
+            kind, error = record.exc_info[0], record.exc_info[1]
+            summary = str(error).strip().splitlines()[0] if error is not None and str(error).strip() else ""
+            name = kind.__name__ if kind is not None else "exception"
+            record.msg = self.redactor.scrub(f"{record.msg} ({name}{': ' + summary if summary else ''})")
+            record.exc_info, record.exc_text = None, None
         if record.exc_info and not record.exc_text:
             record.exc_text = self.redactor.scrub("".join(traceback.format_exception(*record.exc_info)).rstrip())
         if record.stack_info:

@@ -6,6 +6,7 @@ import base64
 import html
 import io
 import json
+import logging
 import re
 import threading
 from collections.abc import Iterable
@@ -30,6 +31,7 @@ from conformance.host._redact import (
     _replace_forms,
     encoded_forms,
     header_items,
+    scrub_log_records,
     url_credentials,
 )
 from conformance.host.http import HostHTTP
@@ -571,3 +573,26 @@ def test_header_items_of_httpx_headers_are_its_items_lowercased() -> None:
     for headers in (httpx.Headers(raw), httpx.Headers([*raw, (b"X-Latin", b"\xe9t\xe9")])):
         expected = [(name.lower(), value) for name, value in headers.items()]
         assert header_items(headers) == expected and expected[0] == ("set-cookie", "a=1, b=2")
+
+
+def test_a_library_logging_the_exception_it_raises_keeps_a_line_not_a_traceback() -> None:
+    """The MCP SDK logs the parse error it then raises (the check reports it): its record says what failed in a
+    line; a record of any other logger keeps its traceback."""
+    restore = scrub_log_records(Redactor(["sekrit-123"]))
+    try:
+        stream = io.StringIO()
+        handler = logging.StreamHandler(stream)
+        for name in ("mcp.client.streamable_http", "conformance.test"):
+            logger = logging.getLogger(name)
+            logger.addHandler(handler)
+            try:
+                raise ValueError("bad JSON from sekrit-123\nsecond line")
+            except ValueError:
+                logger.exception("Failed to parse")
+            finally:
+                logger.removeHandler(handler)
+    finally:
+        restore()
+    sdk, ours = stream.getvalue().split("Failed to parse", 2)[1:]
+    assert "Traceback" not in sdk and "(ValueError: bad JSON from [REDACTED])" in sdk and "second line" not in sdk
+    assert "Traceback" in ours and "sekrit-123" not in ours
