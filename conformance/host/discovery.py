@@ -70,16 +70,18 @@ def open_endpoint(
     ``http``); when it settles the legacy era, ``initialize`` follows, as a host falls back to it, and its answer
     is returned."""
     era_host = host or http
+    unsettled = mcp_era.known(era_host, mcp_url) is None  # before sending: another request may settle it meanwhile
     payload, sent = opening_request(era_host, mcp_url)
     response = http.post(mcp_url, json=payload, headers={**sent, **(headers or {})}, retry=None)
-    if payload["method"] == mcp_era.DISCOVER and mcp_era.known(era_host, mcp_url) is None:
+    if payload["method"] == mcp_era.DISCOVER and unsettled:
         from conformance.host.jsonrpc import jsonrpc_messages, response_to
 
         messages = jsonrpc_messages(response.headers.get("content-type"), response.content)
         era = mcp_era.settle_from_discover(response.status_code, response.headers, response_to(messages, 1))
         if era is not None:
-            mcp_era.remember(era_host, mcp_url, era)
-            if not era.modern:
+            mcp_era.remember(era_host, mcp_url, era)  # kept once: requests sent at once may both settle it
+            settled = mcp_era.known(era_host, mcp_url)
+            if not era.modern and settled is not None and not settled.modern:  # the host falls back to initialize
                 return open_endpoint(http, mcp_url, headers, host=era_host)
     return response
 
