@@ -470,11 +470,11 @@ class OverlappingLoop:
                 else:
                     self.drain()
                     _early.wait_all()  # nothing else in flight: early fixture work included
-                    early.start_ready(index)
                     following = early.next_check(items, remaining) if remaining else None
                     item.config.hook.pytest_runtest_protocol(
                         item=item, nextitem=items[following] if following is not None else None
                     )
+                    early.start_ready(index)  # only once it has ended: no early work runs beside it
                     self.reported = index + 1
                     index = following
                 self.report_ended()
