@@ -226,7 +226,7 @@ def test_waits_at_once_count_once_in_the_runs_time_and_bound() -> None:
     clock = Clock()
     pacer = Pacer(100.0, clock=clock, sleep=clock.sleep)
     records = [_context.CheckRecord(), _context.CheckRecord(), _context.CheckRecord()]
-    for record in records:  # three checks begin waiting 60 s at the same moment
+    for record in records:  # three checks begin the same wait at the same moment
         token = _context.enter_lane(record)
         try:
             assert pacer.allow(60.0)
@@ -235,9 +235,9 @@ def test_waits_at_once_count_once_in_the_runs_time_and_bound() -> None:
             _context.leave_lane(token)
     assert pacer.waited_s == pytest.approx(60.0)
     assert [r.throttle_wait_s for r in records] == [60.0, 60.0, 60.0]
-    clock.now += 30.0  # half-way: a fourth wait of 45 s ends 15 s after the others
+    clock.now += 30.0  # half-way through them: a fourth, longer wait ends after the others
     assert pacer.allow(45.0)
     pacer.count_wait(45.0, "the window's reset")
     assert pacer.waited_s == pytest.approx(75.0)
-    clock.now += 45.0  # all ended: a new wait counts whole, within the bound's 25 s left only
+    clock.now += 45.0  # all ended: a new wait counts whole, within what the bound has left
     assert pacer.allow(25.0) and not pacer.allow(26.0)
