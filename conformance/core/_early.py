@@ -11,6 +11,9 @@ its own; when pytest later sets it up for the first check that uses it, it takes
   check holds the same evidence as when the fixture ran there;
 - what the work raised (a ``Blocked``, a ``NeedsUnmet``) is raised by the fixture at that moment, and pytest caches
   it for every later user as before;
+- the log records made while the work runs (on its thread, and on the threads and tasks it starts with a copy of
+  its context) are its own (:func:`working` tells whose work a record is made in); the run loop hands them to that
+  first user's captured log when the fixture is set up (:func:`logs_handed_to`);
 - a fixture nobody started runs as it always did (pytest's own loop never starts one).
 
 The work must be the harness's own: it may not set up other fixtures (``request`` stands for the fixtures already
@@ -25,7 +28,7 @@ import functools
 import importlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from conformance.core import _context
@@ -122,6 +125,7 @@ class Started:
         self._error: BaseException | None = None
         self._merged = False
         context: contextvars.Context = _context.lane_context(self.lane)
+        context.run(_work.set, self)
         self._thread = threading.Thread(
             target=context.run, args=(self._run, work), name="conformance-early-fixture", daemon=True
         )
@@ -140,6 +144,11 @@ class Started:
     def running(self) -> bool:
         return self._thread.is_alive()
 
+    @property
+    def taken(self) -> bool:
+        """Whether its fixture has been set up (its record and log records handed to that check)."""
+        return self._merged
+
     def value(self) -> Any:
         """The work's value or its exception, once it has ended, for other early work that takes it: its record
         stays for the fixture's first user."""
@@ -154,7 +163,32 @@ class Started:
         if not self._merged:
             self._merged = True
             _context.merge_lane(self.lane)
+            if _logs_taker is not None:
+                _logs_taker(self)
         return self.value()
+
+
+# The work whose context this is (None outside early work): set in the context the work runs in, so that the threads
+# and tasks it starts with a copy of that context are its own too.
+_work: contextvars.ContextVar[Started | None] = contextvars.ContextVar("conformance_early_work", default=None)
+_logs_taker: Callable[[Started], None] | None = None
+
+
+def working() -> Started | None:
+    """The early work this thread or task runs for (None outside early work)."""
+    return _work.get()
+
+
+@contextlib.contextmanager
+def logs_handed_to(take: Callable[[Started], None]) -> Iterator[None]:
+    """Call ``take`` with each work whose fixture is set up, at that moment (in its first user's set-up, on the
+    thread that sets it up): the run loop hands the log records it kept for the work to that check's capture."""
+    global _logs_taker
+    previous, _logs_taker = _logs_taker, take
+    try:
+        yield
+    finally:
+        _logs_taker = previous
 
 
 _started: dict[object, Started] = {}

@@ -8,6 +8,7 @@ what the bodies saw, never by timing.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -678,3 +679,111 @@ def test_auto_runs_more_checks_at_once_while_exchanges_take_the_networks_round_t
     assert {r["status"] for r in results.values()} == {"passed"}, results
     results, _ = run(pytester, AT_THE_FLOOR.replace("timeout=10", "timeout=1"), "--concurrency", "4")
     assert not any(r["status"] == "passed" for r in results.values()), results  # the barrier broke
+
+
+def report_sections(output: str) -> dict[str, str]:
+    """The sections of a run's console output, by title: each check's report (from its "_ name _" line to the next
+    section's, its captured output's parts included) and the summary's sections."""
+    sections: dict[str, str] = {}
+    name, lines = "", []
+    for line in output.splitlines():
+        title = line.strip("_=- ")
+        part_of_a_check = re.fullmatch(r"Captured (stdout|stderr|log) (setup|call|teardown)", title)
+        if line.startswith(("___", "===", "---")) and title and not part_of_a_check:
+            sections[name] = "\n".join(lines)
+            name, lines = title, []
+        lines.append(line)
+    sections[name] = "\n".join(lines)
+    return sections
+
+
+EARLY_LOGS = """
+import logging
+from conformance import early, fail
+from conformance.host import fanout
+
+SETTING_UP = threading.Event()
+LOGGED = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+def waits_for_the_log():
+    SETTING_UP.set()
+    assert LOGGED.wait(timeout=10)
+
+@pytest.fixture(scope="session")
+@early()
+def logging_work(base):
+    assert SETTING_UP.wait(timeout=10)
+    logging.getLogger("target").warning("record-of-the-early-work")
+    fanout.each([1, 2], lambda n: logging.getLogger("target").warning("record-of-its-case-%d", n), limit=2)
+    LOGGED.set()
+    return base
+
+@rule("AUTH-ASM-01")
+def test_starts_it(base):
+    pass
+
+@rule("AUTH-ASM-02")
+def test_set_up_meanwhile(waits_for_the_log):
+    fail("nothing logged here")
+
+@rule("AUTH-ASM-03")
+def test_user(logging_work, caplog):
+    assert [r.getMessage() for r in caplog.get_records("setup")][:1] == ["record-of-the-early-work"]
+    fail("see the captured log")
+"""
+
+
+def test_early_works_log_records_are_its_first_users(pytester: pytest.Pytester) -> None:
+    """Early work logs (its fan-out's threads included) while the main thread sets another check up: the records
+    are its first user's captured log of the set-up (and its ``caplog``'s), never that other check's."""
+    results, checks = run(pytester, EARLY_LOGS, "--concurrency", "2", "-rA", "--log-level", "INFO")
+    output = "\n".join(checks.outlines)
+    sections = report_sections(output)
+    user, meanwhile = sections["test_user"], sections["test_set_up_meanwhile"]
+    for record in ("record-of-the-early-work", "record-of-its-case-1", "record-of-its-case-2"):
+        assert record not in meanwhile, output
+        assert record in user.split("Captured log setup")[-1], output
+    assert "see the captured log" in str(results["AUTH-ASM-03"]["message"]), output  # caplog had them too
+    assert "Captured log of no check" not in output
+
+
+def test_a_record_of_a_thread_of_no_check_is_the_sessions(pytester: pytest.Pytester) -> None:
+    """A record made on a thread started without a copy of a context, while the main thread sets a check up, is
+    no check's: the run shows it once it has ended, in a section of its own."""
+    body = """
+import logging
+from conformance import fail
+
+SETTING_UP = threading.Event()
+LOGGED = threading.Event()
+
+def log_of_no_check():
+    assert SETTING_UP.wait(timeout=10)
+    logging.getLogger("library").warning("record-of-no-check")
+    LOGGED.set()
+
+@pytest.fixture(scope="session")
+def waits_for_the_log():
+    SETTING_UP.set()
+    assert LOGGED.wait(timeout=10)
+
+@rule("AUTH-ASM-01")
+def test_starts_a_thread():
+    threading.Thread(target=log_of_no_check, daemon=True).start()
+
+@rule("AUTH-ASM-02")
+def test_set_up_meanwhile(waits_for_the_log):
+    fail("nothing logged here")
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA")
+    output = "\n".join(checks.outlines)
+    assert results["AUTH-ASM-02"]["status"] == "failed", output
+    sections = report_sections(output)
+    assert "record-of-no-check" not in sections["test_set_up_meanwhile"], output
+    assert "record-of-no-check" not in sections.get("test_starts_a_thread", ""), output
+    assert "record-of-no-check" in sections["Captured log of no check"], output
