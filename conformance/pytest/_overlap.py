@@ -30,7 +30,9 @@ outcome and its evidence (``conformance/core/_early.py``); nothing else runs bes
 included. A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client
 with them), also wait for every body in flight and every early work. A body never sets up a fixture (a harness
 error says to mark the check alone); what it prints or logs (its cases' threads included) is its check's captured
-output; source is parsed one thread at a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or
+output; what early work logs is its first user's captured log of the set-up, and a record made on a thread of no
+check and no early work is shown once the run has ended, never in another check's (:class:`BodyLogs`); source is
+parsed one thread at a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or
 ``--setup-only`` pytest's own loop runs.
 """
 
@@ -200,7 +202,7 @@ class BodyLogs(logging.Handler):
             for records in untaken:  # early work no check took (a run stopped, another target's)
                 for record in records:
                     self.keep_for_no_check(record)
-            if self.no_check.lines and not self.config.pluginmanager.is_registered(self.no_check):
+            if self.phase_handlers and self.no_check.lines:  # no section where pytest captures no logs
                 self.config.pluginmanager.register(self.no_check, "conformance-log-of-no-check")
 
 
