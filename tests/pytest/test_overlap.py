@@ -787,3 +787,47 @@ def test_set_up_meanwhile(waits_for_the_log):
     assert "record-of-no-check" not in sections["test_set_up_meanwhile"], output
     assert "record-of-no-check" not in sections.get("test_starts_a_thread", ""), output
     assert "record-of-no-check" in sections["Captured log of no check"], output
+
+
+def test_a_record_of_early_work_after_its_first_user_took_it_is_no_checks(pytester: pytest.Pytester) -> None:
+    """A thread the work started in a copy of its context logs once the fixture's first user has taken the work's
+    outcome: no check made it (the first user's set-up has been reported), so the run shows it in its own section."""
+    body = """
+import contextvars, logging
+from conformance import early, fail
+
+GO = threading.Event()
+DONE = threading.Event()
+
+def log_later():
+    assert GO.wait(timeout=10)
+    logging.getLogger("library").warning("record-after-it-was-taken")
+    DONE.set()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def leaves_a_thread(base):
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(log_later,), daemon=True).start()
+    return base
+
+@rule("AUTH-ASM-01")
+def test_starts_it(base):
+    pass
+
+@rule("AUTH-ASM-02")
+def test_user(leaves_a_thread):
+    GO.set()
+    assert DONE.wait(timeout=10)
+    fail("the record came after the set-up")
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA")
+    output = "\n".join(checks.outlines)
+    assert results["AUTH-ASM-02"]["status"] == "failed", output
+    sections = report_sections(output)
+    assert "record-after-it-was-taken" not in sections["test_user"], output
+    assert "record-after-it-was-taken" in sections["Captured log of no check"], output
