@@ -71,9 +71,8 @@ ROOM_POLL_S = 0.05  # how often a wait for room reads a limit that rises with th
 CPU_PRESSURE = "/proc/pressure/cpu"
 BUSY_PRESSURE = 0.4  # tasks waited for a core this much of the time: more checks at once would only wait longer
 NO_CHECK_SECTION = "Captured log of no check"  # the records no check made, shown once the run has ended
-NO_CHECK_RECORDS = (
-    1000  # of them, at most this many are kept: a run is bounded in memory whatever a target makes logged
-)
+# Of the records of no check, at most this many are kept: a run is bounded in memory whatever a target makes logged.
+NO_CHECK_RECORDS = 1000
 
 
 class BodyOutput:
@@ -225,7 +224,7 @@ class NoCheckLog:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.config.getoption("showcapture", "all") not in ("all", "log"):
             return
-        terminalreporter.write_sep("-", NO_CHECK_SECTION)
+        terminalreporter.write_sep("=", NO_CHECK_SECTION)
         for line in self.lines:
             terminalreporter.write_line(line)
         if self.left_out:
