@@ -831,3 +831,68 @@ def test_user(leaves_a_thread):
     sections = report_sections(output)
     assert "record-after-it-was-taken" not in sections["test_user"], output
     assert "record-after-it-was-taken" in sections["Captured log of no check"], output
+
+
+def test_the_mcp_sdks_records_in_early_work_are_its_first_users(pytester: pytest.Pytester) -> None:
+    """The MCP SDK logs on its own event loop's thread, in tasks that copy the context of the call that started
+    them: a tool server answering ``[]`` to ``initialize`` in early work makes the SDK log a parse error there, which
+    is the early work's first user's captured log, not that of the check the main thread sets up meanwhile."""
+    body = """
+import http.server
+from conformance import early, fail
+
+SETTING_UP = threading.Event()
+LISTED = threading.Event()
+
+class AnswersAnEmptyArray(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"[]")
+
+    def log_message(self, *args):
+        pass
+
+SERVER = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AnswersAnEmptyArray)
+threading.Thread(target=SERVER.serve_forever, daemon=True).start()
+
+@pytest.fixture(scope="session")
+def waits_for_the_listing():
+    SETTING_UP.set()
+    assert LISTED.wait(timeout=20)
+
+@pytest.fixture(scope="session")
+@early()
+def listing(host_http):
+    from conformance.host.mcp_session import McpSession
+
+    assert SETTING_UP.wait(timeout=10)
+    try:
+        with McpSession(host_http, f"http://127.0.0.1:{SERVER.server_address[1]}/mcp") as session:
+            return session.list_tools()
+    except Exception as exc:
+        return type(exc).__name__
+    finally:
+        LISTED.set()
+
+@rule("AUTH-ASM-01")
+def test_starts_it(host_http):
+    pass
+
+@rule("AUTH-ASM-02")
+def test_set_up_meanwhile(waits_for_the_listing):
+    fail("nothing logged here")
+
+@rule("AUTH-ASM-03")
+def test_user(listing):
+    fail(f"the listing: {listing}")
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA", "--allow-insecure-loopback")
+    output = "\n".join(checks.outlines)
+    assert "McpSessionError" in str(results["AUTH-ASM-03"]["message"]), output
+    sections = report_sections(output)
+    assert "Error parsing JSON response" not in sections["test_set_up_meanwhile"], output
+    assert "Error parsing JSON response" in sections["test_user"].split("Captured log setup")[-1], output
