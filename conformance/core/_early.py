@@ -17,7 +17,8 @@ its own; when pytest later sets it up for the first check that uses it, it takes
 - a fixture nobody started runs as it always did (pytest's own loop never starts one).
 
 The work must be the harness's own: it may not set up other fixtures (``request`` stands for the fixtures already
-set up, see :class:`SetUp`).
+set up, see :class:`SetUp`). A generator fixture's work runs up to its ``yield``; what follows (its teardown) runs
+when pytest tears the fixture down, or, for work no fixture took, when the run forgets it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ import contextlib
 import contextvars
 import functools
 import importlib
+import inspect
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from conformance.core import _context
@@ -36,6 +38,7 @@ from conformance.core import _context
 F = TypeVar("F", bound=Callable[..., Any])
 
 EARLY_ATTRIBUTE = "conformance_early_after"
+_NAMED: dict[str, Callable[..., Any]] = {}  # module.qualname of each function marked early -> its fixture function
 IMPORTS_ATTRIBUTE = "conformance_early_imports"
 ASKS_ATTRIBUTE = "conformance_asks"
 
@@ -47,16 +50,39 @@ def early(*, after: tuple[str, ...] = (), imports: tuple[str, ...] = ()) -> Call
     uses the fixture, so that the work does not wait for them when it starts (:func:`import_ahead`)."""
 
     def decorate(function: F) -> F:
-        @functools.wraps(function)
-        def fixture(*args: Any, **kwargs: Any) -> Any:
-            started = _take(fixture)
-            return started.outcome() if started is not None else function(*args, **kwargs)
+        fixture: Callable[..., Any]
+        if inspect.isgeneratorfunction(function):
+
+            @functools.wraps(function)
+            def fixture(*args: Any, **kwargs: Any) -> Any:  # a generator too: pytest tears it down
+                started = _take(fixture)
+                if started is None:
+                    yield from function(*args, **kwargs)
+                    return
+                try:
+                    yield started.outcome()
+                finally:
+                    started.close()
+
+        else:
+
+            @functools.wraps(function)
+            def fixture(*args: Any, **kwargs: Any) -> Any:
+                started = _take(fixture)
+                return started.outcome() if started is not None else function(*args, **kwargs)
 
         setattr(fixture, EARLY_ATTRIBUTE, tuple(after))  # the work itself is fixture.__wrapped__
         setattr(fixture, IMPORTS_ATTRIBUTE, tuple(imports))
+        _NAMED[f"{function.__module__}.{function.__qualname__}"] = fixture
         return fixture  # type: ignore[return-value]
 
     return decorate
+
+
+def named(name: str) -> Callable[..., Any] | None:
+    """The fixture function of the function marked :func:`early` named ``module.qualname`` (None if none is): what
+    work started before its fixture is known to pytest (``pytest/_head_start.py``) is started for."""
+    return _NAMED.get(name)
 
 
 def after_of(function: object) -> tuple[str, ...] | None:
@@ -124,6 +150,9 @@ class Started:
         self._value: Any = None
         self._error: BaseException | None = None
         self._merged = False
+        self._rest: Generator[Any, Any, Any] | None = None  # a generator fixture's teardown, past its yield
+        self._forgotten = False  # no fixture took it: its teardown runs as soon as it has ended
+        self._ended = False
         context: contextvars.Context = _context.lane_context(self.lane)
         context.run(_work.set, self)
         self._thread = threading.Thread(
@@ -133,9 +162,42 @@ class Started:
 
     def _run(self, work: Callable[[], Any]) -> None:
         try:
-            self._value = work()
+            value = work()
+            if inspect.isgenerator(value):  # a generator fixture's work: up to its yield
+                self._rest = value
+                value = next(value)
+            self._value = value
         except BaseException as exc:  # raised again where the fixture is set up
             self._error = exc
+        with _lock:
+            self._ended, forgotten = True, self._forgotten
+        if forgotten:
+            self._close_forgotten()
+
+    def close(self) -> None:
+        """Run a generator fixture's teardown (nothing for other work, or once it has run)."""
+        rest, self._rest = self._rest, None
+        if rest is None:
+            return
+        try:
+            next(rest)
+        except StopIteration:
+            return
+        rest.close()
+        raise RuntimeError("an early fixture's generator yielded more than once")
+
+    def forget(self) -> None:
+        """No fixture will take this work: its teardown runs now if it has ended, else as soon as it ends."""
+        with _lock:
+            self._forgotten, ended = True, self._ended
+        if ended:
+            self._close_forgotten()
+
+    def _close_forgotten(self) -> None:
+        # Nobody set the fixture up, so no check reports its teardown: a failing one is left unsaid, as pytest
+        # leaves a fixture it never set up.
+        with contextlib.suppress(Exception):
+            self.close()
 
     def wait(self) -> None:
         self._thread.join()
@@ -210,6 +272,12 @@ def start(function: object, arguments: Mapping[str, Any], *, rules: tuple[str, .
     return started
 
 
+def started_for(function: object) -> Started | None:
+    """The work started for ``function`` that no fixture took yet, if any (left for its fixture to take)."""
+    with _lock:
+        return _started.get(function)
+
+
 def _take(function: object) -> Started | None:
     with _lock:
         return _started.pop(function, None)
@@ -221,8 +289,10 @@ def settle(*, wait: bool = True) -> None:
     with _lock:
         left = list(_started.values())
         _started.clear()
-    for started in left if wait else ():
-        started.wait()
+    for started in left:
+        if wait:
+            started.wait()
+        started.forget()
 
 
 def wait_all() -> None:

@@ -377,6 +377,7 @@ class HostHTTP:
         self.ca_bundle = ca_bundle
         self.guard = guard or UrlGuard()
         self.redactor = redactor or Redactor()
+        self._reached: set[tuple[str, str, int]] = set()  # where unreachable() connected (scheme, host, port)
         self.retry = retry
         self.client_cert = client_cert
         self.pacer = pacer  # the run's pace (rate-limit budgets, throttle waits); None: answers as they come
@@ -475,13 +476,22 @@ class HostHTTP:
     def unreachable(self, url: str) -> str | None:
         """Why nothing answers at ``url`` (its host unresolvable, the connection refused or never accepted, the TLS
         handshake failed), or None once a connection (and, for https, a TLS handshake) succeeded. No HTTP request
-        is sent: an answer of any kind, or a server that stalls after connecting, is the target's to be judged."""
+        is sent: an answer of any kind, or a server that stalls after connecting, is the target's to be judged. Where
+        it connected once it is not asked again (the run's head start asks first, the target's fixture then)."""
         try:
             parsed = httpx.URL(url)
         except httpx.InvalidURL as exc:
             return f"not a URL ({exc})"
         host, scheme = parsed.host, parsed.scheme
         port = parsed.port or (443 if scheme == "https" else 80)
+        if (scheme, host, port) in self._reached:
+            return None
+        why = self._unreachable(scheme, host, port)
+        if why is None:
+            self._reached.add((scheme, host, port))
+        return why
+
+    def _unreachable(self, scheme: str, host: str, port: int) -> str | None:
         timeout = self.timeout.connect or TIMEOUTS.connect
         try:
             sock = socket.create_connection((host, port), timeout=timeout)

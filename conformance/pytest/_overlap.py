@@ -357,7 +357,12 @@ class EarlyStarts:
         for index, item in enumerate(items):
             definitions = self.definitions[id(item)] = self.used_by(item)
             for definition in definitions.values():
-                if definition.scope == "session" and _early.after_of(definition.func) is not None:
+                if definition.scope != "session" or _early.after_of(definition.func) is None:
+                    continue
+                ahead = _early.started_for(definition.func)  # started before collection ended (_head_start.py)
+                if ahead is not None:
+                    self.started.setdefault(definition, ahead)
+                else:
                     self.waiting.setdefault(definition, (index, item))
         _early.import_ahead(module for definition in self.waiting for module in _early.imports_of(definition.func))
 
@@ -423,21 +428,26 @@ class EarlyStarts:
     def start_ready(self, done: int) -> None:
         """Start what is ready, once the check at index ``done`` is set up."""
         self.set_up.add(done)
-        for definition, (first, item) in list(self.waiting.items()):
-            if first in self.set_up or definition.cached_result is not None:
-                del self.waiting[definition]  # set up the usual way already
-                continue
-            arguments = self.arguments(definition, self.definitions[id(item)], self.started)
-            if arguments is None:
-                continue
-            del self.waiting[definition]
-            budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
-            self.started[definition] = _early.start(
-                definition.func,
-                arguments,
-                rules=tuple(rules_of(item)),
-                budget_s=float(budget) if budget is not None else None,
-            )
+        progress = True
+        while progress:  # work started now may be what later work waits for: a chain starts at once
+            progress = False
+            for definition, (first, item) in list(self.waiting.items()):
+                if first in self.set_up or definition.cached_result is not None:
+                    del self.waiting[definition]  # set up the usual way already
+                    continue
+                arguments = self.arguments(definition, self.definitions[id(item)], self.started)
+                if arguments is None:
+                    continue
+                del self.waiting[definition]
+                settings = item.config.stash[SESSION_KEY].settings
+                budget = settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
+                self.started[definition] = _early.start(
+                    definition.func,
+                    arguments,
+                    rules=tuple(rules_of(item)),
+                    budget_s=float(budget) if budget is not None else None,
+                )
+                progress = True
 
     @staticmethod
     def arguments(

@@ -23,9 +23,9 @@ from conformance.core import _budget, _context, _gc, _httpx_cli, _stack_gate  # 
 from conformance.core._exceptions import ConfigError
 from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, rules_of, suite_of
 from conformance.core.targets import TARGETS, TargetKind
-from conformance.host import mcp_era, scrub_log_records
+from conformance.host import scrub_log_records
 from conformance.host.http import HostHTTP
-from conformance.pytest import _outcomes, _overlap
+from conformance.pytest import _head_start, _outcomes, _overlap
 from conformance.pytest._outcomes import NEED_KEY
 from conformance.pytest._session import (
     SESSION_KEY,
@@ -223,6 +223,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         config.add_cleanup(scrub_console(config, state.redactor))  # the console, as it is written
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """The chain every tool-server check waits for starts while pytest collects (``_head_start.py``)."""
+    _head_start.begin(session)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     state = session.config.stash[SESSION_KEY]
@@ -375,8 +381,10 @@ def conformance_settings(pytestconfig: pytest.Config, conformance_fleet_target: 
 @pytest.fixture(scope="session")
 def host_http(pytestconfig: pytest.Config, conformance_settings: Settings) -> Iterator[HostHTTP]:
     """The host's HTTP client: timeouts, TLS, URL guard, retry policy, evidence recording, redaction."""
-    client = HostHTTP.from_settings(conformance_settings, redactor=pytestconfig.stash[SESSION_KEY].redactor)
-    mcp_era.choose_setting(client, conformance_settings.get("mcp_era"))
+    state = pytestconfig.stash[SESSION_KEY]
+    client = _head_start.take_http(pytestconfig, conformance_settings) or _head_start.new_host_http(
+        conformance_settings, state
+    )
     try:
         yield client
     finally:

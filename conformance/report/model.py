@@ -12,16 +12,23 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from importlib import resources
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from conformance.core.rules import HARNESS_RULES, RULES, SUITE_TARGET
 from conformance.core.rules import Status as Status  # re-exported: the report's words, defined beside Level
 from conformance.core.rules import level_status as level_status
 
-if TYPE_CHECKING:
-    from conformance.report.baseline import Baseline
-
 ExchangeJSON = dict[str, Any]  # one recorded exchange as report.json holds it
+
+
+class Baseline(Protocol):
+    """Expected failures applied to a run's results (``report/baseline.py`` builds them from a file)."""
+
+    @property
+    def source(self) -> str | None: ...
+
+    def apply(self, results: Iterable[RuleResult]) -> list[RuleResult]: ...
+
 
 # Bytes (UTF-8, as JSON) of exchange bodies report.json holds, spent on the most severe results first: every exchange
 # of the run is in the report, and past this budget an exchange keeps its metadata only (``omitted``: its key

@@ -7,6 +7,11 @@ runs, so a run with no tool server never loads it. A fixture whose prerequisite 
 ``Blocked(<rule>, why)`` (pytest caches it: every later user is blocked by the same rule without a new attempt);
 missing configuration is ``needs(...)`` (skipped with the option that supplies it).
 
+Every fixture of the chain a linked account waits for (discovery, the publisher, the host's identity and client, the
+linker, the first link) is marked :func:`~conformance.early`: the run loop starts the whole chain on threads as
+soon as the plugin's fixtures are set up, and checks that need none of it go on meanwhile; the discovery starts
+while pytest still collects (``pytest/_head_start.py``).
+
 Fixtures (session scope):
 
 ``prm_discovery`` → :class:`~conformance.host.discovery.PrmDiscovery`
@@ -80,6 +85,7 @@ if TYPE_CHECKING:  # the linking client is imported by the fixtures when they ru
 
 
 @pytest.fixture(scope="session")
+@early()
 def prm_discovery(host_http: HostHTTP, tool_server_target: Target) -> PrmDiscovery:
     from conformance.suites._linking import host_discovery
 
@@ -87,6 +93,7 @@ def prm_discovery(host_http: HostHTTP, tool_server_target: Target) -> PrmDiscove
 
 
 @pytest.fixture(scope="session")
+@early()
 def as_metadata(host_http: HostHTTP, prm_discovery: PrmDiscovery) -> AsMetadata:
     from conformance.suites._linking import first_as_metadata
 
@@ -97,6 +104,7 @@ def as_metadata(host_http: HostHTTP, prm_discovery: PrmDiscovery) -> AsMetadata:
 
 
 @pytest.fixture(scope="session")
+@early()
 def optional_publisher(conformance_settings: Settings, host_http: HostHTTP) -> Iterator[Publisher | None]:
     """The publisher when a certificate is configured, else None (``publisher`` turns that into a need)."""
     s = conformance_settings
@@ -121,6 +129,7 @@ def publisher(optional_publisher: Publisher | None) -> Publisher:
 
 
 @pytest.fixture(scope="session")
+@early(after=("as_metadata",))
 def host_identity(
     optional_publisher: Publisher | None, conformance_settings: Settings, request: pytest.FixtureRequest
 ) -> HostIdentity:
@@ -130,6 +139,7 @@ def host_identity(
 
 
 @pytest.fixture(scope="session")
+@early()
 def client_registry() -> ClientRegistry:
     """DCR clients of this run: registered once per connection and reused (AUTH-DCR-01)."""
     from conformance.host.oauth import ClientRegistry
@@ -138,6 +148,7 @@ def client_registry() -> ClientRegistry:
 
 
 @pytest.fixture(scope="session")
+@early()
 def host_client(
     host_http: HostHTTP,
     conformance_settings: Settings,
@@ -158,6 +169,7 @@ def host_client(
 
 
 @pytest.fixture(scope="session")
+@early()
 def linker(
     host_http: HostHTTP,
     conformance_settings: Settings,
@@ -170,6 +182,7 @@ def linker(
 
 
 @pytest.fixture(scope="session")
+@early()
 def first_link_outcome(linker: Linker) -> FlowAttempt | NeedsUnmet:
     """The first authorization of test account 1, or the configuration gap that stopped it."""
     from conformance.suites._linking import first_attempt
@@ -178,6 +191,7 @@ def first_link_outcome(linker: Linker) -> FlowAttempt | NeedsUnmet:
 
 
 @pytest.fixture(scope="session")
+@early()
 def first_link(first_link_outcome: FlowAttempt | NeedsUnmet) -> FlowAttempt:
     if isinstance(first_link_outcome, NeedsUnmet):
         raise first_link_outcome

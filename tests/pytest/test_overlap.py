@@ -681,6 +681,89 @@ def test_auto_runs_more_checks_at_once_while_exchanges_take_the_networks_round_t
     assert not any(r["status"] == "passed" for r in results.values()), results  # the barrier broke
 
 
+def test_a_chain_of_early_work_starts_at_once_whatever_the_order_its_users_name_it(pytester: pytest.Pytester) -> None:
+    """``second`` takes ``first``; both are first used by the last check, which names ``second`` first. Both start
+    once ``test_waits`` is set up: the check marked alone after it waits for its body, which ends only once
+    ``second`` has started."""
+    body = """
+from conformance import early
+
+SECOND = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def first(base):
+    return base + "+first"
+
+@pytest.fixture(scope="session")
+@early()
+def second(first):
+    SECOND.set()
+    return first + "+second"
+
+@rule("AUTH-ASM-01")
+def test_waits(base):
+    assert SECOND.wait(timeout=10), "second started only once its user was set up"
+
+@alone("the loop waits for every body before it")
+@rule("AUTH-ASM-02")
+def test_alone():
+    pass
+
+@rule("AUTH-ASM-03")
+def test_user(second, first):
+    assert second == "base+first+second"
+"""
+    results, _ = run(pytester, body, "--concurrency", "4")
+    assert {rule: r["status"] for rule, r in results.items()} == dict.fromkeys(
+        ("AUTH-ASM-01", "AUTH-ASM-02", "AUTH-ASM-03"), "passed"
+    ), results
+
+
+def test_an_early_generator_fixture_is_torn_down_where_pytest_tears_it_down(pytester: pytest.Pytester) -> None:
+    """Its work runs ahead up to its ``yield``; its teardown runs once, when the session's fixtures are torn down,
+    after the last check that uses it."""
+    body = """
+import pathlib
+from conformance import early
+
+EVENTS = pathlib.Path("events.txt")
+
+def event(what):
+    EVENTS.write_text(EVENTS.read_text() + what + "," if EVENTS.exists() else what + ",")
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def served(base):
+    event("up")
+    yield base + "+served"
+    event("down")
+
+@rule("AUTH-ASM-01")
+def test_starts_it(base):
+    pass
+
+@rule("AUTH-ASM-02")
+def test_user(served):
+    assert served == "base+served"
+
+@rule("AUTH-ASM-03")
+def test_later_user(served):
+    assert EVENTS.read_text() == "up,"
+"""
+    results, _ = run(pytester, body, "--concurrency", "4")
+    assert {r["status"] for r in results.values()} == {"passed"}, results
+    assert (pytester.path / "events.txt").read_text() == "up,down,"
+
+
 def report_sections(output: str) -> dict[str, str]:
     """The sections of a run's console output, by title: each check's report (from its "_ name _" line to the next
     section's, its captured output's parts included) and the summary's sections."""
