@@ -126,8 +126,9 @@ class BodyLogs(logging.Handler):
 
     - a body's records (its cases' threads included) are its check's (the "log" section of its call);
     - early work's records (:func:`conformance.core._early.working`, the threads and tasks it starts with a copy of
-      its context included) are kept until its fixture is set up, and then handed to pytest's handlers in that first
-      user's set-up: they are that check's captured records (its "log" section of the set-up, ``caplog``);
+      its context included) are kept as its own log from its start (while pytest collects, for work started then);
+      when its fixture is set up they are handed to pytest's handlers in that first user's set-up: they are that
+      check's captured records (its "log" section of the set-up, ``caplog``);
     - any other record (a thread started without a copy of a context, early work's after its fixture was set up or
       when no check took it) belongs to no check: pytest's session-wide handlers (live logging, ``--log-file``) have
       it as they have every record, and it is shown once the run has ended under :data:`NO_CHECK_SECTION`.
@@ -144,7 +145,6 @@ class BodyLogs(logging.Handler):
         found = (getattr(plugin, "report_handler", None), getattr(plugin, "caplog_handler", None))
         self.phase_handlers = [handler for handler in found if isinstance(handler, logging.Handler)]
         self.config = config
-        self.early: dict[_early.Started, list[logging.LogRecord]] = {}  # kept until its fixture is set up
         self.no_check = NoCheckLog(config)
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -152,27 +152,35 @@ class BodyLogs(logging.Handler):
         if check is not None:
             check.logged.append(self.format(record))
             return
-        work = _early.working()
-        if work is not None and not work.taken:
-            self.early.setdefault(work, []).append(record)
-        elif work is not None or not _main.get():
+        if _early.working() is None and not _main.get():  # early work's are its own (conformance.core._early)
             self.keep_for_no_check(record)
 
     def keep_for_no_check(self, record: logging.LogRecord) -> None:
-        self.no_check.keep(self.format(record))
+        if record.levelno >= self.level:
+            self.acquire()
+            try:
+                self.no_check.keep(self.format(record))
+            finally:
+                self.release()
 
-    def hand_over(self, work: _early.Started) -> None:
-        """Hand the records kept for ``work`` to pytest's handlers of the phase running now (its first user's
-        set-up), as pytest's loggers would have had they been made there."""
-        self.acquire()
-        try:
-            records = self.early.pop(work, [])
-        finally:
-            self.release()
-        for record in records:
+    # -- early work's logs (conformance.core._early.LogReceiver) --------------------------------------------------
+
+    def taken(self, work: _early.Started) -> None:
+        """Hand the records ``work`` kept to pytest's handlers of the phase running now (its first user's set-up),
+        as pytest's loggers would have had they been made there, levelled as those handlers level."""
+        for record in work.hand_on_log():
             for handler in self.phase_handlers:
                 if record.levelno >= handler.level:
                     handler.handle(record)
+
+    def forgotten(self, work: _early.Started) -> None:
+        """Early work no check took (a run stopped, another target's): its records are no check's."""
+        for record in work.hand_on_log():
+            self.keep_for_no_check(record)
+
+    def unkept(self, record: logging.LogRecord) -> None:
+        """A record of early work once its log was handed on: no check's."""
+        self.keep_for_no_check(record)
 
     @staticmethod
     def of_the_main_thread(record: logging.LogRecord) -> bool:
@@ -186,21 +194,13 @@ class BodyLogs(logging.Handler):
         for handler in self.phase_handlers:
             handler.addFilter(self.of_the_main_thread)
         try:
-            with _early.logs_handed_to(self.hand_over):
+            with _early.logs_handed_to(self):
                 yield
         finally:
             root.removeHandler(self)
             for handler in self.phase_handlers:
                 handler.removeFilter(self.of_the_main_thread)
             _main.reset(token)
-            self.acquire()
-            try:
-                untaken, self.early = list(self.early.values()), {}
-            finally:
-                self.release()
-            for records in untaken:  # early work no check took (a run stopped, another target's)
-                for record in records:
-                    self.keep_for_no_check(record)
             if self.phase_handlers and self.no_check.lines:  # no section where pytest captures no logs
                 self.config.pluginmanager.register(self.no_check, "conformance-log-of-no-check")
 
