@@ -256,8 +256,8 @@ CORE_OPTIONS: list[OptionSpec] = [
     ),
     OptionSpec(
         "max_throttle_wait",
-        "seconds a run may spend in total waiting for targets' rate limits (window resets, Retry-After); "
-        "a check that would need more is blocked",
+        "seconds a run may spend in total waiting for targets' rate limits (window resets, Retry-After; checks "
+        "waiting at once count that time once); a check that would need more is blocked",
         kind="float",
         default=600.0,
         check=at_least(0),

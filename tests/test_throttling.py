@@ -95,8 +95,9 @@ def test_judges_throttling(host_http, platform_target):
 
 def test_no_check_but_rl_fails_because_of_a_429(pytester: pytest.Pytester, target: str) -> None:
     pytester.makepyfile(test_checks=CHECKS)
-    args = ["--platform-url", target, "--allow-insecure-loopback", "--max-throttle-wait", "2", "test_checks.py"]
-    result = run_checks(pytester, *args)
+    # One check at a time: waits that overlap would count once in the bound (tests/host/test_pace.py).
+    args = ["--platform-url", target, "--allow-insecure-loopback", "--max-throttle-wait", "2", "--concurrency", "1"]
+    result = run_checks(pytester, *args, "test_checks.py")
     report = result.report
     by_rule = {r["rule"]: r for r in report["results"]}
     assert statuses(result) == {"TOK-01": "blocked", "CAMP-03": "blocked", "RL-03": "failed"}

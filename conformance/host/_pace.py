@@ -81,7 +81,10 @@ class Pacer:
         retry: RetryPolicy = THROTTLE_RETRY,
     ) -> None:
         self.max_wait_s = max_wait_s
+        # The run's time spent waiting: checks that wait at once (for the same window's reset) wait that time
+        # once, so a wait counts only past the end of every wait counted before it.
         self.waited_s = 0.0
+        self._waits_end = -math.inf  # (clock) when the last of the waits counted so far ends
         self.retry = retry
         self._clock = clock
         self._sleep = sleep
@@ -219,7 +222,14 @@ class Pacer:
     def allow(self, seconds: float) -> bool:
         """Whether waiting ``seconds`` stays within the run's bound for throttle waits and its time budget."""
         left = _budget.run_left()
-        return self.waited_s + seconds <= self.max_wait_s and (left is None or seconds < left)
+        with self._lock:
+            more = self._beyond_waits(seconds)
+        return self.waited_s + more <= self.max_wait_s and (left is None or seconds < left)
+
+    def _beyond_waits(self, seconds: float) -> float:
+        """The part of a wait of ``seconds`` from now that no wait counted before covers (under the lock)."""
+        now = self._clock()
+        return max(0.0, now + seconds - max(now, self._waits_end))
 
     def wait(self, seconds: float, why: str) -> None:
         """Sleep ``seconds`` for a target's rate limit; counted in the run's total and on the running check."""
@@ -229,7 +239,8 @@ class Pacer:
         self._sleep(seconds)
 
     def count_wait(self, seconds: float, why: str) -> None:
-        """Count a wait of ``seconds`` for a target's rate limit (the caller sleeps it)."""
+        """Count a wait of ``seconds`` for a target's rate limit, starting now (the caller sleeps it): all of it on
+        the running check, what no other wait covers in the run's total."""
         if seconds <= 0:
             return
         record = _context.current()
@@ -238,7 +249,8 @@ class Pacer:
                 record.notes.append(f"waited for the target's rate limit ({why})")
             record.throttle_wait_s += seconds
         with self._lock:
-            self.waited_s += seconds
+            self.waited_s += self._beyond_waits(seconds)
+            self._waits_end = max(self._waits_end, self._clock() + seconds)
 
 
 # Every request asks for its key: the same few origins and credentials over a run, so each is worked out once.

@@ -218,3 +218,26 @@ def test_nonsense_headers_are_ignored(check: _context.CheckRecord, headers: dict
     client.get(URL, headers=KEY)
     client.get(URL, headers=KEY)
     assert clock.sleeps == []
+
+
+def test_waits_at_once_count_once_in_the_runs_time_and_bound() -> None:
+    """Checks waiting at once for the same reset wait that time once: the run's total (and its bound) counts the
+    union of the waits, each check its own."""
+    clock = Clock()
+    pacer = Pacer(100.0, clock=clock, sleep=clock.sleep)
+    records = [_context.CheckRecord(), _context.CheckRecord(), _context.CheckRecord()]
+    for record in records:  # three checks begin waiting 60 s at the same moment
+        token = _context.enter_lane(record)
+        try:
+            assert pacer.allow(60.0)
+            pacer.count_wait(60.0, "the window's reset")
+        finally:
+            _context.leave_lane(token)
+    assert pacer.waited_s == pytest.approx(60.0)
+    assert [r.throttle_wait_s for r in records] == [60.0, 60.0, 60.0]
+    clock.now += 30.0  # half-way: a fourth wait of 45 s ends 15 s after the others
+    assert pacer.allow(45.0)
+    pacer.count_wait(45.0, "the window's reset")
+    assert pacer.waited_s == pytest.approx(75.0)
+    clock.now += 45.0  # all ended: a new wait counts whole, within the bound's 25 s left only
+    assert pacer.allow(25.0) and not pacer.allow(26.0)
