@@ -11,6 +11,10 @@ its own; when pytest later sets it up for the first check that uses it, it takes
   check holds the same evidence as when the fixture ran there;
 - what the work raised (a ``Blocked``, a ``NeedsUnmet``) is raised by the fixture at that moment, and pytest caches
   it for every later user as before;
+- the log records made while the work runs (on its thread, and on the threads and tasks it starts with a copy of
+  its context: :func:`working` tells whose work a record is made in) are kept as its own log from its start, and
+  handed to that first user's captured log when the fixture is set up (the run loop takes them,
+  :func:`logs_handed_to`); those of work no fixture takes, when the run forgets it;
 - a fixture nobody started runs as it always did (pytest's own loop never starts one).
 
 The work must be the harness's own: it may not set up other fixtures (``request`` stands for the fixtures already
@@ -25,10 +29,11 @@ import contextvars
 import functools
 import importlib
 import inspect
+import logging
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from typing import Any, Protocol, TypeVar
 
 from conformance.core import _context
 
@@ -147,10 +152,15 @@ class Started:
         self._value: Any = None
         self._error: BaseException | None = None
         self._merged = False
+        self._log: list[logging.LogRecord] | None = []  # its records until handed on (None from then on)
         self._rest: Generator[Any, Any, Any] | None = None  # a generator fixture's teardown, past its yield
         self._forgotten = False  # no fixture took it: its teardown runs as soon as it has ended
         self._ended = False
         context: contextvars.Context = _context.lane_context(self.lane)
+        context.run(_work.set, self)
+        with _keeping_lock:
+            _keeping.add(self)
+            _place_keeper()
         self._thread = threading.Thread(
             target=context.run, args=(self._run, work), name="conformance-early-fixture", daemon=True
         )
@@ -183,9 +193,14 @@ class Started:
         raise RuntimeError("an early fixture's generator yielded more than once")
 
     def forget(self) -> None:
-        """No fixture will take this work: its teardown runs now if it has ended, else as soon as it ends."""
+        """No fixture will take this work: its teardown runs now if it has ended, else as soon as it ends; its log
+        goes to the run (:func:`logs_handed_to`)."""
         with _lock:
             self._forgotten, ended = True, self._ended
+        if _receiver is not None:
+            _receiver.forgotten(self)
+        else:
+            self.hand_on_log()
         if ended:
             self._close_forgotten()
 
@@ -202,6 +217,24 @@ class Started:
     def running(self) -> bool:
         return self._thread.is_alive()
 
+    def keep(self, record: logging.LogRecord) -> bool:
+        """Keep ``record`` in its log, unless its log was handed on (False)."""
+        with _lock:
+            if self._log is None:
+                return False
+            self._log.append(record)
+            return True
+
+    def hand_on_log(self) -> list[logging.LogRecord]:
+        """The records it kept, once: from now on it keeps none (those made in its context go where the run puts
+        the records of no check)."""
+        with _lock:
+            log, self._log = self._log or [], None
+        with _keeping_lock:
+            _keeping.discard(self)
+            _place_keeper()
+        return log
+
     def value(self) -> Any:
         """The work's value or its exception, once it has ended, for other early work that takes it: its record
         stays for the fixture's first user."""
@@ -216,7 +249,77 @@ class Started:
         if not self._merged:
             self._merged = True
             _context.merge_lane(self.lane)
+            if _receiver is not None:
+                _receiver.taken(self)
+            else:
+                self.hand_on_log()
         return self.value()
+
+
+# The work whose context this is (None outside early work): set in the context the work runs in, so that the threads
+# and tasks it starts with a copy of that context are its own too.
+_work: contextvars.ContextVar[Started | None] = contextvars.ContextVar("conformance_early_work", default=None)
+
+
+def working() -> Started | None:
+    """The early work this thread or task runs for (None outside early work)."""
+    return _work.get()
+
+
+class LogReceiver(Protocol):
+    """What takes early work's log records (the run loop: ``conformance/pytest/_overlap.py``)."""
+
+    def taken(self, work: Started) -> None:
+        """``work``'s fixture is being set up (in its first user's set-up, on the thread that sets it up): take its
+        log (:meth:`Started.hand_on_log`)."""
+
+    def forgotten(self, work: Started) -> None:
+        """The run forgot ``work`` (no fixture took it): take its log."""
+
+    def unkept(self, record: logging.LogRecord) -> None:
+        """A record made in the context of work whose log was handed on."""
+
+
+class _Keeper(logging.Handler):
+    """On the root logger while some work keeps its log or a receiver takes them: each record made in a work's
+    context is that work's, or, once its log was handed on, the receiver's."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        work = _work.get()
+        if work is not None and not work.keep(record) and _receiver is not None:
+            _receiver.unkept(record)
+
+
+_KEEPER = _Keeper()
+_receiver: LogReceiver | None = None
+_keeping: set[Started] = set()  # the work keeping its log
+_keeping_lock = threading.Lock()
+
+
+def _place_keeper() -> None:
+    """The keeper on the root logger while it has something to do (called under ``_keeping_lock``)."""
+    root = logging.getLogger()
+    if _keeping or _receiver is not None:
+        if _KEEPER not in root.handlers:
+            root.addHandler(_KEEPER)
+    else:
+        root.removeHandler(_KEEPER)
+
+
+@contextlib.contextmanager
+def logs_handed_to(receiver: LogReceiver) -> Iterator[None]:
+    """Hand early work's logs to ``receiver`` meanwhile (outside, a log is dropped when it is handed on, and so is
+    a record made in the context of work whose log was)."""
+    global _receiver
+    with _keeping_lock:
+        previous, _receiver = _receiver, receiver
+        _place_keeper()
+    try:
+        yield
+    finally:
+        with _keeping_lock:
+            _receiver = previous
+            _place_keeper()
 
 
 _started: dict[object, Started] = {}

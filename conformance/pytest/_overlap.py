@@ -30,7 +30,9 @@ outcome and its evidence (``conformance/core/_early.py``); nothing else runs bes
 included. A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client
 with them), also wait for every body in flight and every early work. A body never sets up a fixture (a harness
 error says to mark the check alone); what it prints or logs (its cases' threads included) is its check's captured
-output; source is parsed one thread at a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or
+output; what early work logs is its first user's captured log of the set-up, and a record made on a thread of no
+check and no early work is shown once the run has ended, never in another check's (:class:`BodyLogs`); source is
+parsed one thread at a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or
 ``--setup-only`` pytest's own loop runs.
 """
 
@@ -68,6 +70,9 @@ OVERLAPPING_SUITES = frozenset({"auth", "profile", "platform", "campaigns", "com
 ROOM_POLL_S = 0.05  # how often a wait for room reads a limit that rises with the round trips
 CPU_PRESSURE = "/proc/pressure/cpu"
 BUSY_PRESSURE = 0.4  # tasks waited for a core this much of the time: more checks at once would only wait longer
+NO_CHECK_SECTION = "Captured log of no check"  # the records no check made, shown once the run has ended
+# Of the records of no check, at most this many are kept: a run is bounded in memory whatever a target makes logged.
+NO_CHECK_RECORDS = 1000
 
 
 class BodyOutput:
@@ -114,9 +119,21 @@ class BodyOutput:
 
 
 class BodyLogs(logging.Handler):
-    """The log records of a body while bodies overlap: kept for its check (the "log" section of its call, formatted
-    and levelled as pytest captures a check's), and kept out of what pytest captures meanwhile for the check the main
-    thread sets up. pytest captures a phase's records with handlers on the root logger, which see every thread's."""
+    """Who a log record belongs to while bodies overlap. pytest captures a phase's records with handlers on the root
+    logger, which see every thread's; this one, on the root logger too, keeps out of them every record but those made
+    in the main thread's context (on the main thread, or a thread or task started from it with a copy of its context),
+    the check it sets up or runs:
+
+    - a body's records (its cases' threads included) are its check's (the "log" section of its call);
+    - early work's records (:func:`conformance.core._early.working`, the threads and tasks it starts with a copy of
+      its context included) are kept as its own log from its start (while pytest collects, for work started then);
+      when its fixture is set up they are handed to pytest's handlers in that first user's set-up: they are that
+      check's captured records (its "log" section of the set-up, ``caplog``);
+    - any other record (a thread started without a copy of a context, early work's after its fixture was set up or
+      when no check took it) belongs to no check: pytest's session-wide handlers (live logging, ``--log-file``) have
+      it as they have every record, and it is shown once the run has ended under :data:`NO_CHECK_SECTION`.
+
+    Records are formatted and levelled as pytest captures a check's."""
 
     def __init__(self, config: pytest.Config) -> None:
         plugin = config.pluginmanager.get_plugin("logging-plugin")
@@ -127,28 +144,91 @@ class BodyLogs(logging.Handler):
             self.setFormatter(formatter)
         found = (getattr(plugin, "report_handler", None), getattr(plugin, "caplog_handler", None))
         self.phase_handlers = [handler for handler in found if isinstance(handler, logging.Handler)]
+        self.config = config
+        self.no_check = NoCheckLog(config)
 
     def emit(self, record: logging.LogRecord) -> None:
         check = _running.get()
         if check is not None:
             check.logged.append(self.format(record))
+            return
+        if _early.working() is None and not _main.get():  # early work's are its own (conformance.core._early)
+            self.keep_for_no_check(record)
+
+    def keep_for_no_check(self, record: logging.LogRecord) -> None:
+        if record.levelno >= self.level:
+            self.acquire()
+            try:
+                self.no_check.keep(self.format(record))
+            finally:
+                self.release()
+
+    # -- early work's logs (conformance.core._early.LogReceiver) --------------------------------------------------
+
+    def taken(self, work: _early.Started) -> None:
+        """Hand the records ``work`` kept to pytest's handlers of the phase running now (its first user's set-up),
+        as pytest's loggers would have had they been made there, levelled as those handlers level."""
+        for record in work.hand_on_log():
+            for handler in self.phase_handlers:
+                if record.levelno >= handler.level:
+                    handler.handle(record)
+
+    def forgotten(self, work: _early.Started) -> None:
+        """Early work no check took (a run stopped, another target's): its records are no check's."""
+        for record in work.hand_on_log():
+            self.keep_for_no_check(record)
+
+    def unkept(self, record: logging.LogRecord) -> None:
+        """A record of early work once its log was handed on: no check's."""
+        self.keep_for_no_check(record)
 
     @staticmethod
-    def not_from_a_body(record: logging.LogRecord) -> bool:
-        return _running.get() is None
+    def of_the_main_thread(record: logging.LogRecord) -> bool:
+        return _running.get() is None and _early.working() is None and _main.get()
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
         root = logging.getLogger()
+        token = _main.set(True)
         root.addHandler(self)
         for handler in self.phase_handlers:
-            handler.addFilter(self.not_from_a_body)
+            handler.addFilter(self.of_the_main_thread)
         try:
-            yield
+            with _early.logs_handed_to(self):
+                yield
         finally:
             root.removeHandler(self)
             for handler in self.phase_handlers:
-                handler.removeFilter(self.not_from_a_body)
+                handler.removeFilter(self.of_the_main_thread)
+            _main.reset(token)
+            if self.phase_handlers and self.no_check.lines:  # no section where pytest captures no logs
+                self.config.pluginmanager.register(self.no_check, "conformance-log-of-no-check")
+
+
+class NoCheckLog:
+    """The log records of no check (see :class:`BodyLogs`), formatted: the first :data:`NO_CHECK_RECORDS` of them
+    kept, shown in the terminal's summary under :data:`NO_CHECK_SECTION` (unless ``--show-capture`` leaves logs
+    out, as it does a check's)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.lines: list[str] = []
+        self.left_out = 0
+
+    def keep(self, line: str) -> None:
+        if len(self.lines) < NO_CHECK_RECORDS:
+            self.lines.append(line)
+        else:
+            self.left_out += 1
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.config.getoption("showcapture", "all") not in ("all", "log"):
+            return
+        terminalreporter.write_sep("=", NO_CHECK_SECTION)
+        for line in self.lines:
+            terminalreporter.write_line(line)
+        if self.left_out:
+            terminalreporter.write_line(f"... and {self.left_out} more records")
 
 
 def refuse_fixture_in_body(fixture: str) -> None:
@@ -433,6 +513,9 @@ class _Check:
 # and logs is kept for that check. A context variable, so that a body's cases run at once (conformance.host.fanout)
 # are the body's too.
 _running: contextvars.ContextVar[_Check | None] = contextvars.ContextVar("conformance_body", default=None)
+# Set in the main thread's context while the loop runs: the records made in it (on the main thread, or on a thread
+# or task started from it with a copy of its context, outside a body and early work) are the check it sets up or runs.
+_main: contextvars.ContextVar[bool] = contextvars.ContextVar("conformance_main_thread", default=False)
 
 
 class OverlappingLoop:

@@ -1,8 +1,10 @@
-"""Early fixture work (conformance/core/_early.py) outside a run: a generator fixture's teardown, and work no
-fixture took."""
+"""Early fixture work (conformance/core/_early.py) outside a run: a generator fixture's teardown, work no fixture
+took, and the work's own log."""
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import threading
 from collections.abc import Iterator
 
@@ -56,3 +58,46 @@ def test_work_no_fixture_took_and_that_has_ended_is_torn_down_when_forgotten() -
 def test_a_function_marked_early_is_found_by_its_name() -> None:
     assert _early.named(f"{__name__}.served") is served
     assert _early.named(f"{__name__}.nothing") is None
+
+
+@_early.early()
+def logging_work(base: str) -> contextvars.Context:
+    """Logs, and gives the context it ran in (for a record made in it later)."""
+    logging.getLogger("target").warning("record-of-the-work")
+    return contextvars.copy_context()
+
+
+class Receiver:
+    """A run loop's side of early work's logs (``_early.LogReceiver``): what it was handed, as messages."""
+
+    def __init__(self) -> None:
+        self.logs: dict[str, list[str]] = {"taken": [], "forgotten": [], "unkept": []}
+
+    def taken(self, work: _early.Started) -> None:
+        self.logs["taken"] += [record.getMessage() for record in work.hand_on_log()]
+
+    def forgotten(self, work: _early.Started) -> None:
+        self.logs["forgotten"] += [record.getMessage() for record in work.hand_on_log()]
+
+    def unkept(self, record: logging.LogRecord) -> None:
+        self.logs["unkept"].append(record.getMessage())
+
+
+def test_work_keeps_its_log_from_its_start_and_hands_it_to_its_fixture() -> None:
+    """Work started before a receiver takes logs (the run loop's start, while pytest collects) keeps its records all
+    the same; a record made in its context once its fixture has taken them is no longer the work's."""
+    _early.start(logging_work, {"base": "base"}, rules=(), budget_s=None).wait()
+    receiver = Receiver()
+    with _early.logs_handed_to(receiver):
+        context = logging_work("unused")  # pytest's call: the wrapper takes the started work
+        assert receiver.logs == {"taken": ["record-of-the-work"], "forgotten": [], "unkept": []}
+        context.run(logging.getLogger("target").warning, "record-after-it-was-taken")
+    assert receiver.logs["unkept"] == ["record-after-it-was-taken"]
+
+
+def test_the_log_of_work_no_fixture_took_is_handed_on_when_it_is_forgotten() -> None:
+    _early.start(logging_work, {"base": "base"}, rules=(), budget_s=None).wait()
+    receiver = Receiver()
+    with _early.logs_handed_to(receiver):
+        _early.settle()
+    assert receiver.logs == {"taken": [], "forgotten": ["record-of-the-work"], "unkept": []}

@@ -8,6 +8,7 @@ what the bodies saw, never by timing.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -761,3 +762,220 @@ def test_later_user(served):
     results, _ = run(pytester, body, "--concurrency", "4")
     assert {r["status"] for r in results.values()} == {"passed"}, results
     assert (pytester.path / "events.txt").read_text() == "up,down,"
+
+
+def report_sections(output: str) -> dict[str, str]:
+    """The sections of a run's console output, by title: each check's report (from its "_ name _" line to the next
+    section's, its captured output's parts included) and the summary's sections."""
+    sections: dict[str, str] = {}
+    name, lines = "", []
+    for line in output.splitlines():
+        title = line.strip("_=- ")
+        part_of_a_check = re.fullmatch(r"Captured (stdout|stderr|log) (setup|call|teardown)", title)
+        if line.startswith(("___", "===", "---")) and title and not part_of_a_check:
+            sections[name] = "\n".join(lines)
+            name, lines = title, []
+        lines.append(line)
+    sections[name] = "\n".join(lines)
+    return sections
+
+
+EARLY_LOGS = """
+import logging
+from conformance import early, fail
+from conformance.host import fanout
+
+SETTING_UP = threading.Event()
+LOGGED = threading.Event()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+def waits_for_the_log():
+    SETTING_UP.set()
+    assert LOGGED.wait(timeout=10)
+
+@pytest.fixture(scope="session")
+@early()
+def logging_work(base):
+    assert SETTING_UP.wait(timeout=10)
+    logging.getLogger("target").warning("record-of-the-early-work")
+    fanout.each([1, 2], lambda n: logging.getLogger("target").warning("record-of-its-case-%d", n), limit=2)
+    LOGGED.set()
+    return base
+
+@rule("AUTH-ASM-01")
+def test_starts_it(base):
+    pass
+
+@rule("AUTH-ASM-02")
+def test_set_up_meanwhile(waits_for_the_log):
+    fail("nothing logged here")
+
+@rule("AUTH-ASM-03")
+def test_user(logging_work, caplog):
+    assert [r.getMessage() for r in caplog.get_records("setup")][:1] == ["record-of-the-early-work"]
+    fail("see the captured log")
+"""
+
+
+def test_early_works_log_records_are_its_first_users(pytester: pytest.Pytester) -> None:
+    """Early work logs (its fan-out's threads included) while the main thread sets another check up: the records
+    are its first user's captured log of the set-up (and its ``caplog``'s), never that other check's."""
+    results, checks = run(pytester, EARLY_LOGS, "--concurrency", "2", "-rA", "--log-level", "INFO")
+    output = "\n".join(checks.outlines)
+    sections = report_sections(output)
+    user, meanwhile = sections["test_user"], sections["test_set_up_meanwhile"]
+    for record in ("record-of-the-early-work", "record-of-its-case-1", "record-of-its-case-2"):
+        assert record not in meanwhile, output
+        assert record in user.split("Captured log setup")[-1], output
+    assert "see the captured log" in str(results["AUTH-ASM-03"]["message"]), output  # caplog had them too
+    assert "Captured log of no check" not in output
+
+
+def test_a_record_of_a_thread_of_no_check_is_the_sessions(pytester: pytest.Pytester) -> None:
+    """A record made on a thread started without a copy of a context, while the main thread sets a check up, is
+    no check's: the run shows it once it has ended, in a section of its own."""
+    body = """
+import logging
+from conformance import fail
+
+SETTING_UP = threading.Event()
+LOGGED = threading.Event()
+
+def log_of_no_check():
+    assert SETTING_UP.wait(timeout=10)
+    logging.getLogger("library").warning("record-of-no-check")
+    LOGGED.set()
+
+@pytest.fixture(scope="session")
+def waits_for_the_log():
+    SETTING_UP.set()
+    assert LOGGED.wait(timeout=10)
+
+@rule("AUTH-ASM-01")
+def test_starts_a_thread():
+    threading.Thread(target=log_of_no_check, daemon=True).start()
+
+@rule("AUTH-ASM-02")
+def test_set_up_meanwhile(waits_for_the_log):
+    fail("nothing logged here")
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA")
+    output = "\n".join(checks.outlines)
+    assert results["AUTH-ASM-02"]["status"] == "failed", output
+    sections = report_sections(output)
+    assert "record-of-no-check" not in sections["test_set_up_meanwhile"], output
+    assert "record-of-no-check" not in sections.get("test_starts_a_thread", ""), output
+    assert "record-of-no-check" in sections["Captured log of no check"], output
+
+
+def test_a_record_of_early_work_after_its_first_user_took_it_is_no_checks(pytester: pytest.Pytester) -> None:
+    """A thread the work started in a copy of its context logs once the fixture's first user has taken the work's
+    outcome: no check made it (the first user's set-up has been reported), so the run shows it in its own section."""
+    body = """
+import contextvars, logging
+from conformance import early, fail
+
+GO = threading.Event()
+DONE = threading.Event()
+
+def log_later():
+    assert GO.wait(timeout=10)
+    logging.getLogger("library").warning("record-after-it-was-taken")
+    DONE.set()
+
+@pytest.fixture(scope="session")
+def base():
+    return "base"
+
+@pytest.fixture(scope="session")
+@early()
+def leaves_a_thread(base):
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(log_later,), daemon=True).start()
+    return base
+
+@rule("AUTH-ASM-01")
+def test_starts_it(base):
+    pass
+
+@rule("AUTH-ASM-02")
+def test_user(leaves_a_thread):
+    GO.set()
+    assert DONE.wait(timeout=10)
+    fail("the record came after the set-up")
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA")
+    output = "\n".join(checks.outlines)
+    assert results["AUTH-ASM-02"]["status"] == "failed", output
+    sections = report_sections(output)
+    assert "record-after-it-was-taken" not in sections["test_user"], output
+    assert "record-after-it-was-taken" in sections["Captured log of no check"], output
+
+
+def test_the_mcp_sdks_records_in_early_work_are_its_first_users(pytester: pytest.Pytester) -> None:
+    """The MCP SDK logs on its own event loop's thread, in tasks that copy the context of the call that started
+    them: a tool server answering ``[]`` to ``initialize`` in early work makes the SDK log a parse error there, which
+    is the early work's first user's captured log, not that of the check the main thread sets up meanwhile."""
+    body = """
+import http.server
+from conformance import early, fail
+
+SETTING_UP = threading.Event()
+LISTED = threading.Event()
+
+class AnswersAnEmptyArray(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"[]")
+
+    def log_message(self, *args):
+        pass
+
+SERVER = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AnswersAnEmptyArray)
+threading.Thread(target=SERVER.serve_forever, daemon=True).start()
+
+@pytest.fixture(scope="session")
+def waits_for_the_listing():
+    SETTING_UP.set()
+    assert LISTED.wait(timeout=20)
+
+@pytest.fixture(scope="session")
+@early()
+def listing(host_http):
+    from conformance.host.mcp_session import McpSession
+
+    assert SETTING_UP.wait(timeout=10)
+    try:
+        with McpSession(host_http, f"http://127.0.0.1:{SERVER.server_address[1]}/mcp") as session:
+            return session.list_tools()
+    except Exception as exc:
+        return type(exc).__name__
+    finally:
+        LISTED.set()
+
+@rule("AUTH-ASM-01")
+def test_starts_it(host_http):
+    pass
+
+@rule("AUTH-ASM-02")
+def test_set_up_meanwhile(waits_for_the_listing):
+    fail("nothing logged here")
+
+@rule("AUTH-ASM-03")
+def test_user(listing):
+    fail(f"the listing: {listing}")
+"""
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA", "--allow-insecure-loopback")
+    output = "\n".join(checks.outlines)
+    assert "McpSessionError" in str(results["AUTH-ASM-03"]["message"]), output
+    sections = report_sections(output)
+    assert "Error parsing JSON response" not in sections["test_set_up_meanwhile"], output
+    assert "Error parsing JSON response" in sections["test_user"].split("Captured log setup")[-1], output
