@@ -223,11 +223,13 @@ def rule(*rule_ids: str) -> Callable[[F], F]:
 ALONE_MARK = "conformance_alone"
 
 
-def alone(reason: str, *, among: str | None = None) -> Callable[[F], F]:
+def alone(reason: str, *, among: str | None = None, unless: tuple[str, ...] = ()) -> Callable[[F], F]:
     """Declare that a check runs with no other check in flight (``conformance/pytest/_overlap.py``): it changes
     what other checks rely on (tokens, grants, a test account's stored data) or reads what they recorded.
     ``reason`` says which, for the reader. With ``among``, only checks marked with the same name keep out of each
-    other's way (they share something no other check touches, such as one grant) and run beside the rest."""
+    other's way (they share something no other check touches, such as one grant) and run beside the rest. With
+    ``unless``, settings that, all set for the check's target, let it change nothing others rely on (it works on a
+    subject of its own): the plugin then drops the mark as the checks are collected."""
     if not reason:
         raise ValueError("@alone needs a reason")
 
@@ -235,7 +237,10 @@ def alone(reason: str, *, among: str | None = None) -> Callable[[F], F]:
         import pytest
 
         mark = getattr(pytest.mark, ALONE_MARK)
-        marked: F = (mark(reason, among=among) if among else mark(reason))(func)
+        options: dict[str, Any] = {"among": among} if among else {}
+        if unless:
+            options["unless"] = tuple(unless)
+        marked: F = mark(reason, **options)(func)
         return marked
 
     return decorate
@@ -257,6 +262,12 @@ def alone_group(item: Any) -> str | None:
     """The name a check marked ``alone(..., among=name)`` keeps out of the way of; None otherwise."""
     mark = item.get_closest_marker(ALONE_MARK)
     return mark.kwargs.get("among") if mark is not None else None
+
+
+def alone_unless(item: Any) -> tuple[str, ...]:
+    """The settings that let a check marked ``alone(..., unless=...)`` run beside others (empty for any other)."""
+    mark = item.get_closest_marker(ALONE_MARK)
+    return tuple(mark.kwargs.get("unless", ())) if mark is not None else ()
 
 
 def runs_alone(item: Any) -> bool:

@@ -21,7 +21,7 @@ import pytest
 from conformance.config import Settings, Target, all_options, check_report_dir
 from conformance.core import _budget, _context, _gc, _httpx_cli, _stack_gate  # noqa: F401 - _httpx_cli: before httpx
 from conformance.core._exceptions import ConfigError
-from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, rules_of, suite_of
+from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, alone_unless, rules_of, suite_of
 from conformance.core.targets import TARGETS, TargetKind
 from conformance.host import scrub_log_records
 from conformance.host.http import HostHTTP
@@ -195,8 +195,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.user_properties.append(("conformance.level", RULES[rule_id].level.value))
         if fleet_name := _outcomes.fleet_target_of(item):
             item.user_properties.append(("conformance.target", fleet_name))
+        settings = state.settings_of(_outcomes.fleet_target_of(item))
+        unless = alone_unless(item)
+        if unless and all(settings.get(name) for name in unless):  # it works on a subject of its own
+            item.own_markers[:] = [mark for mark in item.own_markers if mark.name != ALONE_MARK]
         kind = TARGETS[SUITE_TARGET[suite]]
-        if state.settings_of(_outcomes.fleet_target_of(item)).target(kind.name) is None:
+        if settings.target(kind.name) is None:
             flag, env, need = kind.flag, kind.env, kind.need
             item.stash[NEED_KEY] = (need, f"{flag} or {env}")
             item.add_marker(pytest.mark.skip(reason=f"needs {need} (supply with {flag} or {env})"))

@@ -979,3 +979,37 @@ def test_user(listing):
     sections = report_sections(output)
     assert "Error parsing JSON response" not in sections["test_set_up_meanwhile"], output
     assert "Error parsing JSON response" in sections["test_user"].split("Captured log setup")[-1], output
+
+
+UNLESS = """
+from conformance import fail
+
+PAIR = threading.Barrier(2, timeout=10)
+
+def meet():
+    try:
+        PAIR.wait()
+    except threading.BrokenBarrierError:
+        fail("the two checks never met")
+
+@rule("AUTH-ASM-01")
+def test_first():
+    meet()
+
+@alone("changes what the others rely on, unless the run has a test issuer", unless=("test_issuer",))
+@rule("AUTH-ASM-02")
+def test_alone_unless():
+    meet()
+"""
+
+
+def test_a_check_alone_unless_settings_runs_beside_others_when_they_are_set(pytester: pytest.Pytester) -> None:
+    results, _ = run(pytester, UNLESS, "--concurrency", "4", "--test-issuer", "https://issuer.example")
+    assert {r["status"] for r in results.values()} == {"passed"}, results
+
+
+def test_a_check_alone_unless_settings_runs_alone_when_they_are_not(pytester: pytest.Pytester) -> None:
+    results, _ = run(pytester, UNLESS.replace("timeout=10", "timeout=0.5"), "--concurrency", "4")
+    assert results["AUTH-ASM-01"]["status"] == "failed"  # its partner waited for it to end: they never met
+    assert results["AUTH-ASM-02"]["status"] == "failed"
+    assert "never met" in str(results["AUTH-ASM-01"]["message"])

@@ -27,22 +27,28 @@ from conformance.suites.profile.client import AccountProfile, ProfileCaller
 HOOK_OPTION = "CONFORMANCE_REFERENCE_ADMIN_URL and CONFORMANCE_REFERENCE_ADMIN_KEY"
 
 
+# With a test issuer the checks mint a subject of their own: they touch no account other checks read.
+OWN_SUBJECT = ("test_issuer", "test_issuer_key_file")
+
+
 def _subject_token(
     settings: Settings,
     http: HostHTTP,
     caller: ProfileCaller,
     request: pytest.FixtureRequest,
+    linked: LinkedAccount,
     *,
     rule_id: str,
     stays: str,
     claims: Mapping[str, str] | None = None,
 ) -> tuple[str, str, str, bool]:
     """(token, subject, how, fresh): a token whose stored profile the hook may change; ``fresh``: the subject is the
-    test issuer's own (no real account is touched). ``claims``: display claims of a fresh subject's token."""
+    test issuer's own (no real account is touched; its token has the scopes and resource of ``linked``'s). Without
+    a test issuer, test account 2's or 1's (the check runs alone: it sets their fixtures up from its body).
+    ``claims``: display claims of a fresh subject's token."""
     issuer = load_issuer(settings, http)
     if issuer is not None:
         subject = f"{settings.get('run_id')}-{rule_id.lower().replace('-', '')}"
-        linked: LinkedAccount = request.getfixturevalue("linked_account")
         scopes = list(dict.fromkeys([*linked.scopes, *oauth_scopes(caller.tool)]))
         token = issuer.valid(linked.resource, scopes, subject=subject, **dict(claims or {}))
         return token, subject, "a fresh subject of the harness's test issuer", True
@@ -80,20 +86,27 @@ def _hook(http: HostHTTP, settings: Settings, action: str, body: dict[str, Any],
     return changed
 
 
-@alone("writes the stored profile of a test account other checks read")
+@alone("writes the stored profile of a test account other checks read", unless=OWN_SUBJECT)
 @rule("PROF-13")
 def test_blank_stored_id_is_an_error(
     conformance_settings: Settings,
     host_http: HostHTTP,
     profile_caller: ProfileCaller,
     profile_1: AccountProfile,
+    linked_account: LinkedAccount,
     request: pytest.FixtureRequest,
 ) -> None:
     s = conformance_settings
     need = "a reference or vendor hook that blanks the stored profile id"
     _require_hook(s, need)
     token, subject, how, _ = _subject_token(
-        s, host_http, profile_caller, request, rule_id="PROF-13", stays="its stored id stays blank on this target"
+        s,
+        host_http,
+        profile_caller,
+        request,
+        linked_account,
+        rule_id="PROF-13",
+        stays="its stored id stays blank on this target",
     )
     before = profile_caller.result(token, how)
     first_id = json_get(before, "structuredContent", "id")
@@ -123,12 +136,13 @@ def _display_of(result: Mapping[str, Any]) -> dict[str, str]:
     return {k: v for k, v in fields.items() if k in DISPLAY and isinstance(v, str)}
 
 
-@alone("writes the stored profile of a test account other checks read")
+@alone("writes the stored profile of a test account other checks read", unless=OWN_SUBJECT)
 @rule("PROF-15")
 def test_id_survives_display_changes(
     conformance_settings: Settings,
     host_http: HostHTTP,
     profile_caller: ProfileCaller,
+    linked_account: LinkedAccount,
     request: pytest.FixtureRequest,
 ) -> None:
     s = conformance_settings
@@ -137,7 +151,14 @@ def test_id_survives_display_changes(
     tag = secrets.token_hex(4)
     first = {"email": f"prof15-{tag}@conformance.invalid", "name": f"Conformance Before {tag}", "nickname": "before"}
     token, subject, how, fresh = _subject_token(
-        s, host_http, profile_caller, request, rule_id="PROF-15", stays="its display fields are put back", claims=first
+        s,
+        host_http,
+        profile_caller,
+        request,
+        linked_account,
+        rule_id="PROF-15",
+        stays="its display fields are put back",
+        claims=first,
     )
     before = profile_caller.result(token, how)
     first_id = json_get(before, "structuredContent", "id")
