@@ -66,6 +66,10 @@ one stack, and prints the median of each, and the figure from the lowest CPU of 
 (the machine's load only ever adds CPU): a change's effect on the per-exchange CPU, the same services and
 moment for both.
 
+``--ab BASE --wall`` compares wall times instead, at each latency above 0 given: each suite group certified by
+each checkout in turn, ``--rounds`` times, on one stack; it prints the medians of wall time, harness CPU and the
+critical path through the fixtures, and whether every run certified the same (rule, status) pairs.
+
 ``--cprofile DIR`` also writes a cProfile of each 0 ms run's pytest process there, on the process's CPU clock
 (``DIR/<suites>.prof``, through ``_cpu_profile.py``; read it with ``python -m pstats``); a profiled run's wall and
 CPU figures include the profiler's overhead. Figures depend on the machine's load.
@@ -401,6 +405,48 @@ def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
     return 1 if differs else 0
 
 
+def wall_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
+    """``--ab BASE --wall``: each suite group certified by this checkout and by ``BASE``, alternated ``--rounds``
+    times at each latency above 0 on one stack: the medians of their wall times, their harness CPU and the critical
+    path through the fixtures (this checkout's ``_fixture_chains.py`` loaded into both)."""
+    trees = {"base": args.ab.resolve(), "this": HERE.parent}
+    differs = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for latency in sorted({x for x in args.latencies if x > 0}):
+            with running_stack(latency_s=latency / 1000.0) as stack:
+                for suites in args.suites:
+                    runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in trees}
+                    pairs: dict[str, set[tuple[str, str]]] = {}
+                    for round_ in range(args.rounds):
+                        order = list(trees.items()) if round_ % 2 == 0 else list(reversed(trees.items()))
+                        for name, tree in order:
+                            env = {**base, **stack.settings, "PYTHONPATH": str(tree)}
+                            report_dir = Path(tmp) / f"{suites}-{latency:g}-{name}-{round_}" / "report"
+                            report_dir.mkdir(parents=True)
+                            run = certify(suites, env, report_dir, None, chains=True)
+                            found = verdict_pairs(run.report)
+                            differs = differs or pairs.setdefault("base", found) != found
+                            paths = dependent_paths(run.report, run.chains) if run.chains else {}
+                            cp = max(paths.values(), key=_seconds, default=Chain(0.0, 0)).seconds
+                            runs[name].append((run.wall, run.cpu, cp))
+                            print(
+                                f"{suites} {latency:g} ms {name} round {round_ + 1}: wall {run.wall:.2f} s,"
+                                f" CPU {run.cpu:.2f} s, cp {cp:.2f} s, load {os.getloadavg()[0]:.1f}",
+                                flush=True,
+                            )
+                    for name, found_runs in runs.items():
+                        wall, cpu, cp = (statistics.median(r[i] for r in found_runs) for i in range(3))
+                        shown = ", ".join(f"{r[0]:.2f}" for r in found_runs)
+                        print(
+                            f"== {suites} {latency:g} ms {name} ({trees[name]}): wall {wall:.2f} s (median; rounds"
+                            f" {shown}), CPU {cpu:.2f} s, cp {cp:.2f} s, wall/cp {wall / cp if cp else 0:.2f}",
+                            flush=True,
+                        )
+    print("every run the same (rule, status) pairs" if not differs else "DIFFERENT (rule, status) pairs")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 1 if differs else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latencies", nargs="*", type=float, default=[0.0, 50.0, 150.0], help="milliseconds")
@@ -412,13 +458,14 @@ def main() -> int:
     )
     parser.add_argument("--ab", type=Path, help="compare the marginal figure with this checkout's (see the docstring)")
     parser.add_argument("--rounds", type=int, default=3, help="--ab: rounds, each checkout once per round")
+    parser.add_argument("--wall", action="store_true", help="--ab: compare wall times at the latencies above 0")
     parser.add_argument("--copies", type=int, default=2, help="the marginal's larger fleet (named targets)")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     if args.concurrency is not None:
         base["CONFORMANCE_CONCURRENCY"] = str(args.concurrency)
     if args.ab is not None:
-        return marginal_ab(args, base)
+        return wall_ab(args, base) if args.wall else marginal_ab(args, base)
     reference: dict[str, set[tuple[str, str]]] = {}
     fixed: dict[str, float] = {}
     rows: list[str] = []
