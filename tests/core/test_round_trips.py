@@ -87,8 +87,26 @@ def test_cpu_pressure_is_read_from_the_kernels_file(monkeypatch: pytest.MonkeyPa
     told = tmp_path / "cpu"
     told.write_text("some avg10=42.50 avg60=20.00 avg300=10.00 total=123\nfull avg10=0.00 avg60=0.00\n")
     monkeypatch.setattr(_overlap, "CPU_PRESSURE", str(told))
+    monkeypatch.setattr(_overlap, "PRESSURE_READ_S", 0.0)  # every call reads the file
     assert _overlap.cpu_pressure() == pytest.approx(0.425)
     told.write_text("not what the kernel writes\n")
     assert _overlap.cpu_pressure() is None
     monkeypatch.setattr(_overlap, "CPU_PRESSURE", str(tmp_path / "absent"))
     assert _overlap.cpu_pressure() is None
+
+
+def test_cpu_pressure_is_read_again_only_once_a_while_has_passed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    told = tmp_path / "cpu"
+    told.write_text("some avg10=42.50 avg60=20.00 avg300=10.00 total=123\n")
+    monkeypatch.setattr(_overlap, "CPU_PRESSURE", str(told))
+    monkeypatch.setattr(_overlap, "_pressure_read", None)
+    clock = [100.0]
+    monkeypatch.setattr(_overlap.time, "monotonic", lambda: clock[0])
+    assert _overlap.cpu_pressure() == pytest.approx(0.425)
+    told.write_text("some avg10=1.00 avg60=20.00 avg300=10.00 total=123\n")
+    clock[0] += _overlap.PRESSURE_READ_S / 2
+    assert _overlap.cpu_pressure() == pytest.approx(0.425)  # the figure read a moment ago
+    clock[0] += _overlap.PRESSURE_READ_S
+    assert _overlap.cpu_pressure() == pytest.approx(0.01)
