@@ -425,7 +425,10 @@ def wall_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
                             report_dir.mkdir(parents=True)
                             run = certify(suites, env, report_dir, None, chains=True)
                             found = verdict_pairs(run.report)
-                            differs = differs or pairs.setdefault("base", found) != found
+                            first = pairs.setdefault("first", found)
+                            if found != first:
+                                differs = True
+                                print(f"DIFFERENT from the first run: {sorted(found ^ first)}", flush=True)
                             paths = dependent_paths(run.report, run.chains) if run.chains else {}
                             cp = max(paths.values(), key=_seconds, default=Chain(0.0, 0)).seconds
                             runs[name].append((run.wall, run.cpu, cp))
