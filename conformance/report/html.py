@@ -210,12 +210,37 @@ class Exchange:
     case: str = ""  # the case of the rule's table it was made for
     omitted: str = ""  # why the report keeps its metadata only, with what stays of its bodies
     omitted_line: str = ""  # the same, short, for its line
+    line: Markup = field(default_factory=Markup)  # its summary line (``exchange_line``)
 
     @property
     def status_class(self) -> str:
-        if self.error or self.status is None:
-            return "hx"
-        return f"h{self.status // 100}" if 100 <= self.status < 600 else "hx"
+        return _status_class(self.status, self.error)
+
+
+def _status_class(status: int | None, error: str) -> str:
+    if error or status is None:
+        return "hx"
+    return f"h{status // 100}" if 100 <= status < 600 else "hx"
+
+
+def exchange_line(fields: Mapping[str, Any]) -> Markup:
+    """An exchange's summary line (who sent it when not the harness, method, URL, status, time, case): the
+    markup of the page's line of each exchange, made once per exchange record rather than by the template at each
+    of its lines. Every value is escaped as the template's autoescape escapes it."""
+    status, error = fields["status"], fields["error"]
+    parts = []
+    if fields["origin"]:
+        parts.append(f'<span class="via{" in" if fields["inbound"] else ""}">{escape(fields["origin"])}</span> ')
+    outcome = "error" if error else escape(status) if status is not None else "no response"
+    parts.append(
+        f'<span class="m">{escape(fields["method"])}</span> <span class="u">{escape(fields["url"])}</span>'
+        f' <span class="code {_status_class(status, error)}">→ {outcome}</span>'
+    )
+    if fields["elapsed"]:
+        parts.append(f' <span class="t">{escape(fields["elapsed"])}</span>')
+    if fields["case"]:
+        parts.append(f' <span class="case-tag" title="the case it was made for">{escape(fields["case"])}</span>')
+    return Markup("".join(parts))
 
 
 CASE_ORDER = ("failed", "not tried", "passed", "not applicable")
@@ -371,7 +396,30 @@ def throttle_summary(throttle: Throttle | None) -> str:
     return text
 
 
+def _optional_texts(*values: Any) -> bool:
+    return all(value is None or type(value) is str for value in values)
+
+
+def _text_pairs(pairs: tuple[tuple[Any, Any], ...]) -> bool:
+    """Text names and values only: what a cache may key on (1 and 1.0, or "1" and 1, would be one key, and
+    different words in the page)."""
+    return all(type(name) is str and type(value) is str for name, value in pairs)
+
+
 def _header_lines(headers: Any) -> str:
+    if isinstance(headers, dict) and _text_pairs(pairs := tuple(headers.items())):
+        return _text_header_lines(pairs)
+    return _any_header_lines(headers)
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_header_lines(pairs: tuple[tuple[str, str], ...]) -> str:
+    """Headers of text names and values as the page shows them. A run sends the same request headers again and
+    again (and a fleet's targets answer alike): each set is laid out once."""
+    return _any_header_lines(dict(pairs))
+
+
+def _any_header_lines(headers: Any) -> str:
     if isinstance(headers, dict):
         pairs = list(headers.items())
     elif isinstance(headers, list):
@@ -431,8 +479,26 @@ _CURL_SKIP_HEADERS = frozenset({"host", "content-length", "connection", "accept-
 
 def curl_command(exchange: dict[str, Any]) -> str:
     """A copy-pasteable curl reproducer of a recorded (redacted) request; secrets become ${PLACEHOLDERS}."""
-    method = clean(exchange.get("method") or "GET").upper()
-    body = exchange.get("request_body")
+    method, url, body = exchange.get("method"), exchange.get("url"), exchange.get("request_body")
+    headers = exchange.get("request_headers")
+    pairs = tuple(headers.items()) if isinstance(headers, dict) else ()
+    if _optional_texts(method, url, body) and _text_pairs(pairs):
+        return _text_curl_command(method, url, pairs, body)
+    return _curl_command(method, url, pairs, body)
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_curl_command(
+    method: str | None, url: str | None, headers: tuple[tuple[str, str], ...], body: str | None
+) -> str:
+    """The reproducer of a request made of text only. A run repeats most of its requests (the same metadata
+    fetched again, one request that is evidence for several rules, a fleet's targets asked alike): each is
+    written once."""
+    return _curl_command(method, url, headers, body)
+
+
+def _curl_command(method: Any, url: Any, pairs: tuple[tuple[Any, Any], ...], body: Any) -> str:
+    method = clean(method or "GET").upper()
     if body is not None and not isinstance(body, str):
         body = json.dumps(body, ensure_ascii=False)
     names: list[str] = []
@@ -442,9 +508,7 @@ def curl_command(exchange: dict[str, Any]) -> str:
         args[0] += " -I"
     elif not (method == "GET" and not body) and not (method == "POST" and body):
         args[0] += f" -X {shlex.quote(method)}"
-    args[0] += " " + _shell_word(clean(exchange.get("url") or ""), None, names)
-    headers = exchange.get("request_headers")
-    pairs = list(headers.items()) if isinstance(headers, dict) else []
+    args[0] += " " + _shell_word(clean(url or ""), None, names)
     for name, value in pairs:
         if str(name).lower() in _CURL_SKIP_HEADERS:
             continue
@@ -559,6 +623,7 @@ def _lay_out(raw: dict[str, Any], failing: bool) -> tuple[dict[str, Any], int]:
         "omitted_line": omitted_line,
         "omitted": omitted,
     }
+    fields["line"] = exchange_line(fields)
     bodies = [b.text for b in (request_body, response_body) if b]
     texts = (fields["request_headers"], fields["response_headers"], fields["curl"], omitted, *bodies)
     return fields, _page_bytes(*texts) + 400  # + markup
