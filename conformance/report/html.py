@@ -211,6 +211,7 @@ class Exchange:
     omitted: str = ""  # why the report keeps its metadata only, with what stays of its bodies
     omitted_line: str = ""  # the same, short, for its line
     line: Markup = field(default_factory=Markup)  # its summary line (``exchange_line``)
+    item: Markup = field(default_factory=Markup)  # a compact one's list item (``_compact_item``)
 
     @property
     def status_class(self) -> str:
@@ -545,7 +546,12 @@ class _Budget:
 def _page_bytes(*texts: str) -> int:
     """What texts weigh in the file: UTF-8, after escaping (texts already through clean(), as ``pre_text`` has
     them: & becomes 5 characters, < and > 4)."""
-    return sum(len(t.encode("utf-8", "replace")) + 4 * t.count("&") + 3 * (t.count("<") + t.count(">")) for t in texts)
+    return sum(map(_text_bytes, texts))
+
+
+@functools.lru_cache(maxsize=4096)  # the same header lines, reproducers and bodies come back all run long
+def _text_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "replace")) + 4 * text.count("&") + 3 * (text.count("<") + text.count(">"))
 
 
 def _origin(raw: dict[str, Any]) -> str:
@@ -701,14 +707,26 @@ def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget:
     head, tail = EXCHANGES_HEAD_TAIL[failing]
     count = len(evidence)
     of_failed_cases = {n for c in view.cases if c.outcome == "failed" for n in c.exchanges}
+    result_anchor = escape(view.anchor)
     for number, raw in enumerate(evidence, 1):
         inline = number <= head or number > count - tail or number in of_failed_cases
         exchange = _exchange(raw, number, failing, budget, inline, laid_out)
         view.exchanges.append(exchange)
         if exchange.compact:
             view.data[str(number)] = _data(exchange)
+            exchange.item = _compact_item(result_anchor, exchange)
     if failing and view.exchanges and not view.exchanges[-1].compact:
         view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
+
+
+def _compact_item(result_anchor: Markup, exchange: Exchange) -> Markup:
+    """The list item of an exchange whose details are in the file's data (most of a long run's), made here rather
+    than by the template at each of thousands; every value escaped as the template's autoescape escapes it."""
+    number = exchange.number
+    omitted = f' <span class="omit">{escape(exchange.omitted_line)}</span>' if exchange.omitted_line else ""
+    return Markup(
+        f'<li value="{number}" class="cx" id="{result_anchor}-x{number}" tabindex="0">{exchange.line}{omitted}</li>'
+    )
 
 
 CHANGE_ORDER = ("regression", "fix", "changed", "new")
