@@ -112,7 +112,8 @@ def clean(value: Any) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
-    if text.isprintable():  # every unsafe character is unprintable: most values are done here, at C speed
+    # Every unsafe character is unprintable, and tabs and line feeds are safe: most texts are done here, at C speed.
+    if text.replace("\n", " ").replace("\t", " ").isprintable():
         return text
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
