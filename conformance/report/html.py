@@ -234,17 +234,24 @@ def exchange_line(fields: Mapping[str, Any]) -> Markup:
     status, error = fields["status"], fields["error"]
     parts = []
     if fields["origin"]:
-        parts.append(f'<span class="via{" in" if fields["inbound"] else ""}">{escape(fields["origin"])}</span> ')
-    outcome = "error" if error else escape(status) if status is not None else "no response"
+        parts.append(f'<span class="via{" in" if fields["inbound"] else ""}">{escaped(fields["origin"])}</span> ')
+    outcome = "error" if error else str(status) if status is not None else "no response"
     parts.append(
-        f'<span class="m">{escape(fields["method"])}</span> <span class="u">{escape(fields["url"])}</span>'
+        f'<span class="m">{escaped(fields["method"])}</span> <span class="u">{escaped(fields["url"])}</span>'
         f' <span class="code {_status_class(status, error)}">→ {outcome}</span>'
     )
     if fields["elapsed"]:
-        parts.append(f' <span class="t">{escape(fields["elapsed"])}</span>')
+        parts.append(f' <span class="t">{escaped(fields["elapsed"])}</span>')
     if fields["case"]:
-        parts.append(f' <span class="case-tag" title="the case it was made for">{escape(fields["case"])}</span>')
+        parts.append(f' <span class="case-tag" title="the case it was made for">{escaped(fields["case"])}</span>')
     return Markup("".join(parts))
+
+
+def escaped(text: str) -> str:
+    """``text`` escaped exactly as the template's autoescape escapes a value (``markupsafe.escape``), as plain text:
+    what markup made in Python (thousands of exchange lines) joins, without a Markup object for each value."""
+    text = text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+    return text.replace("'", "&#39;").replace('"', "&#34;")
 
 
 CASE_ORDER = ("failed", "not tried", "passed", "not applicable")
@@ -712,7 +719,7 @@ def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget:
     head, tail = EXCHANGES_HEAD_TAIL[failing]
     count = len(evidence)
     of_failed_cases = {n for c in view.cases if c.outcome == "failed" for n in c.exchanges}
-    result_anchor = escape(view.anchor)
+    result_anchor = escaped(view.anchor)
     for number, raw in enumerate(evidence, 1):
         inline = number <= head or number > count - tail or number in of_failed_cases
         exchange = _exchange(raw, number, failing, budget, inline, laid_out)
@@ -724,11 +731,11 @@ def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget:
         view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
 
 
-def _compact_item(result_anchor: Markup, exchange: Exchange) -> Markup:
+def _compact_item(result_anchor: str, exchange: Exchange) -> Markup:
     """The list item of an exchange whose details are in the file's data (most of a long run's), made here rather
     than by the template at each of thousands; every value escaped as the template's autoescape escapes it."""
     number = exchange.number
-    omitted = f' <span class="omit">{escape(exchange.omitted_line)}</span>' if exchange.omitted_line else ""
+    omitted = f' <span class="omit">{escaped(exchange.omitted_line)}</span>' if exchange.omitted_line else ""
     return Markup(
         f'<li value="{number}" class="cx" id="{result_anchor}-x{number}" tabindex="0">{exchange.line}{omitted}</li>'
     )
