@@ -8,6 +8,7 @@ report's JSON exchange dicts (:data:`ExchangeJSON`). No pytest here: ``conforman
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -243,10 +244,18 @@ def within_budget(
 
 
 def _body_bytes(exchange: Mapping[str, Any]) -> int:
+    """The bytes of the exchange's bodies as report.json holds them: ``[request, response]`` in JSON."""
     bodies = [exchange.get("request_body"), exchange.get("response_body")]
     if bodies == [None, None]:
         return 0
+    if all(body is None or type(body) is str for body in bodies):  # "[", ", " and "]" around each one's JSON
+        return 4 + _json_bytes(bodies[0]) + _json_bytes(bodies[1])
     return len(json.dumps(bodies, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+@functools.lru_cache(maxsize=4096)  # a run's evidence repeats most of its bodies (the same document, the same error)
+def _json_bytes(body: str | None) -> int:
+    return len(json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 def summarize(results: Sequence[RuleResult]) -> dict[str, Any]:
