@@ -25,7 +25,8 @@ UNKNOWN_START = "1970-01-01T00:00:00.000Z"  # HAR requires a start time; an exch
 
 
 def har_log(report: RunReport) -> dict[str, Any]:
-    """The HAR document (``{"log": ...}``) of ``report``'s evidence."""
+    """The HAR document (``{"log": ...}``) of ``report``'s evidence. Its entries share the objects of the headers,
+    cookies and query parameters they have alike (read once each): a document to write, not to edit."""
     entries: list[dict[str, Any]] = []
     # An exchange that is evidence for several rules (one check deciding many) is one entry: found among those of
     # the same start and URL, compared whole.
@@ -117,7 +118,7 @@ def _request(exchange: ExchangeJSON) -> dict[str, Any]:
         "url": url,
         "httpVersion": HTTP_VERSION,
         "headers": list(headers.entries),
-        "queryString": [{"name": n, "value": v} for n, v in _query_pairs(_query(url))],
+        "queryString": list(_query_string(_query(url))),
         "cookies": list(headers.cookies),
         "headersSize": -1,
         "bodySize": _size(body),
@@ -160,9 +161,10 @@ def _query(url: str) -> str:
 
 
 @functools.lru_cache(maxsize=2048)
-def _query_pairs(query: str) -> tuple[tuple[str, str], ...]:
-    """A query string's parameters, decoded. A run asks the same URLs again and again: each query is read once."""
-    return tuple(parse_qsl(query, keep_blank_values=True))
+def _query_string(query: str) -> tuple[dict[str, str], ...]:
+    """A query string's parameters, decoded. A run asks the same URLs again and again: each query is read once,
+    its parameters shared by the entries (as their headers are)."""
+    return tuple({"name": n, "value": v} for n, v in parse_qsl(query, keep_blank_values=True))
 
 
 def _size(body: Any) -> int:
