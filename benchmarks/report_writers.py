@@ -20,12 +20,21 @@ A/B of a change of the writers (the files must be identical, the CPU lower):
 
     PYTHONPATH=/path/to/main .venv/bin/python benchmarks/report_writers.py measure --save /tmp/before
     .venv/bin/python benchmarks/report_writers.py measure --compare /tmp/before
+
+CPU time on a shared machine moves with its load; the instructions of the writers do not. ``--instructions``
+writes the reports of one input (``--only``) as a run does, once to warm up and once more inside
+``functools.reduce``, for callgrind to count that second time only:
+
+    valgrind --tool=callgrind --toggle-collect=functools_reduce --callgrind-out-file=/tmp/writers.out \
+        .venv/bin/python benchmarks/report_writers.py measure --only auth+profile-4 --instructions
+    grep ^summary /tmp/writers.out
 """
 
 from __future__ import annotations
 
 import argparse
 import filecmp
+import functools
 import os
 import pickle
 import statistics
@@ -41,6 +50,7 @@ BENCHMARKS = Path(__file__).resolve().parent
 ROOT = BENCHMARKS.parent
 DEFAULT_INPUTS = Path(tempfile.gettempdir()) / "conformance-report-writers"
 WRITERS = ("json", "html", "har", "har-unscrubbed", "junit")
+AS_A_RUN = ("json", "html", "har", "junit")  # what a run writes (its HAR: only what is new to it scrubbed)
 
 
 def capture(targets: list[int], suites: str, inputs: Path) -> None:
@@ -96,8 +106,8 @@ def _clear_caches() -> None:
                 value.cache_clear()
 
 
-def _write_all(captured: dict[str, Any], out: Path) -> dict[str, float]:
-    """Every report of ``captured`` written into ``out``; the CPU seconds of each writer."""
+def _write_all(captured: dict[str, Any], out: Path, writers: tuple[str, ...] = WRITERS) -> dict[str, float]:
+    """The reports of ``captured`` (``writers``) written into ``out``; the CPU seconds of each writer."""
     from conformance.host import Redactor
     from conformance.report.har import write_har
     from conformance.report.html import write_html
@@ -122,20 +132,35 @@ def _write_all(captured: dict[str, Any], out: Path) -> dict[str, float]:
     }
     _clear_caches()
     spent: dict[str, float] = {}
-    for name, step in steps.items():
+    for name in writers:
+        step = steps[name]
         start = time.process_time()
         step()
         spent[name] = time.process_time() - start
     return spent
 
 
-def measure(inputs: Path, runs: int, save: Path | None, compare: Path | None) -> int:
+def instructions(inputs: Path, only: str) -> None:
+    """The reports of one input written as a run writes them, twice: the second time inside ``functools.reduce``."""
+    captured = _inputs(inputs)[only]
+    with tempfile.TemporaryDirectory() as tmp:
+        for counted in (False, True):
+            fresh = pickle.loads(pickle.dumps(captured))
+            if counted:
+                functools.reduce(lambda _a, _b: _write_all(fresh, Path(tmp), AS_A_RUN), [0, 1])
+            else:
+                _write_all(fresh, Path(tmp), AS_A_RUN)
+
+
+def measure(inputs: Path, runs: int, save: Path | None, compare: Path | None, only: str | None) -> int:
     import conformance
 
     print(f"conformance from {Path(conformance.__file__).parent}")
     different = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, captured in _inputs(inputs).items():
+            if only is not None and name != only:
+                continue
             out = (save or Path(tmp)) / name
             out.mkdir(parents=True, exist_ok=True)
             times: dict[str, list[float]] = {writer: [] for writer in WRITERS}
@@ -145,8 +170,7 @@ def measure(inputs: Path, runs: int, save: Path | None, compare: Path | None) ->
                     times[writer].append(seconds)
             exchanges = sum(len(result.evidence) for result in captured["report"].results)
             print(f"{name}: {len(captured['report'].results)} results, {exchanges} exchanges of evidence")
-            as_run = zip(*(times[writer] for writer in ("json", "html", "har", "junit")), strict=True)
-            times["as a run"] = [sum(run) for run in as_run]  # what a run writes (its HAR: only what is new scrubbed)
+            times["as a run"] = [sum(run) for run in zip(*(times[writer] for writer in AS_A_RUN), strict=True)]
             for writer, values in times.items():
                 low, middle = min(values) * 1000, statistics.median(values) * 1000
                 print(f"  {writer:<15} min {low:8.1f} ms   median {middle:8.1f} ms")
@@ -168,11 +192,16 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--save", type=Path)
     parser.add_argument("--compare", type=Path)
+    parser.add_argument("--only", help="measure: this input only (a file name of --inputs without .pickle)")
+    parser.add_argument("--instructions", action="store_true", help="measure: one run, for callgrind (--only)")
     args = parser.parse_args()
     if args.action == "capture":
         capture([int(n) for n in args.targets.split(",")], args.suites, args.inputs)
         return 0
-    return measure(args.inputs, args.runs, args.save, args.compare)
+    if args.instructions:
+        instructions(args.inputs, args.only or "auth+profile-4")
+        return 0
+    return measure(args.inputs, args.runs, args.save, args.compare, args.only)
 
 
 if __name__ == "__main__":
