@@ -27,6 +27,14 @@ UNKNOWN_START = "1970-01-01T00:00:00.000Z"  # HAR requires a start time; an exch
 def har_log(report: RunReport) -> dict[str, Any]:
     """The HAR document (``{"log": ...}``) of ``report``'s evidence. Its entries share the objects of the headers,
     cookies and query parameters they have alike (read once each): a document to write, not to edit."""
+    try:
+        return _har_log(report)
+    finally:  # nothing of a report outlives its document
+        _text_headers.cache_clear()
+        _query_string.cache_clear()
+
+
+def _har_log(report: RunReport) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     # An exchange that is evidence for several rules (one check deciding many) is one entry: found among those of
     # the same start and URL, compared whole.

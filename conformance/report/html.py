@@ -1007,7 +1007,17 @@ def render_html(report: RunReport, compare: RunReport | None = None) -> str:
     """The report as one self-contained HTML document (with ``compare``: changes since that run marked)."""
     css, script, csp = _assets()
     template = _environment().get_template("report.html.j2")
-    return template.render(view=build_view(report, compare), css=Markup(css), script=Markup(script), csp=csp)
+    try:
+        view = build_view(report, compare)
+    finally:
+        _forget_laid_out()
+    return template.render(view=view, css=Markup(css), script=Markup(script), csp=csp)
+
+
+def _forget_laid_out() -> None:
+    """Empty the caches of what a page laid out once per distinct content: nothing of a report outlives its page."""
+    for cached in (_text_header_lines, _text_curl_command, _text_bytes):
+        cached.cache_clear()
 
 
 @functools.cache

@@ -221,6 +221,13 @@ def within_budget(
     """``results`` with their exchanges' bodies spent from ``budget`` (bytes), the most severe results first and
     each result's exchanges in order: past it, an exchange keeps its metadata only (``omitted``, with ``reason``).
     Every exchange stays; an exchange without bodies costs nothing."""
+    try:
+        return _within_budget(results, budget, reason)
+    finally:
+        _json_bytes.cache_clear()  # nothing of a report outlives its weighing
+
+
+def _within_budget(results: Sequence[RuleResult], budget: int, reason: str | None) -> list[RuleResult]:
     from conformance.host.exchange import BUDGET_SPENT, body_size, without_details
 
     left = budget

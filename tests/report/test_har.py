@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conformance.report.har import har_log, write_har
+from conformance.report.har import _query_string, _text_headers, har_log, write_har
 from conformance.report.model import RunReport
 from tests.report.har_schema import validate_har
 from tests.report.report_factory import HOSTILE_STRINGS, build_report
@@ -200,3 +200,9 @@ def test_headers_read_the_same_whatever_the_type_of_their_values() -> None:
 
 def _with_evidence(report: RunReport, exchange: dict[str, Any]) -> RunReport:
     return dataclasses.replace(report, results=[dataclasses.replace(report.results[0], evidence=(exchange,))])
+
+
+def test_nothing_of_a_report_outlives_its_har() -> None:
+    document = har_log(RunReport.from_json(build_report()))
+    assert document["log"]["entries"]
+    assert _text_headers.cache_info().currsize == _query_string.cache_info().currsize == 0

@@ -22,6 +22,7 @@ from markupsafe import escape
 from conformance.core.rules import catalog
 from conformance.core.targets import SUITE_NAMES
 from conformance.report import html as writer
+from conformance.report import model
 from conformance.report.html import auth_stage, curl_command, parse_source
 from conformance.report.model import InvalidReport, RunReport
 from tests.report.report_factory import HOSTILE_SCRIPT, HOSTILE_STRINGS, SECRET_IN_TEST, build_report
@@ -616,3 +617,9 @@ def test_reproducers_of_requests_alike_but_for_the_types_of_their_values_differ(
     ]
     headers = [line.rpartition("-H ")[2] for line in made]
     assert headers == ["'x-n: 1'", "'x-n: 1'", "'x-n: 1.0'", "'x-n: True'", "'x-n: 1'"]
+
+
+def test_nothing_of_a_report_outlives_its_page(full_report: dict[str, Any]) -> None:
+    render_html(full_report)
+    caches = (writer._text_header_lines, writer._text_curl_command, writer._text_bytes, model._json_bytes)
+    assert [cached.cache_info().currsize for cached in caches] == [0, 0, 0, 0]
