@@ -194,7 +194,7 @@ def _headers(headers: Any) -> _Headers:
     if not isinstance(headers, Mapping):
         return _NO_HEADERS
     pairs = tuple(headers.items())
-    # Cached for text names and values only: ("1", "a") and (1, "a") would be one key, and not one HAR text.
+    # Cached for text names and values only: 1, 1.0 and True would be one key, and not one HAR text.
     if all(type(name) is str and type(value) is str for name, value in pairs):
         return _text_headers(pairs)
     return _read_headers(tuple((str(name), str(value)) for name, value in pairs))

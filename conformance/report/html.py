@@ -412,8 +412,8 @@ def _optional_texts(*values: Any) -> bool:
 
 
 def _text_pairs(pairs: tuple[tuple[Any, Any], ...]) -> bool:
-    """Text names and values only: what a cache may key on (1 and 1.0, or "1" and 1, would be one key, and
-    different words in the page)."""
+    """Text names and values only: what a cache may key on (1, 1.0 and True would be one key, and different
+    words in the page)."""
     return all(type(name) is str and type(value) is str for name, value in pairs)
 
 
