@@ -8,12 +8,13 @@ outbound, a transport error), so those ride in custom ``_`` fields, which the fo
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import parse_qsl
 
 if TYPE_CHECKING:
@@ -24,7 +25,16 @@ UNKNOWN_START = "1970-01-01T00:00:00.000Z"  # HAR requires a start time; an exch
 
 
 def har_log(report: RunReport) -> dict[str, Any]:
-    """The HAR document (``{"log": ...}``) of ``report``'s evidence."""
+    """The HAR document (``{"log": ...}``) of ``report``'s evidence. Its entries share the objects of the headers,
+    cookies and query parameters they have alike (read once each): a document to write, not to edit."""
+    try:
+        return _har_log(report)
+    finally:  # nothing of a report outlives its document
+        _text_headers.cache_clear()
+        _query_string.cache_clear()
+
+
+def _har_log(report: RunReport) -> dict[str, Any]:
     entries: list[dict[str, Any]] = []
     # An exchange that is evidence for several rules (one check deciding many) is one entry: found among those of
     # the same start and URL, compared whole.
@@ -68,8 +78,9 @@ def write_har(
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     # A lone surrogate a hostile target smuggled into a body must not keep the file from being written. Compact:
-    # with ``indent`` json falls back to its pure-Python encoder, several times slower on a run's evidence.
-    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+    # with ``indent`` json falls back to its pure-Python encoder, several times slower on a run's evidence. No check
+    # for cycles (a document made of a JSON report has none): it costs a tenth of the encoding.
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), check_circular=False)
     tmp.write_bytes((text + "\n").encode("utf-8", "replace"))
     tmp.replace(path)  # a viewer never opens half a file
 
@@ -114,14 +125,14 @@ def _request(exchange: ExchangeJSON) -> dict[str, Any]:
         "method": str(exchange.get("method") or "GET"),
         "url": url,
         "httpVersion": HTTP_VERSION,
-        "headers": headers,
-        "queryString": [{"name": n, "value": v} for n, v in parse_qsl(_query(url), keep_blank_values=True)],
-        "cookies": _request_cookies(headers),
+        "headers": list(headers.entries),
+        "queryString": list(_query_string(_query(url))),
+        "cookies": list(headers.cookies),
         "headersSize": -1,
         "bodySize": _size(body),
     }
     if isinstance(body, str):
-        request["postData"] = {"mimeType": _header(headers, "content-type") or "", "text": body}
+        request["postData"] = {"mimeType": headers.first.get("content-type") or "", "text": body}
     return request
 
 
@@ -131,7 +142,7 @@ def _response(exchange: ExchangeJSON) -> dict[str, Any]:
     status = exchange.get("status")
     content: dict[str, Any] = {
         "size": _size(body),
-        "mimeType": _header(headers, "content-type") or "",
+        "mimeType": headers.first.get("content-type") or "",
     }
     if isinstance(body, str):
         content["text"] = body
@@ -140,10 +151,10 @@ def _response(exchange: ExchangeJSON) -> dict[str, Any]:
         "status": status if isinstance(status, int) else 0,
         "statusText": _reason(status),
         "httpVersion": HTTP_VERSION if isinstance(status, int) else "",
-        "headers": headers,
-        "cookies": _response_cookies(headers),
+        "headers": list(headers.entries),
+        "cookies": list(headers.set_cookies),
         "content": content,
-        "redirectURL": _header(headers, "location") or "",
+        "redirectURL": headers.first.get("location") or "",
         "headersSize": -1,
         "bodySize": -1,  # the recorded body is an excerpt: its size on the wire is not known
     }
@@ -157,34 +168,76 @@ def _query(url: str) -> str:
     return url.partition("#")[0].partition("?")[2]
 
 
+@functools.lru_cache(maxsize=2048)
+def _query_string(query: str) -> tuple[dict[str, str], ...]:
+    """A query string's parameters, decoded. A run asks the same URLs again and again: each query is read once,
+    its parameters shared by the entries (as their headers are)."""
+    return tuple({"name": n, "value": v} for n, v in parse_qsl(query, keep_blank_values=True))
+
+
 def _size(body: Any) -> int:
     return len(body.encode("utf-8", "replace")) if isinstance(body, str) else 0
 
 
-def _headers(headers: Any) -> list[dict[str, str]]:
+class _Headers(NamedTuple):
+    """One side's headers as a HAR entry has them, with what the entry reads of them. The entries of a document
+    share these objects (a run sends and receives the same headers again and again): it is written, never edited."""
+
+    entries: tuple[dict[str, str], ...]  # {"name": ..., "value": ...} in the recorded order
+    first: dict[str, str]  # the first value of each name, by its lower-case name
+    cookies: tuple[dict[str, str], ...]  # of the Cookie headers
+    set_cookies: tuple[dict[str, str], ...]  # of the Set-Cookie headers: the recorder joins repeated headers; one
+    # that does not parse is left out (it is still in the headers)
+
+
+def _headers(headers: Any) -> _Headers:
     if not isinstance(headers, Mapping):
-        return []
-    return [{"name": str(name), "value": str(value)} for name, value in headers.items()]
+        return _NO_HEADERS
+    pairs = tuple(headers.items())
+    # Cached for text names and values only: 1, 1.0 and True would be one key, and not one HAR text.
+    if all(type(name) is str and type(value) is str for name, value in pairs):
+        return _text_headers(pairs)
+    return _read_headers(tuple((str(name), str(value)) for name, value in pairs))
 
 
-def _header(headers: list[dict[str, str]], name: str) -> str | None:
-    return next((h["value"] for h in headers if h["name"].lower() == name), None)
+@functools.lru_cache(maxsize=2048)
+def _text_headers(pairs: tuple[tuple[str, str], ...]) -> _Headers:
+    return _read_headers(pairs)
+
+
+def _read_headers(pairs: tuple[tuple[str, str], ...]) -> _Headers:
+    first: dict[str, str] = {}
+    cookies: list[dict[str, str]] = []
+    set_cookies: list[dict[str, str]] = []
+    for name, value in pairs:
+        lowered = name.lower()
+        first.setdefault(lowered, value)
+        if lowered == "cookie":
+            cookies += _cookies(value)
+        elif lowered == "set-cookie":
+            set_cookies += _cookies(value)
+    entries = tuple({"name": name, "value": value} for name, value in pairs)
+    return _Headers(entries, first, tuple(cookies), tuple(set_cookies))
+
+
+_NO_HEADERS = _Headers((), {}, (), ())
 
 
 def _reason(status: Any) -> str:
+    # Cached for int codes only: 200 and 200.0 would be one key (both are OK to HTTPStatus, True is not).
+    return _int_reason(status) if type(status) is int else _any_reason(status)
+
+
+@functools.lru_cache(maxsize=1024)
+def _int_reason(status: int) -> str:
+    return _any_reason(status)
+
+
+def _any_reason(status: Any) -> str:
     try:
         return HTTPStatus(status).phrase
     except (ValueError, TypeError):
         return ""
-
-
-def _request_cookies(headers: list[dict[str, str]]) -> list[dict[str, str]]:
-    return [cookie for h in headers if h["name"].lower() == "cookie" for cookie in _cookies(h["value"])]
-
-
-def _response_cookies(headers: list[dict[str, str]]) -> list[dict[str, str]]:
-    # The recorder joins repeated headers; a Set-Cookie that does not parse is left out (it is still in headers).
-    return [cookie for h in headers if h["name"].lower() == "set-cookie" for cookie in _cookies(h["value"])]
 
 
 def _cookies(value: str) -> list[dict[str, str]]:

@@ -112,6 +112,9 @@ def clean(value: Any) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
+    # Every unsafe character is unprintable, and tabs and line feeds are safe: most texts are done here, at C speed.
+    if text.replace("\n", " ").replace("\t", " ").isprintable():
+        return text
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
     return _UNSAFE_CHARS.sub(_visible, text) if _UNSAFE_CHARS.search(text) else text
@@ -210,12 +213,45 @@ class Exchange:
     case: str = ""  # the case of the rule's table it was made for
     omitted: str = ""  # why the report keeps its metadata only, with what stays of its bodies
     omitted_line: str = ""  # the same, short, for its line
+    line: Markup = field(default_factory=Markup)  # its summary line (``exchange_line``)
+    item: Markup = field(default_factory=Markup)  # a compact one's list item (``_compact_item``)
 
     @property
     def status_class(self) -> str:
-        if self.error or self.status is None:
-            return "hx"
-        return f"h{self.status // 100}" if 100 <= self.status < 600 else "hx"
+        return _status_class(self.status, self.error)
+
+
+def _status_class(status: int | None, error: str) -> str:
+    if error or status is None:
+        return "hx"
+    return f"h{status // 100}" if 100 <= status < 600 else "hx"
+
+
+def exchange_line(fields: Mapping[str, Any]) -> Markup:
+    """An exchange's summary line (who sent it when not the harness, method, URL, status, time, case): the
+    markup of the page's line of each exchange, made once per exchange record rather than by the template at each
+    of its lines. Every value is escaped as the template's autoescape escapes it."""
+    status, error = fields["status"], fields["error"]
+    parts = []
+    if fields["origin"]:
+        parts.append(f'<span class="via{" in" if fields["inbound"] else ""}">{escaped(fields["origin"])}</span> ')
+    outcome = "error" if error else str(status) if status is not None else "no response"
+    parts.append(
+        f'<span class="m">{escaped(fields["method"])}</span> <span class="u">{escaped(fields["url"])}</span>'
+        f' <span class="code {_status_class(status, error)}">→ {outcome}</span>'
+    )
+    if fields["elapsed"]:
+        parts.append(f' <span class="t">{escaped(fields["elapsed"])}</span>')
+    if fields["case"]:
+        parts.append(f' <span class="case-tag" title="the case it was made for">{escaped(fields["case"])}</span>')
+    return Markup("".join(parts))
+
+
+def escaped(text: str) -> str:
+    """``text`` escaped exactly as the template's autoescape escapes a value (``markupsafe.escape``), as plain text:
+    what markup made in Python (thousands of exchange lines) joins, without a Markup object for each value."""
+    text = text.replace("&", "&amp;").replace(">", "&gt;").replace("<", "&lt;")
+    return text.replace("'", "&#39;").replace('"', "&#34;")
 
 
 CASE_ORDER = ("failed", "not tried", "passed", "not applicable")
@@ -371,7 +407,30 @@ def throttle_summary(throttle: Throttle | None) -> str:
     return text
 
 
+def _optional_texts(*values: Any) -> bool:
+    return all(value is None or type(value) is str for value in values)
+
+
+def _text_pairs(pairs: tuple[tuple[Any, Any], ...]) -> bool:
+    """Text names and values only: what a cache may key on (1, 1.0 and True would be one key, and different
+    words in the page)."""
+    return all(type(name) is str and type(value) is str for name, value in pairs)
+
+
 def _header_lines(headers: Any) -> str:
+    if isinstance(headers, dict) and _text_pairs(pairs := tuple(headers.items())):
+        return _text_header_lines(pairs)
+    return _any_header_lines(headers)
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_header_lines(pairs: tuple[tuple[str, str], ...]) -> str:
+    """Headers of text names and values as the page shows them. A run sends the same request headers again and
+    again (and a fleet's targets answer alike): each set is laid out once."""
+    return _any_header_lines(dict(pairs))
+
+
+def _any_header_lines(headers: Any) -> str:
     if isinstance(headers, dict):
         pairs = list(headers.items())
     elif isinstance(headers, list):
@@ -431,8 +490,26 @@ _CURL_SKIP_HEADERS = frozenset({"host", "content-length", "connection", "accept-
 
 def curl_command(exchange: dict[str, Any]) -> str:
     """A copy-pasteable curl reproducer of a recorded (redacted) request; secrets become ${PLACEHOLDERS}."""
-    method = clean(exchange.get("method") or "GET").upper()
-    body = exchange.get("request_body")
+    method, url, body = exchange.get("method"), exchange.get("url"), exchange.get("request_body")
+    headers = exchange.get("request_headers")
+    pairs = tuple(headers.items()) if isinstance(headers, dict) else ()
+    if _optional_texts(method, url, body) and _text_pairs(pairs):
+        return _text_curl_command(method, url, pairs, body)
+    return _curl_command(method, url, pairs, body)
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_curl_command(
+    method: str | None, url: str | None, headers: tuple[tuple[str, str], ...], body: str | None
+) -> str:
+    """The reproducer of a request made of text only. A run repeats most of its requests (the same metadata
+    fetched again, one request that is evidence for several rules, a fleet's targets asked alike): each is
+    written once."""
+    return _curl_command(method, url, headers, body)
+
+
+def _curl_command(method: Any, url: Any, pairs: tuple[tuple[Any, Any], ...], body: Any) -> str:
+    method = clean(method or "GET").upper()
     if body is not None and not isinstance(body, str):
         body = json.dumps(body, ensure_ascii=False)
     names: list[str] = []
@@ -442,9 +519,7 @@ def curl_command(exchange: dict[str, Any]) -> str:
         args[0] += " -I"
     elif not (method == "GET" and not body) and not (method == "POST" and body):
         args[0] += f" -X {shlex.quote(method)}"
-    args[0] += " " + _shell_word(clean(exchange.get("url") or ""), None, names)
-    headers = exchange.get("request_headers")
-    pairs = list(headers.items()) if isinstance(headers, dict) else []
+    args[0] += " " + _shell_word(clean(url or ""), None, names)
     for name, value in pairs:
         if str(name).lower() in _CURL_SKIP_HEADERS:
             continue
@@ -481,7 +556,12 @@ class _Budget:
 def _page_bytes(*texts: str) -> int:
     """What texts weigh in the file: UTF-8, after escaping (texts already through clean(), as ``pre_text`` has
     them: & becomes 5 characters, < and > 4)."""
-    return sum(len(t.encode("utf-8", "replace")) + 4 * t.count("&") + 3 * (t.count("<") + t.count(">")) for t in texts)
+    return sum(map(_text_bytes, texts))
+
+
+@functools.lru_cache(maxsize=4096)  # the same header lines, reproducers and bodies come back all run long
+def _text_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "replace")) + 4 * text.count("&") + 3 * (text.count("<") + text.count(">"))
 
 
 def _origin(raw: dict[str, Any]) -> str:
@@ -559,6 +639,7 @@ def _lay_out(raw: dict[str, Any], failing: bool) -> tuple[dict[str, Any], int]:
         "omitted_line": omitted_line,
         "omitted": omitted,
     }
+    fields["line"] = exchange_line(fields)
     bodies = [b.text for b in (request_body, response_body) if b]
     texts = (fields["request_headers"], fields["response_headers"], fields["curl"], omitted, *bodies)
     return fields, _page_bytes(*texts) + 400  # + markup
@@ -587,7 +668,9 @@ def exchange_data(views: Sequence[ResultView]) -> str:
     number, as JSON safe inside a ``<script type="application/json">``: no ``</``, ``<!--`` nor ``<script`` in it
     (each such ``<`` is written ``\\u003c``; other characters as they are, so that a body stays its size)."""
     data = {view.anchor: view.data for view in views if view.data}
-    return _SCRIPT_UNSAFE.sub(r"\\u003c", json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+    # No check for cycles (there can be none in data made of a JSON report): it costs a tenth of the encoding.
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), check_circular=False)
+    return _SCRIPT_UNSAFE.sub(r"\\u003c", text)
 
 
 def _result(raw: RuleResult, targets: Mapping[str, str], rule_anchor: str) -> ResultView:
@@ -636,14 +719,26 @@ def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget:
     head, tail = EXCHANGES_HEAD_TAIL[failing]
     count = len(evidence)
     of_failed_cases = {n for c in view.cases if c.outcome == "failed" for n in c.exchanges}
+    result_anchor = escaped(view.anchor)
     for number, raw in enumerate(evidence, 1):
         inline = number <= head or number > count - tail or number in of_failed_cases
         exchange = _exchange(raw, number, failing, budget, inline, laid_out)
         view.exchanges.append(exchange)
         if exchange.compact:
             view.data[str(number)] = _data(exchange)
+            exchange.item = _compact_item(result_anchor, exchange)
     if failing and view.exchanges and not view.exchanges[-1].compact:
         view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
+
+
+def _compact_item(result_anchor: str, exchange: Exchange) -> Markup:
+    """The list item of an exchange whose details are in the file's data (most of a long run's), made here rather
+    than by the template at each of thousands; every value escaped as the template's autoescape escapes it."""
+    number = exchange.number
+    omitted = f' <span class="omit">{escaped(exchange.omitted_line)}</span>' if exchange.omitted_line else ""
+    return Markup(
+        f'<li value="{number}" class="cx" id="{result_anchor}-x{number}" tabindex="0">{exchange.line}{omitted}</li>'
+    )
 
 
 CHANGE_ORDER = ("regression", "fix", "changed", "new")
@@ -912,7 +1007,17 @@ def render_html(report: RunReport, compare: RunReport | None = None) -> str:
     """The report as one self-contained HTML document (with ``compare``: changes since that run marked)."""
     css, script, csp = _assets()
     template = _environment().get_template("report.html.j2")
-    return template.render(view=build_view(report, compare), css=Markup(css), script=Markup(script), csp=csp)
+    try:
+        view = build_view(report, compare)
+    finally:
+        _forget_laid_out()
+    return template.render(view=view, css=Markup(css), script=Markup(script), csp=csp)
+
+
+def _forget_laid_out() -> None:
+    """Empty the caches of what a page laid out once per distinct content: nothing of a report outlives its page."""
+    for cached in (_text_header_lines, _text_curl_command, _text_bytes):
+        cached.cache_clear()
 
 
 @functools.cache

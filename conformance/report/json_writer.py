@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,8 +43,9 @@ def _report_validator() -> Any:
 
 
 # ``json.dumps`` with ``indent`` runs the pure-Python encoder, several times slower on a run's evidence than the C
-# encoder, which lays everything on one line: the layout below is made of one-line pieces the C encoder writes.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+# encoder, which lays everything on one line: the layout below is made of one-line pieces the C encoder writes. No
+# check for cycles: a report is made of JSON values (none can hold itself), and the check costs a tenth of the work.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), check_circular=False).encode
 
 
 def pieces(document: dict[str, Any]) -> Iterator[str]:
@@ -56,9 +58,10 @@ def pieces(document: dict[str, Any]) -> Iterator[str]:
     for number, (key, value) in enumerate(document.items()):
         yield f"{',' if number else '{'}\n  {_ENCODE(key)}: "
         if key == "results" and isinstance(value, list) and value:
+            shared = _shared_exchanges(value)
             for index, result in enumerate(value):
                 yield ",\n    " if index else "[\n    "
-                yield from _result(result)
+                yield from _result(result, shared)
             yield "\n  ]"
         else:
             yield _ENCODE(value)
@@ -70,7 +73,32 @@ def dumps(document: dict[str, Any]) -> str:
     return "".join(pieces(document))
 
 
-def _result(result: Any) -> Iterator[str]:
+def _shared_exchanges(results: list[Any]) -> dict[int, list[Any]]:
+    """The exchanges that are evidence for several results (one object in the document, one check deciding many
+    rules), by identity: [uses left, text]. Each one's text is made once and kept until its last use only."""
+    uses = Counter(
+        id(exchange)
+        for result in results
+        if isinstance(result, dict) and isinstance(result.get("evidence"), list)
+        for exchange in result["evidence"]
+    )
+    return {ident: [count, None] for ident, count in uses.items() if count > 1}
+
+
+def _exchange(exchange: Any, shared: dict[int, list[Any]]) -> str:
+    known = shared.get(id(exchange))  # the document holds every object it has: no id is reused meanwhile
+    if known is None:
+        return _ENCODE(exchange)
+    if known[1] is None:
+        known[1] = _ENCODE(exchange)
+    known[0] -= 1
+    if not known[0]:
+        del shared[id(exchange)]
+    text: str = known[1]
+    return text
+
+
+def _result(result: Any, shared: dict[int, list[Any]]) -> Iterator[str]:
     evidence = result.get("evidence") if isinstance(result, dict) else None
     if not evidence or not isinstance(evidence, list):
         yield _ENCODE(result)
@@ -79,7 +107,7 @@ def _result(result: Any) -> Iterator[str]:
     yield f'{head[:-1]}{", " if len(head) > 2 else ""}"evidence": ['
     for index, exchange in enumerate(evidence):
         yield ",\n      " if index else "\n      "
-        yield _ENCODE(exchange)
+        yield _exchange(exchange, shared)
     yield "\n    ]}"
 
 

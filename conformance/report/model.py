@@ -8,6 +8,7 @@ report's JSON exchange dicts (:data:`ExchangeJSON`). No pytest here: ``conforman
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -227,6 +228,13 @@ def within_budget(
     """``results`` with their exchanges' bodies spent from ``budget`` (bytes), the most severe results first and
     each result's exchanges in order: past it, an exchange keeps its metadata only (``omitted``, with ``reason``).
     Every exchange stays; an exchange without bodies costs nothing."""
+    try:
+        return _within_budget(results, budget, reason)
+    finally:
+        _json_bytes.cache_clear()  # nothing of a report outlives its weighing
+
+
+def _within_budget(results: Sequence[RuleResult], budget: int, reason: str | None) -> list[RuleResult]:
     from conformance.host.exchange import BUDGET_SPENT, body_size, without_details
 
     left = budget
@@ -250,10 +258,18 @@ def within_budget(
 
 
 def _body_bytes(exchange: Mapping[str, Any]) -> int:
+    """The bytes of the exchange's bodies as report.json holds them: ``[request, response]`` in JSON."""
     bodies = [exchange.get("request_body"), exchange.get("response_body")]
     if bodies == [None, None]:
         return 0
+    if all(body is None or type(body) is str for body in bodies):  # "[", ", " and "]" around each one's JSON
+        return 4 + _json_bytes(bodies[0]) + _json_bytes(bodies[1])
     return len(json.dumps(bodies, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+
+
+@functools.lru_cache(maxsize=4096)  # a run's evidence repeats most of its bodies (the same document, the same error)
+def _json_bytes(body: str | None) -> int:
+    return len(json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 def summarize(results: Sequence[RuleResult]) -> dict[str, Any]:

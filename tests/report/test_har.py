@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.report.har import har_log, write_har
+from conformance.report.har import _query_string, _text_headers, har_log, write_har
 from conformance.report.model import RunReport
 from tests.report.har_schema import validate_har
 from tests.report.report_factory import HOSTILE_STRINGS, build_report
@@ -179,3 +180,29 @@ def test_the_run_scrubs_its_har_once_unless_it_learnt_a_secret_since(tmp_path: P
     write_reports(report, tmp_path, config)  # type: ignore[arg-type]
     assert (body in counting.scrubbed) is learnt_since
     assert (late in (tmp_path / "report.har").read_text(encoding="utf-8")) is not learnt_since
+
+
+def test_headers_read_the_same_whatever_the_type_of_their_values() -> None:
+    # Header sets of text are read once and shared by the entries; others (a report not read from report.json,
+    # whose schema wants text) each time.
+    texts = {"Content-Type": "text/plain", "X-Count": "1", "Set-Cookie": "sid=a1", "Location": "/next"}
+    other = {"Content-Type": "text/plain", "X-Count": 1, "Set-Cookie": "sid=a1", "Location": "/next"}
+    report = RunReport.from_json(build_report(results=1))
+    entries = [
+        har_log(_with_evidence(report, _exchange(response_headers=headers)))["log"]["entries"][0]["response"]
+        for headers in (texts, other, texts)
+    ]
+    assert entries[0] == entries[1] == entries[2]
+    assert entries[0]["headers"][1] == {"name": "X-Count", "value": "1"}
+    assert entries[0]["cookies"] == [{"name": "sid", "value": "a1"}]
+    assert entries[0]["content"]["mimeType"] == "text/plain" and entries[0]["redirectURL"] == "/next"
+
+
+def _with_evidence(report: RunReport, exchange: dict[str, Any]) -> RunReport:
+    return dataclasses.replace(report, results=[dataclasses.replace(report.results[0], evidence=(exchange,))])
+
+
+def test_nothing_of_a_report_outlives_its_har() -> None:
+    document = har_log(RunReport.from_json(build_report()))
+    assert document["log"]["entries"]
+    assert _text_headers.cache_info().currsize == _query_string.cache_info().currsize == 0

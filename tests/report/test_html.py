@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 import shlex
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,12 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markupsafe import escape
 
 from conformance.core.rules import catalog
 from conformance.core.targets import SUITE_NAMES
 from conformance.report import html as writer
+from conformance.report import model
 from conformance.report.html import auth_stage, curl_command, parse_source
 from conformance.report.model import InvalidReport, RunReport
 from tests.report.report_factory import HOSTILE_SCRIPT, HOSTILE_STRINGS, SECRET_IN_TEST, build_report
@@ -554,3 +557,69 @@ def test_an_exchange_that_is_evidence_for_several_rules_renders_as_separate_copi
     evidence = read.results[next(i for i, r in enumerate(results) if r is passing)].evidence
     assert evidence[0] is evidence[-1]  # still one object in the model the writer reads
     assert writer.render_html(read) == render_html(copied)
+
+
+def test_text_clean_leaves_as_it_is_is_printable_but_for_tabs_and_line_feeds() -> None:
+    # clean() returns such text without a scan: only right while every character it escapes is unprintable.
+    unsafe = writer._UNSAFE_CHARS.findall("".join(map(chr, range(sys.maxunicode + 1))))
+    assert unsafe and "\t" not in unsafe and "\n" not in unsafe
+    assert not any(character.isprintable() for character in unsafe)
+    assert writer.clean("a\tb\nc\r\nd\re\u202e") == "a\tb\nc\nd\\x0de\\u202e"
+
+
+# The markup the template wrote for an exchange's line and for the list item of one whose details are data, before
+# html.py made them: what they make must stay byte for byte what the template's autoescape made of the same values.
+_TEMPLATE_LINE = (
+    "{% if ex.origin %}<span class=\"via{{ ' in' if ex.inbound }}\">{{ ex.origin }}</span> {% endif %}"
+    '<span class="m">{{ ex.method }}</span> <span class="u">{{ ex.url }}</span> '
+    '<span class="code {{ ex.status_class }}">'
+    "→ {% if ex.error %}error{% elif ex.status is not none %}{{ ex.status }}{% else %}no response{% endif %}</span>"
+    '{% if ex.elapsed %} <span class="t">{{ ex.elapsed }}</span>{% endif %}'
+    '{% if ex.case %} <span class="case-tag" title="the case it was made for">{{ ex.case }}</span>{% endif %}'
+)
+_TEMPLATE_ITEM = (
+    '<li value="{{ ex.number }}" class="cx" id="{{ anchor }}-x{{ ex.number }}" tabindex="0">{{ line }}'
+    '{% if ex.omitted_line %} <span class="omit">{{ ex.omitted_line }}</span>{% endif %}</li>'
+)
+_line_texts = st.one_of(st.sampled_from(["", "GET", "https://t/a?b=1&c=<2>", *HOSTILE_STRINGS]), st.text(max_size=30))
+
+
+@settings(max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.fixed_dictionaries({k: _line_texts for k in ("origin", "method", "url", "elapsed", "case", "error")}),
+    status=st.one_of(st.none(), st.integers(0, 999)),
+    inbound=st.booleans(),
+    omitted_line=_line_texts,
+    anchor=_line_texts,
+)
+def test_exchange_lines_are_what_the_template_made_of_them(
+    texts: dict[str, str], status: int | None, inbound: bool, omitted_line: str, anchor: str
+) -> None:
+    fields = {**texts, "status": status, "inbound": inbound}
+    exchange = writer.Exchange(
+        number=7, started_at="", request_headers="", request_body=None, response_headers="", response_body=None,
+        curl="", omitted_line=omitted_line, **fields,
+    )  # fmt: skip
+    environment = writer._environment()
+    line = environment.from_string(_TEMPLATE_LINE).render(ex=exchange)
+    assert writer.exchange_line(fields) == line
+    exchange.line = writer.exchange_line(fields)
+    item = environment.from_string(_TEMPLATE_ITEM).render(ex=exchange, anchor=anchor, line=exchange.line)
+    assert writer._compact_item(writer.escaped(anchor), exchange) == item
+    assert writer.escaped(anchor) == str(escape(anchor))
+
+
+def test_reproducers_of_requests_alike_but_for_the_types_of_their_values_differ() -> None:
+    # Reproducers of text-only requests are made once each: 1, 1.0 and True are one key to a cache, not one text.
+    made = [
+        curl_command({"method": "PUT", "url": "https://t/n", "request_headers": {"x-n": value}})
+        for value in ("1", 1, 1.0, True, "1")
+    ]
+    headers = [line.rpartition("-H ")[2] for line in made]
+    assert headers == ["'x-n: 1'", "'x-n: 1'", "'x-n: 1.0'", "'x-n: True'", "'x-n: 1'"]
+
+
+def test_nothing_of_a_report_outlives_its_page(full_report: dict[str, Any]) -> None:
+    render_html(full_report)
+    caches = (writer._text_header_lines, writer._text_curl_command, writer._text_bytes, model._json_bytes)
+    assert [cached.cache_info().currsize for cached in caches] == [0, 0, 0, 0]

@@ -47,3 +47,18 @@ def test_a_written_report_reads_back_the_same_from_valid_utf8(tmp_path: Path) ->
     write_json(report, path)
     path.read_bytes().decode("utf-8")  # strict: every byte is UTF-8
     assert read_report(path).to_json() == report.to_json()
+
+
+def test_an_exchange_that_is_evidence_for_several_results_is_written_in_each() -> None:
+    # One object in the document (a check deciding several rules): its text is made once, written every time.
+    shared = {"method": "GET", "url": "https://t/shared", "response_body": "x" * 100}
+    document = {
+        "results": [
+            {"rule": "AUTH-PRM-01", "evidence": [shared, EXCHANGE]},
+            {"rule": "AUTH-PRM-02", "evidence": [shared]},
+            {"rule": "AUTH-PRM-03", "evidence": [EXCHANGE, shared]},
+        ]
+    }
+    text = dumps(document)
+    assert json.loads(text) == document
+    assert text.count(json.dumps(shared, ensure_ascii=False)) == 3

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from conformance.core.rules import RULES
-from conformance.report.model import REPORT_BODY_BYTES, CheckOutcome, RunReport, Status, within_budget
+from conformance.report.model import REPORT_BODY_BYTES, CheckOutcome, RunReport, Status, _body_bytes, within_budget
 
 
 def _exchange(n: int, body: str = "{}", **extra: Any) -> dict[str, Any]:
@@ -78,3 +81,15 @@ def test_a_hostile_run_keeps_every_exchange_and_its_bodies_within_the_budget() -
     assert 0 < len(whole) * body_bytes <= REPORT_BODY_BYTES < count * body_bytes
     text = json.dumps(report.to_json(), indent=2, ensure_ascii=False)
     assert len(text.encode()) < REPORT_BODY_BYTES + 3_000 * count  # headers cut per exchange, and metadata
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    request=st.one_of(st.none(), st.text(), st.dictionaries(st.text(max_size=5), st.integers())),
+    response=st.one_of(st.none(), st.text(), st.sampled_from(['é \ud800 " \\\\ \x00', "x" * 3000])),
+)
+def test_the_weight_of_bodies_is_their_json_in_report_json(request: Any, response: Any) -> None:
+    bodies = [request, response]
+    weight = _body_bytes({"request_body": request, "response_body": response})
+    text = json.dumps(bodies, ensure_ascii=False)
+    assert weight == (0 if bodies == [None, None] else len(text.encode("utf-8", "surrogatepass")))
