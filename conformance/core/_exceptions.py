@@ -50,7 +50,10 @@ class TargetError(ConformanceError):
 
 
 class TargetUnreachable(TargetError):
-    """Connection, TLS or timeout failure."""
+    """Connection, TLS or timeout failure. ``dropped``: the connection closed (or was reset) before the answer was
+    complete, which a host may meet on a connection the server closes as it is reused."""
+
+    dropped = False
 
 
 class ResponseTooLarge(TargetError):

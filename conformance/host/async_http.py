@@ -74,14 +74,20 @@ class AsyncHostHTTP:
     async def request(self, method: str, url: str, **options: Unpack[RequestOptions]) -> httpx.Response:
         """One logical request, as :meth:`HostHTTP.request` (the same steps: guarded redirects, retries within the
         total time, the run's pace)."""
-        steps, reply = request_steps(self.host, method, url, options, pacer=self.pacer), None
+        steps = request_steps(self.host, method, url, options, pacer=self.pacer)
         try:
-            while not isinstance(step := steps.send(reply), httpx.Response):
+            step = steps.send(None)
+            while not isinstance(step, httpx.Response):
                 if isinstance(step, Send):
-                    reply = await self._send(*step)
+                    try:
+                        reply = await self._send(*step)
+                    except TargetUnreachable as exc:  # the steps decide: sent once more, or raised
+                        step = steps.throw(exc)
+                        continue
                 else:
                     await asyncio.sleep(step.seconds if isinstance(step, Pause) else step)
                     reply = None
+                step = steps.send(reply)
         finally:
             steps.close()
         return step

@@ -97,6 +97,7 @@ def request_steps(
     body: dict[str, Any] = {name: options[name] for name in ("json", "data", "content") if name in options}
     started = time.monotonic()
     attempt = hops = throttled = 0
+    resent = False
     waited = 0.0  # counted apart from the clock so that an injected sleep still respects the bounds
     while True:
         client.guard.check(url, metadata_driven=options.get("metadata_driven", False) or hops > 0)
@@ -117,9 +118,13 @@ def request_steps(
             started += time.monotonic() - paused  # waiting for a window is not the request's time
             try:
                 response = yield Send(method, url, kwargs, started)
-            except BaseException:  # no answer (the send raised, the caller closed the steps)
+            except BaseException as exc:  # no answer (the send raised, the caller closed the steps)
                 pacer.abandon(key)
-                raise
+                if resent or not resends(method, exc):
+                    raise
+                resent = True
+                note(RESENT.format(method=method))
+                continue
             assert response is not None
             pacer.observe(key, response)
             shown = functools.partial(_shown, client, method, url)  # redacted only if a message needs it
@@ -132,7 +137,14 @@ def request_steps(
                 throttled += 1
                 continue
         else:
-            response = yield Send(method, url, kwargs, started)
+            try:
+                response = yield Send(method, url, kwargs, started)
+            except TargetUnreachable as exc:
+                if resent or not resends(method, exc):
+                    raise
+                resent = True
+                note(RESENT.format(method=method))
+                continue
             assert response is not None
         if options.get("follow_redirects", False) and response.is_redirect and hops < MAX_REDIRECTS:
             url, method, headers, drop_body = redirect_hop(response, method, headers)
@@ -151,6 +163,18 @@ def request_steps(
         yield wait
         waited += wait
         attempt += 1
+
+
+# A request the host sends once more when its connection dropped before the answer was complete: a safe one (it
+# changes nothing on the server), once, as HTTP/1.1 lets a client (RFC 9112 §9.3.1, RFC 9110 §9.2.2). A server
+# that drops it again is unreachable as before; both attempts are in the evidence.
+RESENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+RESENT = "the connection closed before the answer to {method} was complete: sent once more (RFC 9112 §9.3.1)"
+
+
+def resends(method: str, exc: BaseException) -> bool:
+    """Whether the host sends a request again after ``exc`` (see ``RESENT_METHODS``)."""
+    return method.upper() in RESENT_METHODS and isinstance(exc, TargetUnreachable) and exc.dropped
 
 
 def _within(timeout: float | httpx.Timeout, seconds: float) -> httpx.Timeout:
@@ -215,6 +239,7 @@ class Transfer:
             return exc
         message = self.client.redactor.scrub(f"{self.shown}: {describe_http_error(exc)}")
         failure = TargetUnreachable(message, exchange=self._record(None, error=message))
+        failure.dropped = isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError))
         self.body.clear()
         return failure
 
@@ -535,11 +560,16 @@ class HostHTTP:
         :class:`UrlRefused` (all TargetError), and :class:`Throttled` when a check of a rule other than RL-* cannot
         get past a throttled answer (see _pace).
         """
-        steps, reply = request_steps(self, method, url, options, pacer=self.pacer), None
+        steps = request_steps(self, method, url, options, pacer=self.pacer)
         try:
-            while not isinstance(step := steps.send(reply), httpx.Response):
+            step = steps.send(None)
+            while not isinstance(step, httpx.Response):
                 if isinstance(step, Send):
-                    reply = self._send(*step)
+                    try:
+                        reply = self._send(*step)
+                    except TargetUnreachable as exc:  # the steps decide: sent once more, or raised
+                        step = steps.throw(exc)
+                        continue
                 else:
                     if isinstance(step, Pause):
                         assert self.pacer is not None  # only the pacer pauses
@@ -547,6 +577,7 @@ class HostHTTP:
                     else:
                         self._sleep(step)
                     reply = None
+                step = steps.send(reply)
         finally:
             steps.close()
         return step

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from conformance import ResponseTooLarge, UrlRefused
+from conformance import ResponseTooLarge, TargetUnreachable, UrlRefused
 from conformance.core import _context
 from conformance.host._guard import UrlGuard
 from conformance.host._redact import Redactor
@@ -147,3 +147,21 @@ async def test_a_non_ascii_header_value_reaches_the_check() -> None:
     async with twin(lambda r: httpx.Response(200, headers=[(b"X-Name", "café".encode("latin-1"))])) as http:
         response = await http.get("https://t.example/x")
     assert response.headers.raw[0] == (b"X-Name", "café".encode("latin-1"))
+
+
+@pytest.mark.asyncio
+async def test_a_safe_request_whose_connection_dropped_is_sent_once_more_as_by_the_sync_client() -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.method)
+        if len(seen) == 1:
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+        return httpx.Response(200)
+
+    async with twin(handler) as http:
+        assert (await http.get("https://t.example/v1/x")).status_code == 200
+        with pytest.raises(TargetUnreachable):
+            seen.clear()
+            await http.post("https://t.example/v1/x", json={})
+    assert seen == ["POST"]

@@ -363,3 +363,50 @@ def test_a_long_text_body_is_scrubbed_as_far_as_its_excerpt_shows() -> None:
     shown = redactor.body(body, "text/plain", 2048)
     assert shown is not None and "s3cr3t" not in shown and shown[2040:2048] == "[REDACTE"
     assert shown.endswith(f"… [{len(body) - 2048} more characters]")
+
+
+def _drops_first(times: int, error: type[httpx.TransportError] = httpx.RemoteProtocolError) -> tuple[object, list[str]]:
+    """A transport whose connection drops the first ``times`` requests before their answers are complete."""
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.method)
+        if len(seen) <= times:
+            raise error("peer closed connection without sending complete message body")
+        return httpx.Response(200, json={"ok": True})
+
+    return handler, seen
+
+
+@pytest.mark.parametrize("error", [httpx.RemoteProtocolError, httpx.ReadError])
+def test_a_safe_request_whose_connection_dropped_is_sent_once_more(error: type[httpx.TransportError]) -> None:
+    handler, seen = _drops_first(1, error)
+    record = _context.begin()
+    try:
+        response = mock(handler).get("https://t.example/v1/campaigns")
+    finally:
+        _context.end()
+    assert response.status_code == 200 and seen == ["GET", "GET"]
+    assert [e["status"] for e in record.exchanges] == [None, 200]  # both attempts are evidence
+    assert any("sent once more" in note for note in record.notes)
+
+
+def test_a_dropped_connection_twice_is_the_targets() -> None:
+    handler, seen = _drops_first(2)
+    with pytest.raises(TargetUnreachable, match="peer closed connection"):
+        mock(handler).get("https://t.example/v1/campaigns")
+    assert seen == ["GET", "GET"]
+
+
+def test_a_request_that_changes_something_is_never_sent_again() -> None:
+    handler, seen = _drops_first(1)
+    with pytest.raises(TargetUnreachable):
+        mock(handler).post("https://t.example/v1/campaigns", json={"name": "abc"})
+    assert seen == ["POST"]
+
+
+def test_a_timeout_is_not_a_dropped_connection() -> None:
+    handler, seen = _drops_first(1, httpx.ReadTimeout)
+    with pytest.raises(TargetUnreachable):
+        mock(handler).get("https://t.example/v1/campaigns")
+    assert seen == ["GET"]
