@@ -59,6 +59,7 @@ def early(*, after: tuple[str, ...] = (), imports: tuple[str, ...] = ()) -> Call
             def fixture(*args: Any, **kwargs: Any) -> Any:  # a generator too: pytest tears it down
                 started = _take(fixture)
                 if started is None:
+                    wait_for_imports(imports)
                     yield from function(*args, **kwargs)
                     return
                 try:
@@ -71,7 +72,10 @@ def early(*, after: tuple[str, ...] = (), imports: tuple[str, ...] = ()) -> Call
             @functools.wraps(function)
             def fixture(*args: Any, **kwargs: Any) -> Any:
                 started = _take(fixture)
-                return started.outcome() if started is not None else function(*args, **kwargs)
+                if started is not None:
+                    return started.outcome()
+                wait_for_imports(imports)
+                return function(*args, **kwargs)
 
         setattr(fixture, EARLY_ATTRIBUTE, tuple(after))  # the work itself is fixture.__wrapped__
         setattr(fixture, IMPORTS_ATTRIBUTE, tuple(imports))
@@ -109,8 +113,20 @@ def import_ahead(modules: Iterable[str]) -> threading.Thread | None:
                 importlib.import_module(name)
 
     thread = threading.Thread(target=load, name="conformance-import-ahead", daemon=True)
+    with _lock:
+        _importing.update(dict.fromkeys(names, thread))
     thread.start()
     return thread
+
+
+def wait_for_imports(modules: Iterable[str]) -> None:
+    """Wait until what :func:`import_ahead` imports of ``modules`` is imported: two threads importing the same
+    package at once may each meet the other's half-built modules (the import system's deadlock escape hands one
+    of them a module still being built)."""
+    with _lock:
+        threads = {_importing[name] for name in modules if name in _importing}
+    for thread in threads:
+        thread.join()
 
 
 def asks(*names: str) -> Callable[[F], F]:
@@ -323,6 +339,7 @@ def logs_handed_to(receiver: LogReceiver) -> Iterator[None]:
 
 
 _started: dict[object, Started] = {}
+_importing: dict[str, threading.Thread] = {}  # module -> the thread import_ahead imports it on
 _lock = threading.Lock()
 
 
@@ -333,7 +350,9 @@ def start(function: object, arguments: Mapping[str, Any], *, rules: tuple[str, .
     body = getattr(function, "__wrapped__")  # noqa: B009 (set by functools.wraps in early())
 
     def work() -> Any:
-        return body(**{name: v.value() if isinstance(v, Started) else v for name, v in arguments.items()})
+        values = {name: v.value() if isinstance(v, Started) else v for name, v in arguments.items()}
+        wait_for_imports(imports_of(function))  # imported ahead: not a second time beside it
+        return body(**values)
 
     started = Started(work, rules, budget_s)
     with _lock:

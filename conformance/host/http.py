@@ -116,16 +116,18 @@ def request_steps(
             if pause > 0:
                 yield Pause(pause)
             started += time.monotonic() - paused  # waiting for a window is not the request's time
-            try:
-                response = yield Send(method, url, kwargs, started)
-            except BaseException as exc:  # no answer (the send raised, the caller closed the steps)
+        try:
+            response = yield Send(method, url, kwargs, started)
+        except BaseException as exc:  # no answer (the send raised, the caller closed the steps)
+            if pacer is not None:
                 pacer.abandon(key)
-                if resent or not resends(method, exc):
-                    raise
-                resent = True
-                note(RESENT.format(method=method))
-                continue
-            assert response is not None
+            if resent or not resends(method, exc):
+                raise
+            resent = True
+            note(RESENT.format(method=method))
+            continue
+        assert response is not None
+        if pacer is not None:
             pacer.observe(key, response)
             shown = functools.partial(_shown, client, method, url)  # redacted only if a message needs it
             throttle_wait = pacer.retry_delay(response, throttled, shown)
@@ -136,16 +138,6 @@ def request_steps(
                 started += throttle_wait
                 throttled += 1
                 continue
-        else:
-            try:
-                response = yield Send(method, url, kwargs, started)
-            except TargetUnreachable as exc:
-                if resent or not resends(method, exc):
-                    raise
-                resent = True
-                note(RESENT.format(method=method))
-                continue
-            assert response is not None
         if options.get("follow_redirects", False) and response.is_redirect and hops < MAX_REDIRECTS:
             url, method, headers, drop_body = redirect_hop(response, method, headers)
             params = None  # the Location is the whole next URL (the caller's parameters are in it, or not)

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 from conformance.core import _early
 
@@ -101,3 +105,29 @@ def test_the_log_of_work_no_fixture_took_is_handed_on_when_it_is_forgotten() -> 
     with _early.logs_handed_to(receiver):
         _early.settle()
     assert receiver.logs == {"taken": [], "forgotten": ["record-of-the-work"], "unkept": []}
+
+
+def test_early_work_that_names_its_imports_starts_once_they_are_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two threads importing one package at once may meet each other's half-built modules: the work waits for
+    the thread importing its modules ahead instead of importing them beside it."""
+    for name in ("slow_to_import", "slow_to_import_too"):
+        (tmp_path / f"{name}.py").write_text("import time\ntime.sleep(0.5)\nDONE = True\n")
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    @_early.early(imports=("slow_to_import",))
+    def uses_it() -> bool:
+        module = sys.modules.get("slow_to_import")
+        return bool(getattr(module, "DONE", False))  # read without importing: imported ahead, or not yet
+
+    @_early.early(imports=("slow_to_import_too",))
+    def set_up_the_usual_way() -> bool:
+        return bool(getattr(sys.modules.get("slow_to_import_too"), "DONE", False))
+
+    _early.import_ahead(["slow_to_import"])
+    started = _early.start(uses_it, {}, rules=(), budget_s=None)
+    assert started.value() is True
+    _early.import_ahead(["slow_to_import_too"])
+    assert set_up_the_usual_way() is True  # a fixture nobody started waits as well
