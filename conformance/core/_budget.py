@@ -11,6 +11,7 @@ was decided.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from conformance.core import _context
 from conformance.core._exceptions import TargetTooSlow
@@ -36,6 +37,13 @@ def run_left() -> float | None:
 def run_spent() -> bool:
     left = run_left()
     return left is not None and left <= 0
+
+
+def check_budget_s(settings: Any) -> float | None:
+    """A check's budget in seconds as ``settings`` set it (``conformance.config.Settings``, a run's or a named
+    target's; None: unbounded)."""
+    budget = settings.get("max_check_time", DEFAULT_MAX_CHECK_TIME)
+    return float(budget) if budget is not None else None
 
 
 def start_check(record: _context.CheckRecord, budget_s: float | None) -> None:
@@ -80,4 +88,14 @@ def spent(now: float | None = None) -> bool:
     return found is not None and found[0] <= 0
 
 
-__all__ = ["DEFAULT_MAX_CHECK_TIME", "check", "left", "run_left", "run_spent", "start_check", "start_run", "wait"]
+__all__ = [
+    "DEFAULT_MAX_CHECK_TIME",
+    "check",
+    "check_budget_s",
+    "left",
+    "run_left",
+    "run_spent",
+    "start_check",
+    "start_run",
+    "wait",
+]

@@ -60,8 +60,7 @@ class HeadStart:
         target = self.settings.target("tool_server")
         if target is None or http.unreachable(target.base_url) is not None:
             return  # the tool_server_target fixture says why
-        budget = self.settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
-        budget_s = float(budget) if budget is not None else None
+        budget_s = _budget.check_budget_s(self.settings)
         # Imported here, on this thread: the module registers the early fixtures' functions (light to import).
         import conformance.suites.fixtures  # noqa: F401
 

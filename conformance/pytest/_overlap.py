@@ -268,8 +268,7 @@ def one_parse_at_a_time() -> Iterator[None]:
 def begin_check(item: pytest.Item) -> _context.CheckRecord:
     """Open the record of a check about to start (the main thread records into it) and start its time budget."""
     record = _context.begin(rules_of(item))
-    budget = item.config.stash[SESSION_KEY].settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
-    _budget.start_check(record, float(budget) if budget is not None else None)
+    _budget.start_check(record, _budget.check_budget_s(item.config.stash[SESSION_KEY].settings))
     item.stash[STARTED] = time.monotonic()
     return record
 
@@ -450,13 +449,11 @@ class EarlyStarts:
                 if arguments is None:
                     continue
                 del self.waiting[definition]
-                settings = item.config.stash[SESSION_KEY].settings
-                budget = settings.get("max_check_time", _budget.DEFAULT_MAX_CHECK_TIME)
                 self.started[definition] = _early.start(
                     definition.func,
                     arguments,
                     rules=tuple(rules_of(item)),
-                    budget_s=float(budget) if budget is not None else None,
+                    budget_s=_budget.check_budget_s(item.config.stash[SESSION_KEY].settings),
                 )
                 progress = True
 
