@@ -5,7 +5,8 @@ it starts pytest only then).
 
     .venv/bin/python benchmarks/demo_processes.py [-- extra demo arguments]
 
-Kinds: ``demo`` (the CLI, which starts and stops the stack), ``pytest-controller``, ``pytest-worker gwN``,
+Kinds: ``demo`` (the CLI, which starts and stops the stack), ``pytest SUITES`` (the run of one kind of target),
+``pytest-controller`` and ``pytest-worker gwN`` (xdist's, when the demo's extra arguments ask for workers),
 ``svc:MODULE`` (a Python reference service), ``node:SCRIPT`` (the IdP), others by command line. A process's CPU is
 its last sample, so a few ms of each short process are missed; the last line gives the whole tree's CPU from rusage.
 """
@@ -49,8 +50,8 @@ def kind(pid: int) -> str | None:
         module = argv[argv.index("-m") + 1] if argv.index("-m") + 1 < len(argv) else ""
         if module == "conformance":
             return "demo"
-        if module == "pytest":
-            return "pytest-controller"
+        if module == "pytest":  # a run of one kind of target (named by its suites), or an xdist controller
+            return "pytest " + argv[argv.index("--suite") + 1] if "--suite" in argv[:-1] else "pytest-controller"
         return "svc:" + module.removeprefix("conformance.reference.")
     if "-c" in argv and "multiprocessing" in " ".join(argv):
         return "multiprocessing child of " + parent_kind(pid)

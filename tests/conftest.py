@@ -36,8 +36,8 @@ pytest_plugins = ["pytester"]
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
     """One `conformance demo` of every suite against the embedded reference stack, shared by the tests that need a
-    real full run (exit code, report directory, console output). As the README runs it (``-n auto``), with ``-v`` so
-    that the output says which xdist worker ran each check (tests/test_demo.py reads it)."""
+    real full run (exit code, report directory, console output). As the README runs it, with ``-v`` so that each
+    run's output names every check it ran (tests/test_demo.py reads it)."""
     report_dir = tmp_path_factory.mktemp("demo")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     completed = subprocess.run(

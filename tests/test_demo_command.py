@@ -1,7 +1,6 @@
-"""`conformance demo` certifies its targets side by side (`-n auto`: one xdist worker per target kind, no
-more than 2 per core, none when only one target could work), unless its extra pytest arguments choose the workers
-or turn xdist off. The verdicts of such a run are proven the same by tests/test_demo.py (every rule passed or a
-need the stack cannot meet, each target's checks on one worker)."""
+"""`conformance demo` certifies each kind of target the chosen suites name in a pytest run of its own, all started
+with the stack, their output shown whole as each ends and their reports joined (conformance/cli/_demo.py). The
+verdicts of such a run are proven by tests/test_demo.py (every rule passed or a need the stack cannot meet)."""
 
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conformance.cli import _demo
 from conformance.cli import _main as cli
 
 
@@ -37,33 +37,57 @@ def commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         return real_popen(["true"], **kwargs)
 
     monkeypatch.setattr(cli, "_stack", stack)
-    monkeypatch.setattr(cli.subprocess, "Popen", popen)
+    monkeypatch.setattr(_demo.subprocess, "Popen", popen)
     return seen
 
 
-def test_the_demo_certifies_its_targets_side_by_side(commands: list[list[str]], tmp_path: Path) -> None:
+def _suites(command: list[str]) -> str:
+    return command[command.index("--suite") + 1]
+
+
+def test_the_demo_certifies_each_kind_of_target_in_a_run_of_its_own(commands: list[list[str]], tmp_path: Path) -> None:
     assert cli.main(["demo", "--report-dir", str(tmp_path)]) == 0
-    (command,) = commands
-    assert command[command.index("-n") + 1] == "auto"
+    assert [_suites(c) for c in commands] == ["auth,profile", "platform,campaigns", "compression"]
+    directories = [c[c.index("--report-dir") + 1] for c in commands]
+    assert directories == [str(tmp_path / kind) for kind in ("tool_server", "platform", "compression")]
+    for command in commands:
+        # One target a run: no xdist worker; the formats the join reads, whatever the extra arguments say.
+        assert command[command.index("no:xdist") - 1] == "-p"
+        assert command[-2:] == ["--report-formats", "json,har"]
+
+
+def test_the_suites_chosen_choose_the_runs(commands: list[list[str]], tmp_path: Path) -> None:
+    assert cli.main(["demo", "--suite", "compression,auth", "--report-dir", str(tmp_path)]) == 0
+    assert [_suites(c) for c in commands] == ["auth", "compression"]
+
+
+def test_an_unknown_suite_is_a_clear_error_before_anything_starts(
+    commands: list[list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["demo", "--suite", "auth,bogus", "--report-dir", str(tmp_path)]) == 2
+    assert "unknown suite(s) bogus; known: auth, profile" in capsys.readouterr().err
+    assert commands == []
 
 
 @pytest.mark.parametrize(
-    "extra", [["-n", "0"], ["-n3"], ["--numprocesses=2"], ["-p", "no:xdist"], ["--dist", "loadscope"]], ids=str
+    "extra", [["-n", "2"], ["--numprocesses=2"], ["-p", "xdist"], ["--dist", "loadscope"]], ids=str
 )
-def test_workers_chosen_by_the_caller_are_kept(commands: list[list[str]], tmp_path: Path, extra: list[str]) -> None:
-    assert cli.main(["demo", "--report-dir", str(tmp_path), "--", *extra]) == 0
+def test_workers_asked_for_by_the_caller_are_left_to_xdist(
+    commands: list[list[str]], tmp_path: Path, extra: list[str]
+) -> None:
+    assert cli.main(["demo", "--suite", "compression", "--report-dir", str(tmp_path), "--", *extra]) == 0
     (command,) = commands
-    assert "auto" not in command and command[-len(extra) :] == extra
+    assert "no:xdist" not in command and command[-len(extra) - 2 : -2] == extra
 
 
 def test_the_demo_leaves_anyios_pytest_plugin_out_unless_asked_for(commands: list[list[str]], tmp_path: Path) -> None:
     """No check of ours is an anyio test: the demo's processes do not load its plugin (start-up CPU), but
     extra arguments that name it keep it (tests/test_demo.py proves the demo's verdicts unchanged)."""
-    assert cli.main(["demo", "--report-dir", str(tmp_path)]) == 0
-    assert cli.main(["demo", "--report-dir", str(tmp_path), "--", "-p", "anyio"]) == 0
+    assert cli.main(["demo", "--suite", "auth", "--report-dir", str(tmp_path)]) == 0
+    assert cli.main(["demo", "--suite", "auth", "--report-dir", str(tmp_path), "--", "-p", "anyio"]) == 0
     plain, asked = commands
     assert plain[plain.index("no:anyio") - 1] == "-p"
-    assert "no:anyio" not in asked and asked[-2:] == ["-p", "anyio"]
+    assert "no:anyio" not in asked and asked[-4:-2] == ["-p", "anyio"]
 
 
 def test_the_demo_serves_the_stack_at_the_latency_asked_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -77,7 +101,7 @@ def test_the_demo_serves_the_stack_at_the_latency_asked_for(monkeypatch: pytest.
 
     real_popen = subprocess.Popen
     monkeypatch.setattr(cli, "_stack", stack)
-    monkeypatch.setattr(cli.subprocess, "Popen", lambda command, **kwargs: real_popen(["true"], **kwargs))
+    monkeypatch.setattr(_demo.subprocess, "Popen", lambda command, **kwargs: real_popen(["true"], **kwargs))
     assert cli.main(["demo", "--latency", "50ms", "--report-dir", str(tmp_path)]) == 0
     assert cli.main(["demo", "--report-dir", str(tmp_path)]) == 0
     assert asked == [pytest.approx(0.05), 0.0]
@@ -149,8 +173,8 @@ def test_a_stack_that_never_comes_up_is_a_clear_error_and_stops_the_run_started_
         yield  # never reached: the generator must be one
 
     monkeypatch.setattr(cli, "_stack", stack)
-    monkeypatch.setattr(cli, "_demo_command", lambda *_: [sys.executable, "-c", STAND_IN_RUN, str(ids_file)])
-    assert cli.main(["demo", "--report-dir", str(report_dir)]) == 2
+    monkeypatch.setattr(_demo, "command", lambda *_: [sys.executable, "-c", STAND_IN_RUN, str(ids_file)])
+    assert cli.main(["demo", "--suite", "platform", "--report-dir", str(report_dir)]) == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines() == [
         f"conformance: service toolserver not healthy at https://127.0.0.1:2/healthz after 60 s; its log: "
@@ -182,9 +206,47 @@ def test_a_stack_started_again_on_fresh_ports_starts_the_run_again_on_them(
         yield SimpleNamespace(settings={}, startup_s=0.0)
 
     monkeypatch.setattr(cli, "_stack", stack)
-    monkeypatch.setattr(cli, "_demo_command", lambda *_: [sys.executable, "-c", STAND_IN_RUN, str(ids_file)])
-    assert cli.main(["demo", "--report-dir", str(tmp_path / "reports")]) == -signal.SIGTERM
+    monkeypatch.setattr(_demo, "command", lambda *_: [sys.executable, "-c", STAND_IN_RUN, str(ids_file)])
+    assert cli.main(["demo", "--suite", "platform", "--report-dir", str(tmp_path / "reports")]) == -signal.SIGTERM
     first, second = _stand_in_runs(ids_file, 2)
     assert [first[3], second[3]] == ["https://127.0.0.1:1", "https://127.0.0.1:2"]
     assert first[2] == second[2]  # the same gate: the second run waits for the same stack
     assert _gone([int(second[1])])  # the worker its controller left behind, stopped with the run's group
+
+
+# A stand-in for a run that prints three lines, a little apart, named by its suites.
+TALKING_RUN = """
+import sys, time
+for n in range(3):
+    print(sys.argv[1], n, flush=True)
+    time.sleep(0.05)
+"""
+
+
+def test_each_runs_output_is_shown_whole_as_it_ends(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The runs print at the same time; the demo shows each one's lines together, under a line naming its
+    target and exit code, never one run's lines among another's."""
+    import sys
+
+    @contextlib.contextmanager
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
+        callbacks["launched"]({})
+        yield SimpleNamespace(settings={}, startup_s=0.0)
+
+    monkeypatch.setattr(cli, "_stack", stack)
+    monkeypatch.setattr(_demo, "command", lambda _dir, suites, _args: [sys.executable, "-c", TALKING_RUN, *suites])
+    assert cli.main(["demo", "--suite", "auth,platform,compression", "--report-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    shown = out[out.index("# reference stack up") :].splitlines()  # after the commands (the stand-in's script)
+    blocks = [shown[n : n + 4] for n in range(1, len(shown), 4)]  # after the stack's line: a heading, three lines
+    assert len(shown) == 13, out
+    assert sorted(block[0] for block in blocks) == [
+        "# the MCP tool server (auth): exit 0",
+        "# the compression sandbox (compression): exit 0",
+        "# the platform sandbox (platform): exit 0",
+    ]
+    for block in blocks:
+        suite = block[0].split("(")[1].split(")")[0]
+        assert block[1:] == [f"{suite} 0", f"{suite} 1", f"{suite} 2"]

@@ -36,11 +36,9 @@ conformance merge A.json B.json ... -o fleet.json [--html fleet.html]
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -201,125 +199,32 @@ def _cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo_command(report_dir: Path, suite: str | None, pytest_args: list[str]) -> list[str]:
-    """The demo's pytest command. Its targets are certified side by side (``-n auto``: one xdist worker per target
-    kind, no more than the cores, none when only one could work; each target's checks stay on one worker, as
-    tests/test_demo.py proves), unless the extra arguments choose the workers or turn xdist off."""
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
-    if not any("anyio" in a for a in pytest_args):
-        # No check of ours is an anyio-marked test: its pytest plugin (anyio and its asyncio backend, costly to
-        # import in every process, more so when pytest must rewrite them without a bytecode cache, as in a fresh CI
-        # job) is left out of the demo's processes (and its xdist workers), unless the caller's own arguments
-        # mention it.
-        command += ["-p", "no:anyio"]
-    if suite:
-        command += ["--suite", suite]
-    chosen = any(a.startswith(("-n", "--numprocesses", "--dist", "-d")) or a.endswith("no:xdist") for a in pytest_args)
-    if not chosen:
-        command += ["-n", "auto"]
-    return command + pytest_args
-
-
-# How long an interrupted run (Ctrl-C, SIGTERM) is given to write its report before it is killed.
-INTERRUPTED_RUN_GRACE_S = 30.0
-
-
-class _DemoRun:
-    """The demo's pytest run, started as soon as the stack's processes are (its settings known, its services still
-    starting) so that pytest's own start overlaps theirs; it holds its first check at the stack's gate
-    (``core/_stack_gate.py``) until the stack is up. Its processes (the controller and its xdist workers) are one
-    process group: a run whose stack never came up, or whose settings a restart of the stack replaced, is killed
-    whole before it writes anything. A suite whose services are up starts before the rest of the stack is."""
-
-    def __init__(self, command: list[str], gate_dir: Path) -> None:
-        self.command = command
-        self.gate = gate_dir / "stack-ready"
-        self.process: subprocess.Popen[bytes] | None = None
-        self.opened = False
-
-    def start(self, settings: dict[str, str]) -> None:
-        from conformance.core import _stack_gate
-
-        self.kill()  # started on the settings of a stack that was started again on fresh ports
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
-        env.update(settings)
-        env[_stack_gate.GATE_ENV] = _stack_gate.gate_value(os.getpid(), self.gate)
-        print("$ " + " ".join(self.command), flush=True)
-        self.process = subprocess.Popen(self.command, env=env, process_group=0)
-
-    def up(self, packages: frozenset[str]) -> None:
-        """Some of the stack is up: the suites that need only that may start."""
-        from conformance.core import _stack_gate
-
-        if self.process is not None:
-            _stack_gate.write(self.gate, _stack_gate.up(packages))
-
-    def open(self, startup_s: float) -> None:
-        from conformance.core import _stack_gate
-
-        print(f"# reference stack up in {startup_s:.1f} s", flush=True)
-        _stack_gate.write(self.gate, _stack_gate.READY)
-        self.opened = True
-
-    def shut(self, reason: str) -> None:
-        """The stack will not come up: the run is killed before its first check (and its gate says why, to
-        whatever of it is still waiting)."""
-        from conformance.core import _stack_gate
-
-        if self.process is not None:
-            _stack_gate.write(self.gate, f"failed: {reason}")
-        self.kill()
-
-    def wait(self) -> int:
-        """The run's exit code. Interrupted meanwhile (Ctrl-C, SIGTERM): the run is told as it would have been
-        in the foreground, and given time to write the report of what it decided."""
-        assert self.process is not None
-        try:
-            code = self.process.wait()
-        except BaseException as exc:
-            self.interrupt(signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM)
-            raise
-        self.kill()  # whatever of its group outlived it (a worker of a controller that crashed)
-        return code
-
-    def interrupt(self, signum: signal.Signals) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signum)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(INTERRUPTED_RUN_GRACE_S)
-        self.kill()
-
-    def kill(self) -> None:
-        """Every process of the run, at once (its xdist workers are in its group)."""
-        if self.process is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
-        self.process = None
-
-
 def _cmd_demo(args: argparse.Namespace) -> int:
     import tempfile
 
+    from conformance.cli import _demo
     from conformance.config import check_report_dir
 
     report_dir = Path(args.report_dir).resolve()
     check_report_dir(report_dir, "--report-dir")  # before the stack starts, not after the run
-    command = _demo_command(report_dir, args.suite, args.pytest_args)
+    parts = _demo.plan(report_dir, args.suite, args.pytest_args)
+    formats = _demo.joined_formats(args.pytest_args)
     with tempfile.TemporaryDirectory(prefix="conformance-demo-") as gate_dir:
-        run = _DemoRun(command, Path(gate_dir))
+        runs = _demo.DemoRuns(parts, Path(gate_dir))
         try:
             with _stack(
-                args.mutant, args.suite, latency_s=args.latency, launched=run.start, packages_up=run.up
+                args.mutant, args.suite, latency_s=args.latency, launched=runs.start, packages_up=runs.up
             ) as stack:
-                run.open(stack.startup_s)
-                return run.wait()
+                runs.open(stack.startup_s)
+                try:
+                    runs.wait()
+                finally:
+                    # Interrupted or not, what the runs decided is joined into the run's reports.
+                    verdict_code = _demo.join(parts, report_dir, formats, color=sys.stdout.isatty())
+                return runs.exit_code(verdict_code)
         except BaseException as exc:
-            if not run.opened:
-                run.shut(str(exc) or type(exc).__name__)
+            if not runs.opened:
+                runs.shut(str(exc) or type(exc).__name__)
             raise
 
 
