@@ -250,3 +250,48 @@ def test_each_runs_output_is_shown_whole_as_it_ends(
     for block in blocks:
         suite = block[0].split("(")[1].split(")")[0]
         assert block[1:] == [f"{suite} 0", f"{suite} 1", f"{suite} 2"]
+
+
+# A stand-in for a run that says when it has started and, told to stop (SIGINT, as Ctrl-C would), says so and ends.
+STOPPABLE_RUN = """
+import signal, sys, time
+def stop(*_):
+    print("told to stop", flush=True)
+    sys.exit(2)
+signal.signal(signal.SIGINT, stop)
+open(sys.argv[1], "a").write("started\\n")
+time.sleep(120)
+"""
+
+
+def test_an_interrupted_demo_tells_its_runs_and_shows_what_they_said(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C while the runs run: each run is told as it would have been in the foreground, and what it printed
+    before it ended is shown (a run writes the report of what it decided meanwhile; the demo joins what was
+    written)."""
+    import _thread
+    import sys
+    import threading
+
+    started = tmp_path / "started"
+
+    @contextlib.contextmanager
+    def stack(mutants: list[str], suites: str | None = None, latency_s: float = 0.0, **callbacks: Any) -> Iterator[Any]:
+        callbacks["launched"]({})
+        yield SimpleNamespace(settings={}, startup_s=0.0)
+
+    def interrupt_once_started() -> None:
+        _stand_in_runs(started, 2)
+        _thread.interrupt_main()  # Ctrl-C, in the demo's main thread
+
+    monkeypatch.setattr(cli, "_stack", stack)
+    monkeypatch.setattr(_demo, "command", lambda *_: [sys.executable, "-c", STOPPABLE_RUN, str(started)])
+    threading.Thread(target=interrupt_once_started, daemon=True).start()
+    assert cli.main(["demo", "--suite", "auth,compression", "--report-dir", str(tmp_path / "reports")]) == 130
+    out = capsys.readouterr().out
+    shown = out[out.index("# reference stack up") :].splitlines()[1:]  # after the commands (the stand-in's script)
+    assert sorted(shown) == sorted(
+        ["# the MCP tool server (auth): exit 2", "# the compression sandbox (compression): exit 2"]
+        + ["told to stop"] * 2
+    ), out

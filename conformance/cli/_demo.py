@@ -22,15 +22,19 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from conformance.config import DEFAULT_REPORT_FORMATS, REPORT_FORMATS
 from conformance.core._exceptions import ConformanceError
 from conformance.core.targets import SUITE_SERVICES, SUITES, TARGETS
+
+if TYPE_CHECKING:
+    from conformance.report.model import RunReport
 
 # How long an interrupted run (Ctrl-C, SIGTERM) is given to write its report before it is killed.
 INTERRUPTED_RUN_GRACE_S = 30.0
@@ -115,8 +119,9 @@ class DemoRuns:
     worker the caller asked for is in its run's group). A run whose stack never came up, or whose settings a
     restart of the stack replaced, is killed whole before it writes anything."""
 
-    def __init__(self, parts: list[Part], gate_dir: Path) -> None:
+    def __init__(self, parts: list[Part], gate_dir: Path, ended: Callable[[Part], None] = lambda part: None) -> None:
         self.parts = parts
+        self.ended = ended  # told of each run once it has ended and its output is shown
         self.gate = gate_dir / "stack-ready"
         self.outputs = gate_dir
         self.opened = False
@@ -142,7 +147,7 @@ class DemoRuns:
                 env={k: v for k, v in env.items() if k not in others},
                 stdout=part.output,
                 stderr=subprocess.STDOUT,
-                process_group=0,
+                start_new_session=True,
             )
 
     def up(self, packages: frozenset[str]) -> None:
@@ -199,6 +204,7 @@ class DemoRuns:
                 shutil.copyfileobj(part.output, sys.stdout.buffer)
                 sys.stdout.buffer.flush()
                 part.output.close()
+                self.ended(part)
 
     def interrupt(self, signum: signal.Signals) -> None:
         running = [p for p in self.parts if p.process is not None and p.process.poll() is None]
@@ -211,6 +217,7 @@ class DemoRuns:
             assert part.process is not None
             with contextlib.suppress(subprocess.TimeoutExpired):
                 part.code = part.process.wait(max(0.0, deadline - time.monotonic()))
+        self._show_ended()  # what the runs told before they ended, and the reports they wrote
         self.kill()
 
     def kill(self) -> None:
@@ -241,54 +248,90 @@ class DemoRuns:
         return verdict_code
 
 
-def join(parts: Sequence[Part], report_dir: Path, formats: Sequence[str], color: bool) -> int | None:
-    """The runs' reports joined into ``report_dir``'s report files, the joined summary printed; the joined
-    verdict's exit code, or None when no run wrote a report."""
-    from conformance.report.console import render_summary
-    from conformance.report.join import join_har, join_junit, join_reports
-    from conformance.report.json_writer import read_json, write_json
-    from conformance.report.model import RunReport
+class Join:
+    """The runs' reports joined into the run's report files: each run's report read as soon as it ends (while the
+    others still run), the report modules imported ahead, so that what is left once the last run ends is its own
+    report and the writing."""
 
-    written = [part for part in parts if (part.directory / "report.json").is_file()]
-    if not written:
-        return None
-    # The runs' own files, just written by this demo's runs: read without the schema's check (the joined report
-    # is written from the model, in the schema's shape).
-    report = join_reports(
-        [RunReport.from_json(read_json(p.directory / "report.json"), validate=False) for p in written]
-    )
-    files: list[Path] = []
-    try:
-        files.append(report_dir / "report.json")
-        write_json(report, files[0])
+    def __init__(self, report_dir: Path, formats: Sequence[str], *, color: bool) -> None:
+        self.report_dir = report_dir
+        self.formats = formats
+        self.color = color
+        self.reports: dict[str, RunReport] = {}  # by kind of target, in the order the runs ended
+        self.hars: dict[str, dict[str, Any]] = {}
+        self.junits: dict[str, Path] = {}
+        self._imports = threading.Thread(target=_import_writers, args=(formats,), daemon=True)
+        self._imports.start()
+
+    def take(self, part: Part) -> None:
+        """An ended run's report files, if it wrote them (its own, just written: read without the schema's check;
+        the joined report is written from the model, in the schema's shape)."""
+        self._imports.join()  # one thread imports a module at a time
+        from conformance.report.json_writer import read_json
+        from conformance.report.model import RunReport
+
+        report, har, junit = (part.directory / name for name in PART_FILES)
+        if not report.is_file():
+            return
+        self.reports[part.kind] = RunReport.from_json(read_json(report), validate=False)
+        if har.is_file():
+            self.hars[part.kind] = read_json(har)
+        if junit.is_file():
+            self.junits[part.kind] = junit
+
+    def write(self) -> int | None:
+        """The joined report files written, the joined summary printed; the joined verdict's exit code, or None when
+        no run wrote a report."""
+        if not self.reports:
+            return None
+        from conformance.report.console import render_summary
+        from conformance.report.join import join_har, join_junit, join_reports
+        from conformance.report.json_writer import write_json
+
+        report = join_reports(list(self.reports.values()))
+        directory, files = self.report_dir, []
+        try:
+            files.append(directory / "report.json")
+            write_json(report, files[-1])
+            if "html" in self.formats:
+                from conformance.report.html import write_html
+
+                files.append(directory / "report.html")
+                write_html(report, files[-1])
+            if "har" in self.formats and self.hars.keys() == self.reports.keys():
+                files.append(directory / "report.har")
+                join_har(list(self.hars.values()), files[-1])
+            if "sarif" in self.formats:
+                from conformance.report.sarif import write_sarif
+
+                files.append(directory / "report.sarif")
+                write_sarif(report, files[-1])
+            for stale in ("report.html", "report.har", "report.sarif"):
+                if directory / stale not in files:
+                    (directory / stale).unlink(missing_ok=True)
+            if self.junits.keys() == self.reports.keys():
+                files.append(directory / "junit.xml")
+                join_junit(list(self.junits.values()), files[-1])
+        except OSError as exc:
+            where = files[-1] if files else directory
+            raise ConformanceError(f"demo: cannot write {where}: {exc.strerror or type(exc).__name__}") from None
+        print("=" * 30 + " conformance: the runs joined " + "=" * 30, flush=True)
+        render_summary(report, sys.stdout, files=[str(f) for f in files], color=self.color)
+        sys.stdout.flush()
+        return report.verdict.exit_code
+
+
+def _import_writers(formats: Sequence[str]) -> None:
+    """The modules the join needs, imported while the runs run (the demo's process is idle meanwhile)."""
+    with contextlib.suppress(ImportError):
+        import conformance.report.console
+        import conformance.report.join
+        import conformance.report.json_writer
+
         if "html" in formats:
-            from conformance.report.html import write_html
-
-            files.append(report_dir / "report.html")
-            write_html(report, files[-1])
-        hars = [p.directory / "report.har" for p in written]
-        if "har" in formats and all(har.is_file() for har in hars):
-            files.append(report_dir / "report.har")
-            join_har(hars, files[-1])
+            import conformance.report.html
         if "sarif" in formats:
-            from conformance.report.sarif import write_sarif
-
-            files.append(report_dir / "report.sarif")
-            write_sarif(report, files[-1])
-        for stale in ("report.html", "report.har", "report.sarif"):
-            if report_dir / stale not in files:
-                (report_dir / stale).unlink(missing_ok=True)
-        junits = [p.directory / "junit.xml" for p in written]
-        if all(junit.is_file() for junit in junits):
-            files.append(report_dir / "junit.xml")
-            join_junit(junits, files[-1])
-    except OSError as exc:
-        where = files[-1] if files else report_dir
-        raise ConformanceError(f"demo: cannot write {where}: {exc.strerror or type(exc).__name__}") from None
-    print("=" * 30 + " conformance: the runs joined " + "=" * 30, flush=True)
-    render_summary(report, sys.stdout, files=[str(f) for f in files], color=color)
-    sys.stdout.flush()
-    return report.verdict.exit_code
+            import conformance.report.sarif  # noqa: F401
 
 
 def clear_parts(report_dir: Path) -> None:

@@ -201,6 +201,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     import tempfile
+    from concurrent.futures import ThreadPoolExecutor
 
     from conformance.cli import _demo
     from conformance.config import check_report_dir
@@ -208,9 +209,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     report_dir = Path(args.report_dir).resolve()
     check_report_dir(report_dir, "--report-dir")  # before the stack starts, not after the run
     parts = _demo.plan(report_dir, args.suite, args.pytest_args)
-    formats = _demo.joined_formats(args.pytest_args)
-    with tempfile.TemporaryDirectory(prefix="conformance-demo-") as gate_dir:
-        runs = _demo.DemoRuns(parts, Path(gate_dir))
+    join = _demo.Join(report_dir, _demo.joined_formats(args.pytest_args), color=sys.stdout.isatty())
+    with tempfile.TemporaryDirectory(prefix="conformance-demo-") as gate_dir, ThreadPoolExecutor(1) as joining:
+        runs = _demo.DemoRuns(parts, Path(gate_dir), ended=join.take)
         try:
             with _stack(
                 args.mutant, args.suite, latency_s=args.latency, launched=runs.start, packages_up=runs.up
@@ -219,9 +220,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 try:
                     runs.wait()
                 finally:
-                    # Interrupted or not, what the runs decided is joined into the run's reports.
-                    verdict_code = _demo.join(parts, report_dir, formats, color=sys.stdout.isatty())
-                return runs.exit_code(verdict_code)
+                    # Interrupted or not, what the runs decided is joined into the run's reports, while the stack
+                    # stops.
+                    joined = joining.submit(join.write)
+            return runs.exit_code(joined.result())
         except BaseException as exc:
             if not runs.opened:
                 runs.shut(str(exc) or type(exc).__name__)

@@ -15,7 +15,7 @@ import functools
 import json
 import os
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,14 +102,13 @@ def join_reports(parts: Sequence[RunReport]) -> RunReport:
     )
 
 
-def join_har(parts: Sequence[Path], path: Path) -> None:
-    """One report.har of the parts' (each already scrubbed by its run): every entry, ordered by start as one
-    run's are (stable: a part's own order within a stamp)."""
-    documents = [json.loads(part.read_text(encoding="utf-8")) for part in parts]
-    if not documents:
+def join_har(parts: Sequence[Mapping[str, Any]], path: Path) -> None:
+    """One report.har of the parts' HAR documents (each already scrubbed by its run): every entry, ordered by
+    start as one run's are (stable: a part's own order within a stamp)."""
+    if not parts:
         raise JoinError("join: no HAR to join")
-    log = dict(documents[0]["log"])
-    log["entries"] = sorted((e for d in documents for e in d["log"]["entries"]), key=lambda e: e["startedDateTime"])
+    log = dict(parts[0]["log"])
+    log["entries"] = sorted((e for d in parts for e in d["log"]["entries"]), key=lambda e: e["startedDateTime"])
     text = json.dumps({"log": log}, ensure_ascii=False, separators=(",", ":"), check_circular=False)
     _replace(path, (text + "\n").encode("utf-8", "replace"))
 

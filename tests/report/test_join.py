@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,15 +93,14 @@ def test_parts_not_of_one_run_are_refused(parts: list[RunReport], problem: str) 
         join_reports(parts)
 
 
-def _har(path: Path, *starts: str) -> Path:
+def _har(*starts: str) -> dict[str, Any]:
     entries = [{"startedDateTime": s, "request": {"url": f"https://x/{s}"}} for s in starts]
-    path.write_text(json.dumps({"log": {"version": "1.2", "creator": {"name": "c"}, "entries": entries}}))
-    return path
+    return {"log": {"version": "1.2", "creator": {"name": "c"}, "entries": entries}}
 
 
 def test_the_har_entries_of_the_parts_are_ordered_by_their_start(tmp_path: Path) -> None:
-    a = _har(tmp_path / "a.har", "2026-01-01T00:00:01Z", "2026-01-01T00:00:03Z")
-    b = _har(tmp_path / "b.har", "2026-01-01T00:00:02Z")
+    a = _har("2026-01-01T00:00:01Z", "2026-01-01T00:00:03Z")
+    b = _har("2026-01-01T00:00:02Z")
     join_har([a, b], tmp_path / "report.har")
     log = json.loads((tmp_path / "report.har").read_text())["log"]
     assert [e["startedDateTime"][-3:-1] for e in log["entries"]] == ["01", "02", "03"]
