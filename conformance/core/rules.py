@@ -246,6 +246,26 @@ def alone(reason: str, *, among: str | None = None, unless: tuple[str, ...] = ()
     return decorate
 
 
+TOUCHES_MARK = "conformance_touches"
+
+
+def touches(item: Any, group: str, reason: str) -> None:
+    """Mark a collected check as changing what the checks ``alone(..., among=group)`` need kept still (it creates
+    campaigns, which move the list they walk): it runs beside any other check, never beside one of those, which
+    wait for it to end (``conformance/pytest/_overlap.py``). Checks marked alone are left as they are."""
+    import pytest
+
+    if item.get_closest_marker(ALONE_MARK) is None:
+        item.add_marker(getattr(pytest.mark, TOUCHES_MARK)(group, reason))
+
+
+def touched_group(item: Any) -> str | None:
+    """The group whose checks marked alone among it a check keeps out of the way of (:func:`touches`); None
+    otherwise."""
+    mark = item.get_closest_marker(TOUCHES_MARK)
+    return str(mark.args[0]) if mark is not None and mark.args else None
+
+
 def rules_of(item: Any) -> list[str]:
     """The rule IDs a collected check (a pytest item) decides: those its :func:`rule` markers name."""
     return [rule_id for mark in item.iter_markers("conformance_rule") for rule_id in mark.args]

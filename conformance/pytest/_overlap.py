@@ -57,7 +57,7 @@ import pytest
 
 from conformance.core import _budget, _context, _early
 from conformance.core._shortcuts import fixture_definition, fixture_definitions
-from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of
+from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of, touched_group
 from conformance.host.fanout import AUTO, AUTO_CHECKS_AT_ONCE, DEFAULT_CONCURRENCY
 from conformance.pytest._outcomes import STARTED, fleet_target_of
 from conformance.pytest._session import SESSION_KEY
@@ -513,6 +513,7 @@ class _Check:
     call: pytest.CallInfo[None] | None = None
     ended: threading.Event = field(default_factory=threading.Event)
     group: str | None = None
+    touches: str | None = None  # the group whose checks alone among it this check keeps out of the way of
     printed: dict[str, list[str]] = field(default_factory=lambda: {"stdout": [], "stderr": []})
     logged: list[str] = field(default_factory=list)
 
@@ -537,6 +538,7 @@ class OverlappingLoop:
         self.in_flight = 0  # bodies running
         self.unfinished = 0  # bodies started and not ended: running, or waiting for their group
         self.groups: list[str] = []  # the groups of the bodies running (alone among each other)
+        self.touching: dict[str, int] = {}  # per group, the bodies running that its alone checks keep out of
         self.queued: dict[str, deque[_Check]] = {}  # per group, its bodies waiting for it, in collection order
         self.changed = threading.Condition()
         self.fleet_target: str | None = None
@@ -562,7 +564,7 @@ class OverlappingLoop:
                     _context.ROUND_TRIPS.reset()  # nor are its round trips a measure of the next one's
                     self.fleet_target = fleet_target_of(item)
                 if may_overlap(item):
-                    if alone_group(item) is None:  # a body alone among a group waits on its own thread
+                    if alone_group(item) is None and touched_group(item) is None:  # a group's waits on its thread
                         self.wait_for_room()
                     check = self.start(index, item)
                     early.start_ready(index)
@@ -606,16 +608,17 @@ class OverlappingLoop:
             record,
             ihook.pytest_runtest_makereport(item=item, call=setup_call),
             group=alone_group(item),
+            touches=touched_group(item),
             setup_call=setup_call,
         )
         self.checks[index] = check
         if check.setup.passed:
             with self.changed:
                 self.unfinished += 1
-                if check.group is None:
-                    self.in_flight += 1
-                else:
+                if check.group is not None:
                     self.queued.setdefault(check.group, deque()).append(check)
+                elif check.touches is None:
+                    self.in_flight += 1
             context = _context.lane_context(record)
             thread = threading.Thread(
                 target=context.run, args=(self.body, check), name=f"conformance-check-{item.name}", daemon=True
@@ -641,8 +644,8 @@ class OverlappingLoop:
     def body(self, check: _Check) -> None:
         _running.set(check)  # in the body's own context: its fan-out's threads and tasks inherit it
         try:
-            if check.group is not None:
-                self.join_group(check, check.group)
+            if check.group is not None or check.touches is not None:
+                self.join_group(check)
             check.call = pytest.CallInfo.from_call(check.item.runtest, when="call", reraise=())
         finally:
             with self.changed:
@@ -650,22 +653,36 @@ class OverlappingLoop:
                 self.unfinished -= 1
                 if check.group is not None:
                     self.groups.remove(check.group)
+                elif check.touches is not None:
+                    self.touching[check.touches] -= 1
                 check.ended.set()
                 self.changed.notify_all()
 
-    def join_group(self, check: _Check, group: str) -> None:
-        """Wait, on the body's own thread, until no body of its group runs, the earlier ones of the group have
-        started, and there is room: the main thread goes on setting up the next checks meanwhile."""
-        queue, began = self.queued[group], time.monotonic()
+    def join_group(self, check: _Check) -> None:
+        """Wait, on the body's own thread, for its turn and for room: a check alone among a group until no body of
+        the group runs nor any that touches it, and the group's earlier ones have started; a check that touches a
+        group until none alone among it runs. The main thread goes on setting up the next checks meanwhile."""
+        began = time.monotonic()
         with self.changed:
-            while not (queue[0] is check and group not in self.groups and self.in_flight < self.limit.now()):
+            while not self.may_join(check):
                 self.changed.wait(ROOM_POLL_S)
-            queue.popleft()
-            self.groups.append(group)
+            if check.group is not None:
+                self.queued[check.group].popleft()
+                self.groups.append(check.group)
+            elif check.touches is not None:
+                self.touching[check.touches] = self.touching.get(check.touches, 0) + 1
             self.in_flight += 1
             self.changed.notify_all()
         if check.record.deadline is not None:  # its time budget is for its own work, not for its turn
             check.record.deadline += time.monotonic() - began
+
+    def may_join(self, check: _Check) -> bool:
+        if self.in_flight >= self.limit.now():
+            return False
+        if check.group is not None:
+            group = check.group
+            return self.queued[group][0] is check and group not in self.groups and not self.touching.get(group)
+        return check.touches not in self.groups
 
     @staticmethod
     def reraise(*calls: pytest.CallInfo[None] | None) -> None:

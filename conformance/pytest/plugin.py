@@ -21,7 +21,16 @@ import pytest
 from conformance.config import Settings, Target, all_options, check_report_dir
 from conformance.core import _budget, _context, _gc, _httpx_cli, _stack_gate  # noqa: F401 - _httpx_cli: before httpx
 from conformance.core._exceptions import ConfigError
-from conformance.core.rules import ALONE_MARK, RULES, SUITE_TARGET, SUITES, alone_unless, rules_of, suite_of
+from conformance.core.rules import (
+    ALONE_MARK,
+    RULES,
+    SUITE_TARGET,
+    SUITES,
+    TOUCHES_MARK,
+    alone_unless,
+    rules_of,
+    suite_of,
+)
 from conformance.core.targets import TARGETS, TargetKind
 from conformance.host import scrub_log_records
 from conformance.host.http import HostHTTP
@@ -102,6 +111,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance_rule(*ids): the rule IDs a conformance check decides")
     config.addinivalue_line("markers", f"{ALONE_MARK}(reason): a conformance check no other check overlaps")
+    config.addinivalue_line(
+        "markers", f"{TOUCHES_MARK}(group, reason): a conformance check the checks alone among the group do not overlap"
+    )
     for suite in SUITES:
         config.addinivalue_line("markers", f"{suite}: conformance suite {suite}")
     try:

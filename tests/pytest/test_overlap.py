@@ -203,6 +203,78 @@ def test_group_never_met():
     }
 
 
+def test_checks_that_touch_a_group_never_meet_its_alone_checks_but_meet_each_other(pytester: pytest.Pytester) -> None:
+    """Checks that touch a group (they create what its alone checks walk) run beside each other and beside any
+    check, never beside a check alone among that group, which still runs beside checks that touch nothing."""
+    pytester.makeconftest(
+        """
+from conformance.core.rules import touches
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name.startswith("test_touch"):
+            touches(item, "list", "creates what the walk lists")
+"""
+    )
+    body = """
+PAIR = threading.Barrier(2, timeout=10)
+TOUCHING = {"now": 0}
+WALK = {}
+WALK_STARTED = threading.Event()
+
+def touch(meet=True):
+    with LOCK:
+        TOUCHING["now"] += 1
+    if meet:
+        MEET.wait()  # with the other that touches and a free check: they run at once
+    time.sleep(0.05 if meet else 0.4)
+    with LOCK:
+        TOUCHING["now"] -= 1
+
+@rule("AUTH-ASM-01")
+def test_touch_a():
+    touch()
+
+@alone("walks the list", among="list")
+@rule("AUTH-ASM-02")
+def test_walk():
+    WALK_STARTED.set()
+    PAIR.wait()  # with a check that touches nothing
+    with LOCK:
+        seen = TOUCHING["now"]
+    time.sleep(0.2)
+    with LOCK:
+        WALK["seen"] = max(seen, TOUCHING["now"])
+
+@rule("AUTH-ASM-03")
+def test_touch_b():
+    touch()
+
+@rule("AUTH-ASM-04")
+def test_free():
+    MEET.wait()
+
+@rule("AUTH-ASM-05")
+def test_free_beside_the_walk():
+    PAIR.wait()
+
+@pytest.fixture
+def once_the_walk_runs():
+    assert WALK_STARTED.wait(10)
+
+@rule("AUTH-ASM-07")
+def test_touch_while_the_walk_runs(once_the_walk_runs):
+    touch(meet=False)  # set up while the walk runs: its body waits for the walk's end
+
+@alone("reads what the walk saw")
+@rule("AUTH-ASM-06")
+def test_the_walk_saw_nothing_touch_the_list():
+    assert WALK == {"seen": 0}, WALK
+"""
+    results, _ = run(pytester, body, "--concurrency", "4")
+    assert {rule: r["status"] for rule, r in results.items()} == {f"AUTH-ASM-0{n}": "passed" for n in range(1, 8)}
+
+
 def test_a_fixture_set_up_from_a_body_is_a_harness_error_naming_alone(pytester: pytest.Pytester) -> None:
     body = (
         """

@@ -8,15 +8,20 @@ from collections.abc import Iterator
 import pytest
 
 from conformance.config import Settings, Target
+from conformance.core.rules import suite_of, touches
 from conformance.host import fanout
 from conformance.host.http import HostHTTP
 from conformance.suites._order import alone_after_the_rest
-from conformance.suites.campaigns.client import CampaignsApi
+from conformance.suites.campaigns.client import CAMPAIGN_LIST, CampaignsApi
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The checks that run alone after the others (``conformance.suites._order``)."""
+    """The checks that run alone after the others (``conformance.suites._order``); every campaigns check not
+    alone among the campaign list moves it (it creates or changes campaigns), so those keep out of its way."""
     alone_after_the_rest(items)
+    for item in items:
+        if suite_of(item) == "campaigns":
+            touches(item, CAMPAIGN_LIST, "creates or changes campaigns, which move the campaign list")
 
 
 @pytest.fixture(scope="session")

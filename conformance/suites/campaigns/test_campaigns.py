@@ -23,6 +23,7 @@ from conformance.host.fields import json_field, json_get
 from conformance.judges.platform import list_page_problems
 from conformance.suites._cases import Attack, AttackRun, attack_table, cited
 from conformance.suites.campaigns.client import (
+    CAMPAIGN_LIST,
     COMPARED,
     CampaignsApi,
     differing,
@@ -165,7 +166,7 @@ def _bounded(settings: Settings, cap: int) -> Any:
     return target_settings(max_examples=min(hypothesis_profile().max_examples, cap))
 
 
-@alone("finds the campaign it created in list output: other checks' creations move the list")
+@alone("finds the campaign it created in list output: other checks' creations move the list", among=CAMPAIGN_LIST)
 @rule("CAMP-01")
 def test_create_returns_the_campaign(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     location = conformance_settings.get("campaigns_location_id")
@@ -232,7 +233,10 @@ def _same_name(stored: Any, sent: str) -> bool:
     return isinstance(stored, str) and (stored == sent or stored.strip(" ") == sent.strip(" "))
 
 
-@alone("lists every campaign created after its marker: another check's creation would count as its own")
+@alone(
+    "lists every campaign created after its marker: another check's creation would count as its own",
+    among=CAMPAIGN_LIST,
+)
 @rule("CAMP-02")
 def test_name_bounds(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     run = AttackRun.of("CAMP-02")
@@ -481,7 +485,10 @@ def _unknown_id_answer(response: httpx.Response, asked: str, case: str) -> str |
     return f"{case} ({asked[:40]}) got {shown}: {describe(response)[:120]}"
 
 
-@alone("asks for ids it saw no campaign under: another check's creation meanwhile could take one of them")
+@alone(
+    "asks for ids it saw no campaign under: another check's creation meanwhile could take one of them",
+    among=CAMPAIGN_LIST,
+)
 @rule("CAMP-06")
 def test_get_by_id(campaigns_api: CampaignsApi) -> None:
     created = campaigns_api.create_ok(description="read me back")
@@ -564,7 +571,10 @@ def _limit_answer(response: httpx.Response, case: str, *, more_exist: bool) -> s
     return None
 
 
-@alone("counts campaigns in list pages and creates up to 501 of them, which other checks' list walks see")
+@alone(
+    "counts campaigns in list pages and creates up to 501 of them, which other checks' list walks see",
+    among=CAMPAIGN_LIST,
+)
 @rule("CAMP-07")
 def test_list_envelope_and_limit(campaigns_api: CampaignsApi) -> None:
     existing = page(campaigns_api, limit=21)

@@ -22,7 +22,7 @@ from hypothesis.stateful import rule as step
 from conformance import alone, expect, fail, observe, rule
 from conformance.config import Settings
 from conformance.host.fields import json_get
-from conformance.suites.campaigns.client import CampaignsApi, check_walks, differing, expect_shape
+from conformance.suites.campaigns.client import CAMPAIGN_LIST, CampaignsApi, check_walks, differing, expect_shape
 from conformance.suites.platform.client import describe, json_body, run_property, target_settings
 from conformance.verdict._signals import with_host_verdicts
 
@@ -154,7 +154,10 @@ class CampaignMachine(RuleBasedStateMachine):
         check_walks(self.api, anchor=self.anchor, ours=self.order, limit=limit, budget=2 * len(self.order) + 20)
 
 
-@alone("compares cursor walks over the whole list: another check's creation between two walks changes the list")
+@alone(
+    "compares cursor walks over the whole list: another check's creation between two walks changes the list",
+    among=CAMPAIGN_LIST,
+)
 @rule("CAMP-08")
 def test_pagination_walks(campaigns_api: CampaignsApi) -> None:
     anchor = campaigns_api.create_ok()["id"]
@@ -164,7 +167,10 @@ def test_pagination_walks(campaigns_api: CampaignsApi) -> None:
     observe(f"walked after and before, both orders, at limit 1, 2 and 5: each of {len(ours) + 1} campaigns once")
 
 
-@alone("compares cursor walks over the whole list: another check's creation between two walks changes the list")
+@alone(
+    "compares cursor walks over the whole list: another check's creation between two walks changes the list",
+    among=CAMPAIGN_LIST,
+)
 @rule("CAMP-08")
 def test_campaign_state_machine(campaigns_api: CampaignsApi, conformance_settings: Settings) -> None:
     machine = type("CampaignMachineOnTarget", (CampaignMachine,), {"api": campaigns_api})
