@@ -158,6 +158,12 @@ class SetUp:
         return self._values[name]()
 
 
+# What one early work's prints are kept up to (characters), for its first user: a run is bounded in memory whatever a
+# target makes a check print.
+OUTPUT_KEPT_CHARS = 200_000
+LEFT_OUT = "the rest of this early work's output left out,"
+
+
 class Started:
     """Early work running (or done) on its thread."""
 
@@ -169,6 +175,8 @@ class Started:
         self._error: BaseException | None = None
         self._merged = False
         self._log: list[logging.LogRecord] | None = []  # its records until handed on (None from then on)
+        self._printed: list[tuple[str, str]] | None = []  # (stream, text) it printed, until handed on
+        self._printed_chars = 0
         self._rest: Generator[Any, Any, Any] | None = None  # a generator fixture's teardown, past its yield
         self._forgotten = False  # no fixture took it: its teardown runs as soon as it has ended
         self._ended = False
@@ -240,6 +248,26 @@ class Started:
                 return False
             self._log.append(record)
             return True
+
+    def keep_output(self, stream: str, text: str) -> bool:
+        """Keep what it printed (``stream``: stdout or stderr), unless its output was handed on (False). Past
+        :data:`OUTPUT_KEPT_CHARS` in all, the rest is left out, and one line says so."""
+        with _lock:
+            if self._printed is None:
+                return False
+            room = OUTPUT_KEPT_CHARS - self._printed_chars
+            if room > 0:
+                self._printed.append((stream, text[:room]))
+                if room < len(text):
+                    self._printed.append((stream, f"\n[conformance: {LEFT_OUT} past {OUTPUT_KEPT_CHARS} characters]\n"))
+            self._printed_chars += len(text)
+            return True
+
+    def hand_on_output(self) -> list[tuple[str, str]]:
+        """What it printed, once: from now on what it prints goes where the run's output goes."""
+        with _lock:
+            printed, self._printed = self._printed or [], None
+        return printed
 
     def hand_on_log(self) -> list[logging.LogRecord]:
         """The records it kept, once: from now on it keeps none (those made in its context go where the run puts

@@ -30,7 +30,8 @@ outcome and its evidence (``conformance/core/_early.py``); nothing else runs bes
 included. A change of fleet target, and the run's last tear-down (the session's fixtures close, the host's client
 with them), also wait for every body in flight and every early work. A body never sets up a fixture (a harness
 error says to mark the check alone); what it prints or logs (its cases' threads included) is its check's captured
-output; what early work logs is its first user's captured log of the set-up, and a record made on a thread of no
+output, even while the main thread sets another check up (:class:`BodyOutput`, :class:`PhaseOutput`); what early
+work logs or prints is its first user's captured log or output of the set-up, and a record made on a thread of no
 check and no early work is shown once the run has ended, never in another check's (:class:`BodyLogs`); source is
 parsed one thread at a time while bodies overlap. Under xdist, ``--pdb``, ``--trace`` or
 ``--setup-only`` pytest's own loop runs.
@@ -49,7 +50,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +90,9 @@ class BodyOutput:
     def write(self, text: str) -> int:
         check = _running.get()
         if check is None:
+            work = _early.working()  # early work's prints are its first user's set-up's (BodyLogs.taken)
+            if work is not None and isinstance(text, str) and work.keep_output(self._name, text):
+                return len(text)
             return int(self._inner.write(text) or 0)
         check.printed[self._name].append(text)
         return len(text)
@@ -98,7 +102,7 @@ class BodyOutput:
             self.write(line)
 
     def flush(self) -> None:
-        if _running.get() is None:
+        if _running.get() is None and _early.working() is None:
             self._inner.flush()
 
     def __getattr__(self, name: str) -> Any:
@@ -117,6 +121,45 @@ class BodyOutput:
             stream = getattr(sys, name)
             if isinstance(stream, BodyOutput):
                 setattr(sys, name, stream._inner)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def wrapping() -> Iterator[None]:
+        """While pytest captures a phase it puts a stream of its own in ``sys.stdout`` and ``sys.stderr``, in place
+        of the one :meth:`install` placed: for the phase, that stream is wrapped too, so that a body or early work
+        printing while the main thread sets another check up (or tears it down) keeps what it printed."""
+        placed = {}
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name)
+            if not isinstance(stream, BodyOutput):
+                placed[name] = BodyOutput(stream, name)
+                setattr(sys, name, placed[name])
+        try:
+            yield
+        finally:
+            for name, wrapper in placed.items():
+                if getattr(sys, name) is wrapper:
+                    setattr(sys, name, wrapper._inner)
+
+
+class PhaseOutput:
+    """The plugin's hooks around pytest's captured phases (:meth:`BodyOutput.wrapping`): innermost, so inside the
+    capture's."""
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_setup(self) -> Generator[None, None, None]:
+        with BodyOutput.wrapping():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_call(self) -> Generator[None, None, None]:
+        with BodyOutput.wrapping():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_teardown(self) -> Generator[None, None, None]:
+        with BodyOutput.wrapping():
+            return (yield)
 
 
 class BodyLogs(logging.Handler):
@@ -168,14 +211,26 @@ class BodyLogs(logging.Handler):
 
     def taken(self, work: _early.Started) -> None:
         """Hand the records ``work`` kept to pytest's handlers of the phase running now (its first user's set-up),
-        as pytest's loggers would have had they been made there, levelled as those handlers level."""
+        as pytest's loggers would have had they been made there, levelled as those handlers level; and what it
+        printed to the streams of that phase (its captured output)."""
+        for stream, text in work.hand_on_output():
+            getattr(sys, stream).write(text)
         for record in work.hand_on_log():
             for handler in self.phase_handlers:
                 if record.levelno >= handler.level:
                     handler.handle(record)
 
     def forgotten(self, work: _early.Started) -> None:
-        """Early work no check took (a run stopped, another target's): its records are no check's."""
+        """Early work no check took (a run stopped, another target's): its records, and what it printed, are no
+        check's."""
+        printed = [f"[{stream}] {line}" for stream, text in work.hand_on_output() for line in text.splitlines()]
+        if printed:
+            self.acquire()
+            try:
+                for line in printed:
+                    self.no_check.keep(line)
+            finally:
+                self.release()
         for record in work.hand_on_log():
             self.keep_for_no_check(record)
 

@@ -104,6 +104,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
     """Before pytest captures anything: what the bodies of checks running at once print stays theirs."""
     _overlap.BodyOutput.install()
     early_config.add_cleanup(_overlap.BodyOutput.remove)
+    early_config.pluginmanager.register(_overlap.PhaseOutput(), "conformance-phase-output")
     return (yield)
 
 

@@ -438,6 +438,35 @@ def test_c():
     assert "said by" not in progress.split("=====")[0], progress
 
 
+def test_what_a_body_prints_while_another_check_is_set_up_is_its_own(pytester: pytest.Pytester) -> None:
+    """pytest captures the main thread's set-up of a check with a stream of its own: a body printing meanwhile keeps
+    what it printed, never in the captured output of the check being set up."""
+    body = """
+SETTING_UP = threading.Event()
+PRINTED = threading.Event()
+
+@pytest.fixture
+def waits_for_the_print():
+    SETTING_UP.set()
+    assert PRINTED.wait(timeout=10)
+
+@rule("AUTH-ASM-01")
+def test_a():
+    assert SETTING_UP.wait(timeout=10)
+    print("said by a during the set-up of b")
+    PRINTED.set()
+    assert False
+
+@rule("AUTH-ASM-02")
+def test_b(waits_for_the_print):
+    assert False
+"""
+    _, checks = run(pytester, body, "--concurrency", "2", "-rA")
+    sections = report_sections("\n".join(checks.outlines))
+    assert "said by a during the set-up of b" in sections["test_a"].split("Captured stdout call")[-1], checks.output
+    assert "said by a" not in sections["test_b"], checks.output
+
+
 def test_source_is_parsed_one_thread_at_a_time_while_bodies_overlap(pytester: pytest.Pytester) -> None:
     """CPython's parser keeps one recursion counter for every thread (python/cpython#106905): pytest laying out a
     failure and a body's Hypothesis parsing at once raise SystemError, so parsing is serialised during the loop."""
@@ -905,6 +934,35 @@ def test_early_works_log_records_are_its_first_users(pytester: pytest.Pytester) 
         assert record in user.split("Captured log setup")[-1], output
     assert "see the captured log" in str(results["AUTH-ASM-03"]["message"]), output  # caplog had them too
     assert "Captured log of no check" not in output
+
+
+def test_what_early_work_prints_is_its_first_users(pytester: pytest.Pytester) -> None:
+    """Early work prints (its fan-out's threads included) while the main thread sets another check up: what it
+    printed is its first user's captured output of the set-up, never that other check's."""
+    body = (
+        EARLY_LOGS.replace(
+            'logging.getLogger("target").warning("record-of-the-early-work")', 'print("printed-by-the-early-work")'
+        )
+        .replace(
+            'lambda n: logging.getLogger("target").warning("record-of-its-case-%d", n)',
+            'lambda n: print(f"printed-by-its-case-{n}", file=sys.stderr)',
+        )
+        .replace(
+            '    assert [r.getMessage() for r in caplog.get_records("setup")][:1] == ["record-of-the-early-work"]\n', ""
+        )
+        .replace("import logging", "import logging, sys")
+    )
+    assert "printed-by-its-case" in body
+    results, checks = run(pytester, body, "--concurrency", "2", "-rA")
+    output = "\n".join(checks.outlines)
+    sections = report_sections(output)
+    user, meanwhile = sections["test_user"], sections["test_set_up_meanwhile"]
+    assert "printed-by-the-early-work" in user.split("Captured stdout setup")[-1].split("Captured")[0], output
+    for case in ("printed-by-its-case-1", "printed-by-its-case-2"):
+        assert case in user.split("Captured stderr setup")[-1].split("Captured")[0], output
+    for printed in ("printed-by-the-early-work", "printed-by-its-case-1", "printed-by-its-case-2"):
+        assert printed not in meanwhile, output
+    assert results["AUTH-ASM-03"]["status"] == "failed", output
 
 
 def test_a_record_of_a_thread_of_no_check_is_the_sessions(pytester: pytest.Pytester) -> None:
