@@ -287,8 +287,14 @@ def test_an_interrupted_demo_tells_its_runs_and_shows_what_they_said(
 
     monkeypatch.setattr(cli, "_stack", stack)
     monkeypatch.setattr(_demo, "command", lambda *_: [sys.executable, "-c", STOPPABLE_RUN, str(started)])
+    # Ctrl-C raises KeyboardInterrupt, as in a terminal (an xdist worker ignores SIGINT: interrupt_main would not).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt_once_started, daemon=True).start()
-    assert cli.main(["demo", "--suite", "auth,compression", "--report-dir", str(tmp_path / "reports")]) == 130
+    try:
+        code = cli.main(["demo", "--suite", "auth,compression", "--report-dir", str(tmp_path / "reports")])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert code == 130
     out = capsys.readouterr().out
     shown = out[out.index("# reference stack up") :].splitlines()[1:]  # after the commands (the stand-in's script)
     assert sorted(shown) == sorted(
