@@ -80,14 +80,18 @@ def test_workers_asked_for_by_the_caller_are_left_to_xdist(
     assert "no:xdist" not in command and command[-len(extra) - 2 : -2] == extra
 
 
-def test_the_demo_leaves_anyios_pytest_plugin_out_unless_asked_for(commands: list[list[str]], tmp_path: Path) -> None:
-    """No check of ours is an anyio test: the demo's processes do not load its plugin (start-up CPU), but
-    extra arguments that name it keep it (tests/test_demo.py proves the demo's verdicts unchanged)."""
+@pytest.mark.parametrize("plugin", ["anyio", "asyncio"])
+def test_the_demo_leaves_async_pytest_plugins_out_unless_asked_for(
+    commands: list[list[str]], tmp_path: Path, plugin: str
+) -> None:
+    """No check of ours is an anyio test nor an async one: the demo's processes do not load those plugins
+    (start-up CPU, hooks around every check), but extra arguments that name one keep it (tests/test_demo.py proves
+    the demo's verdicts unchanged)."""
     assert cli.main(["demo", "--suite", "auth", "--report-dir", str(tmp_path)]) == 0
-    assert cli.main(["demo", "--suite", "auth", "--report-dir", str(tmp_path), "--", "-p", "anyio"]) == 0
+    assert cli.main(["demo", "--suite", "auth", "--report-dir", str(tmp_path), "--", "-p", plugin]) == 0
     plain, asked = commands
-    assert plain[plain.index("no:anyio") - 1] == "-p"
-    assert "no:anyio" not in asked and asked[-4:-2] == ["-p", "anyio"]
+    assert plain[plain.index(f"no:{plugin}") - 1] == "-p"
+    assert f"no:{plugin}" not in asked and asked[-4:-2] == ["-p", plugin]
 
 
 def test_the_demo_serves_the_stack_at_the_latency_asked_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -86,11 +86,13 @@ def command(report_dir: Path, suites: Sequence[str], pytest_args: Sequence[str])
     no extra argument changes them); no xdist (one target: a worker would only add its start-up) unless the extra
     arguments ask for it."""
     words = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", str(report_dir)]
-    if not any("anyio" in a for a in pytest_args):
-        # No check of ours is an anyio-marked test: its pytest plugin (anyio and its asyncio backend, costly to
-        # import in every process, more so when pytest must rewrite them without a bytecode cache, as in a fresh CI
-        # job) is left out, unless the caller's own arguments mention it.
-        words += ["-p", "no:anyio"]
+    for plugin in ("anyio", "asyncio"):
+        # No check of ours is an anyio-marked test nor an async one: these pytest plugins (anyio and its asyncio
+        # backend, pytest-asyncio and its hooks around every check, costly to import in every process, more so when
+        # pytest must rewrite them without a bytecode cache, as in a fresh CI job) are left out, unless the
+        # caller's own arguments mention them.
+        if not any(plugin in a for a in pytest_args):
+            words += ["-p", f"no:{plugin}"]
     if not any(a.startswith(("-n", "--numprocesses", "--dist", "-d")) or "xdist" in a for a in pytest_args):
         words += ["-p", "no:xdist"]
     return [*words, "--suite", ",".join(suites), *pytest_args, "--report-formats", PART_FORMATS]
