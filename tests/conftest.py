@@ -19,6 +19,14 @@ import tests._forked  # noqa: F401 - the same for the fork server's context (tes
 
 pytest_plugins = ["pytester"]
 
+# pytester gives each test a HOME of its own, and with it an empty per-user cache (conformance/core/_cache.py): each
+# inner run that wrote an HTML report compiled the report's template again, and each with a property check rebuilt
+# Hypothesis' Unicode tables and its constants of every module of the project. What the cache keeps is keyed by its
+# content (a template's source, a Unicode version, a file's digest), as for a user who runs the plugin twice; the
+# tests about the cache name a directory of their own. So the session names its cache directory for every process it
+# starts, where a test's HOME does not move it.
+os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+
 # httpx (and httpx2, the MCP SDK's fork) imports httpcore (httpcore2) lazily and caches its exception classes at
 # the first request; pytester's in-process runs drop the modules first imported inside them. Were httpcore first
 # imported inside one, the next import would be a second copy whose exceptions httpx no longer maps (a refused TLS
