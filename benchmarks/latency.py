@@ -275,14 +275,42 @@ class Run:
     cpu: float
     report: dict[str, Any]
     chains: dict[str, Any] | None = None  # _fixture_chains.py's dump
+    instructions: int | None = None  # user-space instructions of the pytest process (``--instructions``)
+
+
+# The pytest process under cachegrind without its cache simulation: every user-space instruction it executes is
+# counted (threads included, child processes not), at some 40 times the CPU.
+CACHEGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=no")
+# What an instruction count needs to repeat: the same hashes, and no check budget the slowed process could outrun
+# (a run has no budget unless one is set).
+COUNTED = {"PYTHONHASHSEED": "0", "CONFORMANCE_MAX_CHECK_TIME": "0"}
+
+
+def counted_instructions(out: Path) -> int:
+    """The instructions a cachegrind output file counts (its ``summary:`` line)."""
+    for line in out.read_text().splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise ValueError(f"no summary in {out}")
 
 
 def certify(
-    suites: str, env: dict[str, str], report_dir: Path, profile: Path | None, *extra: str, chains: bool = False
+    suites: str,
+    env: dict[str, str],
+    report_dir: Path,
+    profile: Path | None,
+    *extra: str,
+    chains: bool = False,
+    instructions: bool = False,
 ) -> Run:
     """The suites certified by a fresh pytest process; ``chains``: with ``_fixture_chains.py``, whose dump the run's
-    ``chains`` holds (the fixtures' exchanges are marked in the report)."""
-    command = [sys.executable]
+    ``chains`` holds (the fixtures' exchanges are marked in the report); ``instructions``: under cachegrind, the
+    run's ``instructions`` its count."""
+    counts = report_dir.parent / "cachegrind.out"
+    command = [*CACHEGRIND, f"--cachegrind-out-file={counts}"] if instructions else []
+    if instructions:
+        env = {**env, **COUNTED}
+    command += [sys.executable]
     if profile is not None:
         command += [str(HERE / "_cpu_profile.py"), str(profile)]
     command += ["-m", "pytest", "-p", "no:cacheprovider", "-p", "no:anyio", "-q"]
@@ -296,7 +324,8 @@ def certify(
     subprocess.run(command, env=env, cwd=report_dir.parent, capture_output=True, check=False)
     wall, cpu = time.perf_counter() - started, children_cpu() - cpu0
     found = json.loads(dump.read_text()) if chains and dump.exists() else None
-    return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()), found)
+    counted = counted_instructions(counts) if instructions else None
+    return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()), found, counted)
 
 
 def fleet_env(settings: dict[str, str], names: list[str], directory: Path) -> dict[str, str]:
@@ -320,13 +349,15 @@ def fleet_env(settings: dict[str, str], names: list[str], directory: Path) -> di
     return {**env, "CONFORMANCE_TARGETS_FILE": str(targets)}
 
 
-def certify_fleet(suites: str, base: dict[str, str], settings: dict[str, str], directory: Path, size: int) -> Run:
+def certify_fleet(
+    suites: str, base: dict[str, str], settings: dict[str, str], directory: Path, size: int, instructions: bool = False
+) -> Run:
     """The suites certified against a fleet of ``size`` named targets, all the same services (``fleet_env``)."""
     directory.mkdir(parents=True)
     env = {**base, **fleet_env(settings, [f"copy{n}" for n in range(1, size + 1)], directory)}
     report_dir = directory / "report"
     report_dir.mkdir()
-    return certify(suites, env, report_dir, None)
+    return certify(suites, env, report_dir, None, instructions=instructions)
 
 
 @dataclass
@@ -340,25 +371,46 @@ class Marginal:
     same: bool
     decided: str
     pairs: set[tuple[str, str]]  # the fleet of one's (rule, status) pairs
+    counts: tuple[int, int] | None = None  # instructions of the fleet of one and of ``copies`` (``--instructions``)
 
     @property
     def slope(self) -> float:
         """ms of CPU per exchange of the further certifications."""
         return (self.many - self.one) / self.exchanges * 1000 if self.exchanges else 0.0
 
+    @property
+    def instructions(self) -> float | None:
+        """Millions of instructions per exchange of the further certifications."""
+        if self.counts is None or not self.exchanges:
+            return None
+        return (self.counts[1] - self.counts[0]) / self.exchanges / 1e6
+
     def row(self, suites: str) -> str:
+        counted = ""
+        if self.counts is not None:
+            counted = (
+                f" | {self.instructions:5.3f} M instructions/exchange: {self.counts[0] / 1e9:.3f}"
+                f" and {self.counts[1] / 1e9:.3f} G"
+            )
         return (
             f"{suites:<19}    0 ms: marginal {self.slope:4.2f} ms/exchange: one target {self.one:5.2f} s,"
             f" {self.copies} targets {self.many:5.2f} s CPU, {self.exchanges} exchanges past the first target's"
-            f" | {self.decided}"
+            f"{counted} | {self.decided}"
         )
 
 
-def marginal(suites: str, env: dict[str, str], settings: dict[str, str], directory: Path, copies: int) -> Marginal:
+def marginal(
+    suites: str,
+    env: dict[str, str],
+    settings: dict[str, str],
+    directory: Path,
+    copies: int,
+    instructions: bool = False,
+) -> Marginal:
     """The suites certified against a fleet of one and of ``copies`` named targets on the same services, and
-    whether every target decided as the fleet of one."""
-    once = certify_fleet(suites, env, settings, directory / "one", 1)
-    many = certify_fleet(suites, env, settings, directory / "many", copies)
+    whether every target decided as the fleet of one; ``instructions``: each fleet under cachegrind."""
+    once = certify_fleet(suites, env, settings, directory / "one", 1, instructions)
+    many = certify_fleet(suites, env, settings, directory / "many", copies, instructions)
     plain = verdict_pairs(once.report)
     names = [f"copy{n}" for n in range(1, copies + 1)]
     per_target = {
@@ -373,12 +425,14 @@ def marginal(suites: str, env: dict[str, str], settings: dict[str, str], directo
     )
     further = [r for r in many.report["results"] if r.get("target_name") in names[1:]]
     exchanges = len(unique_exchanges({"results": further}))
-    return Marginal(once.cpu, many.cpu, copies, exchanges, same, decided, plain)
+    counts = (once.instructions, many.instructions) if once.instructions and many.instructions else None
+    return Marginal(once.cpu, many.cpu, copies, exchanges, same, decided, plain, counts)
 
 
 def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
-    """``--ab BASE``: the marginal CPU per exchange of this checkout and of ``BASE``, alternated on one stack."""
-    trees = {"base": args.ab.resolve(), "this": HERE.parent}
+    """``--ab BASE``: the marginal CPU per exchange of this checkout and of ``BASE``, alternated on one stack
+    (``--marginal`` without ``--ab``: this checkout's alone)."""
+    trees = {"this": HERE.parent} if args.ab is None else {"base": args.ab.resolve(), "this": HERE.parent}
     differs = False
     with tempfile.TemporaryDirectory() as tmp, running_stack() as stack:
         for suites in args.suites:
@@ -387,7 +441,8 @@ def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
                 order = list(trees.items()) if round_ % 2 == 0 else list(reversed(trees.items()))
                 for name, tree in order:
                     env = {**base, "PYTHONPATH": str(tree)}
-                    found = marginal(suites, env, stack.settings, Path(tmp) / f"{suites}-{name}-{round_}", args.copies)
+                    directory = Path(tmp) / f"{suites}-{name}-{round_}"
+                    found = marginal(suites, env, stack.settings, directory, args.copies, args.instructions)
                     differs = differs or not found.same
                     runs[name].append(found)
                     print(f"{name} round {round_ + 1}: {found.row(suites)}", flush=True)
@@ -395,10 +450,17 @@ def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
                 shown = ", ".join(f"{m.slope:.2f}" for m in found_runs)
                 exchanges = statistics.median(m.exchanges for m in found_runs)
                 lowest = (min(m.many for m in found_runs) - min(m.one for m in found_runs)) / exchanges * 1000
+                counted = [m.instructions for m in found_runs if m.instructions is not None]
+                instructions = (
+                    f"; {statistics.median(counted):.3f} M instructions/exchange (median; rounds"
+                    f" {', '.join(f'{c:.3f}' for c in counted)})"
+                    if counted
+                    else ""
+                )
                 print(
                     f"== {suites} {name} ({trees[name]}): marginal"
                     f" {statistics.median(m.slope for m in found_runs):.2f} ms/exchange (median; rounds {shown});"
-                    f" {lowest:.2f} from the lowest CPU of each fleet size",
+                    f" {lowest:.2f} from the lowest CPU of each fleet size{instructions}",
                     flush=True,
                 )
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -463,11 +525,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="--ab: rounds, each checkout once per round")
     parser.add_argument("--wall", action="store_true", help="--ab: compare wall times at the latencies above 0")
     parser.add_argument("--copies", type=int, default=2, help="the marginal's larger fleet (named targets)")
+    parser.add_argument(
+        "--instructions", action="store_true", help="the marginal's fleets under cachegrind: instructions per exchange"
+    )
+    parser.add_argument("--marginal", action="store_true", help="only the marginal figure, --rounds times")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     if args.concurrency is not None:
         base["CONFORMANCE_CONCURRENCY"] = str(args.concurrency)
-    if args.ab is not None:
+    if args.ab is not None or args.marginal:
         return wall_ab(args, base) if args.wall else marginal_ab(args, base)
     reference: dict[str, set[tuple[str, str]]] = {}
     fixed: dict[str, float] = {}
@@ -522,7 +588,8 @@ def main() -> int:
                     rows.append(row)
                     print(row, flush=True)
                     if latency == 0 and not args.no_marginal:
-                        found = marginal(suites, base, stack.settings, Path(tmp) / f"{suites}-fleet", args.copies)
+                        directory = Path(tmp) / f"{suites}-fleet"
+                        found = marginal(suites, base, stack.settings, directory, args.copies, args.instructions)
                         differs = differs or not found.same or found.pairs != pairs
                         rows.append(
                             found.row(suites) + ("" if found.pairs == pairs else ", DIFFERENT from the plain run")
