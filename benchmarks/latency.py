@@ -3,7 +3,7 @@ both read against the embedded reference stack served with a set round-trip time
 what ``conformance up --latency 50ms`` starts), and the verdicts at each latency against those at 0 ms.
 
     .venv/bin/python benchmarks/latency.py [--latencies 0 50 150] [--suites auth,profile platform,campaigns compression]
-        [--concurrency N] [--no-marginal]
+        [--concurrency N] [--no-marginal] [--marginal] [--instructions] [--ab BASE [--wall]] [--rounds N]
 
 Each run is a fresh ``python -m pytest --suite ...`` process (as ``conformance demo`` starts it for one target
 kind) against one stack per latency. Printed per run: wall time of the pytest process; ``net``, the sum of the
@@ -65,6 +65,19 @@ add /tmp/base <commit>``; its package is put first on the runs' ``PYTHONPATH``),
 one stack, and prints the median of each, and the figure from the lowest CPU of each fleet size over the rounds
 (the machine's load only ever adds CPU): a change's effect on the per-exchange CPU, the same services and
 moment for both.
+
+``--instructions`` counts the marginal figure in instructions as well: each fleet's pytest process runs under
+cachegrind (``valgrind --tool=cachegrind --cache-sim=no``: every user-space instruction of the process, its threads
+included, at some 40 times its CPU time), and the row adds the instructions per exchange of the further targets.
+Unlike CPU time, the count does not move with the machine's load: rounds of the same code agree to a few tenths of
+a percent, where the CPU figure moves by a third (``perf stat -e instructions:u`` would count the same faster, but a
+virtual machine may not expose the counters). The runs set ``PYTHONHASHSEED=0`` and no check budget (a check
+slowed forty times must not be blocked as too slow); ``--concurrency 1`` keeps the threads' share of the work the
+same from one run to the next. ``--marginal`` measures the marginal figure alone, ``--rounds`` times, for this
+checkout (with ``--ab``, alternated with BASE):
+
+    .venv/bin/python benchmarks/latency.py --marginal --instructions --rounds 2 --suites auth,profile \
+        --concurrency 1 [--ab BASE]
 
 ``--ab BASE --wall`` compares wall times instead, at each latency above 0 given: each suite group certified by
 each checkout in turn, ``--rounds`` times, on one stack; it prints the medians of wall time, harness CPU and the
@@ -281,9 +294,16 @@ class Run:
 # The pytest process under cachegrind without its cache simulation: every user-space instruction it executes is
 # counted (threads included, child processes not), at some 40 times the CPU.
 CACHEGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=no")
-# What an instruction count needs to repeat: the same hashes, and no check budget the slowed process could outrun
-# (a run has no budget unless one is set).
-COUNTED = {"PYTHONHASHSEED": "0", "CONFORMANCE_MAX_CHECK_TIME": "0"}
+# What an instruction count needs to repeat: the same hashes, and no bound the slowed process could outrun (a check's
+# budget; a TLS handshake or a body read forty times slower than the timeouts allow): a timeout that does not fire
+# costs nothing, one that fires blocks the rest of a target's certification.
+COUNTED = {
+    "PYTHONHASHSEED": "0",
+    "CONFORMANCE_MAX_CHECK_TIME": "0",
+    "CONFORMANCE_CONNECT_TIMEOUT": "300",
+    "CONFORMANCE_READ_TIMEOUT": "300",
+    "CONFORMANCE_TOTAL_TIMEOUT": "900",
+}
 
 
 def counted_instructions(out: Path) -> int:
@@ -450,10 +470,10 @@ def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
                 shown = ", ".join(f"{m.slope:.2f}" for m in found_runs)
                 exchanges = statistics.median(m.exchanges for m in found_runs)
                 lowest = (min(m.many for m in found_runs) - min(m.one for m in found_runs)) / exchanges * 1000
-                counted = [m.instructions for m in found_runs if m.instructions is not None]
+                counted = [m.instructions for m in found_runs if m.instructions is not None and m.same]
                 instructions = (
-                    f"; {statistics.median(counted):.3f} M instructions/exchange (median; rounds"
-                    f" {', '.join(f'{c:.3f}' for c in counted)})"
+                    f"; {statistics.median(counted):.3f} M instructions/exchange (median of the rounds whose targets"
+                    f" all decided alike: {', '.join(f'{c:.3f}' for c in counted)})"
                     if counted
                     else ""
                 )

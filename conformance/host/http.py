@@ -185,8 +185,8 @@ class Transfer:
         self.request = wire.build_request(step.method, parsed_url(step.url), **step.kwargs)
         self.method, self.url = step.method, step.url
         self.sent_at, self.stamp = time.monotonic(), now_stamp()
-        self.bounded = BoundedBody(None, client.max_response_bytes)
-        self.body = self.bounded.body
+        self.bounded: BoundedBody  # made by begin(), once the answer's headers say how its body is coded
+        self.body = bytearray()
         self.drop_encoding = False
 
     @property
@@ -255,6 +255,8 @@ class Transfer:
         recorded = self._record(response, error=None, body=decoded)
         if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
             final.extensions[RESPONSE_EXTENSION] = recorded
+        if headers is response.headers:  # the same lines (an ASCII Content-Length perhaps added): the same encoding,
+            final.headers.encoding = headers.encoding  # which the evidence read; httpx would read every line again
         return final
 
     def _record(
