@@ -79,6 +79,12 @@ checkout (with ``--ab``, alternated with BASE):
     .venv/bin/python benchmarks/latency.py --marginal --instructions --rounds 2 --suites auth,profile \
         --concurrency 1 [--ab BASE]
 
+``--marginal --sample DIR`` samples each fleet's main thread at every millisecond of its CPU (``_cpu_sample.py``,
+with early fixtures set up on the main thread: ``CONFORMANCE_NO_SHORTCUTS=early-fixtures``; give ``--concurrency
+1``) and prints the functions the further targets' samples fell under, as shares of their difference: where the
+marginal CPU goes, without cProfile's cost per call. A few hundred samples make the difference: shares move by a
+few points from one round to the next.
+
 ``--ab BASE --wall`` compares wall times instead, at each latency above 0 given: each suite group certified by
 each checkout in turn, ``--rounds`` times, on one stack; it prints the medians of wall time, harness CPU and the
 critical path through the fixtures, and whether every run certified the same (rule, status) pairs.
@@ -322,10 +328,12 @@ def certify(
     *extra: str,
     chains: bool = False,
     instructions: bool = False,
+    sample: Path | None = None,
 ) -> Run:
     """The suites certified by a fresh pytest process; ``chains``: with ``_fixture_chains.py``, whose dump the run's
     ``chains`` holds (the fixtures' exchanges are marked in the report); ``instructions``: under cachegrind, the
-    run's ``instructions`` its count."""
+    run's ``instructions`` its count; ``sample``: its main thread's stacks sampled into that file
+    (``_cpu_sample.py``)."""
     counts = report_dir.parent / "cachegrind.out"
     command = [*CACHEGRIND, f"--cachegrind-out-file={counts}"] if instructions else []
     if instructions:
@@ -333,6 +341,8 @@ def certify(
     command += [sys.executable]
     if profile is not None:
         command += [str(HERE / "_cpu_profile.py"), str(profile)]
+    elif sample is not None:
+        command += [str(HERE / "_cpu_sample.py"), str(sample)]
     command += ["-m", "pytest", "-p", "no:cacheprovider", "-p", "no:anyio", "-q"]
     command += ["--suite", suites, "--report-dir", str(report_dir), *extra]
     dump = report_dir.parent / "fixture-chains.json"
@@ -370,14 +380,20 @@ def fleet_env(settings: dict[str, str], names: list[str], directory: Path) -> di
 
 
 def certify_fleet(
-    suites: str, base: dict[str, str], settings: dict[str, str], directory: Path, size: int, instructions: bool = False
+    suites: str,
+    base: dict[str, str],
+    settings: dict[str, str],
+    directory: Path,
+    size: int,
+    instructions: bool = False,
+    sample: Path | None = None,
 ) -> Run:
     """The suites certified against a fleet of ``size`` named targets, all the same services (``fleet_env``)."""
     directory.mkdir(parents=True)
     env = {**base, **fleet_env(settings, [f"copy{n}" for n in range(1, size + 1)], directory)}
     report_dir = directory / "report"
     report_dir.mkdir()
-    return certify(suites, env, report_dir, None, instructions=instructions)
+    return certify(suites, env, report_dir, None, instructions=instructions, sample=sample)
 
 
 @dataclass
@@ -426,11 +442,16 @@ def marginal(
     directory: Path,
     copies: int,
     instructions: bool = False,
+    sample: Path | None = None,
 ) -> Marginal:
     """The suites certified against a fleet of one and of ``copies`` named targets on the same services, and
-    whether every target decided as the fleet of one; ``instructions``: each fleet under cachegrind."""
-    once = certify_fleet(suites, env, settings, directory / "one", 1, instructions)
-    many = certify_fleet(suites, env, settings, directory / "many", copies, instructions)
+    whether every target decided as the fleet of one; ``instructions``: each fleet under cachegrind; ``sample``: a
+    directory, each fleet's stacks sampled into it (``one.json``, ``many.json``)."""
+    if sample is not None:
+        sample.mkdir(parents=True, exist_ok=True)
+    samples = (sample / "one.json", sample / "many.json") if sample is not None else (None, None)
+    once = certify_fleet(suites, env, settings, directory / "one", 1, instructions, samples[0])
+    many = certify_fleet(suites, env, settings, directory / "many", copies, instructions, samples[1])
     plain = verdict_pairs(once.report)
     names = [f"copy{n}" for n in range(1, copies + 1)]
     per_target = {
@@ -449,6 +470,22 @@ def marginal(
     return Marginal(once.cpu, many.cpu, copies, exchanges, same, decided, plain, counts)
 
 
+def sampled_difference(one: Path, many: Path, top: int = 40) -> list[str]:
+    """The functions the further targets' samples were most often on the stack of: the samples of ``many`` minus
+    those of ``one``, each as a share of the difference of all samples (``_cpu_sample.py``'s files), those under
+    80 % of it."""
+    first, second = json.loads(one.read_text()), json.loads(many.read_text())
+    total = second["samples"] - first["samples"]
+    more = {
+        name: count - first["inclusive"].get(name, 0)
+        for name, count in second["inclusive"].items()
+        if count > first["inclusive"].get(name, 0)
+    }
+    # (the frames every sample is under, the interpreter's, pytest's session and run loop, say nothing)
+    ranked = sorted(((n, c) for n, c in more.items() if c < 0.8 * total), key=lambda item: -item[1])[:top]
+    return [f"{count:6d} {100 * count / total if total else 0:5.1f} %  {name}" for name, count in ranked]
+
+
 def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
     """``--ab BASE``: the marginal CPU per exchange of this checkout and of ``BASE``, alternated on one stack
     (``--marginal`` without ``--ab``: this checkout's alone)."""
@@ -462,10 +499,14 @@ def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
                 for name, tree in order:
                     env = {**base, "PYTHONPATH": str(tree)}
                     directory = Path(tmp) / f"{suites}-{name}-{round_}"
-                    found = marginal(suites, env, stack.settings, directory, args.copies, args.instructions)
+                    sample = args.sample / f"{suites}-{name}-{round_}" if args.sample is not None else None
+                    found = marginal(suites, env, stack.settings, directory, args.copies, args.instructions, sample)
                     differs = differs or not found.same
                     runs[name].append(found)
                     print(f"{name} round {round_ + 1}: {found.row(suites)}", flush=True)
+                    if sample is not None:
+                        print(f"  samples of the further targets' certifications, on the stack of ({sample}):")
+                        print("\n".join(sampled_difference(sample / "one.json", sample / "many.json")), flush=True)
             for name, found_runs in runs.items():
                 shown = ", ".join(f"{m.slope:.2f}" for m in found_runs)
                 exchanges = statistics.median(m.exchanges for m in found_runs)
@@ -549,10 +590,13 @@ def main() -> int:
         "--instructions", action="store_true", help="the marginal's fleets under cachegrind: instructions per exchange"
     )
     parser.add_argument("--marginal", action="store_true", help="only the marginal figure, --rounds times")
+    parser.add_argument("--sample", type=Path, help="--marginal: sample each fleet's stacks into this directory")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     if args.concurrency is not None:
         base["CONFORMANCE_CONCURRENCY"] = str(args.concurrency)
+    if args.sample is not None:  # every check's work on the sampled main thread (with --concurrency 1)
+        base["CONFORMANCE_NO_SHORTCUTS"] = "early-fixtures"
     if args.ab is not None or args.marginal:
         return wall_ab(args, base) if args.wall else marginal_ab(args, base)
     reference: dict[str, set[tuple[str, str]]] = {}
