@@ -69,11 +69,13 @@ moment for both.
 ``--instructions`` counts the marginal figure in instructions as well: each fleet's pytest process runs under
 cachegrind (``valgrind --tool=cachegrind --cache-sim=no``: every user-space instruction of the process, its threads
 included, at some 40 times its CPU time), and the row adds the instructions per exchange of the further targets.
-Unlike CPU time, the count does not move with the machine's load: rounds of the same code agree to a few tenths of
-a percent, where the CPU figure moves by a third (``perf stat -e instructions:u`` would count the same faster, but a
-virtual machine may not expose the counters). The runs set ``PYTHONHASHSEED=0`` and no check budget (a check
-slowed forty times must not be blocked as too slow); ``--concurrency 1`` keeps the threads' share of the work the
-same from one run to the next. ``--marginal`` measures the marginal figure alone, ``--rounds`` times, for this
+The count moves far less than the CPU time with the machine's load, but it moves: threads run one at a time under
+cachegrind and hand over as the wall time goes, so a fleet's count moves by a few percent from one run to the next
+(``perf stat -e instructions:u`` would count faster, but a virtual machine may not expose the counters). The runs
+set ``PYTHONHASHSEED=0``, no check budget and long timeouts (a run slowed forty times must not be blocked as too
+slow); ``--concurrency 1`` keeps the threads' share of the work the same from one run to the next. A round whose
+targets did not all decide alike is left out of the median. Compile the checkouts' bytecode first where
+``PYTHONDONTWRITEBYTECODE`` is set, or each run compiles every module again (the same in both fleets). ``--marginal`` measures the marginal figure alone, ``--rounds`` times, for this
 checkout (with ``--ab``, alternated with BASE):
 
     .venv/bin/python benchmarks/latency.py --marginal --instructions --rounds 2 --suites auth,profile \
