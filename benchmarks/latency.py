@@ -75,8 +75,9 @@ cachegrind and hand over as the wall time goes, so a fleet's count moves by a fe
 set ``PYTHONHASHSEED=0``, no check budget and long timeouts (a run slowed forty times must not be blocked as too
 slow); ``--concurrency 1`` keeps the threads' share of the work the same from one run to the next. A round whose
 targets did not all decide alike is left out of the median. Compile the checkouts' bytecode first where
-``PYTHONDONTWRITEBYTECODE`` is set, or each run compiles every module again (the same in both fleets). ``--marginal`` measures the marginal figure alone, ``--rounds`` times, for this
-checkout (with ``--ab``, alternated with BASE):
+``PYTHONDONTWRITEBYTECODE`` is set, or each run compiles every module again (the same in both fleets).
+``--marginal`` measures the marginal figure alone, ``--rounds`` times, for this checkout (with ``--ab``, alternated
+with BASE):
 
     .venv/bin/python benchmarks/latency.py --marginal --instructions --rounds 2 --suites auth,profile \
         --concurrency 1 [--ab BASE]
