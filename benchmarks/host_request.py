@@ -15,6 +15,10 @@ A second figure is closer to an auth run: every sign-in has its own authorizatio
 callback, the answers carry a server's usual headers, and the run learns new secrets as it goes (each code and
 token), so the redactor indexes new forms every few requests, as it does against the reference stack.
 
+``--evidence OUT`` measures nothing: it writes the evidence the scenarios record (with seeded tokens, and answers a
+recorder must read with care: gzip, binary, long, repeated and non-ASCII headers), without its times, so that two
+checkouts' recording and redaction can be compared byte for byte (``PYTHONPATH`` set to each, then ``cmp``).
+
 ``--stack`` measures instead the same path with its transport: HostHTTP against the embedded reference tool server
 over TLS (one kept-alive connection), a metadata GET and an MCP POST answered 401 in turn, each recorded and
 redacted in a running check: what one exchange of a run costs the harness, h11 and TLS included.
@@ -24,20 +28,39 @@ from __future__ import annotations
 
 import argparse
 import gc
+import gzip
 import json
+import random
 import secrets
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import httpx
 
-from conformance.core import _context
+from conformance.core import _budget, _context
 from conformance.core._gc import GEN0_THRESHOLD
 from conformance.host._guard import UrlGuard
 from conformance.host._pace import Pacer
 from conformance.host._redact import Redactor
 from conformance.host.http import HostHTTP
+
+
+class _Seeded:
+    """``secrets.token_urlsafe``'s shape from a seeded generator: the same tokens in every run (``--evidence``)."""
+
+    ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+    def __init__(self, seed: int) -> None:
+        self._random = random.Random(seed)
+
+    def token_urlsafe(self, nbytes: int = 32) -> str:
+        return "".join(self._random.choice(self.ALPHABET) for _ in range(-(-4 * nbytes // 3)))
+
+
+TOKENS: Any = secrets  # the source of the scenarios' tokens and states
 
 TOKEN = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJiZW5jaCJ9.c2lnbmF0dXJlLW9mLXRoZS1iZW5jaG1hcmstdG9rZW4"
 PAGE = (
@@ -73,9 +96,63 @@ def answer(request: httpx.Request) -> httpx.Response:
         location = f"https://host.example/cb?code=code-{state}-0123456789abcdef&state={state}&iss=https%3A%2F%2Fas"
         return httpx.Response(302, headers=[("location", location), ("set-cookie", "_i=1; Path=/"), *SERVER_HEADERS])
     if path == "/token":
-        body = {"access_token": f"at-{secrets.token_urlsafe(32)}", "token_type": "Bearer", "expires_in": 300}
+        body = {"access_token": f"at-{TOKENS.token_urlsafe(32)}", "token_type": "Bearer", "expires_in": 300}
         return httpx.Response(200, json=body, headers=[("content-type", "application/json"), *SERVER_HEADERS])
     return httpx.Response(200, text=DOCUMENT, headers=[("content-type", "application/json"), *SERVER_HEADERS])
+
+
+ODD_SECRET = "sk-odd-secret-0123456789"
+
+
+def odd_answer(request: httpx.Request) -> httpx.Response:
+    """:func:`answer`, and answers a recorder must read with care: a gzip body, a binary one, a long header and body,
+    a repeated Set-Cookie, a header that is not ASCII."""
+    path = request.url.path
+    if path == "/gzip":
+        body = json.dumps({"token": ODD_SECRET, "x": "\u00e9"}).encode()
+        headers = [("content-encoding", "gzip"), ("content-type", "application/json")]
+        return httpx.Response(200, content=gzip.compress(body), headers=headers)
+    if path == "/bin":
+        return httpx.Response(
+            200, content=bytes(range(256)) * 4, headers=[("content-type", "application/octet-stream")]
+        )
+    if path == "/long":
+        headers = [("x-long", "v" * 3000), ("set-cookie", "a=1"), ("set-cookie", "b=2")]
+        return httpx.Response(200, text="x" * 5000 + ODD_SECRET, headers=headers)
+    if path == "/utf8":
+        return httpx.Response(200, headers=[(b"x-name", "caf\u00e9".encode())], text="ok")
+    return answer(request)
+
+
+def evidence(out: Path) -> None:
+    """``--evidence OUT``: the evidence the scenarios record (seeded tokens; ``started_at`` and ``elapsed_s`` left
+    out), as JSON, for comparing what two checkouts record byte for byte."""
+    global TOKENS
+    TOKENS = _Seeded(7)
+    redactor = Redactor([TOKEN, "correct horse battery", ODD_SECRET])
+    http = HostHTTP(
+        transport=httpx.MockTransport(odd_answer), guard=UrlGuard(), redactor=redactor, retry=None, pacer=Pacer()
+    )
+    kept: list[dict[str, Any]] = []
+    for round_ in range(30):
+        record = _context.begin(("BENCH-01",))
+        _budget.start_check(record, 60.0)
+        try:
+            (fresh_session if round_ % 2 else session)(http)
+            for path in ("/gzip", "/bin", "/long", "/utf8"):
+                headers = {"X-Api-Key": ODD_SECRET, "Accept": "*/*"}
+                http.get(f"https://odd.example{path}?api_key={ODD_SECRET}&q=1", headers=headers)
+            http.post("https://odd.example/form", data={"password": "correct horse battery", "u": "\u00e9"})
+            http.post("https://odd.example/json", json={"client_secret": "zz", "nested": [{"token": "t"}, ODD_SECRET]})
+            http.browser.get("https://as.example/authorize?x=1")
+            http.browser.get("https://as.example/login")
+        finally:
+            _context.end()
+        kept += [{k: v for k, v in e.items() if k not in ("started_at", "elapsed_s")} for e in record.exchanges]
+    text = json.dumps(kept, ensure_ascii=False)
+    assert ODD_SECRET not in text and TOKEN not in text and "correct horse" not in text
+    out.write_text(text)
+    print(f"{len(kept)} exchanges recorded into {out}")
 
 
 def session(http: HostHTTP) -> int:
@@ -90,7 +167,7 @@ def session(http: HostHTTP) -> int:
 
 def fresh_session(http: HostHTTP) -> int:
     """One sign-in of its own (authorization URL, callback, token learnt as secrets) and 4 API calls: 8 requests."""
-    state, challenge = secrets.token_urlsafe(16), secrets.token_urlsafe(32)
+    state, challenge = TOKENS.token_urlsafe(16), TOKENS.token_urlsafe(32)
     query = f"response_type=code&client_id=https%3A%2F%2Fhost.example%2Fclient.json&state={state}"
     query += f"&code_challenge={challenge}&code_challenge_method=S256&scope=openid%20profile"
     http.get(f"https://as.example/authorize?{query}")
@@ -102,7 +179,7 @@ def fresh_session(http: HostHTTP) -> int:
     )
     code = answer.headers["location"].split("code=")[1].split("&")[0]
     http.redactor.add_secret(code)
-    verifier = secrets.token_urlsafe(48)
+    verifier = TOKENS.token_urlsafe(48)
     http.redactor.add_secret(verifier)
     token = http.post(
         "https://as.example/token", data={"grant_type": "authorization_code", "code": code, "code_verifier": verifier}
@@ -175,7 +252,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--stack", action="store_true", help="over TLS against the reference tool server")
+    parser.add_argument("--evidence", type=Path, help="write the scenarios' evidence there (see the docstring)")
     args = parser.parse_args()
+    if args.evidence is not None:
+        evidence(args.evidence)
+        return
     if args.stack:
         per_request = against_stack(min(args.requests, 600), args.repeat)
         print(f"HostHTTP exchange over TLS with the reference tool server: {per_request * 1e6:.0f} µs CPU each")

@@ -3,7 +3,7 @@ both read against the embedded reference stack served with a set round-trip time
 what ``conformance up --latency 50ms`` starts), and the verdicts at each latency against those at 0 ms.
 
     .venv/bin/python benchmarks/latency.py [--latencies 0 50 150] [--suites auth,profile platform,campaigns compression]
-        [--concurrency N] [--no-marginal]
+        [--concurrency N] [--no-marginal] [--marginal] [--instructions] [--ab BASE [--wall]] [--rounds N]
 
 Each run is a fresh ``python -m pytest --suite ...`` process (as ``conformance demo`` starts it for one target
 kind) against one stack per latency. Printed per run: wall time of the pytest process; ``net``, the sum of the
@@ -65,6 +65,28 @@ add /tmp/base <commit>``; its package is put first on the runs' ``PYTHONPATH``),
 one stack, and prints the median of each, and the figure from the lowest CPU of each fleet size over the rounds
 (the machine's load only ever adds CPU): a change's effect on the per-exchange CPU, the same services and
 moment for both.
+
+``--instructions`` counts the marginal figure in instructions as well: each fleet's pytest process runs under
+cachegrind (``valgrind --tool=cachegrind --cache-sim=no``: every user-space instruction of the process, its threads
+included, at some 40 times its CPU time), and the row adds the instructions per exchange of the further targets.
+The count moves far less than the CPU time with the machine's load, but it moves: threads run one at a time under
+cachegrind and hand over as the wall time goes, so a fleet's count moves by a few percent from one run to the next
+(``perf stat -e instructions:u`` would count faster, but a virtual machine may not expose the counters). The runs
+set ``PYTHONHASHSEED=0``, no check budget and long timeouts (a run slowed forty times must not be blocked as too
+slow); ``--concurrency 1`` keeps the threads' share of the work the same from one run to the next. A round whose
+targets did not all decide alike is left out of the median. Compile the checkouts' bytecode first where
+``PYTHONDONTWRITEBYTECODE`` is set, or each run compiles every module again (the same in both fleets).
+``--marginal`` measures the marginal figure alone, ``--rounds`` times, for this checkout (with ``--ab``, alternated
+with BASE):
+
+    .venv/bin/python benchmarks/latency.py --marginal --instructions --rounds 2 --suites auth,profile \
+        --concurrency 1 [--ab BASE]
+
+``--marginal --sample DIR`` samples each fleet's main thread at every millisecond of its CPU (``_cpu_sample.py``,
+with early fixtures set up on the main thread: ``CONFORMANCE_NO_SHORTCUTS=early-fixtures``; give ``--concurrency
+1``) and prints the functions the further targets' samples fell under, as shares of their difference: where the
+marginal CPU goes, without cProfile's cost per call. A few hundred samples make the difference: shares move by a
+few points from one round to the next.
 
 ``--ab BASE --wall`` compares wall times instead, at each latency above 0 given: each suite group certified by
 each checkout in turn, ``--rounds`` times, on one stack; it prints the medians of wall time, harness CPU and the
@@ -275,16 +297,55 @@ class Run:
     cpu: float
     report: dict[str, Any]
     chains: dict[str, Any] | None = None  # _fixture_chains.py's dump
+    instructions: int | None = None  # user-space instructions of the pytest process (``--instructions``)
+
+
+# The pytest process under cachegrind without its cache simulation: every user-space instruction it executes is
+# counted (threads included, child processes not), at some 40 times the CPU.
+CACHEGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=no")
+# What an instruction count needs to repeat: the same hashes, and no bound the slowed process could outrun (a check's
+# budget; a TLS handshake or a body read forty times slower than the timeouts allow): a timeout that does not fire
+# costs nothing, one that fires blocks the rest of a target's certification.
+COUNTED = {
+    "PYTHONHASHSEED": "0",
+    "CONFORMANCE_MAX_CHECK_TIME": "0",
+    "CONFORMANCE_CONNECT_TIMEOUT": "300",
+    "CONFORMANCE_READ_TIMEOUT": "300",
+    "CONFORMANCE_TOTAL_TIMEOUT": "900",
+}
+
+
+def counted_instructions(out: Path) -> int:
+    """The instructions a cachegrind output file counts (its ``summary:`` line)."""
+    for line in out.read_text().splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise ValueError(f"no summary in {out}")
 
 
 def certify(
-    suites: str, env: dict[str, str], report_dir: Path, profile: Path | None, *extra: str, chains: bool = False
+    suites: str,
+    env: dict[str, str],
+    report_dir: Path,
+    profile: Path | None,
+    *extra: str,
+    chains: bool = False,
+    instructions: bool = False,
+    sample: Path | None = None,
 ) -> Run:
     """The suites certified by a fresh pytest process; ``chains``: with ``_fixture_chains.py``, whose dump the run's
-    ``chains`` holds (the fixtures' exchanges are marked in the report)."""
-    command = [sys.executable]
+    ``chains`` holds (the fixtures' exchanges are marked in the report); ``instructions``: under cachegrind, the
+    run's ``instructions`` its count; ``sample``: its main thread's stacks sampled into that file
+    (``_cpu_sample.py``)."""
+    counts = report_dir.parent / "cachegrind.out"
+    command = [*CACHEGRIND, f"--cachegrind-out-file={counts}"] if instructions else []
+    if instructions:
+        env = {**env, **COUNTED}
+    command += [sys.executable]
     if profile is not None:
         command += [str(HERE / "_cpu_profile.py"), str(profile)]
+    elif sample is not None:
+        command += [str(HERE / "_cpu_sample.py"), str(sample)]
     command += ["-m", "pytest", "-p", "no:cacheprovider", "-p", "no:anyio", "-q"]
     command += ["--suite", suites, "--report-dir", str(report_dir), *extra]
     dump = report_dir.parent / "fixture-chains.json"
@@ -296,7 +357,8 @@ def certify(
     subprocess.run(command, env=env, cwd=report_dir.parent, capture_output=True, check=False)
     wall, cpu = time.perf_counter() - started, children_cpu() - cpu0
     found = json.loads(dump.read_text()) if chains and dump.exists() else None
-    return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()), found)
+    counted = counted_instructions(counts) if instructions else None
+    return Run(wall, cpu, json.loads((report_dir / "report.json").read_text()), found, counted)
 
 
 def fleet_env(settings: dict[str, str], names: list[str], directory: Path) -> dict[str, str]:
@@ -320,13 +382,21 @@ def fleet_env(settings: dict[str, str], names: list[str], directory: Path) -> di
     return {**env, "CONFORMANCE_TARGETS_FILE": str(targets)}
 
 
-def certify_fleet(suites: str, base: dict[str, str], settings: dict[str, str], directory: Path, size: int) -> Run:
+def certify_fleet(
+    suites: str,
+    base: dict[str, str],
+    settings: dict[str, str],
+    directory: Path,
+    size: int,
+    instructions: bool = False,
+    sample: Path | None = None,
+) -> Run:
     """The suites certified against a fleet of ``size`` named targets, all the same services (``fleet_env``)."""
     directory.mkdir(parents=True)
     env = {**base, **fleet_env(settings, [f"copy{n}" for n in range(1, size + 1)], directory)}
     report_dir = directory / "report"
     report_dir.mkdir()
-    return certify(suites, env, report_dir, None)
+    return certify(suites, env, report_dir, None, instructions=instructions, sample=sample)
 
 
 @dataclass
@@ -340,25 +410,51 @@ class Marginal:
     same: bool
     decided: str
     pairs: set[tuple[str, str]]  # the fleet of one's (rule, status) pairs
+    counts: tuple[int, int] | None = None  # instructions of the fleet of one and of ``copies`` (``--instructions``)
 
     @property
     def slope(self) -> float:
         """ms of CPU per exchange of the further certifications."""
         return (self.many - self.one) / self.exchanges * 1000 if self.exchanges else 0.0
 
+    @property
+    def instructions(self) -> float | None:
+        """Millions of instructions per exchange of the further certifications."""
+        if self.counts is None or not self.exchanges:
+            return None
+        return (self.counts[1] - self.counts[0]) / self.exchanges / 1e6
+
     def row(self, suites: str) -> str:
+        counted = ""
+        if self.counts is not None:
+            counted = (
+                f" | {self.instructions:5.3f} M instructions/exchange: {self.counts[0] / 1e9:.3f}"
+                f" and {self.counts[1] / 1e9:.3f} G"
+            )
         return (
             f"{suites:<19}    0 ms: marginal {self.slope:4.2f} ms/exchange: one target {self.one:5.2f} s,"
             f" {self.copies} targets {self.many:5.2f} s CPU, {self.exchanges} exchanges past the first target's"
-            f" | {self.decided}"
+            f"{counted} | {self.decided}"
         )
 
 
-def marginal(suites: str, env: dict[str, str], settings: dict[str, str], directory: Path, copies: int) -> Marginal:
+def marginal(
+    suites: str,
+    env: dict[str, str],
+    settings: dict[str, str],
+    directory: Path,
+    copies: int,
+    instructions: bool = False,
+    sample: Path | None = None,
+) -> Marginal:
     """The suites certified against a fleet of one and of ``copies`` named targets on the same services, and
-    whether every target decided as the fleet of one."""
-    once = certify_fleet(suites, env, settings, directory / "one", 1)
-    many = certify_fleet(suites, env, settings, directory / "many", copies)
+    whether every target decided as the fleet of one; ``instructions``: each fleet under cachegrind; ``sample``: a
+    directory, each fleet's stacks sampled into it (``one.json``, ``many.json``)."""
+    if sample is not None:
+        sample.mkdir(parents=True, exist_ok=True)
+    samples = (sample / "one.json", sample / "many.json") if sample is not None else (None, None)
+    once = certify_fleet(suites, env, settings, directory / "one", 1, instructions, samples[0])
+    many = certify_fleet(suites, env, settings, directory / "many", copies, instructions, samples[1])
     plain = verdict_pairs(once.report)
     names = [f"copy{n}" for n in range(1, copies + 1)]
     per_target = {
@@ -373,12 +469,30 @@ def marginal(suites: str, env: dict[str, str], settings: dict[str, str], directo
     )
     further = [r for r in many.report["results"] if r.get("target_name") in names[1:]]
     exchanges = len(unique_exchanges({"results": further}))
-    return Marginal(once.cpu, many.cpu, copies, exchanges, same, decided, plain)
+    counts = (once.instructions, many.instructions) if once.instructions and many.instructions else None
+    return Marginal(once.cpu, many.cpu, copies, exchanges, same, decided, plain, counts)
+
+
+def sampled_difference(one: Path, many: Path, top: int = 40) -> list[str]:
+    """The functions the further targets' samples were most often on the stack of: the samples of ``many`` minus
+    those of ``one``, each as a share of the difference of all samples (``_cpu_sample.py``'s files), those under
+    80 % of it."""
+    first, second = json.loads(one.read_text()), json.loads(many.read_text())
+    total = second["samples"] - first["samples"]
+    more = {
+        name: count - first["inclusive"].get(name, 0)
+        for name, count in second["inclusive"].items()
+        if count > first["inclusive"].get(name, 0)
+    }
+    # (the frames every sample is under, the interpreter's, pytest's session and run loop, say nothing)
+    ranked = sorted(((n, c) for n, c in more.items() if c < 0.8 * total), key=lambda item: -item[1])[:top]
+    return [f"{count:6d} {100 * count / total if total else 0:5.1f} %  {name}" for name, count in ranked]
 
 
 def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
-    """``--ab BASE``: the marginal CPU per exchange of this checkout and of ``BASE``, alternated on one stack."""
-    trees = {"base": args.ab.resolve(), "this": HERE.parent}
+    """``--ab BASE``: the marginal CPU per exchange of this checkout and of ``BASE``, alternated on one stack
+    (``--marginal`` without ``--ab``: this checkout's alone)."""
+    trees = {"this": HERE.parent} if args.ab is None else {"base": args.ab.resolve(), "this": HERE.parent}
     differs = False
     with tempfile.TemporaryDirectory() as tmp, running_stack() as stack:
         for suites in args.suites:
@@ -387,18 +501,30 @@ def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
                 order = list(trees.items()) if round_ % 2 == 0 else list(reversed(trees.items()))
                 for name, tree in order:
                     env = {**base, "PYTHONPATH": str(tree)}
-                    found = marginal(suites, env, stack.settings, Path(tmp) / f"{suites}-{name}-{round_}", args.copies)
+                    directory = Path(tmp) / f"{suites}-{name}-{round_}"
+                    sample = args.sample / f"{suites}-{name}-{round_}" if args.sample is not None else None
+                    found = marginal(suites, env, stack.settings, directory, args.copies, args.instructions, sample)
                     differs = differs or not found.same
                     runs[name].append(found)
                     print(f"{name} round {round_ + 1}: {found.row(suites)}", flush=True)
+                    if sample is not None:
+                        print(f"  samples of the further targets' certifications, on the stack of ({sample}):")
+                        print("\n".join(sampled_difference(sample / "one.json", sample / "many.json")), flush=True)
             for name, found_runs in runs.items():
                 shown = ", ".join(f"{m.slope:.2f}" for m in found_runs)
                 exchanges = statistics.median(m.exchanges for m in found_runs)
                 lowest = (min(m.many for m in found_runs) - min(m.one for m in found_runs)) / exchanges * 1000
+                counted = [m.instructions for m in found_runs if m.instructions is not None and m.same]
+                instructions = (
+                    f"; {statistics.median(counted):.3f} M instructions/exchange (median of the rounds whose targets"
+                    f" all decided alike: {', '.join(f'{c:.3f}' for c in counted)})"
+                    if counted
+                    else ""
+                )
                 print(
                     f"== {suites} {name} ({trees[name]}): marginal"
                     f" {statistics.median(m.slope for m in found_runs):.2f} ms/exchange (median; rounds {shown});"
-                    f" {lowest:.2f} from the lowest CPU of each fleet size",
+                    f" {lowest:.2f} from the lowest CPU of each fleet size{instructions}",
                     flush=True,
                 )
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -463,11 +589,18 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="--ab: rounds, each checkout once per round")
     parser.add_argument("--wall", action="store_true", help="--ab: compare wall times at the latencies above 0")
     parser.add_argument("--copies", type=int, default=2, help="the marginal's larger fleet (named targets)")
+    parser.add_argument(
+        "--instructions", action="store_true", help="the marginal's fleets under cachegrind: instructions per exchange"
+    )
+    parser.add_argument("--marginal", action="store_true", help="only the marginal figure, --rounds times")
+    parser.add_argument("--sample", type=Path, help="--marginal: sample each fleet's stacks into this directory")
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     if args.concurrency is not None:
         base["CONFORMANCE_CONCURRENCY"] = str(args.concurrency)
-    if args.ab is not None:
+    if args.sample is not None:  # every check's work on the sampled main thread (with --concurrency 1)
+        base["CONFORMANCE_NO_SHORTCUTS"] = "early-fixtures"
+    if args.ab is not None or args.marginal:
         return wall_ab(args, base) if args.wall else marginal_ab(args, base)
     reference: dict[str, set[tuple[str, str]]] = {}
     fixed: dict[str, float] = {}
@@ -522,7 +655,8 @@ def main() -> int:
                     rows.append(row)
                     print(row, flush=True)
                     if latency == 0 and not args.no_marginal:
-                        found = marginal(suites, base, stack.settings, Path(tmp) / f"{suites}-fleet", args.copies)
+                        directory = Path(tmp) / f"{suites}-fleet"
+                        found = marginal(suites, base, stack.settings, directory, args.copies, args.instructions)
                         differs = differs or not found.same or found.pairs != pairs
                         rows.append(
                             found.row(suites) + ("" if found.pairs == pairs else ", DIFFERENT from the plain run")

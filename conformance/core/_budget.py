@@ -76,6 +76,22 @@ def left(now: float | None = None) -> tuple[float, str] | None:
     return min(found) if found else None
 
 
+def seconds_left(now: float | None = None) -> float | None:
+    """The seconds of :func:`left` alone, without the words that name the budget: most calls only compare them
+    (each request, each chunk of an answer read), and words are made only for a budget that is spent."""
+    record = _context.current()
+    if record is None:
+        return None
+    now = time.monotonic() if now is None else now
+    found = None
+    if record.deadline is not None:
+        found = record.deadline + record.throttle_wait_s + record.waited_s - now
+    if _run["deadline"] is not None:
+        run = _run["deadline"] - now
+        found = run if found is None else min(found, run)
+    return found
+
+
 def check(what: str, now: float | None = None) -> None:
     """Raise :class:`TargetTooSlow` when the running check's time is up (``what``: the request, as shown)."""
     found = left(now)
@@ -84,8 +100,8 @@ def check(what: str, now: float | None = None) -> None:
 
 
 def spent(now: float | None = None) -> bool:
-    found = left(now)
-    return found is not None and found[0] <= 0
+    found = seconds_left(now)
+    return found is not None and found <= 0
 
 
 __all__ = [
@@ -95,6 +111,7 @@ __all__ = [
     "left",
     "run_left",
     "run_spent",
+    "seconds_left",
     "start_check",
     "start_run",
     "wait",

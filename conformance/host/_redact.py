@@ -199,7 +199,7 @@ class Redactor:
         shape."""
         if not text:
             return text
-        state = self._current()
+        state = self._indexed() if self._pending else self._state  # (:meth:`_current`, inlined: a call per text)
         # The same strings come back all run long (header values, content types, URLs): each is scrubbed once
         # while no new form is indexed. Reads and writes of a dict are atomic; racing threads compute the same value.
         clean = state.cache.get(text)
@@ -353,18 +353,9 @@ class Redactor:
         return self.scrub(urlunsplit((parts.scheme, netloc, parts.path, self.query(parts.query), parts.fragment)))
 
     def json_value(self, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                k: (
-                    REDACTED if isinstance(k, str) and is_secret_name(k) and v not in (None, "") else self.json_value(v)
-                )
-                for k, v in value.items()
-            }
-        if isinstance(value, list):
-            return [self.json_value(v) for v in value]
-        if isinstance(value, str):
-            return self.scrub(value)
-        return value
+        """A copy of a JSON value with each string scrubbed and the value of each member whose name is a secret's
+        (not null, not empty) redacted; names are kept."""
+        return _json_scrubbed(value, self._current().cache, self.scrub)
 
     def body(self, body: bytes | None, content_type: str | None, limit: int) -> str | None:
         """A redacted, size-limited text excerpt of a body; binary bodies are described, not shown."""
@@ -420,6 +411,27 @@ def header_items(headers: Any) -> list[tuple[str, str]]:
             joined[name] = f"{joined[name]}, {text}" if name in joined else text
         return list(joined.items())
     return [(str(name).lower(), str(value)) for name, value in headers.items()]
+
+
+def _json_scrubbed(value: Any, cache: dict[Any, str], scrub: Callable[[str], str]) -> Any:
+    """:meth:`Redactor.json_value`, with the state's cache read here as :meth:`Redactor.scrub` would: a body's strings
+    are a few hundred values, most of them scrubbed before. (A function, not a closure: a closure that calls itself is
+    a cycle left for the collector on every body.)"""
+    if isinstance(value, str):
+        clean = cache.get(value)
+        return scrub(value) if clean is None else clean
+    if isinstance(value, dict):
+        return {
+            k: (
+                REDACTED
+                if isinstance(k, str) and _is_secret_name(k, False) and v not in (None, "")
+                else _json_scrubbed(v, cache, scrub)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_json_scrubbed(v, cache, scrub) for v in value]
+    return value
 
 
 def _redact_url_param(match: re.Match[str]) -> str:
@@ -508,10 +520,14 @@ class _Index:
 
     The prefixes keep the automaton small and cheap to build (signed tokens are ~800 characters with a dozen
     encoded forms each: an automaton of the whole forms takes 20 times longer to build, and an index is rebuilt
-    as it grows); compared whole, the result is the same.
+    as it grows); compared whole, the result is the same whatever their length. An automaton's size, and the time
+    to build it, grow with the prefixes' characters, while a scan meets as few false starts with 16 characters as
+    with 32 (a random 16-character prefix is as rare in a text as a longer one; the forms of tokens that share a
+    longer prefix, such as a JWT's header, shared one at 32 already): a run builds an index every few exchanges
+    (each login, each token teaches new secrets). Figures: docs/performance.md.
     """
 
-    PREFIX = 32
+    PREFIX = 16
 
     def __init__(self, forms: frozenset[str]) -> None:
         self.forms = forms

@@ -32,6 +32,7 @@ from conformance.host._cookies import Jars, LeanCookies
 _HTTPX_BASE = (("Accept", "*/*"), ("Connection", "keep-alive"))
 
 T = TypeVar("T", httpx.BaseTransport, httpx.AsyncBaseTransport)
+_MERGED = 512  # sets of merged headers a wire keeps
 
 
 class Mount:
@@ -91,6 +92,10 @@ class _Plumbing(Generic[T]):
         self.jars = jars
         self.closed = False
         self._routes: dict[tuple[str, str, int | None], T] = {}  # (scheme, host, port): its transport
+        # The base headers with a caller's over them, per caller's headers (a dict's items in their order): a run
+        # sends the same few sets again and again (a check's bearer token, a JSON-RPC call's). Never changed once
+        # made (a request copies its headers, a Cookie is added to a copy); dropped whole when full.
+        self._merged: dict[tuple[tuple[str, str], ...], httpx.Headers] = {}
 
     @property
     def cookies(self) -> LeanCookies:
@@ -115,16 +120,12 @@ class _Plumbing(Generic[T]):
         with the caller's over them, the jar's cookies, the timeout (the client's, or this one)."""
         if params is not None:
             url = httpx.URL(url, params=params)
-        merged = self.headers
-        if headers:
-            merged = httpx.Headers(merged)
-            merged.update(headers)
+        merged = self._with(headers) if headers else self.headers
         jar = self.jars.jar()
         if jar and "cookie" not in merged:  # (a Cookie header the caller sets is sent as it is)
             cookie = jar.header_for(url)
             if cookie is not None:
-                if merged is self.headers:
-                    merged = httpx.Headers(merged)
+                merged = httpx.Headers(merged)  # (the merged headers are shared: the Cookie goes on a copy)
                 merged["Cookie"] = cookie  # as httpx.Cookies.set_cookie_header adds it
         extensions = {"timeout": self._timeout if timeout is None else httpx.Timeout(timeout).as_dict()}
         request = httpx.Request(method, url, headers=merged, extensions=extensions, **body)
@@ -132,6 +133,22 @@ class _Plumbing(Generic[T]):
         if url.userinfo and (url.username or url.password):  # httpx.Client makes them Basic credentials
             request = next(httpx.BasicAuth(url.username, url.password).sync_auth_flow(request))
         return request
+
+    def _with(self, headers: Mapping[str, str]) -> httpx.Headers:
+        """The base headers with ``headers`` over them (``httpx.Headers.update``), made once per dict of headers."""
+        key = tuple(headers.items()) if type(headers) is dict else None  # (a multi-dict's items join its values)
+        try:
+            found = self._merged.get(key) if key is not None else None
+        except TypeError:  # a value that is no key (a list): merged each time
+            key = found = None
+        if found is None:
+            found = httpx.Headers(self.headers)
+            found.update(headers)
+            if key is not None:
+                if len(self._merged) >= _MERGED:
+                    self._merged.clear()
+                self._merged[key] = found
+        return found
 
     def transport_for(self, url: httpx.URL) -> T:
         """The transport of ``url``: the first mount whose pattern matches, else the client's own."""

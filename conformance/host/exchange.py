@@ -88,30 +88,25 @@ class Exchange:
         error: str | None = None,
         **tags: Any,
     ) -> Exchange:
-        """The redaction pass. Its order matters: a ``Location`` teaches the redactor the secrets of a redirect
-        before the response body is redacted."""
-        known = _field_names(cls)
-        # Each header set read once (httpx decodes its headers on every read): redacted and its content type.
-        request_items = header_items(request_headers) if request_headers is not None else []
-        response_items = header_items(response_headers) if response_headers is not None else None
-        url_shown = excerpt(redactor.url(url))
-        shown_request_headers = _excerpts(redactor.header_items(request_items))
-        shown_request_body = redactor.body(request_body, _ctype(request_items), BODY_EXCERPT_CHARS)
-        shown_response_headers = _excerpts(redactor.header_items(response_items)) if response_items is not None else {}
-        shown_response_body = redactor.body(response_body, _ctype(response_items), BODY_EXCERPT_CHARS)
-        return cls(
+        """The redaction pass (:func:`captured`, whose JSON form this exchange holds)."""
+        data = captured(
+            redactor,
             method=method,
-            url=url_shown,
-            request_headers=shown_request_headers,
-            request_body=shown_request_body,
+            url=url,
+            request_headers=request_headers,
+            request_body=request_body,
             status=status,
-            response_headers=shown_response_headers,
-            response_body=shown_response_body,
-            elapsed_s=round(elapsed_s, 4),
-            started_at=started_at or now_stamp(),
-            error=redactor.scrub(error) if error else None,
-            **{k: v for k, v in tags.items() if k in known and k != "extra"},
-            extra={k: v for k, v in tags.items() if k not in known},
+            response_headers=response_headers,
+            response_body=response_body,
+            elapsed_s=elapsed_s,
+            started_at=started_at,
+            error=error,
+            **tags,
+        )
+        known = _field_names(cls)
+        return cls(
+            **{k: v for k, v in data.items() if k in known},
+            extra={k: v for k, v in data.items() if k not in known},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -165,16 +160,64 @@ def _field_names(cls: type[Exchange]) -> frozenset[str]:
 _FIELD_NAMES = frozenset(f.name for f in fields(Exchange))
 
 
+def captured(
+    redactor: Redactor,
+    *,
+    method: str,
+    url: str,
+    request_headers: Mapping[str, str] | None = None,
+    request_body: bytes | None = None,
+    status: int | None = None,
+    response_headers: Mapping[str, str] | None = None,
+    response_body: bytes | None = None,
+    elapsed_s: float = 0.0,
+    started_at: str | None = None,
+    error: str | None = None,
+    **tags: Any,
+) -> dict[str, Any]:
+    """The redaction pass: an exchange's JSON form (:meth:`Exchange.to_json`, the report's ``exchange`` object),
+    made at once from what was sent and received. Its order matters: a ``Location`` teaches the redactor the secrets
+    of a redirect before the response body is redacted."""
+    # Each header set read once (httpx decodes its headers on every read): redacted and its content type.
+    request_items = header_items(request_headers) if request_headers is not None else []
+    response_items = header_items(response_headers) if response_headers is not None else None
+    url_shown = excerpt(redactor.url(url))
+    shown_request_headers = _excerpts(redactor.header_items(request_items))
+    shown_request_body = redactor.body(request_body, _ctype(request_items), BODY_EXCERPT_CHARS)
+    shown_response_headers = _excerpts(redactor.header_items(response_items)) if response_items is not None else {}
+    shown_response_body = redactor.body(response_body, _ctype(response_items), BODY_EXCERPT_CHARS)
+    data: dict[str, Any] = {}
+    if tags:
+        data.update((k, tags[k]) for k in _TAGS if tags.get(k) is not None)
+    data.update(
+        method=method,
+        url=url_shown,
+        request_headers=shown_request_headers,
+        request_body=shown_request_body,
+        status=status,
+        response_headers=shown_response_headers,
+        response_body=shown_response_body,
+        elapsed_s=round(elapsed_s, 4),
+        started_at=started_at or now_stamp(),
+        error=redactor.scrub(error) if error else None,
+    )
+    if tags:
+        if tags.get("client") is not None:
+            data["client"] = tags["client"]
+        data.update((k, v) for k, v in tags.items() if k not in _FIELD_NAMES)  # (a tag named ``extra`` is none)
+    return data
+
+
 def record_exchange(
     redactor: Redactor, *, into: _context.CheckRecord | None = _CURRENT, **capture: Any
 ) -> dict[str, Any] | None:
-    """The one recorder: capture an exchange (see :meth:`Exchange.capture`) and attach it to the running check, or
-    to ``into``. Returns what the check holds (its JSON form), or None when no check is running (nothing is
-    captured then)."""
+    """The one recorder: capture an exchange (see :func:`captured`) and attach it to the running check, or to
+    ``into``. Returns what the check holds (its JSON form), or None when no check is running (nothing is captured
+    then)."""
     record = _context.current() if into is _CURRENT else into
     if record is None:
         return None
-    exchange = Exchange.capture(redactor, **capture).to_json()
+    exchange = captured(redactor, **capture)
     elapsed = capture.get("elapsed_s")
     if elapsed and capture.get("direction") != "inbound" and not capture.get("error"):  # a round trip it made
         _context.ROUND_TRIPS.add(float(elapsed))
@@ -250,7 +293,11 @@ def excerpt(text: str, limit: int = HEADER_EXCERPT_CHARS) -> str:
 
 
 def _excerpts(headers: dict[str, str]) -> dict[str, str]:
-    return {name: excerpt(value) for name, value in headers.items()}
+    """Each value cut as :func:`excerpt` cuts it (most are short: the dict itself, then)."""
+    for value in headers.values():
+        if len(value) > HEADER_EXCERPT_CHARS:
+            return {name: excerpt(value) for name, value in headers.items()}
+    return headers
 
 
 def _ctype(items: list[tuple[str, str]] | None) -> str | None:

@@ -104,11 +104,11 @@ def request_steps(
         kwargs: dict[str, Any] = {"headers": headers, "params": params, **body}
         if options.get("timeout") is not None:
             kwargs["timeout"] = options["timeout"]
-        budget = _budget.left()
+        budget = _budget.seconds_left()
         if budget is not None:  # the check's requests share its time budget: this one gets what is left of it
-            if budget[0] <= 0:
+            if budget <= 0:
                 _budget.check(_shown(client, method, url))
-            kwargs["timeout"] = _within(kwargs.get("timeout", client.timeout), budget[0])
+            kwargs["timeout"] = _within(kwargs.get("timeout", client.timeout), budget)
         if pacer is not None:
             key = pacer.key(url, headers)
             paused = time.monotonic()
@@ -147,8 +147,8 @@ def request_steps(
             continue
         spent = max(time.monotonic() - started, waited)
         wait = policy.delay(response, attempt, spent) if policy is not None else None
-        budget = _budget.left()
-        if wait is None or spent + wait > client.total_timeout or (budget is not None and wait >= budget[0]):
+        budget = _budget.seconds_left()
+        if wait is None or spent + wait > client.total_timeout or (budget is not None and wait >= budget):
             yield response
             return
         note(f"retrying after {wait:.2f}s (status {response.status_code}, attempt {attempt + 1})")
@@ -185,8 +185,8 @@ class Transfer:
         self.request = wire.build_request(step.method, parsed_url(step.url), **step.kwargs)
         self.method, self.url = step.method, step.url
         self.sent_at, self.stamp = time.monotonic(), now_stamp()
-        self.bounded = BoundedBody(None, client.max_response_bytes)
-        self.body = self.bounded.body
+        self.bounded: BoundedBody  # made by begin(), once the answer's headers say how its body is coded
+        self.body = bytearray()
         self.drop_encoding = False
 
     @property
@@ -255,6 +255,8 @@ class Transfer:
         recorded = self._record(response, error=None, body=decoded)
         if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
             final.extensions[RESPONSE_EXTENSION] = recorded
+        if headers is response.headers:  # the same lines (an ASCII Content-Length perhaps added): the same encoding,
+            final.headers.encoding = headers.encoding  # which the evidence read; httpx would read every line again
         return final
 
     def _record(

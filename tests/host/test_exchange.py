@@ -69,6 +69,42 @@ def test_a_recorded_exchange_round_trips(check: _context.CheckRecord) -> None:
     assert by_hand["client"] == "boto3" and by_hand["note"] == "kept" and by_hand["response_body"] is None
 
 
+def test_the_recorder_keeps_what_an_exchange_captured_holds(check: _context.CheckRecord) -> None:
+    """The recorder makes the JSON form at once: the same members, in the same order, as the captured
+    ``Exchange``'s (tags first, ``client`` after the fields, the others last; a tag named ``extra`` is none)."""
+    given: list[dict[str, object]] = [
+        {
+            "method": "GET",
+            "url": f"https://a.example/cb?code=c0de-{SECRET}&state=s",
+            "request_headers": httpx.Headers({"Authorization": f"Bearer {SECRET}", "X-A": "1"}),
+            "status": 302,
+            "response_headers": httpx.Headers([("location", "/next?code=abcdefgh12"), ("set-cookie", "a=b")]),
+            "response_body": json.dumps({"access_token": "t0k3n-value", "note": SECRET}).encode(),
+            "elapsed_s": 0.123456,
+        },
+        {
+            "method": "POST",
+            "url": "https://a.example/token",
+            "request_headers": {"Content-Type": "application/x-www-form-urlencoded"},
+            "request_body": f"code=abcdefgh12&client_secret={SECRET}".encode(),
+            "error": f"refused {SECRET}",
+            "direction": "inbound",
+            "peer": "127.0.0.1",
+            "client": "raw socket",
+            "case": "one",
+            "extra": {"dropped": True},
+            "note": "kept",
+        },
+        {"method": "GET", "url": "https://a.example/", "document": "metadata", "peer": None, "client": None},
+        {"method": "GET", "url": "https://a.example/" + "x" * 3000, "response_headers": {"X-Long": "y" * 3000}},
+    ]
+    for capture in given:
+        expected = Exchange.capture(Redactor([SECRET]), started_at="2026-01-01T00:00:00.000Z", **capture).to_json()
+        recorded = record_exchange(Redactor([SECRET]), started_at="2026-01-01T00:00:00.000Z", **capture)
+        assert recorded == expected and list(recorded or {}) == list(expected)
+    assert SECRET not in json.dumps(check.exchanges) and "dropped" not in json.dumps(check.exchanges)
+
+
 def test_every_recorded_exchange_fits_the_report_schema(check: _context.CheckRecord) -> None:
     schema = json.loads(resources.files("conformance").joinpath("schemas", "report.schema.json").read_text())
     validator = jsonschema.Draft202012Validator({**schema["$defs"]["exchange"], "$defs": schema["$defs"]})

@@ -58,6 +58,31 @@ def test_the_wire_builds_the_request_httpx_client_builds(method: str, url: str, 
         assert _shape(wire.build_request(method, httpx.URL(url), **kwargs)) == _shape(expected)
 
 
+def test_headers_merged_once_build_what_httpx_client_builds_every_time() -> None:
+    """The base headers with a caller's over them are made once per dict of headers and shared: a Cookie the jar adds
+    goes on a copy (never onto the next request elsewhere), and headers that are no plain dict are merged each time."""
+    client, wire = _pair()
+    client.cookies.set("s", "1", domain="as.example")
+    wire.cookies.set("s", "1", domain="as.example")
+    given: list[Any] = [
+        {"Authorization": "Bearer t", "Accept": "application/json"},
+        {"accept": "text/html"},
+        httpx.Headers([("X-Twice", "a"), ("X-Twice", "b")]),
+        httpx.Headers([("X-Twice", "a, b")]),
+        {"X-List": ["a"]},  # no key: merged each time (httpx refuses the value, both ways)
+    ]
+    for _ in range(2):
+        for headers in given:
+            for url in ("https://as.example/login", "https://rs.example/mcp", "https://as.example/next"):
+                try:
+                    expected = _shape(client.build_request("GET", url, headers=headers))
+                except TypeError:
+                    with pytest.raises(TypeError):
+                        wire.build_request("GET", httpx.URL(url), headers=headers)
+                    continue
+                assert _shape(wire.build_request("GET", httpx.URL(url), headers=headers)) == expected
+
+
 def test_answers_carry_their_request_and_teach_the_jar() -> None:
     wire = _pair()[1]
     request = wire.build_request("GET", httpx.URL("https://h.example/a"))
