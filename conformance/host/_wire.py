@@ -120,7 +120,7 @@ class _Plumbing(Generic[T]):
         with the caller's over them, the jar's cookies, the timeout (the client's, or this one)."""
         if params is not None:
             url = httpx.URL(url, params=params)
-        merged = self._with(headers) if headers else self.headers
+        merged = self.merged_with(headers) if headers else self.headers
         jar = self.jars.jar()
         if jar and "cookie" not in merged:  # (a Cookie header the caller sets is sent as it is)
             cookie = jar.header_for(url)
@@ -134,7 +134,7 @@ class _Plumbing(Generic[T]):
             request = next(httpx.BasicAuth(url.username, url.password).sync_auth_flow(request))
         return request
 
-    def _with(self, headers: Mapping[str, str]) -> httpx.Headers:
+    def merged_with(self, headers: Mapping[str, str]) -> httpx.Headers:
         """The base headers with ``headers`` over them (``httpx.Headers.update``), made once per dict of headers."""
         key = tuple(headers.items()) if type(headers) is dict else None  # (a multi-dict's items join its values)
         try:

@@ -129,6 +129,12 @@ def add_latency_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# How long a reference service keeps an idle keep-alive connection open: longer than a host keeps one in its pool
+# (httpx: 5 s), so that the host, not the service, closes it. A service that closes it at the moment the host
+# reuses it drops a request the host may not send again (a POST): a harness's failure, not the rule's.
+KEEP_ALIVE_S = 30
+
+
 def uvicorn_options(args: argparse.Namespace) -> dict[str, Any]:
     """How a Python reference service serves (``uvicorn.run``/``uvicorn.Config`` keywords): on the address of
     :func:`service_parser`'s arguments, over TLS with the stack's certificate, quiet, and quick to stop."""
@@ -139,6 +145,7 @@ def uvicorn_options(args: argparse.Namespace) -> dict[str, Any]:
         "ssl_keyfile": str(args.keyfile),
         "log_level": "warning",
         "timeout_graceful_shutdown": 2,
+        "timeout_keep_alive": KEEP_ALIVE_S,
         "http": http_protocol(),
     }
 

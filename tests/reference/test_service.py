@@ -66,3 +66,22 @@ def test_the_services_serve_with_uvicorns_httptools_protocol() -> None:
 
     protocol = http_protocol()
     assert isinstance(protocol, type) and issubclass(protocol, HttpToolsProtocol)
+
+
+def test_services_keep_an_idle_connection_longer_than_the_host_pools_one(tmp_path: Any) -> None:
+    """The host closes its idle connections first (httpx's pool expiry), so a request never meets a service closing
+    the connection it was sent on: a POST dropped that way is not the target's failure and is not sent again."""
+    import argparse
+
+    import httpx
+
+    from conformance.reference._service import KEEP_ALIVE_S, uvicorn_options
+    from conformance.reference.compression.serve import SandboxServer
+
+    pooled = httpx.Limits().keepalive_expiry
+    assert pooled is not None and pooled < KEEP_ALIVE_S
+    args = argparse.Namespace(host="127.0.0.1", port=1, certfile=tmp_path / "c", keyfile=tmp_path / "k")
+    assert uvicorn_options(args)["timeout_keep_alive"] == KEEP_ALIVE_S
+    sandbox = SandboxServer(object(), "127.0.0.1", 0, "c", "k", plain_http=True, plain_port=0)
+    listeners = [sandbox.tls, sandbox.plain, sandbox.redirect]
+    assert [s.config.timeout_keep_alive for s in listeners if s is not None] == [KEEP_ALIVE_S] * 3

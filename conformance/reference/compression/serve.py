@@ -18,7 +18,7 @@ from typing import Any
 import uvicorn
 
 from conformance.reference._latency import with_latency
-from conformance.reference._service import free_port, http_protocol
+from conformance.reference._service import KEEP_ALIVE_S, free_port, http_protocol
 
 TLS_HANDSHAKE = b"\x16"
 
@@ -60,6 +60,7 @@ class SandboxServer:
             "log_level": "warning",
             "server_header": False,
             "timeout_graceful_shutdown": 1,
+            "timeout_keep_alive": KEEP_ALIVE_S,
             "http": http_protocol(),
         }
         self.tls = _Server(

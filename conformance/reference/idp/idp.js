@@ -541,6 +541,9 @@ export async function startIdp(args, { onError } = {}) {
     cert: fs.readFileSync(args.certfile),
     key: fs.readFileSync(args.keyfile),
   }, withLatency(provider.callback(), latencyMs(args.latency)));
+  // Idle keep-alive connections stay open longer than a host keeps one in its pool (KEEP_ALIVE_S in
+  // conformance/reference/_service.py): the host, not the IdP, closes them, and no request meets a closing socket.
+  server.keepAliveTimeout = 30_000;
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(Number(args.port), args.host, () => {

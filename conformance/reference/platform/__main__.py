@@ -9,7 +9,7 @@ from pathlib import Path
 import uvicorn
 
 from conformance.reference._latency import with_latency
-from conformance.reference._service import http_protocol, service_parser
+from conformance.reference._service import KEEP_ALIVE_S, http_protocol, service_parser
 from conformance.reference.platform.app import create_app
 from conformance.reference.platform.mutants import MUTANTS
 from conformance.reference.platform.settings import load_settings
@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
         ssl_keyfile=str(args.keyfile) if args.keyfile else None,
         log_level="warning",
         access_log=False,
+        timeout_keep_alive=KEEP_ALIVE_S,
         http=http_protocol(),
     )
 
