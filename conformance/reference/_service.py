@@ -130,8 +130,8 @@ def add_latency_argument(parser: argparse.ArgumentParser) -> None:
 
 
 # How long a reference service keeps an idle keep-alive connection open: longer than a host keeps one in its pool
-# (httpx's keep-alive expiry), so that the host, not the service, closes it. A service that closes it at the moment the host
-# reuses it drops a request the host may not send again (a POST): a harness's failure, not the rule's.
+# (httpx's keep-alive expiry), so that the host, not the service, closes it. A service that closes it at the moment
+# the host reuses it drops a request the host may not send again (a POST): a harness's failure, not the rule's.
 KEEP_ALIVE_S = 30
 
 

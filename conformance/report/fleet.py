@@ -46,7 +46,6 @@ def merge_reports(shards: Sequence[tuple[str, RunReport]], sources: Sequence[str
             results += [dataclasses.replace(r, target_name=label) for r in report.results]
             targets |= {f"{label}/{kind}": url for kind, url in report.targets.items()}
     first = shards[0][1]
-    throttles = [report.throttle for _, report in shards if report.throttle is not None]
     suites = sorted({s for _, report in shards for s in report.config.get("suites") or ()})
     return RunReport(
         verdict=fleet_verdict(rows),
@@ -58,12 +57,6 @@ def merge_reports(shards: Sequence[tuple[str, RunReport]], sources: Sequence[str
         duration_s=max(r.duration_s for _, r in shards),  # shards run side by side: the longest is the wall time
         config=dict(first.config) | {"suites": suites, "merged_from": list(sources) or [label for label, _ in shards]},
         targets=targets,
-        throttle=Throttle(
-            waited_s=sum(t.waited_s for t in throttles),
-            max_wait_s=max(t.max_wait_s for t in throttles),
-            blocked_checks=sum(t.blocked_checks for t in throttles),
-        )
-        if throttles
-        else None,
+        throttle=Throttle.of_parts(report.throttle for _, report in shards),
         fleet=tuple(rows),
     )

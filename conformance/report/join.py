@@ -81,7 +81,6 @@ def join_reports(parts: Sequence[RunReport]) -> RunReport:
         reasons = [v.reason for v in unexplained] + [decided.reason]
         missing = tuple(dict.fromkeys(m for v in [*unexplained, decided] for m in v.missing))
         decided = RunVerdict(status, "; ".join(dict.fromkeys(reasons)), missing)
-    throttles = [part.throttle for part in parts if part.throttle is not None]
     first = parts[0]
     return dataclasses.replace(
         first,
@@ -92,13 +91,7 @@ def join_reports(parts: Sequence[RunReport]) -> RunReport:
         duration_s=max(p.duration_s for p in parts),  # the parts ran side by side: the longest is the wall time
         config=config,
         targets={name: url for part in parts for name, url in part.targets.items()},
-        throttle=Throttle(
-            waited_s=sum(t.waited_s for t in throttles),
-            max_wait_s=max(t.max_wait_s for t in throttles),
-            blocked_checks=sum(t.blocked_checks for t in throttles),
-        )
-        if throttles
-        else None,
+        throttle=Throttle.of_parts(part.throttle for part in parts),
     )
 
 

@@ -410,6 +410,19 @@ class Throttle:
     max_wait_s: float
     blocked_checks: int
 
+    @classmethod
+    def of_parts(cls, throttles: Iterable[Throttle | None]) -> Throttle | None:
+        """The waits of runs' parts (shards, the demo's runs) in one: seconds waited and checks blocked summed, the
+        largest bound; None when no part reported its waits."""
+        known = [t for t in throttles if t is not None]
+        if not known:
+            return None
+        return cls(
+            waited_s=sum(t.waited_s for t in known),
+            max_wait_s=max(t.max_wait_s for t in known),
+            blocked_checks=sum(t.blocked_checks for t in known),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "waited_s": round(self.waited_s, 3),
