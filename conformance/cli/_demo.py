@@ -25,11 +25,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from conformance.config import DEFAULT_REPORT_FORMATS, REPORT_FORMATS
+from conformance.config import DEFAULT_REPORT_FORMATS, report_formats
 from conformance.core._exceptions import ConformanceError
 from conformance.core.targets import SUITE_SERVICES, SUITES, TARGETS
 
@@ -62,7 +62,7 @@ class Part:
     process: subprocess.Popen[bytes] | None = None
     output: IO[bytes] | None = None
     code: int | None = None
-    shown: bool = field(default=False)
+    shown: bool = False
 
 
 def plan(report_dir: Path, suite: str | None, pytest_args: Sequence[str]) -> list[Part]:
@@ -110,9 +110,10 @@ def joined_formats(pytest_args: Sequence[str]) -> list[str]:
     if asked is None:
         return list(DEFAULT_REPORT_FORMATS)
     formats = [f.strip() for f in asked.split(",") if f.strip()]
-    unknown = [f for f in formats if f not in REPORT_FORMATS]
-    if unknown:
-        raise ConformanceError(f"unknown report format {', '.join(unknown)} (known: {', '.join(REPORT_FORMATS)})")
+    try:
+        report_formats(formats)
+    except ValueError as exc:
+        raise ConformanceError(str(exc)) from None
     return ["json", *(f for f in formats if f != "json")]
 
 
@@ -287,35 +288,26 @@ class Join:
         if not self.reports:
             return None
         from conformance.report.console import render_summary
+        from conformance.report.files import write_report_files
         from conformance.report.join import join_har, join_junit, join_reports
-        from conformance.report.json_writer import write_json
 
         report = join_reports(list(self.reports.values()))
-        directory, files = self.report_dir, []
+        # The HAR joined from the runs' own (each scrubbed by the run that learnt the secrets), when every run wrote
+        # one.
+        hars = list(self.hars.values()) if self.hars.keys() == self.reports.keys() else None
+        files: list[Path] = []
         try:
-            files.append(directory / "report.json")
-            write_json(report, files[-1])
-            if "html" in self.formats:
-                from conformance.report.html import write_html
-
-                files.append(directory / "report.html")
-                write_html(report, files[-1])
-            if "har" in self.formats and self.hars.keys() == self.reports.keys():
-                files.append(directory / "report.har")
-                join_har(list(self.hars.values()), files[-1])
-            if "sarif" in self.formats:
-                from conformance.report.sarif import write_sarif
-
-                files.append(directory / "report.sarif")
-                write_sarif(report, files[-1])
-            for stale in ("report.html", "report.har", "report.sarif"):
-                if directory / stale not in files:
-                    (directory / stale).unlink(missing_ok=True)
+            files += write_report_files(
+                report,
+                self.report_dir,
+                self.formats,
+                write_har=(lambda path: join_har(hars, path)) if hars is not None else None,
+            )
             if self.junits.keys() == self.reports.keys():
-                files.append(directory / "junit.xml")
+                files.append(self.report_dir / "junit.xml")
                 join_junit(list(self.junits.values()), files[-1])
         except OSError as exc:
-            where = files[-1] if files else directory
+            where = files[-1] if files else self.report_dir
             raise ConformanceError(f"demo: cannot write {where}: {exc.strerror or type(exc).__name__}") from None
         print("=" * 30 + " conformance: the runs joined " + "=" * 30, flush=True)
         render_summary(report, sys.stdout, files=[str(f) for f in files], color=self.color)
@@ -327,8 +319,8 @@ def _import_writers(formats: Sequence[str]) -> None:
     """The modules the join needs, imported while the runs run (the demo's process is idle meanwhile)."""
     with contextlib.suppress(ImportError):
         import conformance.report.console
+        import conformance.report.files
         import conformance.report.join
-        import conformance.report.json_writer
 
         if "html" in formats:
             import conformance.report.html

@@ -102,6 +102,7 @@ def _prepare_report(suites: list[str]) -> None:
         from conformance.suites._checks import load_all_checks
 
         load_all_checks(suites)
+        import conformance.report.files
         import conformance.report.har
         import conformance.report.html
         import conformance.report.json_writer
@@ -165,44 +166,25 @@ def _mcp_era(outcomes: list[CheckOutcome], chosen: Any, tool_server: bool) -> di
 
 
 def write_reports(report: RunReport, directory: Path, config: pytest.Config | None = None) -> list[str]:
-    from conformance.report.json_writer import read_report, write_json
+    from conformance.report.files import write_report_files
+    from conformance.report.json_writer import read_report
 
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    json_path = directory / "report.json"
-    write_json(report, json_path)
-    written.append(str(json_path))
     state = config.stash.get(SESSION_KEY, None) if config is not None else None
     # The reports the run asked for (``report_formats``); all of them without a run's settings.
     formats = set((state.settings.get("report_formats") if state is not None else None) or DEFAULT_REPORT_FORMATS)
-    try:
-        from conformance.report.html import write_html
-    except ImportError:
-        write_html = None  # type: ignore[assignment]
-    if write_html is not None and "html" in formats:
-        html_path = directory / "report.html"
-        compare = config.getoption("conformance_compare_report", default=None) if config is not None else None
-        write_html(report, html_path, read_report(Path(compare)) if compare else None)
-        written.append(str(html_path))
-    har_path = directory / "report.har"
-    if "har" in formats:
+    compare = config.getoption("conformance_compare_report", default=None) if config is not None else None
+
+    def har(path: Path) -> None:
         from conformance.report.har import write_har
 
         # The last redaction pass over the HAR: all of it, unless this report is the one that pass just scrubbed
         # and the run learnt no secret since; then only what the HAR adds (values decoded from URLs and headers).
         fresh = state is not None and state.report is report and state.report_generation == state.redactor.generation
-        write_har(report, har_path, state.redactor.scrub_tree if state is not None else None, report_scrubbed=fresh)
-        written.append(str(har_path))
-    sarif_path = directory / "report.sarif"
-    if "sarif" in formats:
-        from conformance.report.sarif import write_sarif
+        write_har(report, path, state.redactor.scrub_tree if state is not None else None, report_scrubbed=fresh)
 
-        write_sarif(report, sarif_path)
-        written.append(str(sarif_path))
-    # A report of a format not asked for this time, left by an earlier run, would pass for this run's.
-    for stale in (directory / "report.html", har_path, sarif_path):
-        if str(stale) not in written:
-            stale.unlink(missing_ok=True)
+    earlier = read_report(Path(compare)) if compare and "html" in formats else None
+    files = write_report_files(report, directory, formats, write_har=har, compare=earlier)
+    written = [str(path) for path in files]
     xmlpath = getattr(config.option, "xmlpath", None) if config is not None else None
     if xmlpath:
         from conformance.report.junit import add_fleet_verdicts
