@@ -72,37 +72,10 @@ class Exchange:
     extra: Mapping[str, Any] = field(default_factory=dict)  # anything else a recorder was given, kept as is
 
     @classmethod
-    def capture(
-        cls,
-        redactor: Redactor,
-        *,
-        method: str,
-        url: str,
-        request_headers: Mapping[str, str] | None = None,
-        request_body: bytes | None = None,
-        status: int | None = None,
-        response_headers: Mapping[str, str] | None = None,
-        response_body: bytes | None = None,
-        elapsed_s: float = 0.0,
-        started_at: str | None = None,
-        error: str | None = None,
-        **tags: Any,
-    ) -> Exchange:
-        """The redaction pass (:func:`captured`, whose JSON form this exchange holds)."""
-        data = captured(
-            redactor,
-            method=method,
-            url=url,
-            request_headers=request_headers,
-            request_body=request_body,
-            status=status,
-            response_headers=response_headers,
-            response_body=response_body,
-            elapsed_s=elapsed_s,
-            started_at=started_at,
-            error=error,
-            **tags,
-        )
+    def capture(cls, redactor: Redactor, **exchange: Any) -> Exchange:
+        """The redaction pass (:func:`captured`, which names what an exchange is made of), as an exchange holding
+        its JSON form."""
+        data = captured(redactor, **exchange)
         known = _field_names(cls)
         return cls(
             **{k: v for k, v in data.items() if k in known},

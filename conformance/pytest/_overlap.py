@@ -50,7 +50,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,11 +201,16 @@ class BodyLogs(logging.Handler):
 
     def keep_for_no_check(self, record: logging.LogRecord) -> None:
         if record.levelno >= self.level:
-            self.acquire()
-            try:
-                self.no_check.keep(self.format(record))
-            finally:
-                self.release()
+            self.keep_lines_for_no_check([self.format(record)])
+
+    def keep_lines_for_no_check(self, lines: Iterable[str]) -> None:
+        """Lines of no check, kept in order, one thread at a time."""
+        self.acquire()
+        try:
+            for line in lines:
+                self.no_check.keep(line)
+        finally:
+            self.release()
 
     # -- early work's logs (conformance.core._early.LogReceiver) --------------------------------------------------
 
@@ -223,14 +228,9 @@ class BodyLogs(logging.Handler):
     def forgotten(self, work: _early.Started) -> None:
         """Early work no check took (a run stopped, another target's): its records, and what it printed, are no
         check's."""
-        printed = [f"[{stream}] {line}" for stream, text in work.hand_on_output() for line in text.splitlines()]
+        printed = work.hand_on_output()
         if printed:
-            self.acquire()
-            try:
-                for line in printed:
-                    self.no_check.keep(line)
-            finally:
-                self.release()
+            self.keep_lines_for_no_check(f"[{stream}] {line}" for stream, text in printed for line in text.splitlines())
         for record in work.hand_on_log():
             self.keep_for_no_check(record)
 
