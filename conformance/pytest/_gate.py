@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.core import _stack_gate
-from conformance.core.rules import rules_of, suite_of
+from conformance.pytest import _marks
 
 
 class StackGate:
@@ -27,7 +27,7 @@ class StackGate:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        suite = suite_of(item) if rules_of(item) else None
+        suite = _marks.of(item).suite
         if self.shut is None and suite not in self.passed:
             self.shut = _stack_gate.wait(suite)
             if self.shut is None:

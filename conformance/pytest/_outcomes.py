@@ -4,6 +4,7 @@ exchanges it recorded, carried on pytest's report (xdist forwards it) and gather
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -12,10 +13,11 @@ from conformance.core import _context
 from conformance.core.rules import RULES, SUITE_TARGET
 from conformance.pytest._session import SESSION_KEY, ConformanceSession
 from conformance.report.model import CheckOutcome, Status
-from conformance.verdict._verdicts import judge
+from conformance.verdict._verdicts import Judgement, judge
 
 NEED_KEY = pytest.StashKey[tuple[str, str]]()  # (need, option) of a check skipped for want of its target
 STARTED = pytest.StashKey[float]()
+_JUDGED = pytest.StashKey[tuple[pytest.CallInfo[None], Judgement]]()  # see judgement_of
 
 
 FLEET_FIXTURE = "conformance_fleet_target"  # the parameter naming a check's target in a fleet run
@@ -27,13 +29,16 @@ def fleet_target_of(item: pytest.Item) -> str | None:
     return callspec.params.get(FLEET_FIXTURE) if callspec is not None else None
 
 
-def decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport, rules: list[str]) -> None:
-    """Judge the check, put its outcome on ``report`` (``report.conformance``) and make pytest's outcome agree."""
+def judgement_of(item: pytest.Item, call: pytest.CallInfo[None], rules: Sequence[str]) -> Judgement:
+    """The judge's verdict on the check from its phase ``call``, judged once: the report made ahead of pytest's
+    (``plugin.pytest_runtest_makereport_without_traceback``) keeps it on the item, :func:`decide` takes it back."""
+    kept = item.stash.get(_JUDGED, None)
+    if kept is not None and kept[0] is call:
+        return kept[1]
     state = item.config.stash[SESSION_KEY]
     record = _context.current()
-    exc = call.excinfo.value if call.excinfo is not None else None
     judgement = judge(
-        exc,
+        call.excinfo.value if call.excinfo is not None else None,
         rules,
         strict=state.strict,
         notes=list(record.notes) if record else [],
@@ -42,6 +47,16 @@ def decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
         missing_target=item.stash.get(NEED_KEY, None),
         redact=state.redactor.scrub,
     )
+    item.stash[_JUDGED] = (call, judgement)
+    return judgement
+
+
+def decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport, rules: Sequence[str]) -> None:
+    """Judge the check, put its outcome on ``report`` (``report.conformance``) and make pytest's outcome agree."""
+    state = item.config.stash[SESSION_KEY]
+    record = _context.current()
+    judgement = judgement_of(item, call, rules)
+    del item.stash[_JUDGED]  # the phase's exception and its frames are not kept for the rest of the run
     evidence = list(record.exchanges) if record else []
     if judgement.failing_exchange is not None:
         evidence = _up_to_failure(evidence, judgement.failing_exchange)
@@ -66,7 +81,7 @@ def decide(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestRe
     _agree(state, call, report, outcome)
 
 
-def harness_error(item: pytest.Item, report: pytest.TestReport, rules: list[str], exc: Exception) -> None:
+def harness_error(item: pytest.Item, report: pytest.TestReport, rules: Sequence[str], exc: Exception) -> None:
     """The judging itself broke: a loud error verdict, never a crash of the run."""
     report.outcome = "failed"
     report.longrepr = f"conformance harness error while judging {item.nodeid}: {exc!r}"
@@ -79,12 +94,10 @@ def harness_error(item: pytest.Item, report: pytest.TestReport, rules: list[str]
 def _agree(
     state: ConformanceSession, call: pytest.CallInfo[None], report: pytest.TestReport, outcome: CheckOutcome
 ) -> None:
-    """Make pytest's own outcome agree with the verdict."""
+    """Make pytest's own outcome agree with the verdict (:func:`keeps_traceback` says where pytest's traceback
+    stays)."""
     status, message = outcome.status, outcome.message
-    expected = state.baseline is not None and all(
-        state.baseline.expects(r, SUITE_TARGET[RULES[r].suite]) for r in outcome.rules
-    )
-    if status in (Status.FAILED, Status.WARNING, Status.ERROR) and expected:
+    if status in (Status.FAILED, Status.WARNING, Status.ERROR) and _expected(state, outcome.rules):
         report.outcome = "skipped"
         report.wasxfail = f"expected failure (baseline): {message}"
     elif status is Status.FAILED:
@@ -103,6 +116,22 @@ def _agree(
         path, line, _ = report.location
         report.outcome = "skipped"
         report.longrepr = (path, (line or 0) + 1, f"Skipped: {message}")
+
+
+def _expected(state: ConformanceSession, rules: Sequence[str]) -> bool:
+    """Whether the run's baseline expects every one of ``rules`` to fail."""
+    baseline = state.baseline
+    return baseline is not None and all(baseline.expects(r, SUITE_TARGET[RULES[r].suite]) for r in rules)
+
+
+def keeps_traceback(state: ConformanceSession, when: str, judgement: Judgement, rules: Sequence[str]) -> bool:
+    """Whether the report of a check's phase that raised (no pytest skip) keeps pytest's traceback once it agrees
+    with ``judgement`` (:func:`_agree`): a harness error's, a failure the baseline expects, a warning or an
+    observation raised in a set-up. Otherwise the verdict's words, or none, take its place."""
+    status = judgement.status
+    if status in (Status.FAILED, Status.WARNING, Status.ERROR) and _expected(state, rules):
+        return True
+    return status is Status.ERROR or (status in (Status.WARNING, Status.PASSED) and when != "call")
 
 
 def _up_to_failure(evidence: list[dict[str, Any]], failing: dict[str, Any]) -> list[dict[str, Any]]:

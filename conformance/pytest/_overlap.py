@@ -58,8 +58,8 @@ import pytest
 
 from conformance.core import _budget, _context, _early
 from conformance.core._shortcuts import fixture_definition, fixture_definitions
-from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of, touched_group
 from conformance.host.fanout import AUTO, AUTO_CHECKS_AT_ONCE, DEFAULT_CONCURRENCY
+from conformance.pytest import _marks
 from conformance.pytest._outcomes import STARTED, fleet_target_of
 from conformance.pytest._session import SESSION_KEY
 
@@ -322,7 +322,7 @@ def one_parse_at_a_time() -> Iterator[None]:
 
 def begin_check(item: pytest.Item) -> _context.CheckRecord:
     """Open the record of a check about to start (the main thread records into it) and start its time budget."""
-    record = _context.begin(rules_of(item))
+    record = _context.begin(_marks.of(item).rules)
     _budget.start_check(record, _budget.check_budget_s(item.config.stash[SESSION_KEY].settings))
     item.stash[STARTED] = time.monotonic()
     return record
@@ -330,7 +330,8 @@ def begin_check(item: pytest.Item) -> _context.CheckRecord:
 
 def may_overlap(item: pytest.Item) -> bool:
     """Whether the body of ``item`` may run while other checks' bodies do (see the module's docstring)."""
-    if suite_of(item) not in OVERLAPPING_SUITES or runs_alone(item):
+    marks = _marks.of(item)
+    if marks.suite not in OVERLAPPING_SUITES or marks.alone:
         return False
     function = getattr(item, "obj", None)
     return function is not None and not inspect.iscoroutinefunction(function)
@@ -478,7 +479,7 @@ class EarlyStarts:
             if not self.reorderable(item) or fleet_target_of(item) != fleet_target_of(first):
                 break
             if (
-                alone_group(item) is None
+                _marks.of(item).group is None
                 and not self.running_for(item)
                 and not self.shares_unset_fixtures(item, overtaken)
             ):
@@ -507,7 +508,7 @@ class EarlyStarts:
                 self.started[definition] = _early.start(
                     definition.func,
                     arguments,
-                    rules=tuple(rules_of(item)),
+                    rules=_marks.of(item).rules,
                     budget_s=_budget.check_budget_s(item.config.stash[SESSION_KEY].settings),
                 )
                 progress = True
@@ -619,7 +620,8 @@ class OverlappingLoop:
                     _context.ROUND_TRIPS.reset()  # nor are its round trips a measure of the next one's
                     self.fleet_target = fleet_target_of(item)
                 if may_overlap(item):
-                    if alone_group(item) is None and touched_group(item) is None:  # a group's waits on its thread
+                    marks = _marks.of(item)
+                    if marks.group is None and marks.touches is None:  # a group's waits on its thread
                         self.wait_for_room()
                     check = self.start(index, item)
                     early.start_ready(index)
@@ -656,14 +658,14 @@ class OverlappingLoop:
     def start(self, index: int, item: pytest.Item) -> _Check:
         """Set ``item`` up on this thread and start its body on a thread of its own."""
         record = begin_check(item)
-        ihook = item.ihook
+        ihook, marks = item.ihook, _marks.of(item)
         setup_call = pytest.CallInfo.from_call(lambda: ihook.pytest_runtest_setup(item=item), when="setup")
         check = _Check(
             item,
             record,
             ihook.pytest_runtest_makereport(item=item, call=setup_call),
-            group=alone_group(item),
-            touches=touched_group(item),
+            group=marks.group,
+            touches=marks.touches,
             setup_call=setup_call,
         )
         self.checks[index] = check

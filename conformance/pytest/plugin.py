@@ -8,6 +8,7 @@ written as report.json, report.html and junit.xml; the exit code is the run's ve
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import time
@@ -34,7 +35,7 @@ from conformance.core.rules import (
 from conformance.core.targets import TARGETS, TargetKind
 from conformance.host import scrub_log_records
 from conformance.host.http import HostHTTP
-from conformance.pytest import _head_start, _outcomes, _overlap
+from conformance.pytest import _head_start, _marks, _outcomes, _overlap
 from conformance.pytest._outcomes import NEED_KEY
 from conformance.pytest._session import (
     SESSION_KEY,
@@ -250,8 +251,8 @@ def pytest_collection(session: pytest.Session) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     state = session.config.stash[SESSION_KEY]
     for item in session.items:
-        suite = suite_of(item)
-        if suite is not None and rules_of(item):
+        suite = _marks.keep(item).suite
+        if suite is not None:
             state.suites_run.add(suite)
     if state.active:
         _gc.freeze_collected()
@@ -271,16 +272,15 @@ def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.Fix
     _overlap.refuse_fixture_in_body(fixturedef.argname)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
-    if rules_of(item) and suite_of(item):
-        _overlap.begin_check(item)
-        try:
-            yield
-        finally:
-            _context.end()
-    else:
-        yield
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    if _marks.of(item).suite is None:
+        return (yield)
+    _overlap.begin_check(item)
+    try:
+        return (yield)
+    finally:
+        _context.end()
 
 
 RUN_BUDGET_NEED = "time to run this check: the run's time budget was spent before it started"
@@ -289,7 +289,7 @@ RUN_BUDGET_NEED = "time to run this check: the run's time budget was spent befor
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Once the run's time budget is spent no further check starts (its fixtures are not set up either)."""
-    if rules_of(item) and suite_of(item) and _budget.run_spent():
+    if _marks.of(item).suite is not None and _budget.run_spent():
         raise NeedsUnmet(RUN_BUDGET_NEED, "--max-run-time", incomplete=True)
 
 
@@ -311,10 +311,11 @@ def pytest_configure_node(node: Any) -> None:
 _DONE = pytest.StashKey[bool]()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
-    outcome = yield
-    report: pytest.TestReport = outcome.get_result()
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     try:
         _judge_report(item, call, report)
     finally:
@@ -323,19 +324,53 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             # Scrubbed before any output mode shows it live (-v skip reasons, -rA, --tb=long, --full-trace, junit):
             # with the secrets known so far; the end of the run scrubs again with all of them.
             scrub_test_report(report, state.redactor)
+    return report
+
+
+@pytest.hookimpl(tryfirst=True, specname="pytest_runtest_makereport")
+def pytest_runtest_makereport_without_traceback(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> pytest.TestReport | None:
+    """pytest's report of a check's set-up or body that raised, made by pytest without laying out the exception's
+    traceback, when the verdict then puts its own words in its place (a failure, a warning, blocked; see
+    ``_outcomes.keeps_traceback``): laying it out parses the source file of every frame. None (pytest's own report)
+    for anything else."""
+    excinfo = call.excinfo
+    if (
+        excinfo is None
+        or call.when == "teardown"
+        or isinstance(excinfo.value, pytest.skip.Exception | BaseExceptionGroup)
+    ):
+        return None  # a skip's report is made without a traceback; a group may be all skips
+    marks = _marks.of(item)
+    state = item.config.stash.get(SESSION_KEY, None)
+    if marks.suite is None or state is None or item.stash.get(_DONE, False) or item.get_closest_marker("xfail"):
+        return None
+    try:
+        judgement = _outcomes.judgement_of(item, call, marks.rules)
+    except Exception:  # judged again once pytest's report is made, where it becomes a harness error
+        return None
+    if _outcomes.keeps_traceback(state, call.when, judgement, marks.rules):
+        return None
+    returned = copy.copy(call)  # the same phase as if it had returned: the report of it is pytest's own
+    returned.excinfo = None
+    report = pytest.TestReport.from_item_and_call(item, returned)
+    report.outcome = "failed"
+    report.longrepr = excinfo.exconly()  # until the verdict's words replace it
+    return report
 
 
 def _judge_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
-    rules = rules_of(item)
     _outcomes.hand_over_throttle_wait(report)
-    if not rules or suite_of(item) is None or item.stash.get(_DONE, False):
+    marks = _marks.of(item)
+    if marks.suite is None or item.stash.get(_DONE, False):
         return
     if call.when == "teardown" or (call.when == "setup" and report.passed):
         return
     try:
-        _outcomes.decide(item, call, report, rules)
+        _outcomes.decide(item, call, report, marks.rules)
     except Exception as exc:  # the harness must never crash the run: turn it into a loud error verdict
-        _outcomes.harness_error(item, report, rules, exc)
+        _outcomes.harness_error(item, report, marks.rules, exc)
     item.stash[_DONE] = True
 
 

@@ -314,6 +314,49 @@ def test_fixture_failures_become_verdicts_not_crashes(pytester: pytest.Pytester)
     assert "INTERNALERROR" not in result.stdout.str()
 
 
+# Counts, by check, the tracebacks pytest lays out (every failure's layout goes through ``_repr_failure_py``).
+COUNT_LAYOUTS = """
+import pytest
+
+def pytest_configure(config):
+    original = pytest.Function._repr_failure_py
+    laid_out = []
+
+    def counted(self, excinfo, *args, **kwargs):
+        laid_out.append(self.name)
+        return original(self, excinfo, *args, **kwargs)
+
+    pytest.Function._repr_failure_py = counted
+
+    def restore():
+        pytest.Function._repr_failure_py = original
+        (config.rootpath / "laid_out.txt").write_text(" ".join(sorted(laid_out)))
+
+    config.add_cleanup(restore)
+"""
+
+
+@pytest.mark.parametrize("concurrency", ["1", "4"])
+def test_a_traceback_is_laid_out_only_where_the_report_keeps_it(pytester: pytest.Pytester, concurrency: str) -> None:
+    """The report of a check that failed, warned or was blocked by an exception carries the verdict's words, not
+    pytest's traceback, which is then never laid out (it parses the source of every frame); a harness error's and a
+    fixture bug's keep theirs, as does a failure the baseline expects. Both run loops, set-ups and bodies."""
+    pytester.makeconftest(COUNT_LAYOUTS)
+    pytester.makepyfile(test_checks=EVERY_STATUS, test_setup=SETUP_FAILURES)
+    pytester.path.joinpath("baseline.toml").write_text('expected_failures = ["AUTH-PRM-02"]')
+    args = ("--target-url", DEAD, "--concurrency", concurrency, "-rA", "--expected-failures", "baseline.toml")
+    result = run_checks(pytester, *args, "test_checks.py", "test_setup.py")
+    got = result.statuses()
+    assert got["AUTH-PRM-06"] == "warning" and got["AUTH-TOK-04"] == "error" and got["AUTH-PRM-04"] == "failed"
+    laid_out = pytester.path.joinpath("laid_out.txt").read_text().split()
+    # AUTH-PRM-02 twice: the baseline expects test_fails's failure and test_a's fixture bug (an error).
+    assert laid_out == ["test_a", "test_fails", "test_harness_bug"]
+    out = result.stdout.str()
+    assert "[AUTH-PRM-04] GET https://t.example/x: could not connect" in out  # the verdict's words, a set-up's
+    assert "expected failure (baseline): resource was http://evil" in out
+    assert "KeyError" in out and "fixture bug" in out
+
+
 def test_exitfirst_and_last_failed(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_lf=BASELINE_CHECKS)
     first = run_checks(pytester, "--target-url", DEAD, "-x", "test_lf.py", cache=True)
