@@ -1,0 +1,173 @@
+"""What a check costs outside its body: pytest's protocol around it (set-up, call and tear-down hooks, reports,
+fixture resolution, marks) and the plugin's (its record, the judging of its reports, the console, the report's
+rows), with bodies that do next to nothing, counted in instructions.
+
+    .venv/bin/python benchmarks/check_protocol.py [--checks 100 500] [--concurrency 1 auto] [--root CHECKOUT]
+        [--mix verdicts|passing|failing] [--instructions] [--sample DIR]
+
+Writes a directory of generated checks (each marked with a rule of the auth and profile suites, taking the plugin's
+session fixtures ``conformance_settings`` and ``host_http`` and two of the directory's own, one of a session and one
+of a function; their bodies pass, note an observation, fail, or say what they need, as the bundled checks' verdicts
+do: ``--mix verdicts``, one in ten failing and one in ten skipped; ``passing`` or ``failing``, only those) and
+certifies it, a pytest process per count of checks and concurrency, with ``--target-url`` pointing at a closed port
+(no check sends a request), after one uncounted run. Printed per concurrency: each run's CPU time (or, with
+``--instructions``, the instructions cachegrind counts: ``valgrind --tool=cachegrind --cache-sim=no``, every
+user-space instruction of the process and its threads) and the difference of the two runs over the further checks: what
+one more check costs outside its body, start-up, collection's fixed part and the report writers' imports cancelled
+out. ``--concurrency auto`` runs the plugin's overlapping loop (each body on a thread of its own), 1 pytest's own
+loop. ``--root`` runs another checkout's package (its ``conformance`` first on ``PYTHONPATH``), to compare two
+commits on the same generated checks. ``--sample DIR`` samples the main thread's stack at every millisecond of CPU
+of each run (``_cpu_sample.py``) and prints, for each concurrency, the functions the further checks' samples fell
+under (``latency.py``'s ``sampled_difference``); with ``--concurrency 1`` every check runs on the sampled main
+thread. Runs set ``PYTHONHASHSEED=0``; compile the checkout's bytecode first where ``PYTHONDONTWRITEBYTECODE`` is
+set (``PYTHONDONTWRITEBYTECODE= .venv/bin/python -m compileall -qq conformance``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RULE_IDS = (
+    "AUTH-PRM-01",
+    "AUTH-ASM-02",
+    "AUTH-TOK-03",
+    "AUTH-TOOL-04",
+    "AUTH-FLOW-05",
+    "PROF-01",
+    "PROF-06",
+    "PROF-11",
+)
+CACHEGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=no")
+
+CONFTEST = """
+import pytest
+
+
+@pytest.fixture(scope="session")
+def listing(conformance_settings):
+    return {"tools": [{"name": f"tool-{i}"} for i in range(20)]}
+
+
+@pytest.fixture
+def probe(listing, host_http):
+    return listing["tools"][0]
+"""
+
+CHECK = """
+
+@rule("{rule}")
+def test_check_{index}(conformance_settings, listing, probe):
+{body}
+"""
+
+PASSING = (
+    "    assert probe['name']",
+    "    observe(f\"{len(listing['tools'])} tools listed\")",
+    "    expect(probe['name'] == 'tool-0', 'the first tool')",
+    "    observe('seen')\n    expect(len(listing['tools']) == 20, 'twenty tools')",
+    "    assert conformance_settings is not None",
+    "    observe('an answer')",
+    "    expect(True, 'holds')",
+    "    assert listing",
+)
+FAILING = "    fail('the target answered 200 where the rule wants 401')"
+NEEDING = "    needs('a second test account', '--second-account')"
+# Per mix, the bodies in turn: ``verdicts`` one check in ten fails and one says what it needs.
+MIXES = {
+    "verdicts": (*PASSING[:4], FAILING, *PASSING[4:], NEEDING),
+    "passing": PASSING,
+    "failing": (FAILING,),
+}
+
+
+def write_checks(directory: Path, count: int, mix: str) -> None:
+    directory.mkdir(parents=True)
+    (directory / "conftest.py").write_text(CONFTEST, encoding="utf-8")
+    per_file = 50
+    for first in range(0, count, per_file):
+        parts = ["from conformance import expect, fail, needs, observe, rule\n"]
+        bodies = MIXES[mix]
+        for index in range(first, min(count, first + per_file)):
+            rule = RULE_IDS[index % len(RULE_IDS)]
+            parts.append(CHECK.format(rule=rule, index=index, body=bodies[index % len(bodies)]))
+        (directory / f"test_checks_{first // per_file:03d}.py").write_text("".join(parts), encoding="utf-8")
+
+
+def summary_instructions(path: Path) -> int:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise SystemExit(f"no summary in {path}")
+
+
+def run(
+    tmp: Path, count: int, concurrency: str, mix: str, root: Path, instructions: bool, sample: Path | None
+) -> tuple[float, str]:
+    checks = tmp / f"checks-{count}"
+    if not checks.is_dir():
+        write_checks(checks, count, mix)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
+    env |= {"PYTHONHASHSEED": "0", "PYTHONPATH": str(root), "CONFORMANCE_CHECK_BUDGET": "0"}
+    report = tmp / f"report-{count}-{concurrency}"
+    counts = tmp / f"cachegrind-{count}-{concurrency}.out"
+    command = [*CACHEGRIND, f"--cachegrind-out-file={counts}"] if instructions else []
+    command += [sys.executable]
+    command += [str(HERE / "_cpu_sample.py"), str(sample)] if sample else []
+    command += ["-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN", str(checks)]
+    command += ["--target-url", "https://127.0.0.1:9/mcp", "--concurrency", concurrency, "--report-dir", str(report)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    last = (done.stdout.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    if not re.search(r"\d+ (passed|failed)", last):
+        output = f"{done.stdout[-3000:]}{done.stderr[-3000:]}"
+        raise SystemExit(f"{count} checks, concurrency {concurrency}: {last}\n{output}")
+    if instructions:
+        return float(summary_instructions(counts)), last
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, last
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checks", type=int, nargs=2, default=[100, 500], metavar=("FEW", "MANY"))
+    parser.add_argument("--concurrency", nargs="+", default=["1", "auto"])
+    parser.add_argument("--mix", choices=sorted(MIXES), default="verdicts")
+    parser.add_argument("--root", type=Path, default=ROOT)
+    parser.add_argument("--instructions", action="store_true")
+    parser.add_argument("--sample", type=Path)
+    args = parser.parse_args()
+    few, many = args.checks
+    unit = "instructions" if args.instructions else "s CPU"
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        for concurrency in args.concurrency:
+            samples = [args.sample / f"{concurrency}-{n}.json" for n in (few, many)] if args.sample else [None, None]
+            if args.sample:
+                args.sample.mkdir(parents=True, exist_ok=True)
+            # Uncounted: a checkout's first run fills caches the later ones read (jinja2's compiled templates).
+            run(tmp, few, concurrency, args.mix, args.root.resolve(), False, None)
+            low, _ = run(tmp, few, concurrency, args.mix, args.root.resolve(), args.instructions, samples[0])
+            high, line = run(tmp, many, concurrency, args.mix, args.root.resolve(), args.instructions, samples[1])
+            per = (high - low) / (many - few)
+            shown = f"{per:,.0f} instructions" if args.instructions else f"{per * 1000:.3f} ms CPU"
+            print(
+                f"concurrency {concurrency}: {few} checks {low:,.3f} {unit}, {many} checks {high:,.3f} {unit}"
+                f" ({line}); per further check {shown}",
+                flush=True,
+            )
+            if samples[0] is not None and samples[1] is not None:
+                from latency import sampled_difference
+
+                print("\n".join(sampled_difference(samples[0], samples[1], top=60)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
