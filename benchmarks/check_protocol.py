@@ -2,8 +2,8 @@
 fixture resolution, marks) and the plugin's (its record, the judging of its reports, the console, the report's
 rows), with bodies that do next to nothing, counted in instructions.
 
-    .venv/bin/python benchmarks/check_protocol.py [--checks 100 500] [--concurrency 1 auto] [--root CHECKOUT]
-        [--mix verdicts|passing|failing] [--instructions] [--sample DIR]
+    .venv/bin/python benchmarks/check_protocol.py [--checks 100 500] [--fleet K] [--concurrency 1 auto]
+        [--root CHECKOUT] [--mix verdicts|passing|failing] [--instructions] [--sample DIR]
 
 Writes a directory of generated checks (each marked with a rule of the auth and profile suites, taking the plugin's
 session fixtures ``conformance_settings`` and ``host_http`` and two of the directory's own, one of a session and one
@@ -12,15 +12,19 @@ do: ``--mix verdicts``, one in ten failing and one in ten skipped; ``passing`` o
 certifies it, a pytest process per count of checks and concurrency, with ``--target-url`` pointing at a closed port
 (no check sends a request), after one uncounted run. Printed per concurrency: each run's CPU time (or, with
 ``--instructions``, the instructions cachegrind counts: ``valgrind --tool=cachegrind --cache-sim=no``, every
-user-space instruction of the process and its threads) and the difference of the two runs over the further checks: what
-one more check costs outside its body, start-up, collection's fixed part and the report writers' imports cancelled
-out. ``--concurrency auto`` runs the plugin's overlapping loop (each body on a thread of its own), 1 pytest's own
-loop. ``--root`` runs another checkout's package (its ``conformance`` first on ``PYTHONPATH``), to compare two
-commits on the same generated checks. ``--sample DIR`` samples the main thread's stack at every millisecond of CPU
-of each run (``_cpu_sample.py``) and prints, for each concurrency, the functions the further checks' samples fell
-under (``latency.py``'s ``sampled_difference``); with ``--concurrency 1`` every check runs on the sampled main
-thread. Runs set ``PYTHONHASHSEED=0``; compile the checkout's bytecode first where ``PYTHONDONTWRITEBYTECODE`` is
-set (``PYTHONDONTWRITEBYTECODE= .venv/bin/python -m compileall -qq conformance``)."""
+user-space instruction of the process and its threads) and the difference of the two runs over the further checks:
+what one more check costs outside its body, start-up, collection's fixed part and the report writers' imports
+cancelled out. With ``--fleet K`` the two runs certify the FEW checks against a fleet of one named target and of K
+(a targets file, docs/ci.md "Fleets", every target the same closed port), as ``latency.py --marginal`` compares
+fleets: the further checks are the same checks once more per target (collected as parameters, not imported again),
+and each further target's session fixtures are set up once more. ``--concurrency auto`` runs the plugin's
+overlapping loop (each body on a thread of its own), 1 pytest's own loop. ``--root`` runs another checkout's package
+(its ``conformance`` first on ``PYTHONPATH``), to compare two commits on the same generated checks. ``--sample DIR``
+samples the main thread's stack at every millisecond of CPU of each run (``_cpu_sample.py``) and prints, for each
+concurrency, the functions the further checks' samples fell under (``latency.py``'s ``sampled_difference``); with
+``--concurrency 1`` every check runs on the sampled main thread. Runs set ``PYTHONHASHSEED=0``; compile the
+checkout's bytecode first where ``PYTHONDONTWRITEBYTECODE`` is set (``PYTHONDONTWRITEBYTECODE= .venv/bin/python -m
+compileall -qq conformance``)."""
 
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ RULE_IDS = (
     "PROF-06",
     "PROF-11",
 )
+URL = "https://127.0.0.1:9/mcp"  # a closed port: no check sends a request
 CACHEGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=no")
 
 CONFTEST = """
@@ -109,27 +114,36 @@ def summary_instructions(path: Path) -> int:
 
 
 def run(
-    tmp: Path, count: int, concurrency: str, mix: str, root: Path, instructions: bool, sample: Path | None
+    tmp: Path, count: int, targets: int, concurrency: str, mix: str, root: Path, instructions: bool, sample: Path | None
 ) -> tuple[float, str]:
+    """One certification of ``count`` generated checks, against one target (``targets`` 0) or a fleet of
+    ``targets`` named ones: its CPU seconds or instructions, and pytest's last line."""
     checks = tmp / f"checks-{count}"
     if not checks.is_dir():
         write_checks(checks, count, mix)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     env |= {"PYTHONHASHSEED": "0", "PYTHONPATH": str(root), "CONFORMANCE_CHECK_BUDGET": "0"}
-    report = tmp / f"report-{count}-{concurrency}"
-    counts = tmp / f"cachegrind-{count}-{concurrency}.out"
+    run_name = f"{count}-{targets}-{concurrency}"
+    report = tmp / f"report-{run_name}"
+    counts = tmp / f"cachegrind-{run_name}.out"
     command = [*CACHEGRIND, f"--cachegrind-out-file={counts}"] if instructions else []
     command += [sys.executable]
     command += [str(HERE / "_cpu_sample.py"), str(sample)] if sample else []
     command += ["-m", "pytest", "-p", "no:cacheprovider", "-q", "-rN", str(checks)]
-    command += ["--target-url", "https://127.0.0.1:9/mcp", "--concurrency", concurrency, "--report-dir", str(report)]
+    command += ["--concurrency", concurrency, "--report-dir", str(report)]
+    if targets:  # a fleet (docs/ci.md): every named target the same closed port
+        fleet = tmp / f"targets-{targets}.toml"
+        fleet.write_text("".join(f'[[target]]\nname = "copy{n}"\ntarget_url = "{URL}"\n\n' for n in range(targets)))
+        env["CONFORMANCE_TARGETS_FILE"] = str(fleet)
+    else:
+        command += ["--target-url", URL]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, cwd=tmp, env=env, capture_output=True, text=True, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     last = (done.stdout.strip().splitlines() or [f"exit {done.returncode}"])[-1]
     if not re.search(r"\d+ (passed|failed)", last):
         output = f"{done.stdout[-3000:]}{done.stderr[-3000:]}"
-        raise SystemExit(f"{count} checks, concurrency {concurrency}: {last}\n{output}")
+        raise SystemExit(f"{run_name}: {last}\n{output}")
     if instructions:
         return float(summary_instructions(counts)), last
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, last
@@ -138,6 +152,7 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, nargs=2, default=[100, 500], metavar=("FEW", "MANY"))
+    parser.add_argument("--fleet", type=int, metavar="K", help="FEW checks against fleets of one and of K targets")
     parser.add_argument("--concurrency", nargs="+", default=["1", "auto"])
     parser.add_argument("--mix", choices=sorted(MIXES), default="verdicts")
     parser.add_argument("--root", type=Path, default=ROOT)
@@ -145,21 +160,29 @@ def main() -> None:
     parser.add_argument("--sample", type=Path)
     args = parser.parse_args()
     few, many = args.checks
+    # The two runs: (checks, named targets); the further checks are the second's past the first's.
+    runs = [(few, 0), (many, 0)] if args.fleet is None else [(few, 1), (few, args.fleet)]
+    further = (many - few) if args.fleet is None else few * (args.fleet - 1)
     unit = "instructions" if args.instructions else "s CPU"
+    root = args.root.resolve()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         for concurrency in args.concurrency:
-            samples = [args.sample / f"{concurrency}-{n}.json" for n in (few, many)] if args.sample else [None, None]
+            samples: list[Path | None] = [None, None]
             if args.sample:
                 args.sample.mkdir(parents=True, exist_ok=True)
+                samples = [args.sample / f"{concurrency}-{n}-{k}.json" for n, k in runs]
             # Uncounted: a checkout's first run fills caches the later ones read (jinja2's compiled templates).
-            run(tmp, few, concurrency, args.mix, args.root.resolve(), False, None)
-            low, _ = run(tmp, few, concurrency, args.mix, args.root.resolve(), args.instructions, samples[0])
-            high, line = run(tmp, many, concurrency, args.mix, args.root.resolve(), args.instructions, samples[1])
-            per = (high - low) / (many - few)
+            run(tmp, *runs[0], concurrency, args.mix, root, False, None)
+            (low, _), (high, line) = (
+                run(tmp, n, k, concurrency, args.mix, root, args.instructions, sample)
+                for (n, k), sample in zip(runs, samples, strict=True)
+            )
+            per = (high - low) / further
             shown = f"{per:,.0f} instructions" if args.instructions else f"{per * 1000:.3f} ms CPU"
+            described = [f"{n} checks" + (f" x {k} targets" if k else "") for n, k in runs]
             print(
-                f"concurrency {concurrency}: {few} checks {low:,.3f} {unit}, {many} checks {high:,.3f} {unit}"
+                f"concurrency {concurrency}: {described[0]} {low:,.3f} {unit}, {described[1]} {high:,.3f} {unit}"
                 f" ({line}); per further check {shown}",
                 flush=True,
             )
