@@ -14,7 +14,7 @@ import hashlib
 import inspect
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -274,7 +274,11 @@ def rules_of(item: Any) -> list[str]:
 def suite_of(item: Any) -> str | None:
     """A check's suite: the suite of the first rule it decides (so checks may live anywhere); None for a test that
     decides no catalogued rule."""
-    rules = rules_of(item)
+    return suite_of_rules(rules_of(item))
+
+
+def suite_of_rules(rules: Sequence[str]) -> str | None:
+    """The suite of a check deciding ``rules`` (:func:`suite_of`)."""
     return RULES[rules[0]].suite if rules and rules[0] in RULES else None
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of, touched_group
+from conformance.core.rules import alone_group, rules_of, runs_alone, suite_of_rules, touched_group
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ _KEY = pytest.StashKey[CheckMarks]()
 
 def read(item: Any) -> CheckMarks:
     rules = tuple(rules_of(item))
-    return CheckMarks(rules, suite_of(item), runs_alone(item), alone_group(item), touched_group(item))
+    return CheckMarks(rules, suite_of_rules(rules), runs_alone(item), alone_group(item), touched_group(item))
 
 
 def keep(item: pytest.Item) -> CheckMarks:

@@ -572,6 +572,9 @@ class _Check:
     touches: str | None = None  # the group whose checks alone among it this check keeps out of the way of
     printed: dict[str, list[str]] = field(default_factory=lambda: {"stdout": [], "stderr": []})
     logged: list[str] = field(default_factory=list)
+    # The item's hook proxy, taken once: each ``item.ihook`` looks the item's conftests up again (a stat of its
+    # path) and, where a conftest is not the item's, makes a new proxy that filters each hook's implementations anew.
+    ihook: Any = None
 
 
 # The check whose body this thread or task runs (None on the main thread and the harness's servers): what it prints
@@ -667,6 +670,7 @@ class OverlappingLoop:
             group=marks.group,
             touches=marks.touches,
             setup_call=setup_call,
+            ihook=ihook,
         )
         self.checks[index] = check
         if check.setup.passed:
@@ -694,7 +698,7 @@ class OverlappingLoop:
             check.ended.wait()
             nextitem = None
         check.teardown = pytest.CallInfo.from_call(
-            lambda: item.ihook.pytest_runtest_teardown(item=item, nextitem=nextitem), when="teardown"
+            lambda: check.ihook.pytest_runtest_teardown(item=item, nextitem=nextitem), when="teardown"
         )
         self.reraise(check.setup_call, check.teardown)
 
@@ -794,7 +798,7 @@ class OverlappingLoop:
             check.item.add_report_section("call", "log", "\n".join(check.logged))
 
     def report(self, check: _Check) -> None:
-        item, ihook = check.item, check.item.ihook
+        item, ihook = check.item, check.ihook
         reports = [check.setup]
         token = _context.enter_lane(check.record)  # the reports are judged from the check's own record
         try:
