@@ -433,7 +433,8 @@ class Throttle:
 
 
 def format_duration(seconds: Any) -> str:
-    """Seconds in words ("250 ms", "3.5 s", "2 min 5 s"); '' for anything that is not a finite number."""
+    """Seconds in words (milliseconds under a second, tenths of a second under two minutes, then minutes and seconds);
+    empty for anything that is not a finite number."""
     if not isinstance(seconds, int | float) or isinstance(seconds, bool) or not math.isfinite(seconds):
         return ""
     if seconds < 1:
