@@ -111,6 +111,7 @@ class Redactor:
 
     MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text
     MERGE_RATIO = 2  # an index is merged into the new one while it has at most this many times its forms
+    LOOSE_FORMS = 32  # new forms are found without an automaton while they are at most this many
 
     def __init__(self, secrets: Iterable[str] | None = None) -> None:
         self._secrets: set[str] = set()
@@ -160,13 +161,17 @@ class Redactor:
         the last ones while they are not much larger (sizes grow geometrically: few indexes, each form rebuilt
         into a new index a logarithmic number of times); ``everything`` merges them all into one."""
         with self._lock:
-            indexes = list(self._state.indexes)
-            if not self._pending and (len(indexes) <= 1 or not everything):
+            indexes: list[_Index | _Loose] = list(self._state.indexes)
+            loose = indexes.pop().forms if indexes and type(indexes[-1]) is _Loose else ()
+            if not self._pending and (not everything or (len(indexes) <= 1 and not loose)):
                 return self._state
-            forms = set(self._pending)
-            while indexes and (everything or len(indexes[-1].forms) <= self.MERGE_RATIO * len(forms)):
-                forms |= indexes.pop().forms
-            indexes.append(_Index(frozenset(forms)))
+            forms = set(self._pending).union(loose)
+            if everything or len(forms) > self.LOOSE_FORMS:
+                while indexes and (everything or len(indexes[-1].forms) <= self.MERGE_RATIO * len(forms)):
+                    forms |= indexes.pop().forms
+                indexes.append(_Index(frozenset(forms)))
+            else:
+                indexes.append(_Loose(tuple(forms)))
             # A new cache: what was scrubbed before these forms were indexed may hold them. A text of the last
             # cache that holds none of them is scrubbed as it was (see ``_State``).
             earlier = self._state
@@ -197,7 +202,7 @@ class Redactor:
         """Value-based redaction of free text (every encoding of every known secret), credential-named URL
         parameters and the user information of URLs wherever a URL appears in the text, and JWTs and private keys by
         shape."""
-        if not text:
+        if len(text) < self.MIN_SECRET_LENGTH:  # (a header's "0", "1.1") no form is shorter, nor what a pattern matches
             return text
         state = self._indexed() if self._pending else self._state  # (:meth:`_current`, inlined: a call per text)
         # The same strings come back all run long (header values, content types, URLs): each is scrubbed once
@@ -547,6 +552,23 @@ class _Index:
             found.setdefault(start, []).append(self._forms[index])
 
 
+class _Loose:
+    """A few forms found without an automaton (``str.find``): the forms of the last secrets, until they are enough
+    to be worth building an :class:`_Index` (a build costs as much as scanning many texts for a few forms)."""
+
+    def __init__(self, forms: tuple[str, ...]) -> None:
+        self.forms = forms
+
+    def starts(self, text: str, found: dict[int, list[list[str]]]) -> None:
+        """:meth:`_Index.starts`: each place where a form is (the form itself, a group of one)."""
+        for form in self.forms:
+            if form in text:
+                start = text.find(form)
+                while start >= 0:
+                    found.setdefault(start, []).append([form])
+                    start = text.find(form, start + 1)
+
+
 def _scannable(text: str) -> str:
     """``text`` with the same length and each character the automaton cannot read (a lone surrogate: Rust strings
     are UTF-8) as ``?``: places found in it are compared whole with the original text, so a ``?`` matching a ``?``
@@ -560,7 +582,7 @@ def _scannable(text: str) -> str:
     return text
 
 
-def _replace_forms(text: str, indexes: tuple[_Index, ...]) -> str:
+def _replace_forms(text: str, indexes: tuple[_Index | _Loose, ...]) -> str:
     """Every form of the indexes replaced: at the leftmost place where any form occurs, the longest form there,
     then on after it (what one regex of every form, longest first at each place, would do)."""
     if not indexes:
@@ -573,7 +595,7 @@ def _replace_forms(text: str, indexes: tuple[_Index, ...]) -> str:
         found.clear()
         scannable = _scannable(text)
         for index in indexes:
-            index.starts(scannable, found)
+            index.starts(text if type(index) is _Loose else scannable, found)
     if not found:
         return text
     parts: list[str] = []
@@ -600,7 +622,7 @@ class _State(NamedTuple):
     indexed so far, and the redacted form of texts (keyed by the text), URLs (``("url", url)``) and bodies
     (``("body", body, content_type, limit)``) already redacted with exactly these indexes."""
 
-    indexes: tuple[_Index, ...]
+    indexes: tuple[_Index | _Loose, ...]
     cache: dict[Any, str]
     # The texts' cache of the state before, and the forms indexed since: a text none of these forms is in is
     # scrubbed as before (the same places match, the same forms are replaced there); the texts only, since a URL's
