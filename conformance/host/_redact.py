@@ -425,17 +425,32 @@ def _json_scrubbed(value: Any, cache: dict[Any, str], scrub: Callable[[str], str
     if isinstance(value, str):
         clean = cache.get(value)
         return scrub(value) if clean is None else clean
+    # The strings and numbers a container holds (most of its values) are handled in its own loop: a call only for
+    # what holds more, or a string met for the first time.
     if isinstance(value, dict):
-        return {
-            k: (
-                REDACTED
-                if isinstance(k, str) and _is_secret_name(k, False) and v not in (None, "")
-                else _json_scrubbed(v, cache, scrub)
-            )
-            for k, v in value.items()
-        }
+        copy: dict[Any, Any] = {}
+        for k, v in value.items():
+            kind = type(v)
+            if isinstance(k, str) and _is_secret_name(k, False) and v not in (None, ""):
+                copy[k] = REDACTED
+            elif kind is str:
+                clean = cache.get(v)
+                copy[k] = scrub(v) if clean is None else clean
+            elif v is None or kind is int or kind is float or kind is bool:
+                copy[k] = v
+            else:
+                copy[k] = _json_scrubbed(v, cache, scrub)
+        return copy
     if isinstance(value, list):
-        return [_json_scrubbed(v, cache, scrub) for v in value]
+        items = list(value)
+        for index, v in enumerate(items):
+            kind = type(v)
+            if kind is str:
+                clean = cache.get(v)
+                items[index] = scrub(v) if clean is None else clean
+            elif not (v is None or kind is int or kind is float or kind is bool):
+                items[index] = _json_scrubbed(v, cache, scrub)
+        return items
     return value
 
 
@@ -448,8 +463,11 @@ def _redact_url_param(match: re.Match[str]) -> str:
 def encoded_forms(secret: str) -> set[str]:
     """The strings a secret can appear as on the wire or in a captured document: each text encoding, and each
     encoding of an encoding (a target echoing a request as JSON inside a percent-encoded header, as HTML, ...)."""
-    if _UNCHANGED.fullmatch(secret):  # a token, a code: every text encoding leaves it as it is (most secrets)
-        forms = {secret} | _base64_forms(secret.encode("ascii"))
+    # A token, a code: every text encoding leaves it as it is (most secrets). (A byte table's deletion, not a regex:
+    # a signed token is hundreds of characters.)
+    if secret.isascii() and not (data := secret.encode("ascii")).translate(None, _UNCHANGED_BYTES):
+        forms = _base64_forms(data)
+        forms.add(secret)
     else:
         once = {encode(secret) for encode in _TEXT_ENCODINGS}
         twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
@@ -461,7 +479,7 @@ def encoded_forms(secret: str) -> set[str]:
 
 
 # The characters no encoding of _TEXT_ENCODINGS and _OUTER_ENCODINGS changes (URL-unreserved: ALPHA DIGIT - . _ ~).
-_UNCHANGED = re.compile(r"[A-Za-z0-9._~-]*")
+_UNCHANGED_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-"
 
 
 # A lone surrogate (a target's JSON may hold one, e.g. "\udcff") cannot be UTF-8: its bytes are encoded as they are.
@@ -493,7 +511,7 @@ def _base64_forms(data: bytes) -> set[str]:
     whole = base64.b64encode(data).decode("ascii")
     forms = {whole, whole.rstrip("=")}
     for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + data).decode("ascii")
+        encoded = base64.b64encode(b"\0" * shift + data).decode("ascii") if shift else whole
         # Characters wholly made of this value's bits: from ceil(8*shift/6) to floor(8*(shift+len)/6).
         core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
         if len(core) >= MIN_ENCODED_LENGTH:  # shorter cores would match ordinary text
@@ -526,13 +544,13 @@ class _Index:
     The prefixes keep the automaton small and cheap to build (signed tokens are ~800 characters with a dozen
     encoded forms each: an automaton of the whole forms takes 20 times longer to build, and an index is rebuilt
     as it grows); compared whole, the result is the same whatever their length. An automaton's size, and the time
-    to build it, grow with the prefixes' characters, while a scan meets as few false starts with 16 characters as
-    with 32 (a random 16-character prefix is as rare in a text as a longer one; the forms of tokens that share a
-    longer prefix, such as a JWT's header, shared one at 32 already): a run builds an index every few exchanges
-    (each login, each token teaches new secrets). Figures: docs/performance.md.
+    to build it, grow with the prefixes' characters, while a scan meets as few false starts with 8 characters as
+    with 32 (8 characters of a random token are as rare in a text as more; the forms of tokens that share a longer
+    prefix, such as a JWT's header, share one at any length): a run builds an index every few exchanges (each
+    login, each token teaches new secrets). Figures: docs/performance.md.
     """
 
-    PREFIX = 16
+    PREFIX = 8
 
     def __init__(self, forms: frozenset[str]) -> None:
         self.forms = forms
