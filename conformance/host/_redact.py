@@ -24,7 +24,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 import ahocorasick_rs
 
@@ -333,11 +333,16 @@ class Redactor:
                 self.add_secret(unquote_plus(value))
 
     def query(self, query: str) -> str:
+        """A query (or form body) with each credential-named parameter's value redacted and every other value
+        scrubbed decoded, encoded again as ``urlencode(..., safe="[]")`` does."""
         if not query:
             return query
-        pairs = parse_qsl(query, keep_blank_values=True)
-        cleaned = [(k, REDACTED if is_secret_name(k, query_or_form=True) else self.scrub(v)) for k, v in pairs]
-        return urlencode(cleaned, safe="[]")
+        pairs = _query_pairs(query) if len(query) <= _CACHED_LENGTH else parse_qsl(query, keep_blank_values=True)
+        scrub = self.scrub
+        return "&".join(
+            f"{_quoted(k)}={_QUOTED_REDACTED if is_secret_name(k, query_or_form=True) else _quoted(scrub(v))}"
+            for k, v in pairs
+        )
 
     def url(self, url: str) -> str:
         # A run requests the same URLs again and again (most calls on auth+profile): each is redacted once
@@ -452,6 +457,25 @@ def _json_scrubbed(value: Any, cache: dict[Any, str], scrub: Callable[[str], str
                 items[index] = _json_scrubbed(v, cache, scrub)
         return items
     return value
+
+
+# A run's URLs repeat their queries and their parameters (a client's id, a redirect URI, a scope): each parsed and
+# each name and value encoded once (``urlencode`` with ``safe="[]"`` encodes each one so, and joins them).
+@functools.lru_cache(maxsize=4096)
+def _query_pairs(query: str) -> tuple[tuple[str, str], ...]:
+    return tuple(parse_qsl(query, keep_blank_values=True))
+
+
+def _quoted(text: str) -> str:
+    return _quoted_short(text) if len(text) <= _CACHED_LENGTH else quote_plus(text, safe="[]")
+
+
+@functools.lru_cache(maxsize=8192)
+def _quoted_short(text: str) -> str:
+    return quote_plus(text, safe="[]")
+
+
+_QUOTED_REDACTED = quote_plus(REDACTED, safe="[]")
 
 
 def _redact_url_param(match: re.Match[str]) -> str:
