@@ -157,9 +157,10 @@ class Redactor:
         self._pending += new
 
     def _indexed(self, *, everything: bool = False) -> _State:
-        """The state with every form registered so far indexed: pending forms become one new index, merged with
-        the last ones while they are not much larger (sizes grow geometrically: few indexes, each form rebuilt
-        into a new index a logarithmic number of times); ``everything`` merges them all into one."""
+        """The state with every form registered so far indexed: pending forms join the last few ones found without
+        an automaton (:class:`_Loose`); past ``LOOSE_FORMS`` they become one new index, merged with the last ones
+        while they are not much larger (sizes grow geometrically: few indexes, each form rebuilt into a new index a
+        logarithmic number of times); ``everything`` merges them all into one."""
         with self._lock:
             indexes: list[_Index | _Loose] = list(self._state.indexes)
             loose = indexes.pop().forms if indexes and type(indexes[-1]) is _Loose else ()
@@ -168,7 +169,7 @@ class Redactor:
             forms = set(self._pending).union(loose)
             if everything or len(forms) > self.LOOSE_FORMS:
                 while indexes and (everything or len(indexes[-1].forms) <= self.MERGE_RATIO * len(forms)):
-                    forms |= indexes.pop().forms
+                    forms.update(indexes.pop().forms)
                 indexes.append(_Index(frozenset(forms)))
             else:
                 indexes.append(_Loose(tuple(forms)))
