@@ -29,6 +29,7 @@ WATCHED = (
     "boto3",
     "botocore",
     "http.server",
+    "jinja2",
 )
 PROBE = f"""
 import json, os, sys
@@ -47,18 +48,23 @@ def pytest_unconfigure(config):
 UNREACHABLE = "https://127.0.0.1:1"
 
 
-def probed_run(tmp_path: Path, *args: str) -> dict[str, Any]:
-    """What the probe saw at the end of a fresh ``pytest --collect-only ARGS`` in ``tmp_path``: the watched modules
-    that were loaded (``loaded``), the loader of Hypothesis' core and of each suite check module."""
+def probed_run(tmp_path: Path, *args: str, collect_only: bool = True) -> dict[str, Any]:
+    """What the probe saw at the end of a fresh ``pytest --collect-only ARGS`` (``collect_only``; else a whole run)
+    in ``tmp_path``: the watched modules that were loaded (``loaded``), the loader of Hypothesis' core and of each
+    suite check module."""
     (tmp_path / "_lazy_probe.py").write_text(PROBE)
     out = tmp_path / "loaded.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "PYTEST_"))}
     env.update(PYTHONPATH=str(tmp_path), PROBE_OUT=str(out))
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_lazy_probe", "--collect-only", "-q"]
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "_lazy_probe", "-q"]
+    command += ["--collect-only"] if collect_only else []
     command += ["--report-dir", str(tmp_path / "report"), *args]
     run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    assert "collected" in run.stdout
+    if collect_only:
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        assert "collected" in run.stdout
+    else:  # the checks meet a target that does not answer: the run ends with its summary and reports all the same
+        assert "verdict:" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
     found: dict[str, Any] = json.loads(out.read_text())
     return found
 
@@ -88,7 +94,8 @@ def test_a_run_without_a_tool_server_never_imports_the_mcp_sdk(
 
 
 def test_a_run_without_property_checks_never_imports_hypothesis(collected: Callable[..., dict[str, Any]]) -> None:
-    assert collected("--suite", "compression", "--compression-url", UNREACHABLE)["loaded"] == []
+    loaded = collected("--suite", "compression", "--compression-url", UNREACHABLE)["loaded"]
+    assert "hypothesis" not in loaded and "hypothesis" in WATCHED
 
 
 def test_a_compression_run_loads_neither_an_s3_client_nor_the_image_server_to_collect(
@@ -106,6 +113,18 @@ def test_a_platform_run_loads_only_its_own_validators(collected: Callable[..., d
     case is in the test above; the control (an auth run loads them) in the next one."""
     loaded = collected("--suite", "platform,campaigns", "--platform-url", UNREACHABLE)["loaded"]
     assert "jsonschema" not in loaded and "conformance.judges.auth" not in loaded
+
+
+@pytest.mark.parametrize(("formats", "templates"), [("json,har", False), ("json,html", True)], ids=str)
+def test_only_a_run_that_writes_the_html_report_imports_its_templates(
+    tmp_path: Path, formats: str, templates: bool
+) -> None:
+    """The console summary's words come from the report model, not the HTML writer: jinja2 loads only for report.html
+    (a whole run against a target that does not answer: every check ends, the summary is printed)."""
+    args = ("--suite", "compression", "--compression-url", UNREACHABLE, "--report-formats", formats)
+    found = probed_run(tmp_path, *args, "-k", "test_counting", collect_only=False)
+    assert ("jinja2" in found["loaded"]) is templates
+    assert (tmp_path / "report" / "report.html").is_file() is templates
 
 
 def test_the_probe_sees_the_sdk_and_hypothesis_when_a_suite_needs_them(

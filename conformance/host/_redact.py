@@ -24,7 +24,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 import ahocorasick_rs
 
@@ -111,6 +111,7 @@ class Redactor:
 
     MIN_SECRET_LENGTH = 4  # shorter values would blank out ordinary text
     MERGE_RATIO = 2  # an index is merged into the new one while it has at most this many times its forms
+    LOOSE_FORMS = 32  # new forms are found without an automaton while they are at most this many
 
     def __init__(self, secrets: Iterable[str] | None = None) -> None:
         self._secrets: set[str] = set()
@@ -156,17 +157,22 @@ class Redactor:
         self._pending += new
 
     def _indexed(self, *, everything: bool = False) -> _State:
-        """The state with every form registered so far indexed: pending forms become one new index, merged with
-        the last ones while they are not much larger (sizes grow geometrically: few indexes, each form rebuilt
-        into a new index a logarithmic number of times); ``everything`` merges them all into one."""
+        """The state with every form registered so far indexed: pending forms join the last few ones found without
+        an automaton (:class:`_Loose`); past ``LOOSE_FORMS`` they become one new index, merged with the last ones
+        while they are not much larger (sizes grow geometrically: few indexes, each form rebuilt into a new index a
+        logarithmic number of times); ``everything`` merges them all into one."""
         with self._lock:
-            indexes = list(self._state.indexes)
-            if not self._pending and (len(indexes) <= 1 or not everything):
+            indexes: list[_Index | _Loose] = list(self._state.indexes)
+            loose = indexes.pop().forms if indexes and type(indexes[-1]) is _Loose else ()
+            if not self._pending and (not everything or (len(indexes) <= 1 and not loose)):
                 return self._state
-            forms = set(self._pending)
-            while indexes and (everything or len(indexes[-1].forms) <= self.MERGE_RATIO * len(forms)):
-                forms |= indexes.pop().forms
-            indexes.append(_Index(frozenset(forms)))
+            forms = set(self._pending).union(loose)
+            if everything or len(forms) > self.LOOSE_FORMS:
+                while indexes and (everything or len(indexes[-1].forms) <= self.MERGE_RATIO * len(forms)):
+                    forms.update(indexes.pop().forms)
+                indexes.append(_Index(frozenset(forms)))
+            else:
+                indexes.append(_Loose(tuple(forms)))
             # A new cache: what was scrubbed before these forms were indexed may hold them. A text of the last
             # cache that holds none of them is scrubbed as it was (see ``_State``).
             earlier = self._state
@@ -197,7 +203,7 @@ class Redactor:
         """Value-based redaction of free text (every encoding of every known secret), credential-named URL
         parameters and the user information of URLs wherever a URL appears in the text, and JWTs and private keys by
         shape."""
-        if not text:
+        if len(text) < self.MIN_SECRET_LENGTH:  # (a header's "0", "1.1") no form is shorter, nor what a pattern matches
             return text
         state = self._indexed() if self._pending else self._state  # (:meth:`_current`, inlined: a call per text)
         # The same strings come back all run long (header values, content types, URLs): each is scrubbed once
@@ -328,11 +334,16 @@ class Redactor:
                 self.add_secret(unquote_plus(value))
 
     def query(self, query: str) -> str:
+        """A query (or form body) with each credential-named parameter's value redacted and every other value
+        scrubbed decoded, encoded again as ``urlencode(..., safe="[]")`` does."""
         if not query:
             return query
-        pairs = parse_qsl(query, keep_blank_values=True)
-        cleaned = [(k, REDACTED if is_secret_name(k, query_or_form=True) else self.scrub(v)) for k, v in pairs]
-        return urlencode(cleaned, safe="[]")
+        pairs = _query_pairs(query) if len(query) <= _CACHED_LENGTH else parse_qsl(query, keep_blank_values=True)
+        scrub = self.scrub
+        return "&".join(
+            f"{_quoted(k)}={_QUOTED_REDACTED if is_secret_name(k, query_or_form=True) else _quoted(scrub(v))}"
+            for k, v in pairs
+        )
 
     def url(self, url: str) -> str:
         # A run requests the same URLs again and again (most calls on auth+profile): each is redacted once
@@ -420,18 +431,52 @@ def _json_scrubbed(value: Any, cache: dict[Any, str], scrub: Callable[[str], str
     if isinstance(value, str):
         clean = cache.get(value)
         return scrub(value) if clean is None else clean
+    # The strings and numbers a container holds (most of its values) are handled in its own loop: a call only for
+    # what holds more, or a string met for the first time.
     if isinstance(value, dict):
-        return {
-            k: (
-                REDACTED
-                if isinstance(k, str) and _is_secret_name(k, False) and v not in (None, "")
-                else _json_scrubbed(v, cache, scrub)
-            )
-            for k, v in value.items()
-        }
+        copy: dict[Any, Any] = {}
+        for k, v in value.items():
+            kind = type(v)
+            if isinstance(k, str) and _is_secret_name(k, False) and v not in (None, ""):
+                copy[k] = REDACTED
+            elif kind is str:
+                clean = cache.get(v)
+                copy[k] = scrub(v) if clean is None else clean
+            elif v is None or kind is int or kind is float or kind is bool:
+                copy[k] = v
+            else:
+                copy[k] = _json_scrubbed(v, cache, scrub)
+        return copy
     if isinstance(value, list):
-        return [_json_scrubbed(v, cache, scrub) for v in value]
+        items = list(value)
+        for index, v in enumerate(items):
+            kind = type(v)
+            if kind is str:
+                clean = cache.get(v)
+                items[index] = scrub(v) if clean is None else clean
+            elif not (v is None or kind is int or kind is float or kind is bool):
+                items[index] = _json_scrubbed(v, cache, scrub)
+        return items
     return value
+
+
+# A run's URLs repeat their queries and their parameters (a client's id, a redirect URI, a scope): each parsed and
+# each name and value encoded once (``urlencode`` with ``safe="[]"`` encodes each one so, and joins them).
+@functools.lru_cache(maxsize=4096)
+def _query_pairs(query: str) -> tuple[tuple[str, str], ...]:
+    return tuple(parse_qsl(query, keep_blank_values=True))
+
+
+def _quoted(text: str) -> str:
+    return _quoted_short(text) if len(text) <= _CACHED_LENGTH else quote_plus(text, safe="[]")
+
+
+@functools.lru_cache(maxsize=8192)
+def _quoted_short(text: str) -> str:
+    return quote_plus(text, safe="[]")
+
+
+_QUOTED_REDACTED = quote_plus(REDACTED, safe="[]")
 
 
 def _redact_url_param(match: re.Match[str]) -> str:
@@ -443,8 +488,11 @@ def _redact_url_param(match: re.Match[str]) -> str:
 def encoded_forms(secret: str) -> set[str]:
     """The strings a secret can appear as on the wire or in a captured document: each text encoding, and each
     encoding of an encoding (a target echoing a request as JSON inside a percent-encoded header, as HTML, ...)."""
-    if _UNCHANGED.fullmatch(secret):  # a token, a code: every text encoding leaves it as it is (most secrets)
-        forms = {secret} | _base64_forms(secret.encode("ascii"))
+    # A token, a code: every text encoding leaves it as it is (most secrets). (A byte table's deletion, not a regex:
+    # a signed token is hundreds of characters.)
+    if secret.isascii() and not (data := secret.encode("ascii")).translate(None, _UNCHANGED_BYTES):
+        forms = _base64_forms(data)
+        forms.add(secret)
     else:
         once = {encode(secret) for encode in _TEXT_ENCODINGS}
         twice = {encode(form) for form in once for encode in _OUTER_ENCODINGS}
@@ -456,7 +504,7 @@ def encoded_forms(secret: str) -> set[str]:
 
 
 # The characters no encoding of _TEXT_ENCODINGS and _OUTER_ENCODINGS changes (URL-unreserved: ALPHA DIGIT - . _ ~).
-_UNCHANGED = re.compile(r"[A-Za-z0-9._~-]*")
+_UNCHANGED_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-"
 
 
 # A lone surrogate (a target's JSON may hold one, e.g. "\udcff") cannot be UTF-8: its bytes are encoded as they are.
@@ -488,7 +536,7 @@ def _base64_forms(data: bytes) -> set[str]:
     whole = base64.b64encode(data).decode("ascii")
     forms = {whole, whole.rstrip("=")}
     for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + data).decode("ascii")
+        encoded = base64.b64encode(b"\0" * shift + data).decode("ascii") if shift else whole
         # Characters wholly made of this value's bits: from ceil(8*shift/6) to floor(8*(shift+len)/6).
         core = encoded[-(-8 * shift // 6) : 8 * (shift + len(data)) // 6]
         if len(core) >= MIN_ENCODED_LENGTH:  # shorter cores would match ordinary text
@@ -521,13 +569,13 @@ class _Index:
     The prefixes keep the automaton small and cheap to build (signed tokens are ~800 characters with a dozen
     encoded forms each: an automaton of the whole forms takes 20 times longer to build, and an index is rebuilt
     as it grows); compared whole, the result is the same whatever their length. An automaton's size, and the time
-    to build it, grow with the prefixes' characters, while a scan meets as few false starts with 16 characters as
-    with 32 (a random 16-character prefix is as rare in a text as a longer one; the forms of tokens that share a
-    longer prefix, such as a JWT's header, shared one at 32 already): a run builds an index every few exchanges
-    (each login, each token teaches new secrets). Figures: docs/performance.md.
+    to build it, grow with the prefixes' characters, while a scan meets as few false starts with 8 characters as
+    with 32 (8 characters of a random token are as rare in a text as more; the forms of tokens that share a longer
+    prefix, such as a JWT's header, share one at any length): a run builds an index every few exchanges (each
+    login, each token teaches new secrets). Figures: docs/performance.md.
     """
 
-    PREFIX = 16
+    PREFIX = 8
 
     def __init__(self, forms: frozenset[str]) -> None:
         self.forms = forms
@@ -547,6 +595,23 @@ class _Index:
             found.setdefault(start, []).append(self._forms[index])
 
 
+class _Loose:
+    """A few forms found without an automaton (``str.find``): the forms of the last secrets, until they are enough
+    to be worth building an :class:`_Index` (a build costs as much as scanning many texts for a few forms)."""
+
+    def __init__(self, forms: tuple[str, ...]) -> None:
+        self.forms = forms
+
+    def starts(self, text: str, found: dict[int, list[list[str]]]) -> None:
+        """:meth:`_Index.starts`: each place where a form is (the form itself, a group of one)."""
+        for form in self.forms:
+            if form in text:
+                start = text.find(form)
+                while start >= 0:
+                    found.setdefault(start, []).append([form])
+                    start = text.find(form, start + 1)
+
+
 def _scannable(text: str) -> str:
     """``text`` with the same length and each character the automaton cannot read (a lone surrogate: Rust strings
     are UTF-8) as ``?``: places found in it are compared whole with the original text, so a ``?`` matching a ``?``
@@ -560,7 +625,7 @@ def _scannable(text: str) -> str:
     return text
 
 
-def _replace_forms(text: str, indexes: tuple[_Index, ...]) -> str:
+def _replace_forms(text: str, indexes: tuple[_Index | _Loose, ...]) -> str:
     """Every form of the indexes replaced: at the leftmost place where any form occurs, the longest form there,
     then on after it (what one regex of every form, longest first at each place, would do)."""
     if not indexes:
@@ -573,7 +638,7 @@ def _replace_forms(text: str, indexes: tuple[_Index, ...]) -> str:
         found.clear()
         scannable = _scannable(text)
         for index in indexes:
-            index.starts(scannable, found)
+            index.starts(text if type(index) is _Loose else scannable, found)
     if not found:
         return text
     parts: list[str] = []
@@ -600,7 +665,7 @@ class _State(NamedTuple):
     indexed so far, and the redacted form of texts (keyed by the text), URLs (``("url", url)``) and bodies
     (``("body", body, content_type, limit)``) already redacted with exactly these indexes."""
 
-    indexes: tuple[_Index, ...]
+    indexes: tuple[_Index | _Loose, ...]
     cache: dict[Any, str]
     # The texts' cache of the state before, and the forms indexed since: a text none of these forms is in is
     # scrubbed as before (the same places match, the same forms are replaced there); the texts only, since a URL's

@@ -245,18 +245,24 @@ class Transfer:
         if self.drop_encoding and "content-encoding" in headers:
             headers = httpx.Headers(headers)
             del headers["content-encoding"]
+        # ``httpx.Response(content=decoded)``, in its steps: the body's stream, its Content-Length unless the answer
+        # has one, the body read. The same lines have the same encoding, which the evidence read: set before httpx
+        # reads the headers (the Content-Length looked up, the decoder chosen), or it reads every line again.
         final = httpx.Response(
             status_code=response.status_code,
             headers=headers,
-            content=decoded,
+            stream=httpx.ByteStream(decoded),
             request=self.request,
             extensions={"http_version": response.extensions.get("http_version", b"HTTP/1.1")},
         )
+        if headers is response.headers:
+            final.headers.encoding = headers.encoding
+        if decoded:
+            final.headers.setdefault("Content-Length", str(len(decoded)))
+        final.read()
         recorded = self._record(response, error=None, body=decoded)
         if recorded is not None:  # e.g. the evidence of an InvalidResponse about this answer
             final.extensions[RESPONSE_EXTENSION] = recorded
-        if headers is response.headers:  # the same lines (an ASCII Content-Length perhaps added): the same encoding,
-            final.headers.encoding = headers.encoding  # which the evidence read; httpx would read every line again
         return final
 
     def _record(
@@ -581,9 +587,13 @@ class HostHTTP:
         try:
             response = self._client.send(transfer.request)
             try:
-                predecoded = transfer.begin(response)
-                for chunk in response.iter_bytes() if predecoded else response.iter_raw():
-                    transfer.read(chunk)
+                if transfer.begin(response):
+                    for chunk in response.iter_bytes():
+                        transfer.read(chunk)
+                else:  # the transport's raw stream, read as ``iter_raw`` reads it (its chunks as they come)
+                    for chunk in response.stream:  # type: ignore[union-attr]
+                        if chunk:
+                            transfer.read(chunk)
             finally:
                 response.close()
         except (ResponseTooLarge, TargetUnreachable, TargetTooSlow, httpx.HTTPError) as exc:

@@ -8,8 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from conformance.report.html import throttle_summary
-from conformance.report.model import RunReport
+from conformance.report.model import RunReport, throttle_summary
 
 STATUS_STYLE = {
     "passed": "green",

@@ -16,7 +16,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import math
 import re
 import shlex
 from collections import Counter
@@ -38,9 +37,10 @@ from conformance.report.model import (
     ExchangeJSON,
     RuleResult,
     RunReport,
-    Throttle,
+    throttle_summary,
     within_budget,
 )
+from conformance.report.model import format_duration as _format_duration
 from conformance.report.placeholders import REDACTION
 from conformance.report.placeholders import placeholder as _placeholder
 
@@ -382,29 +382,6 @@ def _format_time(stamp: Any) -> str:
 def _same_day(start: str, end: str) -> str:
     """The end time without its date when the run did not cross midnight."""
     return end[11:] if len(end) > 11 and start[:11] == end[:11] else end
-
-
-def _format_duration(seconds: Any) -> str:
-    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or not math.isfinite(seconds):
-        return ""
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest} s"
-
-
-def throttle_summary(throttle: Throttle | None) -> str:
-    """The run's waits for targets' rate limits, in words ('' when the report has none to tell)."""
-    if throttle is None:
-        return ""
-    blocked = throttle.blocked_checks
-    text = f"{_format_duration(throttle.waited_s) or '0 s'} waiting for the targets' rate limits"
-    text += f" (bound {_format_duration(throttle.max_wait_s)})"
-    if blocked:
-        text += f"; {blocked} check{'s' if blocked != 1 else ''} blocked: the target throttled the harness"
-    return text
 
 
 def _optional_texts(*values: Any) -> bool:

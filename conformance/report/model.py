@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from importlib import resources
@@ -429,6 +430,31 @@ class Throttle:
             "max_wait_s": self.max_wait_s,
             "blocked_checks": self.blocked_checks,
         }
+
+
+def format_duration(seconds: Any) -> str:
+    """Seconds in words (milliseconds under a second, tenths of a second under two minutes, then minutes and seconds);
+    empty for anything that is not a finite number."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or not math.isfinite(seconds):
+        return ""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def throttle_summary(throttle: Throttle | None) -> str:
+    """The run's waits for targets' rate limits, in words ('' when the report has none to tell)."""
+    if throttle is None:
+        return ""
+    blocked = throttle.blocked_checks
+    text = f"{format_duration(throttle.waited_s) or '0 s'} waiting for the targets' rate limits"
+    text += f" (bound {format_duration(throttle.max_wait_s)})"
+    if blocked:
+        text += f"; {blocked} check{'s' if blocked != 1 else ''} blocked: the target throttled the harness"
+    return text
 
 
 class InvalidReport(ValueError):

@@ -410,3 +410,34 @@ def test_a_timeout_is_not_a_dropped_connection() -> None:
     with pytest.raises(TargetUnreachable):
         mock(handler).get("https://t.example/v1/campaigns")
     assert seen == ["GET"]
+
+
+class _Pieces(httpx.SyncByteStream):
+    """An answer's body as a transport streams it, in the pieces given (an empty one among them)."""
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self.pieces = pieces
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.pieces
+
+
+@pytest.mark.parametrize(
+    ("headers", "chunks"),
+    [
+        ([(b"Content-Type", b"application/json"), (b"Content-Length", b"8")], [b'{"a"', b"", b": 1}"]),
+        ([(b"Transfer-Encoding", b"chunked"), (b"X-Name", "café".encode())], [b"ab", b"cd"]),
+        ([(b"X-Empty", b"1")], []),
+    ],
+    ids=["sized", "chunked-non-ascii", "empty"],
+)
+def test_a_streamed_answer_is_handed_back_as_httpx_builds_one_from_its_body(
+    headers: list[tuple[bytes, bytes]], chunks: list[bytes]
+) -> None:
+    client = mock(lambda r: httpx.Response(200, headers=headers, stream=_Pieces(chunks)))
+    response = client.get("https://t.example/")
+    expected = httpx.Response(200, headers=headers, content=b"".join(chunks))
+    assert response.headers.raw == expected.headers.raw  # (a Content-Length added when the answer had none)
+    assert response.headers.encoding == expected.headers.encoding
+    assert response.content == expected.content
+    assert response.is_stream_consumed and response.is_closed

@@ -28,6 +28,7 @@ from conformance.host._redact import (
     Redactor,
     _base64_forms,
     _Index,
+    _Loose,
     _replace_forms,
     encoded_forms,
     header_items,
@@ -341,6 +342,9 @@ def test_a_form_index_replaces_leftmost_longest(forms: frozenset[str], text: str
     ordered = sorted(forms)
     split = (_ShortPrefixIndex(frozenset(ordered[::2])), _Index(frozenset(ordered[1::2])))
     assert _replace_forms(text, split) == expected
+    # The last forms, found without an automaton, alone and beside an index.
+    assert _replace_forms(text, (_Loose(tuple(ordered)),)) == expected
+    assert _replace_forms(text, (_ShortPrefixIndex(frozenset(ordered[::2])), _Loose(tuple(ordered[1::2])))) == expected
 
 
 def test_a_form_index_finds_forms_of_different_lengths_at_any_offset() -> None:
@@ -397,8 +401,9 @@ def test_the_redactor_replaces_every_form_leftmost_longest(
     data: st.DataObject, secrets: list[tuple[str, str | None]]
 ) -> None:
     """The engine against the reference on random texts holding random secrets in random encodings, with secrets
-    learnt one by one between scrubs (new forms indexed in batches, indexes merged) and by the last pass."""
-    redactor, plain, known = Redactor(), Redactor(), []
+    learnt one by one between scrubs (the last few forms found without an automaton, new forms indexed in batches,
+    indexes merged; and every batch indexed at once) and by the last pass."""
+    redactors, plain, known = (Redactor(), _EveryFormIndexed()), Redactor(), []
     filler = st.text(alphabet=st.sampled_from("ab/=%x é\udcff"), max_size=6)
     for secret, user in [*secrets, ("", None)]:
         forms = sorted(_reference_forms(known))
@@ -406,14 +411,21 @@ def test_the_redactor_replaces_every_form_leftmost_longest(
         text = "".join(data.draw(st.lists(pieces, max_size=8)))
         # The by-name layers (URL parameters, JWT and PEM shapes) are the same with or without secrets.
         expected = plain.scrub(leftmost_longest(text, forms))
-        assert redactor.scrub(text) == expected
-        assert redactor.scrub(text) == expected  # scrubbed once, remembered
+        for redactor in redactors:
+            assert redactor.scrub(text) == expected
+            assert redactor.scrub(text) == expected  # scrubbed once, remembered
+            if secret:
+                redactor.add_secret(secret, user=user)
         if secret:
             known.append((secret, user))
-            redactor.add_secret(secret, user=user)
     text = "".join(data.draw(st.lists(st.sampled_from(sorted(_reference_forms(known))), max_size=8))) if known else ""
     expected = plain.scrub(leftmost_longest(text, _reference_forms(known)))
-    assert redactor.scrub_tree({"k": [text]}) == {"k": [expected]}
+    for redactor in redactors:
+        assert redactor.scrub_tree({"k": [text]}) == {"k": [expected]}
+
+
+class _EveryFormIndexed(Redactor):
+    LOOSE_FORMS = 0  # every batch of new forms an automaton at once
 
 
 def test_a_string_scrubbed_before_a_secret_was_learnt_is_scrubbed_again_after() -> None:

@@ -86,6 +86,42 @@ async function readForm(req) {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
+/**
+ * The cookie keys given to Koa (node-oidc-provider's `cookies.keys`): the signatures keygrip makes (HMAC-SHA1 of the
+ * key's UTF-8 bytes, base64url; the first key signs, any verifies), checked with crypto.timingSafeEqual. Given an
+ * array, the cookies package builds a Keygrip for every request, and keygrip's comparison (tsscmp) draws a random
+ * key and makes two more HMACs, keyed by a Buffer (Node's slowest key form), for every signed cookie read.
+ */
+export class CookieKeys {
+  #keys;
+
+  constructor(keys) {
+    if (!keys.length) throw new Error('cookie keys must be given');
+    this.#keys = keys.map((key) => crypto.createSecretKey(Buffer.from(key, 'utf8')));
+  }
+
+  sign(data) {
+    return CookieKeys.#hmac(data, this.#keys[0]);
+  }
+
+  verify(data, digest) {
+    return this.index(data, digest) > -1;
+  }
+
+  index(data, digest) {
+    const given = Buffer.from(String(digest));
+    for (let i = 0; i < this.#keys.length; i += 1) {
+      const expected = Buffer.from(CookieKeys.#hmac(data, this.#keys[i]));
+      if (given.length === expected.length && crypto.timingSafeEqual(given, expected)) return i;
+    }
+    return -1;
+  }
+
+  static #hmac(data, key) {
+    return crypto.createHmac('sha1', key).update(data).digest('base64url');
+  }
+}
+
 function jwtSegment(assertion, index) {
   try {
     return JSON.parse(Buffer.from(assertion.split('.')[index], 'base64url').toString('utf8'));
@@ -230,7 +266,7 @@ export function createProvider(config, extraMutants = []) {
   const provider = new Provider(config.issuer, {
     adapter: ReferenceAdapter,
     jwks: { keys: [signingKey] },
-    cookies: { keys: [crypto.randomBytes(32).toString('base64url')] },
+    cookies: { keys: new CookieKeys([crypto.randomBytes(32).toString('base64url')]) },
     findAccount,
     claims: {
       openid: ['sub'],
@@ -331,6 +367,20 @@ export function createProvider(config, extraMutants = []) {
       ctx.body = page('Error', Object.entries(out).map(([k, v]) => `<p><b>${esc(k)}</b>: ${esc(v)}</p>`).join(''));
     },
   });
+
+  // node-oidc-provider caches a CIMD client's document, not the Client: it builds one for every request, validating
+  // the same document again each time. The validated metadata is kept per document object (a document fetched again
+  // is a new object, validated again); each request still gets a Client of its own (negotiateCimdMethod changes it).
+  const validatedDocuments = new WeakMap();
+  class DocumentSchema extends provider.Client.Schema {
+    constructor(metadata, ctx, processCustomMetadata, cimd) {
+      const validated = cimd ? validatedDocuments.get(metadata) : undefined;
+      if (validated) return validated; // a constructor may answer with another object: the one made before
+      super(metadata, ctx, processCustomMetadata, cimd);
+      if (cimd) validatedDocuments.set(metadata, this);
+    }
+  }
+  Object.defineProperty(provider.Client, 'Schema', { value: DocumentSchema });
 
   if (mutants.has('idp-redirect-prefix')) {
     // A registered redirect URI is treated as a prefix instead of an exact string.

@@ -1,12 +1,13 @@
 """Profile store of the reference tool server: one row per (issuer, subject) with an opaque id.
 
 The id is random when the row is made and never changes afterwards (display fields do); deleted rows keep their
-id so it is never handed to another profile. SQLite in the data directory, one connection per call (the server
-is small and calls are rare).
+id so it is never handed to another profile. SQLite in the data directory, one connection for the store's life in
+each process, opened on first use (a connection and its pragma per call cost more than the call's statements).
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
 from collections.abc import Iterator
@@ -31,6 +32,8 @@ class Profile:
 class ProfileStore:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._connection: sqlite3.Connection | None = None
+        self._pid = 0
         with self._db() as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS profiles (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT,"
@@ -40,14 +43,16 @@ class ProfileStore:
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=5.0)
-        # A test service's rows need not outlive a power cut: each commit is written, never waited for on the disk.
-        db.execute("PRAGMA synchronous=OFF")
-        try:
-            with db:
-                yield db
-        finally:
-            db.close()
+        """The connection, in a transaction committed on exit. The server calls the store from its event loop, one
+        call at a time (the store may be made on the thread that imports the app: hence any thread); a process forked
+        after a call opens its own."""
+        if self._connection is None or self._pid != os.getpid():
+            self._connection = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
+            # A test service's rows need not outlive a power cut: each commit is written, never waited for on the disk.
+            self._connection.execute("PRAGMA synchronous=OFF")
+            self._pid = os.getpid()
+        with self._connection as db:
+            yield db
 
     def resolve(self, issuer: str, subject: str, display: dict[str, str | None]) -> Profile:
         """The profile of this account, made on first sight with the display fields the token carries."""
