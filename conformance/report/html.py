@@ -411,15 +411,18 @@ def _optional_texts(*values: Any) -> bool:
     return all(value is None or type(value) is str for value in values)
 
 
-def _text_pairs(pairs: tuple[tuple[Any, Any], ...]) -> bool:
+_TEXT = frozenset({str})
+
+
+def _text_dict(headers: dict[Any, Any]) -> bool:
     """Text names and values only: what a cache may key on (1, 1.0 and True would be one key, and different
-    words in the page)."""
-    return all(type(name) is str and type(value) is str for name, value in pairs)
+    words in the page). Types read at C speed: a run has tens of thousands of headers."""
+    return _TEXT.issuperset(map(type, headers)) and _TEXT.issuperset(map(type, headers.values()))
 
 
 def _header_lines(headers: Any) -> str:
-    if isinstance(headers, dict) and _text_pairs(pairs := tuple(headers.items())):
-        return _text_header_lines(pairs)
+    if isinstance(headers, dict) and _text_dict(headers):
+        return _text_header_lines(tuple(headers.items()))
     return _any_header_lines(headers)
 
 
@@ -467,8 +470,19 @@ def _text_body(text: str, cap: int) -> Body:
 
 
 def _shell_word(text: str, header: str | None, names: list[str]) -> str:
-    """Single-quoted shell word with each redaction marker replaced by "${NAME}" (a placeholder to set)."""
+    """Single-quoted shell word with each redaction marker replaced by "${NAME}" (a placeholder to set); the names
+    of its placeholders added to ``names`` (each once, in order)."""
+    word, found = _text_shell_word(text, header)
+    names += [name for name in found if name not in names]
+    return word
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_shell_word(text: str, header: str | None) -> tuple[str, tuple[str, ...]]:
+    """:func:`_shell_word` of a text, and the names of its placeholders. A run's requests repeat their headers
+    (the same user agent, content type, bearer token marker): each header line's word is made once."""
     pieces: list[str] = []
+    names: list[str] = []
     last = 0
     for match in REDACTION.finditer(text):
         literal = text[last : match.start()]
@@ -481,7 +495,7 @@ def _shell_word(text: str, header: str | None, names: list[str]) -> str:
         last = match.end()
     if last < len(text) or not pieces:
         pieces.append(shlex.quote(text[last:]))
-    return "".join(pieces)
+    return "".join(pieces), tuple(names)
 
 
 # curl computes these itself; replaying them would only get in the way.
@@ -492,10 +506,11 @@ def curl_command(exchange: dict[str, Any]) -> str:
     """A copy-pasteable curl reproducer of a recorded (redacted) request; secrets become ${PLACEHOLDERS}."""
     method, url, body = exchange.get("method"), exchange.get("url"), exchange.get("request_body")
     headers = exchange.get("request_headers")
-    pairs = tuple(headers.items()) if isinstance(headers, dict) else ()
-    if _optional_texts(method, url, body) and _text_pairs(pairs):
-        return _text_curl_command(method, url, pairs, body)
-    return _curl_command(method, url, pairs, body)
+    if not isinstance(headers, dict):
+        headers = {}
+    if _optional_texts(method, url, body) and _text_dict(headers):
+        return _text_curl_command(method, url, tuple(headers.items()), body)
+    return _curl_command(method, url, tuple(headers.items()), body)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -521,9 +536,11 @@ def _curl_command(method: Any, url: Any, pairs: tuple[tuple[Any, Any], ...], bod
         args[0] += f" -X {shlex.quote(method)}"
     args[0] += " " + _shell_word(clean(url or ""), None, names)
     for name, value in pairs:
-        if str(name).lower() in _CURL_SKIP_HEADERS:
-            continue
-        args.append("-H " + _shell_word(f"{clean(name)}: {clean(value)}", str(name), names))
+        text = type(name) is str and type(value) is str  # a cache's key (1, 1.0 and True are one)
+        argument, found = _text_header_argument(name, value) if text else _header_argument(name, value)
+        if argument:
+            args.append(argument)
+            names += [n for n in found if n not in names]
     if body:
         binary = _BINARY_BODY.match(body)
         if binary:
@@ -539,6 +556,20 @@ def _curl_command(method: Any, url: Any, pairs: tuple[tuple[Any, Any], ...], bod
     if names:
         notes.insert(0, "# set " + ", ".join(names) + " first: redacted in this report")
     return "\n".join([*notes, " \\\n  ".join(args)])
+
+
+def _header_argument(name: Any, value: Any) -> tuple[str, tuple[str, ...]]:
+    """A header's argument of a reproducer ("" for one curl sets itself), and the names of its placeholders."""
+    if str(name).lower() in _CURL_SKIP_HEADERS:
+        return "", ()
+    word, names = _text_shell_word(f"{clean(name)}: {clean(value)}", str(name))
+    return "-H " + word, names
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_header_argument(name: str, value: str) -> tuple[str, tuple[str, ...]]:
+    """:func:`_header_argument` of a text header: most of a run's requests send the same ones."""
+    return _header_argument(name, value)
 
 
 class _Budget:
@@ -1016,7 +1047,7 @@ def render_html(report: RunReport, compare: RunReport | None = None) -> str:
 
 def _forget_laid_out() -> None:
     """Empty the caches of what a page laid out once per distinct content: nothing of a report outlives its page."""
-    for cached in (_text_header_lines, _text_curl_command, _text_bytes):
+    for cached in (_text_header_lines, _text_curl_command, _text_header_argument, _text_shell_word, _text_bytes):
         cached.cache_clear()
 
 
