@@ -429,8 +429,15 @@ def _header_lines(headers: Any) -> str:
 @functools.lru_cache(maxsize=2048)
 def _text_header_lines(pairs: tuple[tuple[str, str], ...]) -> str:
     """Headers of text names and values as the page shows them. A run sends the same request headers again and
-    again (and a fleet's targets answer alike): each set is laid out once."""
-    return _any_header_lines(dict(pairs))
+    again (and a fleet's targets answer alike): each set is laid out once, and each header line once. (The lines
+    :func:`_any_header_lines` writes: cleaning is character by character but for a CR LF, and with a CR anywhere
+    it cleans each name and value.)"""
+    return "\n".join([_text_header_line(name, value) for name, value in pairs])
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_header_line(name: str, value: str) -> str:
+    return f"{clean(name)}: {clean(value)}"
 
 
 def _any_header_lines(headers: Any) -> str:
@@ -626,21 +633,31 @@ def _omitted(raw: dict[str, Any]) -> tuple[str, str]:
 
 def _exchange(
     raw: dict[str, Any], number: int, failing: bool, budget: _Budget, inline: bool, laid_out: _LaidOut
-) -> Exchange:
+) -> tuple[Exchange, _Record]:
     """The exchange's line and its details: in the page when ``inline`` and the page's budget allows, else kept
-    for the file's exchange data (``compact``). ``laid_out``: the exchanges laid out so far in this page, by the
-    identity of their record and ``failing`` (an exchange that is evidence for several rules is one record)."""
+    for the file's exchange data (``compact``); and its record as laid out. ``laid_out``: the exchanges laid out
+    so far in this page, by the identity of their record and ``failing`` (an exchange that is evidence for several
+    rules is one record)."""
     key = (id(raw), failing)
     known = laid_out.get(key)
     if known is None:
-        known = laid_out[key] = (_lay_out(raw, failing), raw)  # the record kept alive: its id stays its own
-    fields, size = known[0]
-    view = Exchange(number=number, **fields)
-    view.compact = not (inline and budget.take(size))
-    return view
+        known = laid_out[key] = _Record(*_lay_out(raw, failing), raw)
+    view = Exchange(number=number, **known.fields)
+    view.compact = not (inline and budget.take(known.size))
+    return view, known
 
 
-_LaidOut = dict[tuple[int, bool], tuple[tuple[dict[str, Any], int], dict[str, Any]]]
+@dataclass
+class _Record:
+    """An exchange record laid out for the page, once however many results it is evidence for."""
+
+    fields: dict[str, Any]
+    size: int  # what its details weigh in the page
+    raw: dict[str, Any]  # the record kept alive: its id stays its own
+    data: dict[str, Any] | None = None  # its details as the file's data (``_data``), once it is compact somewhere
+
+
+_LaidOut = dict[tuple[int, bool], _Record]
 
 
 def _lay_out(raw: dict[str, Any], failing: bool) -> tuple[dict[str, Any], int]:
@@ -753,10 +770,12 @@ def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget:
     result_anchor = escaped(view.anchor)
     for number, raw in enumerate(evidence, 1):
         inline = number <= head or number > count - tail or number in of_failed_cases
-        exchange = _exchange(raw, number, failing, budget, inline, laid_out)
+        exchange, record = _exchange(raw, number, failing, budget, inline, laid_out)
         view.exchanges.append(exchange)
         if exchange.compact:
-            view.data[str(number)] = _data(exchange)
+            if record.data is None:
+                record.data = _data(exchange)  # the same for every view of the record
+            view.data[str(number)] = record.data
             exchange.item = _compact_item(result_anchor, exchange)
     if failing and view.exchanges and not view.exchanges[-1].compact:
         view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
@@ -1047,7 +1066,8 @@ def render_html(report: RunReport, compare: RunReport | None = None) -> str:
 
 def _forget_laid_out() -> None:
     """Empty the caches of what a page laid out once per distinct content: nothing of a report outlives its page."""
-    for cached in (_text_header_lines, _text_curl_command, _text_header_argument, _text_shell_word, _text_bytes):
+    laid_out = (_text_header_lines, _text_header_line, _text_curl_command, _text_header_argument, _text_shell_word)
+    for cached in (*laid_out, _text_bytes):
         cached.cache_clear()
 
 
