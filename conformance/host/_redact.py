@@ -259,7 +259,7 @@ class Redactor:
         def walk(value: Any) -> Any:
             if isinstance(value, str):
                 return text(value)
-            if not isinstance(value, dict | list | tuple):
+            if not isinstance(value, _CONTAINERS):
                 return value
             ident = id(value)
             if ident in copied:
@@ -422,6 +422,9 @@ def header_items(headers: Any) -> list[tuple[str, str]]:
             joined[name] = f"{joined[name]}, {text}" if name in joined else text
         return list(joined.items())
     return [(str(name).lower(), str(value)) for name, value in headers.items()]
+
+
+_CONTAINERS = (dict, list, tuple)  # (a union written in a call makes a new object at every call)
 
 
 def _json_scrubbed(value: Any, cache: dict[Any, str], scrub: Callable[[str], str]) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
@@ -75,26 +75,71 @@ def write_har(
         _scrub_new_values(document, scrub_tree)
     elif scrub_tree is not None:
         document = scrub_tree(document)
+    write_document(document, path)
+
+
+# Compact: with ``indent`` json falls back to its pure-Python encoder, several times slower on a run's evidence. No
+# check for cycles (a document made of a JSON report has none): it costs a tenth of the encoding.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+
+def write_document(document: Mapping[str, Any], path: Path) -> None:
+    """Write a HAR document to ``path``: ``json.dumps(document, ensure_ascii=False, separators=(",", ":"))`` and a
+    line feed, in UTF-8, an entry at a time (a run's HAR is megabytes: as one text, it is accumulated, joined,
+    widened to two bytes a character by a single one in a body, and encoded whole)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    # A lone surrogate a hostile target smuggled into a body must not keep the file from being written. Compact:
-    # with ``indent`` json falls back to its pure-Python encoder, several times slower on a run's evidence. No check
-    # for cycles (a document made of a JSON report has none): it costs a tenth of the encoding.
-    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), check_circular=False)
-    tmp.write_bytes((text + "\n").encode("utf-8", "replace"))
+    with tmp.open("wb") as out:
+        for piece in _pieces(document):
+            # A lone surrogate a hostile target smuggled into a body must not keep the file from being written.
+            out.write(piece.encode("utf-8", "replace"))
+        out.write(b"\n")
     tmp.replace(path)  # a viewer never opens half a file
+
+
+def _pieces(document: Mapping[str, Any]) -> Iterator[str]:
+    """``document``'s text in pieces, each entry of its log one."""
+    log = document.get("log")
+    if len(document) != 1 or type(log) is not dict or type(log.get("entries")) is not list:
+        yield _ENCODE(document)
+        return
+    yield '{"log":{'
+    for index, (key, value) in enumerate(log.items()):
+        yield f"{',' if index else ''}{_ENCODE(key)}:"
+        if key != "entries":
+            yield _ENCODE(value)
+            continue
+        yield "["
+        for number, entry in enumerate(value):
+            if number:
+                yield ","
+            yield _ENCODE(entry)
+        yield "]"
+    yield "}}"
 
 
 def _scrub_new_values(document: dict[str, Any], scrub_tree: Callable[[Any], Any]) -> None:
     """Scrub, in place, what the HAR holds that the report does not: values decoded from URLs and headers
-    (``queryString``, ``cookies``) and each entry's ``comment`` (rule IDs joined). One pass over all of them."""
+    (``queryString``, ``cookies``) and each entry's ``comment`` (rule IDs joined). One pass over all of them, each
+    list of decoded values once however many entries share it (an empty one has nothing to scrub)."""
     entries = document["log"]["entries"]
-    new = [
-        [e["request"]["queryString"], e["request"]["cookies"], e["response"]["cookies"], e["comment"]] for e in entries
-    ]
-    for entry, (query, request_cookies, response_cookies, comment) in zip(entries, scrub_tree(new), strict=True):
-        entry["request"]["queryString"], entry["request"]["cookies"] = query, request_cookies
-        entry["response"]["cookies"], entry["comment"] = response_cookies, comment
+    decoded: dict[int, list[Any]] = {}  # by identity (the document holds each meanwhile)
+    for entry in entries:
+        request, response = entry["request"], entry["response"]
+        for values in (request["queryString"], request["cookies"], response["cookies"]):
+            if values:
+                decoded[id(values)] = values
+    lists, comments = scrub_tree([list(decoded.values()), [entry["comment"] for entry in entries]])
+    clean = dict(zip(decoded, lists, strict=True))
+    for entry, comment in zip(entries, comments, strict=True):
+        request, response = entry["request"], entry["response"]
+        entry["comment"] = comment
+        if request["queryString"]:
+            request["queryString"] = clean[id(request["queryString"])]
+        if request["cookies"]:
+            request["cookies"] = clean[id(request["cookies"])]
+        if response["cookies"]:
+            response["cookies"] = clean[id(response["cookies"])]
 
 
 def _entry(exchange: ExchangeJSON, fallback_start: str, target: str) -> dict[str, Any]:
@@ -125,9 +170,9 @@ def _request(exchange: ExchangeJSON) -> dict[str, Any]:
         "method": str(exchange.get("method") or "GET"),
         "url": url,
         "httpVersion": HTTP_VERSION,
-        "headers": list(headers.entries),
-        "queryString": list(_query_string(_query(url))),
-        "cookies": list(headers.cookies),
+        "headers": headers.entries,
+        "queryString": _query_string(_query(url)),
+        "cookies": headers.cookies,
         "headersSize": -1,
         "bodySize": _size(body),
     }
@@ -151,8 +196,8 @@ def _response(exchange: ExchangeJSON) -> dict[str, Any]:
         "status": status if isinstance(status, int) else 0,
         "statusText": _reason(status),
         "httpVersion": HTTP_VERSION if isinstance(status, int) else "",
-        "headers": list(headers.entries),
-        "cookies": list(headers.set_cookies),
+        "headers": headers.entries,
+        "cookies": headers.set_cookies,
         "content": content,
         "redirectURL": headers.first.get("location") or "",
         "headersSize": -1,
@@ -169,10 +214,10 @@ def _query(url: str) -> str:
 
 
 @functools.lru_cache(maxsize=2048)
-def _query_string(query: str) -> tuple[dict[str, str], ...]:
+def _query_string(query: str) -> list[dict[str, str]]:
     """A query string's parameters, decoded. A run asks the same URLs again and again: each query is read once,
     its parameters shared by the entries (as their headers are)."""
-    return tuple({"name": n, "value": v} for n, v in parse_qsl(query, keep_blank_values=True))
+    return [{"name": n, "value": v} for n, v in parse_qsl(query, keep_blank_values=True)]
 
 
 def _size(body: Any) -> int:
@@ -183,10 +228,10 @@ class _Headers(NamedTuple):
     """One side's headers as a HAR entry has them, with what the entry reads of them. The entries of a document
     share these objects (a run sends and receives the same headers again and again): it is written, never edited."""
 
-    entries: tuple[dict[str, str], ...]  # {"name": ..., "value": ...} in the recorded order
+    entries: list[dict[str, str]]  # {"name": ..., "value": ...} in the recorded order
     first: dict[str, str]  # the first value of each name, by its lower-case name
-    cookies: tuple[dict[str, str], ...]  # of the Cookie headers
-    set_cookies: tuple[dict[str, str], ...]  # of the Set-Cookie headers: the recorder joins repeated headers; one
+    cookies: list[dict[str, str]]  # of the Cookie headers
+    set_cookies: list[dict[str, str]]  # of the Set-Cookie headers: the recorder joins repeated headers; one
     # that does not parse is left out (it is still in the headers)
 
 
@@ -216,11 +261,11 @@ def _read_headers(pairs: tuple[tuple[str, str], ...]) -> _Headers:
             cookies += _cookies(value)
         elif lowered == "set-cookie":
             set_cookies += _cookies(value)
-    entries = tuple({"name": name, "value": value} for name, value in pairs)
-    return _Headers(entries, first, tuple(cookies), tuple(set_cookies))
+    entries = [{"name": name, "value": value} for name, value in pairs]
+    return _Headers(entries, first, cookies, set_cookies)
 
 
-_NO_HEADERS = _Headers((), {}, (), ())
+_NO_HEADERS = _Headers([], {}, [], [])
 
 
 def _reason(status: Any) -> str:

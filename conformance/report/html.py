@@ -388,23 +388,33 @@ def _optional_texts(*values: Any) -> bool:
     return all(value is None or type(value) is str for value in values)
 
 
-def _text_pairs(pairs: tuple[tuple[Any, Any], ...]) -> bool:
+_TEXT = frozenset({str})
+
+
+def _text_dict(headers: dict[Any, Any]) -> bool:
     """Text names and values only: what a cache may key on (1, 1.0 and True would be one key, and different
-    words in the page)."""
-    return all(type(name) is str and type(value) is str for name, value in pairs)
+    words in the page). Types read at C speed: a run has tens of thousands of headers."""
+    return _TEXT.issuperset(map(type, headers)) and _TEXT.issuperset(map(type, headers.values()))
 
 
 def _header_lines(headers: Any) -> str:
-    if isinstance(headers, dict) and _text_pairs(pairs := tuple(headers.items())):
-        return _text_header_lines(pairs)
+    if isinstance(headers, dict) and _text_dict(headers):
+        return _text_header_lines(tuple(headers.items()))
     return _any_header_lines(headers)
 
 
 @functools.lru_cache(maxsize=2048)
 def _text_header_lines(pairs: tuple[tuple[str, str], ...]) -> str:
     """Headers of text names and values as the page shows them. A run sends the same request headers again and
-    again (and a fleet's targets answer alike): each set is laid out once."""
-    return _any_header_lines(dict(pairs))
+    again (and a fleet's targets answer alike): each set is laid out once, and each header line once. (The lines
+    :func:`_any_header_lines` writes: cleaning is character by character but for a CR LF, and with a CR anywhere
+    it cleans each name and value.)"""
+    return "\n".join([_text_header_line(name, value) for name, value in pairs])
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_header_line(name: str, value: str) -> str:
+    return f"{clean(name)}: {clean(value)}"
 
 
 def _any_header_lines(headers: Any) -> str:
@@ -444,8 +454,19 @@ def _text_body(text: str, cap: int) -> Body:
 
 
 def _shell_word(text: str, header: str | None, names: list[str]) -> str:
-    """Single-quoted shell word with each redaction marker replaced by "${NAME}" (a placeholder to set)."""
+    """Single-quoted shell word with each redaction marker replaced by "${NAME}" (a placeholder to set); the names
+    of its placeholders added to ``names`` (each once, in order)."""
+    word, found = _text_shell_word(text, header)
+    names += [name for name in found if name not in names]
+    return word
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_shell_word(text: str, header: str | None) -> tuple[str, tuple[str, ...]]:
+    """:func:`_shell_word` of a text, and the names of its placeholders. A run's requests repeat their headers
+    (the same user agent, content type, bearer token marker): each header line's word is made once."""
     pieces: list[str] = []
+    names: list[str] = []
     last = 0
     for match in REDACTION.finditer(text):
         literal = text[last : match.start()]
@@ -458,7 +479,7 @@ def _shell_word(text: str, header: str | None, names: list[str]) -> str:
         last = match.end()
     if last < len(text) or not pieces:
         pieces.append(shlex.quote(text[last:]))
-    return "".join(pieces)
+    return "".join(pieces), tuple(names)
 
 
 # curl computes these itself; replaying them would only get in the way.
@@ -469,10 +490,11 @@ def curl_command(exchange: dict[str, Any]) -> str:
     """A copy-pasteable curl reproducer of a recorded (redacted) request; secrets become ${PLACEHOLDERS}."""
     method, url, body = exchange.get("method"), exchange.get("url"), exchange.get("request_body")
     headers = exchange.get("request_headers")
-    pairs = tuple(headers.items()) if isinstance(headers, dict) else ()
-    if _optional_texts(method, url, body) and _text_pairs(pairs):
-        return _text_curl_command(method, url, pairs, body)
-    return _curl_command(method, url, pairs, body)
+    if not isinstance(headers, dict):
+        headers = {}
+    if _optional_texts(method, url, body) and _text_dict(headers):
+        return _text_curl_command(method, url, tuple(headers.items()), body)
+    return _curl_command(method, url, tuple(headers.items()), body)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -498,9 +520,11 @@ def _curl_command(method: Any, url: Any, pairs: tuple[tuple[Any, Any], ...], bod
         args[0] += f" -X {shlex.quote(method)}"
     args[0] += " " + _shell_word(clean(url or ""), None, names)
     for name, value in pairs:
-        if str(name).lower() in _CURL_SKIP_HEADERS:
-            continue
-        args.append("-H " + _shell_word(f"{clean(name)}: {clean(value)}", str(name), names))
+        text = type(name) is str and type(value) is str  # a cache's key (1, 1.0 and True are one)
+        argument, found = _text_header_argument(name, value) if text else _header_argument(name, value)
+        if argument:
+            args.append(argument)
+            names += [n for n in found if n not in names]
     if body:
         binary = _BINARY_BODY.match(body)
         if binary:
@@ -516,6 +540,20 @@ def _curl_command(method: Any, url: Any, pairs: tuple[tuple[Any, Any], ...], bod
     if names:
         notes.insert(0, "# set " + ", ".join(names) + " first: redacted in this report")
     return "\n".join([*notes, " \\\n  ".join(args)])
+
+
+def _header_argument(name: Any, value: Any) -> tuple[str, tuple[str, ...]]:
+    """A header's argument of a reproducer ("" for one curl sets itself), and the names of its placeholders."""
+    if str(name).lower() in _CURL_SKIP_HEADERS:
+        return "", ()
+    word, names = _text_shell_word(f"{clean(name)}: {clean(value)}", str(name))
+    return "-H " + word, names
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_header_argument(name: str, value: str) -> tuple[str, tuple[str, ...]]:
+    """:func:`_header_argument` of a text header: most of a run's requests send the same ones."""
+    return _header_argument(name, value)
 
 
 class _Budget:
@@ -572,21 +610,31 @@ def _omitted(raw: dict[str, Any]) -> tuple[str, str]:
 
 def _exchange(
     raw: dict[str, Any], number: int, failing: bool, budget: _Budget, inline: bool, laid_out: _LaidOut
-) -> Exchange:
+) -> tuple[Exchange, _Record]:
     """The exchange's line and its details: in the page when ``inline`` and the page's budget allows, else kept
-    for the file's exchange data (``compact``). ``laid_out``: the exchanges laid out so far in this page, by the
-    identity of their record and ``failing`` (an exchange that is evidence for several rules is one record)."""
+    for the file's exchange data (``compact``); and its record as laid out. ``laid_out``: the exchanges laid out
+    so far in this page, by the identity of their record and ``failing`` (an exchange that is evidence for several
+    rules is one record)."""
     key = (id(raw), failing)
     known = laid_out.get(key)
     if known is None:
-        known = laid_out[key] = (_lay_out(raw, failing), raw)  # the record kept alive: its id stays its own
-    fields, size = known[0]
-    view = Exchange(number=number, **fields)
-    view.compact = not (inline and budget.take(size))
-    return view
+        known = laid_out[key] = _Record(*_lay_out(raw, failing), raw)
+    view = Exchange(number=number, **known.fields)
+    view.compact = not (inline and budget.take(known.size))
+    return view, known
 
 
-_LaidOut = dict[tuple[int, bool], tuple[tuple[dict[str, Any], int], dict[str, Any]]]
+@dataclass
+class _Record:
+    """An exchange record laid out for the page, once however many results it is evidence for."""
+
+    fields: dict[str, Any]
+    size: int  # what its details weigh in the page
+    raw: dict[str, Any]  # the record kept alive: its id stays its own
+    data: dict[str, Any] | None = None  # its details as the file's data (``_data``), once it is compact somewhere
+
+
+_LaidOut = dict[tuple[int, bool], _Record]
 
 
 def _lay_out(raw: dict[str, Any], failing: bool) -> tuple[dict[str, Any], int]:
@@ -699,10 +747,12 @@ def _attach_evidence(view: ResultView, evidence: Sequence[ExchangeJSON], budget:
     result_anchor = escaped(view.anchor)
     for number, raw in enumerate(evidence, 1):
         inline = number <= head or number > count - tail or number in of_failed_cases
-        exchange = _exchange(raw, number, failing, budget, inline, laid_out)
+        exchange, record = _exchange(raw, number, failing, budget, inline, laid_out)
         view.exchanges.append(exchange)
         if exchange.compact:
-            view.data[str(number)] = _data(exchange)
+            if record.data is None:
+                record.data = _data(exchange)  # the same for every view of the record
+            view.data[str(number)] = record.data
             exchange.item = _compact_item(result_anchor, exchange)
     if failing and view.exchanges and not view.exchanges[-1].compact:
         view.exchanges[-1].open = True  # the last exchange is usually the one that decided the failure
@@ -993,7 +1043,8 @@ def render_html(report: RunReport, compare: RunReport | None = None) -> str:
 
 def _forget_laid_out() -> None:
     """Empty the caches of what a page laid out once per distinct content: nothing of a report outlives its page."""
-    for cached in (_text_header_lines, _text_curl_command, _text_bytes):
+    laid_out = (_text_header_lines, _text_header_line, _text_curl_command, _text_header_argument, _text_shell_word)
+    for cached in (*laid_out, _text_bytes):
         cached.cache_clear()
 
 

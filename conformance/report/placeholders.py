@@ -7,6 +7,10 @@ import re
 
 REDACTION = re.compile(r"\[REDACTED[^\]\s]*\]")
 CRAFTED = "[REDACTED:crafted]"  # conformance.host.CRAFTED: a credential the run crafted for a case
+# The field name just before a marker ("code=", '"token": "'), and the characters a match of it is made of.
+_FIELD = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)\"?\s*[=:]\s*\"?$")
+_FIELD_CHARS = re.compile(r'[A-Za-z0-9_.\-"=:\s]*')
+_NOT_WORD = re.compile(r"[^A-Za-z0-9]+")
 
 
 def placeholder(context: str, header: str | None, marker: str = "") -> str:
@@ -25,6 +29,9 @@ def _name(context: str, header: str | None) -> str:
             return {"bearer": "ACCESS_TOKEN", "basic": "BASIC_CREDENTIALS"}.get(scheme, "AUTHORIZATION")
         name = lowered
     else:
-        found = re.search(r"([A-Za-z_][A-Za-z0-9_.-]*)\"?\s*[=:]\s*\"?$", context)
+        # A match ends the context and is made of _FIELD_CHARS only: searched for from where the run of them that
+        # ends the context starts (from the start of a body, each try is linear in the rest of the word: quadratic).
+        run = _FIELD_CHARS.match(context[::-1])  # (always: it may be empty)
+        found = _FIELD.search(context, len(context) - (run.end() if run else 0))
         name = found.group(1) if found else "secret"
-    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_").upper() or "SECRET"
+    return _NOT_WORD.sub("_", name).strip("_").upper() or "SECRET"
