@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 
 from conformance.core._exceptions import ConformanceError
 from conformance.core.rules import RULES
+from conformance.report.har import write_document
 from conformance.report.model import (
     INCOMPLETE,
     NOT_ACCEPTED,
@@ -102,8 +102,7 @@ def join_har(parts: Sequence[Mapping[str, Any]], path: Path) -> None:
         raise JoinError("join: no HAR to join")
     log = dict(parts[0]["log"])
     log["entries"] = sorted((e for d in parts for e in d["log"]["entries"]), key=lambda e: e["startedDateTime"])
-    text = json.dumps({"log": log}, ensure_ascii=False, separators=(",", ":"), check_circular=False)
-    _replace(path, (text + "\n").encode("utf-8", "replace"))
+    write_document({"log": log}, path)
 
 
 _COUNTS = ("tests", "errors", "failures", "skipped")
