@@ -608,11 +608,10 @@ class _Loose:
     def starts(self, text: str, found: dict[int, list[list[str]]]) -> None:
         """:meth:`_Index.starts`: each place where a form is (the form itself, a group of one)."""
         for form in self.forms:
-            if form in text:
-                start = text.find(form)
-                while start >= 0:
-                    found.setdefault(start, []).append([form])
-                    start = text.find(form, start + 1)
+            start = text.find(form)
+            while start >= 0:
+                found.setdefault(start, []).append([form])
+                start = text.find(form, start + 1)
 
 
 def _scannable(text: str) -> str:
