@@ -97,7 +97,7 @@ def _agree(
     """Make pytest's own outcome agree with the verdict (:func:`keeps_traceback` says where pytest's traceback
     stays)."""
     status, message = outcome.status, outcome.message
-    if status in (Status.FAILED, Status.WARNING, Status.ERROR) and _expected(state, outcome.rules):
+    if _expected(state, status, outcome.rules):
         report.outcome = "skipped"
         report.wasxfail = f"expected failure (baseline): {message}"
     elif status is Status.FAILED:
@@ -118,10 +118,15 @@ def _agree(
         report.longrepr = (path, (line or 0) + 1, f"Skipped: {message}")
 
 
-def _expected(state: ConformanceSession, rules: Sequence[str]) -> bool:
-    """Whether the run's baseline expects every one of ``rules`` to fail."""
+def _expected(state: ConformanceSession, status: Status, rules: Sequence[str]) -> bool:
+    """Whether ``status`` is a failure the run's baseline expects: a failing status, every one of ``rules`` expected
+    to fail."""
     baseline = state.baseline
-    return baseline is not None and all(baseline.expects(r, SUITE_TARGET[RULES[r].suite]) for r in rules)
+    return (
+        status in (Status.FAILED, Status.WARNING, Status.ERROR)
+        and baseline is not None
+        and all(baseline.expects(r, SUITE_TARGET[RULES[r].suite]) for r in rules)
+    )
 
 
 def keeps_traceback(state: ConformanceSession, when: str, judgement: Judgement, rules: Sequence[str]) -> bool:
@@ -129,9 +134,9 @@ def keeps_traceback(state: ConformanceSession, when: str, judgement: Judgement, 
     with ``judgement`` (:func:`_agree`): a harness error's, a failure the baseline expects, a warning or an
     observation raised in a set-up. Otherwise the verdict's words, or none, take its place."""
     status = judgement.status
-    if status in (Status.FAILED, Status.WARNING, Status.ERROR) and _expected(state, rules):
+    if _expected(state, status, rules) or status is Status.ERROR:
         return True
-    return status is Status.ERROR or (status in (Status.WARNING, Status.PASSED) and when != "call")
+    return status in (Status.WARNING, Status.PASSED) and when != "call"
 
 
 def _up_to_failure(evidence: list[dict[str, Any]], failing: dict[str, Any]) -> list[dict[str, Any]]:
