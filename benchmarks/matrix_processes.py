@@ -4,10 +4,11 @@ subreaper, every descendant's CPU sampled from /proc every 10 ms and summed by k
     .venv/bin/python benchmarks/matrix_processes.py [PYTEST ARGS...]
 
 Kinds: ``fork:harness`` (a harness run forked from the matrix's fork server; its stdout is the run's output.txt),
-``fork:svc:NAME.log`` (a reference service forked from it), ``fork:server``, ``node:host.js`` (the IdPs),
-``pytest-main`` (the session itself, with the platform and compression sandboxes it serves in threads), others by
-command line. A process's CPU is its last sample, so a few ms of each short process are missed: the last line gives
-the whole tree's CPU from rusage (as suite_time.py counts it) to compare with the sampled sum.
+``fork:svc:NAME.log`` (a reference service forked from it), ``fork:engine`` (a compression engine forked from it),
+``fork:server``, ``node:host.js`` (the IdPs), ``pytest-main`` (the session itself, with the platform and compression
+sandboxes it serves in threads), others by command line. A process's CPU is its last sample, so a few ms of each
+short process are missed: the last line gives the whole tree's CPU from rusage (as suite_time.py counts it) to
+compare with the sampled sum.
 """
 
 from __future__ import annotations
@@ -45,7 +46,14 @@ def kind(pid: int) -> str | None:
             return "fork:harness"
         if out.endswith(".log"):
             return "fork:svc:" + os.path.basename(out)
-        return "fork:server"
+        # A compression engine is the fork server's child, or ours once that server has stopped (we are the
+        # subreaper); the fork server is the child of a pytest process.
+        try:
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            forked = parent == os.getpid() or b"forkserver" in Path(f"/proc/{parent}/cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            forked = False
+        return "fork:engine" if forked else "fork:server"
     if "pytest" in command:
         return "pytest-main"
     return command[:60]

@@ -1,6 +1,7 @@
 """The bodies of forked processes (see harness.py): a harness run, which imports nothing of the project itself (the
 fork server has preloaded it, _preload.py; pytest loads and registers the plugin in every run, as in
-``python -m pytest``), and a reference service of a case's stack."""
+``python -m pytest``), a reference service of a case's stack, and a compression engine of the sandboxes served in
+the matrix's own process."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ import os
 import sys
 import traceback
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 
 def _take_over(output: str, env: Mapping[str, str], cwd: str | None, *, line_buffered: bool) -> None:
@@ -68,3 +73,16 @@ def run_service(module: str, args: Sequence[str], env: Mapping[str, str], cwd: s
     finally:
         sys.stdout.flush()
         os._exit(code)
+
+
+def run_engine(conn: Connection) -> None:
+    """A compression engine worker (``workers.serve``) in this (freshly forked) process. It lets go of the fork
+    server's "alive" pipe, as a service does: an idle worker would otherwise hold up whoever stops the server. It
+    keeps running when the server stops (its pool may still hand it jobs) and ends when its pool's end of ``conn``
+    closes."""
+    from multiprocessing import forkserver
+
+    from conformance.reference.compression.workers import serve
+
+    os.close(forkserver._forkserver._forkserver_alive_fd)  # type: ignore[attr-defined,arg-type]
+    serve(conn)

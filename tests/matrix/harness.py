@@ -84,6 +84,8 @@ PRELOAD = [
     "conformance.reference.toolserver.app",
     "conformance.reference.toolserver.mtls_front",
     "conformance.reference.proxy.app",
+    # The compression engine, which the sandboxes served in the matrix's own process fork from here (stacks.py).
+    "conformance.reference.compression.workers",
     "tests.matrix._child",
     "tests.matrix._preload",  # last: it freezes the collector's view of everything above
 ]

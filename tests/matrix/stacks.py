@@ -24,7 +24,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 from conformance.reference.idp.host import IdpHost
 from conformance.reference.idp.layout import write_private
 from conformance.reference.stack import Launcher, Stack, make_certificates, running_stack
-from tests.matrix.harness import forked_service
+from tests.matrix._child import run_engine
+from tests.matrix.harness import fork_context, forked_service
 from tests.matrix.plan import Case
 from tests.reference.compression.stack import Stores, running_stores, serving_sandbox
 from tests.reference.platform.live import serving
@@ -95,7 +96,9 @@ class SharedServices:
     many idle as one sandbox may use at once; with ``in_flight`` cases at a time, a burst of every case's jobs would
     start engine processes only to stop them when the burst ends (and start them again at the next), so the pool
     keeps as many idle as all the cases in flight may use. Each case still gets a sandbox of its own (own database,
-    keys, limiter, mutants); an engine process only ever runs ``engine.optimize`` on what one job sends it.
+    keys, limiter, mutants); an engine process only ever runs ``engine.optimize`` on what one job sends it. The
+    engines are forked from the matrix's fork server, which has imported the engine (a spawned one is a fresh
+    interpreter importing it); from :meth:`close` on, the pool spawns them again.
 
     ``prepare`` must run in the thread that will call ``close`` (the children die with the thread that started
     them), so the matrix prepares before handing cases to its worker threads."""
@@ -153,13 +156,24 @@ class SharedServices:
 
     def close(self) -> None:
         self._cleanup.close()
+        if self._stores is not None:
+            start_engines_spawned()
 
 
 def keep_engines_for(sandboxes: int) -> None:
     """Let this process's pool of compression engines keep idle as many as ``sandboxes`` sandboxes use at once (the
-    jobs one sandbox runs at once: its limiter, create_app's ``workers``)."""
+    jobs one sandbox runs at once: its limiter, create_app's ``workers``), and fork those it starts from the
+    matrix's fork server (``_child.run_engine``)."""
     # Here, not at import: the sandbox's modules load libvips.
     from conformance.reference.compression.app import create_app
     from conformance.reference.compression.workers import shared_pool
 
-    shared_pool(sandboxes * inspect.signature(create_app).parameters["workers"].default)
+    pool = shared_pool(sandboxes * inspect.signature(create_app).parameters["workers"].default)
+    pool.start_with(fork_context(), run_engine)
+
+
+def start_engines_spawned() -> None:
+    """The pool's default again: the matrix's fork server is about to stop."""
+    from conformance.reference.compression.workers import shared_pool
+
+    shared_pool(0).start_with()

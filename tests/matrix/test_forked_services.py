@@ -161,3 +161,45 @@ def test_the_fork_server_preloads_the_project_whatever_the_directory_it_is_start
     assert done.stdout.strip() == "['conformance.suites.auth.test_tokens', 'tests.matrix._preload']", done.stderr[
         -2000:
     ]
+
+
+def test_compression_engines_are_forked_and_hold_up_no_stop_of_the_fork_server() -> None:
+    """The sandboxes served in the matrix's process fork their engines from its fork server (stacks.py): an idle
+    engine still serves once the server has stopped, which it did at once; then the pool spawns them again. A fresh
+    interpreter, so that this process's pool and fork server are not the ones used."""
+    script = """
+        import os, time
+        from pathlib import Path
+        from conformance.reference.compression.workers import shared_pool
+        from conformance.suites.compression import images
+        from tests.matrix import harness
+        from tests.matrix.stacks import keep_engines_for, start_engines_spawned
+
+        def parent(pid):
+            return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+
+        keep_engines_for(1)
+        pool = shared_pool(0)
+        engine = pool._take()
+        job = {"original": images.image("flat.png")}
+        print(parent(engine.process.pid) != os.getpid(), engine.run(job)[0])
+        pool._give(engine)
+        start_engines_spawned()
+        began = time.monotonic()
+        harness.stop_fork_server()
+        print(time.monotonic() - began < 10)
+        kept, spawned = pool._take(), pool._take()
+        print(kept is engine, kept.run(job)[0], parent(spawned.process.pid) == os.getpid(), spawned.run(job)[0])
+        pool._give(kept)
+        pool._give(spawned)
+        pool.close()
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.split() == ["True", "ok", "True", "True", "ok", "True", "ok"], done.stderr[-2000:]

@@ -11,14 +11,22 @@ from __future__ import annotations
 import secrets
 import string
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-# Before any module of the service imports httpx: httpx without its command-line client.
-from conformance.core import _httpx_cli  # noqa: F401
-from conformance.reference._service import ServiceSpec, StackContext, service_argv
-from conformance.reference.compression.mutants import MUTANTS
+if TYPE_CHECKING:
+    from conformance.reference._service import ServiceSpec, StackContext
 
 __all__ = ["MUTANTS", "StoreCredentials", "create_app", "services", "store_services"]
+
+
+def __getattr__(name: str) -> Any:
+    # The catalogue is read on first use, not with the package: the engine's processes (a fresh interpreter each,
+    # outside the sandbox's own process) and the object stores import the package and need none of it.
+    if name == "MUTANTS":
+        from conformance.reference.compression.mutants import MUTANTS
+
+        return MUTANTS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def create_app(*args: Any, **kwargs: Any) -> Any:
@@ -53,6 +61,8 @@ class StoreCredentials:
 
 def store_services(ctx: StackContext, creds: StoreCredentials) -> tuple[list[ServiceSpec], dict[str, str]]:
     """The moto S3 server and the GCS emulator, and the run settings that let the harness read them back."""
+    from conformance.reference._service import ServiceSpec, service_argv
+
     port_a, port_b = ctx.port(), ctx.port()
     url_a, url_b = f"https://{ctx.host}:{port_a}", f"https://{ctx.host}:{port_b}"
     module = "conformance.reference.compression.objstores"
@@ -92,6 +102,9 @@ def sandbox_service(
     ctx: StackContext, api_key: str, store_settings: dict[str, str], *, name: str = "compression"
 ) -> ServiceSpec:
     """The sandbox process (with the stack's mutants that belong to it), wired to the given stores."""
+    from conformance.reference._service import ServiceSpec, service_argv
+    from conformance.reference.compression.mutants import MUTANTS
+
     port, plain_port = ctx.port(), ctx.port()
     base_url = f"https://{ctx.host}:{port}"
     argv = service_argv("conformance.reference.compression", ctx, port)

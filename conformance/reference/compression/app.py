@@ -29,6 +29,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from conformance.core import _httpx_cli  # noqa: F401 - before .fetch and .store import httpx: without its CLI
+
 from . import engine, store
 from .db import Database, Output
 from .errors import ServiceError

@@ -10,13 +10,14 @@ conformance.reference.compression``, see :func:`use_fork_server`) they are forke
 imports the engine once (libvips loaded, no thread of its started yet), so that a new worker starts without
 importing it again. Elsewhere (an app served inside another program, e.g. a test) they are started with ``spawn``:
 a process has one fork server, and an idle worker keeps it alive, which would hold up whoever else in that process
-stops it and waits.
+stops it and waits; a program that owns its fork server can have them forked from it (:meth:`EnginePool.start_with`).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -26,7 +27,7 @@ import anyio
 from . import engine
 
 
-def _serve(conn: Connection) -> None:
+def serve(conn: Connection) -> None:
     """A worker's loop: one ``engine.optimize(**job)`` per message; the answer is a plain tuple (picklable)."""
     while True:
         try:
@@ -42,10 +43,13 @@ def _serve(conn: Connection) -> None:
         conn.send(reply)
 
 
+Target = Callable[[Connection], None]
+
+
 class _Worker:
-    def __init__(self, context: Any) -> None:
+    def __init__(self, context: Any, target: Target) -> None:
         self.conn, child = context.Pipe()
-        self.process: BaseProcess = context.Process(target=_serve, args=(child,), daemon=True, name="engine")
+        self.process: BaseProcess = context.Process(target=target, args=(child,), daemon=True, name="engine")
         self.process.start()
         child.close()
 
@@ -86,14 +90,24 @@ class EnginePool:
         self.size = size
         self.killed = 0  # workers killed because their client went away (tests and benchmarks read it)
         self._context = _context()
+        self._target: Target = serve
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
+
+    def start_with(self, context: Any = None, target: Target = serve) -> None:
+        """Start the workers still to come with the multiprocessing ``context`` (None: the default above), each
+        running ``target`` (which serves by calling :func:`serve`); those already started are kept. For a program
+        with a fork server of its own that has imported this module (the test matrix's): a worker forked from it
+        starts without importing the engine."""
+        with self._lock:
+            self._context, self._target = context or _context(), target
 
     def _take(self) -> _Worker:
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-        return _Worker(self._context)
+            context, target = self._context, self._target
+        return _Worker(context, target)
 
     def _give(self, worker: _Worker) -> None:
         with self._lock:

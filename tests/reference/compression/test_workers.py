@@ -21,3 +21,37 @@ def test_the_sandboxs_own_process_forks_them_from_a_fork_server(monkeypatch: pyt
     monkeypatch.setattr(multiprocessing.get_context("forkserver"), "set_forkserver_preload", preloads.append)
     assert workers._context().get_start_method() == "forkserver"
     assert preloads == [[workers.__name__]]  # the engine is imported once, by the fork server
+
+
+def test_a_pool_starts_its_further_workers_as_told_and_keeps_those_it_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[tuple[str, object]] = []
+
+    class Recorded:  # a context that records what it is asked to start, and starts nothing
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def Pipe(self) -> tuple[object, object]:
+            return object(), self
+
+        def Process(self, target: object, args: tuple[object, ...], daemon: bool, name: str) -> object:
+            started.append((self.name, target))
+            return self
+
+        def start(self) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    def own_target(conn: object) -> None:
+        pass
+
+    pool = workers.EnginePool(2)
+    pool.start_with(Recorded("own"), own_target)
+    kept = pool._take()
+    pool._give(kept)
+    assert pool._take() is kept and started == [("own", own_target)]  # an idle worker is reused, not restarted
+    monkeypatch.setattr(workers, "_context", lambda: Recorded("default"))
+    pool.start_with()
+    pool._take()
+    assert started == [("own", own_target), ("default", workers.serve)]
