@@ -10,21 +10,22 @@ session fixtures ``conformance_settings`` and ``host_http`` and two of the direc
 of a function; their bodies pass, note an observation, fail, or say what they need, as the bundled checks' verdicts
 do: ``--mix verdicts``, one in ten failing and one in ten skipped; ``passing`` or ``failing``, only those) and
 certifies it, a pytest process per count of checks and concurrency, with ``--target-url`` pointing at a closed port
-(no check sends a request), after one uncounted run. Printed per concurrency: each run's CPU time (or, with
-``--instructions``, the instructions cachegrind counts: ``valgrind --tool=cachegrind --cache-sim=no``, every
-user-space instruction of the process and its threads) and the difference of the two runs over the further checks:
-what one more check costs outside its body, start-up, collection's fixed part and the report writers' imports
-cancelled out. With ``--fleet K`` the two runs certify the FEW checks against a fleet of one named target and of K
-(a targets file, docs/ci.md "Fleets", every target the same closed port), as ``latency.py --marginal`` compares
-fleets: the further checks are the same checks once more per target (collected as parameters, not imported again),
-and each further target's session fixtures are set up once more. ``--concurrency auto`` runs the plugin's
-overlapping loop (each body on a thread of its own), 1 pytest's own loop. ``--root`` runs another checkout's package
-(its ``conformance`` first on ``PYTHONPATH``), to compare two commits on the same generated checks. ``--sample DIR``
-samples the main thread's stack at every millisecond of CPU of each run (``_cpu_sample.py``) and prints, for each
-concurrency, the functions the further checks' samples fell under (``latency.py``'s ``sampled_difference``); with
-``--concurrency 1`` every check runs on the sampled main thread. Runs set ``PYTHONHASHSEED=0``; compile the
-checkout's bytecode first where ``PYTHONDONTWRITEBYTECODE`` is set (``PYTHONDONTWRITEBYTECODE= .venv/bin/python -m
-compileall -qq conformance``)."""
+(no check sends a request), after one uncounted run; the generated modules' rewritten bytecode is written once
+before (as ``run.py setup`` writes the bundled suites'), so that no counted run rewrites them. Printed per
+concurrency: each run's CPU time (or, with ``--instructions``, the instructions cachegrind counts: ``valgrind
+--tool=cachegrind --cache-sim=no``, every user-space instruction of the process and its threads) and the difference
+of the two runs over the further checks: what one more check costs outside its body, start-up, collection's fixed
+part and the report writers' imports cancelled out. With ``--fleet K`` the two runs certify the FEW checks against a
+fleet of one named target and of K (a targets file, docs/ci.md "Fleets", every target the same closed port), as
+``latency.py --marginal`` compares fleets: the further checks are the same checks once more per target (collected as
+parameters, not imported again), and each further target's session fixtures are set up once more. ``--concurrency
+auto`` runs the plugin's overlapping loop (each body on a thread of its own), 1 pytest's own loop. ``--root`` runs
+another checkout's package (its ``conformance`` first on ``PYTHONPATH``), to compare two commits on the same
+generated checks. ``--sample DIR`` samples the main thread's stack at every millisecond of CPU of each run
+(``_cpu_sample.py``) and prints, for each concurrency, the functions the further checks' samples fell under
+(``latency.py``'s ``sampled_difference``); with ``--concurrency 1`` every check runs on the sampled main thread.
+Runs set ``PYTHONHASHSEED=0``; compile the checkout's bytecode first where ``PYTHONDONTWRITEBYTECODE`` is set
+(``PYTHONDONTWRITEBYTECODE= .venv/bin/python -m compileall -qq conformance``)."""
 
 from __future__ import annotations
 
