@@ -10,21 +10,22 @@ session fixtures ``conformance_settings`` and ``host_http`` and two of the direc
 of a function; their bodies pass, note an observation, fail, or say what they need, as the bundled checks' verdicts
 do: ``--mix verdicts``, one in ten failing and one in ten skipped; ``passing`` or ``failing``, only those) and
 certifies it, a pytest process per count of checks and concurrency, with ``--target-url`` pointing at a closed port
-(no check sends a request), after one uncounted run. Printed per concurrency: each run's CPU time (or, with
-``--instructions``, the instructions cachegrind counts: ``valgrind --tool=cachegrind --cache-sim=no``, every
-user-space instruction of the process and its threads) and the difference of the two runs over the further checks:
-what one more check costs outside its body, start-up, collection's fixed part and the report writers' imports
-cancelled out. With ``--fleet K`` the two runs certify the FEW checks against a fleet of one named target and of K
-(a targets file, docs/ci.md "Fleets", every target the same closed port), as ``latency.py --marginal`` compares
-fleets: the further checks are the same checks once more per target (collected as parameters, not imported again),
-and each further target's session fixtures are set up once more. ``--concurrency auto`` runs the plugin's
-overlapping loop (each body on a thread of its own), 1 pytest's own loop. ``--root`` runs another checkout's package
-(its ``conformance`` first on ``PYTHONPATH``), to compare two commits on the same generated checks. ``--sample DIR``
-samples the main thread's stack at every millisecond of CPU of each run (``_cpu_sample.py``) and prints, for each
-concurrency, the functions the further checks' samples fell under (``latency.py``'s ``sampled_difference``); with
-``--concurrency 1`` every check runs on the sampled main thread. Runs set ``PYTHONHASHSEED=0``; compile the
-checkout's bytecode first where ``PYTHONDONTWRITEBYTECODE`` is set (``PYTHONDONTWRITEBYTECODE= .venv/bin/python -m
-compileall -qq conformance``)."""
+(no check sends a request), after one uncounted run; the generated modules' rewritten bytecode is written once
+before (as ``run.py setup`` writes the bundled suites'), so that no counted run rewrites them. Printed per
+concurrency: each run's CPU time (or, with ``--instructions``, the instructions cachegrind counts: ``valgrind
+--tool=cachegrind --cache-sim=no``, every user-space instruction of the process and its threads) and the difference
+of the two runs over the further checks: what one more check costs outside its body, start-up, collection's fixed
+part and the report writers' imports cancelled out. With ``--fleet K`` the two runs certify the FEW checks against a
+fleet of one named target and of K (a targets file, docs/ci.md "Fleets", every target the same closed port), as
+``latency.py --marginal`` compares fleets: the further checks are the same checks once more per target (collected as
+parameters, not imported again), and each further target's session fixtures are set up once more. ``--concurrency
+auto`` runs the plugin's overlapping loop (each body on a thread of its own), 1 pytest's own loop. ``--root`` runs
+another checkout's package (its ``conformance`` first on ``PYTHONPATH``), to compare two commits on the same
+generated checks. ``--sample DIR`` samples the main thread's stack at every millisecond of CPU of each run
+(``_cpu_sample.py``) and prints, for each concurrency, the functions the further checks' samples fell under
+(``latency.py``'s ``sampled_difference``); with ``--concurrency 1`` every check runs on the sampled main thread.
+Runs set ``PYTHONHASHSEED=0``; compile the checkout's bytecode first where ``PYTHONDONTWRITEBYTECODE`` is set
+(``PYTHONDONTWRITEBYTECODE= .venv/bin/python -m compileall -qq conformance``)."""
 
 from __future__ import annotations
 
@@ -119,10 +120,16 @@ def run(
     """One certification of ``count`` generated checks, against one target (``targets`` 0) or a fleet of
     ``targets`` named ones: its CPU seconds or instructions, and pytest's last line."""
     checks = tmp / f"checks-{count}"
-    if not checks.is_dir():
-        write_checks(checks, count, mix)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFORMANCE_")}
     env |= {"PYTHONHASHSEED": "0", "PYTHONPATH": str(root), "CONFORMANCE_CHECK_BUDGET": "0"}
+    if not checks.is_dir():
+        write_checks(checks, count, mix)
+        # The checks' rewritten bytecode written once, as the bundled suites' is (``run.py setup``): the counted runs
+        # read it rather than rewrite and compile every generated module.
+        written = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        compiled = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", str(checks)]
+        compiled += ["--target-url", URL, "--report-dir", str(tmp / "report-compile")]
+        subprocess.run(compiled, cwd=tmp, env=written, capture_output=True, check=True)
     run_name = f"{count}-{targets}-{concurrency}"
     report = tmp / f"report-{run_name}"
     counts = tmp / f"cachegrind-{run_name}.out"

@@ -35,7 +35,7 @@ from conformance.core.rules import (
 from conformance.core.targets import TARGETS, TargetKind
 from conformance.host import scrub_log_records
 from conformance.host.http import HostHTTP
-from conformance.pytest import _head_start, _marks, _outcomes, _overlap
+from conformance.pytest import _evidence, _head_start, _marks, _outcomes, _overlap
 from conformance.pytest._outcomes import NEED_KEY
 from conformance.pytest._session import (
     SESSION_KEY,
@@ -270,6 +270,8 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> None:
     _overlap.refuse_fixture_in_body(fixturedef.argname)
+    if fixturedef.scope == "function":
+        _evidence.before_function_fixture(request)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -286,11 +288,20 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 RUN_BUDGET_NEED = "time to run this check: the run's time budget was spent before it started"
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Once the run's time budget is spent no further check starts (its fixtures are not set up either)."""
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """Once the run's time budget is spent no further check starts (its fixtures are not set up either). The
+    evidence of the session fixtures a check uses is attached during its set-up (``_evidence.py``)."""
     if _marks.of(item).suite is not None and _budget.run_spent():
         raise NeedsUnmet(RUN_BUDGET_NEED, "--max-run-time", incomplete=True)
+    _evidence.setup_begins(item)
+    try:
+        result = yield
+    except BaseException:
+        _evidence.setup_ends(item, passed=False)
+        raise
+    _evidence.setup_ends(item, passed=True)
+    return result
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -10,24 +10,53 @@ from pathlib import Path
 from conformance.host import Redactor
 from conformance.report.model import RunReport
 
+# How ElementTree declares the document it writes, and how pytest's junitxml declares the one it writes through
+# ElementTree (a declaration of its own, then ElementTree's text of the root).
+DECLARATION = b"<?xml version='1.0' encoding='utf-8'?>\n"
+PYTEST_DECLARATION = b'<?xml version="1.0" encoding="utf-8"?>'
+
 
 def scrub_junit(path: Path, redactor: Redactor) -> None:
-    """Rewrite ``path`` with every text and attribute scrubbed (in place; the file keeps its mode)."""
+    """Rewrite ``path`` with every text and attribute scrubbed (in place; the file keeps its mode), as ElementTree
+    writes it."""
     try:
-        tree = ET.parse(path)
+        data = path.read_bytes()
+        root = ET.fromstring(data)
     except (ET.ParseError, OSError):
         # Not XML we can parse: scrub it as text (the escaped forms of each secret are among those scrubbed).
         text = path.read_text(encoding="utf-8", errors="replace")
         _replace(path, redactor.scrub(text).encode("utf-8"))
         return
-    for element in tree.iter():
+    changed = False
+    for element in root.iter():
         for name, value in element.attrib.items():
-            element.attrib[name] = redactor.scrub(value)
-        if element.text:
-            element.text = redactor.scrub(element.text)
-        if element.tail:
-            element.tail = redactor.scrub(element.tail)
-    _replace(path, ET.tostring(tree.getroot(), encoding="utf-8", xml_declaration=True))
+            scrubbed = redactor.scrub(value)
+            if scrubbed != value:
+                element.attrib[name] = scrubbed
+                changed = True
+        if element.text and (scrubbed := redactor.scrub(element.text)) != element.text:
+            element.text = scrubbed
+            changed = True
+        if element.tail and (scrubbed := redactor.scrub(element.tail)) != element.tail:
+            element.tail = scrubbed
+            changed = True
+    kept = None if changed else _as_written_again(data)
+    _replace(path, kept if kept is not None else ET.tostring(root, encoding="utf-8", xml_declaration=True))
+
+
+def _as_written_again(data: bytes) -> bytes | None:
+    """What ElementTree writes again of the document ``data`` that it wrote itself (pytest's junitxml writes
+    through it) and that reads back the same, found without writing it: its text, under ElementTree's
+    declaration. None where the text read and written again could differ: another declaration, a carriage return
+    (read as a line's end), a comment, a processing instruction or a document type (not kept by the parser), a
+    namespace (its prefix named anew)."""
+    for declaration in (PYTEST_DECLARATION, DECLARATION):
+        if data.startswith(declaration):
+            body = data[len(declaration) :]
+            if b"\r" in body or b"<!" in body or b"<?" in body or b"xmlns" in body:
+                return None
+            return DECLARATION + body
+    return None
 
 
 def add_fleet_verdicts(path: Path, report: RunReport) -> None:

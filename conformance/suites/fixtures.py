@@ -254,9 +254,6 @@ def listing(
     return found
 
 
-# The session fixtures whose documents checks judge: a check that uses one (itself, or through another fixture:
-# ``profile_tool`` comes from ``listing``) holds the exchanges that fetched it as evidence, whichever check's fixture
-# fetched them first.
 def value_or_need(request: pytest.FixtureRequest, name: str) -> Any:
     """The fixture ``name``'s value, or the :class:`NeedsUnmet` it raised: for a fixture whose lack a check reports
     as a case not tried. Asked for by another fixture, so that it is set up with the check's other fixtures, never
@@ -265,14 +262,3 @@ def value_or_need(request: pytest.FixtureRequest, name: str) -> Any:
         return request.getfixturevalue(name)
     except NeedsUnmet as exc:
         return exc
-
-
-_EVIDENCE_FIXTURES = ("prm_discovery", "as_metadata", "listing", "profile_1", "profile_2")
-
-
-@pytest.fixture(autouse=True)
-def _fixture_evidence(request: pytest.FixtureRequest) -> None:
-    from conformance.core import _context
-
-    for name in (n for n in _EVIDENCE_FIXTURES if n in request.fixturenames):
-        _context.attach(list(getattr(request.getfixturevalue(name), "exchanges", ())))
