@@ -148,9 +148,19 @@ def _builds_a_class(node: ast.AST) -> bool:
     )
 
 
+@functools.cache
+def _package() -> tuple[dict[str, ast.Module], frozenset[str]]:
+    """The package's parsed modules and the names they define, read once for every scan."""
+    trees = _sources()
+    return trees, frozenset(_defined(trees))
+
+
 def reaches(extra: dict[str, ast.Module] | None = None) -> list[Reach]:
-    trees = {**_sources(), **(extra or {})}
-    ours = _defined(trees)
+    """The reaches in the package's modules, or in ``extra`` (modules added to the package: a name either defines
+    is the package's own)."""
+    package, defined = _package()
+    trees = package if extra is None else extra
+    ours = defined | _defined(trees)
     found: list[Reach] = []
     for path, tree in trees.items():
         for node in ast.walk(tree):
