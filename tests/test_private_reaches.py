@@ -149,18 +149,19 @@ def _builds_a_class(node: ast.AST) -> bool:
 
 
 @functools.cache
-def _package() -> tuple[dict[str, ast.Module], frozenset[str]]:
-    """The package's parsed modules and the names they define, read once for every scan."""
+def _package() -> tuple[tuple[Reach, ...], frozenset[str]]:
+    """The reaches in the package's modules and the names they define, from one parse (the trees are not kept)."""
     trees = _sources()
-    return trees, frozenset(_defined(trees))
+    defined = frozenset(_defined(trees))
+    return tuple(_scan(trees, defined)), defined
 
 
-def reaches(extra: dict[str, ast.Module] | None = None) -> list[Reach]:
-    """The reaches in the package's modules, or in ``extra`` (modules added to the package: a name either defines
-    is the package's own)."""
-    package, defined = _package()
-    trees = package if extra is None else extra
-    ours = defined | _defined(trees)
+def reaches(extra: dict[str, ast.Module]) -> list[Reach]:
+    """The reaches in modules added to the package (a name they or the package define is the package's own)."""
+    return _scan(extra, _package()[1] | _defined(extra))
+
+
+def _scan(trees: dict[str, ast.Module], ours: frozenset[str] | set[str]) -> list[Reach]:
     found: list[Reach] = []
     for path, tree in trees.items():
         for node in ast.walk(tree):
@@ -197,9 +198,8 @@ def reaches(extra: dict[str, ast.Module] | None = None) -> list[Reach]:
     return sorted(set(found), key=lambda r: (r.path, r.line, r.name))
 
 
-@functools.cache
 def package_reaches() -> tuple[Reach, ...]:
-    return tuple(reaches())
+    return _package()[0]
 
 
 def test_every_reach_into_another_projects_internals_is_in_the_one_module() -> None:
