@@ -29,13 +29,15 @@ FIGURE = re.compile(_NUMBER + _UNIT)
 APPROXIMATE = re.compile(r"(?:\b(?:about|around|roughly|nearly|some|almost|over)\s+|~\s*)$")
 
 
-def comments_and_docstrings(path: Path) -> Iterator[tuple[int, str]]:
+def comments_and_docstrings(source: str, tree: ast.Module) -> Iterator[tuple[int, str]]:
     """(line number, text) of every comment and every line of every docstring of a Python file."""
-    source = path.read_text(encoding="utf-8")
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
-            yield token.start[0], token.string
-    for node in ast.walk(ast.parse(source)):
+    # A comment is a verbatim slice of the source ending at a line's end, so a source in which FIGURE matches
+    # nowhere has no comment in which it does: only such a source is tokenized (the costly part of the scan).
+    if FIGURE.search(source):
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                yield token.start[0], token.string
+    for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             first = node.body[0] if node.body else None
             if (
@@ -47,10 +49,10 @@ def comments_and_docstrings(path: Path) -> Iterator[tuple[int, str]]:
                     yield first.value.lineno + offset, line
 
 
-def numbers_in_code(path: Path) -> set[float]:
+def numbers_in_code(tree: ast.Module) -> set[float]:
     """Every number written in the file's code (not its text): its settings, bounds, defaults and test values."""
     found: set[float] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
             found.add(float(node.value))
     return found
@@ -69,15 +71,19 @@ def measured_figures(path: Path, root: Path = ROOT) -> list[str]:
     or a figure whose number the same file's code holds (the setting it describes: a timeout, a window, a bound, a
     default, a test's chosen value: a window of three seconds beside ``window=3``), unless it is marked as an
     approximation ("~", "about", "some" ...), which is always a measurement."""
-    code_numbers = numbers_in_code(path)
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    code_numbers: set[float] | None = None  # read at the first figure: most files have none
     found = []
-    for number, text in comments_and_docstrings(path):
+    for number, text in comments_and_docstrings(source, tree):
         for match in FIGURE.finditer(text):
             if _quoted(text, match.start(), match.end()):
                 continue
             approximate = match.group("approx") or APPROXIMATE.search(text[: match.start()])
             value = float(match.group("number").replace(",", "."))
             written = {value, value / 1000, value * 1000, value / 100}  # ms and s, s and ms, a share of one
+            if code_numbers is None:
+                code_numbers = numbers_in_code(tree)
             if not approximate and (written & code_numbers or match.group("size")):
                 continue
             found.append(f"{path.relative_to(root)}:{number}: {match.group().strip()}")

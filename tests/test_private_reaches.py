@@ -148,9 +148,20 @@ def _builds_a_class(node: ast.AST) -> bool:
     )
 
 
-def reaches(extra: dict[str, ast.Module] | None = None) -> list[Reach]:
-    trees = {**_sources(), **(extra or {})}
-    ours = _defined(trees)
+@functools.cache
+def _package() -> tuple[tuple[Reach, ...], frozenset[str]]:
+    """The reaches in the package's modules and the names they define, from one parse (the trees are not kept)."""
+    trees = _sources()
+    defined = frozenset(_defined(trees))
+    return tuple(_scan(trees, defined)), defined
+
+
+def reaches(extra: dict[str, ast.Module]) -> list[Reach]:
+    """The reaches in modules added to the package (a name they or the package define is the package's own)."""
+    return _scan(extra, _package()[1] | _defined(extra))
+
+
+def _scan(trees: dict[str, ast.Module], ours: frozenset[str] | set[str]) -> list[Reach]:
     found: list[Reach] = []
     for path, tree in trees.items():
         for node in ast.walk(tree):
@@ -187,9 +198,8 @@ def reaches(extra: dict[str, ast.Module] | None = None) -> list[Reach]:
     return sorted(set(found), key=lambda r: (r.path, r.line, r.name))
 
 
-@functools.cache
 def package_reaches() -> tuple[Reach, ...]:
-    return tuple(reaches())
+    return _package()[0]
 
 
 def test_every_reach_into_another_projects_internals_is_in_the_one_module() -> None:

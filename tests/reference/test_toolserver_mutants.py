@@ -20,6 +20,7 @@ import anyio
 import httpx
 import jwt
 import pytest
+import trustme
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
@@ -206,7 +207,7 @@ def _challenge_shape(value: str | None) -> tuple[str, ...] | None:
     return tuple(sorted(part.split("=", 1)[0].strip() for part in value.removeprefix("Bearer ").split(",")))
 
 
-async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
+async def observe(defects: frozenset[str], directory: Path, ca_file: Path) -> dict[str, Any]:
     keys = Keys(directory)
     config = toolserver.ToolServerConfig(
         resource=RESOURCE,
@@ -215,6 +216,7 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
         extra_issuers={ISSUER: f"file:{keys.jwks_file}", OTHER_ISSUER: f"file:{keys.other_jwks_file}"},
         admin_key="admin-key",
         defects=defects,
+        ca_file=str(ca_file),  # as a stack starts it (the issuers' keys here are files)
     )
     app = toolserver.create_app(config)
     seen: dict[str, Any] = {}
@@ -420,14 +422,23 @@ async def observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
     return seen
 
 
-def _observe(defects: frozenset[str], directory: Path) -> dict[str, Any]:
-    run: Callable[[], Awaitable[dict[str, Any]]] = lambda: observe(defects, directory)  # noqa: E731
+def _observe(defects: frozenset[str], directory: Path, ca_file: Path) -> dict[str, Any]:
+    run: Callable[[], Awaitable[dict[str, Any]]] = lambda: observe(defects, directory, ca_file)  # noqa: E731
     return anyio.run(run)
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _observe(frozenset(), tmp_path_factory.mktemp("reference"))
+def ca_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The CA the server trusts for what it fetches over TLS (a stack's own): one file, read by each app, instead
+    of the default trust store loaded again for every app."""
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory, ca_file: Path) -> dict[str, Any]:
+    return _observe(frozenset(), tmp_path_factory.mktemp("reference"), ca_file)
 
 
 def test_reference_behaves(reference: dict[str, Any]) -> None:
@@ -471,7 +482,9 @@ def test_every_toolserver_mutant_has_a_footprint() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FOOTPRINT))
-def test_mutant_differs_in_exactly_its_defect(name: str, reference: dict[str, Any], tmp_path: Path) -> None:
-    mutant = _observe(frozenset({name}), tmp_path)
+def test_mutant_differs_in_exactly_its_defect(
+    name: str, reference: dict[str, Any], tmp_path: Path, ca_file: Path
+) -> None:
+    mutant = _observe(frozenset({name}), tmp_path, ca_file)
     changed = {probe for probe in reference if reference[probe] != mutant.get(probe)}
     assert changed == FOOTPRINT[name]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -13,6 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -581,6 +583,15 @@ _TEMPLATE_ITEM = (
     '<li value="{{ ex.number }}" class="cx" id="{{ anchor }}-x{{ ex.number }}" tabindex="0">{{ line }}'
     '{% if ex.omitted_line %} <span class="omit">{{ ex.omitted_line }}</span>{% endif %}</li>'
 )
+
+
+@functools.cache
+def _templates() -> tuple[jinja2.Template, jinja2.Template]:
+    """The two templates, compiled once with the report's environment (each example renders them)."""
+    environment = writer._environment()
+    return environment.from_string(_TEMPLATE_LINE), environment.from_string(_TEMPLATE_ITEM)
+
+
 _line_texts = st.one_of(st.sampled_from(["", "GET", "https://t/a?b=1&c=<2>", *HOSTILE_STRINGS]), st.text(max_size=30))
 
 
@@ -600,11 +611,11 @@ def test_exchange_lines_are_what_the_template_made_of_them(
         number=7, started_at="", request_headers="", request_body=None, response_headers="", response_body=None,
         curl="", omitted_line=omitted_line, **fields,
     )  # fmt: skip
-    environment = writer._environment()
-    line = environment.from_string(_TEMPLATE_LINE).render(ex=exchange)
+    template_line, template_item = _templates()
+    line = template_line.render(ex=exchange)
     assert writer.exchange_line(fields) == line
     exchange.line = writer.exchange_line(fields)
-    item = environment.from_string(_TEMPLATE_ITEM).render(ex=exchange, anchor=anchor, line=exchange.line)
+    item = template_item.render(ex=exchange, anchor=anchor, line=exchange.line)
     assert writer._compact_item(writer.escaped(anchor), exchange) == item
     assert writer.escaped(anchor) == str(escape(anchor))
 
