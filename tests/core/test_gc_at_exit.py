@@ -44,9 +44,19 @@ def counts(pytester: pytest.Pytester, *names: str) -> list[int]:
 def test_what_the_run_built_is_frozen_once_the_reports_are_written(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(PROBE)
     pytester.makepyfile(test_gc=CHECK)
-    run_checks(pytester, "--target-url", DEAD, "test_gc.py")
+    # Forked: a fresh run's heap. In a process that has run other tests, objects frozen with the collection (that
+    # process's leftovers among them) may be freed during the run, by more than the run builds.
+    run_checks(pytester, "--target-url", DEAD, "test_gc.py", how="forked")
     during, after = counts(pytester, "during", "after")
     assert after > during  # the evidence and the reports, made after any earlier freeze
+
+
+def test_a_caller_that_runs_pytest_in_process_gets_its_collector_back(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(PROBE)
+    pytester.makepyfile(test_gc=CHECK)
+    run_checks(pytester, "--target-url", DEAD, "test_gc.py")
+    during, after = counts(pytester, "during", "after")
+    assert during > 0 and after > 0  # the run froze its heap, as above
     assert gc.get_freeze_count() == 0  # the in-process caller's cycles are collected again
 
 
