@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import socket
 import ssl
 import threading
@@ -543,6 +544,8 @@ def test_a_slow_drip_cannot_hold_the_run_past_its_budget(tmp_path: Path, workers
         seconds = time.monotonic() - started
     output = result.stdout + result.stderr
     assert "INTERNALERROR" not in output and "Traceback" not in output, output[-3000:]
+    # A check refused once the run's budget is spent is blocked: its set-up and teardown end without an error.
+    assert re.search(r"\b\d+ errors?\b", output) is None, output[-3000:]
     # The budget, then one check's end and the reports (with room for a loaded machine): one answer of the target
     # alone would take 500 s.
     assert seconds < 4 + 15, seconds

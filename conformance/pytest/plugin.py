@@ -288,10 +288,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 RUN_BUDGET_NEED = "time to run this check: the run's time budget was spent before it started"
 
 
-@pytest.hookimpl(wrapper=True, tryfirst=True)
+@pytest.hookimpl(wrapper=True, trylast=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     """Once the run's time budget is spent no further check starts (its fixtures are not set up either). The
-    evidence of the session fixtures a check uses is attached during its set-up (``_evidence.py``)."""
+    evidence of the session fixtures a check uses is attached during its set-up (``_evidence.py``). The innermost
+    wrapper: a set-up refused here has passed through every other wrapper's start (pytest's logging plugin keeps
+    what its teardown reads there), as if a hook inside them had refused it."""
     if _marks.of(item).suite is not None and _budget.run_spent():
         raise NeedsUnmet(RUN_BUDGET_NEED, "--max-run-time", incomplete=True)
     _evidence.setup_begins(item)
