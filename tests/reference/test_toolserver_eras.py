@@ -118,10 +118,11 @@ def _explained(result: RunResult) -> str:
     verdict = result.report["verdict"]
     rows = [f"run: {verdict['status']} ({verdict['reason']})"]
     rows += [
-        f"{row['name']}: {row['verdict']['status']} ({row['verdict']['reason']})" for row in result.report["fleet"]
+        f"{row['name']}: {row['verdict']['status']} ({row['verdict']['reason']})"
+        for row in result.report.get("fleet", ())
     ]
     unsettled = [
-        f"{r['target_name']} {r['rule']} {r['status']}: {r['message']}"
+        f"{r['target_name']} {r['rule']} {r['status']}: {(r['message'] or '')[:400]}"
         for r in result.report["results"]
         if r["status"] != "passed"
     ]
