@@ -1,5 +1,5 @@
-"""The reference IdP waits for a client's documents served slowly: a CIMD document and its JWKS that take longer to
-arrive than oidc-provider's own bound on a fetch still identify the client.
+"""The reference IdP waits for a client's document served slowly: a CIMD document that takes longer to arrive than
+oidc-provider's own bound on a fetch still identifies the client (its JWKS, fetched the same way, then signs for it).
 
 The harness publishes those documents from its own process; on a busy machine an answer can come late, and a
 reference IdP that gave up on it would refuse a valid client (``invalid_client``), which the harness reports as a
@@ -31,7 +31,7 @@ def test_slow_client_documents_still_identify_the_client(auth_stack: Stack) -> N
     with publish_cimd(auth_stack, jwk, delay_s=SLOW_S) as (stable, _callback):
         client = ScriptedClient(layout.issuer, str(auth_stack.ca_file))
         try:
-            client.client_id = stable  # private_key_jwt: the document at /auth, its JWKS at /token
+            client.client_id = stable  # private_key_jwt: the document fetched at /auth, its JWKS at /token
             verifier, challenge = pkce_pair()
             granted = client.authorize(
                 login=alice.login,
