@@ -362,8 +362,9 @@ export function createProvider(config, extraMutants = []) {
     // Loopback is where the harness publishes its CIMD documents and JWKS: drop the library's SSRF guard
     // (its dispatcher) and rely on NODE_EXTRA_CA_CERTS to trust the stack's local CA. The library aborts a fetch
     // after 2.5 s; the harness answers from its own busy process, and this process may itself wait that long for
-    // the CPU on a loaded machine (the abort's timer then fires before the answer is read): a valid client refused
-    // for the machine's load (invalid_client, "client_id metadata document fetch failed"). FETCH_TIMEOUT_MS instead.
+    // the CPU on a loaded machine (its abort timer is then due at once, whatever came meanwhile): a valid client
+    // refused for the machine's load (invalid_client, "client_id metadata document fetch failed"). FETCH_TIMEOUT_MS
+    // instead.
     fetch: (url, options) => {
       const { dispatcher, signal, ...rest } = options;
       return globalThis.fetch(url, { ...rest, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
