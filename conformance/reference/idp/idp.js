@@ -445,9 +445,12 @@ export function createProvider(config, extraMutants = []) {
 
   async function signatureVerifies(clientId, assertion) {
     try {
-      const document = await (await globalThis.fetch(clientId)).json();
+      const fetched = await globalThis.fetch(clientId, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+      const document = await fetched.json();
       if (!remoteKeySets.has(document.jwks_uri)) {
-        remoteKeySets.set(document.jwks_uri, createRemoteJWKSet(new URL(document.jwks_uri)));
+        // jose's own bound (5 s) would drop a valid assertion on a loaded machine, as the library's would refuse it
+        const keys = createRemoteJWKSet(new URL(document.jwks_uri), { timeoutDuration: FETCH_TIMEOUT_MS });
+        remoteKeySets.set(document.jwks_uri, keys);
       }
       await compactVerify(assertion, remoteKeySets.get(document.jwks_uri));
       return true;
