@@ -498,6 +498,32 @@ def test_the_mcp_sdk_transport_stays_bounded(mode: str) -> None:
     assert evidence and len(json.dumps(evidence)) < 64_000
 
 
+def test_an_mcp_answer_that_never_comes_within_the_budget_is_the_target_too_slow() -> None:
+    """No answer at all (not a byte, not a head): the SDK's request times out at what was left of the check's
+    budget, which is the target too slow for that budget (the check blocked), as HostHTTP says it, not the target
+    unreachable (a transport failure that a check may count against the rule)."""
+    from conformance.core._exceptions import TargetUnreachable
+    from conformance.host._guard import UrlGuard
+    from conformance.host.http import HostHTTP
+    from conformance.host.mcp_session import McpSession
+
+    with socket.socket() as unused:  # a port nobody listens on: refused at once
+        unused.bind(("127.0.0.1", 0))
+        closed = unused.getsockname()[1]
+    with hostile_modes.hostile(lambda handler: time.sleep(5.0)) as base:
+        http = HostHTTP(guard=UrlGuard(allow_insecure_loopback=True), retry=None)
+        with http:
+            # The SDK's first session (its imports, its models) before the budget starts, so that the budget is
+            # left for the request itself and ends as its read timeout.
+            with pytest.raises(TargetUnreachable):
+                McpSession(http, f"http://127.0.0.1:{closed}/mcp").open()
+            open_session = lambda: McpSession(http, f"{base}/mcp").open()  # noqa: E731
+            outcome, _seconds, _peak, evidence = _one_request(open_session, base, 2.0)
+    assert outcome.startswith("TargetTooSlow: "), outcome
+    assert "the check's time budget (2s, --max-check-time)" in outcome, outcome
+    assert all(exchange["error"].startswith("target too slow: ") for exchange in evidence), evidence
+
+
 def _rotating(modes: list[hostile_modes.Answer]) -> hostile_modes.Answer:
     answers, lock = itertools.cycle(modes), threading.Lock()
 

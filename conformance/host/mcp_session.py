@@ -70,6 +70,17 @@ def _cut_short(exchange: _Exchange) -> bool:
     return (exchange.error or "").startswith(("response body exceeds", "target too slow: "))
 
 
+def _failed(exc: httpx2.HTTPError) -> str:
+    """The error an exchange records for ``exc``: a timeout the check's time budget shortened is the target too slow
+    for that budget (as HostHTTP says it), not the target unreachable."""
+    described = _describe(exc)
+    if isinstance(exc, httpx2.TimeoutException) and _budget.spent(time.monotonic() + 0.05):
+        found = _budget.left()
+        if found is not None:
+            return f"target too slow: {described} as {found[1]} ran out"
+    return described
+
+
 def _describe(exc: httpx2.HTTPError) -> str:
     """Like HostHTTP's messages: say what failed, not just the exception class."""
     name = type(exc).__name__
@@ -111,7 +122,7 @@ class _TeeStream(httpx2.AsyncByteStream):
                     raise TargetTooSlow(self.exchange.error.removeprefix("target too slow: "))
                 yield bytes(self.bounded.body[before:])
         except httpx2.HTTPError as exc:
-            self.exchange.error = _describe(exc)
+            self.exchange.error = _failed(exc)
             raise
 
     async def aclose(self) -> None:
@@ -151,7 +162,7 @@ class _RecordingTransport(httpx2.AsyncBaseTransport):
         try:
             response = await self.inner.handle_async_request(request)
         except httpx2.HTTPError as exc:
-            exchange.error = _describe(exc)
+            exchange.error = _failed(exc)
             self.finish(exchange)
             raise
         exchange.status = response.status_code

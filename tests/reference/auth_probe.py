@@ -449,9 +449,10 @@ def observe(stack: Stack) -> dict[str, Any]:
 
 
 @contextmanager
-def publish_cimd(stack: Stack, jwk: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def publish_cimd(stack: Stack, jwk: dict[str, Any], *, delay_s: float = 0.0) -> Iterator[tuple[str, str]]:
     """An HTTPS server on loopback with the stack's certificate: a stable client document using private_key_jwt
-    (JWKS at /oauth/jwks.json) and a callback-specific one using none. Yields the two client ids.
+    (JWKS at /oauth/jwks.json) and a callback-specific one using none. Yields the two client ids. ``delay_s``: how
+    long each client document takes to come (a publisher slowed down by a busy machine).
 
     A stdlib server on the harness's own ServingThread (as the harness publishes its documents): it starts and
     stops at once, where a uvicorn server polls its stop flag and would keep every observe() waiting for it."""
@@ -479,12 +480,14 @@ def publish_cimd(stack: Stack, jwk: dict[str, Any]) -> Iterator[tuple[str, str]]
         "/oauth/jwks.json": {"keys": [jwk]},
     }
     server.documents = documents  # type: ignore[attr-defined]  # read by _CimdHandler
+    server.delay_s = delay_s  # type: ignore[attr-defined]
     with running(server, f"cimd-documents-{server.server_address[1]}"):
         yield stable, callback
 
 
 class _CimdHandler(BaseHTTPRequestHandler):
-    """Serves ``server.documents`` by path (compact JSON); 404 for anything else."""
+    """Serves ``server.documents`` by path (compact JSON), a client document after ``server.delay_s``; 404 for
+    anything else."""
 
     protocol_version = "HTTP/1.1"
     timeout = 10
@@ -498,7 +501,10 @@ class _CimdHandler(BaseHTTPRequestHandler):
             super().handle()
 
     def do_GET(self) -> None:
-        document = self.server.documents.get(self.path.split("?", 1)[0])  # type: ignore[attr-defined]
+        path = self.path.split("?", 1)[0]
+        if path.endswith("/client.json"):
+            time.sleep(self.server.delay_s)  # type: ignore[attr-defined]
+        document = self.server.documents.get(path)  # type: ignore[attr-defined]
         body = b"Not Found" if document is None else json.dumps(document, separators=(",", ":")).encode()
         self.send_response(404 if document is None else 200)
         self.send_header("Content-Type", "text/plain" if document is None else "application/json")

@@ -21,6 +21,10 @@ import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import LRU from 'oidc-provider/lib/helpers/lru.js';
 import als from 'oidc-provider/lib/helpers/als.js';
 
+// How long a fetch of a client's document or JWKS may take: well beyond a loaded machine's scheduling delays, and
+// within the read timeouts of the clients waiting on the request that made it (the harness's, the scripted ones').
+const FETCH_TIMEOUT_MS = 8000;
+
 const OPTIONS = {
   config: { type: 'string' },
   host: { type: 'string', default: '127.0.0.1' },
@@ -356,10 +360,14 @@ export function createProvider(config, extraMutants = []) {
       return extra;
     },
     // Loopback is where the harness publishes its CIMD documents and JWKS: drop the library's SSRF guard
-    // (its dispatcher) and rely on NODE_EXTRA_CA_CERTS to trust the stack's local CA.
+    // (its dispatcher) and rely on NODE_EXTRA_CA_CERTS to trust the stack's local CA. The library aborts a fetch
+    // after 2.5 s; the harness answers from its own busy process, and this process may itself wait that long for
+    // the CPU on a loaded machine (its abort timer is then due at once, whatever came meanwhile): a valid client
+    // refused for the machine's load (invalid_client, "client_id metadata document fetch failed"). FETCH_TIMEOUT_MS
+    // instead.
     fetch: (url, options) => {
-      const { dispatcher, ...rest } = options;
-      return globalThis.fetch(url, rest);
+      const { dispatcher, signal, ...rest } = options;
+      return globalThis.fetch(url, { ...rest, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
     },
     interactions: { url: async (ctx, interaction) => `/interaction/${interaction.uid}` },
     renderError: async (ctx, out) => {
@@ -437,9 +445,12 @@ export function createProvider(config, extraMutants = []) {
 
   async function signatureVerifies(clientId, assertion) {
     try {
-      const document = await (await globalThis.fetch(clientId)).json();
+      const fetched = await globalThis.fetch(clientId, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+      const document = await fetched.json();
       if (!remoteKeySets.has(document.jwks_uri)) {
-        remoteKeySets.set(document.jwks_uri, createRemoteJWKSet(new URL(document.jwks_uri)));
+        // jose's own bound (5 s) would drop a valid assertion on a loaded machine, as the library's would refuse it
+        const keys = createRemoteJWKSet(new URL(document.jwks_uri), { timeoutDuration: FETCH_TIMEOUT_MS });
+        remoteKeySets.set(document.jwks_uri, keys);
       }
       await compactVerify(assertion, remoteKeySets.get(document.jwks_uri));
       return true;

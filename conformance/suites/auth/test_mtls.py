@@ -17,6 +17,7 @@ from cryptography import x509
 
 from conformance import TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
+from conformance.core._exceptions import TargetTooSlow
 from conformance.host import TargetThrottled
 from conformance.host.discovery import open_endpoint
 from conformance.host.http import HostHTTP, own_ssl_context
@@ -87,7 +88,7 @@ def _answer(
     )
     try:
         return open_endpoint(client, url, host=http).status_code
-    except TargetThrottled:
+    except (TargetThrottled, TargetTooSlow):
         raise
     except TargetError as exc:
         return str(exc)

@@ -19,6 +19,7 @@ import pytest
 from conformance import Blocked, NeedsUnmet, TargetError, alone, early, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.core._early import asks
+from conformance.core._exceptions import TargetTooSlow
 from conformance.host import TargetThrottled, fanout
 from conformance.host.discovery import discover_prm
 from conformance.host.http import HostHTTP
@@ -401,12 +402,12 @@ def demands_authorization(outcome: CallOutcome | str | None) -> bool:
 
 @pytest.fixture(scope="session")
 @early()
-def metadata_published(host_http: HostHTTP, tool_server_target: Target) -> bool | TargetThrottled:
+def metadata_published(host_http: HostHTTP, tool_server_target: Target) -> bool | TargetThrottled | TargetTooSlow:
     """Whether the protected resource metadata is discovered (the linking UI needs it), fetched as the run starts:
     AUTH-CHAL-02, which reads it, is judged after every other check."""
     try:
         discover_prm(host_http, tool_server_target.base_url)
-    except TargetThrottled as exc:
+    except (TargetThrottled, TargetTooSlow) as exc:
         return exc
     except TargetError:  # InvalidResponse included
         return False
@@ -416,7 +417,7 @@ def metadata_published(host_http: HostHTTP, tool_server_target: Target) -> bool 
 @alone("judged over the tool results the checks before it obtained")
 @rule("AUTH-CHAL-02")
 def test_linking_ui_can_appear(
-    metadata_published: bool | TargetThrottled,
+    metadata_published: bool | TargetThrottled | TargetTooSlow,
     conformance_settings: Settings,
     host_http: HostHTTP,
     listing: Listing,
@@ -425,7 +426,7 @@ def test_linking_ui_can_appear(
     """Each tool that needs a linked account, judged on its own: one declared oauth2 only, and one that declares
     nothing but whose anonymous call demands authorization. Its challenge is the auth error result of its own
     anonymous call, or (an HTTP 401 being no runtime error result) another in-call auth error of the run."""
-    if isinstance(metadata_published, TargetThrottled):
+    if isinstance(metadata_published, TargetThrottled | TargetTooSlow):
         raise metadata_published
     published = metadata_published
     declared = [t for t in listing.named() if is_oauth_only(t)]

@@ -19,6 +19,8 @@ import trustme
 
 from conformance import Blocked
 from conformance.config import Target, resolve
+from conformance.core import _budget, _context
+from conformance.core._exceptions import TargetTooSlow
 from conformance.host._guard import UrlGuard
 from conformance.host.asmeta import AsMetadata
 from conformance.host.discovery import PrmDiscovery
@@ -140,6 +142,33 @@ def test_a_registration_refused_in_both_forms_is_a_need_not_a_failure() -> None:
         register_connection_client(http, host, ClientRegistry(), resolve(cli={}, env={}))
     assert refused == ["http://127.0.0.1/oauth/callback", "https://conformance-host.invalid/oauth/callback"]
     assert "--redirect-base" in str(caught.value.option) and "invalid_client_metadata" in caught.value.need
+
+
+# -- the check's time budget (--max-check-time) -----------------------------------------------------------------
+
+
+@dataclass
+class SlowAS(RememberingAS):
+    """Every answer after ``delay_s``."""
+
+    delay_s: float = 0.3
+
+    def respond(self, method: str, path: str, query: dict[str, str], form: dict[str, str], cookie: str | None):
+        time.sleep(self.delay_s)
+        return super().respond(method, path, query, form, cookie)
+
+
+def test_a_flow_cut_short_by_the_check_s_time_budget_is_the_target_too_slow() -> None:
+    """Out of time mid-flow: the check is blocked (target too slow), never an attempt naming AUTH-FLOW-01 or
+    AUTH-FLOW-02 as a rule the target broke."""
+    linker = consent_linker(SlowAS(), None)
+    record = _context.begin(("AUTH-FLOW-01",))
+    _budget.start_check(record, 0.1)
+    try:
+        with pytest.raises(TargetTooSlow, match=r"--max-check-time"):
+            linker.attempt()
+    finally:
+        _context.end()
 
 
 # -- the second client identity (AUTH-FLOW-03/04/06/07's other client kind) ------------------------------------
