@@ -10,8 +10,9 @@ The tree::
         ├── ResponseTooLarge            body beyond the configured cap
         ├── UrlRefused                  the URL guard refused to fetch a URL (scheme, private address)
         ├── InvalidResponse             the answer broke the rule being judged (or, with blocked_by, a prerequisite)
-        ├── TargetThrottled             the target throttled the harness beyond what it may wait
-        └── TargetTooSlow               the check's (or the run's) time budget ran out waiting on the target
+        └── LimitReached                a limit of the harness's ran out waiting on the target: never a verdict
+            ├── TargetThrottled         the target throttled the harness beyond what it may wait
+            └── TargetTooSlow           the check's (or the run's) time budget ran out waiting on the target
 
 None of these imports pytest: ``conformance.host`` raises them and knows nothing of verdicts. The verdicts a
 check reaches (``Failure``, ``NeedsUnmet``, ``Blocked``, ``Throttled``) live in :mod:`conformance.verdict._verdicts`,
@@ -79,7 +80,15 @@ class InvalidResponse(TargetError):
             _context.note_failure(self)
 
 
-class TargetThrottled(TargetError):
+class LimitReached(TargetError):
+    """A limit of the harness's ran out while it waited on the target (its waits for rate limits, its time budget):
+    never a verdict on the rule, the check is blocked. Code that turns a target's errors into a verdict or a
+    fallback lets it through."""
+
+    evidence: str
+
+
+class TargetThrottled(LimitReached):
     """The target throttled the harness (429, or 503 overload) beyond what it may wait: never a verdict."""
 
     def __init__(self, evidence: str, *, exchange: dict[str, Any] | None = None) -> None:
@@ -87,7 +96,7 @@ class TargetThrottled(TargetError):
         self.evidence = evidence
 
 
-class TargetTooSlow(TargetError):
+class TargetTooSlow(LimitReached):
     """The check's time budget (``--max-check-time``) or the run's (``--max-run-time``) ran out while the harness
     waited on the target: never a verdict on the rule, the check is blocked."""
 

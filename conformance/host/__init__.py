@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.core._exceptions import (
     InvalidResponse,
+    LimitReached,
     ResponseTooLarge,
     TargetError,
     TargetThrottled,
@@ -83,6 +84,7 @@ __all__ = [
     "Exchange",
     "HostHTTP",
     "InvalidResponse",
+    "LimitReached",
     "McpSession",
     "McpSessionError",
     "NestedTooDeep",

@@ -28,8 +28,8 @@ import jwt
 from conformance import Blocked, TargetError, needs
 from conformance.config import Settings, Target
 from conformance.core import _context
-from conformance.core._exceptions import ConfigError, TargetTooSlow
-from conformance.host import InvalidResponse, TargetThrottled
+from conformance.core._exceptions import ConfigError
+from conformance.host import InvalidResponse, LimitReached
 from conformance.host.asmeta import AsMetadata, discover_as_metadata
 from conformance.host.discovery import PrmDiscovery, challenge_of, discover_prm, open_endpoint
 from conformance.host.http import HostHTTP
@@ -92,7 +92,7 @@ def blocked_by(rule_id: str) -> Iterator[None]:
     throttling and a spent time budget propagate unchanged (each has its own verdict)."""
     try:
         yield
-    except (TargetThrottled, TargetTooSlow):
+    except LimitReached:
         raise
     except TargetError as exc:
         raise Blocked(rule_id, str(exc)) from None
@@ -106,7 +106,7 @@ def host_discovery(http: HostHTTP, mcp_url: str) -> PrmDiscovery:
     if found.challenge is None:
         try:
             response = challenge_probe(http, mcp_url)
-        except (TargetThrottled, TargetTooSlow):
+        except LimitReached:
             raise
         except TargetError:
             return found
@@ -244,7 +244,7 @@ def make_host_client(
             client_secret=s.get("client_secret"),
             client_auth_method=method,
         )
-    except (TargetThrottled, TargetTooSlow):
+    except LimitReached:
         raise
     except RegistrationRefused as exc:
         registration_need(exc, incomplete=True)
@@ -737,7 +737,7 @@ class Linker:
         attempt = FlowAttempt(request=request, client=client)
         try:
             attempt.login, attempt.callback = self.authorize(request, account=account)
-        except (InvalidResponse, TargetThrottled, TargetTooSlow):
+        except (InvalidResponse, LimitReached):
             raise  # a verdict on the check, not a fault of this attempt
         except TargetError as exc:
             return self._failed(attempt, "AUTH-FLOW-01", f"authorization: {exc}")
@@ -762,7 +762,7 @@ class Linker:
         )
         try:
             attempt.token = endpoint.exchange(request, attempt.accepted)
-        except (InvalidResponse, TargetThrottled, TargetTooSlow):
+        except (InvalidResponse, LimitReached):
             raise  # a verdict on the check, not a fault of this attempt
         except TargetError as exc:
             return self._failed(attempt, "AUTH-FLOW-02", f"token request: {exc}")

@@ -21,8 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from conformance import Blocked, TargetError, needs
 from conformance.config import Settings
 from conformance.core import _context
-from conformance.core._exceptions import TargetTooSlow
-from conformance.host import InvalidResponse, TargetThrottled
+from conformance.host import InvalidResponse, LimitReached
 from conformance.host.forge import HarnessIssuer
 from conformance.host.http import HostHTTP
 from conformance.host.mcp import McpSessionError, RawResult, raw_call
@@ -98,7 +97,7 @@ def suite_listing(http: HostHTTP, url: str, vendor: str, token_source: Callable[
     """``listing_for`` for fixtures: a failed tools/list blocks the checks (AUTH-TOOL-01 judges declarations)."""
     try:
         return listing_for(http, url, vendor, token_source)
-    except (InvalidResponse, TargetThrottled, TargetTooSlow):
+    except (InvalidResponse, LimitReached):
         raise
     except TargetError as exc:
         raise Blocked("AUTH-TOOL-01", f"tools/list failed: {exc}") from None
@@ -395,7 +394,7 @@ def safe_call(*args: Any, **kwargs: Any) -> CallOutcome | str:
     """``call`` that returns the TargetError message instead of raising (for probes judged as a whole)."""
     try:
         return call(*args, **kwargs)
-    except (InvalidResponse, TargetThrottled, TargetTooSlow):
+    except (InvalidResponse, LimitReached):
         raise
     except TargetError as exc:
         return unreached_text(exc)  # a transport failure stays recognisable: an attack case it hits is not tried

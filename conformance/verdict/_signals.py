@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from functools import wraps
 from typing import Any, TypeVar
 
-from conformance.core._exceptions import InvalidResponse, TargetThrottled, TargetTooSlow
+from conformance.core._exceptions import InvalidResponse, LimitReached, TargetThrottled, TargetTooSlow
 from conformance.verdict._verdicts import Blocked, Throttled, TooSlow
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -38,7 +38,7 @@ def host_verdicts() -> Iterator[None]:
     """Raise a host signal met inside as its verdict."""
     try:
         yield
-    except (InvalidResponse, TargetThrottled, TargetTooSlow) as exc:
+    except (InvalidResponse, LimitReached) as exc:
         verdict = as_verdict(exc)
         if verdict is exc:
             raise

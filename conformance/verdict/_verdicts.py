@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 import pytest
 
 from conformance.core import _context
-from conformance.core._exceptions import InvalidResponse, TargetError, TargetThrottled, TargetTooSlow
+from conformance.core._exceptions import InvalidResponse, LimitReached, TargetError, TargetThrottled, TargetTooSlow
 from conformance.core.rules import RULES, Level
 from conformance.report.model import Status, level_status
 from conformance.verdict._hypothesis import replay_verdict, unwrap_hypothesis
@@ -129,9 +129,7 @@ def strictest_level(rules: Sequence[str]) -> Level:
 
 def _blocks(exc: BaseException) -> bool:
     """A prerequisite's failure or the target's throttling: says nothing about the rule being judged."""
-    return isinstance(exc, Blocked | TargetThrottled | TargetTooSlow) or (
-        isinstance(exc, InvalidResponse) and bool(exc.blocked_by)
-    )
+    return isinstance(exc, Blocked | LimitReached) or (isinstance(exc, InvalidResponse) and bool(exc.blocked_by))
 
 
 def verdict_exception(
@@ -151,7 +149,7 @@ def verdict_exception(
         members = [verdict_exception(unwrap_hypothesis(e), first_failure) for e in exc.exceptions]
         if members and all(m is not None for m in members):
             return next((m for m in members if m is not None and not _blocks(m)), members[0])
-    first = replay_verdict(exc, first_failure, (Blocked, TargetThrottled))
+    first = replay_verdict(exc, first_failure, (Blocked, LimitReached))
     if first is not None and notes is not None:
         notes.append(
             f"the target answered differently when Hypothesis replayed the failing case ({type(exc).__name__})"

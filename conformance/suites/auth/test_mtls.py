@@ -17,8 +17,7 @@ from cryptography import x509
 
 from conformance import TargetError, expect, needs, observe, rule
 from conformance.config import Settings, Target
-from conformance.core._exceptions import TargetTooSlow
-from conformance.host import TargetThrottled
+from conformance.host import LimitReached
 from conformance.host.discovery import open_endpoint
 from conformance.host.http import HostHTTP, own_ssl_context
 from conformance.host.mtls import san_dns_names
@@ -88,7 +87,7 @@ def _answer(
     )
     try:
         return open_endpoint(client, url, host=http).status_code
-    except (TargetThrottled, TargetTooSlow):
+    except LimitReached:
         raise
     except TargetError as exc:
         return str(exc)

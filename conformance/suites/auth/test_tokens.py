@@ -22,8 +22,7 @@ from conformance import Blocked, TargetError, early, expect, fail, needs, observ
 from conformance.config import Settings, Target
 from conformance.core import _budget
 from conformance.core._early import asks
-from conformance.core._exceptions import TargetTooSlow
-from conformance.host import TargetThrottled, fanout
+from conformance.host import LimitReached, fanout
 from conformance.host.asmeta import OIDC_SCOPES
 from conformance.host.challenge import Challenge
 from conformance.host.fields import json_get
@@ -86,7 +85,7 @@ class Probe:
         if self.tool is None:
             try:
                 return CallOutcome(mcp_probe(self.http, self.url, "tools/list", {}, token=token, **kwargs))
-            except (TargetThrottled, TargetTooSlow):
+            except LimitReached:
                 raise
             except TargetError as exc:
                 return unreached_text(exc)

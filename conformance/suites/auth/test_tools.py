@@ -19,8 +19,7 @@ import pytest
 from conformance import Blocked, NeedsUnmet, TargetError, alone, early, expect, needs, observe, rule
 from conformance.config import Settings, Target
 from conformance.core._early import asks
-from conformance.core._exceptions import TargetTooSlow
-from conformance.host import TargetThrottled, fanout
+from conformance.host import LimitReached, fanout
 from conformance.host.discovery import discover_prm
 from conformance.host.http import HostHTTP
 from conformance.judges.declarations import (
@@ -308,7 +307,7 @@ def test_structured_content_matches_output_schema(
     # The check runs after the others (suites/_order.py), so their results are in.
     try:
         token = fresh_token(request.getfixturevalue("linked_account"))
-    except (Blocked, TargetThrottled) as exc:
+    except (Blocked, LimitReached) as exc:
         observe(f"no authenticated results of its own: {exc}")
         token = None
     if token is not None:
@@ -402,12 +401,12 @@ def demands_authorization(outcome: CallOutcome | str | None) -> bool:
 
 @pytest.fixture(scope="session")
 @early()
-def metadata_published(host_http: HostHTTP, tool_server_target: Target) -> bool | TargetThrottled | TargetTooSlow:
+def metadata_published(host_http: HostHTTP, tool_server_target: Target) -> bool | LimitReached:
     """Whether the protected resource metadata is discovered (the linking UI needs it), fetched as the run starts:
     AUTH-CHAL-02, which reads it, is judged after every other check."""
     try:
         discover_prm(host_http, tool_server_target.base_url)
-    except (TargetThrottled, TargetTooSlow) as exc:
+    except LimitReached as exc:
         return exc
     except TargetError:  # InvalidResponse included
         return False
@@ -417,7 +416,7 @@ def metadata_published(host_http: HostHTTP, tool_server_target: Target) -> bool 
 @alone("judged over the tool results the checks before it obtained")
 @rule("AUTH-CHAL-02")
 def test_linking_ui_can_appear(
-    metadata_published: bool | TargetThrottled | TargetTooSlow,
+    metadata_published: bool | LimitReached,
     conformance_settings: Settings,
     host_http: HostHTTP,
     listing: Listing,
@@ -426,7 +425,7 @@ def test_linking_ui_can_appear(
     """Each tool that needs a linked account, judged on its own: one declared oauth2 only, and one that declares
     nothing but whose anonymous call demands authorization. Its challenge is the auth error result of its own
     anonymous call, or (an HTTP 401 being no runtime error result) another in-call auth error of the run."""
-    if isinstance(metadata_published, TargetThrottled | TargetTooSlow):
+    if isinstance(metadata_published, LimitReached):
         raise metadata_published
     published = metadata_published
     declared = [t for t in listing.named() if is_oauth_only(t)]

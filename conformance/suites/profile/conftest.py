@@ -14,7 +14,7 @@ import pytest
 from conformance import Blocked, NeedsUnmet, needs, observe
 from conformance.config import Settings, Target
 from conformance.core._early import asks
-from conformance.host import TargetThrottled
+from conformance.host import LimitReached
 from conformance.host.http import HostHTTP
 from conformance.judges.declarations import MARKER_INVALID, profile_marker
 from conformance.judges.profile import ProfileToolSearch, find_profile_tool
@@ -90,7 +90,7 @@ def profiles(profile_1: AccountProfile, request: pytest.FixtureRequest) -> list[
     """Account 1's profile, and account 2's when a second account is configured (more fields get judged)."""
     try:
         return [profile_1, request.getfixturevalue("profile_2")]
-    except (NeedsUnmet, Blocked, TargetThrottled) as exc:  # account 1 alone still decides these rules
+    except (NeedsUnmet, Blocked, LimitReached) as exc:  # account 1 alone still decides these rules
         observe(f"account 2 not judged: {exc}")
         return [profile_1]
 

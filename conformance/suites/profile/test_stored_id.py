@@ -17,7 +17,7 @@ import pytest
 
 from conformance import Blocked, NeedsUnmet, alone, expect, fail, needs, observe, rule
 from conformance.config import Settings
-from conformance.host import TargetThrottled
+from conformance.host import LimitReached
 from conformance.host.fields import json_get
 from conformance.host.http import HostHTTP
 from conformance.suites._linking import LinkedAccount
@@ -55,7 +55,7 @@ def _subject_token(
     for account in ("linked_account_2", "linked_account"):
         try:
             linked = request.getfixturevalue(account)
-        except (NeedsUnmet, Blocked, TargetThrottled):  # no second account: fall back to the first
+        except (NeedsUnmet, Blocked, LimitReached):  # no second account: fall back to the first
             continue
         token = fresh_token(linked)
         claimed = unverified_claims(token).get("sub")
