@@ -203,20 +203,28 @@ def bootstrap_uv() -> None:
         run([str(PY), "-m", "pip", *quiet])
 
 
-def compile_bytecode(tests: bool = True) -> None:
-    """Compile the project's own modules (installed editable) and the installed modules the runs import: where
-    PYTHONDONTWRITEBYTECODE is set (CI often), no later process would write their bytecode.
-    Bytecode is checked against its source, so an edit only costs a recompile; a file that does not compile is
-    left to the test run to report, as pip leaves it. With ``tests``, also the project's tests as pytest rewrites
-    them: each xdist worker collects every test module, and without that bytecode each one would rewrite them all
-    (once per fresh clone)."""
+def compile_bytecode(steps: Steps, tests: bool = True) -> str:
+    """Compile the project's own modules (installed editable), then, as steps of their own, side by side: the
+    installed modules the runs import, the bundled checks as pytest rewrites them and, with ``tests``, the project's
+    tests as pytest rewrites them. Where PYTHONDONTWRITEBYTECODE is set (CI often), no later process would write
+    that bytecode: each xdist worker collects every test module, and without it each one would rewrite them all
+    (once per fresh clone). Bytecode is checked against its source, so an edit only costs a recompile; a file that
+    does not compile is left to the test run to report, as pip leaves it. The three later steps write different
+    files but for the installed modules a test imports, which both may write: each file is written whole under a
+    temporary name and renamed (CPython's and pytest's way), so the last writer's copy stands."""
     compileall = [str(PY), "-m", "compileall", "-qq", "-j", "0", "conformance", "tests"]
     subprocess.run(compileall, cwd=ROOT, env=writing_bytecode(), capture_output=True, check=False)
-    compile_imports()
-    compile_checks()
+    steps.start("bytecode of the packages the runs import", compile_imports)
+    steps.start("bytecode of the bundled checks", compile_checks)
     if tests:
-        command = [str(PY), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:anyio", "tests"]
-        subprocess.run(command, cwd=ROOT, env=writing_bytecode(), capture_output=True, check=False)
+        steps.start("bytecode of the tests", compile_tests)
+    return "the project's modules; the rest side by side"
+
+
+def compile_tests() -> None:
+    """Write pytest's assertion-rewritten bytecode of the project's tests, by collecting them once."""
+    command = [str(PY), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:anyio", "tests"]
+    subprocess.run(command, cwd=ROOT, env=writing_bytecode(), capture_output=True, check=False)
 
 
 # What the runs import: the modules the mutant matrix's fork server preloads (tests/matrix/harness.py) are those of a
@@ -457,9 +465,7 @@ def setup(thirdparty: bool) -> None:
         if thirdparty:
             steps.start("TypeScript MCP SDK and better-auth (npm)", ensure_ts_sdk)
         if installed:
-            steps.start(
-                "bytecode (the project, and the packages the runs import)", lambda: compile_bytecode(thirdparty)
-            )
+            steps.start("bytecode of the project", lambda: compile_bytecode(steps, thirdparty))
 
     if wanted is not None:
         assert installer is not None
