@@ -10,7 +10,8 @@ and `test`) the third-party targets of the tests: the TypeScript MCP SDK and bet
 .venv-thirdparty.
 `test` (and `setup`) also keep .venv-lowest: the package with the lowest versions of its direct dependencies that
 pyproject.toml allows (uv's --resolution lowest-direct, as tox.ini's `lowest` environment), on which a plain
-`python3 run.py test` runs the unit tests of the floors that call those dependencies beside the whole suite.
+`python3 run.py test` runs the unit tests of the floors that call those dependencies beside the whole suite (with
+a few examples of each property test: the whole suite explores their inputs on the newest versions).
 Independent steps run side by side, each with its own output (shown when it fails). Python packages are installed
 with uv, bootstrapped into .venv with pip and given pip's index settings; with pip when uv is unavailable or fails.
 """
@@ -44,6 +45,9 @@ LOWEST_STAMP = LOWEST / ".conformance-installed"
 # The lowest-versions pass: the unit tests of the floors that call the dependencies (pytest and its plugins, httpx,
 # the MCP SDK, jsonschema, Hypothesis, ...), not the mutant matrix; tox.ini's `lowest` and `newest` run the same.
 LOWEST_TESTS = ["tests/core", "tests/host", "tests/verdict", "tests/pytest", "tests/test_lazy_imports.py"]
+# With tests/conftest.py's Hypothesis profile for the pass: a few examples of each property test call the floors' APIs;
+# the main pass explores the same tests' inputs with their full budgets on the newest versions.
+LOWEST_OPTIONS = ["--hypothesis-profile", "floors", "-p", "no:cacheprovider", "-p", "no:anyio"]
 LOWEST_REQUIREMENTS = [f"{ROOT}[reference]", "pytest-xdist>=3.6"]
 # One worker: `run.py test` runs the pass beside the whole suite, whose workers already fill the cores (each more
 # worker would only collect the tests again).
@@ -334,7 +338,7 @@ def ensure_lowest(installer: Installer, wanted: str) -> str:
 
 def lowest_pass(workers: str) -> list[str]:
     """The command of the lowest-versions pass (benchmarks/lowest_pass.py times it)."""
-    return [str(LOWEST_PY), "-m", "pytest", *LOWEST_TESTS, "-p", "no:cacheprovider", "-p", "no:anyio", "-n", workers]
+    return [str(LOWEST_PY), "-m", "pytest", *LOWEST_TESTS, *LOWEST_OPTIONS, "-n", workers]
 
 
 def ensure_idp() -> None:

@@ -41,6 +41,25 @@ os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
 # (seconds of CPU per test) and leaving the previous one idle until the session ends.
 
 
+# The lowest-versions pass (run.py's lowest_pass, tox's `lowest`) loads this Hypothesis profile: it proves that the
+# package works on the floor versions, which a few examples of each property test do (they call the same APIs of the
+# same libraries); the input spaces are explored with full budgets by the main pass, on the newest versions, with the
+# same tests. No deadline either: the pass runs beside the whole suite, on cores it keeps busy. The tests that name
+# their own budget scale it by the profile's (tests/_budget.py).
+FLOOR_PROFILE = "floors"
+FLOOR_EXAMPLES = 10
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the pass's profile before Hypothesis' plugin loads it (only when asked: importing Hypothesis is
+    costly, and a session without the profile need not)."""
+    if config.getoption("--hypothesis-profile", None) == FLOOR_PROFILE:
+        from hypothesis import settings
+
+        settings.register_profile(FLOOR_PROFILE, max_examples=FLOOR_EXAMPLES, deadline=None)
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
     """One `conformance demo` of every suite against the embedded reference stack, shared by the tests that need a

@@ -15,6 +15,7 @@ from conformance.host import InvalidResponse
 from conformance.host._guard import UrlGuard
 from conformance.host.asmeta import as_metadata_urls, discover_as_metadata, load_schema, schema_problems
 from conformance.host.http import HostHTTP
+from tests._budget import examples
 
 
 def client(handler: Callable[[httpx.Request], httpx.Response]) -> HostHTTP:
@@ -62,7 +63,7 @@ def test_trailing_slash_of_a_path_is_dropped_before_insertion() -> None:
 _segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=8)
 
 
-@settings(max_examples=60, deadline=None, database=None)
+@settings(max_examples=examples(60), deadline=None, database=None)
 @given(
     host=st.from_regex(r"\A[a-z][a-z0-9]{0,10}\.(example|test)\Z"),
     port=st.one_of(st.none(), st.integers(1, 65535)),

@@ -29,6 +29,7 @@ from conformance.host.forge import (
     tamper_signature,
 )
 from conformance.host.http import HostHTTP
+from tests._budget import examples
 
 RESOURCE = "https://tools.example/mcp"
 SCOPES = ["tools.read", "tools.write"]
@@ -92,7 +93,7 @@ def test_resigned_by_the_untrusted_harness_key(real_token: str, idp: HarnessIssu
     assert claims["iss"] == idp.issuer  # the harness key verifies it; the target's trusted key does not
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.dictionaries(st.sampled_from(["sub", "scope", "aud", "exp", "admin"]), st.integers() | st.text(max_size=6)))
 def test_any_payload_change_breaks_the_signature(changes: dict[str, Any]) -> None:
     idp = HarnessIssuer("https://idp.example")

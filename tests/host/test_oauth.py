@@ -49,6 +49,7 @@ from conformance.host.oauth import (
     token_response_problems,
     validate_callback,
 )
+from tests._budget import examples
 
 ISSUER = "https://as.example"
 RESOURCE = "https://tools.example/mcp"
@@ -85,7 +86,7 @@ def test_s256_matches_the_rfc7636_appendix_b_example() -> None:
     assert s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
 
 
-@settings(max_examples=50, deadline=None, database=None)
+@settings(max_examples=examples(50), deadline=None, database=None)
 @given(length=st.integers(43, 128))
 def test_pkce_pairs_have_rfc7636_shape(length: int) -> None:
     pair = new_pkce(length)

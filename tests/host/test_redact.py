@@ -38,6 +38,7 @@ from conformance.host._redact import (
 from conformance.host.http import HostHTTP
 from conformance.report.console import render_summary
 from conformance.report.model import CheckOutcome, RunReport, Status
+from tests._budget import examples
 
 SECRETS = st.from_regex(r"sk_[A-Za-z0-9]{12,32}", fullmatch=True)
 HEADER_NAMES = st.sampled_from(["Authorization", "Cookie", "X-Api-Key", "Proxy-Authorization"])
@@ -105,7 +106,7 @@ def render_everything(exchange: dict[str, Any], tmp: Path) -> str:
     return "\n".join(texts)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 @given(secret=SECRETS, place=PLACES, header=HEADER_NAMES, query=QUERY_NAMES, form=FORM_NAMES, field=JSON_NAMES)
 def test_secret_never_reaches_any_writer(
     tmp_path: Path, secret: str, place: str, header: str, query: str, form: str, field: str
@@ -185,7 +186,7 @@ def _encodings(secret: str, user: str) -> dict[str, str]:
     }
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(secret=ANY_SECRETS, user=USERS, before=CONTEXT, after=CONTEXT)
 def test_every_encoding_of_a_known_secret_is_scrubbed(secret: str, user: str, before: str, after: str) -> None:
     redactor = Redactor()
@@ -209,7 +210,7 @@ def _recoverable(text: str, secret: bytes) -> bool:
     return False
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     secret=st.from_regex(r"[A-Za-z0-9_.~-]{8,40}", fullmatch=True),
     prefix=st.binary(max_size=10),
@@ -332,7 +333,7 @@ class _ShortPrefixIndex(_Index):
 @example(forms=frozenset({"aaaa%b", "bbbb"}), text="aaaaa%b")  # a prefix that leads nowhere, a form one further
 @example(forms=frozenset({"abab", "ababa"}), text="xababab")  # the longest form at a position
 @example(forms=frozenset({"aaab", "aab%", "ab%%"}), text="aaab%%")  # the leftmost wins over a longer one after it
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), suppress_health_check=[HealthCheck.too_slow])
 def test_a_form_index_replaces_leftmost_longest(forms: frozenset[str], text: str) -> None:
     """An index (an automaton of the forms' prefixes) replaces exactly what the reference does, and so do
     several indexes of parts of the forms (a run indexes new forms in batches)."""
@@ -382,7 +383,7 @@ def _every_encoding(secret: str) -> set[str]:
     return {form for form in forms if len(form) >= Redactor.MIN_SECRET_LENGTH}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(secret=st.one_of(st.from_regex(r"[A-Za-z0-9._~-]{4,60}", fullmatch=True), ANY_SECRETS, RANDOM_SECRETS))
 def test_encoded_forms_are_every_encoding_and_every_encoding_of_one(secret: str) -> None:
     """A plain token skips the encodings (none changes it); its forms are still all of them."""
@@ -395,7 +396,7 @@ def test_a_token_with_one_character_an_encoding_changes_has_every_encoding(char:
     assert encoded_forms(secret) == _every_encoding(secret) != {secret} | _base64_forms(secret.encode())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), secrets=st.lists(st.tuples(RANDOM_SECRETS, st.sampled_from([None, "api", "c l"])), max_size=6))
 def test_the_redactor_replaces_every_form_leftmost_longest(
     data: st.DataObject, secrets: list[tuple[str, str | None]]
@@ -546,7 +547,7 @@ def test_the_names_of_how_a_token_is_presented_are_no_secrets() -> None:
     assert "token_endpoint=https" in revoked["request_body"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     secrets=st.lists(st.text(alphabet='abcdXYZ019-_~%+/ "<&é', min_size=4, max_size=12), min_size=1, max_size=5),
     texts=st.lists(st.text(alphabet='abcdXYZ019-_~%+/ "<&é=?', max_size=40), min_size=1, max_size=6),
