@@ -189,6 +189,18 @@ class Pinned:
     overall_today: str = ""  # the overall verdict today while rows await harness fixes (see Verdict.awaits)
 
 
+def assert_spoken(run: HarnessRun, spoken: list[str]) -> None:
+    """The run spoke these MCP eras; else what it decided instead (a run that reached no tool server spoke none)."""
+    actual = run.report["config"]["mcp_era_spoken"]
+    unpassed = [r["rule"] for r in run.report["results"] if r["status"] != "passed"]
+    assert actual == spoken, (
+        f"MCP eras spoken {actual}, wanted {spoken}; the verdict {run.report['verdict']}; the rules not passed:\n"
+        + run.explain(unpassed)
+        + "\n"
+        + run.output[-1500:]
+    )
+
+
 def assert_pinned(run: HarnessRun, pinned: Pinned) -> None:
     assert_verdicts(run, pinned.rules)
     status = run.report["verdict"]["status"]

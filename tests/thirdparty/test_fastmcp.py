@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.thirdparty._support import HERE, Pki, assert_pinned, free_port, run_harness, running
+from tests.thirdparty._support import HERE, Pki, assert_pinned, assert_spoken, free_port, run_harness, running
 from tests.thirdparty.verdicts import FASTMCP_AUDIENCE, FASTMCP_NO_AUDIENCE, FASTMCP_PATHLESS
 
 TABLES = {"audience": FASTMCP_AUDIENCE, "no-audience": FASTMCP_NO_AUDIENCE, "pathless": FASTMCP_PATHLESS}
@@ -100,5 +100,5 @@ def test_fastmcp_verdicts(fastmcp_targets: dict[str, FastMcpTarget], config: str
     # No server/discover: legacy only. Pathless: every call after discovery is blocked (AUTH-ASM-02), and an
     # anonymous 401 settles no era, so none was spoken.
     spoken = [] if fastmcp_target.config == "pathless" else ["legacy (2025-06-18)"]
-    assert run.report["config"]["mcp_era_spoken"] == spoken
+    assert_spoken(run, spoken)
     assert_pinned(run, TABLES[fastmcp_target.config])

@@ -33,6 +33,7 @@ from tests.thirdparty._support import (
     HarnessRun,
     Pki,
     assert_pinned,
+    assert_spoken,
     free_port,
     run_harness,
     running,
@@ -118,14 +119,14 @@ SPOKEN = {"auto": ["modern (2026-07-28)"], "legacy": ["legacy (2025-06-18)"]}
 
 def test_python_sdk_server_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path) -> None:
     run = _certify(pysdk_target, pki, tmp_path, "auto")
-    assert run.report["config"]["mcp_era_spoken"] == SPOKEN["auto"]
+    assert_spoken(run, SPOKEN["auto"])
     assert_pinned(run, TABLES[pysdk_target.config])
 
 
 @pytest.mark.parametrize("pysdk_target", ["audience"], indirect=True)
 def test_the_legacy_side_gets_the_same_verdicts(pysdk_target: PySdkTarget, pki: Pki, tmp_path: Path) -> None:
     run = _certify(pysdk_target, pki, tmp_path, "legacy")
-    assert run.report["config"]["mcp_era_spoken"] == SPOKEN["legacy"]
+    assert_spoken(run, SPOKEN["legacy"])
     assert_pinned(run, TABLES[pysdk_target.config])
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.thirdparty._support import HERE, assert_pinned, free_port, run_harness, running
+from tests.thirdparty._support import HERE, assert_pinned, assert_spoken, free_port, run_harness, running
 from tests.thirdparty.verdicts import TS_SDK_OAUTH, TS_SDK_OAUTH_STRICT
 
 
@@ -51,5 +51,5 @@ def test_ts_sdk_example_verdicts(ts_target: TsTarget, tmp_path: Path) -> None:
             ts_target.alt_resource,
         ],
     )
-    assert run.report["config"]["mcp_era_spoken"] == ["legacy (2025-06-18)"]  # no server/discover: legacy only
+    assert_spoken(run, ["legacy (2025-06-18)"])  # no server/discover: legacy only
     assert_pinned(run, TS_SDK_OAUTH if ts_target.flag == "--oauth" else TS_SDK_OAUTH_STRICT)
