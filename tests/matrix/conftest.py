@@ -38,6 +38,17 @@ class CaseRun:
 
     result: RunResult
     observation: dict[str, Any] | Exception | None = None
+    service_logs: str = ""  # the tail of each service's log of the run's stack, for a failure's message
+
+
+def service_logs(started: Started, lines: int = 25) -> str:
+    """The tail of the log of each process of a case's reference stack (the IdP's errors, a service's traceback):
+    what a case's failure message shows beside the run's own output, read before the stack's directory goes."""
+    if started.stack is None:
+        return ""
+    return "\n".join(
+        f"--- {proc.spec.name} log (last {lines} lines) ---\n{proc.log_tail(lines)}" for proc in started.stack.processes
+    )
 
 
 def observe_stack(started: Started) -> dict[str, Any] | Exception:
@@ -76,9 +87,10 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
                 # report.json is what the tests read; report.html and report.har would be written for no one.
                 args = ["--suite", ",".join(case.suites), "-q", "--report-formats", "json"]
                 result = run_harness(args, report_dir, env=run_settings(running), timeout=RUN_TIMEOUT_S)
+                logs = service_logs(running)
             if own_stack:
                 observation = observe_alone(case, root, shared)
-            return CaseRun(result, observation)
+            return CaseRun(result, observation, logs)
         except Exception:
             if started or attempt == 2:
                 raise
@@ -124,6 +136,10 @@ class Matrix:
 
     def result(self, case: Case) -> RunResult:
         return self._run(case).result
+
+    def service_logs(self, case: Case) -> str:
+        """The tails of the case's stack's service logs (empty where its services run in this process)."""
+        return self._run(case).service_logs
 
     def observation(self, case: Case) -> dict[str, Any]:
         """What observe() saw on the stack of ``case`` (an IdP or proxy mutant); raises what it raised."""

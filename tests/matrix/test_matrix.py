@@ -27,23 +27,24 @@ def params(cases: list[Case]) -> list[Any]:
     return [pytest.param(case, id=case.id) for case in cases]  # the id is what tests/conftest.py schedules by
 
 
-def describe(result: RunResult) -> str:
+def describe(result: RunResult, logs: str = "") -> str:
     lines = [
         f"{r['rule']}: {r['status']} {r.get('blocked_by') or ''} {r.get('message') or ''}"[:300]
         for r in result.report["results"]
     ]
-    return "\n".join(lines) + f"\n--- output tail ---\n{result.stdout[-1500:]}"
+    return "\n".join(lines) + f"\n--- output tail ---\n{result.stdout[-1500:]}" + (f"\n{logs}" if logs else "")
 
 
 @pytest.mark.parametrize("case", params(MUTANTS))
 def test_mutant_fails_exactly_its_rules(matrix: Matrix, case: Case) -> None:
     assert case.mutant is not None
     mutant, result = case.mutant, matrix.result(case)
-    assert not result.with_status("error"), describe(result)
+    explained = describe(result, matrix.service_logs(case))
+    assert not result.with_status("error"), explained
     failed = result.failed_rules
-    assert mutant.rules <= failed, f"{mutant.name} did not trip {sorted(mutant.rules - failed)}\n{describe(result)}"
+    assert mutant.rules <= failed, f"{mutant.name} did not trip {sorted(mutant.rules - failed)}\n{explained}"
     unexpected = failed - mutant.rules - mutant.dependents
-    assert not unexpected, f"{mutant.name} also tripped {sorted(unexpected)}\n{describe(result)}"
+    assert not unexpected, f"{mutant.name} also tripped {sorted(unexpected)}\n{explained}"
 
 
 def test_every_rule_has_a_mutant() -> None:
