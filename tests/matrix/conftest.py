@@ -88,6 +88,9 @@ def run_case(case: Case, root: Path, shared: SharedServices) -> CaseRun:
                 args = ["--suite", ",".join(case.suites), "-q", "--report-formats", "json"]
                 result = run_harness(args, report_dir, env=run_settings(running), timeout=RUN_TIMEOUT_S)
                 logs = service_logs(running)
+                host_problems = shared.idp_host_problems()
+                if host_problems:
+                    logs += f"\n--- the IdP host's uncaught errors (every IdP of this worker) ---\n{host_problems}"
             if own_stack:
                 observation = observe_alone(case, root, shared)
             return CaseRun(result, observation, logs)

@@ -149,6 +149,18 @@ class SharedServices:
                 self._idp_host = IdpHost(certificates[0], self._root / "idp-host.log")
                 self._cleanup.callback(self._idp_host.close)
 
+    def idp_host_problems(self) -> str:
+        """What the shared IdP host's own log says went wrong outside any one IdP's log (an uncaught exception, an
+        unhandled rejection: one IdP's code that failed outside a request), for a case's failure message."""
+        if self._idp_host is None:
+            return ""
+        try:
+            text = self._idp_host.log_file.read_text(errors="replace")
+        except OSError:
+            return ""
+        problems = [line for line in text.splitlines() if line.startswith(("uncaught:", "unhandled rejection:"))]
+        return "\n".join(problems[-20:])
+
     def stores(self) -> Stores:
         if self._stores is None:
             raise RuntimeError("compression stores not prepared")
