@@ -45,7 +45,7 @@ os.environ.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))
 # package works on the floor versions, which a few examples of each property test do (they call the same APIs of the
 # same libraries); the input spaces are explored with full budgets by the main pass, on the newest versions, with the
 # same tests. No deadline either: the pass runs beside the whole suite, on cores it keeps busy. The tests that name
-# their own budget scale it by the profile's (tests/_budget.py).
+# their own budget scale it by the profile's (tests/_examples.py).
 FLOOR_PROFILE = "floors"
 FLOOR_EXAMPLES = 10
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hypothesis import settings
 
-from tests._budget import examples
+from tests._examples import examples
 from tests.conftest import FLOOR_EXAMPLES, FLOOR_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]

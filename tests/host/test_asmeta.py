@@ -15,7 +15,7 @@ from conformance.host import InvalidResponse
 from conformance.host._guard import UrlGuard
 from conformance.host.asmeta import as_metadata_urls, discover_as_metadata, load_schema, schema_problems
 from conformance.host.http import HostHTTP
-from tests._budget import examples
+from tests._examples import examples
 
 
 def client(handler: Callable[[httpx.Request], httpx.Response]) -> HostHTTP:

@@ -29,7 +29,7 @@ from conformance.host.forge import (
     tamper_signature,
 )
 from conformance.host.http import HostHTTP
-from tests._budget import examples
+from tests._examples import examples
 
 RESOURCE = "https://tools.example/mcp"
 SCOPES = ["tools.read", "tools.write"]

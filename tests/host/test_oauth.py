@@ -49,7 +49,7 @@ from conformance.host.oauth import (
     token_response_problems,
     validate_callback,
 )
-from tests._budget import examples
+from tests._examples import examples
 
 ISSUER = "https://as.example"
 RESOURCE = "https://tools.example/mcp"

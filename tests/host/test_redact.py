@@ -38,7 +38,7 @@ from conformance.host._redact import (
 from conformance.host.http import HostHTTP
 from conformance.report.console import render_summary
 from conformance.report.model import CheckOutcome, RunReport, Status
-from tests._budget import examples
+from tests._examples import examples
 
 SECRETS = st.from_regex(r"sk_[A-Za-z0-9]{12,32}", fullmatch=True)
 HEADER_NAMES = st.sampled_from(["Authorization", "Cookie", "X-Api-Key", "Proxy-Authorization"])
