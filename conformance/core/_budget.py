@@ -104,10 +104,24 @@ def spent(now: float | None = None) -> bool:
     return found is not None and found <= 0
 
 
+# A request's timeouts are shortened to what is left of the budget: one that fires this close to the budget's end
+# is the budget's, not the target's alone.
+TIMEOUT_SLACK_S = 0.05
+
+
+def cut_short_by() -> str | None:
+    """The budget (in words) that a timeout met just now was cut short by, or None: the target's own timeout."""
+    if not spent(time.monotonic() + TIMEOUT_SLACK_S):
+        return None
+    found = left()
+    return None if found is None else found[1]
+
+
 __all__ = [
     "DEFAULT_MAX_CHECK_TIME",
     "check",
     "check_budget_s",
+    "cut_short_by",
     "left",
     "run_left",
     "run_spent",

@@ -221,8 +221,8 @@ class Transfer:
     def failed(self, exc: TargetError | httpx.HTTPError) -> Exception:
         """The exception to raise for ``exc``, carrying the exchange (an httpx error becomes TargetUnreachable, or
         TargetTooSlow when it is a timeout the check's time budget shortened)."""
-        if isinstance(exc, httpx.TimeoutException) and _budget.spent(time.monotonic() + 0.05):
-            exc = TargetTooSlow(f"{self.shown}: {describe_http_error(exc)} as {_budget.left()[1]} ran out")  # type: ignore[index]
+        if isinstance(exc, httpx.TimeoutException) and (budget := _budget.cut_short_by()) is not None:
+            exc = TargetTooSlow(f"{self.shown}: {describe_http_error(exc)} as {budget} ran out")
         if isinstance(exc, TargetError):
             exc.exchange = self._record(None, error=str(exc))
             # The traceback of ``exc`` holds this transfer in a cycle (frames and exceptions) that lives until the

@@ -74,10 +74,8 @@ def _failed(exc: httpx2.HTTPError) -> str:
     """The error an exchange records for ``exc``: a timeout the check's time budget shortened is the target too slow
     for that budget (as HostHTTP says it), not the target unreachable."""
     described = _describe(exc)
-    if isinstance(exc, httpx2.TimeoutException) and _budget.spent(time.monotonic() + 0.05):
-        found = _budget.left()
-        if found is not None:
-            return f"target too slow: {described} as {found[1]} ran out"
+    if isinstance(exc, httpx2.TimeoutException) and (budget := _budget.cut_short_by()) is not None:
+        return f"target too slow: {described} as {budget} ran out"
     return described
 
 
