@@ -30,6 +30,27 @@ class RunResult:
         """Rules that failed (MUST) or warned (SHOULD)."""
         return self.with_status("failed", "warning")
 
+    def explained(self) -> str:
+        """:func:`explain` of this run."""
+        return explain(self.report, self.stdout)
+
+
+def explain(report: Mapping[str, Any], output: str) -> str:
+    """What a failing assertion about a run shows: the run's verdict and each fleet row's, every rule result that did
+    not pass (target, rule, status, message), and the tail of the run's output."""
+    verdict = report["verdict"]
+    rows = [f"run: {verdict['status']} ({verdict.get('reason', '')})"]
+    rows += [
+        f"{row['name']}: {row['verdict']['status']} ({row['verdict'].get('reason', '')})"
+        for row in report.get("fleet", ())
+    ]
+    unpassed = [
+        f"{r.get('target_name') or ''} {r['rule']} {r['status']}: {(r.get('message') or '')[:400]}".lstrip()
+        for r in report["results"]
+        if r["status"] != "passed"
+    ]
+    return "\n".join([*rows, *unpassed, "output:", output[-1500:]])
+
 
 def run_harness(
     args: Sequence[str],

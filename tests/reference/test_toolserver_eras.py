@@ -112,23 +112,6 @@ def _statuses(result: RunResult) -> dict[str, str]:
     return {r["rule"]: r["status"] for r in result.report["results"]}
 
 
-def _explained(result: RunResult) -> str:
-    """Each row's verdict and reason, and every rule result that did not pass (era, rule, status, message): what a
-    failing assertion shows, so that a row that is not what was expected says which check made it so, and why."""
-    verdict = result.report["verdict"]
-    rows = [f"run: {verdict['status']} ({verdict['reason']})"]
-    rows += [
-        f"{row['name']}: {row['verdict']['status']} ({row['verdict']['reason']})"
-        for row in result.report.get("fleet", ())
-    ]
-    unsettled = [
-        f"{r['target_name']} {r['rule']} {r['status']}: {(r['message'] or '')[:400]}"
-        for r in result.report["results"]
-        if r["status"] != "passed"
-    ]
-    return "\n".join([*rows, *unsettled, "output:", result.stdout[-1500:]])
-
-
 def test_a_dual_era_server_is_certified_on_its_modern_side(
     runs: dict[str, Future[RunResult]], legacy_run: RunResult
 ) -> None:
@@ -145,14 +128,14 @@ def test_a_dual_era_server_is_certified_on_its_modern_side(
         assert headers.get("mcp-protocol-version") == "2026-07-28" and headers.get("mcp-method") == body["method"]
         assert body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
         assert "mcp-session-id" not in headers and "mcp-session-id" not in answered
-    assert _statuses(result) == _statuses(legacy_run), _explained(result) + "\n" + _explained(legacy_run)
+    assert _statuses(result) == _statuses(legacy_run), result.explained() + "\n" + legacy_run.explained()
 
 
 def test_the_legacy_choice_speaks_initialize(legacy_run: RunResult) -> None:
     assert legacy_run.report["config"]["mcp_era_spoken"] == ["legacy (2025-06-18)"]
     methods = [body.get("method") for _, body, _ in _mcp_posts(legacy_run)]
     assert "initialize" in methods and "server/discover" not in methods
-    assert not legacy_run.with_status("failed", "warning", "error"), _explained(legacy_run)
+    assert not legacy_run.with_status("failed", "warning", "error"), legacy_run.explained()
 
 
 @pytest.mark.parametrize("served", ["modern", "legacy"])
@@ -162,7 +145,7 @@ def test_a_single_era_server_gets_the_same_verdicts(
     result = runs["modern" if served == "modern" else "legacy-only"].result()
     spoken = "modern (2026-07-28)" if served == "modern" else "legacy (2025-06-18)"
     assert result.report["config"]["mcp_era_spoken"] == [spoken]
-    assert _statuses(result) == _statuses(legacy_run), _explained(result) + "\n" + _explained(legacy_run)
+    assert _statuses(result) == _statuses(legacy_run), result.explained() + "\n" + legacy_run.explained()
 
 
 def test_both_eras_certify_the_tool_server_once_per_era(
@@ -172,24 +155,24 @@ def test_both_eras_certify_the_tool_server_once_per_era(
     assert result.report["config"]["mcp_era"] == "both"
     assert result.report["config"]["mcp_era_spoken"] == ["legacy (2025-06-18)", "modern (2026-07-28)"]
     rows = {row["name"]: row["verdict"]["status"] for row in result.report["fleet"]}
-    assert rows == {"legacy": "ACCEPTED", "modern": "ACCEPTED"}, _explained(result)
+    assert rows == {"legacy": "ACCEPTED", "modern": "ACCEPTED"}, result.explained()
     per_era = {(r["target_name"], r["rule"]): r["status"] for r in result.report["results"]}
     expected = _statuses(legacy_run)
     for era in ("legacy", "modern"):
-        assert {rule: status for (target, rule), status in per_era.items() if target == era} == expected, _explained(
-            result
+        assert {rule: status for (target, rule), status in per_era.items() if target == era} == expected, (
+            result.explained()
         )
 
 
 def test_a_rule_broken_in_one_era_only_fails_the_run(runs: dict[str, Future[RunResult]]) -> None:
     result = runs["mutant"].result()
     rows = {row["name"]: row["verdict"]["status"] for row in result.report["fleet"]}
-    assert rows == {"legacy": "ACCEPTED", "modern": "NOT ACCEPTED"}, _explained(result)
+    assert rows == {"legacy": "ACCEPTED", "modern": "NOT ACCEPTED"}, result.explained()
     assert result.report["verdict"]["status"] == "NOT ACCEPTED" and result.exit_code == 1
     failed = {r["rule"] for r in result.report["results"] if r["status"] == "failed"}
     assert failed and all(r["target_name"] == "modern" for r in result.report["results"] if r["status"] == "failed"), (
-        _explained(result)
+        result.explained()
     )
     assert failed == {
         *("AUTH-TOK-03", "AUTH-TOK-04", "AUTH-TOK-05", "AUTH-TOK-06", "AUTH-TOK-07", "AUTH-TOOL-03", "AUTH-TOOL-07")
-    }, _explained(result)
+    }, result.explained()

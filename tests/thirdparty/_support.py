@@ -19,6 +19,7 @@ from typing import Any
 import trustme
 
 from conformance.core.rules import RULES
+from conformance.testing import explain
 from tests._forked import forked_module, forked_pytest
 from tests.matrix.harness import ForkedService
 
@@ -192,13 +193,7 @@ class Pinned:
 def assert_spoken(run: HarnessRun, spoken: list[str]) -> None:
     """The run spoke these MCP eras; else what it decided instead (a run that reached no tool server spoke none)."""
     actual = run.report["config"]["mcp_era_spoken"]
-    unpassed = [r["rule"] for r in run.report["results"] if r["status"] != "passed"]
-    assert actual == spoken, (
-        f"MCP eras spoken {actual}, wanted {spoken}; the verdict {run.report['verdict']}; the rules not passed:\n"
-        + run.explain(unpassed)
-        + "\n"
-        + run.output[-1500:]
-    )
+    assert actual == spoken, f"MCP eras spoken {actual}, wanted {spoken}\n{explain(run.report, run.output)}"
 
 
 def assert_pinned(run: HarnessRun, pinned: Pinned) -> None:
