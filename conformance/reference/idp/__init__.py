@@ -101,15 +101,19 @@ def access_token_ttl() -> int:
     return int(raw) if raw.strip() else DEFAULT_ACCESS_TOKEN_TTL
 
 
+COMPILE_CACHE = HERE / "node_modules" / ".cache" / "node-compile-cache"
+
+
 def compile_cache_env() -> dict[str, str]:
-    """Node's on-disk compile cache (Node >= 22.1; older versions ignore it) in the per-user cache directory: the
-    modules of oidc-provider are compiled once per user, not at every IdP start (a share of its start: see
-    benchmarks/idp_start.py). A NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE already set wins."""
+    """Node's on-disk compile cache (Node >= 22.1; older versions ignore it) beside the modules it compiles: the
+    modules of oidc-provider are compiled once per installation, not at every IdP start (a share of its start: see
+    benchmarks/idp_start.py). Node keys an entry by the module's absolute path, so a cache shared by every checkout
+    of a user would gain a copy of every module per checkout and never lose one; inside ``node_modules`` it goes
+    with the modules (``npm ci`` removes both). A NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE already set
+    wins."""
     if os.environ.get("NODE_COMPILE_CACHE") or os.environ.get("NODE_DISABLE_COMPILE_CACHE"):
         return {}
-    from conformance.core._cache import cache_dir
-
-    return {"NODE_COMPILE_CACHE": str(cache_dir() / "node-compile-cache")}
+    return {"NODE_COMPILE_CACHE": str(COMPILE_CACHE)}
 
 
 def node_env(ca_file: Path) -> dict[str, str]:
