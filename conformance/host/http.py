@@ -127,6 +127,8 @@ def request_steps(
             note(RESENT.format(method=method))
             continue
         assert response is not None
+        if resent:
+            response.extensions[RESENT_EXTENSION] = True
         if pacer is not None:
             pacer.observe(key, response)
             shown = functools.partial(_shown, client, method, url)  # redacted only if a message needs it
@@ -162,11 +164,19 @@ def request_steps(
 # that drops it again is unreachable as before; both attempts are in the evidence.
 RESENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 RESENT = "the connection closed before the answer to {method} was complete: sent once more (RFC 9112 §9.3.1)"
+RESENT_EXTENSION = "conformance.resent"  # set on the answer to a request sent once more: see was_resent()
 
 
 def resends(method: str, exc: BaseException) -> bool:
     """Whether the host sends a request again after ``exc`` (see ``RESENT_METHODS``)."""
     return method.upper() in RESENT_METHODS and isinstance(exc, TargetUnreachable) and exc.dropped
+
+
+def was_resent(response: httpx.Response) -> bool:
+    """Whether ``response`` answers a request sent once more after its connection dropped. The server may have acted
+    on the first copy although it never answered it: a GET the server treats as a step of its own (a login's resume
+    URL) then finds that step spent, and the answer is the drop's consequence, not the server's answer to the step."""
+    return bool(response.extensions.get(RESENT_EXTENSION))
 
 
 def _within(timeout: float | httpx.Timeout, seconds: float) -> httpx.Timeout:

@@ -15,7 +15,7 @@ import pytest
 from conformance import ResponseTooLarge, TargetUnreachable, UrlRefused
 from conformance.core import _context
 from conformance.host._guard import UrlGuard
-from conformance.host.http import HostHTTP
+from conformance.host.http import HostHTTP, was_resent
 
 
 def mock(handler: object, **kwargs: object) -> HostHTTP:
@@ -386,7 +386,7 @@ def test_a_safe_request_whose_connection_dropped_is_sent_once_more(error: type[h
         response = mock(handler).get("https://t.example/v1/campaigns")
     finally:
         _context.end()
-    assert response.status_code == 200 and seen == ["GET", "GET"]
+    assert response.status_code == 200 and seen == ["GET", "GET"] and was_resent(response)
     assert [e["status"] for e in record.exchanges] == [None, 200]  # both attempts are evidence
     assert any("sent once more" in note for note in record.notes)
 

@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import httpx
 import pytest
 
+from conformance.core import _context
 from conformance.core._exceptions import ConfigError
 from conformance.host._guard import UrlGuard
 from conformance.host.http import HostHTTP
@@ -293,6 +294,69 @@ def test_wrong_password_stops_with_the_page_message() -> None:
         result.require_callback()
     # The account was refused at the sign-in page: the user's configuration, not the authorization server's fault.
     assert result.config_problem is not None and "did not accept the test account" in result.config_problem
+
+
+@dataclass
+class ResumingAS(FakeAS):
+    """node-oidc-provider's way after a form: the POST redirects to a resume URL (a GET) that ends the interaction
+    and starts the next one (consent) under a new uid. The first ``drops`` resumes are carried out, then their
+    connection closes before the answer; a resume of an ended interaction is a 400 page."""
+
+    drops: int = 1
+    authorizations: int = 0
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        self.authorizations += path == "/auth"
+        if path.startswith("/resume/"):
+            session = self.sessions.pop(path.split("/")[2], None)  # the interaction ends, answered or not
+            if session is None:
+                return httpx.Response(400, headers={"Content-Type": "text/html"}, text="<p>interaction not found</p>")
+            uid = secrets.token_hex(4)
+            self.sessions[uid] = session
+            if self.drops > 0:
+                self.drops -= 1
+                raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+            return httpx.Response(
+                303, headers={"Location": f"/interaction/{uid}", "Set-Cookie": f"_session={uid}; Path=/"}
+            )
+        response = super().handler(request)
+        location = response.headers.get("location", "")
+        if request.method == "POST" and location.startswith(f"{self.base}/interaction/"):
+            response.headers["location"] = location.replace("/interaction/", "/resume/")
+        return response
+
+
+def test_a_login_stopped_by_the_answer_to_a_resent_request_starts_again_once() -> None:
+    fake = ResumingAS(drops=1)
+    driver = FormDriver(http=client_for(fake), steps=LoginSteps.default(), credentials=CREDS)
+    record = _context.begin()
+    try:
+        result = driver.login(auth_url(fake), REDIRECT)
+    finally:
+        _context.end()
+    assert parse_callback(result.require_callback()).code and fake.authorizations == 2
+    started_again = [line for line in result.visited if "started again" in line]
+    assert len(started_again) == 1 and "/resume/" in started_again[0]
+    assert any("sent once more" in note for note in record.notes) and started_again[0] in record.notes
+
+
+def test_a_login_stopped_again_after_starting_again_keeps_its_stop() -> None:
+    fake = ResumingAS(drops=2)
+    result = FormDriver(http=client_for(fake), steps=LoginSteps.default(), credentials=CREDS).login(
+        auth_url(fake), REDIRECT
+    )
+    assert result.callback_url is None and fake.authorizations == 2
+    assert result.stopped is not None and result.stopped.startswith("400 at")
+    assert "interaction not found" in result.stopped and "started again after GET" in result.stopped
+
+
+def test_a_login_stopped_by_an_answer_sent_once_is_not_started_again() -> None:
+    fake = ResumingAS(drops=0)
+    driver = FormDriver(http=client_for(fake), steps=LoginSteps.default(), credentials=Credentials(USER, "nope"))
+    result = driver.login(auth_url(fake), REDIRECT)
+    assert result.stopped is not None and "Invalid login" in result.stopped and fake.authorizations == 1
+    assert not any("started again" in line for line in result.visited)
 
 
 def test_a_sign_in_page_no_step_fits_is_a_configuration_problem() -> None:

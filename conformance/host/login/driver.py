@@ -25,6 +25,8 @@ class LoginResult:
     # The login stopped at a sign-in page the harness could not get past: its steps do not fit the page, or the page
     # refused the test account. Configuration the user must fix, never the target's failure.
     config_problem: str | None = None
+    # The last page was the answer to a request sent once more after its connection dropped ("METHOD URL").
+    lost_on: str | None = None
 
     def require_callback(self) -> str:
         if self.callback_url is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-from conformance.host.http import HostHTTP
+from conformance.host.http import HostHTTP, note, was_resent
 from conformance.host.login.driver import (
     LoginResult,
     _fills_password,
@@ -41,6 +41,23 @@ class FormDriver:
     ) -> LoginResult:
         if self.fresh_session or decision == "deny":
             clear_cookies(self.http)
+        result = self._walk(authorization_url, redirect_uri, decision)
+        if result.callback_url is not None or result.lost_on is None:
+            return result
+        # The page the login stopped on answered a request sent once more after its connection dropped: the server
+        # may have acted on the first copy (node-oidc-provider's resume GET ends its interaction), so the stop is
+        # the drop's doing, not the server's answer to the login. A user would start again from the authorization
+        # URL; so does the host, once. A second stop stands, whatever it met.
+        why = f"the login stopped on the answer to a request sent once more ({result.lost_on}): started again"
+        note(why)
+        again = self._walk(authorization_url, redirect_uri, decision)
+        again.visited = [*result.visited, why, *again.visited]
+        if again.stopped is not None:
+            again.stopped = f"{again.stopped} (started again after {result.lost_on})"
+        return again
+
+    def _walk(self, authorization_url: str, redirect_uri: str, decision: Decision) -> LoginResult:
+        """One pass through the login's pages, from the authorization URL."""
         credentials = self.credentials
         origins = {_origin(authorization_url), *(_origin(o) for o in self.allowed_origins)}
         result = LoginResult(callback_url=None)
@@ -70,6 +87,8 @@ class FormDriver:
             shown = self.http.redactor.url(url)
             result.visited.append(f"{method} {shown} → {response.status_code}")
             result.final_status, result.final_url = response.status_code, url
+            if was_resent(response):  # kept along the redirects that follow it, until the next step's submission
+                result.lost_on = f"{method} {shown}"
             if response.is_redirect:
                 method, url, data = "GET", urljoin(url, response.headers.get("location", "")), None
                 continue
@@ -100,5 +119,6 @@ class FormDriver:
             values = {k: resolve_value(v, credentials) for k, v in plan.fields.items()}
             result.steps.append(plan.step.name)
             method, url, data = form_submission(page, plan, values)
+            result.lost_on = None
         result.stopped = f"no redirect to the redirect URI after {MAX_PAGES} pages"
         return result
