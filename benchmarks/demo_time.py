@@ -13,7 +13,6 @@ Figures depend on the machine's load.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
@@ -21,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _cores import cores  # a sibling script, not a package
 
 STACK_UP = "# reference stack up"
 
@@ -59,6 +60,7 @@ def main() -> None:
     parser.add_argument("extra", nargs="*", help="extra `conformance demo` arguments (after --)")
     args = parser.parse_args()
     rows = []
+    print(f"before: {cores()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         for run in range(args.runs):
             wall, stack, tests, stop, code, cpu = one_run(args.extra, Path(tmp) / f"run{run}")
@@ -71,9 +73,9 @@ def main() -> None:
     wall, stack, tests, stop, cpu = (statistics.median(r[i] for r in rows) for i in range(5))
     print(
         f"median of {len(rows)}: wall {wall:.1f} s (goal <= 10 s), stack start {stack:.1f} s (goal <= 1.5 s),"
-        f" pytest {tests:.1f} s, stop {stop:.1f} s, CPU {cpu:.1f} s; load average"
-        f" {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        f" pytest {tests:.1f} s, stop {stop:.1f} s, CPU {cpu:.1f} s"
     )
+    print(f"after: {cores()}")
 
 
 if __name__ == "__main__":

@@ -115,6 +115,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from _cores import cores  # a sibling script, not a package
+
 from conformance.config import all_options, secret_env
 from conformance.core.targets import TARGETS
 from conformance.reference.stack import running_stack
@@ -527,7 +529,7 @@ def marginal_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
                     f" {lowest:.2f} from the lowest CPU of each fleet size{instructions}",
                     flush=True,
                 )
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(cores())
     return 1 if differs else 0
 
 
@@ -572,7 +574,7 @@ def wall_ab(args: argparse.Namespace, base: dict[str, str]) -> int:
                             flush=True,
                         )
     print("every run the same (rule, status) pairs" if not differs else "DIFFERENT (rule, status) pairs")
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(cores())
     return 1 if differs else 0
 
 
@@ -665,7 +667,7 @@ def main() -> int:
                     if latency > 0:
                         floors = ", ".join(f"{n}: {concurrent_floor(run.report, n):.2f} s" for n in CONCURRENCY)
                         print(f"{'':<19} {'':>7}  network floor with N checks at a time: {floors}", flush=True)
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(cores())
     return 1 if differs else 0
 
 

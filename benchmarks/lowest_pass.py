@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _cores import cores  # a sibling script, not a package
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -52,6 +54,7 @@ def reap_orphans() -> None:
 
 
 def timed(what: str, step: Any) -> Any:
+    print(f"before {what}: {cores()}", flush=True)
     before, load = resource.getrusage(resource.RUSAGE_CHILDREN), os.getloadavg()[0]
     started = time.perf_counter()
     result = step()

@@ -38,6 +38,8 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from _cores import cores  # a sibling script, not a package
+
 ROOT = Path(__file__).resolve().parents[1]
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -170,6 +172,7 @@ def run_slices(names: list[str], workers: int, extra: list[str], recording: bool
     logs = Path(tempfile.mkdtemp(prefix="suite-slices-"))
     print(f"{len(chosen)} slice(s), -n {workers}, {os.cpu_count()} cores, CPU counted over the {counted}", flush=True)
     print(f"each slice's output: {logs}/<slice>.txt", flush=True)
+    print(f"before: {cores()}", flush=True)
     print(f"{'slice':50} {'wall s':>7} {'CPU s':>7}  exit  load        outcome", flush=True)
     rows, worst = [], 0
     for name in chosen:
@@ -184,8 +187,9 @@ def run_slices(names: list[str], workers: int, extra: list[str], recording: bool
         )
     wall = sum(float(str(r["wall_s"])) for r in rows)
     cpu = sum(float(str(r["cpu_s"])) for r in rows)
-    cores = len(os.sched_getaffinity(0))
-    print(f"{'sum':50} {wall:>7.1f} {cpu:>7.1f}  (CPU / {cores} cores = {cpu / cores:.1f} s)")
+    count = len(os.sched_getaffinity(0))
+    print(f"{'sum':50} {wall:>7.1f} {cpu:>7.1f}  (CPU / {count} cores = {cpu / count:.1f} s)")
+    print(f"after: {cores()}", flush=True)
     if recording:
         record(sorted(logs.glob("*.xml")), merge=True)
     return worst
@@ -215,6 +219,7 @@ def main() -> int:
     junit = Path(tempfile.mkdtemp(prefix="suite-time-")) / "junit.xml"
     extra = [*args.extra, f"--junitxml={junit}"] if args.record else args.extra
     for run in range(1, args.runs + 1):
+        print(f"before run {run}: {cores()}", flush=True)
         load_before = os.getloadavg()[0]
         wall, cpu, code = one_run(extra)
         walls.append(wall)
@@ -224,6 +229,7 @@ def main() -> int:
             f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
             flush=True,
         )
+        print(f"after run {run}: {cores()}", flush=True)
     print(f"median {statistics.median(walls):.1f} s over {len(walls)} run(s); goal: 240 s on 2 cores")
     if args.record:
         record([junit], merge=False)
