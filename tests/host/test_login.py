@@ -303,11 +303,12 @@ class ResumingAS(FakeAS):
     connection closes before the answer; a resume of an ended interaction is a 400 page."""
 
     drops: int = 1
-    authorizations: int = 0
+    authorizations: list[str | None] = field(default_factory=list)  # the Cookie header of each authorization
 
     def handler(self, request: httpx.Request) -> httpx.Response:
         path = request.url.path
-        self.authorizations += path == "/auth"
+        if path == "/auth":
+            self.authorizations.append(request.headers.get("cookie"))
         if path.startswith("/resume/"):
             session = self.sessions.pop(path.split("/")[2], None)  # the interaction ends, answered or not
             if session is None:
@@ -335,10 +336,22 @@ def test_a_login_stopped_by_the_answer_to_a_resent_request_starts_again_once() -
         result = driver.login(auth_url(fake), REDIRECT)
     finally:
         _context.end()
-    assert parse_callback(result.require_callback()).code and fake.authorizations == 2
+    assert parse_callback(result.require_callback()).code and len(fake.authorizations) == 2
+    assert fake.authorizations[1] is not None  # the user's browser kept its cookies, as a browser does
     started_again = [line for line in result.visited if "started again" in line]
     assert len(started_again) == 1 and "/resume/" in started_again[0]
     assert any("sent once more" in note for note in record.notes) and started_again[0] in record.notes
+
+
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh session", "deny"])
+def test_a_login_that_needs_a_fresh_session_starts_again_from_one(fresh: bool) -> None:
+    fake = ResumingAS(drops=1)
+    driver = FormDriver(http=client_for(fake), steps=LoginSteps.default(), credentials=CREDS, fresh_session=fresh)
+    callback = parse_callback(
+        driver.login(auth_url(fake), REDIRECT, decision="approve" if fresh else "deny").require_callback()
+    )
+    assert (callback.code is not None) if fresh else (callback.error == "access_denied")
+    assert fake.authorizations == [None, None]  # both passes began without the AS session's cookies
 
 
 def test_a_login_stopped_again_after_starting_again_keeps_its_stop() -> None:
@@ -346,7 +359,7 @@ def test_a_login_stopped_again_after_starting_again_keeps_its_stop() -> None:
     result = FormDriver(http=client_for(fake), steps=LoginSteps.default(), credentials=CREDS).login(
         auth_url(fake), REDIRECT
     )
-    assert result.callback_url is None and fake.authorizations == 2
+    assert result.callback_url is None and len(fake.authorizations) == 2
     assert result.stopped is not None and result.stopped.startswith("400 at")
     assert "interaction not found" in result.stopped and "started again after GET" in result.stopped
 
@@ -355,7 +368,7 @@ def test_a_login_stopped_by_an_answer_sent_once_is_not_started_again() -> None:
     fake = ResumingAS(drops=0)
     driver = FormDriver(http=client_for(fake), steps=LoginSteps.default(), credentials=Credentials(USER, "nope"))
     result = driver.login(auth_url(fake), REDIRECT)
-    assert result.stopped is not None and "Invalid login" in result.stopped and fake.authorizations == 1
+    assert result.stopped is not None and "Invalid login" in result.stopped and len(fake.authorizations) == 1
     assert not any("started again" in line for line in result.visited)
 
 

@@ -50,6 +50,8 @@ class FormDriver:
         # URL; so does the host, once. A second stop stands, whatever it met.
         why = f"the login stopped on the answer to a request sent once more ({result.lost_on}): started again"
         note(why)
+        if self.fresh_session or decision == "deny":
+            clear_cookies(self.http)  # the first pass's session would change what the login asks
         again = self._walk(authorization_url, redirect_uri, decision)
         again.visited = [*result.visited, why, *again.visited]
         if again.stopped is not None:
