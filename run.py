@@ -294,6 +294,16 @@ def compile_checks() -> None:
         subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
 
 
+WARM_HYPOTHESIS = "from conformance.verdict._hypothesis import warm_storage; warm_storage()"
+
+
+def warm_hypothesis() -> None:
+    """Hypothesis' Unicode tables built into the per-user cache once (the product's ``warm_storage``): without them
+    the first certification after an install builds them in each of its runs that draws text (`conformance demo`'s
+    runs, side by side). A failure is left to the runs, which build the tables themselves."""
+    subprocess.run([str(PY), "-c", WARM_HYPOTHESIS], cwd=ROOT, capture_output=True, check=False)
+
+
 def writing_bytecode() -> dict[str, str]:
     """This environment less PYTHONDONTWRITEBYTECODE: for the processes whose bytecode later ones reuse."""
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -471,6 +481,7 @@ def setup(thirdparty: bool) -> None:
             steps.start("better-auth (npm)", lambda: ensure_npm_target("better_auth"))
         if installed:
             steps.start("bytecode of the project", lambda: compile_bytecode(steps, thirdparty))
+            steps.start("Hypothesis' Unicode tables (the per-user cache)", warm_hypothesis)
 
     if wanted is not None:
         assert installer is not None

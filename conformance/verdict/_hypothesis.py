@@ -51,6 +51,18 @@ def _use_cache_dir() -> None:
     set_hypothesis_home_dir(home)
 
 
+def warm_storage() -> None:
+    """Build the Unicode tables Hypothesis keeps in its storage (the character map and the UTF-8 table: about a
+    second of CPU, which every run would otherwise pay at its first property check that draws text), in the per-user
+    cache the runs use. For the set-up (run.py), so that the first certification after an install finds them; a
+    table already there is read, not built again."""
+    _use_cache_dir()
+    from hypothesis import find, settings
+    from hypothesis import strategies as st
+
+    find(st.text(min_size=1), lambda _: True, settings=settings(database=None))
+
+
 def skip_assertion_rewriting(config: Any) -> None:
     """Import Hypothesis as compiled, not through pytest's assertion rewriter (shortcut ``hypothesis-rewrite``).
 

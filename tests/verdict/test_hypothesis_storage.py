@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -34,6 +37,43 @@ def test_a_property_check_leaves_no_hypothesis_directory_in_the_cwd(
     result.assert_outcomes(passed=1)
     assert not (pytester.path / ".hypothesis").exists()
     assert list((tmp_path / "cache" / "conformance" / "hypothesis" / "unicode_data").rglob("charmap.json.gz"))
+
+
+# Text, as the platform's and campaigns' checks draw it: the character map and the UTF-8 table.
+TEXT_PROPERTY = """
+from hypothesis import given, strategies as st
+from conformance import hypothesis_profile, observe, rule
+
+@rule("AUTH-PRM-01")
+@hypothesis_profile()
+@given(st.text(min_size=1))
+def test_text(s):
+    observe(f"{len(s)} characters")
+"""
+
+
+def _run_py() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("run_py", Path(__file__).resolve().parents[2] / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_set_up_s_warm_up_leaves_a_run_that_draws_text_no_table_to_build(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    subprocess.run([sys.executable, "-c", _run_py().WARM_HYPOTHESIS], check=True, timeout=120)
+    tables = tmp_path / "cache" / "conformance" / "hypothesis" / "unicode_data"
+    built = sorted(path.relative_to(tables) for path in tables.rglob("*.json.gz"))
+    assert built
+    pytester.makepyfile(test_prop=TEXT_PROPERTY)
+    result = run_checks(pytester, "--target-url", "https://127.0.0.1:1/mcp", "test_prop.py", how="subprocess")
+    result.assert_outcomes(passed=1)
+    # No table the run needed was missing (Hypothesis writes a table it read once more, so times would not tell).
+    assert sorted(path.relative_to(tables) for path in tables.rglob("*.json.gz")) == built
 
 
 def test_the_cache_directory_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
