@@ -4,12 +4,12 @@ tests/conftest.py's Hypothesis profile, and the budgets the tests name shrink wi
 from __future__ import annotations
 
 import configparser
-import importlib.util
 from pathlib import Path
 
 from hypothesis import settings
 
 from tests._examples import examples
+from tests._run_py import run_py
 from tests.conftest import FLOOR_EXAMPLES, FLOOR_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,11 +23,7 @@ def test_a_named_budget_is_kept_by_the_default_profile_and_shrinks_with_the_floo
 
 
 def test_run_py_and_tox_run_the_pass_with_the_floors_profile() -> None:
-    spec = importlib.util.spec_from_file_location("run_py", ROOT / "run.py")
-    assert spec is not None and spec.loader is not None
-    run_py = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run_py)
-    command = run_py.lowest_pass("1")
+    command = run_py().lowest_pass("1")
     assert command[command.index("--hypothesis-profile") + 1] == FLOOR_PROFILE
     tox = configparser.ConfigParser(interpolation=None)
     tox.read(ROOT / "tox.ini")

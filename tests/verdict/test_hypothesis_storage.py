@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from conformance.core._cache import cache_dir
 from tests._checks_run import run_checks
+from tests._run_py import run_py
 
 # Characters, whose first draw builds and stores the character map; text() would also build the UTF-8 table, kept
 # in the same storage directory by the same Hypothesis function, a costly first use that proves nothing more.
@@ -52,20 +51,12 @@ def test_text(s):
 """
 
 
-def _run_py() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("run_py", Path(__file__).resolve().parents[2] / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_set_up_s_warm_up_leaves_a_run_that_draws_text_no_table_to_build(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    subprocess.run([sys.executable, "-c", _run_py().WARM_HYPOTHESIS], check=True, timeout=120)
+    subprocess.run([sys.executable, "-c", run_py().WARM_HYPOTHESIS], check=True, timeout=120)
     tables = tmp_path / "cache" / "conformance" / "hypothesis" / "unicode_data"
     built = sorted(path.relative_to(tables) for path in tables.rglob("*.json.gz"))
     assert built
