@@ -39,7 +39,8 @@ class FormDriver:
     def login(
         self, authorization_url: str, redirect_uri: str, *, decision: Decision = "approve", state: str | None = None
     ) -> LoginResult:
-        if self.fresh_session or decision == "deny":
+        fresh = self.fresh_session or decision == "deny"  # an earlier grant would skip the pages this login needs
+        if fresh:
             clear_cookies(self.http)
         result = self._walk(authorization_url, redirect_uri, decision)
         if result.callback_url is not None or result.lost_on is None:
@@ -50,8 +51,8 @@ class FormDriver:
         # URL; so does the host, once. A second stop stands, whatever it met.
         why = f"the login stopped on the answer to a request sent once more ({result.lost_on}): started again"
         note(why)
-        if self.fresh_session or decision == "deny":
-            clear_cookies(self.http)  # the first pass's session would change what the login asks
+        if fresh:
+            clear_cookies(self.http)  # as before the first pass, whose session would skip those pages
         again = self._walk(authorization_url, redirect_uri, decision)
         again.visited = [*result.visited, why, *again.visited]
         if again.stopped is not None:
