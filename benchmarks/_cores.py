@@ -1,7 +1,7 @@
 """How fast this machine's cores are at the moment: the CPU time of a fixed loop of ten million additions.
 
 The machines these benchmarks run on change their cores' speed under the guest, without steal time showing in
-``/proc/stat``: the same code has spent twice the CPU from one hour to the next. A wall or CPU figure is only
+``/proc/stat`` (docs/performance.md gives the loop times seen). A wall or CPU figure is only
 comparable with another taken at a like loop time, so the benchmarks that time whole runs print it before and after
 (``cores``), beside the load average. The loop runs in the calling process (its CPU is the caller's own, never
 counted with the children a benchmark times).
@@ -13,12 +13,12 @@ import os
 import time
 
 # The loop as the figures in docs/performance.md were taken: a script's top level, whose names are a dict's (a
-# function's locals would run it in half the time, and the figures would no longer compare).
+# function's locals would run it faster, and the figures would no longer compare).
 LOOP = compile("total = 0\nfor number in range(10_000_000):\n    total += number\n", "<cores>", "exec")
 
 
 def loop_seconds() -> float:
-    """CPU seconds of the loop of ten million additions (about 0.5 s on a fast core, 1.5 s on a slow one)."""
+    """CPU seconds of the loop of ten million additions."""
     started = time.process_time()
     exec(LOOP, {})
     return time.process_time() - started

@@ -52,10 +52,10 @@ def _use_cache_dir() -> None:
 
 
 def warm_storage() -> None:
-    """Build the Unicode tables Hypothesis keeps in its storage (the character map and the UTF-8 table: about a
-    second of CPU, which every run would otherwise pay at its first property check that draws text), in the per-user
-    cache the runs use. For the set-up (run.py), so that the first certification after an install finds them; a
-    table already there is read, not built again."""
+    """Build the Unicode tables Hypothesis keeps in its storage (the character map and the UTF-8 table, a walk over
+    every code point, which each run would otherwise make at its first property check that draws text), in the
+    per-user cache the runs use. For the set-up (run.py), so that the first certification after an install finds
+    them; a table already there is read, not built again (docs/performance.md, "The first demo after an install")."""
     _use_cache_dir()
     from hypothesis import find, settings
     from hypothesis import strategies as st
