@@ -26,16 +26,27 @@ def test_character(c):
 """
 
 
-def test_a_property_check_leaves_no_hypothesis_directory_in_the_cwd(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+@pytest.fixture
+def unicode_tables(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A per-user cache of the test's own: the directory where Hypothesis' Unicode tables would go."""
     monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    pytester.makepyfile(test_prop=PROPERTY)
+    return tmp_path / "cache" / "conformance" / "hypothesis" / "unicode_data"
+
+
+def certify_one(pytester: pytest.Pytester, source: str) -> None:
+    """``source``, a module of one property check, certified in a fresh process; the check passes."""
+    pytester.makepyfile(test_prop=source)
     result = run_checks(pytester, "--target-url", "https://127.0.0.1:1/mcp", "test_prop.py", how="subprocess")
     result.assert_outcomes(passed=1)
+
+
+def test_a_property_check_leaves_no_hypothesis_directory_in_the_cwd(
+    pytester: pytest.Pytester, unicode_tables: Path
+) -> None:
+    certify_one(pytester, PROPERTY)
     assert not (pytester.path / ".hypothesis").exists()
-    assert list((tmp_path / "cache" / "conformance" / "hypothesis" / "unicode_data").rglob("charmap.json.gz"))
+    assert list(unicode_tables.rglob("charmap.json.gz"))
 
 
 # Text, as the platform's and campaigns' checks draw it: the character map and the UTF-8 table.
@@ -52,19 +63,14 @@ def test_text(s):
 
 
 def test_the_set_up_s_warm_up_leaves_a_run_that_draws_text_no_table_to_build(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    pytester: pytest.Pytester, unicode_tables: Path
 ) -> None:
-    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     subprocess.run([sys.executable, "-c", run_py().WARM_HYPOTHESIS], check=True, timeout=120)
-    tables = tmp_path / "cache" / "conformance" / "hypothesis" / "unicode_data"
-    built = sorted(path.relative_to(tables) for path in tables.rglob("*.json.gz"))
+    built = sorted(path.relative_to(unicode_tables) for path in unicode_tables.rglob("*.json.gz"))
     assert built
-    pytester.makepyfile(test_prop=TEXT_PROPERTY)
-    result = run_checks(pytester, "--target-url", "https://127.0.0.1:1/mcp", "test_prop.py", how="subprocess")
-    result.assert_outcomes(passed=1)
+    certify_one(pytester, TEXT_PROPERTY)
     # No table the run needed was missing (Hypothesis writes a table it read once more, so times would not tell).
-    assert sorted(path.relative_to(tables) for path in tables.rglob("*.json.gz")) == built
+    assert sorted(path.relative_to(unicode_tables) for path in unicode_tables.rglob("*.json.gz")) == built
 
 
 def test_the_cache_directory_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
